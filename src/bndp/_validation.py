@@ -1,0 +1,214 @@
+"""Every input check of bndp, in one place.
+
+Checks run once per call, vectorised, before any kernel. Every check fails on NaN (written
+as ``not (x > 0)``). ``TypeError`` for types and dtypes, ``ValueError`` for domains and
+shapes; messages name the argument and quote the offending value:
+"`sigma` must be finite and > 0; got nan".
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "as_float_array",
+    "scalar_or_none",
+    "check_epsilon",
+    "check_epsilon_delta",
+    "check_positive",
+    "check_finite",
+    "check_bounds",
+    "check_on_outside",
+    "check_size",
+    "apply_domain",
+]
+
+
+def _show(x: Any) -> str:
+    a = np.asarray(x)
+    if a.ndim == 0:
+        return repr(a.item()) if a.dtype.kind in "biufc" else repr(x)
+    return f"array of shape {a.shape}"
+
+
+def _first_bad(a: np.ndarray, bad: np.ndarray) -> str:
+    """Describe the first offending element of an array check."""
+    if a.ndim == 0:
+        return repr(float(a))
+    idx = np.argwhere(bad)[0]
+    return f"{float(a[tuple(idx)])!r} at index {tuple(int(i) for i in idx)}"
+
+
+def scalar_or_none(x: Any) -> float | None:
+    """Return ``float(x)`` for a real Python/NumPy scalar (not bool), else None.
+
+    This is the fast path for calibration calls with plain numbers.
+    """
+    if type(x) is float:
+        return x
+    if type(x) is int:
+        return float(x)
+    if isinstance(x, (np.floating, np.integer)) and not isinstance(x, np.bool_):
+        return float(x)
+    return None
+
+
+def as_float_array(x: Any, name: str) -> np.ndarray:
+    """Convert ``x`` to a float64 array, refusing non-numeric input with ``TypeError``.
+
+    Accepted: Python/NumPy integers and floats and arrays of them (any integer or float
+    dtype, converted to float64). Refused: booleans, complex numbers, strings, ``None``,
+    object arrays that do not hold real numbers.
+    """
+    if x is None:
+        raise TypeError(f"`{name}` must be a real number or an array of real numbers; got None")
+    if isinstance(x, (bool, np.bool_)):
+        raise TypeError(f"`{name}` must be a real number, not a bool; got {x!r}")
+    try:
+        a = np.asarray(x)
+    except Exception as exc:  # ragged nested sequences and the like
+        raise ValueError(f"`{name}` could not be converted to an array: {exc}") from None
+    kind = a.dtype.kind
+    if kind in "iuf":
+        return a.astype(np.float64, copy=False)
+    if kind == "b":
+        raise TypeError(f"`{name}` must hold real numbers, not booleans (dtype bool)")
+    if kind == "c":
+        raise TypeError(f"`{name}` must hold real numbers; got complex dtype {a.dtype}")
+    if kind == "O":
+        flat = a.ravel()
+        for v in flat:
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
+                raise TypeError(
+                    f"`{name}` must hold real numbers; found {type(v).__name__} {v!r}"
+                )
+        return a.astype(np.float64)
+    raise TypeError(f"`{name}` must hold real numbers; got dtype {a.dtype}")
+
+
+def check_finite(a: np.ndarray, name: str) -> None:
+    bad = ~np.isfinite(a)
+    if bad.any():
+        raise ValueError(f"`{name}` must be finite; got {_first_bad(a, bad)}")
+
+
+def check_positive(a: np.ndarray, name: str, *, allow_inf: bool = False) -> None:
+    """``a`` must be > 0 (and finite unless ``allow_inf``); NaN fails."""
+    ok = a > 0
+    if not allow_inf:
+        ok &= np.isfinite(a)
+    bad = ~ok
+    if bad.any():
+        what = "> 0" if allow_inf else "finite and > 0"
+        raise ValueError(f"`{name}` must be {what}; got {_first_bad(a, bad)}")
+
+
+def check_epsilon(a: np.ndarray, name: str = "epsilon") -> None:
+    check_positive(a, name)
+
+
+def check_epsilon_delta(eps: np.ndarray, delta: np.ndarray) -> None:
+    """Pure or approximate DP budget: eps >= 0 finite, 0 <= delta < 1, not both zero."""
+    bad = ~(np.isfinite(eps) & (eps >= 0))
+    if bad.any():
+        raise ValueError(f"`epsilon` must be finite and >= 0; got {_first_bad(eps, bad)}")
+    bad = ~((delta >= 0) & (delta < 1))
+    if bad.any():
+        raise ValueError(f"`delta` must be in [0, 1); got {_first_bad(delta, bad)}")
+    both = np.broadcast_to(eps == 0, np.broadcast_shapes(eps.shape, delta.shape)) & (delta == 0)
+    if both.any():
+        raise ValueError(
+            "`epsilon` must be > 0 when `delta` is 0 (epsilon = delta = 0 allows no release); "
+            "got epsilon = 0, delta = 0"
+        )
+
+
+def check_bounds(lower: np.ndarray, upper: np.ndarray, *, allow_half_infinite: bool = False) -> None:
+    """``lower < upper`` elementwise; both finite unless ``allow_half_infinite`` (then one
+    end may be infinite, pointing outwards)."""
+    if allow_half_infinite:
+        bad = np.isnan(lower) | (lower == np.inf)
+        if bad.any():
+            raise ValueError(f"`lower` must be finite or -inf; got {_first_bad(lower, bad)}")
+        bad = np.isnan(upper) | (upper == -np.inf)
+        if bad.any():
+            raise ValueError(f"`upper` must be finite or +inf; got {_first_bad(upper, bad)}")
+        both = np.broadcast_arrays(np.isinf(lower), np.isinf(upper))
+        if (both[0] & both[1]).any():
+            raise ValueError("`lower` and `upper` cannot both be infinite")
+    else:
+        check_finite(lower, "lower")
+        check_finite(upper, "upper")
+    lo, hi = np.broadcast_arrays(lower, upper)
+    bad = ~(lo < hi)
+    if bad.any():
+        idx = "" if lo.ndim == 0 else f" at index {tuple(int(i) for i in np.argwhere(bad)[0])}"
+        i = () if lo.ndim == 0 else tuple(np.argwhere(bad)[0])
+        raise ValueError(
+            f"`lower` must be < `upper`; got lower = {float(lo[i])!r}, upper = {float(hi[i])!r}{idx}"
+        )
+
+
+def check_on_outside(on_outside: str) -> None:
+    if on_outside not in ("clip", "raise"):
+        raise ValueError(f'`on_outside` must be "clip" or "raise"; got {on_outside!r}')
+
+
+def check_size(size: Any) -> tuple[int, ...] | None:
+    if size is None:
+        return None
+    if isinstance(size, (bool, np.bool_)):
+        raise TypeError(f"`size` must be None, an int or a tuple of ints; got {size!r}")
+    if isinstance(size, (int, np.integer)):
+        size = (int(size),)
+    try:
+        shape = tuple(int(operator_index(s)) for s in size)
+    except TypeError:
+        raise TypeError(f"`size` must be None, an int or a tuple of ints; got {size!r}") from None
+    if any(s < 0 for s in shape):
+        raise ValueError(f"`size` must not have negative entries; got {shape}")
+    return shape
+
+
+def operator_index(v: Any) -> int:
+    import operator
+
+    if isinstance(v, (bool, np.bool_)):
+        raise TypeError("bool is not a valid size")
+    return operator.index(v)
+
+
+def apply_domain(value: np.ndarray, lower: Any, upper: Any, on_outside: str,
+                 name: str = "value") -> np.ndarray:
+    """Check ``value`` is finite and bring it into [lower, upper].
+
+    ``on_outside="clip"`` clips (a 1-Lipschitz map: it never increases the sensitivity, so
+    the privacy guarantee is unchanged); ``"raise"`` refuses values outside the domain.
+    """
+    check_on_outside(on_outside)
+    check_finite(value, name)
+    outside = (value < lower) | (value > upper)
+    if outside.any():
+        if on_outside == "raise":
+            v = np.broadcast_to(value, outside.shape) if outside.shape != value.shape else value
+            raise ValueError(
+                f"`{name}` must lie in [lower, upper] (on_outside='raise'); got {_first_bad(v, outside)}"
+            )
+        return np.clip(value, lower, upper)
+    return value
+
+
+def fast_real(x: Any, name: str) -> float:
+    """Scalar check for the fast path: real, not bool, converted to float."""
+    v = scalar_or_none(x)
+    if v is None:
+        raise TypeError(f"`{name}` must be a real number; got {_show(x)}")
+    return v
+
+
+def isfinite_scalar(x: float) -> bool:
+    return math.isfinite(x)

@@ -1,0 +1,72 @@
+"""One-call entry point: :func:`sample`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import _core, _dispatch
+from ._random import RNGLike, as_generator
+from ._validation import apply_domain, as_float_array, check_bounds, fast_real
+from .calibrate import bounded_laplace_scale
+from .mechanisms import BoundedGaussian, BoundedLaplace
+
+__all__ = ["sample", "MECHANISMS"]
+
+MECHANISMS = ("laplace", "gaussian")
+
+
+def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lower: Any,
+           upper: Any, delta: float = 0.0, rng: RNGLike = None, on_outside: str = "clip"):
+    r"""Privatise a column of bounded values in one call.
+
+    Parameters
+    ----------
+    value : float or array_like
+        True values (any shape). Values outside ``[lower, upper]`` are clipped into it
+        (1-Lipschitz, so the guarantee holds) unless ``on_outside="raise"``.
+    mechanism : {"laplace", "gaussian"}
+        ``"laplace"``: :class:`bndp.BoundedLaplace` (:math:`(\epsilon, \delta)`, pure for
+        ``delta = 0``). ``"gaussian"``: :class:`bndp.BoundedGaussian` (pure
+        :math:`\epsilon`-DP; ``delta`` must be 0).
+    epsilon, sensitivity, delta : float
+        Privacy parameters, as for the mechanisms.
+    lower, upper : float or array_like
+        The valid range. For ``"laplace"`` they may be arrays broadcasting with ``value``
+        (per-row bounds; the scale is calibrated per row). For ``"gaussian"``, scalars mean
+        the univariate mechanism and 1-D arrays of length m the m-dimensional one (``value``
+        then has a trailing dimension m).
+    rng : None, int, SeedSequence, BitGenerator or Generator
+        Source of randomness; ``None`` is the secure default.
+    on_outside : {"clip", "raise"}
+
+    Returns
+    -------
+    float or ndarray of float64
+        Same shape as ``value`` (a float for a scalar).
+    """
+    if not isinstance(mechanism, str) or mechanism not in MECHANISMS:
+        raise ValueError(f"`mechanism` must be one of {MECHANISMS}; got {mechanism!r}")
+    if mechanism == "gaussian":
+        if fast_real(delta, "delta") != 0.0:
+            raise ValueError(
+                "the bounded Gaussian mechanism is pure epsilon-DP: `delta` must be 0; "
+                f"got {delta!r}"
+            )
+        mech = BoundedGaussian(epsilon, sensitivity, lower, upper)
+        return mech.sample(value, rng=rng, on_outside=on_outside)
+    lo = as_float_array(lower, "lower")
+    hi = as_float_array(upper, "upper")
+    if lo.ndim == 0 and hi.ndim == 0:
+        mech = BoundedLaplace(epsilon, sensitivity, float(lo), float(hi), delta)
+        return mech.sample(value, rng=rng, on_outside=on_outside)
+    # per-row bounds: calibrate every row (the scale depends on the bounds), one kernel pass
+    check_bounds(lo, hi)
+    q = as_float_array(value, "value")
+    q = apply_domain(q, lo, hi, on_outside)
+    scale = bounded_laplace_scale(epsilon, sensitivity, lo, hi, delta)
+    gen = as_generator(rng)
+    shape = np.broadcast_shapes(q.shape, lo.shape, hi.shape)
+    return _dispatch.sample(_core.bl_one, _core.bl_fill, _core.bl_fill_rows,
+                            [q, np.asarray(scale), lo, hi], shape, gen)

@@ -1,0 +1,7 @@
+"""bndp's mechanisms (flat re-exports)."""
+
+from ._base import Mechanism
+from .gaussian import BoundedGaussian
+from .laplace import BoundedLaplace
+
+__all__ = ["Mechanism", "BoundedLaplace", "BoundedGaussian"]

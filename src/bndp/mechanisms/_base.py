@@ -1,0 +1,60 @@
+"""Common behaviour of bndp's mechanisms: immutable, keyword-callable, ``repr`` that reads as
+the constructor call, ``sample``/``bias``/``variance``/``mse``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._validation import apply_domain, as_float_array
+
+
+class Mechanism:
+    """Base class. Subclasses set their attributes once in ``__init__`` through ``_set``
+    and list their constructor arguments in ``_init_args`` (for ``repr``)."""
+
+    __slots__ = ()
+    _init_args: tuple[str, ...] = ()
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(
+            f"{type(self).__name__} is immutable (its noise scale is calibrated to its "
+            "parameters); create a new mechanism instead"
+        )
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def _set(self, **values: Any) -> None:
+        for k, v in values.items():
+            object.__setattr__(self, k, v)
+
+    def __repr__(self) -> str:
+        def fmt(v: Any) -> str:
+            if isinstance(v, np.ndarray):
+                return repr(v.tolist())
+            return repr(v)
+
+        args = ", ".join(f"{k}={fmt(getattr(self, k))}" for k in self._init_args)
+        return f"{type(self).__name__}({args})"
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(np.array_equal(getattr(self, k), getattr(other, k)) for k in self._init_args)
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__,) + tuple(
+            tuple(np.ravel(getattr(self, k)).tolist()) if isinstance(getattr(self, k), np.ndarray)
+            else getattr(self, k) for k in self._init_args))
+
+    # helpers shared by subclasses -----------------------------------------------------
+    def _value(self, value: Any, on_outside: str = "clip") -> np.ndarray:
+        v = as_float_array(value, "value")
+        return apply_domain(v, self.lower, self.upper, on_outside)
+
+    def mse(self, value: Any):
+        """Mean squared error E[(M(q) - q)^2] = variance + bias^2."""
+        out = np.asarray(self.variance(value)) + np.asarray(self.bias(value)) ** 2
+        return float(out) if out.ndim == 0 else out
