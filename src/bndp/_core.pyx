@@ -895,3 +895,14 @@ def ndtri_central(double q):
 def ndtri_lower_log(double logt):
     """Phi^-1(exp(logt)) for logt <= log(1/2) (exposed for tests)."""
     return _ndtri_lower_log(logt)
+
+
+# =======================================================================================
+# Kernels of the other mechanism families: one include file per family, textually part of
+# this module (so they use every cdef helper above and stay in the one extension).
+# =======================================================================================
+include "_core_gaussian_family.pxi"
+include "_core_gradients.pxi"
+include "_core_verify.pxi"
+include "_core_exact.pxi"
+include "_core_range.pxi"

@@ -1,0 +1,1 @@
+# Kernels for the exact family (included by _core.pyx).

@@ -1,0 +1,1 @@
+# Kernels for the gaussian_family family (included by _core.pyx).

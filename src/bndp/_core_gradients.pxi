@@ -1,0 +1,1 @@
+# Kernels for the gradients family (included by _core.pyx).

@@ -1,0 +1,1 @@
+# Kernels for the range family (included by _core.pyx).

@@ -1,0 +1,1 @@
+# Kernels for the verify family (included by _core.pyx).
