@@ -233,7 +233,14 @@ cdef inline void _tn_setup_draw(TNParams* p, double loc, double scale, double lo
         _phi_split(b, &mR, &p.thi)           # Phi(b) - Phi(0), Phi(-b)
         p.Z = p.mL + mR
         p.logZ = NAN                         # not needed to sample; _tn_setup fills it
+        p.lb = 0.0                           # unused in this mode
+        p.la = 0.0
+        p.om = 0.0
     else:
+        p.mL = 0.0                           # unused in the tail modes
+        p.Z = 0.0
+        p.tlo = 0.0
+        p.thi = 0.0
         if b < 0.0:
             p.mode = 1
         else:
