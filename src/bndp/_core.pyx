@@ -554,9 +554,10 @@ cdef double _bl_scale(double eps, double delta, double dq, double lo, double hi)
         return b0                          # Cor. 4.5: dC == 1, b* = b0 exactly
     gb0 = _bl_g(b0, &c)
     if gb0 >= 0.0:
-        return b0
-    fb0 = b0 - gb0
-    b = _bisect_feasible(_bl_g, &c, b0, gb0, fb0, _bl_g(fb0, &c), &n)
+        b = b0                             # dQ within rounding of W: dC == 1 as evaluated
+    else:
+        fb0 = b0 - gb0
+        b = _bisect_feasible(_bl_g, &c, b0, gb0, fb0, _bl_g(fb0, &c), &n)
     # Round up by a bound on the rounding error of evaluating (3.1) (a few ulps: L - ln dC
     # >= L/2 on the bracket since b* <= 2 b0), so that the returned b satisfies the
     # inequality in exact arithmetic, not only as evaluated in floating point.
