@@ -477,7 +477,13 @@ cdef double _bisect_feasible(monotone_fn g, void* args, double lo, double glo,
             slow = 0
         else:
             x = hi - ghi * (width / (ghi - glo))
-            if not (x > lo and x < hi):
+            # a step that rounds onto an end means that end has converged: probe just
+            # across it (closing the bracket from the other side) rather than bisecting
+            if x >= hi:
+                x = hi - tol
+            elif x <= lo:
+                x = lo + tol
+            elif not (x > lo and x < hi):      # NaN
                 x = lo + 0.5 * width
         if x - lo < tol:
             x = lo + tol
