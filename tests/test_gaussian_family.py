@@ -668,3 +668,19 @@ def test_full_grid_with_mpmath():
         for m in ("optimal", "zhao1", "zhao2", "pdp_optimal", "zhao3", "zhao4"):
             s = gaussian_sigma(eps, delta, 1.0, m)
             assert float(_mp_delta(s, eps, pdp=m in PDP_METHODS, dps=30)) <= delta * (1 + 1e-12)
+
+
+def test_tiny_epsilon_certified_exactly():
+    # eps -> 0 with a > 0: erfcx(a) - erfcx(sqrt(a^2+eps)) cancels completely; the condition
+    # is then bounded by the mean value theorem. Checked against 60-digit mpmath.
+    pytest.importorskip("mpmath")
+    for eps, delta in ((1e-20, 1e-300), (1e-14, 1e-10), (1e-12, 1e-12), (1e-300, 1e-5),
+                       (1e-300, 0.5)):
+        for m in ("optimal", "zhao1", "pdp_optimal", "zhao3"):
+            s = gaussian_sigma(eps, delta, 1.0, m)
+            assert math.isfinite(s)
+            exact = float(_mp_delta(s, eps, pdp=m in PDP_METHODS, dps=60))
+            assert exact <= delta * (1 + 1e-12), (m, eps, delta, exact / delta)
+        s = gaussian_sigma(eps, delta, 1.0)
+        assert float(_mp_delta(s, eps, dps=60)) == pytest.approx(delta, rel=1e-8)
+        assert s < _ub(delta)

@@ -70,17 +70,38 @@ cdef double _gf_log_r(double a, double eps, double da, double* err) noexcept nog
     # of the returned value: rounding of each term (a few ulps of each summand, divided by
     # the result), plus |d log r/da| * da for an argument known only to within da.
     cdef double s = hypot(a, sqrt(eps)), ea, es, D, r, t1, t2, lr, dlr
+    cdef double h, pa, ps, e1, e2, lD, lmv, emv
     if a > 0.0:
         ea = _gf_erfcx(a)
         es = _gf_erfcx(s)
         D = ea - es                      # > 0: erfcx is decreasing
-        if not (D > 0.0):
+        h = eps / (s + a)                # s - a without cancellation
+        e1 = INFINITY
+        lD = -INFINITY
+        if D > 0.0:
+            e1 = DBL_EPS * 8.0 * (ea + es) / D
+            lD = log(D)
+        if e1 > 1e-9 and h > 0.0:
+            # D = erfcx(a) - erfcx(s) cancels when s - a is tiny against a (eps -> 0).
+            # Mean value theorem: D = h |erfcx'(xi)|, xi in [a, s], and |erfcx'(x)| =
+            # 2/sqrt(pi) - 2x erfcx(x) is decreasing, so D lies between h|erfcx'(s)| and
+            # h|erfcx'(a)|: take the midpoint of the logs, half their gap as the error.
+            pa = GF_2_SQRTPI - 2.0 * a * ea
+            ps = GF_2_SQRTPI - 2.0 * s * es
+            if pa > 0.0 and ps > 0.0:
+                e2 = 4.0 * DBL_EPS * (GF_2_SQRTPI + 2.0 * s * ea) / ps
+                lmv = log(h) + 0.5 * (log(pa) + log(ps))
+                emv = 0.5 * fabs(log(pa) - log(ps)) + e2 + 4.0 * DBL_EPS
+                if emv < e1:
+                    lD = lmv
+                    e1 = emv
+        if not (e1 < 1.0):
             err[0] = INFINITY
             return -INFINITY
-        lr = -a * a + log(D)
-        # |r'/r| = (2/sqrt pi)(s - a)/(s D), with s - a = eps/(s + a) (no cancellation)
-        dlr = GF_2_SQRTPI * (eps / (s + a)) / (s * D)
-        err[0] = DBL_EPS * (8.0 * (ea + es) / D + 4.0 * (a * a + 1.0)) + dlr * da
+        lr = -a * a + lD
+        # |r'/r| = (2/sqrt pi)(s - a)/(s D) (Remark 4)
+        dlr = GF_2_SQRTPI * exp(log(h) - log(s) - lD)
+        err[0] = e1 + DBL_EPS * 4.0 * (a * a + 1.0) + dlr * da
         return lr
     if eps < 1.0:
         # r = (erf(s) + erf(-a)) - expm1(eps) erfc(s): the first two terms are >= 0, and
