@@ -529,9 +529,8 @@ def gaussian_sigma(epsilon: Any, delta: Any, sensitivity: Any, method: str = "op
     if classical and not allow_unproven and (eps > 1.0).any():
         raise _unproven_error(method, float(eps.flat[int(np.argmax(eps > 1.0))]))
     if code == 4 and (dl >= 0.5).any():
-        raise ValueError(
-            f"method='zhao2' (Theorem 5) needs delta < 0.5; got {float(dl.flat[int(np.argmax(dl >= 0.5))])!r}"
-        )
+        bad = float(np.broadcast_to(dl, dl.shape).flat[int(np.argmax(dl >= 0.5))])
+        raise ValueError(f"method='zhao2' (Theorem 5) needs delta < 0.5; got {bad!r}")
     eb, db, sb = np.broadcast_arrays(eps, dl, dq)
     shape = eb.shape
     out = np.empty(shape)
@@ -552,7 +551,8 @@ def gaussian_delta(sigma: Any, epsilon: Any, sensitivity: Any, *, notion: str = 
 
     ``notion="dp"`` (Balle-Wang [BW18]_, Theorem 8; Eq. (25) of [ZWB19]_):
 
-    .. math:: \delta(\epsilon) = \Phi\Big(\frac{\Delta}{2\sigma} - \frac{\epsilon\sigma}{\Delta}\Big)
+    .. math:: \delta(\epsilon) = \Phi\Big(\frac{\Delta}{2\sigma}
+              - \frac{\epsilon\sigma}{\Delta}\Big)
               - e^\epsilon\,\Phi\Big(-\frac{\Delta}{2\sigma} - \frac{\epsilon\sigma}{\Delta}\Big)
               = \tfrac12\big[\mathrm{erfc}(x) - e^\epsilon\mathrm{erfc}(\sqrt{x^2+\epsilon})\big],
 
