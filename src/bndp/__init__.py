@@ -9,7 +9,7 @@ from ._random import default_rng
 from .api import sample
 from .distributions import truncated_normal
 from .exceptions import BudgetError, PrivacyLeakWarning
-from .mechanisms import BoundedGaussian, BoundedLaplace, Mechanism
+from .mechanisms import BoundedGaussian, BoundedLaplace, Gaussian, Laplace, Mechanism
 
 __version__ = "0.1.0"
 
@@ -17,6 +17,8 @@ __all__ = [
     "BoundedGaussian",
     "BoundedLaplace",
     "BudgetError",
+    "Gaussian",
+    "Laplace",
     "Mechanism",
     "PrivacyLeakWarning",
     "calibrate",

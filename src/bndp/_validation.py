@@ -21,6 +21,7 @@ __all__ = [
     "check_epsilon_delta",
     "check_positive",
     "check_finite",
+    "check_open_unit",
     "check_bounds",
     "check_on_outside",
     "check_size",
@@ -125,6 +126,13 @@ def check_epsilon_delta(eps: np.ndarray, delta: np.ndarray) -> None:
             "`epsilon` must be > 0 when `delta` is 0 (epsilon = delta = 0 allows no release); "
             "got epsilon = 0, delta = 0"
         )
+
+
+def check_open_unit(a: np.ndarray, name: str) -> None:
+    """``0 < a < 1`` elementwise (a probability that may be neither 0 nor 1); NaN fails."""
+    bad = ~((a > 0) & (a < 1))
+    if bad.any():
+        raise ValueError(f"`{name}` must be in (0, 1); got {_first_bad(a, bad)}")
 
 
 def check_bounds(lower: np.ndarray, upper: np.ndarray, *, allow_half_infinite: bool = False) -> None:

@@ -3,5 +3,6 @@
 from ._base import Mechanism
 from .gaussian import BoundedGaussian
 from .laplace import BoundedLaplace
+from .unbounded import Gaussian, Laplace
 
-__all__ = ["Mechanism", "BoundedLaplace", "BoundedGaussian"]
+__all__ = ["Mechanism", "BoundedLaplace", "BoundedGaussian", "Gaussian", "Laplace"]
