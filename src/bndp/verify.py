@@ -353,8 +353,9 @@ def audit(sampler_q: Callable, sampler_q_prime: Callable, epsilon: float, *,
     :math:`P(M(q) \in E) \le e^{\epsilon} P(M(q') \in E) + \delta` (and with the roles
     swapped) on a family of events :math:`E`, in the style of published DP testers
     [DWWZK18]_: a pilot sample (one tenth of ``n`` from each input, discarded afterwards)
-    fixes ``bins`` intervals at the quantiles of the pooled outputs; the events are these
-    intervals, their prefix unions :math:`\{T \le e_j\}` and suffix unions
+    fixes ``bins`` equal-mass intervals at the quantiles of the pooled outputs, refined by
+    12 geometrically spaced quantiles in each tail (down to about 50 pilot points); the
+    events are these intervals, their prefix unions :math:`\{T \le e_j\}` and suffix unions
     :math:`\{T > e_j\}`. For each event the probabilities under the two inputs are bounded
     by exact Clopper-Pearson intervals [CP34]_ on fresh samples, at level
     :math:`\alpha/(4K)` for :math:`K` events (Bonferroni over events, directions and the two
@@ -423,7 +424,14 @@ def audit(sampler_q: Callable, sampler_q_prime: Callable, epsilon: float, *,
     n_pilot = max(n // 10, 1000)
     pilot = np.concatenate([_draw(sampler_q, n_pilot, gen, statistic),
                             _draw(sampler_q_prime, n_pilot, gen, statistic)])
-    edges = np.unique(np.quantile(pilot, np.linspace(0.0, 1.0, int(bins) + 1)[1:-1]))
+    # equal-mass edges, plus geometrically spaced tail edges down to ~50 pilot points per
+    # tail event (violations of pure DP often sit in the tails)
+    levels = np.linspace(0.0, 1.0, int(bins) + 1)[1:-1]
+    p_min = 50.0 / pilot.size
+    if p_min < 1.0 / bins:
+        tail = np.geomspace(p_min, 1.0 / bins, 12)
+        levels = np.concatenate([levels, tail, 1.0 - tail])
+    edges = np.unique(np.quantile(pilot, np.clip(levels, 0.0, 1.0)))
     xa = _draw(sampler_q, n, gen, statistic)
     xb = _draw(sampler_q_prime, n, gen, statistic)
     k = edges.size + 1
