@@ -37,6 +37,8 @@ __all__ = [
     "bounded_gaussian_loss",
     "bounded_laplace_loss",
     "bounded_gaussian_tight_sigma",
+    "bounded_laplace_delta",
+    "privacy_profile",
     "LossCertificate",
     "audit",
     "AuditResult",
@@ -279,6 +281,88 @@ def bounded_gaussian_tight_sigma(epsilon: Any, sensitivity: Any, lower: Any, upp
     if not math.isfinite(s) or s > sigma_paper:
         return float(sigma_paper)   # the paper's condition already certifies sigma_paper
     return float(s)
+
+
+def bounded_laplace_delta(scale: Any, epsilon: Any, sensitivity: Any, lower: Any, upper: Any,
+                          *, details: bool = False):
+    r"""Privacy profile of the bounded Laplace mechanism [HABM20]_: the exact smallest
+    :math:`\delta` for which it is :math:`(\epsilon, \delta)`-DP at a given scale,
+
+    .. math:: \delta(\epsilon) = \sup_{|q - q'| \le \Delta Q}\;\int_l^u
+              igl(p_q(x) - e^{\epsilon} p_{q'}(x)igr)_+\,dx .
+
+    For one pair (:math:`q < q'`) the log density ratio decreases in :math:`x`, so the
+    integral is :math:`F_q(x^*) - e^{\epsilon}F_{q'}(x^*)` at the crossing point
+    :math:`x^*`, a closed form in the CDFs. The CDFs decrease in the location (monotone
+    likelihood ratio), so the supremum over the shift is at :math:`|q - q'| = \Delta Q`, and
+    on :math:`q \in [q_0, q_1]` the pair value is bounded by that of the pair
+    :math:`(q_0, q_1 + \Delta Q)`: a certified bound on each interval, refined by branch and
+    bound over :math:`q \in [l, u - \Delta Q]` (the maximiser is in general inside the
+    domain, not at the bound). The returned value is an upper bound within about
+    :math:`10^{-7}` relative of an attained value (``details=True`` returns both); it is 0
+    exactly when the mechanism is :math:`\epsilon`-DP.
+
+    Theorem 3.5 of the paper certifies the larger
+    :math:`\delta = 1 - e^{\epsilon - \Delta Q/b}/\Delta C(b)`
+    (:func:`bndp.calibrate.bounded_laplace_delta`): e.g. with :math:`\Delta Q = 1` on
+    :math:`[0, 10]`, :math:`b = 1.5`, :math:`\epsilon = 0.5` it gives 0.430 where the exact
+    profile is 0.1049.
+
+    Parameters
+    ----------
+    scale : float
+        :math:`b`, finite and > 0.
+    epsilon : float
+        Finite and >= 0.
+    sensitivity : float
+        :math:`\Delta Q`, finite and > 0 (capped at ``upper - lower``).
+    lower, upper : float
+        Finite, ``lower < upper``.
+    details : bool, default False
+        Return ``(upper_bound, attained, q)`` with the worst true value ``q`` (and
+        :math:`q' = q + \Delta Q`, or the mirror pair) instead of the float.
+    """
+    b = _pos(scale, "scale")
+    eps = fast_real(epsilon, "epsilon")
+    if not (math.isfinite(eps) and eps >= 0):
+        raise ValueError(f"`epsilon` must be finite and >= 0; got {eps!r}")
+    dq = _pos(sensitivity, "sensitivity")
+    w = _widths(lower, upper)
+    if w.size != 1:
+        raise ValueError("`lower` and `upper` must be scalars for the bounded Laplace mechanism")
+    up, low, q = _core.vf_bl_delta(b, dq, float(w[0]), eps)
+    if details:
+        return float(up), float(low), float(q) + float(as_float_array(lower, "lower"))
+    return float(up)
+
+
+def privacy_profile(mechanism: Any, epsilon: Any) -> float:
+    r"""Exact :math:`\delta(\epsilon)` of a configured mechanism, where a closed form (or a
+    certified evaluation of one) exists.
+
+    ``mechanism.privacy_profile(epsilon)`` is used when the mechanism provides it;
+    :class:`bndp.BoundedLaplace` uses :func:`bounded_laplace_delta` at its scale. For any
+    other mechanism with ``privacy_loss()``, :math:`\delta(\epsilon) = 0` for
+    :math:`\epsilon` at least its certified loss; below it the profile has no closed form
+    here and ``NotImplementedError`` is raised.
+    """
+    fn = getattr(mechanism, "privacy_profile", None)
+    if callable(fn):
+        return float(fn(epsilon))
+    eps = fast_real(epsilon, "epsilon")
+    if not (math.isfinite(eps) and eps >= 0):
+        raise ValueError(f"`epsilon` must be finite and >= 0; got {eps!r}")
+    from .mechanisms.laplace import BoundedLaplace
+
+    if isinstance(mechanism, BoundedLaplace):
+        return bounded_laplace_delta(mechanism.scale, eps, mechanism.sensitivity,
+                                     mechanism.lower, mechanism.upper)
+    if eps >= verify(mechanism):
+        return 0.0
+    raise NotImplementedError(
+        f"no closed-form privacy profile for {type(mechanism).__name__} below its "
+        "worst-case loss"
+    )
 
 
 # ---------------------------------------------------------------------------------------
