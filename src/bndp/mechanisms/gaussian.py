@@ -52,8 +52,12 @@ class BoundedGaussian(Mechanism):
         ``"paper"``: :math:`\sigma^*` of Theorems 2.4/3.4. ``"tight"``: the smallest
         :math:`\sigma` whose certified worst-case loss (:meth:`privacy_loss`) is at most
         ``epsilon`` (:func:`bndp.verify.bounded_gaussian_tight_sigma`); same guarantee,
-        less noise. On the paper's Table 1 setting it lowers :math:`\sigma^2` by 66 % at
-        :math:`\epsilon = 0.1`, 62 % at 1 and 55 % at 3.
+        less noise. On the paper's Table 1 setting it lowers :math:`\sigma^2` (the paper's
+        "variance") by 66.1, 63.9, 61.7, 59.7, 58.0, 56.5 and 55.1 % at
+        :math:`\epsilon` = 0.1, 0.5, 1, 1.5, 2, 2.5, 3; the released value's variance, which
+        the box bounds, drops by 0.6-12 % at the box centre and 0.7-31 % at a corner. In one
+        dimension the :math:`\sigma^2` reduction ranges from 7 % (:math:`\epsilon = 5`,
+        :math:`\Delta Q/(u-l) = 0.01`) to 69 % (:math:`\Delta Q = u - l`).
 
     Attributes
     ----------
