@@ -31,14 +31,20 @@
 cdef inline double _vf_h(double c, double w, double s, double* mag) noexcept nogil:
     # h(c) for one coordinate; mag receives the size of the terms (for rounding margins).
     cdef double a = c * (2.0 * w - c) / (2.0 * s * s)
-    cdef double r = _bg_rho(c, w, s)
+    # rho is symmetric about w/2 (G(c) = G(w - c)); evaluate it on [0, w/2], where its
+    # kernel is tested
+    cdef double r = _bg_rho(c if c <= 0.5 * w else w - c, w, s)
     mag[0] = a + fabs(r)
     return a - r
 
 
 cdef inline double _vf_dh(double c, double w, double s) noexcept nogil:
-    # h'(c) = (w - c)/s^2 - rho'(c)  (rho' of the calibration, cancellation-free)
-    return (w - c) / (s * s) - _bg_drho(c, w, s)
+    # h'(c) = (w - c)/s^2 - rho'(c), with rho' of the calibration (cancellation-free) on
+    # [0, w/2] and rho'(c) = -rho'(w - c) beyond (there the kernel's expm1 factor overflows
+    # to -inf against an underflowed phi when c >> s)
+    if c <= 0.5 * w:
+        return (w - c) / (s * s) - _bg_drho(c, w, s)
+    return (w - c) / (s * s) + _bg_drho(w - c, w, s)
 
 
 cdef double _vf_concave_max(double w, double s, double lam, double cmax,
@@ -67,6 +73,10 @@ cdef double _vf_concave_max(double w, double s, double lam, double cmax,
                 dhi = d
     flo = _vf_h(clo, w, s, &mlo) - lam * clo * clo
     fhi = _vf_h(chi, w, s, &mhi) - lam * chi * chi
+    if isnan(flo) or isnan(fhi) or isnan(dlo) or isnan(dhi):
+        carg[0] = clo
+        mag[0] = 0.0
+        return INFINITY         # cannot certify: report an infinite bound, never a low one
     mag[0] = (mlo if mlo > mhi else mhi) + lam * chi * chi
     carg[0] = clo if flo >= fhi else chi
     # max over [0, cmax] of min(T_lo, T_hi): at an end point or at the crossing of the lines
@@ -84,6 +94,11 @@ cdef double _vf_concave_max(double w, double s, double lam, double cmax,
                 continue
         t1 = flo + dlo * (x - clo)
         t2 = fhi + dhi * (x - chi)
+        # each tangent alone is an upper bound; one that overflowed (inf * 0) bounds nothing
+        if isnan(t1):
+            t1 = INFINITY
+        if isnan(t2):
+            t2 = INFINITY
         v = t1 if t1 < t2 else t2
         if v > best:
             best = v
@@ -164,6 +179,8 @@ cdef double _vf_bg_loss(double s, double dq, const double* w, Py_ssize_t m,
     lower[0] = low
     if low > total:          # cannot happen beyond rounding; keep the reported bound valid
         total = low
+    if isnan(total):
+        return INFINITY
     return total
 
 
@@ -408,3 +425,4 @@ def vf_bl_delta(double b, double dq, double w, double eps):
     with nogil:
         up = _vf_bl_delta(b, dq, w, eps, &low, &qa)
     return up, low, qa
+
