@@ -145,7 +145,7 @@ def _configs(rng, n, m):
 @pytest.mark.parametrize("m", [1, 2, 3])
 def test_calibrated_mechanisms_verify_below_epsilon(m):
     rng = np.random.default_rng(20240 + m)
-    n = 60 if FULL else (25 if m == 1 else 10)
+    n = 300 if FULL else (60 if m == 1 else 20)
     for eps, dq, lo, hi in _configs(rng, n, m):
         lo_, hi_ = (float(lo[0]), float(hi[0])) if m == 1 else (lo, hi)
         paper = bndp.BoundedGaussian(eps, dq, lo_, hi_)
@@ -406,3 +406,18 @@ def test_multivariate_bound_is_valid_at_every_scale(s):
     assert brute <= cert.upper * (1 + 1e-12)
     assert cert.upper - cert.lower <= 1e-11 * cert.upper
     assert brute >= cert.upper * (1 - 1e-5)
+
+
+def test_calibrated_laplace_random_configs_exact():
+    # Theorem 3.5 is tight for delta = 0: the verified loss equals eps (never above it)
+    rng = np.random.default_rng(515)
+    for _ in range(400 if FULL else 100):
+        eps = float(10 ** rng.uniform(-3, 1))
+        w = float(10 ** rng.uniform(-1, 2))
+        dq = float(w * 10 ** rng.uniform(-3, 0))
+        m = bndp.BoundedLaplace(eps, dq, 0.0, w)
+        v = bndp.verify(m)
+        assert eps * (1 - 1e-12) <= v <= eps, (eps, dq, w)
+        # the rounding-margin evaluator agrees and a 1e-9 smaller scale is not eps-DP
+        assert bounded_laplace_loss(m.scale, dq, 0.0, w) == pytest.approx(v, rel=1e-14)
+        assert bounded_laplace_loss(m.scale * (1 - 1e-9), dq, 0.0, w) > eps
