@@ -10,6 +10,7 @@ from .api import sample
 from .distributions import truncated_normal
 from .exceptions import BudgetError, PrivacyLeakWarning
 from .mechanisms import BoundedGaussian, BoundedLaplace, Gaussian, Laplace, Mechanism
+from .verify import audit, verify  # the function shadows the submodule name on purpose
 
 __version__ = "0.1.0"
 
@@ -25,5 +26,7 @@ __all__ = [
     "default_rng",
     "sample",
     "truncated_normal",
+    "audit",
+    "verify",
     "__version__",
 ]
