@@ -421,7 +421,7 @@ def vf_bg_tight_sigma(double eps, double dq, const double[::1] w, double sigma_h
 def vf_bl_delta(double b, double dq, double w, double eps):
     """(upper, lower, q): exact hockey-stick delta(eps) of the bounded Laplace mechanism on
     [0, w] (certified upper bound, attained value, and the worst q with q' = q + dQ)."""
-    cdef double up, low, qa
+    cdef double up, low, qa = 0.0
     with nogil:
         up = _vf_bl_delta(b, dq, w, eps, &low, &qa)
     return up, low, qa
