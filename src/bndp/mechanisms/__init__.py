@@ -3,5 +3,6 @@
 from ._base import Mechanism
 from .gaussian import BoundedGaussian
 from .laplace import BoundedLaplace
+from .range import ConstrainedLaplace
 
-__all__ = ["Mechanism", "BoundedLaplace", "BoundedGaussian"]
+__all__ = ["Mechanism", "BoundedLaplace", "BoundedGaussian", "ConstrainedLaplace"]
