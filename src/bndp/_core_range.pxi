@@ -413,7 +413,7 @@ cdef double _cl_loss(CLCal* c, double s) noexcept nogil:
     b = _cl_loss_dir(c.w2, c.dF)
     if b > a:
         a = b
-    margin = DBL_EPS * (2048.0 + 16.0 * fabs(a) + 16.0 * c.span_abs / s)
+    margin = DBL_EPS * (512.0 + 16.0 * fabs(a) + 16.0 * c.span_abs / s)
     return a + margin
 
 
