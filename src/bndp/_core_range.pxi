@@ -270,12 +270,14 @@ cdef inline double _cl_logn(const CLWork* w, Py_ssize_t k, double mu) noexcept n
 # (G' > 0); on an edge mu = const (mu' = const) the objective is monotone, so only vertices
 # and the diagonal edges mu - mu' = dF remain. Vertices: (m(e), e) and (e, M(e)) for each
 # span end e, with m(e) = min A cap [e - dF, e], M(e) = max A cap [e, e + dF]. Diagonal edge
-# inside one span: G convex => G(mu) - G(mu - dF) non-decreasing, maximum at a vertex. Across
-# spans i < j: stationary points solve Rc/Lc (span j, at mu) = Rc/Lc (span i, at mu - dF);
-# with z = e^{(mu - mu0)/s}, Lc = 1/2 - alpha/z, Rc = 1/2 - beta z on each span this is
-#   (beta_i - beta_j) z^2 + 2 (alpha_i beta_j - alpha_j beta_i) z + (alpha_j - alpha_i) = 0,
-# at most two roots. Plus the limit dF/s when A is unbounded above. The reverse direction
-# (mu' > mu) is the same computation on the reflected set.
+# inside one span: G convex => F(mu) = G(mu) - G(mu - dF) non-decreasing, maximum at a
+# vertex. Diagonal edge across spans: with r = Lc/N, F' = (2/s)(r(mu) - r(mu - dF)) and on a
+# span r' = (1/(2N) - 2 r (1 - r))/s, so at a stationary point F'' = (1/N(mu) - 1/N(mu'))/s^2.
+# A local maximum (F'' <= 0) thus has N(mu) >= N(mu'), i.e. F <= dF/s, while the same two
+# points in the other order have loss 2 dF/s - F >= dF/s, with a local minimum there: such a
+# point is never the overall supremum (if F = dF/s it is flat, and the vertices attain it).
+# Plus the limit dF/s when A is unbounded above. The reverse direction (mu' > mu) is the
+# same computation on the reflected set. Total O(n log n) per scale.
 # ---------------------------------------------------------------------------------------
 
 cdef inline double _cl_pair(const CLWork* w, Py_ssize_t i, double mup, Py_ssize_t j,
@@ -286,13 +288,10 @@ cdef inline double _cl_pair(const CLWork* w, Py_ssize_t i, double mup, Py_ssize_
 
 
 cdef double _cl_loss_dir(const CLWork* w, double dF) noexcept nogil:
-    cdef Py_ssize_t m = w.m, k, j, i, side
+    cdef Py_ssize_t m = w.m, k, j, side
     cdef const double* L = w.L
     cdef const double* R = w.R
-    cdef double s = w.s, best = -INFINITY, e, x, v, lo_x, hi_x, Ilo, Ihi, mu0, mu
-    cdef double ai, bi, aj, bj, A, Bh, C, disc, sq, qq, z
-    cdef double zz[2]
-    cdef int nz, r
+    cdef double s = w.s, best = -INFINITY, e, x, v
     if R[m - 1] == INFINITY:
         best = dF / s
     for k in range(m):
@@ -323,49 +322,6 @@ cdef double _cl_loss_dir(const CLWork* w, double dF) noexcept nogil:
                 v = -INFINITY
             if v > best:
                 best = v
-    # stationary points on diagonal edges across spans i < j
-    for i in range(m - 1):
-        lo_x = L[i] + dF
-        hi_x = R[i] + dF
-        j = _cl_locate(L, m, lo_x)
-        if j < i + 1:
-            j = i + 1
-        while j < m and L[j] < hi_x:
-            Ilo = L[j] if L[j] > lo_x else lo_x
-            Ihi = R[j] if R[j] < hi_x else hi_x
-            if Ilo < Ihi:
-                mu0 = 0.5 * (Ilo + Ihi)
-                aj = 0.0 if L[j] == -INFINITY else exp(-(mu0 - L[j]) / s) * w.fL[j]
-                bj = 0.0 if R[j] == INFINITY else exp(-(R[j] - mu0) / s) * w.fR[j]
-                ai = 0.0 if L[i] == -INFINITY else exp(-(mu0 - dF - L[i]) / s) * w.fL[i]
-                bi = exp(-(R[i] - mu0 + dF) / s) * w.fR[i]
-                A = bi - bj
-                Bh = ai * bj - aj * bi
-                C = aj - ai
-                nz = 0
-                if A == 0.0:
-                    if Bh != 0.0:
-                        zz[0] = -C / (2.0 * Bh)
-                        nz = 1
-                else:
-                    disc = Bh * Bh - A * C
-                    if disc >= 0.0:
-                        sq = sqrt(disc)
-                        qq = -(Bh + copysign(sq, Bh))
-                        zz[0] = qq / A
-                        nz = 1
-                        if qq != 0.0:
-                            zz[1] = C / qq
-                            nz = 2
-                for r in range(nz):
-                    z = zz[r]
-                    if z > 0.0:
-                        mu = mu0 + s * log(z)
-                        if mu > Ilo and mu < Ihi:
-                            v = _cl_pair(w, i, mu - dF, j, mu)
-                            if v > best:
-                                best = v
-            j += 1
     return best
 
 

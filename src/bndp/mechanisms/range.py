@@ -365,16 +365,18 @@ class ConstrainedLaplace(Mechanism):
         outputs is attained at :math:`y = \mu`). With :math:`G(x) = x/\sigma - \ln N(x)`,
         the worst pair maximises :math:`G(\mu) - G(\mu')`; :math:`G` is increasing, and
         convex on every span (:math:`N'' = (N - 1)/\sigma^2 < 0` there). Hence the maximum
-        over the pair polygons is attained at a vertex, (:math:`m(e), e)` or
+        over the pair polygons is attained at a vertex, :math:`(m(e), e)` or
         :math:`(e, M(e))` for a span end :math:`e` (:math:`m`, :math:`M` the farthest allowed
-        points within :math:`\Delta F`), at a stationary point on an edge
-        :math:`\mu - \mu' = \Delta F` joining two different spans (the roots of a quadratic
-        in :math:`e^{\mu/\sigma}`), or in the limit :math:`\Delta F/\sigma` of an unbounded
-        end. The maximum over these :math:`O(n)` candidates, in both directions, is the
-        exact supremum; each candidate is evaluated from positive sums (no cancellation),
-        and a rounding margin of a few thousand ulps (plus the rounding of
-        :math:`|\mu|/\sigma`) is added, so the returned value bounds the exact loss from
-        above. It is :math:`\le \epsilon` for both guarantees (``"metric"`` implies ``"dp"``).
+        points within :math:`\Delta F`), or in the limit :math:`\Delta F/\sigma` of an
+        unbounded end: on an edge :math:`\mu - \mu' = \Delta F` joining two spans, a local
+        maximum has :math:`F'' = (1/N(\mu) - 1/N(\mu'))/\sigma^2 \le 0`, hence loss
+        :math:`\le \Delta F/\sigma`, while the same two points in the other order have loss
+        :math:`2\Delta F/\sigma - F \ge \Delta F/\sigma`. The maximum over these
+        :math:`O(n)` candidates, in both directions, is the exact supremum; each candidate
+        is evaluated from positive sums (no cancellation), and a rounding margin of a few
+        hundred ulps (plus the rounding of :math:`|\mu|/\sigma`) is added, so the returned
+        value bounds the exact loss from above. It is :math:`\le \epsilon` for both
+        guarantees (``"metric"`` implies ``"dp"``).
         ``inf`` for the distance-dependent scale (its loss is unbounded in the tail).
         """
         if self.scale != "constant":
