@@ -453,9 +453,9 @@ cdef double _cl_scale(CLCal* c) noexcept nogil:
 # ---------------------------------------------------------------------------------------
 
 cdef struct CLPieces:
-    Py_ssize_t nl, nr
+    Py_ssize_t nl, nr, m
     int depth
-    double mu, s, Lc, N
+    double mu, s, inv_s, Lc, N
     double* cl
     double* al
     double* lol
@@ -464,56 +464,100 @@ cdef struct CLPieces:
     double* ar
     double* lor
     double* hir
+    double* ew          # e^{-w_k/s} per span (0 for an unbounded span)
+    double* omw         # 1 - e^{-w_k/s} (1 for an unbounded span)
+    double* eg          # e^{-g_k/s} for the gap after span k
 
 
-cdef void _cl_pieces(CLPieces* P, const double* L, const double* R, Py_ssize_t m,
-                     double mu, double s) noexcept nogil:
-    cdef Py_ssize_t j = _cl_locate(L, m, mu), k, idx
-    cdef double c = 0.0, lo, hi, a, mass
-    if j < 0:
-        j = 0
-    P.mu = mu
+cdef void _cl_consts(CLPieces* P, const double* L, const double* R, Py_ssize_t m,
+                     double s) noexcept nogil:
+    # per-scale constants, so that a true value costs two exponentials (distances to the
+    # ends of its own span); farther pieces follow by products
+    cdef Py_ssize_t k
+    cdef double w
     P.s = s
-    for k in range(j + 1):
-        lo = L[k]
-        hi = R[k] if k < j else mu
-        if lo == -INFINITY:
-            a = 0.0
-            mass = 0.5 * exp(-(mu - hi) / s)
+    P.inv_s = 1.0 / s
+    P.m = m
+    for k in range(m):
+        w = R[k] - L[k]
+        if w == INFINITY:
+            P.ew[k] = 0.0
+            P.omw[k] = 1.0
         else:
-            a = exp(-(mu - lo) / s)
-            mass = -0.5 * exp(-(mu - hi) / s) * expm1(-(hi - lo) / s)
-        c += mass
-        P.cl[k] = c
-        P.al[k] = a
-        P.lol[k] = lo
-        P.hil[k] = hi
-    P.nl = j + 1
-    P.Lc = c
-    c = 0.0
-    idx = 0
-    k = m - 1
-    while k >= j:
-        lo = L[k] if k > j else mu
-        hi = R[k]
-        if hi == INFINITY:
-            a = 0.0
-            mass = 0.5 * exp(-(lo - mu) / s)
-        else:
-            a = exp(-(hi - mu) / s)
-            mass = -0.5 * exp(-(lo - mu) / s) * expm1(-(hi - lo) / s)
-        c += mass
-        P.cr[idx] = c
-        P.ar[idx] = a
-        P.lor[idx] = lo
-        P.hir[idx] = hi
-        idx += 1
-        k -= 1
-    P.nr = idx
-    P.N = P.Lc + c
+            P.ew[k] = exp(-w / s)
+            P.omw[k] = -expm1(-w / s)
+        if k + 1 < m:
+            P.eg[k] = exp(-(L[k + 1] - R[k]) / s)
     P.depth = 1
     while (<Py_ssize_t> 1 << P.depth) < m + 1:
         P.depth += 1
+
+
+cdef void _cl_pieces(CLPieces* P, const double* L, const double* R, double mu) noexcept nogil:
+    # masses of the pieces for true value mu (in A): left pieces indexed from the far left,
+    # right pieces from the far right; every mass is a product of positive factors
+    cdef Py_ssize_t m = P.m, j = _cl_locate(L, m, mu), k, idx, nl
+    cdef double s = P.s, c, f, a, mass, d
+    if j < 0:
+        j = 0
+    P.mu = mu
+    nl = j + 1
+    # partial piece [L_j, mu]; 1 - a is exact to a few ulps once a <= e^-1/2, expm1 below
+    if L[j] == -INFINITY:
+        a = 0.0
+        mass = 0.5
+    else:
+        d = (mu - L[j]) * P.inv_s
+        a = exp(-d)
+        mass = 0.5 * (1.0 - a) if d > 0.5 else -0.5 * expm1(-d)
+    P.cl[j] = mass
+    P.al[j] = a
+    P.lol[j] = L[j]
+    P.hil[j] = mu
+    f = a                               # e^{-(mu - R_{k})/s} after stepping over the gap
+    k = j - 1
+    while k >= 0:
+        f *= P.eg[k]                    # now e^{-(mu - R_k)/s}
+        P.cl[k] = 0.5 * f * P.omw[k]
+        f *= P.ew[k]                    # e^{-(mu - L_k)/s} (0 if L_k = -inf)
+        P.al[k] = f
+        P.lol[k] = L[k]
+        P.hil[k] = R[k]
+        k -= 1
+    c = 0.0
+    for k in range(nl):
+        c += P.cl[k]
+        P.cl[k] = c
+    P.nl = nl
+    P.Lc = c
+    # right pieces: idx 0 = span m-1, ..., idx m-1-j = partial [mu, R_j]
+    P.nr = m - j
+    idx = m - 1 - j
+    if R[j] == INFINITY:
+        a = 0.0
+        mass = 0.5
+    else:
+        d = (R[j] - mu) * P.inv_s
+        a = exp(-d)
+        mass = 0.5 * (1.0 - a) if d > 0.5 else -0.5 * expm1(-d)
+    P.cr[idx] = mass
+    P.ar[idx] = a
+    P.lor[idx] = mu
+    P.hir[idx] = R[j]
+    f = a
+    for k in range(j + 1, m):
+        idx -= 1
+        f *= P.eg[k - 1]                # e^{-(L_k - mu)/s}
+        P.cr[idx] = 0.5 * f * P.omw[k]
+        f *= P.ew[k]                    # e^{-(R_k - mu)/s}
+        P.ar[idx] = f
+        P.lor[idx] = L[k]
+        P.hir[idx] = R[k]
+    c = 0.0
+    for k in range(P.nr):
+        c += P.cr[k]
+        P.cr[k] = c
+    P.N = P.Lc + c
 
 
 cdef inline Py_ssize_t _cl_first_above(const double* c, Py_ssize_t n, double t,
@@ -676,7 +720,7 @@ cdef class _CLBuf:
     def __cinit__(self, const double[::1] L, const double[::1] R):
         cdef Py_ssize_t m = L.shape[0]
         self.keep = (L, R)
-        self.buf = <double*> malloc((12 * m + 8) * sizeof(double))
+        self.buf = <double*> malloc((15 * m + 8) * sizeof(double))
         if self.buf == NULL:
             raise MemoryError()
         self.w.m = m
@@ -695,6 +739,9 @@ cdef class _CLBuf:
         self.P.ar = self.P.cr + (m + 1)
         self.P.lor = self.P.ar + (m + 1)
         self.P.hir = self.P.lor + (m + 1)
+        self.P.ew = self.P.hir + (m + 1)
+        self.P.omw = self.P.ew + m
+        self.P.eg = self.P.omw + m
 
     def __dealloc__(self):
         free(self.buf)
@@ -766,7 +813,8 @@ def cl_one(object gen, double mu, double sigma, const double[::1] L, const doubl
     bit_gen = gen.bit_generator
     cdef bitgen_t* bg = _borrow(bit_gen)
     cdef double x
-    _cl_pieces(&b.P, &L[0], &R[0], L.shape[0], mu, sigma)
+    _cl_consts(&b.P, &L[0], &R[0], L.shape[0], sigma)
+    _cl_pieces(&b.P, &L[0], &R[0], mu)
     with bit_gen.lock:
         x = _cl_quantile(&b.P, _u_open(bg))
     return x
@@ -778,7 +826,8 @@ def cl_fill(object gen, double mu, double sigma, const double[::1] L, const doub
     bit_gen = gen.bit_generator
     cdef bitgen_t* bg = _borrow(bit_gen)
     cdef Py_ssize_t i, n = out.shape[0]
-    _cl_pieces(&b.P, &L[0], &R[0], L.shape[0], mu, sigma)
+    _cl_consts(&b.P, &L[0], &R[0], L.shape[0], sigma)
+    _cl_pieces(&b.P, &L[0], &R[0], mu)
     with bit_gen.lock, nogil:
         for i in range(n):
             out[i] = _cl_quantile(&b.P, _u_open(bg))
@@ -791,10 +840,14 @@ def cl_fill_rows(object gen, const double[:, :] mu, const double[:, :] sigma,
     bit_gen = gen.bit_generator
     cdef bitgen_t* bg = _borrow(bit_gen)
     cdef Py_ssize_t i, j, n0 = out.shape[0], n1 = out.shape[1], m = L.shape[0]
+    cdef double last = NAN
     with bit_gen.lock, nogil:
         for i in range(n0):
             for j in range(n1):
-                _cl_pieces(&b.P, &L[0], &R[0], m, mu[i, j], sigma[i, j])
+                if not (sigma[i, j] == last):
+                    last = sigma[i, j]
+                    _cl_consts(&b.P, &L[0], &R[0], m, last)
+                _cl_pieces(&b.P, &L[0], &R[0], mu[i, j])
                 out[i, j] = _cl_quantile(&b.P, _u_open(bg))
 
 
@@ -804,11 +857,14 @@ def cl_eval_rows(int what, const double[:, :] x, const double[:, :] mu,
     """what = 0 logpdf, 1 cdf, 2 ppf (x in [0, 1]), 3 mean offset, 4 variance."""
     cdef _CLBuf b = _CLBuf(L, R)
     cdef Py_ssize_t i, j, n0 = out.shape[0], n1 = out.shape[1], m = L.shape[0]
-    cdef double u, m1, v
+    cdef double u, m1, v, last = NAN
     with nogil:
         for i in range(n0):
             for j in range(n1):
-                _cl_pieces(&b.P, &L[0], &R[0], m, mu[i, j], sigma[i, j])
+                if not (sigma[i, j] == last):
+                    last = sigma[i, j]
+                    _cl_consts(&b.P, &L[0], &R[0], m, last)
+                _cl_pieces(&b.P, &L[0], &R[0], mu[i, j])
                 if what == 0:
                     out[i, j] = _cl_logpdf(&b.P, &L[0], &R[0], m, x[i, j])
                 elif what == 1:
