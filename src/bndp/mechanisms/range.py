@@ -27,7 +27,6 @@ from ._base import Mechanism
 
 __all__ = ["ConstrainedLaplace"]
 
-_A = 0.23196095298653444  # -W0(-1/(2e))
 
 
 def _delta_distance_dependent(eps: float) -> float:
@@ -111,7 +110,7 @@ class ConstrainedLaplace(Mechanism):
         ``"dp"``: standard :math:`\epsilon`-DP, :math:`\ell(\mu,\mu') \le \epsilon` whenever
         :math:`|\mu - \mu'| \le \Delta F`. ``"metric"``: the paper's guarantee,
         :math:`\ell(\mu,\mu') \le \epsilon|\mu-\mu'|/\Delta F` for all :math:`\mu, \mu'`
-        (implies ``"dp"``; may need more noise).
+        (implies ``"dp"``; may need more noise). Used by the constant scale only.
     scale : {"constant", "distance_dependent"}, default "constant"
         ``"constant"``: one calibrated :math:`\sigma` (below). ``"distance_dependent"``: the
         scale of Theorem 1 for a single infinitely spanning constraint (exactly one of
