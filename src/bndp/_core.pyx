@@ -622,6 +622,24 @@ cdef inline double _bg_drho(double c, double w, double s) noexcept nogil:
     return exp(-0.5 * h * h) / SQRT_2PI * (-expm1(-w * (w - 2.0 * c) / (2.0 * s * s))) / (s * g)
 
 
+cdef inline void _bg_kkt_bracket(double w, double s, double lam, double* clo,
+                                 double* chi) noexcept nogil:
+    # Bracket [clo, chi] (to resolution) of the c in [0, w/2] with rho'(c) = 2 lam c: rho' is
+    # decreasing there (rho concave), 2 lam c increasing, so the root is unique.
+    cdef double lo = 0.0, hi = 0.5 * w, cm
+    cdef int jt
+    for jt in range(64):
+        cm = 0.5 * (lo + hi)
+        if cm <= lo or cm >= hi:
+            break
+        if _bg_drho(cm, w, s) > 2.0 * lam * cm:
+            lo = cm
+        else:
+            hi = cm
+    clo[0] = lo
+    chi[0] = hi
+
+
 cdef double _bg_log_dc_multi(double s, const double* w, Py_ssize_t m, double dq,
                              double* cstar) noexcept nogil:
     # ln dC_m(s, c*) of [CH24, (3.2)]: max sum_i rho_i(c_i) s.t. 0 <= c_i <= w_i/2,
@@ -634,7 +652,7 @@ cdef double _bg_log_dc_multi(double s, const double* w, Py_ssize_t m, double dq,
     # optimum), so round-off in c* cannot make the calibrated sigma too small.
     cdef Py_ssize_t i
     cdef double nrm2 = 0.0, total = 0.0, llo, lhi, lmid, lam, clo, chi, cm, dr
-    cdef int it, jt
+    cdef int it
     for i in range(m):
         nrm2 += 0.25 * w[i] * w[i]
     if nrm2 <= dq * dq:
@@ -649,17 +667,7 @@ cdef double _bg_log_dc_multi(double s, const double* w, Py_ssize_t m, double dq,
         lam = exp(lmid)
         nrm2 = 0.0
         for i in range(m):
-            clo = 0.0
-            chi = 0.5 * w[i]
-            for jt in range(64):
-                cm = 0.5 * (clo + chi)
-                if cm <= clo or cm >= chi:
-                    break
-                dr = _bg_drho(cm, w[i], s)
-                if dr > 2.0 * lam * cm:
-                    clo = cm
-                else:
-                    chi = cm
+            _bg_kkt_bracket(w[i], s, lam, &clo, &chi)
             cstar[i] = 0.5 * (clo + chi)
             nrm2 += cstar[i] * cstar[i]
         if nrm2 > dq * dq:
@@ -671,17 +679,7 @@ cdef double _bg_log_dc_multi(double s, const double* w, Py_ssize_t m, double dq,
     lam = exp(lhi)
     total = lam * dq * dq
     for i in range(m):
-        clo = 0.0
-        chi = 0.5 * w[i]
-        for jt in range(64):
-            cm = 0.5 * (clo + chi)
-            if cm <= clo or cm >= chi:
-                break
-            dr = _bg_drho(cm, w[i], s)
-            if dr > 2.0 * lam * cm:
-                clo = cm
-            else:
-                chi = cm
+        _bg_kkt_bracket(w[i], s, lam, &clo, &chi)
         # the dual function takes the max over c_i of rho_i(c_i) - lam c_i^2; evaluate at
         # both bracket ends and keep the larger (the maximiser lies between them)
         cm = _bg_rho(clo, w[i], s) - lam * clo * clo

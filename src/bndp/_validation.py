@@ -161,6 +161,25 @@ def check_bounds(lower: np.ndarray, upper: np.ndarray, *, allow_half_infinite: b
         )
 
 
+def check_box(lower: Any, upper: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Finite bounds of an interval (0-d) or an m-dimensional box (1-D, same length, or a
+    scalar with a 1-D array); returns them as float64 arrays."""
+    lo = as_float_array(lower, "lower")
+    hi = as_float_array(upper, "upper")
+    if lo.ndim > 1 or hi.ndim > 1:
+        raise ValueError(
+            f"`lower` and `upper` must be scalars or 1-D arrays; got shapes {lo.shape} and {hi.shape}"
+        )
+    if lo.ndim == 1 and hi.ndim == 1 and lo.shape != hi.shape:
+        raise ValueError(
+            f"`lower` and `upper` must have the same length; got {lo.shape[0]} and {hi.shape[0]}"
+        )
+    if lo.size == 0 or hi.size == 0:
+        raise ValueError("`lower` and `upper` must not be empty")
+    check_bounds(lo, hi)
+    return lo, hi
+
+
 def check_on_outside(on_outside: str) -> None:
     if on_outside not in ("clip", "raise"):
         raise ValueError(f'`on_outside` must be "clip" or "raise"; got {on_outside!r}')

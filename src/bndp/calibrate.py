@@ -28,6 +28,7 @@ from . import _core
 from ._validation import (
     as_float_array,
     check_bounds,
+    check_box,
     check_epsilon,
     check_epsilon_delta,
     check_open_unit,
@@ -265,20 +266,8 @@ def bounded_gaussian_sigma(epsilon: Any, sensitivity: Any, lower: Any, upper: An
             and math.isfinite(s) and s > 0 and math.isfinite(lo_s) and math.isfinite(hi_s)
             and lo_s < hi_s):
         return _core.bg_sigma_scalar(e, s, hi_s - lo_s)
-    lo = as_float_array(lower, "lower")
-    hi = as_float_array(upper, "upper")
-    if lo.ndim > 1 or hi.ndim > 1:
-        raise ValueError(
-            f"`lower` and `upper` must be scalars or 1-D arrays; got shapes {lo.shape} and {hi.shape}"
-        )
-    if lo.ndim == 1 and hi.ndim == 1 and lo.shape != hi.shape:
-        raise ValueError(
-            f"`lower` and `upper` must have the same length; got {lo.shape[0]} and {hi.shape[0]}"
-        )
-    check_bounds(lo, hi)
+    lo, hi = check_box(lower, upper)
     w = np.ascontiguousarray(np.atleast_1d(hi - lo), dtype=np.float64)
-    if w.size == 0:
-        raise ValueError("`lower` and `upper` must not be empty")
     if e is not None and s is not None:
         if not (math.isfinite(e) and e > 0):
             raise ValueError(f"`epsilon` must be finite and > 0; got {e!r}")

@@ -30,7 +30,7 @@ import numpy as np
 
 from . import _core
 from ._random import RNGLike, as_generator
-from ._validation import as_float_array, check_bounds, check_positive, fast_real
+from ._validation import as_float_array, check_box, check_positive, fast_real
 
 __all__ = [
     "verify",
@@ -103,20 +103,8 @@ def verify(mechanism: Any) -> float:
 # ---------------------------------------------------------------------------------------
 
 def _widths(lower: Any, upper: Any) -> np.ndarray:
-    lo = as_float_array(lower, "lower")
-    hi = as_float_array(upper, "upper")
-    if lo.ndim > 1 or hi.ndim > 1:
-        raise ValueError(
-            f"`lower` and `upper` must be scalars or 1-D arrays; got shapes {lo.shape} and {hi.shape}"
-        )
-    if lo.ndim == 1 and hi.ndim == 1 and lo.shape != hi.shape:
-        raise ValueError(
-            f"`lower` and `upper` must have the same length; got {lo.shape[0]} and {hi.shape[0]}"
-        )
-    check_bounds(lo, hi)
+    lo, hi = check_box(lower, upper)
     w = np.ascontiguousarray(np.atleast_1d(hi - lo), dtype=np.float64)
-    if w.size == 0:
-        raise ValueError("`lower` and `upper` must not be empty")
     check_positive(w, "upper - lower")   # finite bounds can still overflow their difference
     return w
 
