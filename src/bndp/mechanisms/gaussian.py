@@ -17,6 +17,7 @@ from .._random import RNGLike, as_generator
 from .._validation import apply_domain, as_float_array, check_bounds, check_size, fast_real
 from ..calibrate import bounded_gaussian_sigma
 from ..distributions import truncnorm_eval
+from . import exact
 from ._base import Mechanism
 
 __all__ = ["BoundedGaussian"]
@@ -47,6 +48,13 @@ class BoundedGaussian(Mechanism):
         Finite bounds, ``lower < upper`` elementwise. Scalars: univariate. Length-m arrays
         (or a scalar with a length-m array): multivariate, and ``value`` has a trailing
         dimension m.
+    mode : {"continuous", "exact"}, default "continuous"
+        ``"exact"`` (univariate only): the value is rounded to a power-of-two grid and the
+        output drawn with integer arithmetic only from the bounded discrete Gaussian on the
+        grid points of :math:`[l, u]`, with :math:`\sigma` calibrated so that the
+        exhaustively certified loss is :math:`\le \epsilon` (:mod:`bndp.mechanisms.exact`).
+        The law is then discrete: ``pdf``, ``cdf``, ``ppf`` and the moments are not
+        available; ``exact_plan.pmf`` is.
 
     Attributes
     ----------
@@ -75,7 +83,9 @@ class BoundedGaussian(Mechanism):
 
     _init_args = ("epsilon", "sensitivity", "lower", "upper")
 
-    def __init__(self, epsilon: float, sensitivity: float, lower: Any, upper: Any) -> None:
+    def __init__(self, epsilon: float, sensitivity: float, lower: Any, upper: Any,
+                 mode: str = "continuous") -> None:
+        mode = exact.check_mode(mode)
         eps = fast_real(epsilon, "epsilon")
         dq = fast_real(sensitivity, "sensitivity")
         if not (math.isfinite(eps) and eps > 0):
@@ -107,6 +117,14 @@ class BoundedGaussian(Mechanism):
             upper_v.setflags(write=False)
             dim = int(lower_v.shape[0])
         sigma = bounded_gaussian_sigma(eps, dq, lower_v, upper_v)
+        plan = None
+        if mode == "exact":
+            if dim is not None:
+                raise ValueError("mode='exact' supports the univariate mechanism only")
+            plan = exact.plan_bounded_gaussian(eps, dq, lower_v, upper_v, sigma_hint=float(sigma))
+            sigma = plan.scale
+            self._set(_init_args=self._init_args + ("mode",))
+        self._set(mode=mode, exact_plan=plan)
         self._set(epsilon=eps, sensitivity=dq, lower=lower_v, upper=upper_v, dim=dim,
                   sigma=float(sigma))
 
@@ -140,6 +158,8 @@ class BoundedGaussian(Mechanism):
         """
         q = self._value(value, on_outside)
         gen = as_generator(rng)
+        if self.exact_plan is not None:
+            return self.exact_plan.sample(q, size, gen)
         if self.dim is not None and size is not None:
             size_t = check_size(size)
             size = size_t + (self.dim,)
@@ -148,6 +168,9 @@ class BoundedGaussian(Mechanism):
 
     # law -----------------------------------------------------------------------------
     def _eval(self, what: int, x: Any, value: Any):
+        if self.exact_plan is not None:
+            raise NotImplementedError("exact mode releases a discrete law on a grid; "
+                                      "use exact_plan.pmf(value)")
         q = self._value(value)
         return truncnorm_eval(what, x, *self._params(q))
 
