@@ -257,7 +257,6 @@ def bounded_gaussian_sigma(epsilon: Any, sensitivity: Any, lower: Any, upper: An
         return _core.bg_sigma_scalar(e, s, hi_s - lo_s)
     lo = as_float_array(lower, "lower")
     hi = as_float_array(upper, "upper")
-    check_bounds(lo, hi)
     if lo.ndim > 1 or hi.ndim > 1:
         raise ValueError(
             f"`lower` and `upper` must be scalars or 1-D arrays; got shapes {lo.shape} and {hi.shape}"
@@ -266,6 +265,7 @@ def bounded_gaussian_sigma(epsilon: Any, sensitivity: Any, lower: Any, upper: An
         raise ValueError(
             f"`lower` and `upper` must have the same length; got {lo.shape[0]} and {hi.shape[0]}"
         )
+    check_bounds(lo, hi)
     w = np.ascontiguousarray(np.atleast_1d(hi - lo), dtype=np.float64)
     if w.size == 0:
         raise ValueError("`lower` and `upper` must not be empty")

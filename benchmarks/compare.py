@@ -1,0 +1,119 @@
+"""Side-by-side throughput of bndp's samplers and calibrations against the usual baselines,
+measured in one run on this machine. Prints times and ratios next to the project targets.
+
+    python benchmarks/compare.py            # 10^7 draws (as in the targets)
+    python benchmarks/compare.py --n 1e6    # quicker
+
+Baselines: NumPy's plain (untruncated) `normal` and `laplace`, `scipy.stats.truncnorm.rvs`,
+and diffprivlib's `LaplaceBoundedDomain` when it is installed (it draws one value per call,
+so it is timed on fewer draws and reported per draw).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+from scipy import stats
+
+import bndp
+from bndp import calibrate
+
+
+def best_of(f, repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        f()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=float, default=1e7, help="draws per sampler call (default 1e7)")
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args()
+    n = int(args.n)
+    rep = args.repeat
+    g = np.random.default_rng(0)
+    rows = np.random.default_rng(1).uniform(0.0, 10.0, n)
+    lo, hi, sigma = 0.0, 10.0, 2.0
+
+    t_normal = best_of(lambda: g.normal(5.0, sigma, size=n), rep)
+    t_laplace = best_of(lambda: g.laplace(5.0, 1.0, size=n), rep)
+
+    # scipy's truncnorm is slow: time it on a tenth of the draws and scale
+    ns = max(n // 10, 1000)
+    a, b = (lo - 5.0) / sigma, (hi - 5.0) / sigma
+    t_scipy_scalar = best_of(lambda: stats.truncnorm.rvs(a, b, loc=5.0, scale=sigma, size=ns,
+                                                         random_state=g), 2) * n / ns
+    ar, br = (lo - rows[:ns]) / sigma, (hi - rows[:ns]) / sigma
+    t_scipy_rows = best_of(lambda: stats.truncnorm.rvs(ar, br, loc=rows[:ns], scale=sigma,
+                                                       random_state=g), 2) * n / ns
+
+    t_tn_scalar = best_of(lambda: bndp.truncated_normal(5.0, sigma, lo, hi, size=n, rng=g), rep)
+    t_tn_rows = best_of(lambda: bndp.truncated_normal(rows, sigma, lo, hi, rng=g), rep)
+    lap = bndp.BoundedLaplace(1.0, 1.0, lo, hi)
+    t_bl_scalar = best_of(lambda: lap.sample(5.0, size=n, rng=g), rep)
+    t_bl_rows = best_of(lambda: lap.sample(rows, rng=g), rep)
+
+    def per_call(f, k=20000):
+        t = best_of(lambda: [f() for _ in range(k)], 3)
+        return t / k
+
+    t_cal_bl = per_call(lambda: calibrate.bounded_laplace_scale(1.0, 1.0, 0.0, 10.0))
+    t_cal_bg = per_call(lambda: calibrate.bounded_gaussian_sigma(1.0, 1.0, 0.0, 10.0))
+    t_cal_bg2 = per_call(lambda: calibrate.bounded_gaussian_sigma(1.0, 2 * np.sqrt(5), [0.0, 1.0],
+                                                                  [10.0, 9.0]), k=20)
+
+    dpl = None
+    try:  # optional baseline
+        from diffprivlib.mechanisms import LaplaceBoundedDomain  # type: ignore
+
+        mech = LaplaceBoundedDomain(epsilon=1.0, sensitivity=1.0, lower=lo, upper=hi,
+                                    random_state=0)
+        k = 20000
+        t = best_of(lambda: [mech.randomise(5.0) for _ in range(k)], 2)
+        dpl = t * n / k
+        t_dpl_cal = per_call(lambda: LaplaceBoundedDomain(epsilon=1.0, sensitivity=1.0,
+                                                          lower=lo, upper=hi)._find_scale(),
+                             k=2000)
+    except Exception as exc:  # ImportError, or its scikit-learn import failure
+        dpl_err = f"{type(exc).__name__}: {exc}"[:100]
+
+    print(f"bndp {bndp.__version__} | numpy {np.__version__} | {n:.0e} draws per call, "
+          f"best of {rep}")
+    print(f"{'sampler':44s}{'seconds':>10s}{'ratio':>12s}{'target':>12s}")
+
+    def line(name, t, base, base_name, target=None, faster=False):
+        r = t / base
+        tgt = ""
+        if target is not None:
+            ok = (base / t >= target) if faster else (r <= target)
+            tgt = (f">={target:g}x faster" if faster else f"<={target:g}x") + (" ok" if ok else " MISS")
+        shown = f"{base / t:.1f}x faster" if faster else f"{r:.3f}x {base_name}"
+        print(f"{name:44s}{t:10.4f}  {shown:>24s}  {tgt}")
+
+    print(f"{'numpy normal (baseline)':44s}{t_normal:10.4f}")
+    print(f"{'numpy laplace (baseline)':44s}{t_laplace:10.4f}")
+    line("truncated normal, scalar parameters", t_tn_scalar, t_normal, "normal", 1.2)
+    line("truncated normal, per-row values", t_tn_rows, t_normal, "normal", 2.5)
+    line("  vs scipy truncnorm.rvs, scalar", t_tn_scalar, t_scipy_scalar, "", 30, faster=True)
+    line("  vs scipy truncnorm.rvs, per-row", t_tn_rows, t_scipy_rows, "", 30, faster=True)
+    line("bounded Laplace, scalar value", t_bl_scalar, t_laplace, "laplace", 1.0)
+    line("bounded Laplace, per-row values", t_bl_rows, t_laplace, "laplace")
+    if dpl is not None:
+        line("  vs diffprivlib LaplaceBoundedDomain", t_bl_rows, dpl, "", faster=True)
+        print(f"{'  diffprivlib _find_scale per call':44s}{t_dpl_cal * 1e6:9.1f} us")
+    else:
+        print(f"  diffprivlib not available ({dpl_err})")
+    print(f"{'calibration':44s}{'us/call':>10s}")
+    for name, t in (("bounded_laplace_scale", t_cal_bl), ("bounded_gaussian_sigma (1-D)", t_cal_bg)):
+        print(f"{name:44s}{t * 1e6:10.2f}  target <=5 us {'ok' if t <= 5e-6 else 'MISS'}")
+    print(f"{'bounded_gaussian_sigma (Table 1, m = 2)':44s}{t_cal_bg2 * 1e6:10.0f}")
+
+
+if __name__ == "__main__":
+    main()
