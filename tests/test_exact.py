@@ -292,6 +292,25 @@ def test_mironov_attack_breaks_textbook_laplace():
     assert from_q0_only.mean() > 0.3
 
 
+def test_continuous_mode_support_depends_on_input():
+    """What the continuous mode does not protect against: its attainable doubles depend on
+    the input. For q1 = 1 every output in (0, 1/2) is 1 + eta with eta in (-1, -1/2), an
+    exact sum (Sterbenz) and so a multiple of 2^-53; from q0 = 0 the outputs there are
+    arbitrary doubles, and any that is not a multiple of 2^-53 reveals q0 with certainty."""
+    m = bndp.BoundedLaplace(1.0, 1.0, -10.0, 10.0)
+    y0 = m.sample(0.0, size=200_000, rng=15)
+    y1 = m.sample(1.0, size=200_000, rng=16)
+    win0 = y0[(y0 > 0) & (y0 < 0.5)]
+    win1 = y1[(y1 > 0) & (y1 < 0.5)]
+    assert win1.size > 1000 and win0.size > 1000
+
+    def off_lattice(y):
+        return np.ldexp(y, 53) != np.floor(np.ldexp(y, 53))
+
+    assert not off_lattice(win1).any()
+    assert off_lattice(win0).mean() > 0.9
+
+
 def test_mironov_attack_fails_on_exact_mode():
     m = bndp.BoundedLaplace(1.0, 1.0, -20.0, 20.0, mode="exact")
     plan = m.exact_plan

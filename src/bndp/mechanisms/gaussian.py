@@ -82,6 +82,8 @@ class BoundedGaussian(Mechanism):
     """
 
     _init_args = ("epsilon", "sensitivity", "lower", "upper")
+    mode = "continuous"
+    exact_plan: "exact.ExactPlan | None" = None
 
     def __init__(self, epsilon: float, sensitivity: float, lower: Any, upper: Any,
                  mode: str = "continuous") -> None:

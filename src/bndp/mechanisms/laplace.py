@@ -99,6 +99,8 @@ class BoundedLaplace(Mechanism):
     """
 
     _init_args = ("epsilon", "sensitivity", "lower", "upper", "delta")
+    mode = "continuous"
+    exact_plan: "exact.ExactPlan | None" = None
 
     def __init__(self, epsilon: float, sensitivity: float, lower: float, upper: float,
                  delta: float = 0.0, mode: str = "continuous") -> None:
