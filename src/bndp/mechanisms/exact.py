@@ -201,6 +201,19 @@ def _choose_grid(fam: int, hint: float, dq: float, lo: float, hi: float):
 
 
 def _plan(fam: int, target: float, hint: float, dq: float, lo: float, hi: float) -> ExactPlan:
+    plan = _plan_on_grid(fam, target, hint, dq, lo, hi)
+    # The grid was chosen from the continuous scale. When the certified scale is much
+    # smaller (the Gaussian's sufficient condition can be loose by orders of magnitude),
+    # choose the grid again from the certified scale, once, and keep the finer plan.
+    if plan.scale < 0.25 * hint:
+        finer = _plan_on_grid(fam, target, plan.scale, dq, lo, hi)
+        if finer.exponent < plan.exponent:
+            return finer
+    return plan
+
+
+def _plan_on_grid(fam: int, target: float, hint: float, dq: float, lo: float,
+                  hi: float) -> ExactPlan:
     e, kl, n, dk = _choose_grid(fam, hint, dq, lo, hi)
     st, s, cert = _core.ex_calibrate(fam, float(target), n, dk, math.ldexp(hint, -e), SMAX[fam])
     if st == 1:
