@@ -146,6 +146,8 @@ def _mp_loss(fam, s, n, dk):
 @pytest.mark.parametrize("fam,s,n,dk", [
     (LAP, 20, 50, 3), (LAP, 7, 30, 5), (LAP, 100, 20, 20), (LAP, 1, 15, 1),
     (GAU, 25, 40, 4), (GAU, 100, 60, 10), (GAU, 3, 25, 2), (GAU, 1000, 30, 30),
+    # wide grids whose interior normaliser is the saturated constant (copied, not recomputed)
+    (LAP, 1, 120, 2), (GAU, 2, 150, 3),
 ])
 def test_certificate_is_the_exhaustive_maximum(fam, s, n, dk):
     cert = exact.certify("laplace" if fam == LAP else "gaussian", s, n, dk)

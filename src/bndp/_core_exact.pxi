@@ -172,18 +172,32 @@ cdef double EX_MARGIN = 1e-9
 
 cdef void _ex_lnz(int fam, double x, int64_t n, double* lnz) noexcept nogil:
     # lnZ(i) for i = 0..n, up to an additive constant; x = t (Laplace) or s2 (Gaussian).
-    cdef int64_t i, m
-    cdef double er, s, c, w, tsum, a, b, z
+    # Far from both ends (Laplace: > 40 t; Gaussian: where the terms underflow) the value
+    # is the constant computed for the first such point, copied rather than recomputed:
+    # beyond 40 t, exp(-(.)/t) < 2^-57 no longer changes 1 - e^(.) in double precision.
+    cdef int64_t i, m, mend
+    cdef double er, s, c, w, tsum, a, b, z, sat, zc = 0.0
+    cdef bint have_c = 0
     if fam == 0:
         er = exp(-1.0 / x)
         for i in range(n + 1):
-            lnz[i] = log(-expm1(-(<double> (i + 1)) / x) - er * expm1(-(<double> (n - i)) / x))
+            if (<double> (i + 1)) > 40.0 * x and (<double> (n - i)) > 40.0 * x:
+                if not have_c:
+                    zc = log(-expm1(-(<double> (i + 1)) / x) - er * expm1(-(<double> (n - i)) / x))
+                    have_c = 1
+                lnz[i] = zc
+            else:
+                lnz[i] = log(-expm1(-(<double> (i + 1)) / x) - er * expm1(-(<double> (n - i)) / x))
         return
     s = 0.0
     c = 0.0
     lnz[0] = 0.0
+    mend = n
     for m in range(1, n + 1):                 # lnz[m] <- S(m) (compensated prefix sums)
         w = exp(-(<double> m) * (<double> m) / (2.0 * x))
+        if w == 0.0:                          # every later term underflows too
+            mend = m - 1
+            break
         tsum = s + w
         if fabs(s) >= fabs(w):
             c += (s - tsum) + w
@@ -191,10 +205,19 @@ cdef void _ex_lnz(int fam, double x, int64_t n, double* lnz) noexcept nogil:
             c += (w - tsum) + s
         s = tsum
         lnz[m] = s + c
+    sat = s + c
+    for m in range(mend + 1, n + 1):
+        lnz[m] = sat
     for i in range((n + 2) // 2):             # in place, pairing i with n - i (Z symmetric)
         a = lnz[i]
         b = lnz[n - i]
-        z = log(1.0 + a + b)
+        if i > mend and n - i > mend:
+            if not have_c:
+                zc = log(1.0 + a + b)
+                have_c = 1
+            z = zc
+        else:
+            z = log(1.0 + a + b)
         lnz[i] = z
         lnz[n - i] = z
 
