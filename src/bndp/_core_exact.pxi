@@ -51,6 +51,11 @@ cdef inline bint _ex_bern_exp_frac(bitgen_t* bg, uint64_t num, uint64_t den) noe
     cdef uint64_t k = 1
     if num == 0:
         return 1
+    if num >= den:                  # gamma = 1: Bernoulli(num/den) is certain, skip the draw
+        k = 2
+        while _ex_below(bg, k) == 0:
+            k += 1
+        return k & 1
     while _ex_below(bg, den) < num and (k == 1 or _ex_below(bg, k) == 0):
         k += 1
     return k & 1
