@@ -48,6 +48,13 @@ def test_aes_chosen_when_cpu_has_aesni():
         assert type(bg).__name__ == "ChaCha"
 
 
+def test_chacha_without_aesni(monkeypatch):
+    monkeypatch.setattr(_random, "_HAS_AESNI", False)
+    g = bndp.default_rng()
+    assert type(g.bit_generator).__name__ == "ChaCha"
+    assert g.bit_generator.state["state"]["rounds"] == 20
+
+
 @pytest.mark.parametrize("kind", ["aes", "chacha"])
 def test_both_kinds_drive_every_sampler(kind):
     g = np.random.Generator(_random.secure_bit_generator(kind))
