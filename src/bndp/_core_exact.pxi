@@ -168,11 +168,15 @@ cdef inline int64_t _ex_draw(bitgen_t* bg, int fam, int64_t i, int64_t n, uint64
 # Gaussian Z(i) = 1 + S(i) + S(n-i) with S(m) = sum_{k=1..m} exp(-k^2/(2 s2)), prefix sums
 # with Neumaier compensation. Floating-point error: every term of Z is positive with
 # relative error <= (2 + 2x)u for exponent x <= 745 (u = 2^-53), so |error(lnZ)| < 4e-13
-# and the error of each pair's loss is < 1e-12 (1 + loss); the certificate adds
-# EX_MARGIN = 1e-9 to the computed maximum, a bound for losses up to ~1000.
+# and the error of each pair's loss is < 1e-12 (1 + loss); the certificate is the computed
+# maximum times (1 + 1e-12) plus EX_MARGIN = 1e-9, which bounds that error with room to spare.
 # ---------------------------------------------------------------------------------------
 
 cdef double EX_MARGIN = 1e-9
+
+
+cdef inline double _ex_certified(double loss) noexcept nogil:
+    return loss * (1.0 + 1e-12) + EX_MARGIN
 
 
 cdef void _ex_lnz(int fam, double x, int64_t n, double* lnz) noexcept nogil:
@@ -332,7 +336,7 @@ cdef int _ex_calibrate(int fam, double target, int64_t n, int64_t dk, double hin
     s = <uint64_t> v
     for k in range(200):
         _ex_lnz(fam, <double> s, n, lnz)
-        cert = _ex_max_loss(fam, <double> s, n, dk, lnz, 1) + EX_MARGIN
+        cert = _ex_certified(_ex_max_loss(fam, <double> s, n, dk, lnz, 1))
         if cert <= target:
             s_out[0] = s
             cert_out[0] = cert
@@ -406,7 +410,7 @@ def ex_certify(int fam, double x, int64_t n, int64_t dk):
     with nogil:
         _ex_lnz(fam, x, n, &v[0])
         r = _ex_max_loss(fam, x, n, dk, &v[0], 1)
-    return r + EX_MARGIN
+    return _ex_certified(r)
 
 
 def ex_calibrate(int fam, double target, int64_t n, int64_t dk, double hint, uint64_t smax):

@@ -30,8 +30,9 @@ Certification. Rounding moves neighbouring inputs at most
 monotone and ``floor(x + D) - floor(x) <= ceil(D)``; clipping is 1-Lipschitz). The
 certified loss is the maximum of :math:`\ln P(j\mid i)/P(j\mid i')` over all pairs of grid
 inputs with :math:`|i - i'| \le d_k` and all outputs ``j`` (the maximum over ``j`` is at an
-end of the grid: the log ratio is monotone in ``j``), plus :math:`10^{-9}` for the rounding
-error of its evaluation. The integer scale is the smallest (up to a 1/4096 step) for which
+end of the grid: the log ratio is monotone in ``j``), enlarged by a relative
+:math:`10^{-12}` and an absolute :math:`10^{-9}`, a bound on the rounding error of its
+evaluation (each pair's loss is computed to within :math:`10^{-12}(1 + \text{loss})`). The integer scale is the smallest (up to a 1/4096 step) for which
 this certificate is :math:`\le` the target; the target is :math:`\epsilon` for the
 Gaussian and :math:`\epsilon - \ln(1 - \delta)` for the Laplace (the loss bound behind
 Theorem 3.5 of [HABM20]_, which implies :math:`(\epsilon, \delta)`-DP).
@@ -182,7 +183,8 @@ class ExactPlan:
 def certify(family: str, scale_int: float, n: int, dk: int) -> float:
     """Certified privacy loss of the bounded discrete law on ``{0..n}`` with integer scale
     ``scale_int`` (``t`` or ``s``) for inputs at most ``dk`` steps apart: the maximum over
-    every pair of grid inputs and every output of the log PMF ratio, plus 1e-9."""
+    every pair of grid inputs and every output of the log PMF ratio, times (1 + 1e-12),
+    plus 1e-9 (a bound on its rounding error)."""
     fam = LAPLACE if family == "laplace" else GAUSSIAN
     if not (1 <= dk <= n):
         raise ValueError(f"need 1 <= dk <= n; got dk = {dk}, n = {n}")
