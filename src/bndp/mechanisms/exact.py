@@ -32,10 +32,12 @@ certified loss is the maximum of :math:`\ln P(j\mid i)/P(j\mid i')` over all pai
 inputs with :math:`|i - i'| \le d_k` and all outputs ``j`` (the maximum over ``j`` is at an
 end of the grid: the log ratio is monotone in ``j``), enlarged by a relative
 :math:`10^{-12}` and an absolute :math:`10^{-9}`, a bound on the rounding error of its
-evaluation (each pair's loss is computed to within :math:`10^{-12}(1 + \text{loss})`). The integer scale is the smallest (up to a 1/4096 step) for which
-this certificate is :math:`\le` the target; the target is :math:`\epsilon` for the
-Gaussian and :math:`\epsilon - \ln(1 - \delta)` for the Laplace (the loss bound behind
-Theorem 3.5 of [HABM20]_, which implies :math:`(\epsilon, \delta)`-DP).
+evaluation (each pair's loss is computed to within :math:`10^{-12}(1 + \text{loss})`).
+The integer scale is the smallest (up to a 1/4096 step) for which this certificate is
+:math:`\le` the target: :math:`\epsilon` for the Gaussian, and for the Laplace
+:math:`L = \epsilon - \ln(1 - \delta)`, the loss bound behind Theorem 3.5 of [HABM20]_ (a
+loss bound :math:`L` implies :math:`(\epsilon, \delta)`-DP, since
+:math:`P(A) \le \min(1, e^{\epsilon} P'(A)/(1 - \delta)) \le e^{\epsilon} P'(A) + \delta`).
 
 Limits. The grid has at most :math:`2^{24}` intervals and :math:`n\,d_k \le 2^{26}` (the
 cost of the certificate); for ranges very wide against the sensitivity the granularity is
@@ -51,8 +53,9 @@ Bernoulli(num/den) AND Bernoulli(1/K), which has the same law and avoids the pro
 den*K. The scales are not those of [HABM20]_ (Theorem 3.5) or of Chen and Hale's sufficient
 condition for the bounded Gaussian: they are calibrated directly on the certificate of the
 discrete mechanism actually sampled. For the Laplace they come out within 0.5 % of
-:math:`b^*` on a fine grid (more when the range forces a coarse one, see Limits); for the Gaussian they are usually smaller than the continuous
-:math:`\sigma^*`, whose condition is sufficient, not tight.
+:math:`b^*` on a fine grid (more when the range forces a coarse one, see Limits); for
+the Gaussian they are usually smaller than the continuous :math:`\sigma^*`, whose
+condition is sufficient, not tight.
 
 .. [Mir12] I. Mironov. "On Significance of the Least Significant Bits for Differential
    Privacy". ACM CCS 2012.
