@@ -12,9 +12,10 @@ The default generator is a cryptographically secure counter-mode stream: AES-128
 mode (``randomgen.AESCounter``) where the CPU has the AES instructions, ChaCha20
 (``randomgen.ChaCha``, 20 rounds, 256-bit key) otherwise. Each is keyed from 256 fresh bits
 of the operating system's CSPRNG (:func:`secrets.token_bytes`): for AES-CTR, 128 bits of key
-and a 128-bit random starting counter; for ChaCha20, the 256-bit key. Unlike a statistical
-generator such as PCG64, whose whole state follows from a few hundred observed outputs, the
-stream of a secure generator cannot be predicted or reconstructed from its outputs, so noise
+and a 128-bit random starting counter; for ChaCha20, the 256-bit key. A statistical
+generator is not designed to resist prediction (the Mersenne Twister's state is read off
+624 outputs; PCG64's has been recovered from a few hundred outputs by published attacks),
+whereas predicting a secure stream from its outputs means breaking the cipher, so noise
 released earlier does not reveal the noise added to later releases.
 
 Each thread gets its own default generator (thread-local), so threads never share or replay
