@@ -15,7 +15,7 @@
 # Every random decision is a comparison of uniform integers: no floating point is involved
 # in a draw (the output index is converted to a double only at the end, exactly).
 
-from libc.stdint cimport uint64_t, int64_t
+from libc.stdint cimport uint64_t, int64_t, uint32_t
 from libc.math cimport ceil as _ex_ceil
 
 cdef extern from *:
@@ -30,6 +30,21 @@ cdef extern from *:
 cdef inline uint64_t _ex_below(bitgen_t* bg, uint64_t n) noexcept nogil:
     # Uniform integer on {0, ..., n-1}, n >= 1, exactly [L19]: the high word of x*n for a
     # uniform 64-bit x, rejecting the (2^64 mod n) values of the low word that would bias it.
+    # For n < 2^32 the same with a 32-bit x (half the random bits: BitGenerators buffer the
+    # other half of a 64-bit word for the next 32-bit draw).
+    cdef uint32_t x32, low32, thr32
+    cdef uint64_t m32
+    if n <= 0xFFFFFFFFu:
+        x32 = bg.next_uint32(bg.state)
+        m32 = (<uint64_t> x32) * n
+        low32 = <uint32_t> m32
+        if low32 < <uint32_t> n:
+            thr32 = (<uint32_t> 0 - <uint32_t> n) % (<uint32_t> n)
+            while low32 < thr32:
+                x32 = bg.next_uint32(bg.state)
+                m32 = (<uint64_t> x32) * n
+                low32 = <uint32_t> m32
+        return m32 >> 32
     cdef uint64_t x = bg.next_uint64(bg.state)
     cdef bndp_u128 m = (<bndp_u128> x) * (<bndp_u128> n)
     cdef uint64_t low = <uint64_t> m
@@ -88,7 +103,7 @@ cdef inline int64_t _ex_dlap(bitgen_t* bg, uint64_t t) noexcept nogil:
         while _ex_bern_exp_frac(bg, 1, 1):
             v += 1
         x = <int64_t> (u + t * v)
-        if bg.next_uint64(bg.state) >> 63:
+        if bg.next_uint32(bg.state) >> 31:
             if x == 0:
                 continue
             return -x
