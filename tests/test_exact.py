@@ -195,8 +195,7 @@ def _check_calibrated(m, target):
     # 1/4096 ladder) is not certified
     smaller = plan.scale_int - max(1, plan.scale_int >> 12)
     assert exact.certify(fam, smaller, plan.n, plan.dk) > target
-    if isinstance(m, bndp.BoundedLaplace):
-        assert m.privacy_loss() == plan.certified_epsilon
+    assert m.privacy_loss() == plan.certified_epsilon
 
 
 @pytest.mark.parametrize("cfg", _random_configs(6, 1))

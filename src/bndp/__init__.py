@@ -1,15 +1,22 @@
 """bndp: differentially private noise for values that must stay inside a valid range.
 
 Bounded Laplace and bounded (truncated) Gaussian mechanisms with exact, conservative noise
-calibration and a compiled sampling core over NumPy's BitGenerators.
+calibration and a compiled sampling core over NumPy's BitGenerators; the unbounded Gaussian
+calibration family; range-constraint mechanisms; exact privacy verification.
 """
 
-from . import calibrate
+from . import calibrate, special
 from ._random import default_rng
 from .api import sample
 from .distributions import truncated_normal
 from .exceptions import BudgetError, PrivacyLeakWarning
-from .mechanisms import BoundedGaussian, BoundedLaplace, Mechanism
+from .mechanisms import BoundedGaussian
+from .mechanisms import BoundedLaplace
+from .mechanisms import ConstrainedLaplace
+from .mechanisms import Gaussian
+from .mechanisms import Laplace
+from .mechanisms import Mechanism
+from .verify import audit, verify  # the function shadows the submodule name on purpose
 
 __version__ = "0.1.0"
 
@@ -17,11 +24,17 @@ __all__ = [
     "BoundedGaussian",
     "BoundedLaplace",
     "BudgetError",
+    "ConstrainedLaplace",
+    "Gaussian",
+    "Laplace",
     "Mechanism",
     "PrivacyLeakWarning",
+    "audit",
     "calibrate",
     "default_rng",
     "sample",
+    "special",
     "truncated_normal",
+    "verify",
     "__version__",
 ]

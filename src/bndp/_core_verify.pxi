@@ -1,1 +1,428 @@
 # Kernels for the verify family (included by _core.pyx).
+#
+# Exact worst-case privacy loss of the bounded Gaussian mechanism [CH24] and of the bounded
+# Laplace mechanism [HABM20], and the "tight" calibration of the bounded Gaussian (smallest
+# sigma whose certified worst-case loss is <= eps).
+#
+# Bounded Gaussian, one coordinate of width w = u - l (shift the domain to [0, w]). The
+# density is an exponential family in the location q:
+#     p_q(x) = exp(x q / s^2 - x^2 / (2 s^2) - Lam(q)) / (sqrt(2 pi) s),   x in [0, w],
+#     Lam(q) = ln int_0^w exp(y q / s^2 - y^2 / (2 s^2)) dy            (log-partition).
+# Hence, for q' = q + c with c > 0,
+#     ln p_q(x) - ln p_q'(x) = -x c / s^2 + Lam(q + c) - Lam(q),
+# which is linear in x and largest at x = 0 (the lower bound): the loss is
+#     F(q, c) = Lam(q + c) - Lam(q).
+# Lam is convex (a log-Laplace transform) and increasing (its derivative is a mean of y / s^2
+# with y in [0, w]), so F increases in q (convexity) and in c (monotonicity): over
+# 0 <= q <= q + c <= w the supremum is at q + c = w (q' = u, q = u - c, x = l), i.e.
+#     h(c) = Lam(w) - Lam(w - c) = c (2w - c) / (2 s^2) - rho(c),
+# with rho(c) = ln[G(c)/G(0)] (G the normaliser, symmetric about w/2) the function _bg_rho
+# of the calibration. h is increasing and concave in c (h'' = -Lam''(w - c) <= 0), with
+#     h'(c) = (w - c) / s^2 - rho'(c).
+# Mirror images (c < 0, x = u) give the same values. For m coordinates the loss separates:
+# the worst case is max sum_i h_i(c_i) over 0 <= c_i <= w_i, ||c||_2 <= dQ: a concave
+# maximisation over a convex set, bounded from above by weak Lagrangian duality,
+#     max <= D(lam) = lam dQ^2 + sum_i max_{0 <= c <= w_i} [h_i(c) - lam c^2]   (any lam >= 0),
+# with equality at the optimal lam (Slater holds), and each inner maximum of a concave
+# function is bounded from above by the pointwise minimum of two tangent lines.
+# ---------------------------------------------------------------------------------------
+
+
+cdef inline double _vf_h(double c, double w, double s, double* mag) noexcept nogil:
+    # h(c) for one coordinate; mag receives the size of the terms (for rounding margins).
+    cdef double a = c * (2.0 * w - c) / (2.0 * s * s)
+    # rho is symmetric about w/2 (G(c) = G(w - c)); evaluate it on [0, w/2], where its
+    # kernel is tested
+    cdef double r = _bg_rho(c if c <= 0.5 * w else w - c, w, s)
+    mag[0] = a + fabs(r)
+    return a - r
+
+
+cdef inline double _vf_dh(double c, double w, double s) noexcept nogil:
+    # h'(c) = (w - c)/s^2 - rho'(c), with rho' of the calibration (cancellation-free) on
+    # [0, w/2] and rho'(c) = -rho'(w - c) beyond (there the kernel's expm1 factor overflows
+    # to -inf against an underflowed phi when c >> s)
+    if c <= 0.5 * w:
+        return (w - c) / (s * s) - _bg_drho(c, w, s)
+    return (w - c) / (s * s) + _bg_drho(w - c, w, s)
+
+
+cdef double _vf_concave_max(double w, double s, double lam, double cmax,
+                            double* carg, double* mag) noexcept nogil:
+    # Certified upper bound on max_{0 <= c <= cmax} f(c), f(c) = h(c) - lam c^2 (concave).
+    # Bisection on the sign of f' brackets the maximiser in [clo, chi]; then, since a concave
+    # function lies below each of its tangents, max f <= max_{c in [0, cmax]} min(T_lo(c),
+    # T_hi(c)) with T the tangent lines at clo and chi. This bound holds whatever the signs
+    # of the computed derivatives (it is taken over the whole interval), and it tends to the
+    # maximum as the bracket shrinks. carg receives the bracket point with the larger f.
+    cdef double clo = 0.0, chi = cmax, cm, d, flo, fhi, dlo, dhi, mlo, mhi, best, x, v, t1, t2
+    cdef int it
+    dlo = _vf_dh(clo, w, s) - 2.0 * lam * clo
+    dhi = _vf_dh(chi, w, s) - 2.0 * lam * chi
+    if dlo > 0.0 and dhi < 0.0:
+        for it in range(200):
+            cm = 0.5 * (clo + chi)
+            if cm <= clo or cm >= chi:
+                break
+            d = _vf_dh(cm, w, s) - 2.0 * lam * cm
+            if d > 0.0:
+                clo = cm
+                dlo = d
+            else:
+                chi = cm
+                dhi = d
+    flo = _vf_h(clo, w, s, &mlo) - lam * clo * clo
+    fhi = _vf_h(chi, w, s, &mhi) - lam * chi * chi
+    if isnan(flo) or isnan(fhi) or isnan(dlo) or isnan(dhi):
+        carg[0] = clo
+        mag[0] = 0.0
+        return INFINITY         # cannot certify: report an infinite bound, never a low one
+    mag[0] = (mlo if mlo > mhi else mhi) + lam * chi * chi
+    carg[0] = clo if flo >= fhi else chi
+    # max over [0, cmax] of min(T_lo, T_hi): at an end point or at the crossing of the lines
+    best = -INFINITY
+    for it in range(3):
+        if it == 0:
+            x = 0.0
+        elif it == 1:
+            x = cmax
+        else:
+            if not (dlo - dhi > 0.0):
+                continue
+            x = (fhi - flo + dlo * clo - dhi * chi) / (dlo - dhi)
+            if not (x > 0.0 and x < cmax):
+                continue
+        t1 = flo + dlo * (x - clo)
+        t2 = fhi + dhi * (x - chi)
+        # each tangent alone is an upper bound; one that overflowed (inf * 0) bounds nothing
+        if isnan(t1):
+            t1 = INFINITY
+        if isnan(t2):
+            t2 = INFINITY
+        v = t1 if t1 < t2 else t2
+        if v > best:
+            best = v
+    # never report less than a value actually attained (guards the crossing formula's
+    # rounding when the two tangents are almost parallel)
+    if flo > best:
+        best = flo
+    if fhi > best:
+        best = fhi
+    return best
+
+
+cdef double _vf_bg_loss(double s, double dq, const double* w, Py_ssize_t m,
+                        double* cstar, double* lower) noexcept nogil:
+    # Certified upper bound on the worst-case privacy loss of the bounded Gaussian mechanism
+    # with scale s, l2 sensitivity dq and box widths w[0..m-1]; *lower receives the loss of
+    # an attained configuration (a lower bound), cstar its shift vector.
+    cdef Py_ssize_t i
+    cdef double nrm2 = 0.0, total = 0.0, mag = 0.0, mg, c, llo, lhi, lmid, lam, low
+    cdef double scale_c
+    cdef int it
+    if m == 1:
+        c = dq if dq < w[0] else w[0]
+        cstar[0] = c
+        total = _vf_h(c, w[0], s, &mag)
+        lower[0] = total
+        return total + 8.0 * DBL_EPS * mag
+    for i in range(m):
+        nrm2 += w[i] * w[i]
+    if nrm2 <= dq * dq:
+        # the whole box fits in the ball: c = w (q = l, q' = u), h_i(w_i) = w_i^2 / (2 s^2)
+        for i in range(m):
+            cstar[i] = w[i]
+            total += _vf_h(w[i], w[i], s, &mg)
+            mag += mg
+        lower[0] = total
+        return total + 8.0 * DBL_EPS * mag
+    # multiplier lam with ||c(lam)|| = dq (||c(lam)|| is non-increasing in lam): bisection
+    # in log lam, as lam spans many decades
+    llo = -700.0
+    lhi = 700.0
+    for it in range(80):
+        lmid = 0.5 * (llo + lhi)
+        lam = exp(lmid)
+        nrm2 = 0.0
+        for i in range(m):
+            _vf_concave_max(w[i], s, lam, w[i] if w[i] < dq else dq, &cstar[i], &mg)
+            nrm2 += cstar[i] * cstar[i]
+        if nrm2 > dq * dq:
+            llo = lmid
+        else:
+            lhi = lmid
+        if lhi - llo < 1e-12:
+            break
+    # weak duality at the two bracket ends: keep the smaller (both are upper bounds)
+    total = INFINITY
+    for it in range(2):
+        lam = exp(llo if it == 0 else lhi)
+        c = lam * dq * dq
+        mg = c
+        for i in range(m):
+            c += _vf_concave_max(w[i], s, lam, w[i] if w[i] < dq else dq, &cstar[i], &mag)
+            mg += mag
+        c += 8.0 * DBL_EPS * (mg + 1.0e-300)
+        if c < total:
+            total = c
+    # a feasible configuration for the lower bound: c(lam) pulled back into the ball
+    nrm2 = 0.0
+    for i in range(m):
+        nrm2 += cstar[i] * cstar[i]
+    scale_c = 1.0
+    if nrm2 > dq * dq:
+        scale_c = dq / sqrt(nrm2) * (1.0 - 4.0 * DBL_EPS)
+    low = 0.0
+    for i in range(m):
+        cstar[i] *= scale_c
+        low += _vf_h(cstar[i], w[i], s, &mg)
+    lower[0] = low
+    if low > total:          # cannot happen beyond rounding; keep the reported bound valid
+        total = low
+    if isnan(total):
+        return INFINITY
+    return total
+
+
+cdef inline double _vf_bl_loss(double b, double dq, double w) noexcept nogil:
+    # Bounded Laplace [HABM20]: for c = q' - q > 0 the log ratio at x <= q is
+    # c/b + ln C(q + c) - ln C(q); ln C is concave and symmetric (Lemma 3.2), so the maximum
+    # over q is at q = l, and it increases in c (Lemma A.4): the exact loss is
+    # dQ/b + ln dC(b) with dQ capped at w (Lemma 3.3). Upper bound with a rounding margin.
+    cdef double c = dq if dq < w else w
+    cdef double ld = _bl_log_dc(b, c, w)
+    return (c / b + ld) * (1.0 + 8.0 * DBL_EPS)
+
+
+# ---------------------------------------------------------------------------------------
+# Tight calibration: the smallest sigma with certified loss <= eps. g(s) = eps - U(s) is
+# increasing in s (the worst-case loss decreases as the noise grows; checked numerically,
+# and the bracket end returned satisfies g >= 0 as evaluated whether or not it holds).
+# ---------------------------------------------------------------------------------------
+
+cdef struct VTight:
+    double eps, dq
+    const double* w
+    Py_ssize_t m
+    double* cbuf
+
+
+cdef double _vf_tight_g(double s, void* args) noexcept nogil:
+    cdef VTight* t = <VTight*> args
+    cdef double low
+    if not (s > 0.0):
+        return -INFINITY
+    return t.eps - _vf_bg_loss(s, t.dq, t.w, t.m, t.cbuf, &low)
+
+
+cdef double _vf_bg_tight_sigma(double eps, double dq, const double* w, Py_ssize_t m,
+                               double s_hi, double* cbuf, int* n_eval) noexcept nogil:
+    # s_hi: a feasible scale (the paper's sigma*, Theorems 2.4/3.4). Returns NAN if no
+    # feasible upper end could be certified (the caller then keeps s_hi).
+    cdef VTight t
+    cdef double hi = s_hi, lo, ghi, glo
+    cdef int k
+    t.eps = eps
+    t.dq = dq
+    t.w = w
+    t.m = m
+    t.cbuf = cbuf
+    ghi = _vf_tight_g(hi, &t)
+    n_eval[0] += 1
+    for k in range(64):                 # make sure the upper end is certified
+        if ghi >= 0.0:
+            break
+        hi *= 2.0
+        ghi = _vf_tight_g(hi, &t)
+        n_eval[0] += 1
+    if not (ghi >= 0.0):
+        return NAN
+    lo = 0.5 * hi
+    glo = _vf_tight_g(lo, &t)
+    n_eval[0] += 1
+    for k in range(1100):               # lower end: infeasible (loss > eps)
+        if glo < 0.0:
+            break
+        hi = lo
+        ghi = glo
+        lo *= 0.5
+        glo = _vf_tight_g(lo, &t)
+        n_eval[0] += 1
+    if not (glo < 0.0):
+        return hi
+    return _bisect_feasible(_vf_tight_g, &t, lo, glo, hi, ghi, n_eval)
+
+
+# ---------------------------------------------------------------------------------------
+# Bounded Laplace privacy profile: exact hockey-stick divergence
+#     delta(eps) = sup_{|q - q'| <= dQ} int (p_q - e^eps p_q')_+ dx.
+# On [0, w] with q < q' the log ratio (|x - q'| - |x - q|)/b + ln(C_q'/C_q) decreases in x,
+# so for a pair the integral is F_q(x*) - e^eps F_q'(x*) at the crossing x* (a closed form).
+# The CDFs decrease in the location (the family has monotone likelihood ratio), so
+#   * the sup over the shift is at the largest one, c = min(dQ, w - q);
+#   * for q in [q0, q1] (and c = dQ): F_q - e^eps F_{q+dQ} <= F_q0 - e^eps F_{q1+dQ}, whose
+#     maximum over x is the pair value H(q0, q1 + dQ): a certified bound on the interval;
+#   * beyond q = w - dQ (q' = u fixed) the value decreases in q.
+# Hence delta(eps) = sup_{q in [0, w - dQ]} H(q, q + dQ), found by branch and bound with that
+# interval bound (refine every interval whose bound exceeds the best attained value by more
+# than 1e-8 relative; at most 32768 live intervals). The bound is first order in the
+# interval length, so the certified value is within about 1e-7 relative of the attained
+# one. The reversed order (q > q') is the mirror image x -> l + u - x.
+# ---------------------------------------------------------------------------------------
+
+cdef double _vf_bl_pair(double b, double w, double eps, double q, double qp) noexcept nogil:
+    # int (p_q - e^eps p_q')_+ for 0 <= q < q' <= w (domain [0, w])
+    cdef double c = qp - q, Cq, Cp, K, xs, Fq, Fp
+    Cq = -0.5 * (expm1(-q / b) + expm1(-(w - q) / b))
+    Cp = -0.5 * (expm1(-qp / b) + expm1(-(w - qp) / b))
+    K = log(Cp / Cq)
+    if c / b + K <= eps:
+        return 0.0
+    xs = 0.5 * (q + qp - (eps - K) * b)
+    if xs < q:
+        xs = q
+    if xs > qp:
+        xs = qp
+    # F_q(x) for x >= q and F_q'(x) for x <= q'
+    Fq = (-0.5 * expm1(-q / b) - 0.5 * expm1(-(xs - q) / b)) / Cq
+    Fp = (-0.5 * exp(-(qp - xs) / b) * expm1(-xs / b)) / Cp
+    return Fq - exp(eps) * Fp
+
+
+cdef double _vf_bl_delta(double b, double dq, double w, double eps, double* lower,
+                         double* qarg) noexcept nogil:
+    cdef Py_ssize_t cap = 32768, n = 0, n_new, i, k
+    cdef double* lo_q
+    cdef double* hi_q
+    cdef double* nlo
+    cdef double* nhi
+    cdef double* tmp
+    cdef double qmax, best, bestq, up, v, a, z, mid, ub_pruned = 0.0, tol
+    cdef int level, nseg = 64
+    if dq >= w:
+        dq = w
+    if _vf_bl_loss(b, dq, w) <= eps:
+        lower[0] = 0.0          # the mechanism is eps-DP: every pair value is exactly 0
+        qarg[0] = 0.0
+        return 0.0
+    qmax = w - dq
+    if qmax <= 0.0:
+        v = _vf_bl_pair(b, w, eps, 0.0, w)
+        lower[0] = v
+        qarg[0] = 0.0
+        return v + 8.0 * DBL_EPS * (1.0 + exp(eps))
+    lo_q = <double*> malloc(cap * sizeof(double))
+    hi_q = <double*> malloc(cap * sizeof(double))
+    nlo = <double*> malloc(cap * sizeof(double))
+    nhi = <double*> malloc(cap * sizeof(double))
+    if lo_q == NULL or hi_q == NULL or nlo == NULL or nhi == NULL:
+        free(lo_q); free(hi_q); free(nlo); free(nhi)
+        lower[0] = NAN
+        return NAN
+    for i in range(nseg):
+        lo_q[i] = qmax * i / nseg
+        hi_q[i] = qmax * (i + 1) / nseg
+    n = nseg
+    best = 0.0
+    bestq = 0.0
+    up = INFINITY
+    for level in range(60):
+        # attained values at the left ends (and the right end of the last interval)
+        for i in range(n):
+            v = _vf_bl_pair(b, w, eps, lo_q[i], lo_q[i] + dq)
+            if v > best:
+                best = v
+                bestq = lo_q[i]
+            v = _vf_bl_pair(b, w, eps, hi_q[i], hi_q[i] + dq)
+            if v > best:
+                best = v
+                bestq = hi_q[i]
+        tol = 1e-8 * best + 1e-15
+        # bounds; keep the intervals that may hold more than best + tol, split them
+        up = best
+        n_new = 0
+        for i in range(n):
+            a = lo_q[i]
+            z = hi_q[i]
+            v = _vf_bl_pair(b, w, eps, a, z + dq)
+            if v <= best + tol:
+                if v > ub_pruned:
+                    ub_pruned = v
+                continue
+            if v > up:
+                up = v
+            mid = 0.5 * (a + z)
+            if not (mid > a and mid < z) or n_new + 2 > cap:
+                # cannot split further (resolution or memory): keep its bound
+                if v > ub_pruned:
+                    ub_pruned = v
+                continue
+            nlo[n_new] = a
+            nhi[n_new] = mid
+            nlo[n_new + 1] = mid
+            nhi[n_new + 1] = z
+            n_new += 2
+        tmp = lo_q; lo_q = nlo; nlo = tmp
+        tmp = hi_q; hi_q = nhi; nhi = tmp
+        n = n_new
+        if n == 0:
+            break
+    # every part of [0, w - dQ] is covered by a pruned interval, a kept interval (bounded by
+    # up) or, if the level cap was hit, a remaining interval (bounded by up as well)
+    if ub_pruned > up:
+        up = ub_pruned
+    free(lo_q); free(hi_q); free(nlo); free(nhi)
+    lower[0] = best
+    qarg[0] = bestq
+    return up + 8.0 * DBL_EPS * (1.0 + exp(eps))
+
+
+# ---------------------------------------------------------------------------------------
+# def wrappers (inputs validated by bndp.verify)
+# ---------------------------------------------------------------------------------------
+
+def vf_bg_loss(double sigma, double dq, const double[::1] w):
+    """(upper, lower, c*) of the bounded Gaussian worst-case loss for box widths ``w``."""
+    cdef Py_ssize_t m = w.shape[0]
+    cstar = _np.empty(m)
+    cdef double[::1] cv = cstar
+    cdef double up, low
+    with nogil:
+        up = _vf_bg_loss(sigma, dq, &w[0], m, &cv[0], &low)
+    return up, low, cstar
+
+
+def vf_bg_loss_h(double c, double w, double sigma):
+    """h(c) = c(2w - c)/(2 sigma^2) - rho(c): one coordinate's worst loss at shift c."""
+    cdef double mg
+    return _vf_h(c, w, sigma, &mg)
+
+
+def vf_bl_loss(double b, double dq, double w):
+    """Certified exact worst-case loss dQ/b + ln dC(b) of the bounded Laplace mechanism."""
+    return _vf_bl_loss(b, dq, w)
+
+
+def vf_bg_tight_sigma(double eps, double dq, const double[::1] w, double sigma_hi):
+    """(sigma, n_eval): smallest sigma (to floating-point resolution) whose certified
+    worst-case loss is <= eps; sigma is NaN if none could be certified."""
+    cdef Py_ssize_t m = w.shape[0]
+    cdef double* cs = <double*> malloc(m * sizeof(double))
+    cdef double s
+    cdef int n = 0
+    if cs == NULL:
+        raise MemoryError()
+    with nogil:
+        s = _vf_bg_tight_sigma(eps, dq, &w[0], m, sigma_hi, cs, &n)
+    free(cs)
+    return s, n
+
+
+def vf_bl_delta(double b, double dq, double w, double eps):
+    """(upper, lower, q): exact hockey-stick delta(eps) of the bounded Laplace mechanism on
+    [0, w] (certified upper bound, attained value, and the worst q with q' = q + dQ)."""
+    cdef double up, low, qa = 0.0
+    with nogil:
+        up = _vf_bl_delta(b, dq, w, eps, &low, &qa)
+    return up, low, qa
+

@@ -21,6 +21,7 @@ __all__ = [
     "check_epsilon_delta",
     "check_positive",
     "check_finite",
+    "check_open_unit",
     "check_bounds",
     "check_on_outside",
     "check_size",
@@ -127,6 +128,13 @@ def check_epsilon_delta(eps: np.ndarray, delta: np.ndarray) -> None:
         )
 
 
+def check_open_unit(a: np.ndarray, name: str) -> None:
+    """``0 < a < 1`` elementwise (a probability that may be neither 0 nor 1); NaN fails."""
+    bad = ~((a > 0) & (a < 1))
+    if bad.any():
+        raise ValueError(f"`{name}` must be in (0, 1); got {_first_bad(a, bad)}")
+
+
 def check_bounds(lower: np.ndarray, upper: np.ndarray, *, allow_half_infinite: bool = False) -> None:
     """``lower < upper`` elementwise; both finite unless ``allow_half_infinite`` (then one
     end may be infinite, pointing outwards)."""
@@ -212,3 +220,53 @@ def fast_real(x: Any, name: str) -> float:
 
 def isfinite_scalar(x: float) -> bool:
     return math.isfinite(x)
+
+
+def check_forbidden(forbidden: Any, lower: float, upper: float) -> np.ndarray:
+    """Forbidden open intervals ``[(a1, b1), ...]`` as an (n, 2) float64 array.
+
+    Each interval must be finite and non-empty (``a < b``); the list must be sorted and the
+    intervals separated (``b_k < a_{k+1}``: touching or overlapping intervals leave no room
+    or an isolated allowed point, merge them instead); all must lie strictly inside
+    ``(lower, upper)``.
+    """
+    if forbidden is None:
+        return np.empty((0, 2))
+    a = as_float_array(forbidden, "forbidden")
+    if a.size == 0:
+        return np.empty((0, 2))
+    if a.ndim == 1 and a.shape[0] == 2:
+        raise ValueError(
+            "`forbidden` must be a sequence of (a, b) pairs, e.g. [(10, 20)]; got a single "
+            f"pair {tuple(a.tolist())!r}")
+    if a.ndim != 2 or a.shape[1] != 2:
+        raise ValueError(f"`forbidden` must be a sequence of (a, b) pairs; got shape {a.shape}")
+    bad = ~np.isfinite(a)
+    if bad.any():
+        k = int(np.argwhere(bad)[0][0])
+        raise ValueError(
+            f"`forbidden` intervals must be finite (use `lower`/`upper` for half-lines); "
+            f"got {tuple(a[k].tolist())!r} at index {k}")
+    empty = ~(a[:, 0] < a[:, 1])
+    if empty.any():
+        k = int(np.argmax(empty))
+        raise ValueError(f"`forbidden` interval {k} is empty: need a < b; got {tuple(a[k].tolist())!r}")
+    if a.shape[0] > 1:
+        uns = a[1:, 0] < a[:-1, 0]
+        if uns.any():
+            k = int(np.argmax(uns)) + 1
+            raise ValueError(
+                f"`forbidden` intervals must be sorted by their left end; interval {k} "
+                f"{tuple(a[k].tolist())!r} starts before interval {k - 1} {tuple(a[k - 1].tolist())!r}")
+        ov = ~(a[:-1, 1] < a[1:, 0])
+        if ov.any():
+            k = int(np.argmax(ov))
+            raise ValueError(
+                f"`forbidden` intervals {k} {tuple(a[k].tolist())!r} and {k + 1} "
+                f"{tuple(a[k + 1].tolist())!r} overlap or touch; merge them into one interval")
+    if not (lower < a[0, 0]) or not (a[-1, 1] < upper):
+        raise ValueError(
+            f"`forbidden` intervals must lie strictly inside (lower, upper) = ({lower!r}, {upper!r}); "
+            f"got {tuple(a[0].tolist()) if not (lower < a[0, 0]) else tuple(a[-1].tolist())!r} "
+            "(shrink `lower`/`upper` instead)")
+    return np.ascontiguousarray(a)

@@ -36,7 +36,8 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
         The valid range. For ``"laplace"`` they may be arrays broadcasting with ``value``
         (per-row bounds; the scale is calibrated per row). For ``"gaussian"``, scalars mean
         the univariate mechanism and 1-D arrays of length m the m-dimensional one (``value``
-        then has a trailing dimension m).
+        then has a trailing dimension m). With per-row Laplace bounds the scale is calibrated
+        once per distinct width ``upper - lower``.
     rng : None, int, SeedSequence, BitGenerator or Generator
         Source of randomness; ``None`` is the secure default.
     on_outside : {"clip", "raise"}
@@ -61,11 +62,14 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
     if lo.ndim == 0 and hi.ndim == 0:
         mech = BoundedLaplace(epsilon, sensitivity, float(lo), float(hi), delta)
         return mech.sample(value, rng=rng, on_outside=on_outside)
-    # per-row bounds: calibrate every row (the scale depends on the bounds), one kernel pass
+    # per-row bounds: the scale depends on the bounds only through the width u - l, so it is
+    # calibrated once per distinct width, then one kernel pass draws every row
     check_bounds(lo, hi)
     q = as_float_array(value, "value")
     q = apply_domain(q, lo, hi, on_outside)
-    scale = bounded_laplace_scale(epsilon, sensitivity, lo, hi, delta)
+    widths, inverse = np.unique(hi - lo, return_inverse=True)
+    scale = bounded_laplace_scale(epsilon, sensitivity, 0.0, widths, delta)[inverse]
+    scale = scale.reshape(np.broadcast_shapes(lo.shape, hi.shape))
     gen = as_generator(rng)
     shape = np.broadcast_shapes(q.shape, lo.shape, hi.shape)
     return _dispatch.sample(_core.bl_one, _core.bl_fill, _core.bl_fill_rows,

@@ -3,5 +3,14 @@
 from ._base import Mechanism
 from .gaussian import BoundedGaussian
 from .laplace import BoundedLaplace
+from .range import ConstrainedLaplace
+from .unbounded import Gaussian, Laplace
 
-__all__ = ["Mechanism", "BoundedLaplace", "BoundedGaussian"]
+__all__ = [
+    "Mechanism",
+    "BoundedLaplace",
+    "BoundedGaussian",
+    "ConstrainedLaplace",
+    "Gaussian",
+    "Laplace",
+]

@@ -17,6 +17,7 @@ from .._random import RNGLike, as_generator
 from .._validation import apply_domain, as_float_array, check_bounds, check_size, fast_real
 from ..calibrate import bounded_gaussian_sigma
 from ..distributions import truncnorm_eval
+from ..verify import bounded_gaussian_loss, bounded_gaussian_tight_sigma
 from . import exact
 from ._base import Mechanism
 
@@ -48,6 +49,16 @@ class BoundedGaussian(Mechanism):
         Finite bounds, ``lower < upper`` elementwise. Scalars: univariate. Length-m arrays
         (or a scalar with a length-m array): multivariate, and ``value`` has a trailing
         dimension m.
+    calibration : {"paper", "tight"}, default "paper"
+        ``"paper"``: :math:`\sigma^*` of Theorems 2.4/3.4. ``"tight"``: the smallest
+        :math:`\sigma` whose certified worst-case loss (:meth:`privacy_loss`) is at most
+        ``epsilon`` (:func:`bndp.verify.bounded_gaussian_tight_sigma`); same guarantee,
+        less noise. On the paper's Table 1 setting it lowers :math:`\sigma^2` (the paper's
+        "variance") by 66.1, 63.9, 61.7, 59.7, 58.0, 56.5 and 55.1 % at
+        :math:`\epsilon` = 0.1, 0.5, 1, 1.5, 2, 2.5, 3; the released value's variance, which
+        the box bounds, drops by 0.6-12 % at the box centre and 0.7-31 % at a corner. In one
+        dimension the :math:`\sigma^2` reduction ranges from 7 % (:math:`\epsilon = 5`,
+        :math:`\Delta Q/(u-l) = 0.01`) to 69 % (:math:`\Delta Q = u - l`).
     mode : {"continuous", "exact"}, default "continuous"
         ``"exact"`` (univariate only): the value is rounded to a power-of-two grid and the
         output drawn with integer arithmetic only from the bounded discrete Gaussian on the
@@ -71,7 +82,8 @@ class BoundedGaussian(Mechanism):
     ``on_outside="raise"`` refuses them.
 
     The paper's condition is sufficient, not tight: the realised worst-case loss at
-    :math:`\sigma^*` is typically 0.3-0.8 :math:`\epsilon`.
+    :math:`\sigma^*` is typically 0.3-0.8 :math:`\epsilon` (0.34-0.40 on Table 1), which
+    ``calibration="tight"`` recovers.
 
     Examples
     --------
@@ -81,12 +93,14 @@ class BoundedGaussian(Mechanism):
     129.256142
     """
 
-    _init_args = ("epsilon", "sensitivity", "lower", "upper")
+    _init_args = ("epsilon", "sensitivity", "lower", "upper", "calibration")
     mode = "continuous"
     exact_plan: "exact.ExactPlan | None" = None
 
     def __init__(self, epsilon: float, sensitivity: float, lower: Any, upper: Any,
-                 mode: str = "continuous") -> None:
+                 calibration: str = "paper", mode: str = "continuous") -> None:
+        if calibration not in ("paper", "tight"):
+            raise ValueError(f'`calibration` must be "paper" or "tight"; got {calibration!r}')
         mode = exact.check_mode(mode)
         eps = fast_real(epsilon, "epsilon")
         dq = fast_real(sensitivity, "sensitivity")
@@ -119,6 +133,8 @@ class BoundedGaussian(Mechanism):
             upper_v.setflags(write=False)
             dim = int(lower_v.shape[0])
         sigma = bounded_gaussian_sigma(eps, dq, lower_v, upper_v)
+        if calibration == "tight":
+            sigma = bounded_gaussian_tight_sigma(eps, dq, lower_v, upper_v, sigma_paper=sigma)
         plan = None
         if mode == "exact":
             if dim is not None:
@@ -128,12 +144,22 @@ class BoundedGaussian(Mechanism):
             self._set(_init_args=self._init_args + ("mode",))
         self._set(mode=mode, exact_plan=plan)
         self._set(epsilon=eps, sensitivity=dq, lower=lower_v, upper=upper_v, dim=dim,
-                  sigma=float(sigma))
+                  sigma=float(sigma), calibration=calibration)
 
     @property
     def scale(self) -> float:
         """Alias of :attr:`sigma`."""
         return self.sigma
+
+    def privacy_loss(self) -> float:
+        r"""Certified worst-case privacy loss of this mechanism (an upper bound on
+        :math:`\sup_{q \sim q'}\sup_x \ln p_q(x)/p_{q'}(x)`, exact to about
+        :math:`10^{-13}` relative); see :func:`bndp.verify.bounded_gaussian_loss`. At most
+        ``epsilon`` for both calibrations. In exact mode, the exhaustively certified loss of
+        the discrete mechanism (``exact_plan.certified_epsilon``)."""
+        if self.exact_plan is not None:
+            return self.exact_plan.certified_epsilon
+        return bounded_gaussian_loss(self.sigma, self.sensitivity, self.lower, self.upper)
 
     # helpers -------------------------------------------------------------------------
     def _value(self, value: Any, on_outside: str = "clip") -> np.ndarray:

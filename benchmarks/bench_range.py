@@ -1,0 +1,54 @@
+"""asv benchmarks for the range-constraint mechanisms (ConstrainedLaplace)."""
+
+import numpy as np
+
+import bndp
+
+
+def _intervals(n, seed=0):
+    rng = np.random.default_rng(seed)
+    return np.cumsum(rng.uniform(0.1, 2.0, 2 * n)).reshape(n, 2)
+
+
+class TimeCalibration:
+    params = ([1, 10, 100], ["dp", "metric"])
+    param_names = ["n_forbidden", "guarantee"]
+
+    def setup(self, n, guarantee):
+        self.f = _intervals(n)
+
+    def time_calibrate(self, n, guarantee):
+        bndp.ConstrainedLaplace(1.0, 1.0, forbidden=self.f, guarantee=guarantee)
+
+    def time_calibrate_bounded(self, n, guarantee):
+        bndp.ConstrainedLaplace(1.0, 1.0, forbidden=self.f, lower=-5.0,
+                                upper=float(self.f[-1, 1]) + 5.0, guarantee=guarantee)
+
+
+class TimeSampling:
+    """One forbidden interval; compare with Generator.laplace."""
+
+    def setup(self):
+        self.m = bndp.ConstrainedLaplace(1.0, 1.0, forbidden=[(0.0, 1.0)])
+        self.values = np.linspace(-3.0, -0.1, 1_000_000)
+        self.gen = np.random.default_rng(0)
+
+    def time_sample_scalar_value(self):
+        self.m.sample(2.0, size=1_000_000, rng=self.gen)
+
+    def time_sample_per_row_values(self):
+        self.m.sample(self.values, rng=self.gen)
+
+    def time_numpy_laplace_scalar(self):
+        self.gen.laplace(2.0, 1.0, size=1_000_000)
+
+    def time_numpy_laplace_array(self):
+        self.gen.laplace(self.values, 1.0)
+
+
+class TimeLambertW:
+    def setup(self):
+        self.x = np.linspace(-0.3678794411714423, 10.0, 100_000)
+
+    def time_lambertw_w0(self):
+        bndp.special.lambertw(self.x)

@@ -1,0 +1,237 @@
+r"""The unbounded Gaussian and Laplace mechanisms.
+
+They add noise on the whole real line (no output domain), with the same interface as the
+bounded mechanisms, so that the cost of boundedness can be measured against them.
+
+.. [ZWB19] J. Zhao, T. Wang, T. Bai, M. Yang, K.-Y. Lam, Z. Xu, S. Shi, H. Yu. "Reviewing
+   and Improving the Gaussian Mechanism for Differential Privacy". arXiv:1911.12060, 2019.
+.. [DR14] C. Dwork, A. Roth. "The Algorithmic Foundations of Differential Privacy".
+   Foundations and Trends in Theoretical Computer Science 9(3-4), 2014.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from scipy import special
+
+from .. import _core, _dispatch
+from .._random import RNGLike, as_generator
+from .._validation import as_float_array, check_finite, fast_real
+from ..calibrate import GAUSSIAN_METHODS, gaussian_delta, gaussian_sigma
+from ._base import Mechanism
+
+__all__ = ["Gaussian", "Laplace"]
+
+
+def _out(a: Any):
+    a = np.asarray(a, dtype=np.float64)
+    return float(a) if a.ndim == 0 else a
+
+
+class _Unbounded(Mechanism):
+    """Location-scale noise ``value + scale * Z`` on the real line."""
+
+    __slots__ = ()
+
+    def _value(self, value: Any, on_outside: str = "clip") -> np.ndarray:
+        q = as_float_array(value, "value")
+        check_finite(q, "value")
+        return q
+
+    def _sample(self, one, fill, fill_rows, value: Any, size: Any, rng: RNGLike):
+        q = self._value(value)
+        gen = as_generator(rng)
+        return _dispatch.sample(one, fill, fill_rows, [q, np.float64(self.scale)], size, gen)
+
+    def _z(self, x: Any, value: Any) -> np.ndarray:
+        xa = as_float_array(x, "x")
+        q = self._value(value)
+        return (xa - q) / self.scale
+
+    def mean(self, value: Any):
+        """:math:`E[M(q)] = q` (the noise is centred)."""
+        return _out(self._value(value))
+
+    def bias(self, value: Any):
+        """0: the mechanism is unbiased."""
+        return _out(np.zeros_like(self._value(value)))
+
+    def variance(self, value: Any = 0.0):
+        """Variance of the released value (independent of ``value``)."""
+        return _out(np.full(np.shape(self._value(value)), self._var()))
+
+
+class Gaussian(_Unbounded):
+    r"""Gaussian mechanism: :math:`M(q) = q + N(0, \sigma^2)` per coordinate.
+
+    :math:`\sigma` comes from :func:`bndp.calibrate.gaussian_sigma` with the chosen
+    ``method`` (default ``"optimal"``: the least Gaussian noise for
+    :math:`(\epsilon,\delta)`-DP, Theorem 2 of [ZWB19]_). Methods ``"pdp_optimal"``,
+    ``"zhao3"`` and ``"zhao4"`` target probabilistic DP (pDP), a stronger notion that costs
+    more noise; the classical ``"dwork2006"``/``"dwork2014"`` are proved only for
+    :math:`\epsilon \le 1` (see ``allow_unproven``).
+
+    .. math:: p_q(x) = \frac{1}{\sigma\sqrt{2\pi}}\, e^{-(x-q)^2/(2\sigma^2)}
+
+    Parameters
+    ----------
+    epsilon : float
+        Finite and > 0.
+    delta : float
+        In (0, 1) (in (0, 1/2) for ``"zhao2"``).
+    sensitivity : float
+        :math:`\ell_2` sensitivity of the query, finite and > 0. For a vector query, every
+        coordinate gets independent noise of the same :math:`\sigma`.
+    method : str, default "optimal"
+        A key of :data:`bndp.calibrate.GAUSSIAN_METHODS`.
+    allow_unproven : bool, default False
+        Passed to :func:`~bndp.calibrate.gaussian_sigma`.
+
+    Attributes
+    ----------
+    sigma : float
+        The noise standard deviation (``scale`` is an alias).
+    notion : str
+        ``"DP"`` or ``"pDP"``: what the calibration guarantees.
+
+    Examples
+    --------
+    >>> import bndp
+    >>> m = bndp.Gaussian(epsilon=1.0, delta=1e-5, sensitivity=1.0)
+    >>> round(m.sigma, 6)
+    3.730632
+    """
+
+    __slots__ = ("epsilon", "delta", "sensitivity", "method", "allow_unproven", "sigma",
+                 "notion")
+    _init_args = ("epsilon", "delta", "sensitivity", "method", "allow_unproven")
+
+    def __init__(self, epsilon: float, delta: float, sensitivity: float,
+                 method: str = "optimal", allow_unproven: bool = False) -> None:
+        eps = fast_real(epsilon, "epsilon")
+        dl = fast_real(delta, "delta")
+        dq = fast_real(sensitivity, "sensitivity")
+        if not isinstance(allow_unproven, (bool, np.bool_)):
+            raise TypeError(f"`allow_unproven` must be a bool; got {allow_unproven!r}")
+        sigma = gaussian_sigma(eps, dl, dq, method, allow_unproven=bool(allow_unproven))
+        self._set(epsilon=eps, delta=dl, sensitivity=dq, method=method,
+                  allow_unproven=bool(allow_unproven), sigma=float(sigma),
+                  notion=GAUSSIAN_METHODS[method])
+
+    @property
+    def scale(self) -> float:
+        """Alias of :attr:`sigma`."""
+        return self.sigma
+
+    def _var(self) -> float:
+        return self.sigma * self.sigma
+
+    def sample(self, value: Any, size: Any = None, rng: RNGLike = None):
+        """Release ``value`` (scalar or array; one independent draw per element).
+
+        ``size`` follows NumPy: the output shape, to which ``value`` must broadcast. Returns
+        a float for a scalar ``value`` without ``size``, else a float64 array.
+        """
+        return self._sample(_core.gn_one, _core.gn_fill, _core.gn_fill_rows, value, size, rng)
+
+    def logpdf(self, x: Any, value: Any):
+        """Log density of the output at ``x`` for true value ``value``."""
+        z = self._z(x, value)
+        return _out(-0.5 * z * z - math.log(self.sigma) - 0.5 * math.log(2 * math.pi))
+
+    def pdf(self, x: Any, value: Any):
+        """Density of the output at ``x`` for true value ``value``."""
+        return _out(np.exp(self.logpdf(x, value)))
+
+    def cdf(self, x: Any, value: Any):
+        r""":math:`\Phi((x - q)/\sigma)`."""
+        return _out(special.ndtr(self._z(x, value)))
+
+    def ppf(self, p: Any, value: Any):
+        r""":math:`q + \sigma\Phi^{-1}(p)` for ``p`` in [0, 1] (infinite at 0 and 1)."""
+        pa = as_float_array(p, "p")
+        if not ((pa >= 0) & (pa <= 1)).all():
+            raise ValueError("`p` must lie in [0, 1]")
+        return _out(self._value(value) + self.sigma * special.ndtri(pa))
+
+    def privacy_delta(self, epsilon: Any):
+        """Exact delta of this mechanism at ``epsilon`` (its privacy profile; pDP profile
+        for pDP methods), from :func:`bndp.calibrate.gaussian_delta`."""
+        return gaussian_delta(self.sigma, epsilon, self.sensitivity,
+                              notion=self.notion.lower())
+
+
+class Laplace(_Unbounded):
+    r"""Laplace mechanism: :math:`M(q) = q + \mathrm{Laplace}(0, b)`, :math:`b = \Delta/\epsilon`,
+    which is :math:`\epsilon`-DP for a query with :math:`\ell_1` sensitivity :math:`\Delta`
+    ([DR14]_, Theorem 3.6).
+
+    .. math:: p_q(x) = \frac{1}{2b}\, e^{-|x-q|/b}
+
+    Parameters
+    ----------
+    epsilon : float
+        Finite and > 0.
+    sensitivity : float
+        :math:`\ell_1` sensitivity, finite and > 0.
+
+    Attributes
+    ----------
+    scale : float
+        :math:`b = \Delta/\epsilon` (variance :math:`2b^2`).
+
+    Examples
+    --------
+    >>> import bndp
+    >>> bndp.Laplace(epsilon=0.5, sensitivity=1.0).scale
+    2.0
+    """
+
+    __slots__ = ("epsilon", "sensitivity", "scale")
+    _init_args = ("epsilon", "sensitivity")
+
+    def __init__(self, epsilon: float, sensitivity: float) -> None:
+        eps = fast_real(epsilon, "epsilon")
+        dq = fast_real(sensitivity, "sensitivity")
+        if not (math.isfinite(eps) and eps > 0):
+            raise ValueError(f"`epsilon` must be finite and > 0; got {eps!r}")
+        if not (math.isfinite(dq) and dq > 0):
+            raise ValueError(f"`sensitivity` must be finite and > 0; got {dq!r}")
+        self._set(epsilon=eps, sensitivity=dq, scale=dq / eps)
+
+    def _var(self) -> float:
+        return 2.0 * self.scale * self.scale
+
+    def sample(self, value: Any, size: Any = None, rng: RNGLike = None):
+        """Release ``value`` (scalar or array; one independent draw per element), by the
+        closed-form inverse CDF of one open-interval uniform. ``size`` follows NumPy."""
+        return self._sample(_core.lp_one, _core.lp_fill, _core.lp_fill_rows, value, size, rng)
+
+    def logpdf(self, x: Any, value: Any):
+        """Log density of the output at ``x`` for true value ``value``."""
+        z = self._z(x, value)
+        return _out(-np.abs(z) - math.log(2.0 * self.scale))
+
+    def pdf(self, x: Any, value: Any):
+        """Density of the output at ``x`` for true value ``value``."""
+        return _out(np.exp(self.logpdf(x, value)))
+
+    def cdf(self, x: Any, value: Any):
+        r""":math:`\tfrac12 e^{z}` for :math:`z = (x-q)/b \le 0`, :math:`1 - \tfrac12 e^{-z}`
+        otherwise."""
+        z = self._z(x, value)
+        return _out(np.where(z <= 0, 0.5 * np.exp(np.minimum(z, 0)),
+                             -0.5 * np.expm1(-np.maximum(z, 0)) + 0.5))
+
+    def ppf(self, p: Any, value: Any):
+        """Quantile :math:`q + b\\log(2p)` for p < 1/2, :math:`q - b\\log(2(1-p))` otherwise."""
+        pa = as_float_array(p, "p")
+        if not ((pa >= 0) & (pa <= 1)).all():
+            raise ValueError("`p` must lie in [0, 1]")
+        q = self._value(value)
+        with np.errstate(divide="ignore"):
+            z = np.where(pa < 0.5, np.log(2.0 * pa), -np.log(2.0 * (1.0 - pa)))
+        return _out(q + self.scale * z)
