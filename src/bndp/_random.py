@@ -2,17 +2,28 @@
 
 Every public sampler takes ``rng=`` and passes it through :func:`as_generator`:
 
-* ``None``: the module default for the calling thread (see below);
+* ``None``: the module default generator of the calling thread (see below);
 * an ``int`` or a :class:`numpy.random.SeedSequence`: a fresh PCG64 generator seeded from it
-  (reproducible; for tests and research, not for releases);
+  (reproducible; for tests and research, never for a real release);
 * a :class:`numpy.random.BitGenerator`: wrapped in a Generator (its state is shared);
 * a :class:`numpy.random.Generator`: used as it is.
 
-The default generator of each thread is seeded with 256 bits from the operating system's
-CSPRNG (:func:`secrets.token_bytes`). Each thread gets its own generator, so threads never
-share or replay a stream, and a process created by ``fork()`` drops every inherited default
-generator (``os.register_at_fork``) and draws fresh OS entropy on first use: forked workers
-never replay the parent's noise.
+The default generator is a cryptographically secure counter-mode stream: AES-128 in counter
+mode (``randomgen.AESCounter``) where the CPU has the AES instructions, ChaCha20
+(``randomgen.ChaCha``, 20 rounds, 256-bit key) otherwise. Each is keyed from 256 fresh bits
+of the operating system's CSPRNG (:func:`secrets.token_bytes`): for AES-CTR, 128 bits of key
+and a 128-bit random starting counter; for ChaCha20, the 256-bit key. A statistical
+generator is not designed to resist prediction (the Mersenne Twister's state is read off
+624 outputs; PCG64's has been recovered from a few hundred outputs by published attacks),
+whereas predicting a secure stream from its outputs means breaking the cipher, so noise
+released earlier does not reveal the noise added to later releases.
+
+Each thread gets its own default generator (thread-local), so threads never share or replay
+a stream. A process created by ``fork()`` drops every inherited default generator
+(``os.register_at_fork``) and keys a fresh one from the OS on its first draw: forked workers
+never replay the parent's noise. Generators passed explicitly through ``rng=`` are the
+caller's: they are shared by threads under their BitGenerator's lock and copied, state and
+all, by ``fork()``.
 """
 
 from __future__ import annotations
@@ -20,19 +31,91 @@ from __future__ import annotations
 import os
 import secrets
 import threading
+import warnings
 from typing import Union
 
 import numpy as np
 
-__all__ = ["default_rng", "as_generator", "spawn", "RNGLike"]
+__all__ = ["default_rng", "secure_bit_generator", "as_generator", "spawn", "RNGLike"]
 
 RNGLike = Union[None, int, np.random.SeedSequence, np.random.BitGenerator, np.random.Generator]
 
 _ENTROPY_BITS = 256
 
+try:  # randomgen provides the AES-CTR and ChaCha BitGenerators (NumPy bitgen_t interface)
+    from randomgen import AESCounter as _AESCounter
+    from randomgen import ChaCha as _ChaCha
+except ImportError:  # pragma: no cover - randomgen is a declared dependency
+    _AESCounter = None
+    _ChaCha = None
+
+
+def _detect_aesni() -> bool:
+    if _AESCounter is None:
+        return False
+    try:
+        return bool(_AESCounter(key=0).use_aesni)
+    except Exception:  # pragma: no cover - defensive: any failure means "use ChaCha"
+        return False
+
+
+_HAS_AESNI = _detect_aesni()
+
+
+def secure_bit_generator(kind: str | None = None) -> np.random.BitGenerator:
+    """A new cryptographically secure BitGenerator keyed with 256 bits from the OS CSPRNG.
+
+    Parameters
+    ----------
+    kind : {None, "aes", "chacha"}
+        ``None`` picks AES-CTR when the CPU has AES instructions (hardware AES is fast and
+        constant-time), ChaCha20 otherwise.
+
+    Returns
+    -------
+    numpy.random.BitGenerator
+        ``randomgen.AESCounter`` (key: 128 random bits, starting counter: 128 random bits) or
+        ``randomgen.ChaCha`` with 20 rounds (key: 256 random bits, counter 0). Both expose the
+        NumPy ``bitgen_t`` capsule and a lock, so every bndp sampler uses them directly.
+
+    Raises
+    ------
+    ImportError
+        If ``randomgen`` is not installed.
+    """
+    if kind is None:
+        kind = "aes" if _HAS_AESNI else "chacha"
+    if kind not in ("aes", "chacha"):
+        raise ValueError(f"`kind` must be None, 'aes' or 'chacha'; got {kind!r}")
+    if _AESCounter is None:
+        raise ImportError("the secure default generator needs the 'randomgen' package")
+    raw = secrets.token_bytes(_ENTROPY_BITS // 8)
+    if kind == "aes":
+        key = int.from_bytes(raw[:16], "little")
+        counter = int.from_bytes(raw[16:], "little")
+        return _AESCounter(key=key, counter=counter)
+    return _ChaCha(key=int.from_bytes(raw, "little"), rounds=20)
+
 
 def _os_seed_sequence() -> np.random.SeedSequence:
     return np.random.SeedSequence(int.from_bytes(secrets.token_bytes(_ENTROPY_BITS // 8), "little"))
+
+
+_warned_fallback = False
+
+
+def _secure_or_fallback() -> np.random.BitGenerator:
+    global _warned_fallback
+    if _AESCounter is not None:
+        return secure_bit_generator()
+    if not _warned_fallback:  # pragma: no cover - randomgen is a declared dependency
+        from .exceptions import PrivacyLeakWarning
+
+        warnings.warn("randomgen is not installed: the default generator falls back to an "
+                      "OS-seeded PCG64, which is not cryptographically secure",
+                      PrivacyLeakWarning, stacklevel=3)
+        _warned_fallback = True
+    return np.random.PCG64(_os_seed_sequence())  # pragma: no cover
 
 
 def default_rng(seed: RNGLike = None) -> np.random.Generator:
@@ -41,13 +124,14 @@ def default_rng(seed: RNGLike = None) -> np.random.Generator:
     Parameters
     ----------
     seed : None, int, SeedSequence, BitGenerator or Generator
-        ``None`` seeds a new PCG64 stream with 256 bits from the OS CSPRNG
-        (``secrets``/``os.urandom``); anything else behaves as in
-        :func:`numpy.random.default_rng`. A seeded generator is for tests and
-        reproducible research, never for a real release.
+        ``None`` gives a new cryptographically secure generator (AES-CTR or ChaCha20, see
+        :func:`secure_bit_generator`) keyed with 256 bits from the OS CSPRNG; anything else
+        behaves as in :func:`numpy.random.default_rng` (PCG64 for an int or SeedSequence).
+        A seeded generator is for tests and reproducible research, never for a real release:
+        anyone who knows or guesses the seed can subtract the noise.
     """
     if seed is None:
-        return np.random.Generator(np.random.PCG64(_os_seed_sequence()))
+        return np.random.Generator(_secure_or_fallback())
     return as_generator(seed)
 
 
@@ -61,7 +145,7 @@ _fork_generation = 0
 
 def _after_fork_in_child() -> None:
     # A fresh thread-local object: every inherited default generator is dropped, so the
-    # child reseeds from the OS on its next draw instead of replaying the parent's stream.
+    # child re-keys from the OS on its next draw instead of replaying the parent's stream.
     global _defaults, _fork_generation
     _defaults = _ThreadDefaults()
     _fork_generation += 1
@@ -110,8 +194,9 @@ def as_generator(rng: RNGLike) -> np.random.Generator:
 def spawn(rng: RNGLike, n: int) -> list[np.random.Generator]:
     """``n`` independent child generators, for workers, partitions or threads.
 
-    With ``rng=None`` each child is keyed with fresh OS entropy; otherwise the children are
-    spawned from ``rng``'s seed sequence (reproducible for a seeded ``rng``).
+    With ``rng=None`` each child is a new secure generator keyed with fresh OS entropy;
+    otherwise the children are spawned from ``rng``'s seed sequence (reproducible for a
+    seeded ``rng``).
     """
     if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 0:
         raise ValueError(f"`n` must be a non-negative integer; got {n!r}")

@@ -18,6 +18,7 @@ from .._validation import apply_domain, as_float_array, check_bounds, check_size
 from ..calibrate import bounded_gaussian_sigma
 from ..distributions import truncnorm_eval
 from ..verify import bounded_gaussian_loss, bounded_gaussian_tight_sigma
+from . import exact
 from ._base import Mechanism
 
 __all__ = ["BoundedGaussian"]
@@ -58,6 +59,13 @@ class BoundedGaussian(Mechanism):
         the box bounds, drops by 0.6-12 % at the box centre and 0.7-31 % at a corner. In one
         dimension the :math:`\sigma^2` reduction ranges from 7 % (:math:`\epsilon = 5`,
         :math:`\Delta Q/(u-l) = 0.01`) to 69 % (:math:`\Delta Q = u - l`).
+    mode : {"continuous", "exact"}, default "continuous"
+        ``"exact"`` (univariate only): the value is rounded to a power-of-two grid and the
+        output drawn with integer arithmetic only from the bounded discrete Gaussian on the
+        grid points of :math:`[l, u]`, with :math:`\sigma` calibrated so that the
+        exhaustively certified loss is :math:`\le \epsilon` (:mod:`bndp.mechanisms.exact`).
+        The law is then discrete: ``pdf``, ``cdf``, ``ppf`` and the moments are not
+        available; ``exact_plan.pmf`` is.
 
     Attributes
     ----------
@@ -86,11 +94,14 @@ class BoundedGaussian(Mechanism):
     """
 
     _init_args = ("epsilon", "sensitivity", "lower", "upper", "calibration")
+    mode = "continuous"
+    exact_plan: "exact.ExactPlan | None" = None
 
     def __init__(self, epsilon: float, sensitivity: float, lower: Any, upper: Any,
-                 calibration: str = "paper") -> None:
+                 calibration: str = "paper", mode: str = "continuous") -> None:
         if calibration not in ("paper", "tight"):
             raise ValueError(f'`calibration` must be "paper" or "tight"; got {calibration!r}')
+        mode = exact.check_mode(mode)
         eps = fast_real(epsilon, "epsilon")
         dq = fast_real(sensitivity, "sensitivity")
         if not (math.isfinite(eps) and eps > 0):
@@ -124,6 +135,14 @@ class BoundedGaussian(Mechanism):
         sigma = bounded_gaussian_sigma(eps, dq, lower_v, upper_v)
         if calibration == "tight":
             sigma = bounded_gaussian_tight_sigma(eps, dq, lower_v, upper_v, sigma_paper=sigma)
+        plan = None
+        if mode == "exact":
+            if dim is not None:
+                raise ValueError("mode='exact' supports the univariate mechanism only")
+            plan = exact.plan_bounded_gaussian(eps, dq, lower_v, upper_v, sigma_hint=float(sigma))
+            sigma = plan.scale
+            self._set(_init_args=self._init_args + ("mode",))
+        self._set(mode=mode, exact_plan=plan)
         self._set(epsilon=eps, sensitivity=dq, lower=lower_v, upper=upper_v, dim=dim,
                   sigma=float(sigma), calibration=calibration)
 
@@ -136,7 +155,10 @@ class BoundedGaussian(Mechanism):
         r"""Certified worst-case privacy loss of this mechanism (an upper bound on
         :math:`\sup_{q \sim q'}\sup_x \ln p_q(x)/p_{q'}(x)`, exact to about
         :math:`10^{-13}` relative); see :func:`bndp.verify.bounded_gaussian_loss`. At most
-        ``epsilon`` for both calibrations."""
+        ``epsilon`` for both calibrations. In exact mode, the exhaustively certified loss of
+        the discrete mechanism (``exact_plan.certified_epsilon``)."""
+        if self.exact_plan is not None:
+            return self.exact_plan.certified_epsilon
         return bounded_gaussian_loss(self.sigma, self.sensitivity, self.lower, self.upper)
 
     # helpers -------------------------------------------------------------------------
@@ -164,6 +186,8 @@ class BoundedGaussian(Mechanism):
         """
         q = self._value(value, on_outside)
         gen = as_generator(rng)
+        if self.exact_plan is not None:
+            return self.exact_plan.sample(q, size, gen)
         if self.dim is not None and size is not None:
             size_t = check_size(size)
             size = size_t + (self.dim,)
@@ -172,6 +196,9 @@ class BoundedGaussian(Mechanism):
 
     # law -----------------------------------------------------------------------------
     def _eval(self, what: int, x: Any, value: Any):
+        if self.exact_plan is not None:
+            raise NotImplementedError("exact mode releases a discrete law on a grid; "
+                                      "use exact_plan.pmf(value)")
         q = self._value(value)
         return truncnorm_eval(what, x, *self._params(q))
 

@@ -2,6 +2,8 @@ r"""The bounded Laplace mechanism (Holohan et al. [HABM20]_).
 
 .. [HABM20] N. Holohan, S. Antonatos, S. Braghin, P. Mac Aonghusa. "The Bounded Laplace
    Mechanism in Differential Privacy". Journal of Privacy and Confidentiality 10(1), 2020.
+.. [Mir12] I. Mironov. "On Significance of the Least Significant Bits for Differential
+   Privacy". ACM CCS 2012.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from .._random import RNGLike, as_generator
 from .._validation import as_float_array, check_on_outside, fast_real
 from ..calibrate import bounded_laplace_scale
 from ..distributions import bounded_laplace_eval
+from . import exact
 from ._base import Mechanism
 
 __all__ = ["BoundedLaplace"]
@@ -60,12 +63,21 @@ class BoundedLaplace(Mechanism):
     delta : float, default 0
         In :math:`[0, 1)`. For ``delta = 0`` the mechanism is :math:`\epsilon`-DP and the
         calibrated scale is the smallest that is.
+    mode : {"continuous", "exact"}, default "continuous"
+        ``"exact"``: the value is rounded to a power-of-two grid and the output drawn with
+        integer arithmetic only from the bounded discrete Laplace law on the grid points of
+        :math:`[l, u]`, its loss certified exhaustively (:mod:`bndp.mechanisms.exact`;
+        immune to floating-point attacks [Mir12]_). The law is then discrete: ``pdf``,
+        ``cdf``, ``ppf`` and the moments are not available; ``exact_plan.pmf`` is.
 
     Attributes
     ----------
     scale : float
         :math:`b^*`, the scale of the parent Laplace (its variance is :math:`2b^2`; the
-        released value's variance is :meth:`variance`).
+        released value's variance is :meth:`variance`). In exact mode, the certified
+        discrete scale ``t * gamma``.
+    exact_plan : ExactPlan or None
+        Exact mode only: grid, integer scale and certified loss.
 
     Notes
     -----
@@ -87,15 +99,24 @@ class BoundedLaplace(Mechanism):
     """
 
     _init_args = ("epsilon", "sensitivity", "lower", "upper", "delta")
+    mode = "continuous"
+    exact_plan: "exact.ExactPlan | None" = None
 
     def __init__(self, epsilon: float, sensitivity: float, lower: float, upper: float,
-                 delta: float = 0.0) -> None:
+                 delta: float = 0.0, mode: str = "continuous") -> None:
+        mode = exact.check_mode(mode)
         eps = fast_real(epsilon, "epsilon")
         dq = fast_real(sensitivity, "sensitivity")
         dl = fast_real(delta, "delta")
         lo, hi = _finite_bounds(lower, upper)
         scale = bounded_laplace_scale(eps, dq, lo, hi, dl)  # validates epsilon, delta, dq
-        self._set(epsilon=eps, sensitivity=dq, lower=lo, upper=hi, delta=dl, scale=float(scale))
+        plan = None
+        if mode == "exact":
+            plan = exact.plan_bounded_laplace(eps, dq, lo, hi, dl, scale_hint=float(scale))
+            scale = plan.scale
+            self._set(_init_args=self._init_args + ("mode",))
+        self._set(epsilon=eps, sensitivity=dq, lower=lo, upper=hi, delta=dl, scale=float(scale),
+                  mode=mode, exact_plan=plan)
 
     # sampling ------------------------------------------------------------------------
     def sample(self, value: Any, size: Any = None, rng: RNGLike = None,
@@ -107,11 +128,14 @@ class BoundedLaplace(Mechanism):
         """
         q = self._value(value, on_outside)
         gen = as_generator(rng)
+        if self.exact_plan is not None:
+            return self.exact_plan.sample(q, size, gen)
         params = [q, np.float64(self.scale), np.float64(self.lower), np.float64(self.upper)]
         return _dispatch.sample(_core.bl_one, _core.bl_fill, _core.bl_fill_rows, params, size, gen)
 
     # law -----------------------------------------------------------------------------
     def _eval(self, what: int, x: Any, value: Any):
+        self._continuous_only()
         q = self._value(value)
         return bounded_laplace_eval(what, x, q, np.float64(self.scale),
                                     np.float64(self.lower), np.float64(self.upper))
@@ -137,7 +161,13 @@ class BoundedLaplace(Mechanism):
             raise ValueError("`p` must lie in [0, 1]")
         return self._eval(2, pa, value)
 
+    def _continuous_only(self) -> None:
+        if self.exact_plan is not None:
+            raise NotImplementedError("exact mode releases a discrete law on a grid; "
+                                      "use exact_plan.pmf(value)")
+
     def _moments(self, value: Any):
+        self._continuous_only()
         q = self._value(value)
         b = self.scale
         a = (q - self.lower) / b
@@ -171,7 +201,11 @@ class BoundedLaplace(Mechanism):
         r"""Exact worst-case privacy loss :math:`\Delta Q/b + \ln\Delta C(b)` of the
         mechanism over neighbouring true values and all outputs (attained at
         :math:`q = l`, :math:`q' = l + \Delta Q`, :math:`x = l`; [HABM20]_ §3). For
-        ``delta = 0`` it is at most ``epsilon`` (equal up to rounding)."""
+        ``delta = 0`` it is at most ``epsilon`` (equal up to rounding). In exact mode, the
+        exhaustively certified loss of the discrete mechanism (at most
+        ``epsilon - ln(1 - delta)``)."""
+        if self.exact_plan is not None:
+            return self.exact_plan.certified_epsilon
         w = self.upper - self.lower
         dq = min(self.sensitivity, w)
         return dq / self.scale + _core.bl_log_dc(self.scale, dq, w)
