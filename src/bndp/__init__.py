@@ -13,6 +13,15 @@ from .mechanisms import BoundedGaussian, BoundedLaplace, Mechanism
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str):
+    # bndp.spark and bndp.dask import their engines: load them only when asked for.
+    if name in ("spark", "dask"):
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 __all__ = [
     "BoundedGaussian",
     "BoundedLaplace",

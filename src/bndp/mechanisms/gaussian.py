@@ -17,6 +17,7 @@ from .._random import RNGLike, as_generator
 from .._validation import apply_domain, as_float_array, check_bounds, check_size, fast_real
 from ..calibrate import bounded_gaussian_sigma
 from ..distributions import truncnorm_eval
+from ..integrations._columns import columnar
 from ._base import Mechanism
 
 __all__ = ["BoundedGaussian"]
@@ -130,8 +131,9 @@ class BoundedGaussian(Mechanism):
                 np.asarray(self.upper, dtype=np.float64)]
 
     # sampling ------------------------------------------------------------------------
+    @columnar
     def sample(self, value: Any, size: Any = None, rng: RNGLike = None,
-               on_outside: str = "clip"):
+               on_outside: str = "clip", workers: int = 1):
         """Release ``value``: one independent draw per element (per row of m coordinates in
         the multivariate case).
 
@@ -144,7 +146,7 @@ class BoundedGaussian(Mechanism):
             size_t = check_size(size)
             size = size_t + (self.dim,)
         return _dispatch.sample(_core.tn_one, _core.tn_fill, _core.tn_fill_rows,
-                                self._params(q), size, gen)
+                                self._params(q), size, gen, workers)
 
     # law -----------------------------------------------------------------------------
     def _eval(self, what: int, x: Any, value: Any):

@@ -17,6 +17,7 @@ from .._random import RNGLike, as_generator
 from .._validation import as_float_array, check_on_outside, fast_real
 from ..calibrate import bounded_laplace_scale
 from ..distributions import bounded_laplace_eval
+from ..integrations._columns import columnar
 from ._base import Mechanism
 
 __all__ = ["BoundedLaplace"]
@@ -98,8 +99,9 @@ class BoundedLaplace(Mechanism):
         self._set(epsilon=eps, sensitivity=dq, lower=lo, upper=hi, delta=dl, scale=float(scale))
 
     # sampling ------------------------------------------------------------------------
+    @columnar
     def sample(self, value: Any, size: Any = None, rng: RNGLike = None,
-               on_outside: str = "clip"):
+               on_outside: str = "clip", workers: int = 1):
         """Release ``value`` (scalar or array; one independent draw per element).
 
         ``size`` follows NumPy: the output shape, to which ``value`` must broadcast. Returns
@@ -108,7 +110,7 @@ class BoundedLaplace(Mechanism):
         q = self._value(value, on_outside)
         gen = as_generator(rng)
         params = [q, np.float64(self.scale), np.float64(self.lower), np.float64(self.upper)]
-        return _dispatch.sample(_core.bl_one, _core.bl_fill, _core.bl_fill_rows, params, size, gen)
+        return _dispatch.sample(_core.bl_one, _core.bl_fill, _core.bl_fill_rows, params, size, gen, workers)
 
     # law -----------------------------------------------------------------------------
     def _eval(self, what: int, x: Any, value: Any):
