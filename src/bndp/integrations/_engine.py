@@ -8,7 +8,7 @@ __all__ = ["build_mechanism"]
 
 
 def build_mechanism(mechanism: str, epsilon: float, sensitivity: float, lower: float, upper: float,
-               delta: float) -> Any:
+                    delta: float) -> Any:
     from ..api import MECHANISMS
     from ..mechanisms import BoundedGaussian, BoundedLaplace
 
