@@ -155,7 +155,9 @@ def _describe_missing(col: Column, name: str) -> str:
     pos = int(np.flatnonzero(col.missing.ravel())[0])
     where = f"at position {pos}"
     if col.kind == "pandas":
-        where += f" (index label {col._src.index[pos]!r})"
+        label = col._src.index[pos]
+        label = label.item() if isinstance(label, np.generic) else label
+        where += f" (index label {label!r})"
     n = int(col.missing.sum())
     return (f"`{name}` has {n} missing value(s) (null/NaN), the first {where}; "
             "pass nulls='keep' to leave missing values untouched")
