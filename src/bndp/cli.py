@@ -186,6 +186,21 @@ def _release_block(spec: _Spec, vals: np.ndarray, missing: np.ndarray | None, ro
     return out
 
 
+def _arrow_f64(pa: Any, values: np.ndarray, missing: np.ndarray | None) -> Any:
+    """A NumPy float64 (or uint8) array as an Arrow array, nulls where ``missing``, built from
+    buffers (``pa.array`` on NumPy input loads pandas when it is installed, which alone
+    costs more memory than a chunk)."""
+    values = np.ascontiguousarray(values)
+    typ = pa.float64() if values.dtype == np.float64 else pa.uint8()
+    validity = None
+    nulls = 0
+    if missing is not None and missing.any():
+        validity = pa.py_buffer(np.packbits(~missing, bitorder="little"))
+        nulls = int(missing.sum())
+    return pa.Array.from_buffers(typ, len(values), [validity, pa.py_buffer(values)],
+                                 null_count=nulls)
+
+
 def _first_unparsable(arr: Any, pc: Any, pa: Any) -> int:
     """Index of the first cell of a string array that does not parse as a float (bisection
     on slices: O(log n) casts, only on the error path)."""
@@ -279,7 +294,8 @@ def _privatize_csv(args: argparse.Namespace, specs: list[_Spec], tmp: str,
                 k = header.index(s.name)
                 text = cols[k]
                 empty = np.asarray(pc.equal(pc.utf8_trim_whitespace(text), ""))
-                filled = pc.if_else(pa.array(empty), "0", text) if empty.any() else text
+                filled = (pc.if_else(_arrow_f64(pa, empty.view(np.uint8), None).cast(pa.bool_()),
+                                     "0", text) if empty.any() else text)
                 try:
                     nums = pc.cast(filled, pa.float64())
                 except (pa.ArrowInvalid, ValueError):
@@ -295,8 +311,8 @@ def _privatize_csv(args: argparse.Namespace, specs: list[_Spec], tmp: str,
                 noisy = _release_block(s, vals, empty if empty.any() else None, rows + 1,
                                        path, args, gen,
                                        cells=lambda i, t=text: repr(t[i].as_py()))
-                released = pc.cast(pa.array(noisy, type=pa.float64(),
-                                            mask=empty if empty.any() else None), pa.string())
+                released = pc.cast(_arrow_f64(pa, noisy, empty if empty.any() else None),
+                                   pa.string())
                 cols[k] = pc.fill_null(released, "")
             out_f.write(_csv_lines(cols, args.delimiter, pa, pc))
             rows += batch.num_rows
@@ -344,7 +360,7 @@ def _privatize_parquet(args: argparse.Namespace, specs: list[_Spec], tmp: str,
                 col = to_numpy(cols[k], s.name)
                 noisy = _release_block(s, col.values, col.missing, rows + 1, path, args, gen)
                 null = col.missing if col.missing is not None and col.missing.any() else None
-                cols[k] = pa.array(noisy, type=pa.float64(), mask=null)
+                cols[k] = _arrow_f64(pa, noisy, null)
             writer.write_batch(pa.RecordBatch.from_arrays(cols, schema=out_schema))
             rows += batch.num_rows
             progress.update(rows, rows)
