@@ -536,6 +536,9 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     name = "bounded Laplace" if args.mechanism == "laplace" else "bounded Gaussian"
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     top = 0.0
+    ax2 = axes[1].twinx()
+    ax2.set_ylim(0, 1.05)
+    ax2.set_ylabel("probability piled on a bound (stems)")
     for i, q in enumerate(vals):
         c = colors[i % len(colors)]
         d = mech.pdf(x, q)
@@ -545,15 +548,12 @@ def _cmd_plot(args: argparse.Namespace) -> int:
         axes[1].plot(x[1:-1], dens[1:-1], color=c, label=f"true value {q:g}")
         for end, mass in ((lo, unb.cdf(lo, loc=q, scale=ub_scale)),
                           (hi, unb.sf(hi, loc=q, scale=ub_scale))):
-            if mass > 1e-3:
-                axes[1].vlines(end, 0, 0, color=c)
-                axes[1].annotate(f"{mass:.2f}", (end, 0), xytext=(0, 12 + 12 * i),
-                                 textcoords="offset points", color=c, ha="center",
-                                 arrowprops=dict(arrowstyle="-", color=c))
-                axes[1].plot([end], [0], marker="v" if end == hi else "^", color=c, ms=9)
+            if mass > 1e-4:  # point mass of the clamped law at a bound: a stem on ax2
+                xs = end + (0.006 * (i - 1)) * (hi - lo)
+                ax2.vlines(xs, 0, mass, color=c, lw=2.5)
+                ax2.plot([xs], [mass], "o", color=c, ms=6)
     axes[0].set_title(f"{name}: {'b' if args.mechanism == 'laplace' else 'sigma'} = {mech.scale:.3g}")
-    axes[1].set_title(f"clamped unbounded: scale {ub_scale:.3g}\n(numbers: probability piled on a bound)",
-                      fontsize="medium")
+    axes[1].set_title(f"unbounded, clamped to the domain: scale {ub_scale:.3g}")
     for ax in axes:
         ax.set_xlabel("released value")
         ax.set_xlim(lo - 0.02 * (hi - lo), hi + 0.02 * (hi - lo))
