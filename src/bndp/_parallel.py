@@ -14,6 +14,7 @@ output shape and the effective number of workers; it differs from the single-thr
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from typing import Any, Callable, Sequence
@@ -101,16 +102,16 @@ def run_fill(fill: Callable, fill_rows: Callable, gen: np.random.Generator,
     jobs: list[Callable[[], None]] = []
     if vals is not None:
         for child, (a, b) in zip(children, _blocks(out2.shape[0], k)):
-            jobs.append(lambda c=child, a=a, b=b: fill(c, *vals, out2[a:b]))
+            jobs.append(functools.partial(fill, child, *vals, out2[a:b]))
     else:
         assert params2 is not None
         n0, n1 = out2.shape
-        if n0 >= n1:
+        if n0 >= n1:  # split the rows
             for child, (a, b) in zip(children, _blocks(n0, k)):
-                jobs.append(lambda c=child, a=a, b=b: fill_rows(
-                    c, *(p[a:b] for p in params2), out2[a:b]))
-        else:
+                jobs.append(functools.partial(fill_rows, child, *(p[a:b] for p in params2),
+                                              out2[a:b]))
+        else:  # one long row (a 1-D input): split the columns
             for child, (a, b) in zip(children, _blocks(n1, k)):
-                jobs.append(lambda c=child, a=a, b=b: fill_rows(
-                    c, *(p[:, a:b] for p in params2), out2[:, a:b]))
+                jobs.append(functools.partial(fill_rows, child,
+                                              *(p[:, a:b] for p in params2), out2[:, a:b]))
     _run(jobs)

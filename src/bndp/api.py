@@ -66,8 +66,8 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
     lo = as_float_array(lower, "lower")
     hi = as_float_array(upper, "upper")
     if lo.ndim == 0 and hi.ndim == 0:
-        mech = BoundedLaplace(epsilon, sensitivity, float(lo), float(hi), delta)
-        return mech.sample(value, rng=rng, on_outside=on_outside, workers=workers)
+        lap = BoundedLaplace(epsilon, sensitivity, float(lo), float(hi), delta)
+        return lap.sample(value, rng=rng, on_outside=on_outside, workers=workers)
     # per-row bounds: calibrate every row (the scale depends on the bounds), one kernel pass
     check_bounds(lo, hi)
     q = as_float_array(value, "value")

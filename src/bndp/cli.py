@@ -201,6 +201,13 @@ def _arrow_f64(pa: Any, values: np.ndarray, missing: np.ndarray | None) -> Any:
                                  null_count=nulls)
 
 
+def _cell_text(arr: Any) -> Callable[[int], str]:
+    def show(i: int) -> str:
+        return repr(arr[i].as_py())
+
+    return show
+
+
 def _first_unparsable(arr: Any, pc: Any, pa: Any) -> int:
     """Index of the first cell of a string array that does not parse as a float (bisection
     on slices: O(log n) casts, only on the error path)."""
@@ -309,8 +316,7 @@ def _privatize_csv(args: argparse.Namespace, specs: list[_Spec], tmp: str,
                                       f"{text[i].as_py()!r} is not a number") from None
                 vals = np.asarray(nums.to_numpy(zero_copy_only=False), dtype=np.float64)
                 noisy = _release_block(s, vals, empty if empty.any() else None, rows + 1,
-                                       path, args, gen,
-                                       cells=lambda i, t=text: repr(t[i].as_py()))
+                                       path, args, gen, cells=_cell_text(text))
                 released = pc.cast(_arrow_f64(pa, noisy, empty if empty.any() else None),
                                    pa.string())
                 cols[k] = pc.fill_null(released, "")
@@ -583,8 +589,10 @@ def _cmd_plot(args: argparse.Namespace) -> int:
 
 
 def _load_example() -> dict[str, np.ndarray]:
-    with resources.files("bndp").joinpath("data/people.csv").open("r", newline="") as f:
-        rows = list(csv.DictReader(f))
+    import io
+
+    text = resources.files("bndp").joinpath("data/people.csv").read_text(encoding="utf-8")
+    rows = list(csv.DictReader(io.StringIO(text, newline="")))
     return {k: np.array([float(r[k]) for r in rows]) for k in rows[0]}
 
 

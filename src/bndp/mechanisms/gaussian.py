@@ -143,8 +143,7 @@ class BoundedGaussian(Mechanism):
         q = self._value(value, on_outside)
         gen = as_generator(rng)
         if self.dim is not None and size is not None:
-            size_t = check_size(size)
-            size = size_t + (self.dim,)
+            size = tuple(check_size(size) or ()) + (self.dim,)
         return _dispatch.sample(_core.tn_one, _core.tn_fill, _core.tn_fill_rows,
                                 self._params(q), size, gen, workers)
 
