@@ -425,3 +425,13 @@ def test_plot_writes_a_png(tmp_path, capsys, mech):
 def test_demo_runs(capsys):
     code, out, _ = run(capsys, "demo", "--seed", "1")
     assert code == 0 and "bounded Laplace" in out and "bounded Gaussian" in out
+
+
+def test_csv_cells_with_spaces_parse_and_workers_option(tmp_path, capsys):
+    src = write(tmp_path / "in.csv", "a,b\n 1 ,x\n2\t,y\n")
+    dst = str(tmp_path / "out.csv")
+    code, _, err = run(capsys, "privatize", src, "-o", dst, "--column", "a:0:5", *PRIV,
+                       "--workers", "2", "--seed", "3")
+    assert code == 0, err
+    got = np.loadtxt(dst, delimiter=",", skiprows=1, usecols=0)
+    np.testing.assert_array_equal(got, bndp.BoundedLaplace(1, 1, 0, 5).sample([1.0, 2.0], rng=3))

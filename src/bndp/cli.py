@@ -300,9 +300,10 @@ def _privatize_csv(args: argparse.Namespace, specs: list[_Spec], tmp: str,
             for s in specs:
                 k = header.index(s.name)
                 text = cols[k]
-                empty = np.asarray(pc.equal(pc.utf8_trim_whitespace(text), ""))
+                trimmed = pc.utf8_trim_whitespace(text)
+                empty = np.asarray(pc.equal(trimmed, ""))
                 filled = (pc.if_else(_arrow_f64(pa, empty.view(np.uint8), None).cast(pa.bool_()),
-                                     "0", text) if empty.any() else text)
+                                     "0", trimmed) if empty.any() else trimmed)
                 try:
                     nums = pc.cast(filled, pa.float64())
                 except (pa.ArrowInvalid, ValueError):
