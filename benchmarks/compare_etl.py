@@ -13,7 +13,6 @@ The ratio (time with privacy / time of the copy) is the cost of privacy. The loa
 is printed: on a shared machine the numbers move.
 """
 
-from __future__ import annotations
 
 import argparse
 import os
