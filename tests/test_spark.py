@@ -1,6 +1,7 @@
 """bndp.spark.privatize on a real local Spark session (local[2], Arrow batches)."""
 
 import os
+import shutil
 import sys
 import warnings
 
@@ -12,6 +13,8 @@ import bndp
 pyspark = pytest.importorskip("pyspark")
 pytest.importorskip("pandas")
 pytest.importorskip("pyarrow")
+if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+    pytest.skip("Spark needs a Java runtime (17+)", allow_module_level=True)
 
 SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
 N = 20000
