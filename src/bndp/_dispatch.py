@@ -16,6 +16,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ._parallel import check_workers, run_fill
 from ._validation import check_size
 
 
@@ -47,8 +48,13 @@ def output_shape(params: Sequence[np.ndarray], size: Any) -> tuple[int, ...]:
 
 
 def sample(one: Callable, fill: Callable, fill_rows: Callable, params: Sequence[np.ndarray],
-           size: Any, gen: np.random.Generator):
-    """Run a sampler over validated float64 parameters following NumPy's size rule."""
+           size: Any, gen: np.random.Generator, workers: Any = 1):
+    """Run a sampler over validated float64 parameters following NumPy's size rule.
+
+    ``workers > 1`` splits large outputs across threads, each on its own child stream of
+    ``gen`` (see :mod:`bndp._parallel`); ``workers = 1`` draws from ``gen`` itself.
+    """
+    nw = 1 if workers == 1 and type(workers) is int else check_workers(workers)
     if all(p.ndim == 0 for p in params):
         vals = [float(p) for p in params]
         size_t = check_size(size)
@@ -56,12 +62,19 @@ def sample(one: Callable, fill: Callable, fill_rows: Callable, params: Sequence[
             return one(gen, *vals)
         out = np.empty(size_t)
         if out.size:
-            fill(gen, *vals, out.reshape(-1))
+            if nw == 1:
+                fill(gen, *vals, out.reshape(-1))
+            else:
+                run_fill(fill, fill_rows, gen, vals, None, out.reshape(-1), nw)
         return out
     shape = output_shape(params, size)
     out = np.empty(shape)
     if out.size:
-        fill_rows(gen, *(as_2d(p, shape) for p in params), out.reshape(_shape2(shape)))
+        p2 = [as_2d(p, shape) for p in params]
+        if nw == 1:
+            fill_rows(gen, *p2, out.reshape(_shape2(shape)))
+        else:
+            run_fill(fill, fill_rows, gen, None, p2, out.reshape(_shape2(shape)), nw)
     return out
 
 

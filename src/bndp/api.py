@@ -10,6 +10,7 @@ from . import _core, _dispatch
 from ._random import RNGLike, as_generator
 from ._validation import apply_domain, as_float_array, check_bounds, fast_real
 from .calibrate import bounded_laplace_scale
+from .integrations._columns import columnar
 from .mechanisms import BoundedGaussian, BoundedLaplace
 
 __all__ = ["sample", "MECHANISMS"]
@@ -17,8 +18,10 @@ __all__ = ["sample", "MECHANISMS"]
 MECHANISMS = ("laplace", "gaussian")
 
 
+@columnar
 def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lower: Any,
-           upper: Any, delta: float = 0.0, rng: RNGLike = None, on_outside: str = "clip"):
+           upper: Any, delta: float = 0.0, rng: RNGLike = None, on_outside: str = "clip",
+           workers: int = 1):
     r"""Privatise a column of bounded values in one call.
 
     Parameters
@@ -41,6 +44,10 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
     rng : None, int, SeedSequence, BitGenerator or Generator
         Source of randomness; ``None`` is the secure default.
     on_outside : {"clip", "raise"}
+    workers : int, default 1
+        Threads for large arrays (``-1``: every CPU); each thread draws from its own child
+        stream spawned from ``rng`` (:meth:`numpy.random.Generator.spawn`), so no two
+        threads share or overlap a stream.
 
     Returns
     -------
@@ -56,12 +63,12 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
                 f"got {delta!r}"
             )
         mech = BoundedGaussian(epsilon, sensitivity, lower, upper)
-        return mech.sample(value, rng=rng, on_outside=on_outside)
+        return mech.sample(value, rng=rng, on_outside=on_outside, workers=workers)
     lo = as_float_array(lower, "lower")
     hi = as_float_array(upper, "upper")
     if lo.ndim == 0 and hi.ndim == 0:
-        mech = BoundedLaplace(epsilon, sensitivity, float(lo), float(hi), delta)
-        return mech.sample(value, rng=rng, on_outside=on_outside)
+        lap = BoundedLaplace(epsilon, sensitivity, float(lo), float(hi), delta)
+        return lap.sample(value, rng=rng, on_outside=on_outside, workers=workers)
     # per-row bounds: the scale depends on the bounds only through the width u - l, so it is
     # calibrated once per distinct width, then one kernel pass draws every row
     check_bounds(lo, hi)
@@ -73,4 +80,4 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
     gen = as_generator(rng)
     shape = np.broadcast_shapes(q.shape, lo.shape, hi.shape)
     return _dispatch.sample(_core.bl_one, _core.bl_fill, _core.bl_fill_rows,
-                            [q, np.asarray(scale), lo, hi], shape, gen)
+                            [q, np.asarray(scale), lo, hi], shape, gen, workers)

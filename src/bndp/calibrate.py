@@ -123,7 +123,8 @@ def bounded_laplace_scale(epsilon: Any, sensitivity: Any, lower: Any, upper: Any
     1.611560104418
     """
     e, d, s, lo, hi = (scalar_or_none(v) for v in (epsilon, delta, sensitivity, lower, upper))
-    if None not in (e, d, s, lo, hi) and _bl_scalar_ok(e, d, s, lo, hi):
+    if (e is not None and d is not None and s is not None and lo is not None and hi is not None
+            and _bl_scalar_ok(e, d, s, lo, hi)):
         return _core.bl_scale(e, d, s, lo, hi)
     eps = as_float_array(epsilon, "epsilon")
     dl = as_float_array(delta, "delta")
@@ -139,7 +140,7 @@ def bounded_laplace_scale(epsilon: Any, sensitivity: Any, lower: Any, upper: Any
         return _core.bl_scale(*(float(a) for a in arrs))
     out = np.empty(shape)
     flat = [np.ascontiguousarray(a).reshape(-1) for a in arrs]
-    _core.bl_scale_array(*flat, out.reshape(-1))
+    _core.bl_scale_array(flat[0], flat[1], flat[2], flat[3], flat[4], out.reshape(-1))
     return out
 
 
@@ -262,7 +263,8 @@ def bounded_gaussian_sigma(epsilon: Any, sensitivity: Any, lower: Any, upper: An
     s = scalar_or_none(sensitivity)
     lo_s = scalar_or_none(lower)
     hi_s = scalar_or_none(upper)
-    if (None not in (e, s, lo_s, hi_s) and math.isfinite(e) and e > 0
+    if (e is not None and s is not None and lo_s is not None and hi_s is not None
+            and math.isfinite(e) and e > 0
             and math.isfinite(s) and s > 0 and math.isfinite(lo_s) and math.isfinite(hi_s)
             and lo_s < hi_s):
         return _core.bg_sigma_scalar(e, s, hi_s - lo_s)

@@ -3,7 +3,7 @@ the constructor call, ``sample``/``bias``/``variance``/``mse``."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -16,6 +16,9 @@ class Mechanism:
 
     __slots__ = ()
     _init_args: tuple[str, ...] = ()
+
+    if TYPE_CHECKING:  # attributes are set once through _set(): typed as Any for checkers
+        def __getattr__(self, name: str) -> Any: ...
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(

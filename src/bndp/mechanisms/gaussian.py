@@ -19,6 +19,7 @@ from ..calibrate import bounded_gaussian_sigma
 from ..distributions import truncnorm_eval
 from ..verify import bounded_gaussian_loss, bounded_gaussian_tight_sigma
 from . import exact
+from ..integrations._columns import columnar
 from ._base import Mechanism
 
 __all__ = ["BoundedGaussian"]
@@ -176,8 +177,9 @@ class BoundedGaussian(Mechanism):
                 np.asarray(self.upper, dtype=np.float64)]
 
     # sampling ------------------------------------------------------------------------
+    @columnar
     def sample(self, value: Any, size: Any = None, rng: RNGLike = None,
-               on_outside: str = "clip"):
+               on_outside: str = "clip", workers: int = 1):
         """Release ``value``: one independent draw per element (per row of m coordinates in
         the multivariate case).
 
@@ -189,10 +191,9 @@ class BoundedGaussian(Mechanism):
         if self.exact_plan is not None:
             return self.exact_plan.sample(q, size, gen)
         if self.dim is not None and size is not None:
-            size_t = check_size(size)
-            size = size_t + (self.dim,)
+            size = tuple(check_size(size) or ()) + (self.dim,)
         return _dispatch.sample(_core.tn_one, _core.tn_fill, _core.tn_fill_rows,
-                                self._params(q), size, gen)
+                                self._params(q), size, gen, workers)
 
     # law -----------------------------------------------------------------------------
     def _eval(self, what: int, x: Any, value: Any):

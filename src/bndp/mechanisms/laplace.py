@@ -20,6 +20,7 @@ from .._validation import as_float_array, check_on_outside, fast_real
 from ..calibrate import bounded_laplace_scale
 from ..distributions import bounded_laplace_eval
 from . import exact
+from ..integrations._columns import columnar
 from ._base import Mechanism
 
 __all__ = ["BoundedLaplace"]
@@ -119,8 +120,9 @@ class BoundedLaplace(Mechanism):
                   mode=mode, exact_plan=plan)
 
     # sampling ------------------------------------------------------------------------
+    @columnar
     def sample(self, value: Any, size: Any = None, rng: RNGLike = None,
-               on_outside: str = "clip"):
+               on_outside: str = "clip", workers: int = 1):
         """Release ``value`` (scalar or array; one independent draw per element).
 
         ``size`` follows NumPy: the output shape, to which ``value`` must broadcast. Returns
@@ -131,7 +133,7 @@ class BoundedLaplace(Mechanism):
         if self.exact_plan is not None:
             return self.exact_plan.sample(q, size, gen)
         params = [q, np.float64(self.scale), np.float64(self.lower), np.float64(self.upper)]
-        return _dispatch.sample(_core.bl_one, _core.bl_fill, _core.bl_fill_rows, params, size, gen)
+        return _dispatch.sample(_core.bl_one, _core.bl_fill, _core.bl_fill_rows, params, size, gen, workers)
 
     # law -----------------------------------------------------------------------------
     def _eval(self, what: int, x: Any, value: Any):

@@ -1,0 +1,240 @@
+"""Columns in, columns out: pandas Series and pyarrow arrays through bndp's samplers.
+
+:func:`columnar` wraps a sampler whose first data argument is ``value`` (``bndp.sample`` and
+every mechanism's ``sample``). The wrapped sampler accepts, besides NumPy input,
+
+* a :class:`pandas.Series`: the result is a Series with the same index and name;
+* a :class:`pyarrow.Array` or :class:`pyarrow.ChunkedArray`: the result is of the same kind
+  (same chunk lengths), with type ``float64``;
+
+and per-row ``lower``/``upper`` given the same way. The released values are float64 whatever
+the input type: the noise is continuous.
+
+Missing values (``None``/``NaN``/``pd.NA`` in pandas, nulls and NaN in Arrow, NaN in NumPy):
+``nulls="raise"`` (the default) refuses them with an error naming the first position;
+``nulls="keep"`` passes them through untouched (no noise is drawn for them and they stay
+missing in the result, as NaN, ``pd.NA`` for nullable pandas dtypes, or Arrow nulls).
+
+Neither pandas nor pyarrow is imported here: an object is recognised as a column only if its
+library is already loaded, so the NumPy-only core never pays for them.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import sys
+from typing import Any, Callable, TypeVar
+
+import numpy as np
+
+__all__ = ["columnar", "to_numpy", "Column", "check_nulls", "is_column"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_PLAIN = (float, int, np.ndarray, list, tuple, np.floating, np.integer)
+
+
+def check_nulls(nulls: Any) -> str:
+    if nulls not in ("raise", "keep"):
+        raise ValueError(f'`nulls` must be "raise" or "keep"; got {nulls!r}')
+    return nulls
+
+
+def _pandas_series(x: Any) -> bool:
+    pd = sys.modules.get("pandas")
+    return pd is not None and isinstance(x, pd.Series)
+
+
+def _arrow_kind(x: Any) -> str | None:
+    pa = sys.modules.get("pyarrow")
+    if pa is None:
+        return None
+    if isinstance(x, pa.ChunkedArray):
+        return "chunked"
+    if isinstance(x, pa.Array):
+        return "arrow"
+    return None
+
+
+def is_column(x: Any) -> bool:
+    """True for a pandas Series, pyarrow Array or ChunkedArray."""
+    return _pandas_series(x) or _arrow_kind(x) is not None
+
+
+class Column:
+    """A column converted to float64 NumPy, with what is needed to convert a result back.
+
+    ``values`` has NaN where ``missing`` is True (``missing`` is None when nothing is
+    missing).
+    """
+
+    __slots__ = ("kind", "values", "missing", "_src", "_arrow_null")
+
+    def __init__(self, kind: str, values: np.ndarray, missing: np.ndarray | None, src: Any,
+                 arrow_null: np.ndarray | None = None) -> None:
+        self.kind = kind
+        self.values = values
+        self.missing = missing
+        self._src = src
+        self._arrow_null = arrow_null
+
+    def restore(self, out: Any) -> Any:
+        """Wrap a float64 result of the column's shape in the column's kind."""
+        if self.kind == "numpy":
+            return out
+        out = np.asarray(out, dtype=np.float64)
+        if self.kind == "pandas":
+            pd = sys.modules["pandas"]
+            s = self._src
+            if isinstance(s.dtype, pd.api.extensions.ExtensionDtype) and self.missing is not None:
+                res = pd.array(out, dtype="Float64")
+                res[self.missing] = pd.NA
+                return pd.Series(res, index=s.index, name=s.name, copy=False)
+            return pd.Series(out, index=s.index, name=s.name, copy=False)
+        pa = sys.modules["pyarrow"]
+        null = self._arrow_null
+        if self.kind == "arrow":
+            return pa.array(out, type=pa.float64(),
+                            mask=null if null is not None and null.any() else None)
+        chunks = []
+        start = 0
+        for ch in self._src.chunks:
+            n = len(ch)
+            m = None if null is None or not null[start:start + n].any() else null[start:start + n]
+            chunks.append(pa.array(out[start:start + n], type=pa.float64(), mask=m))
+            start += n
+        return pa.chunked_array(chunks, type=pa.float64())
+
+
+def _numeric_check(kind_ok: bool, name: str, dtype: Any) -> None:
+    if not kind_ok:
+        raise TypeError(f"`{name}` must hold real numbers; got a column of type {dtype}")
+
+
+def to_numpy(x: Any, name: str = "value") -> Column:
+    """Convert a pandas Series, a pyarrow (Chunked)Array or anything NumPy accepts."""
+    if _pandas_series(x):
+        pd = sys.modules["pandas"]
+        dt = x.dtype
+        _numeric_check(pd.api.types.is_numeric_dtype(dt) and not pd.api.types.is_bool_dtype(dt)
+                       and not pd.api.types.is_complex_dtype(dt), name, dt)
+        missing = x.isna().to_numpy()
+        vals = x.to_numpy(dtype=np.float64, na_value=np.nan)
+        return Column("pandas", vals, missing if missing.any() else None, x)
+    kind = _arrow_kind(x)
+    if kind is not None:
+        pa = sys.modules["pyarrow"]
+        t = x.type
+        _numeric_check(pa.types.is_integer(t) or pa.types.is_floating(t)
+                       or pa.types.is_decimal(t), name, t)
+        if not pa.types.is_float64(t):
+            x64 = x.cast(pa.float64())
+        else:
+            x64 = x
+        if kind == "chunked":
+            null = (np.concatenate([np.asarray(c.is_null()) for c in x64.chunks])
+                    if x64.num_chunks else np.zeros(0, dtype=bool))
+            vals = x64.to_numpy()  # nulls become NaN
+        else:
+            null = np.asarray(x64.is_null())
+            vals = x64.to_numpy(zero_copy_only=False)
+        vals = np.asarray(vals, dtype=np.float64)
+        missing = null | np.isnan(vals)
+        return Column(kind, vals, missing if missing.any() else None, x,
+                      null if null.any() else None)
+    from .._validation import as_float_array
+
+    a = as_float_array(x, name)
+    missing = np.isnan(a)
+    return Column("numpy", a, missing if missing.any() else None, x)
+
+
+def _describe_missing(col: Column, name: str) -> str:
+    assert col.missing is not None
+    pos = int(np.flatnonzero(col.missing.ravel())[0])
+    where = f"at position {pos}"
+    if col.kind == "pandas":
+        label = col._src.index[pos]
+        label = label.item() if isinstance(label, np.generic) else label
+        where += f" (index label {label!r})"
+    n = int(col.missing.sum())
+    return (f"`{name}` has {n} missing value(s) (null/NaN), the first {where}; "
+            "pass nulls='keep' to leave missing values untouched")
+
+
+def columnar(func: F) -> F:
+    """Let a sampler take pandas/Arrow columns and a ``nulls=`` keyword (see module doc).
+
+    The wrapped function must take ``value`` and may take ``size``, ``lower``, ``upper``.
+    Plain NumPy input with ``nulls="raise"`` goes straight through (no overhead).
+    """
+    sig = inspect.signature(func)
+    params = list(sig.parameters)
+    pos = params.index("value")
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, nulls: str = "raise", **kwargs: Any) -> Any:
+        if nulls == "raise":
+            v = args[pos] if len(args) > pos else kwargs.get("value")
+            if isinstance(v, _PLAIN) and not any(
+                    is_column(kwargs.get(b)) for b in ("lower", "upper")):
+                return func(*args, **kwargs)
+        check_nulls(nulls)
+        ba = sig.bind(*args, **kwargs)
+        col = to_numpy(ba.arguments["value"], "value")
+        shape = col.values.shape
+        if col.kind != "numpy" and ba.arguments.get("size") is not None:
+            raise ValueError("`size` must be None when `value` is a pandas or Arrow column")
+        for b in ("lower", "upper"):
+            if b in ba.arguments and is_column(ba.arguments[b]):
+                bc = to_numpy(ba.arguments[b], b)
+                if bc.missing is not None:
+                    pos_b = int(np.flatnonzero(bc.missing)[0])
+                    raise ValueError(f"`{b}` must not have missing values; got one at position {pos_b}")
+                if bc.values.shape != shape:
+                    raise ValueError(f"`{b}` has length {bc.values.shape[0]} but `value` has "
+                                     f"shape {shape}")
+                ba.arguments[b] = bc.values
+        if col.missing is None:
+            ba.arguments["value"] = col.values
+            return col.restore(func(*ba.args, **ba.kwargs))
+        if nulls == "raise":
+            raise ValueError(_describe_missing(col, "value"))
+        # nulls="keep": draw for the present entries only, leave the rest missing
+        if getattr(ba.arguments.get("self"), "dim", None) is not None:
+            raise ValueError("nulls='keep' is not supported by a multivariate mechanism")
+        if ba.arguments.get("size") is not None:
+            raise ValueError("`size` must be None with nulls='keep'")
+        keep = ~col.missing
+        ba.arguments["value"] = col.values[keep]
+        for b in ("lower", "upper"):
+            if b in ba.arguments:
+                bv = np.asarray(ba.arguments[b])
+                if bv.ndim > 0:
+                    if bv.shape != shape:
+                        raise ValueError(f"nulls='keep' needs scalar `{b}` or one of the "
+                                         f"value's shape {shape}; got shape {bv.shape}")
+                    ba.arguments[b] = bv[keep]
+        out = np.full(shape, np.nan)
+        if keep.any():
+            out[keep] = func(*ba.args, **ba.kwargs)
+        if col.kind == "numpy" and out.ndim == 0:
+            return float(out)
+        return col.restore(out)
+
+    doc = wrapper.__doc__ or ""
+    if "nulls" not in doc:
+        wrapper.__doc__ = doc.rstrip() + (
+            "\n\n        Columns: ``value`` (and per-row ``lower``/``upper`` where accepted) may"
+            "\n        be a pandas Series or a pyarrow Array/ChunkedArray; the result is of the"
+            "\n        same kind (Series keep their index and name). ``nulls=\"raise\"`` (default)"
+            "\n        refuses missing values, ``nulls=\"keep\"`` leaves them missing, untouched."
+            "\n        ``workers`` (default 1; -1 for every CPU) splits large outputs across"
+            "\n        threads, each drawing from its own child stream spawned from ``rng``.\n"
+        )
+    wrapper.__signature__ = sig.replace(parameters=[  # type: ignore[attr-defined]
+        *sig.parameters.values(),
+        inspect.Parameter("nulls", inspect.Parameter.KEYWORD_ONLY, default="raise"),
+    ]) if "nulls" not in sig.parameters else sig
+    return wrapper  # type: ignore[return-value]

@@ -1,0 +1,437 @@
+"""The ``bndp`` command line: privatize (CSV, Parquet), calibrate, plot, errors, atomicity."""
+
+import csv
+import io
+import os
+import signal
+import struct
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+import bndp
+from bndp import cli
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
+LAP = bndp.BoundedLaplace(1.0, 1.0, 0.0, 120.0)
+
+PRIV = ["--epsilon", "1", "--sensitivity", "1"]
+
+
+def run(capsys, *argv):
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def env():
+    e = dict(os.environ)
+    e["PYTHONPATH"] = SRC + os.pathsep + e.get("PYTHONPATH", "")
+    return e
+
+
+def write(path, text):
+    with open(path, "w", newline="") as f:
+        f.write(text)
+    return str(path)
+
+
+def listing(d):
+    return sorted(os.listdir(d))
+
+
+# ---------------------------------------------------------------------------------------
+# help
+# ---------------------------------------------------------------------------------------
+def test_help_is_complete(capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main(["privatize", "--help"])
+    assert e.value.code == 0
+    out = capsys.readouterr().out
+    for opt in ("--output", "--column", "--lower", "--upper", "--epsilon", "--sensitivity",
+                "--mechanism", "--delta", "--nulls", "--on-outside", "--format", "--progress",
+                "--workers", "--seed", "--block-size", "--batch-rows", "--delimiter"):
+        assert opt in out, opt
+    for sub, opts in (("calibrate", ("--value", "--reference-delta")),
+                      ("plot", ("--output", "--value", "--dpi")), ("demo", ("--seed",))):
+        with pytest.raises(SystemExit):
+            cli.main([sub, "--help"])
+        text = capsys.readouterr().out
+        assert all(o in text for o in opts)
+    code, out, _ = run(capsys)
+    assert code == 2 and all(c in out for c in ("privatize", "calibrate", "plot", "demo"))
+
+
+# ---------------------------------------------------------------------------------------
+# privatize: CSV
+# ---------------------------------------------------------------------------------------
+CSV_IN = textwrap.dedent('''\
+    id,age,name,note
+    1,30,"Smith, J","said ""hi"""
+    2,44.5,Doe,
+    3,200,Roe,x
+    4,-3,"Line, two",y
+    ''')
+
+
+def test_csv_released_column_in_bounds_other_cells_verbatim(tmp_path, capsys):
+    src = write(tmp_path / "in.csv", CSV_IN)
+    dst = str(tmp_path / "out.csv")
+    code, out, err = run(capsys, "privatize", src, "-o", dst, "--column", "age", "--lower", "0",
+                         "--upper", "120", *PRIV, "--seed", "1")
+    assert code == 0, err
+    with open(dst, newline="") as f:
+        got = list(csv.reader(f))
+    want = list(csv.reader(io.StringIO(CSV_IN)))
+    assert got[0] == want[0]
+    assert [[r[0], r[2], r[3]] for r in got[1:]] == [[r[0], r[2], r[3]] for r in want[1:]]
+    ages = np.array([float(r[1]) for r in got[1:]])
+    assert ((ages >= 0) & (ages <= 120)).all()
+    # the cells that need no quoting are written bare, as the csv module does
+    assert open(dst).read().splitlines()[2].startswith("2,") and ",Doe," in open(dst).read()
+    # one-line summary with the calibrated scale; clipping reported
+    assert f"scale b = {LAP.scale:.6g}" in out and "2 clipped" in out
+    assert "wrote 4 rows" in out
+    assert listing(tmp_path) == ["in.csv", "out.csv"]
+
+
+def test_csv_seed_reproducible_and_matches_the_mechanism(tmp_path, capsys):
+    n = 20000
+    src = write(tmp_path / "in.csv", "v\n" + "60\n" * n)
+    outs = []
+    for k in range(2):
+        dst = str(tmp_path / f"o{k}.csv")
+        assert run(capsys, "privatize", src, "-o", dst, "--column", "v:0:120", *PRIV,
+                   "--seed", "5")[0] == 0
+        outs.append(np.loadtxt(dst, skiprows=1))
+    np.testing.assert_array_equal(outs[0], outs[1])
+    x = outs[0]
+    v = LAP.variance(60.0)
+    assert abs(x.mean() - 60.0) < 5 * np.sqrt(v / n)
+    # Laplace sample variance: sd of s^2 is ~ v*sqrt(5/n) (kurtosis 6): 5 sd ~ 0.079 v
+    assert abs(x.var() - v) < 0.08 * v
+    # the values written are the mechanism's draws for the same seed (shortest round-trip text)
+    np.testing.assert_array_equal(x, LAP.sample(np.full(n, 60.0), rng=5))
+
+
+def test_csv_several_columns_in_one_pass(tmp_path, capsys):
+    src = write(tmp_path / "in.csv", "a,b,c\n1,100,x\n2,200,y\n3,300,z\n")
+    dst = str(tmp_path / "out.csv")
+    code, out, err = run(capsys, "privatize", src, "-o", dst, "--column", "a:0:5",
+                         "--column", "b:0:1000", *PRIV, "--mechanism", "gaussian")
+    assert code == 0, err
+    rows = list(csv.DictReader(open(dst)))
+    a = np.array([float(r["a"]) for r in rows])
+    b = np.array([float(r["b"]) for r in rows])
+    assert ((a >= 0) & (a <= 5)).all() and ((b >= 0) & (b <= 1000)).all()
+    assert [r["c"] for r in rows] == ["x", "y", "z"]
+    assert out.count("bounded Gaussian sigma") == 2 and "up to 2" in out
+    s5 = bndp.BoundedGaussian(1, 1, 0, 5).sigma
+    assert f"sigma = {s5:.6g}" in out
+
+
+def test_csv_nulls_keep_and_tab_delimiter(tmp_path, capsys):
+    src = write(tmp_path / "in.tsv", "k\tv\na\t1\nb\t\nc\t3\n")
+    dst = str(tmp_path / "out.tsv")
+    code, out, err = run(capsys, "privatize", src, "-o", dst, "--column", "v:0:10", *PRIV,
+                         "--delimiter", "tab", "--nulls", "keep")
+    assert code == 0, err
+    lines = open(dst).read().splitlines()
+    assert lines[0] == "k\tv" and lines[2] == "b\t" and lines[1].startswith("a\t")
+    assert "1 missing kept" in out
+
+
+def test_header_only_csv_gives_header_only_output(tmp_path, capsys):
+    src = write(tmp_path / "in.csv", "id,age\n")
+    dst = str(tmp_path / "out.csv")
+    code, out, _ = run(capsys, "privatize", src, "-o", dst, "--column", "age:0:1", *PRIV)
+    assert code == 0 and open(dst).read() == "id,age\n" and "no data rows" in out
+
+
+# ---------------------------------------------------------------------------------------
+# privatize: Parquet
+# ---------------------------------------------------------------------------------------
+def test_parquet_schema_preserved(tmp_path, capsys):
+    t = pa.table({
+        "id": pa.array(range(1000), pa.int32()),
+        "age": pa.array([float(i % 100) if i % 7 else None for i in range(1000)], pa.float32()),
+        "n": pa.array(range(1000), pa.int16()),
+        "city": pa.array(["p", "b"] * 500, pa.string()),
+        "when": pa.array(np.arange(1000).astype("datetime64[s]")),
+    }, metadata={b"owner": b"me"})
+    src = str(tmp_path / "in.parquet")
+    pq.write_table(t, src, row_group_size=300)
+    dst = str(tmp_path / "out.parquet")
+    code, out, err = run(capsys, "privatize", src, "-o", dst, "--column", "age:0:100",
+                         "--column", "n:0:1000", *PRIV, "--nulls", "keep", "--batch-rows", "128")
+    assert code == 0, err
+    t = pq.read_table(src)  # as stored (Parquet keeps timestamps in ms at least)
+    r = pq.read_table(dst)
+    assert r.schema.names == t.schema.names and r.schema.metadata == t.schema.metadata
+    for name in ("id", "city", "when"):
+        assert r.schema.field(name) == t.schema.field(name)
+        assert r.column(name).equals(t.column(name))
+    assert r.schema.field("age").type == pa.float64() and r.schema.field("n").type == pa.float64()
+    age = r.column("age").to_numpy(zero_copy_only=False)
+    assert r.column("age").null_count == t.column("age").null_count == 143
+    assert np.array_equal(np.isnan(age), t.column("age").is_null().to_numpy(zero_copy_only=False))
+    assert np.nanmin(age) >= 0 and np.nanmax(age) <= 100
+    assert "143 missing kept" in out
+
+
+def test_parquet_null_raises_naming_row(tmp_path, capsys):
+    src = str(tmp_path / "in.parquet")
+    pq.write_table(pa.table({"x": pa.array([1.0, 2.0, None, 4.0])}), src)
+    code, _, err = run(capsys, "privatize", src, "-o", str(tmp_path / "o.parquet"),
+                       "--column", "x:0:5", *PRIV)
+    assert code == 2 and "row 3" in err and "'x'" in err and "missing" in err
+    assert listing(tmp_path) == ["in.parquet"]
+
+
+def test_parquet_string_column_refused(tmp_path, capsys):
+    src = str(tmp_path / "in.parquet")
+    pq.write_table(pa.table({"x": ["a"]}), src)
+    code, _, err = run(capsys, "privatize", src, "-o", str(tmp_path / "o.parquet"),
+                       "--column", "x:0:5", *PRIV)
+    assert code == 2 and "must be numeric" in err
+
+
+# ---------------------------------------------------------------------------------------
+# errors: one line, non-zero exit, nothing written
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("text,argv,needle", [
+    ("id,age\n1,30\n2,3x\n3,4\n", [], "row 2 (data rows counted from 1 after the header), column 'age': '3x' is not a number"),
+    ("id,age\n1,30\n2,\n", [], "row 2 (data rows counted from 1 after the header), column 'age': missing value"),
+    ("id,age\n1,inf\n", [], "row 1 (data rows counted from 1 after the header), column 'age': 'inf' is not a finite number"),
+    ("id,age\n1,30\n2,130\n", ["--on-outside", "raise"], "row 2 (data rows counted from 1 after the header), column 'age': 130.0 lies outside [0, 120]"),
+    ("", [], "empty file"),
+    ("id,height\n1,2\n", [], "column 'age' not found; columns are: id, height"),
+    ("id,age\n1,2\n", ["--mechanism", "gaussian", "--delta", "0.1"], "delta` must be 0"),
+    ("id,age\n1,2\n", ["--epsilon", "-1"], "`epsilon`"),
+    ("id,age,age\n1,2,3\n", [], "duplicate column"),
+])
+def test_errors_are_one_line(tmp_path, capsys, text, argv, needle):
+    src = write(tmp_path / "in.csv", text)
+    code, out, err = run(capsys, "privatize", src, "-o", str(tmp_path / "out.csv"),
+                         "--column", "age", "--lower", "0", "--upper", "120", *PRIV, *argv)
+    assert code == 2
+    assert err.count("\n") == 1 and err.startswith("bndp: error: ") and "Traceback" not in err
+    assert needle in err
+    assert listing(tmp_path) == ["in.csv"]  # no output, no temporary file
+
+
+def test_malformed_cell_found_in_a_later_chunk(tmp_path, capsys):
+    rows = [f"{i},{i % 100}" for i in range(50000)]
+    rows[43210] = "43210,forty"
+    src = write(tmp_path / "in.csv", "id,age\n" + "\n".join(rows) + "\n")
+    code, _, err = run(capsys, "privatize", src, "-o", str(tmp_path / "out.csv"),
+                       "--column", "age:0:120", *PRIV, "--block-size", "65536")
+    assert code == 2 and "row 43,211" in err and "'forty'" in err
+
+
+def test_refuses_to_write_over_the_input(tmp_path, capsys):
+    src = write(tmp_path / "in.csv", "age\n1\n")
+    before = open(src).read()
+    os.link(src, tmp_path / "hard.csv")
+    os.symlink(src, tmp_path / "sym.csv")
+    for dst in (src, str(tmp_path / "." / "in.csv"), str(tmp_path / "hard.csv"),
+                str(tmp_path / "sym.csv")):
+        code, _, err = run(capsys, "privatize", src, "-o", dst, "--column", "age:0:2", *PRIV)
+        assert code == 2 and "refusing to write over the input" in err
+    assert open(src).read() == before
+    assert listing(tmp_path) == ["hard.csv", "in.csv", "sym.csv"]
+
+
+def test_format_errors(tmp_path, capsys):
+    src = write(tmp_path / "in.data", "age\n1\n")
+    code, _, err = run(capsys, "privatize", src, "-o", str(tmp_path / "o.data"),
+                       "--column", "age:0:2", *PRIV)
+    assert code == 2 and "--format" in err
+    src = write(tmp_path / "in.csv", "age\n1\n")
+    code, _, err = run(capsys, "privatize", src, "-o", str(tmp_path / "o.parquet"),
+                       "--column", "age:0:2", *PRIV)
+    assert code == 2 and "names a parquet file" in err
+    code, _, err = run(capsys, "privatize", str(tmp_path / "nope.csv"), "-o",
+                       str(tmp_path / "o.csv"), "--column", "age:0:2", *PRIV)
+    assert code == 2 and "no such file" in err
+    code, _, err = run(capsys, "privatize", src, "-o", str(tmp_path / "o.csv"),
+                       "--column", "age", *PRIV)
+    assert code == 2 and "has no bounds" in err
+    pq_bad = write(tmp_path / "bad.parquet", "not parquet at all")
+    code, _, err = run(capsys, "privatize", pq_bad, "-o", str(tmp_path / "o2.parquet"),
+                       "--column", "age:0:2", *PRIV)
+    assert code == 2 and "cannot read as Parquet" in err and err.count("\n") == 1
+
+
+def test_console_script_entry_point_and_progress_bar(tmp_path):
+    src = write(tmp_path / "in.csv", "age\n" + "5\n" * 1000)
+    r = subprocess.run([sys.executable, "-m", "bndp", "privatize", src, "-o",
+                        str(tmp_path / "o.csv"), "--column", "age:0:10", *PRIV, "--progress",
+                        "always"], capture_output=True, text=True, env=env(), timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "100.0%" in r.stderr and "1,000 rows" in r.stderr and "rows/s" in r.stderr
+    r = subprocess.run([sys.executable, "-m", "bndp", "privatize", src, "-o",
+                        str(tmp_path / "o.csv"), "--column", "nope:0:1", *PRIV],
+                       capture_output=True, text=True, env=env(), timeout=120)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+
+
+# ---------------------------------------------------------------------------------------
+# big file: bounded memory, and killing a run midway
+# ---------------------------------------------------------------------------------------
+N_ROWS = 2_000_000
+CHUNK = 100_000
+
+
+@pytest.fixture(scope="module")
+def big_csv(tmp_path_factory):
+    """2 million rows, ~270 bytes a row (~540 MB), written as 20 copies of one chunk."""
+    rng = np.random.default_rng(0)
+    ages = rng.integers(0, 121, CHUNK)
+    pad = "p" * 240
+    body = "".join(f"{i},{a},{pad}\n" for i, a in enumerate(ages)).encode()
+    path = tmp_path_factory.mktemp("big") / "big.csv"
+    with open(path, "wb") as f:
+        f.write(b"id,age,pad\n")
+        for _ in range(N_ROWS // CHUNK):
+            f.write(body)
+    yield str(path)
+    os.unlink(path)
+
+
+PEAK = textwrap.dedent('''\
+    import resource, subprocess, sys
+    r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024)
+    sys.stderr.write(r.stderr.decode())
+    ''')
+
+
+def peak_rss(argv):
+    r = subprocess.run([sys.executable, "-c", PEAK, *argv], capture_output=True, text=True,
+                       env=env(), timeout=600)
+    code, peak = map(int, r.stdout.split())
+    return code, peak, r.stderr
+
+
+def test_two_million_rows_in_bounded_memory(big_csv, tmp_path):
+    size = os.path.getsize(big_csv)
+    assert size > 450e6
+    base = [sys.executable, "-m", "bndp", "privatize"]
+    small = write(tmp_path / "small.csv", "id,age,pad\n1,2,x\n")
+    code, peak_small, err = peak_rss(base + [small, "-o", str(tmp_path / "s.csv"),
+                                             "--column", "age:0:120", *PRIV])
+    assert code == 0, err
+    dst = str(tmp_path / "big_out.csv")
+    code, peak, err = peak_rss(base + [big_csv, "-o", dst, "--column", "age:0:120", *PRIV])
+    assert code == 0, err
+    # the whole process (interpreter, NumPy, SciPy, Arrow) stays well below the file size,
+    # and what the data adds on top of a 1-row run is a small fraction of it
+    assert peak < 0.5 * size, (peak, size)
+    assert peak - peak_small < 0.25 * size, (peak, peak_small, size)
+    with open(dst, "rb") as f:
+        f.seek(-4096, os.SEEK_END)
+        last = f.read().splitlines()[-1].split(b",")
+    assert last[0] == str(CHUNK - 1).encode() and 0 <= float(last[1]) <= 120
+    assert os.path.getsize(dst) > size  # every row written (released ages are longer text)
+    os.unlink(dst)
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130),
+                                      (signal.SIGKILL, -9)])
+def test_killed_midway_leaves_no_output(big_csv, tmp_path, sig, code):
+    st = os.stat(big_csv)
+    dst = tmp_path / "out.csv"
+    p = subprocess.Popen([sys.executable, "-m", "bndp", "privatize", big_csv, "-o", str(dst),
+                          "--column", "age:0:120", *PRIV], env=env(),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    partial = []
+    while time.monotonic() < deadline and p.poll() is None:
+        partial = [n for n in os.listdir(tmp_path) if n.endswith(".bndp-partial")]
+        if partial and os.path.getsize(tmp_path / partial[0]) > 20_000_000:
+            break
+        time.sleep(0.05)
+    assert p.poll() is None, "the run finished before it could be interrupted"
+    assert partial and partial[0].startswith(".out.csv.")
+    p.send_signal(sig)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == code
+    assert not dst.exists()  # never a half-written output under the final name
+    if sig != signal.SIGKILL:
+        assert os.listdir(tmp_path) == []  # the temporary file was removed too
+        assert b"no output was written" in err and b"Traceback" not in err
+    st2 = os.stat(big_csv)
+    assert (st2.st_size, st2.st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+
+
+# ---------------------------------------------------------------------------------------
+# calibrate, plot, demo
+# ---------------------------------------------------------------------------------------
+def test_calibrate_prints_scales_and_variances(capsys):
+    code, out, _ = run(capsys, "calibrate", *PRIV, "--lower", "0", "--upper", "120",
+                       "--value", "0", "60")
+    assert code == 0
+    assert f"calibrated b = {LAP.scale:.10g}" in out
+    assert "unbounded  b = 1 " in out
+    lines = out.strip().splitlines()
+    row0 = lines[-2].split()
+    assert float(row0[0]) == 0 and abs(float(row0[1]) - LAP.variance(0.0)) < 1e-5 * LAP.variance(0.0)
+    assert float(row0[2]) == 2.0  # 2 b^2 of the unbounded Laplace
+    g = bndp.BoundedGaussian(0.5, 1.0, 0.0, 120.0)
+    code, out, _ = run(capsys, "calibrate", "--mechanism", "gaussian", "--epsilon", "0.5",
+                       "--sensitivity", "1", "--lower", "0", "--upper", "120")
+    assert code == 0 and f"calibrated sigma = {g.sigma:.10g}" in out
+    # classical Gaussian mechanism at delta = 1e-5: sqrt(2 ln(1.25e5))/0.5 = 9.689610525
+    assert "unbounded  sigma = 9.68961052" in out
+    code, _, err = run(capsys, "calibrate", *PRIV, "--lower", "1", "--upper", "0")
+    assert code == 2 and "`lower` must be < `upper`" in err
+
+
+def _png_size(path):
+    with open(path, "rb") as f:
+        head = f.read(24)
+    assert head[:8] == b"\x89PNG\r\n\x1a\n" and head[12:16] == b"IHDR"
+    return struct.unpack(">II", head[16:24])
+
+
+@pytest.mark.parametrize("mech", ["laplace", "gaussian"])
+def test_plot_writes_a_png(tmp_path, capsys, mech):
+    pytest.importorskip("matplotlib")
+    out = str(tmp_path / "density.png")
+    code, text, err = run(capsys, "plot", "--mechanism", mech, *PRIV, "--lower", "0",
+                          "--upper", "10", "-o", out, "--width", "8", "--height", "4",
+                          "--dpi", "80")
+    assert code == 0, err
+    assert _png_size(out) == (640, 320)
+    assert os.path.getsize(out) > 20_000  # curves and labels, not a blank canvas
+    import matplotlib.image as mpimg
+
+    img = mpimg.imread(out)
+    assert img.shape[:2] == (320, 640) and img[..., :3].std() > 0.05
+    assert listing(tmp_path) == ["density.png"]
+    code, _, err = run(capsys, "plot", *PRIV, "--lower", "0", "--upper", "10", "-o",
+                       str(tmp_path / "x.txt"))
+    assert code == 2 and ".png" in err
+
+
+def test_demo_runs(capsys):
+    code, out, _ = run(capsys, "demo", "--seed", "1")
+    assert code == 0 and "bounded Laplace" in out and "bounded Gaussian" in out
+
+
+def test_csv_cells_with_spaces_parse_and_workers_option(tmp_path, capsys):
+    src = write(tmp_path / "in.csv", "a,b\n 1 ,x\n2\t,y\n")
+    dst = str(tmp_path / "out.csv")
+    code, _, err = run(capsys, "privatize", src, "-o", dst, "--column", "a:0:5", *PRIV,
+                       "--workers", "2", "--seed", "3")
+    assert code == 0, err
+    got = np.loadtxt(dst, delimiter=",", skiprows=1, usecols=0)
+    np.testing.assert_array_equal(got, bndp.BoundedLaplace(1, 1, 0, 5).sample([1.0, 2.0], rng=3))

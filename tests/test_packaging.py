@@ -1,0 +1,133 @@
+"""Packaging: metadata, extras, stubs, lazy imports, mypy, and a wheel that installs and works."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+
+import pytest
+
+import bndp
+from bndp import _core
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SRC = os.path.join(ROOT, "src")
+
+tomllib = pytest.importorskip("tomllib")
+
+
+@pytest.fixture(scope="module")
+def project():
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        return tomllib.load(f)
+
+
+def _names(reqs):
+    return {re.split(r"[\[<>=!~ ;]", r, maxsplit=1)[0].lower() for r in reqs}
+
+
+def test_core_depends_only_on_numpy_and_scipy(project):
+    assert _names(project["project"]["dependencies"]) == {"numpy", "scipy"}
+
+
+def test_optional_extras(project):
+    extras = {k: _names(v) for k, v in project["project"]["optional-dependencies"].items()}
+    assert "pyspark" in extras["spark"] and "pandas" in extras["spark"]
+    assert "dask" in extras["dask"] and "pandas" in extras["dask"]
+    assert extras["plot"] == {"matplotlib"}
+    assert extras["arrow"] == {"pyarrow"}
+    assert {"pyspark", "dask", "pandas", "pyarrow", "matplotlib", "pytest"} <= extras["test-etl"]
+
+
+def test_console_script_and_package_data(project):
+    assert project["project"]["scripts"]["bndp"] == "bndp.cli:main"
+    data = project["tool"]["setuptools"]["package-data"]["bndp"]
+    assert "py.typed" in data and "*.pyi" in data and "data/*.csv" in data
+
+
+def test_cibuildwheel_covers_three_platforms(project):
+    cb = project["tool"]["cibuildwheel"]
+    assert "cp311-*" in cb["build"] and cb["test-command"]
+    assert {"linux", "macos", "windows"} <= set(cb)
+
+
+def test_stub_lists_every_def_of_the_compiled_core():
+    with open(os.path.join(SRC, "bndp", "_core.pyx")) as f:
+        pyx = f.read()
+    with open(os.path.join(SRC, "bndp", "_core.pyi")) as f:
+        pyi = f.read()
+    assert os.path.exists(os.path.join(SRC, "bndp", "py.typed"))
+    defs = set(re.findall(r"^def ([a-z]\w*)\(", pyx, flags=re.M))
+    stubs = set(re.findall(r"^def ([a-z]\w*)\(", pyi, flags=re.M))
+    assert defs and defs <= stubs
+    assert all(callable(getattr(_core, n)) for n in stubs)
+
+
+def test_import_does_not_load_optional_engines():
+    code = ("import sys, bndp\n"
+            "bad = [m for m in ('pandas', 'pyarrow', 'pyspark', 'dask', 'matplotlib') "
+            "if m in sys.modules]\n"
+            "assert not bad, bad\n"
+            "assert callable(bndp.sample)\n")
+    env = dict(os.environ, PYTHONPATH=SRC)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+
+
+def test_lazy_engine_attributes():
+    pytest.importorskip("dask.dataframe")
+    assert bndp.dask.privatize.__module__ == "bndp.integrations.dask"
+    with pytest.raises(AttributeError):
+        bndp.no_such_name  # noqa: B018
+
+
+@pytest.mark.slow
+def test_mypy_clean_on_the_package():
+    pytest.importorskip("mypy")
+    r = subprocess.run([sys.executable, "-m", "mypy"], capture_output=True, text=True, cwd=ROOT,
+                       timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.mark.slow
+def test_wheel_builds_installs_and_passes_tests_in_a_fresh_venv(tmp_path):
+    pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    wheels = tmp_path / "wheels"
+    r = subprocess.run([sys.executable, "-m", "pip", "wheel", ROOT, "--no-deps",
+                        "--no-build-isolation", "-w", str(wheels), "-q"],
+                       capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stdout + r.stderr
+    (whl,) = list(wheels.glob("bndp-*.whl"))
+    names = zipfile.ZipFile(whl).namelist()
+    for want in ("bndp/py.typed", "bndp/_core.pyi", "bndp/data/people.csv", "bndp/cli.py",
+                 "bndp/integrations/spark.py", "bndp/integrations/dask.py"):
+        assert want in names, want
+    assert any(re.match(r"bndp/_core\..*(so|pyd)$", n) for n in names)
+    venv = tmp_path / "venv"
+    # system site-packages give NumPy/SciPy/pandas/pytest without a network; bndp itself is
+    # not installed there, so the import below must come from the wheel
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)],
+                   check=True, timeout=300)
+    py = str(venv / ("Scripts" if os.name == "nt" else "bin") / "python")
+    # without PYTHONPATH: a source checkout on it would look like an installed bndp to pip
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    subprocess.run([py, "-m", "pip", "install", "--no-deps", "--no-index", "-q", str(whl)],
+                   check=True, timeout=300, env=env)
+    work = tmp_path / "work"
+    shutil.copytree(os.path.join(ROOT, "tests"), work / "tests",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    r = subprocess.run([py, "-c", "import bndp, sys; print(bndp.__file__)"], cwd=work,
+                       capture_output=True, text=True, env=env)
+    assert r.returncode == 0 and str(venv) in r.stdout, r.stdout + r.stderr
+    bndp_exe = str(venv / ("Scripts" if os.name == "nt" else "bin") / "bndp")
+    r = subprocess.run([bndp_exe, "demo", "--seed", "1"], capture_output=True, text=True,
+                       env=env, cwd=work)
+    assert r.returncode == 0 and "bounded Laplace" in r.stdout, r.stderr
+    r = subprocess.run([py, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                        "tests/test_columns.py"], cwd=work, capture_output=True, text=True,
+                       env=env, timeout=600)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert " passed" in r.stdout

@@ -1,0 +1,140 @@
+"""bndp.spark.privatize on a real local Spark session (local[2], Arrow batches)."""
+
+import os
+import shutil
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import bndp
+
+pyspark = pytest.importorskip("pyspark")
+pytest.importorskip("pandas")
+pytest.importorskip("pyarrow")
+if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+    pytest.skip("Spark needs a Java runtime (17+)", allow_module_level=True)
+
+SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
+N = 20000
+PARTS = 4
+
+pytestmark = [pytest.mark.filterwarnings("ignore::FutureWarning"),
+              pytest.mark.filterwarnings("ignore:The copy keyword is deprecated")]
+
+
+@pytest.fixture(scope="module")
+def spark():
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    # executors are separate Python processes: they must import this checkout's bndp
+    os.environ["PYTHONPATH"] = SRC + os.pathsep + os.environ.get("PYTHONPATH", "")
+    from pyspark.sql import SparkSession
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        s = (SparkSession.builder.master("local[2]").appName("bndp-test")
+             .config("spark.ui.enabled", "false")
+             .config("spark.sql.shuffle.partitions", "4")
+             .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+             .config("spark.driver.memory", "1g")
+             .getOrCreate())
+    s.sparkContext.setLogLevel("ERROR")
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="module")
+def people(spark):
+    return spark.range(0, N, numPartitions=PARTS).selectExpr(
+        "id", "cast(60 as int) as age", "concat('name-', id) as name",
+        "cast(id % 7 as double) as other")
+
+
+def collect(df):
+    from pyspark.sql import functions as F
+
+    return df.withColumn("pid", F.spark_partition_id()).toPandas()
+
+
+@pytest.mark.parametrize("mechanism", ["laplace", "gaussian"])
+def test_spark_privatize_bounds_columns_variance(spark, people, mechanism):
+    out = bndp.spark.privatize(people, "age", mechanism=mechanism, epsilon=1.0,
+                               sensitivity=1.0, lower=0.0, upper=120.0)
+    # schema: only the released column changes, to double
+    fields = {f.name: f.dataType.simpleString() for f in out.schema.fields}
+    assert list(fields) == ["id", "age", "name", "other"]
+    assert fields["age"] == "double" and fields["id"] == "bigint" and fields["name"] == "string"
+    pdf = collect(out).sort_values("id")
+    assert len(pdf) == N
+    np.testing.assert_array_equal(pdf["id"].to_numpy(), np.arange(N))
+    assert (pdf["name"] == "name-" + pdf["id"].astype(str)).all()
+    np.testing.assert_array_equal(pdf["other"].to_numpy(), (np.arange(N) % 7).astype(float))
+    age = pdf["age"].to_numpy()
+    assert ((age >= 0) & (age <= 120)).all()
+    mech = (bndp.BoundedLaplace(1.0, 1.0, 0.0, 120.0) if mechanism == "laplace"
+            else bndp.BoundedGaussian(1.0, 1.0, 0.0, 120.0))
+    v = mech.variance(60.0)
+    assert abs(age.mean() - mech.mean(60.0)) < 5 * np.sqrt(v / N)
+    # sd of the sample variance: v*sqrt(5/N) (Laplace, kurtosis 6) or v*sqrt(2/N): 5 sd
+    tol = 5 * v * np.sqrt((5.0 if mechanism == "laplace" else 2.0) / N)
+    assert abs(age.var() - v) < tol
+    # no repeated noise: every partition has its own stream
+    assert pdf["pid"].nunique() == PARTS
+    assert np.unique(age).size == N
+    heads = [g["age"].to_numpy()[:50] for _, g in pdf.sort_values("id").groupby("pid")]
+    for i in range(len(heads)):
+        for j in range(i + 1, len(heads)):
+            assert not np.intersect1d(heads[i], heads[j]).size
+
+
+def test_spark_two_runs_are_two_independent_releases(spark, people):
+    out = bndp.spark.privatize(people.limit(2000).repartition(2), "age", mechanism="laplace",
+                               epsilon=1.0, sensitivity=1.0, lower=0.0, upper=120.0)
+    a = out.toPandas()["age"].to_numpy()
+    b = out.toPandas()["age"].to_numpy()
+    assert a.size == b.size == 2000 and not np.intersect1d(a, b).size
+
+
+def test_spark_several_columns_and_nulls(spark):
+    df = spark.createDataFrame(
+        [(1, 5.0, 50.0), (2, None, 60.0), (3, 7.0, None), (4, 8.0, 70.0)],
+        "id long, a double, b double")
+    kw = dict(mechanism="laplace", epsilon=1.0, sensitivity=1.0, lower=0.0, upper=100.0)
+    out = bndp.spark.privatize(df, ["a", "b"], nulls="keep", **kw).toPandas().sort_values("id")
+    assert out["a"].isna().tolist() == [False, True, False, False]
+    assert out["b"].isna().tolist() == [False, False, True, False]
+    vals = np.concatenate([out["a"].dropna(), out["b"].dropna()])
+    assert ((vals >= 0) & (vals <= 100)).all()
+    with pytest.raises(Exception, match="missing value"):
+        bndp.spark.privatize(df, "a", **kw).collect()
+
+
+def test_spark_calibrates_once_on_the_driver(spark, people, monkeypatch):
+    calls = []
+    real = bndp.mechanisms.laplace.bounded_laplace_scale
+
+    def spy(*a, **k):
+        calls.append(a)
+        return real(*a, **k)
+
+    monkeypatch.setattr(bndp.mechanisms.laplace, "bounded_laplace_scale", spy)
+    out = bndp.spark.privatize(people, ["age", "other"], mechanism="laplace", epsilon=0.5,
+                               sensitivity=2.0, lower=0.0, upper=120.0)
+    assert len(calls) == 1
+    assert out.count() == N
+
+
+def test_spark_argument_errors(spark, people):
+    kw = dict(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=120.0)
+    with pytest.raises(ValueError, match="not found"):
+        bndp.spark.privatize(people, "nope", mechanism="laplace", **kw)
+    with pytest.raises(TypeError, match="numeric"):
+        bndp.spark.privatize(people, "name", mechanism="laplace", **kw)
+    with pytest.raises(ValueError, match="delta"):
+        bndp.spark.privatize(people, "age", mechanism="gaussian", delta=0.1, **kw)
+    with pytest.raises(ValueError, match="mechanism"):
+        bndp.spark.privatize(people, "age", mechanism="cauchy", **kw)
+    with pytest.raises(ValueError, match="nulls"):
+        bndp.spark.privatize(people, "age", mechanism="laplace", nulls="drop", **kw)
