@@ -22,7 +22,7 @@ import sys
 import tempfile
 import time
 from importlib import resources
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 

@@ -16,7 +16,7 @@ from scipy import special
 
 from .. import _core, _dispatch
 from .._random import RNGLike, as_generator
-from .._validation import as_float_array, check_on_outside, fast_real
+from .._validation import as_float_array, fast_real
 from ..calibrate import bounded_laplace_scale
 from ..distributions import bounded_laplace_eval
 from . import exact

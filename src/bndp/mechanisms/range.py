@@ -54,9 +54,9 @@ def _delta_distance_dependent(eps: float) -> float:
         k, fi, rev = arg
         uu = np.linspace(u[max(k - 1, 0)], u[min(k + 1, len(u) - 1)], 41)
         ff = np.linspace(fracs[max(fi - 1, 0)], fracs[min(fi + 1, len(fracs) - 1)], 41)
-        U, F = np.meshgrid(uu, ff)
-        U = U.ravel()
-        best = max(best, float(np.max(_dd_hockey_u(U, U + F.ravel() * eps, eps, rev))))
+        U2, F2 = np.meshgrid(uu, ff)
+        U1 = U2.ravel()
+        best = max(best, float(np.max(_dd_hockey_u(U1, U1 + F2.ravel() * eps, eps, rev))))
     return best
 
 
