@@ -4,12 +4,19 @@ Bounded Laplace and bounded (truncated) Gaussian mechanisms with exact, conserva
 calibration and a compiled sampling core over NumPy's BitGenerators.
 """
 
-from . import calibrate
+from . import accounting, calibrate
 from ._random import default_rng
 from .api import sample
 from .distributions import truncated_normal
 from .exceptions import BudgetError, PrivacyLeakWarning
-from .mechanisms import BoundedGaussian, BoundedLaplace, Mechanism
+from .mechanisms import (
+    BoundedGaussian,
+    BoundedLaplace,
+    Mechanism,
+    RectifiedGaussian,
+    StochasticSign,
+    TruncatedGaussian,
+)
 
 __version__ = "0.1.0"
 
@@ -19,6 +26,10 @@ __all__ = [
     "BudgetError",
     "Mechanism",
     "PrivacyLeakWarning",
+    "RectifiedGaussian",
+    "StochasticSign",
+    "TruncatedGaussian",
+    "accounting",
     "calibrate",
     "default_rng",
     "sample",

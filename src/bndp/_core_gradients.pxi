@@ -19,6 +19,7 @@
 #           J. Statistical Software 5(8), 2000.
 
 from libc.stdint cimport uint64_t
+from libc.math cimport pow
 from scipy.special.cython_special cimport erfcx as _sc_erfcx
 
 cdef double _GR_LOG_MAX_NEG = -745.0      # exp() of anything below is 0 in double
@@ -170,48 +171,171 @@ cdef inline double _gr_atom_bound(double d, double s, double am1) noexcept nogil
 # Renyi divergences (standardised). alpha > 1, am1 = alpha - 1.
 # ---------------------------------------------------------------------------------------
 
-cdef inline double _gr_rect_D(double x, double s, double l, double u, double al,
-                              double am1, double ldv) noexcept nogil:
+cdef inline double _gr_lndtr_c(double* cache, int i, double x) noexcept nogil:
+    # log Phi(x), computed once per coordinate and slot (NaN marks an empty slot)
+    if isnan(cache[i]):
+        cache[i] = _gr_lndtr(x)
+    return cache[i]
+
+
+cdef inline double _gr_rect_D(double x, double s, double l, double u, double al, double am1,
+                              double ldv, double* ca, int ix, int ixs, double* cb) noexcept nogil:
     # D_alpha(N^R(x) || N^R(x + s)), Lemma 4.4 / Eq. (5) of [HMSCG24] as a log-sum-exp of
     #   t1 = alpha(alpha-1)s^2/2 + log Delta(x + (1-alpha)s)            (interior)
     #   t2 = alpha log Phi(l-x) + (1-alpha) log Phi(l-x-s)                (atom at l)
     #   t3 = alpha log Phi(x-u) + (1-alpha) log Phi(x+s-u)                (atom at u)
-    # ldv = log Delta(x + (1-alpha)s), passed in (shared between directions). An atom term
-    # whose cheap upper bound is below e^-745 is skipped: the sum is >= 1 (D >= 0), so it
-    # could not change the result, and two erfc + two log are saved.
+    # ldv = log Delta(x + (1-alpha)s). The log Phi values at x and x+s sit in the slots ix,
+    # ixs of the per-coordinate caches ca (atom at l) and cb (atom at u). An atom term whose
+    # cheap upper bound is below e^-745 is skipped: the sum is >= 1 (D >= 0), so it could
+    # not change the result.
     cdef double t1 = 0.5 * al * am1 * s * s + ldv, t2, t3, d
     d = x - l
     if d >= 1.0 and _gr_atom_bound(d, s, am1) < _GR_LOG_MAX_NEG:
         t2 = -INFINITY
     else:
-        t2 = al * _gr_lndtr(l - x) - am1 * _gr_lndtr(l - x - s)
+        t2 = al * _gr_lndtr_c(ca, ix, l - x) - am1 * _gr_lndtr_c(ca, ixs, l - x - s)
     d = u - x
     if d >= 1.0 and _gr_atom_bound(d, -s, am1) < _GR_LOG_MAX_NEG:
         t3 = -INFINITY
     else:
-        t3 = al * _gr_lndtr(x - u) - am1 * _gr_lndtr(x + s - u)
-    d = _gr_lse3(t1, t2, t3) / am1
-    return d if d > 0.0 else 0.0
+        t3 = al * _gr_lndtr_c(cb, ix, x - u) - am1 * _gr_lndtr_c(cb, ixs, x + s - u)
+    return _gr_lse3(t1, t2, t3) / am1
+
+
+cdef inline double _gr_phi_lin(double z) noexcept nogil:
+    return 0.5 * erfc(-z * SQRT1_2)
+
+
+cdef inline double _gr_delta_lin(double y, double l, double u) noexcept nogil:
+    # Delta(y) = Phi(u-y) - Phi(l-y) in linear space, same case split as _gr_log_ndtr_diff
+    cdef double U = u - y, L = l - y, tt
+    if L >= 0.0:
+        tt = U
+        U = -L
+        L = -tt
+    if U > 0.0:
+        return 0.5 * (erf(U * SQRT1_2) + erf(-L * SQRT1_2))
+    return 0.5 * (erfc(-U * SQRT1_2) - erfc(-L * SQRT1_2))
+
+
+cdef inline double _gr_delta_from(double pa, double pb, double y, double l,
+                                  double u) noexcept nogil:
+    # Delta(y) from the atom masses pa = Phi(l-y), pb = Phi(y-u) when they are small (then
+    # 1 - pa - pb >= 3/4 is exact to rounding), else directly
+    if pa + pb <= 0.25:
+        return (1.0 - pa) - pb
+    return _gr_delta_lin(y, l, u)
+
+
+cdef inline double _gr_pow_am1(double r, double am1) noexcept nogil:
+    if am1 == 1.0:
+        return r
+    if am1 == 2.0:
+        return r * r
+    return pow(r, am1)
+
+
+cdef inline bint _gr_atom_lin(double px, double pxs, double d, double s, double am1,
+                              double* out) noexcept nogil:
+    # px^alpha pxs^(1-alpha) = px (px/pxs)^(alpha-1); False when pxs underflowed and the
+    # term is not provably negligible (the caller then takes the log-space path)
+    if pxs > 0.0:
+        out[0] = px * _gr_pow_am1(px / pxs, am1)
+        return True
+    if d >= 1.0 and _gr_atom_bound(d, s, am1) < _GR_LOG_MAX_NEG:
+        out[0] = 0.0
+        return True
+    return False
+
+
+cdef inline bint _gr_rect_S(double x, double s, double l, double u, double am1, double eq,
+                            double dlt, double pa_x, double pa_xs, double pb_x,
+                            double pb_xs, double* smax) noexcept nogil:
+    # Linear-space sum of Lemma 4.4: e^{alpha(alpha-1)s^2/2} Delta(x+(1-alpha)s) + atoms;
+    # keeps the largest sum seen in smax (log is monotone: one log per coordinate).
+    cdef double t2, t3, S
+    if not _gr_atom_lin(pa_x, pa_xs, x - l, s, am1, &t2):
+        return False
+    if not _gr_atom_lin(pb_x, pb_xs, u - x, -s, am1, &t3):
+        return False
+    S = eq * dlt + t2 + t3
+    if not (S < 1e300):
+        return False
+    if S > smax[0]:
+        smax[0] = S
+    return True
+
+
+cdef bint _gr_rect_rdp_lin(double t, double h, double l, double u, double al, int mode,
+                           double* res) noexcept nogil:
+    # Fast path for coordinates whose evaluation points t +- alpha h all lie within 5 sigma
+    # of S: every Phi value is formed once by erfc in linear space (no underflow there, and
+    # the sums are >= 1, so one final log keeps the absolute accuracy of the log-space
+    # form); the largest of the direction sums is taken before the log.
+    cdef double am1 = al - 1.0, q, eq, pa0, pap, pam = 0.0, pb0, pbp, pbm = 0.0, smax = 0.0
+    cdef double dlt
+    if not (t - al * h >= l - 5.0 and t + al * h <= u + 5.0):
+        return False
+    q = 0.5 * al * am1 * h * h
+    if q > 600.0:
+        return False
+    eq = exp(q)
+    pa0 = _gr_phi_lin(l - t)
+    pap = _gr_phi_lin(l - t - h)
+    pb0 = _gr_phi_lin(t - u)
+    pbp = _gr_phi_lin(t + h - u)
+    if mode >= 2 or am1 == 1.0:
+        pam = _gr_phi_lin(l - t + h)
+        pbm = _gr_phi_lin(t - h - u)
+    if am1 == 1.0:
+        dlt = _gr_delta_from(pam, pbm, t - h, l, u)
+    else:
+        dlt = _gr_delta_lin(t - am1 * h, l, u)
+    if not _gr_rect_S(t, h, l, u, am1, eq, dlt, pa0, pap, pb0, pbp, &smax):
+        return False
+    if mode >= 1:
+        if not _gr_rect_S(t + h, -h, l, u, am1, eq, _gr_delta_lin(t + al * h, l, u),
+                          pap, pa0, pbp, pb0, &smax):
+            return False
+    if mode >= 2:
+        if am1 == 1.0:
+            dlt = _gr_delta_from(pap, pbp, t + h, l, u)
+        else:
+            dlt = _gr_delta_lin(t + am1 * h, l, u)
+        if not _gr_rect_S(t, -h, l, u, am1, eq, dlt, pa0, pam, pb0, pbm, &smax):
+            return False
+        if not _gr_rect_S(t - h, h, l, u, am1, eq, _gr_delta_lin(t - al * h, l, u),
+                          pam, pa0, pbm, pb0, &smax):
+            return False
+    q = log(smax) / am1
+    res[0] = q if q > 0.0 else 0.0
+    return True
 
 
 cdef double _gr_rect_rdp(double t, double h, double l, double u, double al,
                          int mode) noexcept nogil:
     # mode 0 'alg1': D(t || t+h); 1 'text': max with D(t+h || t); 2 'sup': also D(t || t-h)
-    # and D(t-h || t).
+    # and D(t-h || t). Fast linear-space path near S, log-space path elsewhere.
     cdef double am1 = al - 1.0, r, v
-    r = _gr_rect_D(t, h, l, u, al, am1, _gr_ld(t - am1 * h, l, u))
+    cdef double ca[3]
+    cdef double cb[3]
+    if _gr_rect_rdp_lin(t, h, l, u, al, mode, &r):
+        return r
+    ca[0] = ca[1] = ca[2] = NAN            # slots: 0 at t-h, 1 at t, 2 at t+h
+    cb[0] = cb[1] = cb[2] = NAN
+    r = _gr_rect_D(t, h, l, u, al, am1, _gr_ld(t - am1 * h, l, u), ca, 1, 2, cb)
     if mode >= 1:
-        v = _gr_rect_D(t + h, -h, l, u, al, am1, _gr_ld(t + al * h, l, u))
+        v = _gr_rect_D(t + h, -h, l, u, al, am1, _gr_ld(t + al * h, l, u), ca, 2, 1, cb)
         if v > r:
             r = v
     if mode >= 2:
-        v = _gr_rect_D(t, -h, l, u, al, am1, _gr_ld(t + am1 * h, l, u))
+        v = _gr_rect_D(t, -h, l, u, al, am1, _gr_ld(t + am1 * h, l, u), ca, 1, 0, cb)
         if v > r:
             r = v
-        v = _gr_rect_D(t - h, h, l, u, al, am1, _gr_ld(t - al * h, l, u))
+        v = _gr_rect_D(t - h, h, l, u, al, am1, _gr_ld(t - al * h, l, u), ca, 0, 1, cb)
         if v > r:
             r = v
-    return r
+    return r if r > 0.0 else 0.0
 
 
 cdef inline double _gr_trunc_F(double y, double l, double u, int form) noexcept nogil:
@@ -221,6 +345,36 @@ cdef inline double _gr_trunc_F(double y, double l, double u, int form) noexcept 
     if form == 1:
         return _gr_q_right(y, l, u)
     return _gr_q_right(-y, -u, -l)
+
+
+cdef bint _gr_trunc_rdp2_lin(double t, double h, double l, double u, int mode,
+                            double* res) noexcept nogil:
+    # alpha = 2: D = h^2 + log(Delta(x+s) Delta(x-s) / Delta(x)^2); with the Delta values in
+    # linear space the largest ratio over the directions needs one log per coordinate.
+    cdef double d0, dp, dm, d2, r, v
+    d0 = _gr_delta_lin(t, l, u)
+    dp = _gr_delta_lin(t + h, l, u)
+    dm = _gr_delta_lin(t - h, l, u)
+    if not (d0 > 1e-250 and dp > 1e-250 and dm > 1e-250):
+        return False
+    r = dp * dm / (d0 * d0)                     # D(t || t+h) and D(t || t-h)
+    if mode >= 1:
+        d2 = _gr_delta_lin(t + 2.0 * h, l, u)
+        if not (d2 > 1e-250):
+            return False
+        v = d0 * d2 / (dp * dp)                 # D(t+h || t)
+        if v > r:
+            r = v
+    if mode >= 2:
+        d2 = _gr_delta_lin(t - 2.0 * h, l, u)
+        if not (d2 > 1e-250):
+            return False
+        v = d0 * d2 / (dm * dm)                 # D(t-h || t)
+        if v > r:
+            r = v
+    v = h * h + log(r)
+    res[0] = v if v > 0.0 else 0.0
+    return True
 
 
 cdef double _gr_trunc_rdp(double t, double h, double l, double u, double al,
@@ -244,6 +398,8 @@ cdef double _gr_trunc_rdp(double t, double h, double l, double u, double al,
     else:
         form = 0
         quad = 0.5 * al * h * h
+        if am1 == 1.0 and _gr_trunc_rdp2_lin(t, h, l, u, mode, &r):
+            return r
     f0 = _gr_trunc_F(t, l, u, form)
     fp = _gr_trunc_F(t + h, l, u, form)
     fb = _gr_trunc_F(t - am1 * h, l, u, form)          # t + (1-alpha)h
@@ -333,9 +489,14 @@ cdef double _gr_trunc_eta2(double t, double l, double u) noexcept nogil:
         _tn_setup(&p, 0.0, 1.0, za, zb)
         _tn_moments(&p, &m, &v)
         return _gr_clamp01(v)
-    lz = _gr_log_ndtr_diff(zb, za)
-    ra = exp(-0.5 * za * za - LOG_SQRT_2PI - lz)
-    rb = exp(-0.5 * zb * zb - LOG_SQRT_2PI - lz)
+    lz = _gr_delta_lin(t, l, u)
+    if lz > 1e-250:
+        ra = exp(-0.5 * za * za - LOG_SQRT_2PI) / lz
+        rb = exp(-0.5 * zb * zb - LOG_SQRT_2PI) / lz
+    else:
+        lz = _gr_log_ndtr_diff(zb, za)
+        ra = exp(-0.5 * za * za - LOG_SQRT_2PI - lz)
+        rb = exp(-0.5 * zb * zb - LOG_SQRT_2PI - lz)
     return _gr_clamp01(1.0 - (rb - ra) * (rb - ra) + (za * ra - zb * rb))
 
 
@@ -343,7 +504,15 @@ cdef double _gr_rect_eta2(double t, double l, double u) noexcept nogil:
     # Eq. (4) with the interior mass Phi(zb) - Phi(za) (the printed Phi((t-b)/s) -
     # Phi((t-a)/s) has the wrong sign; Appendix F has it right):
     # phi(za)^2/Phi(za) + phi(zb)^2/Phi(-zb) + Phi(zb) - Phi(za) + za phi(za) - zb phi(zb)
-    cdef double za = l - t, zb = u - t, lpa, lpb
+    cdef double za = l - t, zb = u - t, lpa, lpb, pa, pb, fa, fb
+    if za > -30.0 and zb < 30.0:
+        # linear space: no underflow of the atom masses down to Phi(-30) ~ 5e-198
+        pa = _gr_phi_lin(za)
+        pb = _gr_phi_lin(-zb)
+        fa = exp(-0.5 * za * za - LOG_SQRT_2PI)
+        fb = exp(-0.5 * zb * zb - LOG_SQRT_2PI)
+        return _gr_clamp01(fa * fa / pa + fb * fb / pb + _gr_delta_from(pa, pb, t, l, u)
+                           + za * fa - zb * fb)
     lpa = -0.5 * za * za - LOG_SQRT_2PI
     lpb = -0.5 * zb * zb - LOG_SQRT_2PI
     return _gr_clamp01(exp(2.0 * lpa - _gr_lndtr(za)) + exp(2.0 * lpb - _gr_lndtr(-zb))
