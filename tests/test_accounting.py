@@ -531,3 +531,22 @@ def test_figure1_script_writes_png(tmp_path, monkeypatch):
     runpy.run_path(str(ROOT / "examples" / "figure1_bounded_support.py"), run_name="__main__")
     data = out.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+
+
+@pytest.mark.slow
+def test_random_configurations_against_mpmath():
+    # every branch of the kernels (linear fast paths, log space, tail representations) on
+    # random (alpha, sigma, support, theta, C); absolute error ~1e-13 at worst (narrow
+    # supports w << sigma with tiny C, where D itself is ~1e-10), else relative 1e-8
+    rng = np.random.default_rng(2024)
+    for _ in range(400 if FULL else 60):
+        al = float(np.exp(rng.uniform(np.log(1.01), np.log(60))))
+        s = float(np.exp(rng.uniform(np.log(0.1), np.log(5))))
+        lo = float(rng.uniform(-5, 2))
+        hi = lo + float(np.exp(rng.uniform(np.log(0.01), np.log(10))))
+        th = float(rng.uniform(-25, 25))
+        c = float(np.exp(rng.uniform(np.log(1e-4), np.log(5))))
+        for cls, ref in ((bndp.RectifiedGaussian, mp_rect), (bndp.TruncatedGaussian, mp_trunc)):
+            got = per_instance_rdp(cls(s, lo, hi), th, c, al, "alg1")
+            want = ref(al, th, c, s, lo, hi)
+            assert abs(got - want) <= max(1e-8 * want, 1e-12), (cls, al, s, lo, hi, th, c)

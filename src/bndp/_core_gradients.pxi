@@ -274,6 +274,7 @@ cdef bint _gr_rect_rdp_lin(double t, double h, double l, double u, double al, in
     # form); the largest of the direction sums is taken before the log.
     cdef double am1 = al - 1.0, q, eq, pa0, pap, pam = 0.0, pb0, pbp, pbm = 0.0, smax = 0.0
     cdef double dlt
+    cdef bint cheap
     if not (t - al * h >= l - 5.0 and t + al * h <= u + 5.0):
         return False
     q = 0.5 * al * am1 * h * h
@@ -287,7 +288,14 @@ cdef bint _gr_rect_rdp_lin(double t, double h, double l, double u, double al, in
     if mode >= 2 or am1 == 1.0:
         pam = _gr_phi_lin(l - t + h)
         pbm = _gr_phi_lin(t - h - u)
-    if am1 == 1.0:
+    # At alpha = 2 the interior points t -+ (alpha-1)h are t -+ h, where the atom masses
+    # are at hand: Delta = (1 - pb) - pa has absolute error ~eps, and with
+    # e^q <= 16 that is ~16 eps relative to the sum (>= 1), so it is used whatever the size
+    # of Delta; otherwise only when the atoms are small.
+    cheap = am1 == 1.0 and q <= 2.75
+    if cheap:
+        dlt = (1.0 - pbm) - pam
+    elif am1 == 1.0:
         dlt = _gr_delta_from(pam, pbm, t - h, l, u)
     else:
         dlt = _gr_delta_lin(t - am1 * h, l, u)
@@ -298,7 +306,9 @@ cdef bint _gr_rect_rdp_lin(double t, double h, double l, double u, double al, in
                           pap, pa0, pbp, pb0, &smax):
             return False
     if mode >= 2:
-        if am1 == 1.0:
+        if cheap:
+            dlt = (1.0 - pbp) - pap
+        elif am1 == 1.0:
             dlt = _gr_delta_from(pap, pbp, t + h, l, u)
         else:
             dlt = _gr_delta_lin(t + am1 * h, l, u)
@@ -377,6 +387,53 @@ cdef bint _gr_trunc_rdp2_lin(double t, double h, double l, double u, int mode,
     return True
 
 
+cdef void _gr_tn_cumulants(double t, double l, double u, double* k2, double* k3,
+                           double* k4) noexcept nogil:
+    # Cumulants 2..4 of N(t, 1) truncated to [l, u] on an interval narrow against the local
+    # scale of the Gaussian (as in _tn_moments): 24-point Gauss-Legendre with the density
+    # taken relative to its value at the point of [l, u] nearest to t, central moments in a
+    # second pass (no cancellation).
+    cdef double a = l - t, b = u - t, hw = 0.5 * (b - a), c = 0.5 * (a + b), zref, z, m
+    cdef double s0 = 0.0, s1 = 0.0, m2 = 0.0, m3 = 0.0, m4 = 0.0, d, dd
+    cdef double wt[GL_N]
+    cdef int k
+    if a <= 0.0 and b >= 0.0:
+        zref = 0.0
+    elif b < 0.0:
+        zref = b
+    else:
+        zref = a
+    for k in range(GL_N):
+        z = c + hw * _GL_X[k]
+        wt[k] = _GL_W[k] * exp(-0.5 * (z - zref) * (z + zref))
+        s0 += wt[k]
+        s1 += wt[k] * (z - c)
+    m = s1 / s0
+    for k in range(GL_N):
+        d = c + hw * _GL_X[k] - c - m
+        dd = d * d
+        m2 += wt[k] * dd
+        m3 += wt[k] * dd * d
+        m4 += wt[k] * dd * dd
+    m2 /= s0
+    k2[0] = m2
+    k3[0] = m3 / s0
+    k4[0] = m4 / s0 - 3.0 * m2 * m2
+
+
+cdef inline double _gr_trunc_D_series(double t, double s, double l, double u,
+                                      double al) noexcept nogil:
+    # D_alpha(N^T(t) || N^T(t+s)) = alpha k2 s^2/2 + sum_{k>=3} k_k s^k (1-(1-alpha)^(k-1))/k!
+    # with k_k the cumulants of N^T(t) (log Delta is, up to -x^2/2, the cumulant generating
+    # function of the truncated law; expand the Appendix-B form in s). Used only when
+    # alpha |s| (u - l) <= 1e-3 on a narrow support, where the next term is below 1e-9
+    # relative and the closed form would lose digits to cancellation.
+    cdef double k2, k3, k4, om = 1.0 - al
+    _gr_tn_cumulants(t, l, u, &k2, &k3, &k4)
+    return (0.5 * al * k2 * s * s + k3 * s * s * s * (1.0 - om * om) / 6.0
+            + k4 * s * s * s * s * (1.0 - om * om * om) / 24.0)
+
+
 cdef double _gr_trunc_rdp(double t, double h, double l, double u, double al,
                           int mode) noexcept nogil:
     # D_alpha(N^T(x) || N^T(x+s)) = alpha s^2/2 + [F(x+s) - F(x)]
@@ -387,8 +444,28 @@ cdef double _gr_trunc_rdp(double t, double h, double l, double u, double al,
     # beyond one end of the support, F is taken without its Gaussian factor
     # (_gr_q_right): the huge, cancelling (y-u)^2/2 terms are never formed and D keeps its
     # relative precision for theta far outside S (e.g. theta = 1e3).
-    cdef double am1 = al - 1.0, ah = al * h, quad, f0, fp, fm, fa, fb, r, v
+    cdef double am1 = al - 1.0, ah = al * h, quad, f0, fp, fm, fa, fb, r, v, big
     cdef int form
+    # narrow support and a tiny shift: cumulant series (full relative precision)
+    big = fabs(l - t) + h
+    if fabs(u - t) + h > big:
+        big = fabs(u - t) + h
+    if big < 1.0:
+        big = 1.0
+    if (u - l) * big <= 2.0 and ah * (u - l) <= 1e-3:
+        r = _gr_trunc_D_series(t, h, l, u, al)
+        if mode >= 1:
+            v = _gr_trunc_D_series(t + h, -h, l, u, al)
+            if v > r:
+                r = v
+        if mode >= 2:
+            v = _gr_trunc_D_series(t, -h, l, u, al)
+            if v > r:
+                r = v
+            v = _gr_trunc_D_series(t - h, h, l, u, al)
+            if v > r:
+                r = v
+        return r if r > 0.0 else 0.0
     if t - ah >= u:
         form = 1
         quad = 0.0
