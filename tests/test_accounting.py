@@ -550,3 +550,16 @@ def test_random_configurations_against_mpmath():
             got = per_instance_rdp(cls(s, lo, hi), th, c, al, "alg1")
             want = ref(al, th, c, s, lo, hi)
             assert abs(got - want) <= max(1e-8 * want, 1e-12), (cls, al, s, lo, hi, th, c)
+
+
+@pytest.mark.parametrize("c", [5e-3, 1e-3, 2e-5])
+def test_sup_mode_small_shift_against_mpmath(c):
+    # the paper's DP-SGD regime (C/sigma = 1/multiplier): 'sup' = max of the four
+    # divergences, each evaluated with 60 digits
+    for lo, hi in ((-4.0, 4.0), (-0.8, 0.8), (-2.0, 16.0)):
+        for th in (0.0, 0.7, 3.9, -4.6, 6.0, 16.3):
+            for cls, ref in ((bndp.RectifiedGaussian, mp_rect), (bndp.TruncatedGaussian, mp_trunc)):
+                got = per_instance_rdp(cls(1.0, lo, hi), th, c, 2.0, "sup")
+                want = max(ref(2.0, th, c, 1.0, lo, hi), ref(2.0, th + c, -c, 1.0, lo, hi),
+                           ref(2.0, th, -c, 1.0, lo, hi), ref(2.0, th - c, c, 1.0, lo, hi))
+                assert abs(got - want) <= 2e-15 + 1e-9 * want, (cls, lo, hi, th, got, want)

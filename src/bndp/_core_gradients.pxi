@@ -248,6 +248,35 @@ cdef inline bint _gr_atom_lin(double px, double pxs, double d, double s, double 
     return False
 
 
+cdef inline void _gr_phi5_taylor(double z0, double h, double* out) noexcept nogil:
+    # out[k] = Phi(z0 + (k-2)h), k = 0..4, from one Phi and one phi: Taylor series
+    # Phi(z0 + d) = Phi(z0) + phi(z0) sum_{n=1}^{9} (-1)^(n-1) He_{n-1}(z0) d^n / n!
+    # (He: probabilists' Hermite polynomials). The caller ensures 2|h| max(1, |z0|) <= 0.01,
+    # so the first omitted term is below 1e-22 phi(z0).
+    cdef double he[10]
+    cdef double c[10]
+    cdef double p0 = _gr_phi_lin(z0), f0 = exp(-0.5 * z0 * z0 - LOG_SQRT_2PI), d, acc
+    cdef double fact = 1.0, sgn = 1.0
+    cdef int n, k
+    he[0] = 1.0
+    he[1] = z0
+    for n in range(1, 9):
+        he[n + 1] = z0 * he[n] - n * he[n - 1]
+    for n in range(1, 10):
+        fact *= n
+        c[n] = sgn * he[n - 1] / fact
+        sgn = -sgn
+    for k in range(5):
+        if k == 2:
+            out[k] = p0
+            continue
+        d = (k - 2) * h
+        acc = c[9]
+        for n in range(8, 0, -1):
+            acc = c[n] + d * acc
+        out[k] = p0 + f0 * (d * acc)
+
+
 cdef inline bint _gr_rect_S(double x, double s, double l, double u, double am1, double eq,
                             double dlt, double pa_x, double pa_xs, double pb_x,
                             double pb_xs, double* smax) noexcept nogil:
@@ -266,6 +295,44 @@ cdef inline bint _gr_rect_S(double x, double s, double l, double u, double am1, 
     return True
 
 
+cdef inline bint _gr_small_shift(double t, double h, double l, double u) noexcept nogil:
+    # 2h max(1, |l - t|, |u - t|) <= 0.01: the five points t + kh, |k| <= 2, are within
+    # reach of one Taylor series of Phi around each end of S
+    cdef double big = fabs(l - t)
+    if fabs(u - t) > big:
+        big = fabs(u - t)
+    if big < 1.0:
+        big = 1.0
+    return 2.0 * h * big <= 0.01
+
+
+cdef bint _gr_rect_rdp2_taylor(double t, double h, double l, double u, double eq,
+                               double* res) noexcept nogil:
+    # 'sup' at alpha = 2 for a tiny shift (the paper's DP-SGD regime, C/sigma <= 5e-3): the
+    # atom masses at t + kh come from _gr_phi5_taylor (2 erfc + 2 exp instead of 10 erfc),
+    # Delta = (1 - pb) - pa (absolute error ~eps; the sums are >= 1 and e^q ~ 1).
+    cdef double PA[5]
+    cdef double PB[5]
+    cdef double smax = 0.0, q
+    _gr_phi5_taylor(l - t, -h, PA)          # PA[k] = Phi(l - (t + (k-2)h))
+    _gr_phi5_taylor(t - u, h, PB)           # PB[k] = Phi(t + (k-2)h - u)
+    if not _gr_rect_S(t, h, l, u, 1.0, eq, (1.0 - PB[1]) - PA[1], PA[2], PA[3], PB[2], PB[3],
+                      &smax):
+        return False
+    if not _gr_rect_S(t + h, -h, l, u, 1.0, eq, (1.0 - PB[4]) - PA[4], PA[3], PA[2], PB[3],
+                      PB[2], &smax):
+        return False
+    if not _gr_rect_S(t, -h, l, u, 1.0, eq, (1.0 - PB[3]) - PA[3], PA[2], PA[1], PB[2], PB[1],
+                      &smax):
+        return False
+    if not _gr_rect_S(t - h, h, l, u, 1.0, eq, (1.0 - PB[0]) - PA[0], PA[1], PA[2], PB[1],
+                      PB[2], &smax):
+        return False
+    q = log(smax)
+    res[0] = q if q > 0.0 else 0.0
+    return True
+
+
 cdef bint _gr_rect_rdp_lin(double t, double h, double l, double u, double al, int mode,
                            double* res) noexcept nogil:
     # Fast path for coordinates whose evaluation points t +- alpha h all lie within 5 sigma
@@ -281,6 +348,8 @@ cdef bint _gr_rect_rdp_lin(double t, double h, double l, double u, double al, in
     if q > 600.0:
         return False
     eq = exp(q)
+    if am1 == 1.0 and mode == 2 and _gr_small_shift(t, h, l, u):
+        return _gr_rect_rdp2_taylor(t, h, l, u, eq, res)
     pa0 = _gr_phi_lin(l - t)
     pap = _gr_phi_lin(l - t - h)
     pb0 = _gr_phi_lin(t - u)
@@ -362,6 +431,27 @@ cdef bint _gr_trunc_rdp2_lin(double t, double h, double l, double u, int mode,
     # alpha = 2: D = h^2 + log(Delta(x+s) Delta(x-s) / Delta(x)^2); with the Delta values in
     # linear space the largest ratio over the directions needs one log per coordinate.
     cdef double d0, dp, dm, d2, r, v
+    cdef double PA[5]
+    cdef double PB[5]
+    if mode == 2 and _gr_small_shift(t, h, l, u):
+        # tiny shift: Delta(t + kh) = (1 - pb) - pa from two Taylor series of Phi, kept when
+        # every Delta >= 1/4 (relative error <= ~4 eps)
+        _gr_phi5_taylor(l - t, -h, PA)
+        _gr_phi5_taylor(t - u, h, PB)
+        d0 = (1.0 - PB[2]) - PA[2]
+        dp = (1.0 - PB[3]) - PA[3]
+        dm = (1.0 - PB[1]) - PA[1]
+        d2 = (1.0 - PB[4]) - PA[4]
+        v = (1.0 - PB[0]) - PA[0]
+        if d0 >= 0.25 and dp >= 0.25 and dm >= 0.25 and d2 >= 0.25 and v >= 0.25:
+            r = dp * dm / (d0 * d0)
+            if d0 * d2 / (dp * dp) > r:
+                r = d0 * d2 / (dp * dp)
+            if d0 * v / (dm * dm) > r:
+                r = d0 * v / (dm * dm)
+            v = h * h + log(r)
+            res[0] = v if v > 0.0 else 0.0
+            return True
     d0 = _gr_delta_lin(t, l, u)
     dp = _gr_delta_lin(t + h, l, u)
     dm = _gr_delta_lin(t - h, l, u)
