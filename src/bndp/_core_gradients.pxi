@@ -251,8 +251,8 @@ cdef inline bint _gr_atom_lin(double px, double pxs, double d, double s, double 
 cdef inline void _gr_phi5_taylor(double z0, double h, double* out) noexcept nogil:
     # out[k] = Phi(z0 + (k-2)h), k = 0..4, from one Phi and one phi: Taylor series
     # Phi(z0 + d) = Phi(z0) + phi(z0) sum_{n=1}^{9} (-1)^(n-1) He_{n-1}(z0) d^n / n!
-    # (He: probabilists' Hermite polynomials). The caller ensures 2|h| max(1, |z0|) <= 0.01,
-    # so the first omitted term is below 1e-22 phi(z0).
+    # (He: probabilists' Hermite polynomials). The caller ensures 2|h| max(1, |z0|) <= 0.1,
+    # so the first omitted term, ~phi(z0) (0.1)^10/10!, is below 3e-17 phi(z0).
     cdef double he[10]
     cdef double c[10]
     cdef double p0 = _gr_phi_lin(z0), f0 = exp(-0.5 * z0 * z0 - LOG_SQRT_2PI), d, acc
@@ -296,14 +296,14 @@ cdef inline bint _gr_rect_S(double x, double s, double l, double u, double am1, 
 
 
 cdef inline bint _gr_small_shift(double t, double h, double l, double u) noexcept nogil:
-    # 2h max(1, |l - t|, |u - t|) <= 0.01: the five points t + kh, |k| <= 2, are within
+    # 2h max(1, |l - t|, |u - t|) <= 0.1: the five points t + kh, |k| <= 2, are within
     # reach of one Taylor series of Phi around each end of S
     cdef double big = fabs(l - t)
     if fabs(u - t) > big:
         big = fabs(u - t)
     if big < 1.0:
         big = 1.0
-    return 2.0 * h * big <= 0.01
+    return 2.0 * h * big <= 0.1
 
 
 cdef bint _gr_rect_rdp2_taylor(double t, double h, double l, double u, double eq,
