@@ -66,6 +66,9 @@ class _BoxGaussian(Mechanism):
 
     _init_args = ("sigma", "lower", "upper")
     _mech = -1
+    sigma: float
+    lower: Any
+    upper: Any
 
     def __init__(self, sigma: float, lower: Any, upper: Any) -> None:
         s = _check_sigma(sigma)
@@ -133,6 +136,9 @@ class _BoxGaussian(Mechanism):
         """:math:`E[M(\\theta)] - \\theta` per coordinate (the box shrinks outputs toward S)."""
         th = _as_theta(theta)
         return _ret(np.asarray(self.mean(th)) - th)
+
+    def logpdf(self, x: Any, theta: Any):
+        raise NotImplementedError
 
     def pdf(self, x: Any, theta: Any):
         """``exp(logpdf(x, theta))``."""
@@ -296,6 +302,7 @@ class StochasticSign(Mechanism):
 
     _init_args = ("sigma",)
     _mech = _SIGN
+    sigma: float
     lower = 0.0
     upper = 0.0
 
