@@ -671,15 +671,16 @@ cdef double _gr_rect_eta2(double t, double l, double u) noexcept nogil:
     # Eq. (4) with the interior mass Phi(zb) - Phi(za) (the printed Phi((t-b)/s) -
     # Phi((t-a)/s) has the wrong sign; Appendix F has it right):
     # phi(za)^2/Phi(za) + phi(zb)^2/Phi(-zb) + Phi(zb) - Phi(za) + za phi(za) - zb phi(zb)
-    cdef double za = l - t, zb = u - t, lpa, lpb, pa, pb, fa, fb
+    cdef double za = l - t, zb = u - t, lpa, lpb, pa, pb, fa, fb, dl
     if za > -30.0 and zb < 30.0:
         # linear space: no underflow of the atom masses down to Phi(-30) ~ 5e-198
         pa = _gr_phi_lin(za)
         pb = _gr_phi_lin(-zb)
         fa = exp(-0.5 * za * za - LOG_SQRT_2PI)
         fb = exp(-0.5 * zb * zb - LOG_SQRT_2PI)
-        return _gr_clamp01(fa * fa / pa + fb * fb / pb + _gr_delta_from(pa, pb, t, l, u)
-                           + za * fa - zb * fb)
+        # interior mass from the atoms while it is >= 0.1 (relative error <= 10 eps)
+        dl = (1.0 - pb) - pa if pa + pb <= 0.9 else _gr_delta_lin(t, l, u)
+        return _gr_clamp01(fa * fa / pa + fb * fb / pb + dl + za * fa - zb * fb)
     lpa = -0.5 * za * za - LOG_SQRT_2PI
     lpb = -0.5 * zb * zb - LOG_SQRT_2PI
     return _gr_clamp01(exp(2.0 * lpa - _gr_lndtr(za)) + exp(2.0 * lpb - _gr_lndtr(-zb))
