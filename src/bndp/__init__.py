@@ -2,10 +2,11 @@
 
 Bounded Laplace and bounded (truncated) Gaussian mechanisms with exact, conservative noise
 calibration and a compiled sampling core over NumPy's BitGenerators; the unbounded Gaussian
-calibration family; range-constraint mechanisms; exact privacy verification.
+calibration family; range-constraint mechanisms; bounded-support Gaussian mechanisms with
+per-instance accounting for private training; exact privacy verification.
 """
 
-from . import calibrate, special
+from . import accounting, calibrate, special
 from ._random import default_rng
 from .api import sample
 from .distributions import truncated_normal
@@ -16,18 +17,12 @@ from .mechanisms import ConstrainedLaplace
 from .mechanisms import Gaussian
 from .mechanisms import Laplace
 from .mechanisms import Mechanism
+from .mechanisms import RectifiedGaussian
+from .mechanisms import StochasticSign
+from .mechanisms import TruncatedGaussian
 from .verify import audit, verify  # the function shadows the submodule name on purpose
 
 __version__ = "0.1.0"
-
-
-def __getattr__(name: str):
-    # bndp.spark and bndp.dask import their engines: load them only when asked for.
-    if name in ("spark", "dask"):
-        import importlib
-
-        return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "BoundedGaussian",
@@ -38,6 +33,10 @@ __all__ = [
     "Laplace",
     "Mechanism",
     "PrivacyLeakWarning",
+    "RectifiedGaussian",
+    "StochasticSign",
+    "TruncatedGaussian",
+    "accounting",
     "audit",
     "calibrate",
     "default_rng",

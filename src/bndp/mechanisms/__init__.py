@@ -2,6 +2,7 @@
 
 from ._base import Mechanism
 from .gaussian import BoundedGaussian
+from .gradients import RectifiedGaussian, StochasticSign, TruncatedGaussian
 from .laplace import BoundedLaplace
 from .range import ConstrainedLaplace
 from .unbounded import Gaussian, Laplace
@@ -13,4 +14,7 @@ __all__ = [
     "ConstrainedLaplace",
     "Gaussian",
     "Laplace",
+    "RectifiedGaussian",
+    "TruncatedGaussian",
+    "StochasticSign",
 ]

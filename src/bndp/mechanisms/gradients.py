@@ -1,0 +1,353 @@
+r"""Bounded-support Gaussian mechanisms for private training (Hu et al. [HMSCG24]_).
+
+:class:`RectifiedGaussian` releases :math:`\mathrm{clip}(\theta + \sigma Z, l, u)`,
+:class:`TruncatedGaussian` releases :math:`N(\theta, \sigma^2)` conditioned on
+:math:`[l, u]`, coordinate by coordinate on a box :math:`S = \prod_j [l_j, u_j]` fixed in
+advance (never centred at the data). :class:`StochasticSign` releases
+:math:`\mathrm{sign}(\theta + \sigma Z)`, the paper's comparison baseline. Their
+per-instance Renyi DP and Fisher information loss are in :mod:`bndp.accounting`.
+
+.. [HMSCG24] S. Hu, S. Mahloujifar, V. Smith, K. Chaudhuri, C. Guo. "Privacy Amplification
+   for the Gaussian Mechanism via Bounded Support". arXiv:2403.05598, 2024.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from scipy.special import log_ndtr, ndtr
+
+from .. import _core
+from .._dispatch import _shape2, as_2d
+from .._random import RNGLike, as_generator
+from .._validation import as_float_array, check_bounds, check_finite, fast_real
+from ..distributions import truncnorm_eval
+from ._base import Mechanism
+
+__all__ = ["RectifiedGaussian", "TruncatedGaussian", "StochasticSign"]
+
+_RECT, _TRUNC, _SIGN = 0, 1, 2
+
+
+def _check_sigma(sigma: Any) -> float:
+    s = fast_real(sigma, "sigma")
+    if not (math.isfinite(s) and s > 0):
+        raise ValueError(f"`sigma` must be finite and > 0; got {s!r}")
+    return s
+
+
+def _frozen(a: np.ndarray) -> Any:
+    if a.ndim == 0:
+        return float(a)
+    a = np.array(a, dtype=np.float64)
+    a.setflags(write=False)
+    return a
+
+
+def _as_theta(theta: Any) -> np.ndarray:
+    th = as_float_array(theta, "theta")
+    check_finite(th, "theta")
+    return th
+
+
+def _out(shape: tuple[int, ...]):
+    out = np.empty(shape)
+    return out, out.reshape(_shape2(shape))
+
+
+def _ret(out: np.ndarray):
+    return float(out) if out.ndim == 0 else out
+
+
+class _BoxGaussian(Mechanism):
+    """Shared parts of the two bounded-support Gaussians: support on a box, ``sigma``."""
+
+    _init_args = ("sigma", "lower", "upper")
+    _mech = -1
+    sigma: float
+    lower: Any
+    upper: Any
+
+    def __init__(self, sigma: float, lower: Any, upper: Any) -> None:
+        s = _check_sigma(sigma)
+        lo = as_float_array(lower, "lower")
+        hi = as_float_array(upper, "upper")
+        check_bounds(lo, hi)
+        self._set(sigma=s, lower=_frozen(lo), upper=_frozen(hi))
+
+    # shapes ---------------------------------------------------------------------------
+    def _params(self, theta: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple]:
+        th = _as_theta(theta)
+        lo = np.asarray(self.lower, dtype=np.float64)
+        hi = np.asarray(self.upper, dtype=np.float64)
+        try:
+            shape = np.broadcast_shapes(th.shape, lo.shape, hi.shape)
+        except ValueError:
+            raise ValueError(
+                f"`theta` of shape {th.shape} does not broadcast with the bounds of shape "
+                f"{np.broadcast_shapes(lo.shape, hi.shape)}"
+            ) from None
+        return th, lo, hi, shape
+
+    def sample(self, theta: Any, rng: RNGLike = None):
+        """Release the mechanism's output at the true value ``theta``.
+
+        Parameters
+        ----------
+        theta : float or array_like
+            True query value (in DP-SGD: the summed, L-infinity-clipped gradient), finite,
+            any shape broadcasting with the bounds; each coordinate is released
+            independently.
+        rng : None, int, SeedSequence, BitGenerator or Generator
+            Source of randomness (see :func:`bndp.default_rng`).
+
+        Returns
+        -------
+        float or ndarray of float64
+            Shape: the broadcast shape of ``theta`` and the bounds (a float when all are
+            scalars). Every value lies in ``[lower, upper]``.
+        """
+        th, lo, hi, shape = self._params(theta)
+        gen = as_generator(rng)
+        out, out2 = _out(shape)
+        if out.size:
+            _core.gr_sample_rows(self._mech, gen, as_2d(th, shape), self.sigma,
+                                 as_2d(lo, shape), as_2d(hi, shape), out2)
+        return _ret(out)
+
+    def _moment(self, theta: Any, what: int):
+        raise NotImplementedError
+
+    def mean(self, theta: Any):
+        """Expected output :math:`E[M(\\theta)]` per coordinate."""
+        return self._moment(theta, 0)
+
+    def var(self, theta: Any):
+        """Variance of the output per coordinate."""
+        return self._moment(theta, 1)
+
+    def variance(self, theta: Any):
+        """Alias of :meth:`var`."""
+        return self.var(theta)
+
+    def bias(self, theta: Any):
+        """:math:`E[M(\\theta)] - \\theta` per coordinate (the box shrinks outputs toward S)."""
+        th = _as_theta(theta)
+        return _ret(np.asarray(self.mean(th)) - th)
+
+    def logpdf(self, x: Any, theta: Any):
+        raise NotImplementedError
+
+    def pdf(self, x: Any, theta: Any):
+        """``exp(logpdf(x, theta))``."""
+        return _ret(np.exp(np.asarray(self.logpdf(x, theta))))
+
+
+class RectifiedGaussian(_BoxGaussian):
+    r"""Rectified Gaussian mechanism :math:`N^R(\theta, \sigma^2, S)` (Def. 3.1 of
+    [HMSCG24]_): the Gaussian mechanism followed by clipping to a fixed box.
+
+    .. math:: M(\theta) = \mathrm{clip}(\theta + \sigma Z,\; l,\; u), \qquad Z \sim N(0, I).
+
+    Per coordinate the law is mixed: density :math:`\phi((x-\theta)/\sigma)/\sigma` on
+    :math:`(l, u)` and two atoms,
+    :math:`P(X = l) = \Phi((l-\theta)/\sigma)`, :math:`P(X = u) = \Phi((\theta-u)/\sigma)`.
+    As post-processing of the Gaussian mechanism it is never less private than it (Prop.
+    4.6), and much more private for coordinates whose true value lies outside or near the
+    edge of S (Lemma 4.4; see :func:`bndp.accounting.per_instance_rdp`).
+
+    Parameters
+    ----------
+    sigma : float
+        Absolute noise standard deviation (not a multiplier), finite and > 0. In DP-SGD
+        with summed gradients: noise multiplier times the L-infinity clipping bound.
+    lower, upper : float or array_like
+        The support S, fixed independently of the data: finite, ``lower < upper``
+        elementwise; scalars (the same interval for every coordinate, the paper's
+        :math:`[-a, a]`) or arrays broadcasting with ``theta`` (per-coordinate bounds).
+
+    Notes
+    -----
+    :meth:`logpdf` is the density with respect to Lebesgue measure plus unit point masses at
+    ``lower`` and ``upper``: at those two points it returns the log of the atom's mass.
+
+    Departures from the paper: Def. 3.1 asks :math:`\mu > 0`; any real :math:`\theta` is
+    allowed here (the definition does not need it).
+
+    Examples
+    --------
+    >>> import bndp
+    >>> m = bndp.RectifiedGaussian(sigma=1.0, lower=-1.0, upper=1.0)
+    >>> x = m.sample([0.3, 5.0, -2.0], rng=0)
+    >>> bool(((x >= -1) & (x <= 1)).all())
+    True
+    """
+
+    _mech = _RECT
+
+    def _moment(self, theta: Any, what: int):
+        th, lo, hi, shape = self._params(theta)
+        out, out2 = _out(shape)
+        if out.size:
+            _core.gr_rect_moments_rows(what, as_2d(th, shape), self.sigma, as_2d(lo, shape),
+                                       as_2d(hi, shape), out2)
+        return _ret(out)
+
+    def atoms(self, theta: Any):
+        """``(P(X = lower), P(X = upper))`` per coordinate."""
+        th, lo, hi, shape = self._params(theta)
+        s = self.sigma
+        return (_ret(np.broadcast_to(ndtr((lo - th) / s), shape).copy()),
+                _ret(np.broadcast_to(ndtr((th - hi) / s), shape).copy()))
+
+    def logpdf(self, x: Any, theta: Any):
+        """Log density w.r.t. Lebesgue measure on (lower, upper) plus unit masses at the ends
+        (there: log of the atom's mass); ``-inf`` outside [lower, upper]."""
+        xa = as_float_array(x, "x")
+        th, lo, hi, shape = self._params(theta)
+        s = self.sigma
+        xa, th, lo, hi = np.broadcast_arrays(xa, th, lo, hi)
+        z = (xa - th) / s
+        out = np.where((xa > lo) & (xa < hi), -0.5 * z * z - 0.5 * math.log(2 * math.pi)
+                       - math.log(s), -np.inf)
+        out = np.where(xa == lo, log_ndtr((lo - th) / s), out)
+        out = np.where(xa == hi, log_ndtr((th - hi) / s), out)
+        return _ret(np.asarray(out, dtype=np.float64))
+
+    def cdf(self, x: Any, theta: Any):
+        """:math:`P(X \\le x)`: 0 below ``lower``, :math:`\\Phi((x-\\theta)/\\sigma)` on
+        [lower, upper), 1 from ``upper`` on."""
+        xa = as_float_array(x, "x")
+        th, lo, hi, shape = self._params(theta)
+        xa, th, lo, hi = np.broadcast_arrays(xa, th, lo, hi)
+        out = np.where(xa < lo, 0.0, np.where(xa >= hi, 1.0, ndtr((xa - th) / self.sigma)))
+        return _ret(np.asarray(out, dtype=np.float64))
+
+
+class TruncatedGaussian(_BoxGaussian):
+    r"""Truncated Gaussian mechanism :math:`N^T(\theta, \sigma^2, S)` (Def. 3.2 of
+    [HMSCG24]_): the Gaussian law conditioned on a fixed box.
+
+    .. math:: p_\theta(x) = \frac{\phi((x-\theta)/\sigma)}{\sigma\,[\Phi((u-\theta)/\sigma)
+              - \Phi((l-\theta)/\sigma)]}, \qquad l \le x \le u,
+
+    independently per coordinate. It is not post-processing of the Gaussian mechanism;
+    Theorem 4.9 shows it is nonetheless never less private than it.
+
+    Sampling is by inverse CDF in log space with one uniform per coordinate (no rejection),
+    exact even when :math:`\theta` lies hundreds of :math:`\sigma` outside S, where the
+    acceptance rate of rejection sampling would be :math:`10^{-300}` or less.
+
+    Parameters
+    ----------
+    sigma : float
+        Absolute scale of the parent Gaussian, finite and > 0.
+    lower, upper : float or array_like
+        The support S, fixed independently of the data: finite, ``lower < upper``
+        elementwise, scalars or arrays broadcasting with ``theta``.
+
+    Notes
+    -----
+    For :math:`\theta` far above S the law concentrates near ``upper`` with an exponential
+    tail of rate :math:`(\theta - u)/\sigma^2` (the paper's remark that it is "about uniform"
+    there is inaccurate; the privacy conclusion is unchanged).
+
+    Examples
+    --------
+    >>> import bndp
+    >>> m = bndp.TruncatedGaussian(sigma=1.0, lower=-1.0, upper=1.0)
+    >>> round(m.var(0.0), 6)
+    0.291125
+    """
+
+    _mech = _TRUNC
+
+    def _moment(self, theta: Any, what: int):
+        th, lo, hi, shape = self._params(theta)
+        out = truncnorm_eval(3 + what, None, th, self.sigma, lo, hi)
+        return _ret(np.broadcast_to(np.asarray(out, dtype=np.float64), shape).copy())
+
+    def logpdf(self, x: Any, theta: Any):
+        """Log density; ``-inf`` outside [lower, upper]."""
+        th, lo, hi, shape = self._params(theta)
+        return truncnorm_eval(0, as_float_array(x, "x"), th, self.sigma, lo, hi)
+
+    def cdf(self, x: Any, theta: Any):
+        """:math:`P(X \\le x)`."""
+        th, lo, hi, shape = self._params(theta)
+        return truncnorm_eval(1, as_float_array(x, "x"), th, self.sigma, lo, hi)
+
+
+class StochasticSign(Mechanism):
+    r"""Stochastic sign :math:`\mathrm{sign}(\theta + \sigma Z) \in \{-1, +1\}` (Jin et al.
+    2020), the baseline of Section 4.1 of [HMSCG24]_.
+
+    :math:`P(+1) = \Phi(\theta/\sigma)`. Post-processing of the Gaussian mechanism (1-bit
+    quantisation), with the FIL :math:`\eta^{Sgn} = \phi(\theta/\sigma) / (\sigma
+    \sqrt{\Phi(\theta/\sigma)\Phi(-\theta/\sigma)})`.
+
+    Parameters
+    ----------
+    sigma : float
+        Noise standard deviation, finite and > 0.
+
+    Notes
+    -----
+    Departures from the paper: the paper gives only the FIL of this mechanism. Its Renyi
+    divergence in :func:`bndp.accounting.per_instance_rdp` is the standard one between the
+    two Bernoulli output laws.
+    """
+
+    _init_args = ("sigma",)
+    _mech = _SIGN
+    sigma: float
+    lower = 0.0
+    upper = 0.0
+
+    def __init__(self, sigma: float) -> None:
+        self._set(sigma=_check_sigma(sigma))
+
+    def _params(self, theta: Any):
+        th = _as_theta(theta)
+        z = np.zeros(())
+        return th, z, z, th.shape
+
+    def sample(self, theta: Any, rng: RNGLike = None):
+        """Release :math:`\\mathrm{sign}(\\theta + \\sigma Z)` per coordinate (values -1.0
+        or +1.0, float64, shape of ``theta``)."""
+        th, lo, hi, shape = self._params(theta)
+        gen = as_generator(rng)
+        out, out2 = _out(shape)
+        if out.size:
+            _core.gr_sample_rows(_SIGN, gen, as_2d(th, shape), self.sigma, as_2d(lo, shape),
+                                 as_2d(hi, shape), out2)
+        return _ret(out)
+
+    def mean(self, theta: Any):
+        """:math:`2\\Phi(\\theta/\\sigma) - 1`."""
+        th = _as_theta(theta)
+        return _ret(np.asarray(2.0 * ndtr(th / self.sigma) - 1.0, dtype=np.float64))
+
+    def var(self, theta: Any):
+        """:math:`4\\Phi(\\theta/\\sigma)\\Phi(-\\theta/\\sigma)`."""
+        th = _as_theta(theta)
+        return _ret(np.asarray(4.0 * ndtr(th / self.sigma) * ndtr(-th / self.sigma),
+                               dtype=np.float64))
+
+    def variance(self, theta: Any):
+        return self.var(theta)
+
+    def bias(self, theta: Any):
+        th = _as_theta(theta)
+        return _ret(np.asarray(self.mean(th)) - th)
+
+    def logpmf(self, x: Any, theta: Any):
+        """log P(X = x) for x in {-1, +1}; ``-inf`` elsewhere."""
+        xa = as_float_array(x, "x")
+        th = _as_theta(theta)
+        xa, th = np.broadcast_arrays(xa, th)
+        out = np.where(xa == 1.0, log_ndtr(th / self.sigma),
+                       np.where(xa == -1.0, log_ndtr(-th / self.sigma), -np.inf))
+        return _ret(np.asarray(out, dtype=np.float64))
