@@ -24,6 +24,16 @@ from .verify import audit, verify  # the function shadows the submodule name on 
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str):
+    # bndp.spark and bndp.dask import their engines: load them only when asked for.
+    if name in ("spark", "dask"):
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "BoundedGaussian",
     "BoundedLaplace",

@@ -525,12 +525,12 @@ def gaussian_sigma(epsilon: Any, delta: Any, sensitivity: Any, method: str = "op
     eb, db, sb = np.broadcast_arrays(eps, dl, dq)
     shape = eb.shape
     out = np.empty(shape)
-    flat = [np.ascontiguousarray(a).reshape(-1) for a in (eb, db, sb)]
-    _core.gf_sigma_array(code, *flat, out.reshape(-1))
+    fe, fd, fs = (np.ascontiguousarray(a).reshape(-1) for a in (eb, db, sb))
+    _core.gf_sigma_array(code, fe, fd, fs, out.reshape(-1))
     if classical and (out < 0).any():
         i = int(np.argmax(out.reshape(-1) < 0))
         where = "" if out.ndim == 0 else f" (at flat index {i})"
-        raise _fails_error(method, float(flat[0][i]), float(flat[1][i]), where)
+        raise _fails_error(method, float(fe[i]), float(fd[i]), where)
     if not (out > 0).all():
         raise RuntimeError("calibration failed (no bracket); please report the inputs")
     return float(out) if out.ndim == 0 else out
@@ -590,8 +590,8 @@ def gaussian_delta(sigma: Any, epsilon: Any, sensitivity: Any, *, notion: str = 
     check_positive(da, "sensitivity")
     arrs = np.broadcast_arrays(sa, ea, da)
     out = np.empty(arrs[0].shape)
-    _core.gf_delta_array(nt, *(np.ascontiguousarray(a).reshape(-1) for a in arrs),
-                         out.reshape(-1))
+    f1, f2, f3 = (np.ascontiguousarray(a).reshape(-1) for a in arrs)
+    _core.gf_delta_array(nt, f1, f2, f3, out.reshape(-1))
     return float(out) if out.ndim == 0 else out
 
 
@@ -641,8 +641,8 @@ def gaussian_epsilon(sigma: Any, delta: Any, sensitivity: Any, *, notion: str = 
     check_positive(da, "sensitivity")
     arrs = np.broadcast_arrays(sa, dl, da)
     out = np.empty(arrs[0].shape)
-    _core.gf_epsilon_array(nt, *(np.ascontiguousarray(a).reshape(-1) for a in arrs),
-                           out.reshape(-1))
+    f1, f2, f3 = (np.ascontiguousarray(a).reshape(-1) for a in arrs)
+    _core.gf_epsilon_array(nt, f1, f2, f3, out.reshape(-1))
     return float(out) if out.ndim == 0 else out
 
 
