@@ -19,7 +19,9 @@ from bndp import cli
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
-SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
+from .conftest import bndp_import_root  # noqa: E402
+
+SRC = bndp_import_root()  # where this run imports bndp from (src/ or site-packages)
 LAP = bndp.BoundedLaplace(1.0, 1.0, 0.0, 120.0)
 
 PRIV = ["--epsilon", "1", "--sensitivity", "1"]

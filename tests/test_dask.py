@@ -11,7 +11,9 @@ pd = pytest.importorskip("pandas")
 dd = pytest.importorskip("dask.dataframe")
 import dask  # noqa: E402
 
-SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
+from .conftest import bndp_import_root  # noqa: E402
+
+SRC = bndp_import_root()  # where this run imports bndp from (src/ or site-packages)
 N = 20000
 PARTS = 4
 

@@ -16,7 +16,9 @@ pytest.importorskip("pyarrow")
 if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
     pytest.skip("Spark needs a Java runtime (17+)", allow_module_level=True)
 
-SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
+from .conftest import bndp_import_root  # noqa: E402
+
+SRC = bndp_import_root()  # where this run imports bndp from (src/ or site-packages)
 N = 20000
 PARTS = 4
 
