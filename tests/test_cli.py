@@ -351,9 +351,12 @@ def test_two_million_rows_in_bounded_memory(big_csv, tmp_path):
 def test_killed_midway_leaves_no_output(big_csv, tmp_path, sig, code):
     st = os.stat(big_csv)
     dst = tmp_path / "out.csv"
+    # a shell runs background jobs with SIGINT ignored, and the child inherits that: give
+    # the CLI the default disposition, as in a terminal where Ctrl-C is pressed
     p = subprocess.Popen([sys.executable, "-m", "bndp", "privatize", big_csv, "-o", str(dst),
                           "--column", "age:0:120", *PRIV], env=env(),
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     partial = []
     while time.monotonic() < deadline and p.poll() is None:
