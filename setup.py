@@ -1,7 +1,7 @@
 """Build the compiled core of bndp (``bndp._core``).
 
-The extension needs NumPy's headers (for ``bitgen_t``) and SciPy's ``cython_special``
-declarations; nothing is linked beyond the C math library.
+The extension needs NumPy's headers (for ``bitgen_t``), NumPy's static ``npyrandom`` and
+``npymath`` libraries (for NumPy's normal kernel) and SciPy's ``cython_special`` declarations.
 """
 import os
 
@@ -11,14 +11,20 @@ from setuptools import Extension, setup
 
 extra_compile_args = ["-O3"] if os.name != "nt" else ["/O2"]
 
+# NumPy's static distribution and math libraries (the normal kernel of the gradient samplers
+# is NumPy's own `random_standard_normal`)
+np_dir = os.path.dirname(np.__file__)
+library_dirs = [os.path.join(np_dir, "random", "lib"), os.path.join(np_dir, "_core", "lib")]
+
 extensions = [
     Extension(
         "bndp._core",
         ["src/bndp/_core.pyx"],
         include_dirs=[np.get_include()],
+        library_dirs=library_dirs,
+        libraries=["npyrandom", "npymath"] + ([] if os.name == "nt" else ["m"]),
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         extra_compile_args=extra_compile_args,
-        libraries=[] if os.name == "nt" else ["m"],
     )
 ]
 

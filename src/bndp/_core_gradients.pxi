@@ -15,85 +15,23 @@
 #
 # [HMSCG24] S. Hu, S. Mahloujifar, V. Smith, K. Chaudhuri, C. Guo. Privacy Amplification for
 #           the Gaussian Mechanism via Bounded Support. arXiv:2403.05598, 2024.
-# [MT00]    G. Marsaglia, W. W. Tsang. The Ziggurat Method for Generating Random Variables.
-#           J. Statistical Software 5(8), 2000.
 
 from libc.stdint cimport uint64_t
 from libc.math cimport pow
+from numpy.random.c_distributions cimport random_standard_normal
 from scipy.special.cython_special cimport erfcx as _sc_erfcx
 
 cdef double _GR_LOG_MAX_NEG = -745.0      # exp() of anything below is 0 in double
 
 
 # ---------------------------------------------------------------------------------------
-# Standard normal draws: a 256-layer ziggurat [MT00] on 64-bit words (8 bits pick the
-# layer, 1 bit the sign, 53 bits the abscissa). Layers k = 1..255 are rectangles
-# [0, x_k] x [f(x_k), f(x_{k+1})], f(x) = exp(-x^2/2), of common area v; layer 0 is the
-# base [0, x_0] x [0, f(r)] with x_0 = v/f(r), standing for [0, r] x [0, f(r)] plus the tail
-# beyond r = x_1, which is sampled by Marsaglia's exponential method. Tables are built once
-# at import (_gr_init_ziggurat); the closure x_256 = 0 is checked by the tests.
+# Standard normal draws: NumPy's own kernel (`random_standard_normal`, a 256-layer ziggurat
+# in numpy/random/src/distributions), called on the borrowed bitgen_t. For the same
+# BitGenerator state it draws exactly what Generator.standard_normal draws (tested).
 # ---------------------------------------------------------------------------------------
 
-cdef enum:
-    ZIG_N = 256
-cdef double _ZIG_R = 3.6541528853610088
-cdef double _zig_x[ZIG_N + 1]
-cdef double _zig_f[ZIG_N + 1]
-cdef double _zig_w[ZIG_N]
-cdef uint64_t _zig_k[ZIG_N]
-
-
 cdef inline double _gr_std_normal(bitgen_t* bg) noexcept nogil:
-    cdef uint64_t b, j
-    cdef int k, neg
-    cdef double x, y, a, e
-    while True:                                   # a loop, not recursion, on rejection
-        b = bg.next_uint64(bg.state)
-        k = <int>(b & 0xFF)
-        neg = <int>((b >> 8) & 1)
-        j = b >> 11
-        x = <double>j * _zig_w[k]
-        if j < _zig_k[k]:                         # strictly under the curve: ~98.8 %
-            return -x if neg else x
-        if k == 0:                                # tail x > r [MT00, Sec. 4]
-            while True:
-                a = -log(_u_open(bg)) / _ZIG_R
-                e = -log(_u_open(bg))
-                if e + e > a * a:
-                    break
-            x = _ZIG_R + a
-            return -x if neg else x
-        # wedge of layer k: accept with the exact density
-        y = _zig_f[k] + _u_open(bg) * (_zig_f[k + 1] - _zig_f[k])
-        if y < exp(-0.5 * x * x):
-            return -x if neg else x
-
-
-def _gr_init_ziggurat():
-    import math
-    cdef int k
-    r = _ZIG_R
-    f = lambda z: math.exp(-0.5 * z * z)
-    v = r * f(r) + math.sqrt(math.pi / 2.0) * math.erfc(r / math.sqrt(2.0))
-    xs = [v / f(r), r]
-    for k in range(1, ZIG_N - 1):
-        xs.append(math.sqrt(-2.0 * math.log(v / xs[k] + f(xs[k]))))
-    xs.append(0.0)
-    for k in range(ZIG_N + 1):
-        _zig_x[k] = xs[k]
-        _zig_f[k] = f(xs[k])
-    for k in range(ZIG_N):
-        _zig_w[k] = xs[k] * 2.0 ** -53
-        _zig_k[k] = <uint64_t>math.floor(xs[k + 1] / xs[k] * 2.0 ** 53)
-    return v
-
-_gr_ziggurat_area = _gr_init_ziggurat()
-
-
-def gr_ziggurat_tables():
-    """(x, f, v): layer abscissae x_0..x_256, f(x_k) and the common layer area v (tests)."""
-    return ([_zig_x[k] for k in range(ZIG_N + 1)], [_zig_f[k] for k in range(ZIG_N + 1)],
-            _gr_ziggurat_area)
+    return random_standard_normal(bg)
 
 
 # ---------------------------------------------------------------------------------------
@@ -735,7 +673,7 @@ cdef void _gr_rect_moments(double t, double l, double u, double* mean,
 # ---------------------------------------------------------------------------------------
 
 def gr_normal_fill(object gen, double[::1] out):
-    """Standard normal draws (the ziggurat above) into ``out``."""
+    """Standard normal draws (NumPy's kernel) into ``out``."""
     bit_gen = gen.bit_generator
     cdef bitgen_t* bg = _borrow(bit_gen)
     cdef Py_ssize_t i, n = out.shape[0]
@@ -762,7 +700,7 @@ def gr_sample_rows(int mech, object gen, const double[:, :] theta, double sigma,
         elif mech == 1:
             for i in range(n0):
                 for j in range(n1):
-                    _tn_setup(&p, theta[i, j], sigma, lo[i, j], hi[i, j])
+                    _tn_setup_draw(&p, theta[i, j], sigma, lo[i, j], hi[i, j])
                     out[i, j] = _tn_draw(bg, &p)
         else:
             for i in range(n0):
