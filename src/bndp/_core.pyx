@@ -226,6 +226,24 @@ cdef inline void _phi_split(double z, double* mass0, double* tail) noexcept nogi
         mass0[0] = 0.5 - tail[0]
 
 
+cdef inline double _ndtr_lower(double x) noexcept nogil:
+    # Phi(x) for x <= 0 to a few ulps (relative): erf near 0, the tail table on
+    # [0.69, 8.6) (more accurate than erfc of a rounded argument there), erfc beyond.
+    cdef double z = -x
+    if z < 0.7071067811865476:
+        return 0.5 - 0.5 * erf(z * SQRT1_2)
+    if z < TT_XMAX:
+        return _tail_table(z)
+    return 0.5 * erfc(z * SQRT1_2)
+
+
+cdef inline double _half_mass(double z) noexcept nogil:
+    # Phi(z) - 1/2 for z >= 0, to full relative precision
+    cdef double m, t
+    _phi_split(z, &m, &t)
+    return m
+
+
 cdef inline void _tn_setup_draw(TNParams* p, double loc, double scale, double lo, double hi) noexcept nogil:
     # Everything the sampler needs (logZ is left NaN in the straddle case: see _tn_setup).
     cdef double a = (lo - loc) / scale

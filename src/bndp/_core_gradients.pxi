@@ -47,12 +47,12 @@ cdef inline double _gr_log1mexp(double x) noexcept nogil:
 
 cdef inline double _gr_lndtr(double x) noexcept nogil:
     # log Phi(x). Right of 0: log1p(-Phi(-x)) keeps the tiny distance to 0 (it carries the
-    # rectified divergence far above the support). Down to -20 erfc does not underflow;
-    # below, SciPy's asymptotic log_ndtr.
+    # rectified divergence far above the support). Down to -20 Phi does not underflow
+    # (_ndtr_lower: erf, the tail table, erfc); below, SciPy's asymptotic log_ndtr.
     if x > 0.0:
-        return log1p(-0.5 * erfc(x * SQRT1_2))
+        return log1p(-_ndtr_lower(-x))
     if x > -20.0:
-        return log(0.5 * erfc(-x * SQRT1_2))
+        return log(_ndtr_lower(x))
     return _log_ndtr(x)
 
 
@@ -67,9 +67,9 @@ cdef inline double _gr_log_ndtr_diff(double U, double L) noexcept nogil:
         U = -L
         L = -t
     if U > 0.0:
-        return log(0.5 * (erf(U * SQRT1_2) + erf(-L * SQRT1_2)))
+        return log(_half_mass(U) + _half_mass(-L))
     if U > -20.0:
-        return log(0.5 * (erfc(-U * SQRT1_2) - erfc(-L * SQRT1_2)))
+        return log(_ndtr_lower(U) - _ndtr_lower(L))
     t = _log_ndtr(U)
     return t + _gr_log1mexp(_log_ndtr(L) - t)
 
@@ -141,7 +141,9 @@ cdef inline double _gr_rect_D(double x, double s, double l, double u, double al,
 
 
 cdef inline double _gr_phi_lin(double z) noexcept nogil:
-    return 0.5 * erfc(-z * SQRT1_2)
+    if z <= 0.0:
+        return _ndtr_lower(z)
+    return 1.0 - _ndtr_lower(-z)
 
 
 cdef inline double _gr_delta_lin(double y, double l, double u) noexcept nogil:
@@ -152,8 +154,8 @@ cdef inline double _gr_delta_lin(double y, double l, double u) noexcept nogil:
         U = -L
         L = -tt
     if U > 0.0:
-        return 0.5 * (erf(U * SQRT1_2) + erf(-L * SQRT1_2))
-    return 0.5 * (erfc(-U * SQRT1_2) - erfc(-L * SQRT1_2))
+        return _half_mass(U) + _half_mass(-L)
+    return _ndtr_lower(U) - _ndtr_lower(L)
 
 
 cdef inline double _gr_delta_from(double pa, double pb, double y, double l,
