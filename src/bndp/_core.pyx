@@ -246,8 +246,9 @@ cdef inline double _half_mass(double z) noexcept nogil:
 
 cdef inline void _tn_setup_draw(TNParams* p, double loc, double scale, double lo, double hi) noexcept nogil:
     # Everything the sampler needs (logZ is left NaN in the straddle case: see _tn_setup).
-    cdef double a = (lo - loc) / scale
-    cdef double b = (hi - loc) / scale
+    cdef double inv = 1.0 / scale
+    cdef double a = (lo - loc) * inv
+    cdef double b = (hi - loc) * inv
     cdef double t
     p.loc = loc
     p.scale = scale
