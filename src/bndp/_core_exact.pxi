@@ -20,11 +20,64 @@ from libc.math cimport ceil as _ex_ceil
 
 cdef extern from *:
     """
-    typedef unsigned __int128 bndp_u128;
+    #include <stdint.h>
+    /* 64x64 -> 128-bit product (high word returned, low word stored) and the quotient and
+       remainder of a 128-bit number by a 64-bit one: native 128-bit integers on GCC/Clang,
+       compiler intrinsics on MSVC x64, a portable schoolbook version elsewhere. */
+    #if defined(__SIZEOF_INT128__)
+    static inline uint64_t bndp_mul128(uint64_t a, uint64_t b, uint64_t *lo) {
+        unsigned __int128 m = (unsigned __int128)a * b;
+        *lo = (uint64_t)m;
+        return (uint64_t)(m >> 64);
+    }
+    static inline void bndp_divmod128(uint64_t hi, uint64_t lo, uint64_t d,
+                                      uint64_t *qhi, uint64_t *qlo, uint64_t *r) {
+        unsigned __int128 n = ((unsigned __int128)hi << 64) | lo;
+        unsigned __int128 q = n / d;
+        *qhi = (uint64_t)(q >> 64);
+        *qlo = (uint64_t)q;
+        *r = (uint64_t)(n - q * d);
+    }
+    #else
+    #if defined(_MSC_VER) && defined(_M_X64)
+    #include <intrin.h>
+    static __inline uint64_t bndp_mul128(uint64_t a, uint64_t b, uint64_t *lo) {
+        uint64_t hi;
+        *lo = _umul128(a, b, &hi);
+        return hi;
+    }
+    #else
+    static inline uint64_t bndp_mul128(uint64_t a, uint64_t b, uint64_t *lo) {
+        uint64_t a0 = a & 0xFFFFFFFFu, a1 = a >> 32, b0 = b & 0xFFFFFFFFu, b1 = b >> 32;
+        uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+        uint64_t mid = (p00 >> 32) + (p01 & 0xFFFFFFFFu) + (p10 & 0xFFFFFFFFu);
+        *lo = (mid << 32) | (p00 & 0xFFFFFFFFu);
+        return p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
+    }
+    #endif
+    static inline void bndp_divmod128(uint64_t hi, uint64_t lo, uint64_t d,
+                                      uint64_t *qhi, uint64_t *qlo, uint64_t *r) {
+        /* long division: high word first, then the low word bit by bit (remainder < d) */
+        uint64_t rem = hi % d, q = 0, top;
+        int k;
+        *qhi = hi / d;
+        for (k = 63; k >= 0; k--) {
+            top = rem >> 63;
+            rem = (rem << 1) | ((lo >> k) & 1u);
+            q <<= 1;
+            if (top || rem >= d) {
+                rem -= d;
+                q |= 1u;
+            }
+        }
+        *qlo = q;
+        *r = rem;
+    }
+    #endif
     """
-    # 128-bit unsigned integer (GCC/Clang): used for the 64x64 -> 128 products of Lemire's
-    # method and for the squared numerator of the discrete Gaussian's acceptance test.
-    ctypedef unsigned long long bndp_u128
+    uint64_t bndp_mul128(uint64_t a, uint64_t b, uint64_t* lo) nogil
+    void bndp_divmod128(uint64_t hi, uint64_t lo, uint64_t d, uint64_t* qhi, uint64_t* qlo,
+                        uint64_t* r) nogil
 
 
 cdef inline uint64_t _ex_below(bitgen_t* bg, uint64_t n) noexcept nogil:
@@ -46,16 +99,15 @@ cdef inline uint64_t _ex_below(bitgen_t* bg, uint64_t n) noexcept nogil:
                 low32 = <uint32_t> m32
         return m32 >> 32
     cdef uint64_t x = bg.next_uint64(bg.state)
-    cdef bndp_u128 m = (<bndp_u128> x) * (<bndp_u128> n)
-    cdef uint64_t low = <uint64_t> m
+    cdef uint64_t low
+    cdef uint64_t high = bndp_mul128(x, n, &low)
     cdef uint64_t thr
     if low < n:
         thr = (<uint64_t> 0 - n) % n
         while low < thr:
             x = bg.next_uint64(bg.state)
-            m = (<bndp_u128> x) * (<bndp_u128> n)
-            low = <uint64_t> m
-    return <uint64_t> (m >> 64)
+            high = bndp_mul128(x, n, &low)
+    return high
 
 
 cdef inline bint _ex_bern_exp_frac(bitgen_t* bg, uint64_t num, uint64_t den) noexcept nogil:
@@ -76,16 +128,20 @@ cdef inline bint _ex_bern_exp_frac(bitgen_t* bg, uint64_t num, uint64_t den) noe
     return k & 1
 
 
-cdef inline bint _ex_bern_exp(bitgen_t* bg, bndp_u128 num, uint64_t den) noexcept nogil:
-    # Bernoulli(exp(-num/den)) for any num >= 0 [CKS20, Alg. 1]: exp(-gamma) is the product
-    # of floor(gamma) factors exp(-1) and exp(-(gamma - floor(gamma))); stop at the first 0.
-    # Each factor is 0 with probability 1 - 1/e, so the expected work is O(1) for any gamma.
-    cdef bndp_u128 q = num / den
-    cdef uint64_t r = <uint64_t> (num - q * den)
-    while q > 0:
+cdef inline bint _ex_bern_exp(bitgen_t* bg, uint64_t num_hi, uint64_t num_lo,
+                              uint64_t den) noexcept nogil:
+    # Bernoulli(exp(-num/den)) for any 128-bit num = num_hi*2^64 + num_lo >= 0 [CKS20,
+    # Alg. 1]: exp(-gamma) is the product of floor(gamma) factors exp(-1) and
+    # exp(-(gamma - floor(gamma))); stop at the first 0. Each factor is 0 with probability
+    # 1 - 1/e, so the expected work is O(1) for any gamma.
+    cdef uint64_t qhi, qlo, r
+    bndp_divmod128(num_hi, num_lo, den, &qhi, &qlo, &r)
+    while qhi > 0 or qlo > 0:
         if not _ex_bern_exp_frac(bg, 1, 1):
             return 0
-        q -= 1
+        if qlo == 0:
+            qhi -= 1
+        qlo -= 1                    # wraps to 2^64 - 1 after a borrow from qhi
     return _ex_bern_exp_frac(bg, r, den)
 
 
@@ -134,7 +190,7 @@ cdef inline int64_t _ex_draw(bitgen_t* bg, int fam, int64_t i, int64_t n, uint64
     # Truncation by rejection: the law is exact; the number of proposals (time) depends on i.
     cdef int64_t j, y, d
     cdef int64_t a
-    cdef bndp_u128 num
+    cdef uint64_t num_hi, num_lo
     if fam == 0:
         if n < <int64_t> s:
             while True:
@@ -161,8 +217,8 @@ cdef inline int64_t _ex_draw(bitgen_t* bg, int fam, int64_t i, int64_t n, uint64
         a = d * <int64_t> tg - <int64_t> s
         if a < 0:
             a = -a
-        num = (<bndp_u128> a) * (<bndp_u128> a)
-        if _ex_bern_exp(bg, num, 2 * s * tg * tg):
+        num_hi = bndp_mul128(<uint64_t> a, <uint64_t> a, &num_lo)
+        if _ex_bern_exp(bg, num_hi, num_lo, 2 * s * tg * tg):
             return j
 
 
