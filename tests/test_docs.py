@@ -24,3 +24,16 @@ def test_cli_demo_runs(capsys):
     out = capsys.readouterr().out
     assert "bounded Laplace" in out and "bounded Gaussian" in out
     assert "every released value lies in [0, 120]" in out
+
+
+def test_readme_usage_block_runs():
+    import os
+    import re
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = os.path.join(root, "README.md")
+    if not os.path.exists(path):
+        pytest.skip("needs the source tree")
+    blocks = re.findall(r"```python\n(.*?)```", open(path, encoding="utf-8").read(), flags=re.S)
+    assert blocks
+    exec(compile(blocks[0], "README.md", "exec"), {})
