@@ -217,6 +217,13 @@ def apply_domain(value: np.ndarray, lower: Any, upper: Any, on_outside: str,
     the privacy guarantee is unchanged); ``"raise"`` refuses values outside the domain.
     """
     check_on_outside(on_outside)
+    if value.size and np.ndim(lower) == 0 and np.ndim(upper) == 0:
+        # fast path for a column with scalar bounds: two reductions (NaN propagates through
+        # min/max, so a NaN fails the comparison) instead of four full passes
+        vmin = value.min()
+        vmax = value.max()
+        if vmin >= lower and vmax <= upper:
+            return value
     check_finite(value, name)
     outside = (value < lower) | (value > upper)
     if outside.any():
