@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import _core, _dispatch
 from .._random import RNGLike, as_generator
-from .._validation import apply_domain, as_float_array, check_bounds, check_size, fast_real
+from .._validation import apply_domain, as_float_array, check_box, check_size, fast_real
 from ..calibrate import bounded_gaussian_sigma
 from ..distributions import truncnorm_eval
 from ..verify import bounded_gaussian_loss, bounded_gaussian_tight_sigma
@@ -109,19 +109,7 @@ class BoundedGaussian(Mechanism):
             raise ValueError(f"`epsilon` must be finite and > 0; got {eps!r}")
         if not (math.isfinite(dq) and dq > 0):
             raise ValueError(f"`sensitivity` must be finite and > 0; got {dq!r}")
-        lo = as_float_array(lower, "lower")
-        hi = as_float_array(upper, "upper")
-        if lo.ndim > 1 or hi.ndim > 1:
-            raise ValueError(
-                f"`lower` and `upper` must be scalars or 1-D arrays; got shapes {lo.shape} and {hi.shape}"
-            )
-        if lo.ndim == 1 and hi.ndim == 1 and lo.shape != hi.shape:
-            raise ValueError(
-                f"`lower` and `upper` must have the same length; got {lo.shape[0]} and {hi.shape[0]}"
-            )
-        if lo.size == 0 or hi.size == 0:
-            raise ValueError("`lower` and `upper` must not be empty")
-        check_bounds(lo, hi)
+        lo, hi = check_box(lower, upper)
         if lo.ndim == 0 and hi.ndim == 0:
             lower_v: Any = float(lo)
             upper_v: Any = float(hi)
