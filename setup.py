@@ -9,7 +9,7 @@ import numpy as np
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-extra_compile_args = ["-O3"] if os.name != "nt" else ["/O2"]
+extra_compile_args = ["-O3", "-fno-math-errno"] if os.name != "nt" else ["/O2"]
 
 # NumPy's static distribution and math libraries (the normal kernel of the gradient samplers
 # is NumPy's own `random_standard_normal`)

@@ -353,6 +353,8 @@ cdef inline double _tn_logpdf(const TNParams* p, double x) noexcept nogil:
 
 # Gauss-Legendre nodes/weights on [-1, 1], filled once at import (numpy.polynomial.legendre).
 cdef enum:
+    TN_BLOCK = 64
+cdef enum:
     GL_N = 24
     GL_R = 12
 cdef double _GL_X[GL_N]
@@ -828,15 +830,26 @@ def tn_fill(object gen, double loc, double scale, double lo, double hi, double[:
 def tn_fill_rows(object gen, const double[:, :] loc, const double[:, :] scale,
                  const double[:, :] lo, const double[:, :] hi, double[:, ::1] out):
     """Per-element parameters (already broadcast to ``out``'s shape; stride-0 views welcome)."""
-    cdef TNParams p
+    # Rows are processed in blocks: first the parameter setup of a block (independent
+    # across rows, so the CPU overlaps their long special-function chains), then its draws
+    # in order (the stream is consumed exactly as by a row-by-row loop).
+    cdef TNParams blk[TN_BLOCK]
     bit_gen = gen.bit_generator
     cdef bitgen_t* bg = _borrow(bit_gen)
-    cdef Py_ssize_t i, j, n0 = out.shape[0], n1 = out.shape[1]
+    cdef Py_ssize_t i, j, k, m, n0 = out.shape[0], n1 = out.shape[1]
     with bit_gen.lock, nogil:
         for i in range(n0):
-            for j in range(n1):
-                _tn_setup_draw(&p, loc[i, j], scale[i, j], lo[i, j], hi[i, j])
-                out[i, j] = _tn_draw(bg, &p)
+            j = 0
+            while j < n1:
+                m = n1 - j
+                if m > TN_BLOCK:
+                    m = TN_BLOCK
+                for k in range(m):
+                    _tn_setup_draw(&blk[k], loc[i, j + k], scale[i, j + k], lo[i, j + k],
+                                   hi[i, j + k])
+                for k in range(m):
+                    out[i, j + k] = _tn_draw(bg, &blk[k])
+                j += m
 
 
 def tn_eval_rows(int what, const double[:, :] x, const double[:, :] loc,
@@ -893,15 +906,23 @@ def bl_fill(object gen, double q, double b, double lo, double hi, double[::1] ou
 
 def bl_fill_rows(object gen, const double[:, :] q, const double[:, :] b,
                  const double[:, :] lo, const double[:, :] hi, double[:, ::1] out):
-    cdef BLParams p
+    # blocked like tn_fill_rows: setups of a block, then its draws in stream order
+    cdef BLParams blk[TN_BLOCK]
     bit_gen = gen.bit_generator
     cdef bitgen_t* bg = _borrow(bit_gen)
-    cdef Py_ssize_t i, j, n0 = out.shape[0], n1 = out.shape[1]
+    cdef Py_ssize_t i, j, k, m, n0 = out.shape[0], n1 = out.shape[1]
     with bit_gen.lock, nogil:
         for i in range(n0):
-            for j in range(n1):
-                _bl_setup(&p, q[i, j], b[i, j], lo[i, j], hi[i, j])
-                out[i, j] = _bl_quantile(&p, _u_open(bg))
+            j = 0
+            while j < n1:
+                m = n1 - j
+                if m > TN_BLOCK:
+                    m = TN_BLOCK
+                for k in range(m):
+                    _bl_setup(&blk[k], q[i, j + k], b[i, j + k], lo[i, j + k], hi[i, j + k])
+                for k in range(m):
+                    out[i, j + k] = _bl_quantile(&blk[k], _u_open(bg))
+                j += m
 
 
 def bl_eval_rows(int what, const double[:, :] x, const double[:, :] q,
