@@ -688,10 +688,10 @@ def gr_sample_rows(int mech, object gen, const double[:, :] theta, double sigma,
                    const double[:, :] lo, const double[:, :] hi, double[:, ::1] out):
     """mech 0: clip(theta + sigma Z, lo, hi); 1: truncated normal on [lo, hi] (inverse CDF);
     2: sign(theta + sigma Z) in {-1, +1}."""
-    cdef TNParams p
+    cdef TNParams blk[TN_BLOCK]
     bit_gen = gen.bit_generator
     cdef bitgen_t* bg = _borrow(bit_gen)
-    cdef Py_ssize_t i, j, n0 = out.shape[0], n1 = out.shape[1]
+    cdef Py_ssize_t i, j, k, m, n0 = out.shape[0], n1 = out.shape[1]
     cdef double x
     with bit_gen.lock, nogil:
         if mech == 0:
@@ -700,10 +700,18 @@ def gr_sample_rows(int mech, object gen, const double[:, :] theta, double sigma,
                     x = theta[i, j] + sigma * _gr_std_normal(bg)
                     out[i, j] = _clip(x, lo[i, j], hi[i, j])
         elif mech == 1:
-            for i in range(n0):
-                for j in range(n1):
-                    _tn_setup_draw(&p, theta[i, j], sigma, lo[i, j], hi[i, j])
-                    out[i, j] = _tn_draw(bg, &p)
+            for i in range(n0):                   # blocked as in tn_fill_rows
+                j = 0
+                while j < n1:
+                    m = n1 - j
+                    if m > TN_BLOCK:
+                        m = TN_BLOCK
+                    for k in range(m):
+                        _tn_setup_draw(&blk[k], theta[i, j + k], sigma, lo[i, j + k],
+                                       hi[i, j + k])
+                    for k in range(m):
+                        out[i, j + k] = _tn_draw(bg, &blk[k])
+                    j += m
         else:
             for i in range(n0):
                 for j in range(n1):
