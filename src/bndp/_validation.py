@@ -180,6 +180,15 @@ def check_box(lower: Any, upper: Any) -> tuple[np.ndarray, np.ndarray]:
     return lo, hi
 
 
+def as_probability(p: Any, name: str = "p") -> np.ndarray:
+    """Probabilities for a quantile function: float64, each in [0, 1] (NaN fails)."""
+    a = as_float_array(p, name)
+    bad = ~((a >= 0) & (a <= 1))
+    if bad.any():
+        raise ValueError(f"`{name}` must lie in [0, 1]; got {_first_bad(a, bad)}")
+    return a
+
+
 def check_on_outside(on_outside: str) -> None:
     if on_outside not in ("clip", "raise"):
         raise ValueError(f'`on_outside` must be "clip" or "raise"; got {on_outside!r}')

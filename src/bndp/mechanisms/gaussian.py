@@ -14,7 +14,8 @@ import numpy as np
 
 from .. import _core, _dispatch
 from .._random import RNGLike, as_generator
-from .._validation import apply_domain, as_float_array, check_box, check_size, fast_real
+from .._validation import (apply_domain, as_float_array, as_probability, check_box,
+                           check_size, fast_real)
 from ..calibrate import bounded_gaussian_sigma
 from ..distributions import truncnorm_eval
 from ..verify import bounded_gaussian_loss, bounded_gaussian_tight_sigma
@@ -214,9 +215,7 @@ class BoundedGaussian(Mechanism):
 
     def ppf(self, p: Any, value: Any):
         """Quantile function (per coordinate in the multivariate case); ``p`` in [0, 1]."""
-        pa = as_float_array(p, "p")
-        if not ((pa >= 0) & (pa <= 1)).all():
-            raise ValueError("`p` must lie in [0, 1]")
+        pa = as_probability(p)
         return self._eval(2, pa, value)
 
     def mean(self, value: Any):

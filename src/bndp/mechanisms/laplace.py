@@ -16,7 +16,7 @@ from scipy import special
 
 from .. import _core, _dispatch
 from .._random import RNGLike, as_generator
-from .._validation import as_float_array, fast_real
+from .._validation import as_probability, fast_real
 from ..calibrate import bounded_laplace_scale
 from ..distributions import bounded_laplace_eval
 from . import exact
@@ -158,9 +158,7 @@ class BoundedLaplace(Mechanism):
 
     def ppf(self, p: Any, value: Any):
         """Quantile function (the sampler's inverse CDF); ``p`` in [0, 1]."""
-        pa = as_float_array(p, "p")
-        if not ((pa >= 0) & (pa <= 1)).all():
-            raise ValueError("`p` must lie in [0, 1]")
+        pa = as_probability(p)
         return self._eval(2, pa, value)
 
     def _continuous_only(self) -> None:

@@ -22,7 +22,8 @@ import numpy as np
 
 from .. import _core, _dispatch
 from .._random import RNGLike, as_generator
-from .._validation import as_float_array, check_finite, check_forbidden, check_on_outside, fast_real
+from .._validation import (as_float_array, as_probability, check_finite, check_forbidden,
+                           check_on_outside, fast_real)
 from ._base import Mechanism
 
 __all__ = ["ConstrainedLaplace"]
@@ -335,9 +336,7 @@ class ConstrainedLaplace(Mechanism):
 
     def ppf(self, p: Any, value: Any):
         """Quantile function (the sampler's inverse CDF); ``p`` in [0, 1]."""
-        pa = as_float_array(p, "p")
-        if not ((pa >= 0) & (pa <= 1)).all():
-            raise ValueError("`p` must lie in [0, 1]")
+        pa = as_probability(p)
         return self._eval(2, pa, value)
 
     def mean(self, value: Any):

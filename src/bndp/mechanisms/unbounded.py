@@ -19,7 +19,7 @@ from scipy import special
 
 from .. import _core, _dispatch
 from .._random import RNGLike, as_generator
-from .._validation import as_float_array, check_finite, fast_real
+from .._validation import as_float_array, as_probability, check_finite, fast_real
 from ..calibrate import GAUSSIAN_METHODS, gaussian_delta, gaussian_sigma
 from ._base import Mechanism
 
@@ -152,9 +152,7 @@ class Gaussian(_Unbounded):
 
     def ppf(self, p: Any, value: Any):
         r""":math:`q + \sigma\Phi^{-1}(p)` for ``p`` in [0, 1] (infinite at 0 and 1)."""
-        pa = as_float_array(p, "p")
-        if not ((pa >= 0) & (pa <= 1)).all():
-            raise ValueError("`p` must lie in [0, 1]")
+        pa = as_probability(p)
         return _out(self._value(value) + self.sigma * special.ndtri(pa))
 
     def privacy_delta(self, epsilon: Any):
@@ -228,9 +226,7 @@ class Laplace(_Unbounded):
 
     def ppf(self, p: Any, value: Any):
         """Quantile :math:`q + b\\log(2p)` for p < 1/2, :math:`q - b\\log(2(1-p))` otherwise."""
-        pa = as_float_array(p, "p")
-        if not ((pa >= 0) & (pa <= 1)).all():
-            raise ValueError("`p` must lie in [0, 1]")
+        pa = as_probability(p)
         q = self._value(value)
         with np.errstate(divide="ignore"):
             z = np.where(pa < 0.5, np.log(2.0 * pa), -np.log(2.0 * (1.0 - pa)))
