@@ -9,7 +9,7 @@ import numpy as np
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-extra_compile_args = ["-O3", "-fno-math-errno"] if os.name != "nt" else ["/O2"]
+extra_compile_args = ["-O3", "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off"] if os.name != "nt" else ["/O2"]
 
 # NumPy's static distribution and math libraries (the normal kernel of the gradient samplers
 # is NumPy's own `random_standard_normal`)
@@ -20,7 +20,7 @@ extensions = [
     Extension(
         "bndp._core",
         ["src/bndp/_core.pyx"],
-        include_dirs=[np.get_include()],
+        include_dirs=[np.get_include(), os.path.join("src", "bndp")],
         library_dirs=library_dirs,
         libraries=["npyrandom", "npymath"] + ([] if os.name == "nt" else ["m"]),
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],

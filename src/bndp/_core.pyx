@@ -66,49 +66,21 @@ cdef inline double _u_open(bitgen_t* bg) noexcept nogil:
 # Accuracy against SciPy/mpmath is tested in tests/test_special.py (a few ulps).
 # ---------------------------------------------------------------------------------------
 
-cdef inline double _ppnd_central(double q) noexcept nogil:
-    # Phi^-1(1/2 + q) for |q| <= 0.425 (AS 241, first rational approximation).
-    # The two degree-7 polynomials of AS 241 in r, by Estrin's scheme (short dependency
-    # chains; the rounding stays within a few ulps, tested against mpmath).
-    cdef double r = 0.180625 - q * q
-    cdef double r2 = r * r
-    cdef double r4 = r2 * r2
-    cdef double num = ((3.3871328727963666080e+0 + 1.3314166789178437745e+2 * r)
-                       + (1.9715909503065514427e+3 + 1.3731693765509461125e+4 * r) * r2
-                       + ((4.5921953931549871457e+4 + 6.7265770927008700853e+4 * r)
-                          + (3.3430575583588128105e+4 + 2.5090809287301226727e+3 * r) * r2) * r4)
-    cdef double den = ((1.0 + 4.2313330701600911252e+1 * r)
-                       + (6.8718700749205790830e+2 + 5.3941960214247511077e+3 * r) * r2
-                       + ((2.1213794301586595867e+4 + 3.9307895800092710610e+4 * r)
-                          + (2.8729085735721942674e+4 + 5.2264952788528545610e+3 * r) * r2) * r4)
-    return q * num / den
-
-
-cdef inline double _ppnd_tail_r(double r) noexcept nogil:
-    # -Phi^-1(t) for a tail mass t <= 0.075 given r = sqrt(-log t), 1.6 <= r <= ~27.2
-    # (AS 241, second and third rational approximations). Returns a positive number.
-    cdef double num, den
-    if r <= 5.0:
-        r = r - 1.6
-        num = (((((((7.74545014278341407640e-4 * r + 2.27238449892691845833e-2) * r
-                    + 2.41780725177450611770e-1) * r + 1.27045825245236838258e+0) * r
-                  + 3.64784832476320460504e+0) * r + 5.76949722146069140550e+0) * r
-                + 4.63033784615654529590e+0) * r + 1.42343711074968357734e+0)
-        den = (((((((1.05075007164441684324e-9 * r + 5.47593808499534494600e-4) * r
-                    + 1.51986665636164571966e-2) * r + 1.48103976427480074590e-1) * r
-                  + 6.89767334985100004550e-1) * r + 1.67638483018380384940e+0) * r
-                + 2.05319162663775882187e+0) * r + 1.0)
-    else:
-        r = r - 5.0
-        num = (((((((2.01033439929228813265e-7 * r + 2.71155556874348757815e-5) * r
-                    + 1.24266094738807843860e-3) * r + 2.65321895265761230930e-2) * r
-                  + 2.96560571828504891230e-1) * r + 1.78482653991729133580e+0) * r
-                + 5.46378491116411436990e+0) * r + 6.65790464350110377720e+0)
-        den = (((((((2.04426310338993978564e-15 * r + 1.42151175831644588870e-7) * r
-                    + 1.84631831751005468180e-5) * r + 7.86869131145613259100e-4) * r
-                  + 1.48753612908506148525e-2) * r + 1.36929880922735805310e-1) * r
-                + 5.99832206555887937690e-1) * r + 1.0)
-    return num / den
+cdef extern from "_simd.h":
+    # Phi^-1(1/2 + q) for |q| <= 0.425 (AS 241, first rational approximation), shared with
+    # the vectorised block loop below
+    double _ppnd_central "bndp_ppnd_central"(double q) noexcept nogil
+    # -Phi^-1(t) from r = sqrt(-log t) for t <= 0.075 (AS 241, tail approximations)
+    double _ppnd_tail_r "bndp_ppnd_tail_r"(double r) noexcept nogil
+    # log of a positive normal number, branch-free (about 1 ulp; tests/test_special.py)
+    double _log_fast "bndp_log"(double x) noexcept nogil
+    # standardised truncated-normal quantile for a row with a <= 0 <= b (see TNParams)
+    double _tn_straddle_std "bndp_tn_straddle_std"(double u, double Z, double mL, double tlo,
+                                                   double thi) noexcept nogil
+    void _tn_straddle_block "bndp_tn_straddle_block"(
+        const double* u, double* out, Py_ssize_t n, const double* Z, const double* mL,
+        const double* tlo, const double* thi, const double* loc, const double* scale,
+        const double* lo, const double* hi) noexcept nogil
 
 
 cdef double _ndtri_lower_log(double logt) noexcept nogil:
@@ -286,12 +258,7 @@ cdef inline double _tn_quantile_std(const TNParams* p, double u) noexcept nogil:
     # Standardised quantile z of the truncated law at probability u in (0, 1).
     cdef double s, z
     if p.mode == 0:
-        s = u * p.Z - p.mL
-        if fabs(s) <= 0.425:
-            return _ppnd_central(s)
-        if s > 0.0:
-            return -_ndtri_lower_log(log(p.thi + (1.0 - u) * p.Z))
-        return _ndtri_lower_log(log(p.tlo + u * p.Z))
+        return _tn_straddle_std(u, p.Z, p.mL, p.tlo, p.thi)
     if p.mode == 1:
         return _ndtri_lower_log(p.lb + log1p(-(1.0 - u) * p.om))
     # mirrored right tail: draw -z from the left tail with probability 1 - u
@@ -320,6 +287,58 @@ cdef inline void _tn_setup(TNParams* p, double loc, double scale, double lo, dou
     _tn_setup_draw(p, loc, scale, lo, hi)
     if p.mode == 0:
         p.logZ = log(p.Z)
+
+
+# Draws come in blocks: the uniforms of a block are drawn first (in stream order), then one
+# branch-free vectorised loop (_simd.h) computes the straddling rows (both AS 241 branches for
+# every entry, one selected), and a last pass recomputes, by the scalar path above, the
+# entries whose row lies in one tail. Each entry is the same IEEE computation as _tn_draw
+# (which calls the same inline straddle quantile), so the stream and the values are those of
+# a draw-by-draw loop.
+cdef extern from "_simd.h":
+    enum: TN_BLOCK "BNDP_TN_BLOCK"
+
+cdef struct TNBlock:
+    TNParams p[TN_BLOCK]
+    double u[TN_BLOCK]
+    double Z[TN_BLOCK]
+    double mL[TN_BLOCK]
+    double tlo[TN_BLOCK]
+    double thi[TN_BLOCK]
+    double loc[TN_BLOCK]
+    double scale[TN_BLOCK]
+    double lo[TN_BLOCK]
+    double hi[TN_BLOCK]
+
+
+cdef inline int _tn_block_set(TNBlock* b, Py_ssize_t k, double loc, double scale, double lo,
+                              double hi) noexcept nogil:
+    # sets row k of the block; returns 1 for a row in one tail (mode 1 or 2), else 0
+    _tn_setup_draw(&b.p[k], loc, scale, lo, hi)
+    b.Z[k] = b.p[k].Z                 # 0 in the tail modes: those entries are redone below
+    b.mL[k] = b.p[k].mL
+    b.tlo[k] = b.p[k].tlo
+    b.thi[k] = b.p[k].thi
+    b.loc[k] = loc
+    b.scale[k] = scale
+    b.lo[k] = lo
+    b.hi[k] = hi
+    return b.p[k].mode != 0
+
+
+cdef inline void _tn_block_draw(bitgen_t* bg, TNBlock* b, Py_ssize_t m, double* out,
+                                Py_ssize_t ntail) noexcept nogil:
+    # out[k] for k < m from rows 0..m-1 of the block (m <= TN_BLOCK), ntail of them in
+    # one tail
+    cdef Py_ssize_t k
+    for k in range(m):
+        b.u[k] = _u_open(bg)
+    if ntail < m:
+        _tn_straddle_block(b.u, out, m, b.Z, b.mL, b.tlo, b.thi, b.loc, b.scale, b.lo, b.hi)
+    if ntail > 0:
+        for k in range(m):
+            if b.p[k].mode != 0:
+                out[k] = _tn_quantile(&b.p[k], b.u[k])
 
 
 cdef double _tn_cdf(const TNParams* p, double x) noexcept nogil:
@@ -352,8 +371,6 @@ cdef inline double _tn_logpdf(const TNParams* p, double x) noexcept nogil:
 
 
 # Gauss-Legendre nodes/weights on [-1, 1], filled once at import (numpy.polynomial.legendre).
-cdef enum:
-    TN_BLOCK = 64
 cdef enum:
     GL_N = 24
     GL_R = 12
@@ -817,14 +834,23 @@ def tn_one(object gen, double loc, double scale, double lo, double hi):
 
 def tn_fill(object gen, double loc, double scale, double lo, double hi, double[::1] out):
     """Fill ``out`` with truncated-normal draws sharing one parameter set."""
-    cdef TNParams p
+    cdef TNBlock blk
     bit_gen = gen.bit_generator
     cdef bitgen_t* bg = _borrow(bit_gen)
-    cdef Py_ssize_t i, n = out.shape[0]
-    _tn_setup(&p, loc, scale, lo, hi)
+    cdef Py_ssize_t j, k, m, n = out.shape[0]
+    cdef int tailmode = 0
+    if n == 0:
+        return
+    for k in range(TN_BLOCK):
+        tailmode = _tn_block_set(&blk, k, loc, scale, lo, hi)
     with bit_gen.lock, nogil:
-        for i in range(n):
-            out[i] = _tn_draw(bg, &p)
+        j = 0
+        while j < n:
+            m = n - j
+            if m > TN_BLOCK:
+                m = TN_BLOCK
+            _tn_block_draw(bg, &blk, m, &out[j], m if tailmode else 0)
+            j += m
 
 
 def tn_fill_rows(object gen, const double[:, :] loc, const double[:, :] scale,
@@ -832,11 +858,11 @@ def tn_fill_rows(object gen, const double[:, :] loc, const double[:, :] scale,
     """Per-element parameters (already broadcast to ``out``'s shape; stride-0 views welcome)."""
     # Rows are processed in blocks: first the parameter setup of a block (independent
     # across rows, so the CPU overlaps their long special-function chains), then its draws
-    # in order (the stream is consumed exactly as by a row-by-row loop).
-    cdef TNParams blk[TN_BLOCK]
+    # (_tn_block_draw: the stream is consumed exactly as by a row-by-row loop).
+    cdef TNBlock blk
     bit_gen = gen.bit_generator
     cdef bitgen_t* bg = _borrow(bit_gen)
-    cdef Py_ssize_t i, j, k, m, n0 = out.shape[0], n1 = out.shape[1]
+    cdef Py_ssize_t i, j, k, m, ntail, n0 = out.shape[0], n1 = out.shape[1]
     with bit_gen.lock, nogil:
         for i in range(n0):
             j = 0
@@ -844,11 +870,11 @@ def tn_fill_rows(object gen, const double[:, :] loc, const double[:, :] scale,
                 m = n1 - j
                 if m > TN_BLOCK:
                     m = TN_BLOCK
+                ntail = 0
                 for k in range(m):
-                    _tn_setup_draw(&blk[k], loc[i, j + k], scale[i, j + k], lo[i, j + k],
-                                   hi[i, j + k])
-                for k in range(m):
-                    out[i, j + k] = _tn_draw(bg, &blk[k])
+                    ntail += _tn_block_set(&blk, k, loc[i, j + k], scale[i, j + k],
+                                           lo[i, j + k], hi[i, j + k])
+                _tn_block_draw(bg, &blk, m, &out[i, j], ntail)
                 j += m
 
 
@@ -1034,6 +1060,11 @@ def bg_sigma_uni_array(const double[:] eps, const double[:] dq, const double[:] 
 def ndtri_central(double q):
     """Phi^-1(1/2 + q) for |q| <= 0.425 (exposed for tests)."""
     return _ppnd_central(q)
+
+
+def log_fast(double x):
+    """The branch-free logarithm of the sampler's tail branch (exposed for tests)."""
+    return _log_fast(x)
 
 
 def ndtri_lower_log(double logt):

@@ -688,10 +688,10 @@ def gr_sample_rows(int mech, object gen, const double[:, :] theta, double sigma,
                    const double[:, :] lo, const double[:, :] hi, double[:, ::1] out):
     """mech 0: clip(theta + sigma Z, lo, hi); 1: truncated normal on [lo, hi] (inverse CDF);
     2: sign(theta + sigma Z) in {-1, +1}."""
-    cdef TNParams blk[TN_BLOCK]
+    cdef TNBlock blk
     bit_gen = gen.bit_generator
     cdef bitgen_t* bg = _borrow(bit_gen)
-    cdef Py_ssize_t i, j, k, m, n0 = out.shape[0], n1 = out.shape[1]
+    cdef Py_ssize_t i, j, k, m, ntail, n0 = out.shape[0], n1 = out.shape[1]
     cdef double x
     with bit_gen.lock, nogil:
         if mech == 0:
@@ -706,11 +706,11 @@ def gr_sample_rows(int mech, object gen, const double[:, :] theta, double sigma,
                     m = n1 - j
                     if m > TN_BLOCK:
                         m = TN_BLOCK
+                    ntail = 0
                     for k in range(m):
-                        _tn_setup_draw(&blk[k], theta[i, j + k], sigma, lo[i, j + k],
-                                       hi[i, j + k])
-                    for k in range(m):
-                        out[i, j + k] = _tn_draw(bg, &blk[k])
+                        ntail += _tn_block_set(&blk, k, theta[i, j + k], sigma, lo[i, j + k],
+                                               hi[i, j + k])
+                    _tn_block_draw(bg, &blk, m, &out[i, j], ntail)
                     j += m
         else:
             for i in range(n0):

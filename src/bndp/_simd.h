@@ -1,0 +1,209 @@
+/*
+ * Branch-free loops of bndp's compiled core, written so that the compiler vectorises them.
+ *
+ * On x86-64 ELF targets (Linux wheels) each loop is compiled three times, for AVX-512,
+ * AVX2 and the baseline instruction set, and the loader picks the widest one the CPU runs
+ * (GCC/Clang `target_clones`). Elsewhere the baseline loop is used. The extension is built
+ * with -ffp-contract=off, so no clone fuses a multiply and an add: every clone performs the
+ * same IEEE operations in the same order and returns bit-identical results, and a seed
+ * gives the same draws on every CPU.
+ *
+ * Reference: M. J. Wichura, Algorithm AS 241: The Percentage Points of the Normal
+ * Distribution. Applied Statistics 37(3), 477-484, 1988 (first rational approximation).
+ */
+#ifndef BNDP_SIMD_H
+#define BNDP_SIMD_H
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* BNDP_NO_CLONES: compile each loop once, for the instruction set the compiler is given
+ * (tests/test_special.py builds the loops that way to compare instruction sets) */
+#if !defined(BNDP_NO_CLONES) && defined(__x86_64__) && defined(__ELF__) && defined(__GNUC__) \
+    && defined(__has_attribute)
+#  if __has_attribute(target_clones)
+#    define BNDP_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#  endif
+#endif
+#ifndef BNDP_CLONES
+#  define BNDP_CLONES
+#endif
+#if defined(_MSC_VER)
+#  define BNDP_RESTRICT __restrict
+#else
+#  define BNDP_RESTRICT restrict
+#endif
+
+/* Phi^-1(1/2 + q) for |q| <= 0.425: AS 241's first rational approximation, both degree-7
+ * polynomials in r = 0.180625 - q^2 by Estrin's scheme (short dependency chains; tested
+ * against mpmath to a few ulps in tests/test_special.py). */
+static inline double bndp_ppnd_central(double q)
+{
+    double r = 0.180625 - q * q;
+    double r2 = r * r;
+    double r4 = r2 * r2;
+    double num = ((3.3871328727963666080e+0 + 1.3314166789178437745e+2 * r)
+                  + (1.9715909503065514427e+3 + 1.3731693765509461125e+4 * r) * r2
+                  + ((4.5921953931549871457e+4 + 6.7265770927008700853e+4 * r)
+                     + (3.3430575583588128105e+4 + 2.5090809287301226727e+3 * r) * r2) * r4);
+    double den = ((1.0 + 4.2313330701600911252e+1 * r)
+                  + (6.8718700749205790830e+2 + 5.3941960214247511077e+3 * r) * r2
+                  + ((2.1213794301586595867e+4 + 3.9307895800092710610e+4 * r)
+                     + (2.8729085735721942674e+4 + 5.2264952788528545610e+3 * r) * r2) * r4);
+    return q * num / den;
+}
+
+/* -Phi^-1(t) for a tail mass t <= 0.075 given r = sqrt(-log t), 1.6 <= r <= ~27.2 (AS 241,
+ * second and third rational approximations; positive result). Both are evaluated and one
+ * is selected, so that a loop over this function has no branch. */
+static inline double bndp_ppnd_tail_r(double r)
+{
+    /* both numerator/denominator pairs by Estrin's scheme; the selected pair is divided */
+    double a = r - 1.6, a2 = a * a, a4 = a2 * a2;
+    double b = r - 5.0, b2 = b * b, b4 = b2 * b2;
+    double na = ((1.42343711074968357734e+0 + 4.63033784615654529590e+0 * a)
+                 + (5.76949722146069140550e+0 + 3.64784832476320460504e+0 * a) * a2)
+                + ((1.27045825245236838258e+0 + 2.41780725177450611770e-1 * a)
+                   + (2.27238449892691845833e-2 + 7.74545014278341407640e-4 * a) * a2) * a4;
+    double da = ((1.0 + 2.05319162663775882187e+0 * a)
+                 + (1.67638483018380384940e+0 + 6.89767334985100004550e-1 * a) * a2)
+                + ((1.48103976427480074590e-1 + 1.51986665636164571966e-2 * a)
+                   + (5.47593808499534494600e-4 + 1.05075007164441684324e-9 * a) * a2) * a4;
+    double nb = ((6.65790464350110377720e+0 + 5.46378491116411436990e+0 * b)
+                 + (1.78482653991729133580e+0 + 2.96560571828504891230e-1 * b) * b2)
+                + ((2.65321895265761230930e-2 + 1.24266094738807843860e-3 * b)
+                   + (2.71155556874348757815e-5 + 2.01033439929228813265e-7 * b) * b2) * b4;
+    double db = ((1.0 + 5.99832206555887937690e-1 * b)
+                 + (1.36929880922735805310e-1 + 1.48753612908506148525e-2 * b) * b2)
+                + ((7.86869131145613259100e-4 + 1.84631831751005468180e-5 * b)
+                   + (1.42151175831644588870e-7 + 2.04426310338993978564e-15 * b) * b2) * b4;
+    int first = r <= 5.0;
+    return (first ? na : nb) / (first ? da : db);
+}
+
+static inline uint64_t bndp_bits(double x) { uint64_t b; memcpy(&b, &x, 8); return b; }
+static inline double bndp_double(uint64_t b) { double x; memcpy(&x, &b, 8); return x; }
+
+/* Natural logarithm of a positive normal finite x, branch-free (vectorisable) and accurate to
+ * about one ulp (tested against mpmath in tests/test_special.py). Zero, subnormals, inf and
+ * NaN give meaningless values: the callers never pass them where the value is used.
+ * x = 2^k m with m in [sqrt(1/2), sqrt(2)); with f = m - 1 (exact) and s = f / (2 + f),
+ * log m = 2 atanh s = f - s (f - T), T = sum_{j=1..10} 2 s^(2j) / (2j + 1) (the atanh series;
+ * |s| <= 0.1716, so the first omitted term is below 2^-60 relative), and
+ * log x = k ln2_hi + (log m + k ln2_lo), ln2_hi having 32 significant bits (k ln2_hi exact). */
+static inline double bndp_log(double x)
+{
+    const uint64_t off = 0x3fe6a09e667f3bcdULL;           /* bits of sqrt(1/2) */
+    uint64_t ix = bndp_bits(x);
+    uint64_t top = (ix - off) >> 52;                       /* k mod 2^12 */
+    double m = bndp_double(ix - (top << 52));              /* x / 2^k */
+    /* k as a double without a 64-bit integer conversion: 2^52 + j is exact for
+     * 0 <= j < 2^52, and j = (k + 2048) mod 2^12 = k + 2048 for |k| <= 1024 */
+    double k = bndp_double(0x4330000000000000ULL | ((top + 2048) & 0xfffULL))
+               - 4503599627372544.0;                       /* 2^52 + 2048 */
+    double f = m - 1.0;
+    double s = f / (2.0 + f);
+    double w = s * s, w2 = w * w, w4 = w2 * w2, w8 = w4 * w4;
+    double t = w * (((6.6666666666666666667e-1 + 4.0000000000000000000e-1 * w)
+                     + (2.8571428571428571429e-1 + 2.2222222222222222222e-1 * w) * w2)
+                    + ((1.8181818181818181818e-1 + 1.5384615384615384615e-1 * w)
+                       + (1.3333333333333333333e-1 + 1.1764705882352941176e-1 * w) * w2) * w4
+                    + (1.0526315789473684211e-1 + 9.5238095238095238095e-2 * w) * w8);
+    return k * 6.9314718036912381649e-1 + ((f - s * (f - t)) + k * 1.9082149292705877000e-10);
+}
+
+/* The truncated-normal quantile for a row that straddles its parent median (a <= 0 <= b),
+ * standardised, at probability u in (0, 1). mL = Phi(0) - Phi(a), Z = Phi(b) - Phi(a),
+ * tlo = Phi(a), thi = Phi(-b). With s = u Z - mL the draw is Phi^-1(1/2 + s): the central
+ * branch of AS 241 for |s| <= 0.425, otherwise its tail branch on the tail mass, written as a
+ * sum of non-negative terms (tlo + u Z on the left, thi + (1 - u) Z on the right) so that it
+ * never cancels. That mass is at least (1 - u) Z >= 2^-53 * 0.425 there: log is used far from
+ * its special cases. */
+static inline double bndp_tn_straddle_std(double u, double Z, double mL, double tlo, double thi)
+{
+    double s = u * Z - mL;
+    int right = s > 0.0;
+    double t = right ? thi + (1.0 - u) * Z : tlo + u * Z;
+    double xt = bndp_ppnd_tail_r(sqrt(-bndp_log(t)));
+    double xc = bndp_ppnd_central(s);
+    return fabs(s) <= 0.425 ? xc : (right ? 1.0 : -1.0) * xt;
+}
+
+/* Block size of the samplers (the callers' buffers hold this many rows). */
+#define BNDP_TN_BLOCK 128
+
+/* The branch-free part of a block: out[k] = clip(loc[k] + scale[k] Phi^-1(1/2 + s), lo[k],
+ * hi[k]) with s = u[k] Z[k] - mL[k] (the central branch, right where |s| <= 0.425), and
+ * for the tail branch the tail mass t[k] and whether it is needed, tail[k] = |s| > 0.425. */
+static BNDP_CLONES void bndp_tn_central_pass(
+    const double *BNDP_RESTRICT u, double *BNDP_RESTRICT out, ptrdiff_t n,
+    const double *BNDP_RESTRICT Z, const double *BNDP_RESTRICT mL,
+    const double *BNDP_RESTRICT tlo, const double *BNDP_RESTRICT thi,
+    const double *BNDP_RESTRICT loc, const double *BNDP_RESTRICT scale,
+    const double *BNDP_RESTRICT lo, const double *BNDP_RESTRICT hi,
+    double *BNDP_RESTRICT t, double *BNDP_RESTRICT sign, int64_t *BNDP_RESTRICT tail)
+{
+    for (ptrdiff_t k = 0; k < n; k++) {
+        double s = u[k] * Z[k] - mL[k];
+        double x = loc[k] + scale[k] * bndp_ppnd_central(s);
+        x = x < lo[k] ? lo[k] : x;
+        out[k] = x > hi[k] ? hi[k] : x;
+        t[k] = s > 0.0 ? thi[k] + (1.0 - u[k]) * Z[k] : tlo[k] + u[k] * Z[k];
+        sign[k] = s > 0.0 ? 1.0 : -1.0;
+        tail[k] = fabs(s) > 0.425;
+    }
+}
+
+/* x[j] = -sign[j] Phi^-1(t[j]) for tail masses t[j] <= 0.075 (positive normal numbers) and
+ * signs +-1 (the multiplication is exact). */
+static BNDP_CLONES void bndp_tail_pass(const double *BNDP_RESTRICT t,
+                                       const double *BNDP_RESTRICT sign,
+                                       double *BNDP_RESTRICT x, ptrdiff_t n)
+{
+    for (ptrdiff_t j = 0; j < n; j++)
+        x[j] = sign[j] * bndp_ppnd_tail_r(sqrt(-bndp_log(t[j])));
+}
+
+/* A block of n <= BNDP_TN_BLOCK truncated-normal draws from straddling rows, each equal to
+ *   clip(loc[k] + scale[k] * bndp_tn_straddle_std(u[k], Z[k], mL[k], tlo[k], thi[k]),
+ *        lo[k], hi[k])
+ * (the same operations in the same order). The central branch runs over the whole block;
+ * the tail masses of the entries in a tail (|s| > 0.425, at most 15 % of the draws) are
+ * packed without a branch, sent through the tail pass together and the results put back.
+ * Rows in one tail (Z = 0 here) get a meaningless value that the caller overwrites. */
+static void bndp_tn_straddle_block(
+    const double *BNDP_RESTRICT u, double *BNDP_RESTRICT out, ptrdiff_t n,
+    const double *BNDP_RESTRICT Z, const double *BNDP_RESTRICT mL,
+    const double *BNDP_RESTRICT tlo, const double *BNDP_RESTRICT thi,
+    const double *BNDP_RESTRICT loc, const double *BNDP_RESTRICT scale,
+    const double *BNDP_RESTRICT lo, const double *BNDP_RESTRICT hi)
+{
+    /* the packed arrays are padded to a multiple of 8 entries with a harmless mass, so that
+     * the tail pass runs whole vectors only */
+    double t[BNDP_TN_BLOCK], sign[BNDP_TN_BLOCK];
+    double tp[BNDP_TN_BLOCK + 8], sp[BNDP_TN_BLOCK + 8], xt[BNDP_TN_BLOCK + 8];
+    int64_t tail[BNDP_TN_BLOCK];
+    ptrdiff_t idx[BNDP_TN_BLOCK], c = 0, j;
+    bndp_tn_central_pass(u, out, n, Z, mL, tlo, thi, loc, scale, lo, hi, t, sign, tail);
+    for (ptrdiff_t k = 0; k < n; k++) {
+        tp[c] = t[k];
+        sp[c] = sign[k];
+        idx[c] = k;
+        c += tail[k];
+    }
+    for (j = c; j < ((c + 7) & ~(ptrdiff_t)7); j++) {
+        tp[j] = 0.05;
+        sp[j] = 1.0;
+    }
+    bndp_tail_pass(tp, sp, xt, j);
+    for (j = 0; j < c; j++) {
+        ptrdiff_t k = idx[j];
+        double x = loc[k] + scale[k] * xt[j];
+        x = x < lo[k] ? lo[k] : x;
+        out[k] = x > hi[k] ? hi[k] : x;
+    }
+}
+
+#endif /* BNDP_SIMD_H */
