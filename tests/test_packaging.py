@@ -134,3 +134,33 @@ def test_wheel_builds_installs_and_passes_tests_in_a_fresh_venv(tmp_path):
                        env=env, timeout=600)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert " passed" in r.stdout
+
+
+@pytest.mark.slow
+def test_sdist_carries_the_sources_the_build_needs(tmp_path):
+    # The source distribution must build the extension from the Cython sources: every file
+    # the .pyx includes (the .pxi parts and the C header), no stale generated _core.c.
+    if not os.path.isdir(os.path.join(ROOT, ".git")) or shutil.which("git") is None:
+        pytest.skip("needs the git checkout")
+    files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
+                           check=True).stdout.split()
+    tree = tmp_path / "tree"
+    for f in files:
+        dst = tree / f
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(os.path.join(ROOT, f), dst)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    r = subprocess.run([sys.executable, "setup.py", "-q", "sdist", "-d", str(tmp_path / "dist")],
+                       cwd=tree, capture_output=True, text=True, timeout=600, env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    import tarfile
+    (sdist,) = list((tmp_path / "dist").glob("bndp-*.tar.gz"))
+    names = {n.split("/", 1)[1] for n in tarfile.open(sdist).getnames() if "/" in n}
+    src = open(os.path.join(ROOT, "src", "bndp", "_core.pyx")).read()
+    needed = {"src/bndp/_core.pyx", "setup.py", "pyproject.toml", "MANIFEST.in"}
+    needed |= {"src/bndp/" + m for m in re.findall(r'^include "([^"]+)"', src, flags=re.M)}
+    needed |= {"src/bndp/" + m for m in re.findall(r'^cdef extern from "([^"]+)"', src,
+                                                   flags=re.M)}
+    assert "src/bndp/_simd.h" in needed and any(n.endswith(".pxi") for n in needed)
+    assert needed <= names, needed - names
+    assert "src/bndp/_core.c" not in names
