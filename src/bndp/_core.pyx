@@ -256,7 +256,6 @@ cdef inline void _tn_setup_draw(TNParams* p, double loc, double scale, double lo
 
 cdef inline double _tn_quantile_std(const TNParams* p, double u) noexcept nogil:
     # Standardised quantile z of the truncated law at probability u in (0, 1).
-    cdef double s, z
     if p.mode == 0:
         return _tn_straddle_std(u, p.Z, p.mL, p.tlo, p.thi)
     if p.mode == 1:
@@ -289,12 +288,12 @@ cdef inline void _tn_setup(TNParams* p, double loc, double scale, double lo, dou
         p.logZ = log(p.Z)
 
 
-# Draws come in blocks: the uniforms of a block are drawn first (in stream order), then one
-# branch-free vectorised loop (_simd.h) computes the straddling rows (both AS 241 branches for
-# every entry, one selected), and a last pass recomputes, by the scalar path above, the
-# entries whose row lies in one tail. Each entry is the same IEEE computation as _tn_draw
-# (which calls the same inline straddle quantile), so the stream and the values are those of
-# a draw-by-draw loop.
+# Draws come in blocks: the uniforms of a block are drawn first (in stream order); then the
+# straddling rows go through _simd.h's vectorised loops (the central branch over the whole
+# block, the tail branch over the entries that need it, packed), and the rows in one tail
+# through the scalar path above. Each entry is the same IEEE computation as _tn_draw (which
+# calls the same inline straddle quantile), so the stream and the values are those of a
+# draw-by-draw loop.
 cdef extern from "_simd.h":
     enum: TN_BLOCK "BNDP_TN_BLOCK"
 
@@ -838,11 +837,20 @@ def tn_fill(object gen, double loc, double scale, double lo, double hi, double[:
     bit_gen = gen.bit_generator
     cdef bitgen_t* bg = _borrow(bit_gen)
     cdef Py_ssize_t j, k, m, n = out.shape[0]
-    cdef int tailmode = 0
+    cdef int tailmode
     if n == 0:
         return
-    for k in range(TN_BLOCK):
-        tailmode = _tn_block_set(&blk, k, loc, scale, lo, hi)
+    tailmode = _tn_block_set(&blk, 0, loc, scale, lo, hi)
+    for k in range(1, min(n, TN_BLOCK)):           # the same row, copied
+        blk.p[k] = blk.p[0]
+        blk.Z[k] = blk.Z[0]
+        blk.mL[k] = blk.mL[0]
+        blk.tlo[k] = blk.tlo[0]
+        blk.thi[k] = blk.thi[0]
+        blk.loc[k] = loc
+        blk.scale[k] = scale
+        blk.lo[k] = lo
+        blk.hi[k] = hi
     with bit_gen.lock, nogil:
         j = 0
         while j < n:
