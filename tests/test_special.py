@@ -61,18 +61,60 @@ def test_tail_branch_agrees_with_scipy_where_scipy_is_exact():
     assert np.abs(ours - ref)[~mask].max() < 1e-16
 
 
-def test_normal_tail_table_matches_mpmath_to_few_ulps():
-    # Phi(-z) as the sampler's per-row setup computes it: erf below 1/sqrt(2), the Taylor
-    # table on [0.6875, 8.6); beyond, libm's erfc (there the tail < 4e-18 only enters as an
-    # addend far below U*Z, so its relative accuracy is immaterial)
+def test_normal_split_matches_mpmath_to_few_ulps():
+    # Phi(z) - 1/2 and Phi(-z) as the sampler's setup computes them (Cody's three rational
+    # approximations, branch-free, and libm's erfc beyond z = 37), both relative, densely
+    # around the range boundaries 0.66291 and sqrt(32), near 0 and up to the subnormals
     rng = np.random.default_rng(3)
-    z = np.concatenate([rng.uniform(0.0, 8.6, 1500), np.linspace(0.6, 8.599, 700)])
-    worst = 0.0
+    z = np.concatenate([rng.uniform(0.0, 37.0, 1500), rng.uniform(0.0, 1.0, 400),
+                        rng.uniform(0.6, 0.7, 150), rng.uniform(5.6, 5.7, 150),
+                        10.0 ** rng.uniform(-12, 0, 150), rng.uniform(36.5, 37.5, 100),
+                        [0.0, 0.66291, np.nextafter(0.66291, 1), 5.656854248,
+                         np.nextafter(5.656854248, 9), 1e-300, 37.0]])
+    worst_t = worst_m = 0.0
     with mpmath.workdps(40):
         for v in z:
-            ref = mpmath.ncdf(-mpmath.mpf(v))
-            worst = max(worst, abs(float((_core.normal_tail(v) - ref) / ref)))
-    assert worst < 6 * ULP
+            tail = mpmath.ncdf(-mpmath.mpf(v))
+            mass = mpmath.erf(mpmath.mpf(v) / mpmath.sqrt(2)) / 2
+            m, t = _core.normal_split(v)
+            mv, tv = _core.normal_split(v, True)          # the block setup's function
+            assert t == _core.normal_tail(v)
+            assert mv == m
+            if v > 37.0:
+                # libm's erfc, whose argument z/sqrt2 is rounded: relative error up to about
+                # z^2 ulps (the tail is below 6e-300 there); the block setup returns 0
+                assert abs(float((t - tail) / tail)) < 1e-12
+                assert m == 0.5 and tv == 0.0
+                continue
+            assert tv == t
+            worst_t = max(worst_t, abs(float((t - tail) / tail)))
+            if v == 0.0:
+                assert m == 0.0
+            else:
+                worst_m = max(worst_m, abs(float((m - mass) / mass)))
+    assert worst_t < 3 * ULP
+    assert worst_m < 3 * ULP
+    assert _core.normal_split(0.0) == (0.0, 0.5)
+    assert _core.normal_split(np.inf) == (0.5, 0.0)
+
+
+def test_branch_free_exp_matches_mpmath_to_one_ulp():
+    # the exponential of the setup's e^(-z^2/2), over its whole domain [-708, 0], densely
+    # near 0 and around multiples of ln 2/2 (its reduction boundaries)
+    rng = np.random.default_rng(12)
+    ln2 = np.log(2.0)
+    x = np.concatenate([-rng.uniform(0, 708, 2000), -rng.uniform(0, 2, 500),
+                        -(10.0 ** rng.uniform(-20, 0, 300)),
+                        -(np.arange(1, 2040) * ln2 / 2)[:2040][::7] * (1 + rng.uniform(-1e-12, 1e-12, 292)),
+                        [0.0, -708.0, -684.5]])
+    x = x[x >= -708.0]
+    worst = 0.0
+    with mpmath.workdps(40):
+        for v in x:
+            ref = mpmath.exp(mpmath.mpf(v))
+            worst = max(worst, abs(float((_core.exp_nonpos_fast(v) - ref) / ref)))
+    assert worst < 1.0 * ULP
+    assert _core.exp_nonpos_fast(0.0) == 1.0
 
 
 # ---------------------------------------------------------------------------------------
@@ -124,12 +166,17 @@ def test_vectorised_block_equals_the_scalar_quantile_bit_for_bit():
     scale = 10.0 ** r.uniform(-2, 1, n)
     lo = r.uniform(-6, 4, n)
     hi = lo + r.uniform(0.01, 6, n)
-    g = np.random.Generator(np.random.PCG64(9))
-    out = np.empty((1, n))
-    _core.tn_fill_rows(g, loc[None], scale[None], lo[None], hi[None], out)
-    ref = np.empty((1, n))
-    _core.tn_eval_rows(2, u[None, :], loc[None], scale[None], lo[None], hi[None], ref)
-    np.testing.assert_array_equal(out, ref)
+    # and an ETL column: ages in [0, 120] with noise scale 2, every row straddling, most with
+    # one bound beyond 37 scales (where the block setup's tail mass is 0)
+    age = np.round(r.uniform(0, 120, n))
+    for loc, scale, lo, hi in [(loc, scale, lo, hi), (age, np.full(n, 2.0), np.zeros(n),
+                                                      np.full(n, 120.0))]:
+        g = np.random.Generator(np.random.PCG64(9))
+        out = np.empty((1, n))
+        _core.tn_fill_rows(g, loc[None], scale[None], lo[None], hi[None], out)
+        ref = np.empty((1, n))
+        _core.tn_eval_rows(2, u[None, :], loc[None], scale[None], lo[None], hi[None], ref)
+        np.testing.assert_array_equal(out, ref)
 
 
 def test_vectorised_loops_give_the_same_bits_on_every_instruction_set(tmp_path):
@@ -158,6 +205,7 @@ int main(void) {
     double u[BNDP_TN_BLOCK], Z[BNDP_TN_BLOCK], mL[BNDP_TN_BLOCK], tlo[BNDP_TN_BLOCK],
            thi[BNDP_TN_BLOCK], loc[BNDP_TN_BLOCK], sc[BNDP_TN_BLOCK], lo[BNDP_TN_BLOCK],
            hi[BNDP_TN_BLOCK], out[BNDP_TN_BLOCK];
+    int64_t flag[BNDP_TN_BLOCK];
     for (int rep = 0; rep < 400; rep++) {
         int n = 1 + (int)(rnd() * BNDP_TN_BLOCK);
         for (int k = 0; k < n; k++) {
@@ -169,6 +217,18 @@ int main(void) {
         }
         bndp_tn_straddle_block(u, out, n, Z, mL, tlo, thi, loc, sc, lo, hi);
         fwrite(out, sizeof(double), (size_t)n, stdout);
+        /* the per-row setup pass, on rows straddling or not, bounds up to 60 scales away */
+        for (int k = 0; k < n; k++) {
+            loc[k] = 100 * rnd() - 50; sc[k] = 0.1 + 3 * rnd();
+            lo[k] = loc[k] - 60 * sc[k] * (rnd() - 0.1); hi[k] = lo[k] + 100 * sc[k] * rnd();
+        }
+        bndp_tn_setup_pass(loc, sc, lo, hi, n, Z, mL, tlo, thi, flag);
+        for (int k = 0; k < n; k++) if (flag[k]) Z[k] = mL[k] = tlo[k] = thi[k] = 0.0;
+        fwrite(Z, sizeof(double), (size_t)n, stdout);
+        fwrite(mL, sizeof(double), (size_t)n, stdout);
+        fwrite(tlo, sizeof(double), (size_t)n, stdout);
+        fwrite(thi, sizeof(double), (size_t)n, stdout);
+        fwrite(flag, sizeof(int64_t), (size_t)n, stdout);
         for (int k = 0; k < n; k++) out[k] = bndp_log(1e-300 + 1e300 * rnd() * rnd());
         fwrite(out, sizeof(double), (size_t)n, stdout);
     }

@@ -19,6 +19,7 @@ References
 from libc.math cimport (log, log1p, exp, expm1, sqrt, erf, erfc, fabs, nextafter, isnan, copysign,
                         isfinite, INFINITY, NAN, M_PI)
 from libc.stdlib cimport malloc, free
+from libc.stdint cimport int64_t
 from cpython.pycapsule cimport PyCapsule_IsValid, PyCapsule_GetPointer
 from numpy.random cimport bitgen_t
 from scipy.special.cython_special cimport log_ndtr as _sc_log_ndtr
@@ -127,86 +128,32 @@ cdef struct TNParams:
     double lb, la, om, logZ         # tails (in mirrored coordinates for mode 2)
 
 
-# Upper normal tail T(z) = Phi(-z) on [TT_X0 - 1/64, TT_XMAX) from a table: at each node
-# x_i = TT_X0 + i/32, T(x_i + h) = T(x_i) - phi(x_i) * sum_j (-1)^j He_j(x_i) h^(j+1)/(j+1)!
-# for |h| <= 1/64 (the exact Taylor series of the integral of phi; |x h| <= 0.14, so 12 terms
-# reach 1e-18 relative and the subtraction cancels by at most 14 %). Node values are built at
-# import from SciPy's erfcx. Tested against mpmath to a few ulps (tests/test_special.py). It costs
-# one table row and a 12-term Horner sum, against an exp-based erfc in libm (the per-row
-# setup of the truncated-normal sampler evaluates two of these per draw).
-cdef enum:
-    TT_NTERM = 12
-    TT_NODES = 256
-cdef double TT_X0 = 0.6875
-cdef double TT_XMAX = 8.6
-cdef double _TT[TT_NODES][TT_NTERM + 1]
-
-
-cdef inline double _tail_table(double z) noexcept nogil:
-    # requires TT_X0 - 1/64 <= z < TT_XMAX
-    cdef int i = <int>((z - TT_X0) * 32.0 + 0.5)
-    cdef double h = z - (TT_X0 + i * 0.03125)
-    cdef const double* c = _TT[i]
-    # sum_{k=1..12} c[k] h^(k-1) by Estrin's scheme (short dependency chains: the loop
-    # overlaps consecutive draws)
-    cdef double h2 = h * h
-    cdef double h4 = h2 * h2
-    cdef double h8 = h4 * h4
-    cdef double p01 = c[1] + c[2] * h, p23 = c[3] + c[4] * h
-    cdef double p45 = c[5] + c[6] * h, p67 = c[7] + c[8] * h
-    cdef double p89 = c[9] + c[10] * h, pab = c[11] + c[12] * h
-    cdef double acc = (p01 + p23 * h2) + (p45 + p67 * h2) * h4 + (p89 + pab * h2) * h8
-    return c[0] - acc * h
-
-
-def _init_tail_table():
-    # The nodes are dyadic with few bits, so x*x is exact and exp(-x*x/2) carries only exp's
-    # own rounding; T(x) = erfcx(x/sqrt2) exp(-x^2/2)/2 then has an error of a few ulps
-    # (SciPy's ndtr loses up to ~60 ulps at z ~ 8 through exp(-z^2/2) of a rounded z^2).
-    from math import factorial, exp as _exp
-    from scipy.special import erfcx
-    cdef int i, j
-    cdef double x, phi, g
-    he = [0.0] * (TT_NTERM + 1)
-    for i in range(TT_NODES):
-        x = TT_X0 + i * 0.03125
-        g = _exp(-0.5 * (x * x))
-        phi = g / SQRT_2PI
-        he[0] = 1.0
-        he[1] = x
-        for j in range(1, TT_NTERM):
-            he[j + 1] = x * he[j] - j * he[j - 1]
-        _TT[i][0] = 0.5 * float(erfcx(x * SQRT1_2)) * g
-        for j in range(TT_NTERM):
-            # coefficient of h^(j+1): phi(x) (-1)^j He_j(x) / (j+1)!
-            _TT[i][j + 1] = phi * (-1.0) ** j * he[j] / factorial(j + 1)
+cdef extern from "_simd.h":
+    # Phi(y) - 1/2 and Phi(-y) for 0 <= y <= 37, branch-free (Cody's rational approximations;
+    # see _simd.h); shared by the scalar setup below and the vectorised block setup
+    double _exp_nonpos_fast "bndp_exp_nonpos"(double x) noexcept nogil
+    void _phi_split_fast "bndp_phi_split"(double y, double* mass0, double* tail) noexcept nogil
+    void _tn_setup_pass "bndp_tn_setup_pass"(
+        const double* loc, const double* scale, const double* lo, const double* hi, Py_ssize_t n,
+        double* Z, double* mL, double* tlo, double* thi, int64_t* onetail) noexcept nogil
 
 
 cdef inline void _phi_split(double z, double* mass0, double* tail) noexcept nogil:
     # For z >= 0: mass0 = Phi(z) - 1/2 and tail = Phi(-z), both to full relative precision
-    # from one evaluation: erf where mass0 is the small one, the tail table (or erfc beyond
-    # it) where tail is; the other follows by subtraction from 1/2 without cancellation
-    # (it is >= 0.24).
-    if z < 0.7071067811865476:
-        mass0[0] = 0.5 * erf(z * SQRT1_2)
-        tail[0] = 0.5 - mass0[0]
+    # (a few ulps, tests/test_special.py). Beyond z = 37 the tail (below 6e-300) comes from
+    # libm's erfc, which follows it into the subnormals; mass0 is then exactly 1/2.
+    if z <= 37.0:
+        _phi_split_fast(z, mass0, tail)
     else:
-        if z < TT_XMAX:
-            tail[0] = _tail_table(z)
-        else:
-            tail[0] = 0.5 * erfc(z * SQRT1_2)
+        tail[0] = 0.5 * erfc(z * SQRT1_2)
         mass0[0] = 0.5 - tail[0]
 
 
 cdef inline double _ndtr_lower(double x) noexcept nogil:
-    # Phi(x) for x <= 0 to a few ulps (relative): erf near 0, the tail table on
-    # [0.69, 8.6) (more accurate than erfc of a rounded argument there), erfc beyond.
-    cdef double z = -x
-    if z < 0.7071067811865476:
-        return 0.5 - 0.5 * erf(z * SQRT1_2)
-    if z < TT_XMAX:
-        return _tail_table(z)
-    return 0.5 * erfc(z * SQRT1_2)
+    # Phi(x) for x <= 0 to a few ulps (relative)
+    cdef double m, t
+    _phi_split(-x, &m, &t)
+    return t
 
 
 cdef inline double _half_mass(double z) noexcept nogil:
@@ -308,6 +255,7 @@ cdef struct TNBlock:
     double scale[TN_BLOCK]
     double lo[TN_BLOCK]
     double hi[TN_BLOCK]
+    int64_t onetail[TN_BLOCK]       # 1: a row in one tail, set up in p[k] (scalar, log space)
 
 
 cdef inline int _tn_block_set(TNBlock* b, Py_ssize_t k, double loc, double scale, double lo,
@@ -322,7 +270,8 @@ cdef inline int _tn_block_set(TNBlock* b, Py_ssize_t k, double loc, double scale
     b.scale[k] = scale
     b.lo[k] = lo
     b.hi[k] = hi
-    return b.p[k].mode != 0
+    b.onetail[k] = b.p[k].mode != 0
+    return b.onetail[k]
 
 
 cdef inline void _tn_block_draw(bitgen_t* bg, TNBlock* b, Py_ssize_t m, double* out,
@@ -336,7 +285,7 @@ cdef inline void _tn_block_draw(bitgen_t* bg, TNBlock* b, Py_ssize_t m, double* 
         _tn_straddle_block(b.u, out, m, b.Z, b.mL, b.tlo, b.thi, b.loc, b.scale, b.lo, b.hi)
     if ntail > 0:
         for k in range(m):
-            if b.p[k].mode != 0:
+            if b.onetail[k]:
                 out[k] = _tn_quantile(&b.p[k], b.u[k])
 
 
@@ -809,7 +758,18 @@ def _init_gauss_legendre():
         _GLR_W[k] = w[k]
 
 _init_gauss_legendre()
-_init_tail_table()
+
+
+def normal_split(double z, bint vectorised=False):
+    """(Phi(z) - 1/2, Phi(-z)) for z >= 0 as the sampler's setup computes them: the scalar
+    setup, or with ``vectorised`` the branch-free function of the block setup pass (which
+    returns (1/2, 0) beyond z = 37). Exposed for tests."""
+    cdef double m0, t
+    if vectorised:
+        _phi_split_fast(z, &m0, &t)
+    else:
+        _phi_split(z, &m0, &t)
+    return m0, t
 
 
 def normal_tail(double z):
@@ -847,6 +807,7 @@ def tn_fill(object gen, double loc, double scale, double lo, double hi, double[:
         blk.mL[k] = blk.mL[0]
         blk.tlo[k] = blk.tlo[0]
         blk.thi[k] = blk.thi[0]
+        blk.onetail[k] = blk.onetail[0]
         blk.loc[k] = loc
         blk.scale[k] = scale
         blk.lo[k] = lo
@@ -864,9 +825,13 @@ def tn_fill(object gen, double loc, double scale, double lo, double hi, double[:
 def tn_fill_rows(object gen, const double[:, :] loc, const double[:, :] scale,
                  const double[:, :] lo, const double[:, :] hi, double[:, ::1] out):
     """Per-element parameters (already broadcast to ``out``'s shape; stride-0 views welcome)."""
-    # Rows are processed in blocks: first the parameter setup of a block (independent
-    # across rows, so the CPU overlaps their long special-function chains), then its draws
-    # (_tn_block_draw: the stream is consumed exactly as by a row-by-row loop).
+    # Rows are processed in blocks: first the parameter setup of a block (_simd.h's
+    # branch-free setup pass for the rows that straddle their parent median, the scalar
+    # log-space setup for rows in one tail), then its draws (_tn_block_draw: the stream is
+    # consumed exactly as by a row-by-row loop). The setup pass gives the straddling rows the
+    # values of the scalar setup (_tn_setup_draw), except a tail mass below 6e-300 (beyond
+    # 37 scales), which it sets to 0: the quantile adds it to at least 2^-54, so the draws
+    # are bit for bit those of the scalar path (tests/test_special.py).
     cdef TNBlock blk
     bit_gen = gen.bit_generator
     cdef bitgen_t* bg = _borrow(bit_gen)
@@ -878,10 +843,18 @@ def tn_fill_rows(object gen, const double[:, :] loc, const double[:, :] scale,
                 m = n1 - j
                 if m > TN_BLOCK:
                     m = TN_BLOCK
+                for k in range(m):
+                    blk.loc[k] = loc[i, j + k]
+                    blk.scale[k] = scale[i, j + k]
+                    blk.lo[k] = lo[i, j + k]
+                    blk.hi[k] = hi[i, j + k]
+                _tn_setup_pass(blk.loc, blk.scale, blk.lo, blk.hi, m, blk.Z, blk.mL, blk.tlo,
+                               blk.thi, blk.onetail)
                 ntail = 0
                 for k in range(m):
-                    ntail += _tn_block_set(&blk, k, loc[i, j + k], scale[i, j + k],
-                                           lo[i, j + k], hi[i, j + k])
+                    if blk.onetail[k]:
+                        _tn_setup_draw(&blk.p[k], blk.loc[k], blk.scale[k], blk.lo[k], blk.hi[k])
+                        ntail += 1
                 _tn_block_draw(bg, &blk, m, &out[i, j], ntail)
                 j += m
 
@@ -1073,6 +1046,12 @@ def ndtri_central(double q):
 def log_fast(double x):
     """The branch-free logarithm of the sampler's tail branch (exposed for tests)."""
     return _log_fast(x)
+
+
+def exp_nonpos_fast(double x):
+    """The branch-free exponential of the sampler's setup, for -708 <= x <= 0 (exposed for
+    tests)."""
+    return _exp_nonpos_fast(x)
 
 
 def ndtri_lower_log(double logt):

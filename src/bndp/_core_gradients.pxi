@@ -48,7 +48,7 @@ cdef inline double _gr_log1mexp(double x) noexcept nogil:
 cdef inline double _gr_lndtr(double x) noexcept nogil:
     # log Phi(x). Right of 0: log1p(-Phi(-x)) keeps the tiny distance to 0 (it carries the
     # rectified divergence far above the support). Down to -20 Phi does not underflow
-    # (_ndtr_lower: erf, the tail table, erfc); below, SciPy's asymptotic log_ndtr.
+    # (_ndtr_lower: Cody's rational approximations, then erfc); below, SciPy's asymptotic log_ndtr.
     if x > 0.0:
         return log1p(-_ndtr_lower(-x))
     if x > -20.0:

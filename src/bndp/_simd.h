@@ -114,6 +114,83 @@ static inline double bndp_log(double x)
     return k * 6.9314718036912381649e-1 + ((f - s * (f - t)) + k * 1.9082149292705877000e-10);
 }
 
+/* exp(x) for -708 <= x <= 0, branch-free, to about 0.6 ulp (tests/test_special.py).
+ * x = k ln2 + r with k = round(x / ln2) (the 1.5 * 2^52 shift rounds, and the low bits of the
+ * shifted value are k), |r| <= ln2/2 + tiny; k ln2_hi is exact (ln2_hi has 32 significant
+ * bits, |k| <= 1022) and so is x - k ln2_hi. e^r = 1 + (r + r^2 P(r)), P the Taylor series of
+ * (e^r - 1 - r)/r^2 to r^11 (the first omitted term is below 5e-18 relative); 2^k is built
+ * in the exponent field. Outside [-708, 0] the result is meaningless (callers never pass
+ * such an x where the value is used). */
+static inline double bndp_exp_nonpos(double x)
+{
+    const double shift = 6755399441055744.0;              /* 1.5 * 2^52 */
+    double t = x * 1.4426950408889634074 + shift;
+    double kd = t - shift;
+    uint64_t k = bndp_bits(t) - bndp_bits(shift);          /* k mod 2^64 */
+    double r = (x - kd * 6.93147180369123816490e-01) - kd * 1.90821492927058770002e-10;
+    double r2 = r * r, r4 = r2 * r2, r8 = r4 * r4;
+    double p = ((5.0000000000000000000e-01 + 1.6666666666666666667e-01 * r)
+                + (4.1666666666666666667e-02 + 8.3333333333333333333e-03 * r) * r2)
+             + ((1.3888888888888888889e-03 + 1.9841269841269841270e-04 * r)
+                + (2.4801587301587301587e-05 + 2.7557319223985890653e-06 * r) * r2) * r4
+             + ((2.7557319223985890653e-07 + 2.5052108385441718775e-08 * r)
+                + (2.0876756987868098979e-09 + 1.6059043836821614599e-10 * r) * r2) * r8;
+    return (1.0 + (r + r2 * p)) * bndp_double((k + 1023) << 52);
+}
+
+/* The standard normal mass on each side of y >= 0, branch-free, both to full relative
+ * precision: *mass0 = Phi(y) - 1/2 and *tail = Phi(-y) (a few ulps against mpmath,
+ * tests/test_special.py). The rational approximations are W. J. Cody's (ACM TOMS Algorithm
+ * 715, function ANORM; from Cody, Math. Comp. 23, 1969):
+ *   y <= 0.66291:          Phi(y) - 1/2 = y N1(y^2) / D1(y^2), and tail = 1/2 - mass0;
+ *   0.66291 < y <= sqrt 32: Phi(-y) = e^(-y^2/2) N2(y) / D2(y),  and mass0 = 1/2 - tail;
+ *   y > sqrt 32:           Phi(-y) = e^(-y^2/2) (1/sqrt(2 pi) - w N3(w)/D3(w)) / y, w = 1/y^2.
+ * (The subtractions from 1/2 lose nothing: the other side is below 0.255 of 1/2.) All three
+ * are evaluated and the selected numerator/denominator pair divided once. e^(-y^2/2) is
+ * taken at the rounded square s = fl(y^2) and corrected by the rounding error e = y^2 - s,
+ * exact by Dekker's product: e^(-y^2/2) = e^(-s/2) (1 - e/2) (|e| < 2^-43 here).
+ * y > 37 (tail below 6e-300, and the sign-flipped y < 0 callers never use) gives
+ * mass0 = 1/2 and tail = 0: the sampler's straddle quantile adds such a tail to at least
+ * 2^-54, where it cannot change a bit; bndp's scalar setup uses erfc there instead. */
+static inline void bndp_phi_split(double z, double *mass0, double *tail)
+{
+    double y = z < 37.0 ? z : 37.0;
+    double s = y * y, s2 = s * s, s4 = s2 * s2;
+    double n1 = (1.8154981253343561249e+04 + 1.0676894854603709582e+03 * s)
+              + (1.6102823106855587881e+02 + 2.2352520354606839287e+00 * s) * s2
+              + 6.5682337918207449113e-02 * s4;
+    double d1 = (4.5507789335026729956e+04 + 1.0260932208618978205e+04 * s)
+              + (9.7609855173777669322e+02 + 4.7202581904688241870e+01 * s) * s2
+              + s4;
+    double c = 134217729.0 * y, yh = c - (c - y), yl = y - yh;   /* y = yh + yl, 26 bits each */
+    double e = ((yh * yh - s) + 2.0 * yh * yl) + yl * yl;
+    double g = bndp_exp_nonpos(-0.5 * s);
+    double E = g - g * (0.5 * e);
+    double n2 = ((9.8427148383839780218e+03 + 1.1602651437647350124e+04 * y)
+                 + (6.8481904505362823326e+03 + 2.4945375852903726711e+03 * y) * s)
+              + ((5.9727027639480026226e+02 + 9.3506656132177855979e+01 * y)
+                 + (8.8831497943883759412e+00 + 3.9894151208813466764e-01 * y) * s) * s2
+              + 1.0765576773720192317e-08 * s4;
+    double d2 = ((1.9685429676859990727e+04 + 3.8912003286093271411e+04 * y)
+                 + (3.4900952721145977266e+04 + 1.8615571640885098091e+04 * y) * s)
+              + ((6.4855582982667607550e+03 + 1.5193775994075548050e+03 * y)
+                 + (2.3538790178262499861e+02 + 2.2266688044328115691e+01 * y) * s) * s2
+              + s4;
+    double w = 1.0 / s, w2 = w * w, w4 = w2 * w2;
+    double n3 = (2.9112874951168792e-05 + 1.421619193227893466e-03 * w)
+              + (2.2235277870649807e-02 + 1.274011611602473639e-01 * w) * w2
+              + (2.1589853405795699e-01 + 2.307344176494017303e-02 * w) * w4;
+    double d3 = (7.29751555083966205e-05 + 3.78239633202758244e-03 * w)
+              + (6.59881378689285515e-02 + 4.68238212480865118e-01 * w) * w2
+              + (1.28426009614491121e+00 + w) * w4;
+    int r1 = y <= 0.66291, r2 = y <= 5.656854248;
+    double num = r1 ? y * n1 : r2 ? E * n2 : E * (d3 * 3.9894228040143267794e-01 - w * n3);
+    double den = r1 ? d1 : r2 ? d2 : y * d3;
+    double q = num / den;
+    *mass0 = r1 ? q : 0.5 - q;
+    *tail = r1 ? 0.5 - q : (z <= 37.0 ? q : 0.0);
+}
+
 /* The truncated-normal quantile for a row that straddles its parent median (a <= 0 <= b),
  * standardised, at probability u in (0, 1). mL = Phi(0) - Phi(a), Z = Phi(b) - Phi(a),
  * tlo = Phi(a), thi = Phi(-b). With s = u Z - mL the draw is Phi^-1(1/2 + s): the central
@@ -133,6 +210,32 @@ static inline double bndp_tn_straddle_std(double u, double Z, double mL, double 
 
 /* Block size of the samplers (the callers' buffers hold this many rows). */
 #define BNDP_TN_BLOCK 128
+
+/* The per-row setup of a block, branch-free: for rows k < n, a = (lo - loc)/scale and
+ * b = (hi - loc)/scale as the scalar setup forms them, then for a row that straddles
+ * (a <= 0 <= b) mL = Phi(0) - Phi(a), tlo = Phi(a), thi = Phi(-b), Z = mL + Phi(b) - Phi(0)
+ * from bndp_phi_split. onetail[k] = 1 marks a row in one tail: its outputs are meaningless
+ * and the caller sets it up with the scalar (log-space) code. */
+static BNDP_CLONES void bndp_tn_setup_pass(
+    const double *BNDP_RESTRICT loc, const double *BNDP_RESTRICT scale,
+    const double *BNDP_RESTRICT lo, const double *BNDP_RESTRICT hi, ptrdiff_t n,
+    double *BNDP_RESTRICT Z, double *BNDP_RESTRICT mL, double *BNDP_RESTRICT tlo,
+    double *BNDP_RESTRICT thi, int64_t *BNDP_RESTRICT onetail)
+{
+    for (ptrdiff_t k = 0; k < n; k++) {
+        double inv = 1.0 / scale[k];
+        double a = (lo[k] - loc[k]) * inv;
+        double b = (hi[k] - loc[k]) * inv;
+        double ml, tl, mr, tr;
+        bndp_phi_split(-a, &ml, &tl);
+        bndp_phi_split(b, &mr, &tr);
+        mL[k] = ml;
+        tlo[k] = tl;
+        thi[k] = tr;
+        Z[k] = ml + mr;
+        onetail[k] = !(a <= 0.0 && b >= 0.0);
+    }
+}
 
 /* The branch-free part of a block: out[k] = clip(loc[k] + scale[k] Phi^-1(1/2 + s), lo[k],
  * hi[k]) with s = u[k] Z[k] - mL[k] (the central branch, right where |s| <= 0.425), and
