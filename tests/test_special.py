@@ -215,7 +215,9 @@ int main(void) {
             u[k] = rnd(); loc[k] = 10 * rnd() - 5; sc[k] = 3 * rnd() + 0.01;
             lo[k] = -1e300; hi[k] = 1e300;
         }
-        bndp_tn_straddle_block(u, out, n, Z, mL, tlo, thi, loc, sc, lo, hi);
+        bndp_tn_straddle_block(u, out, n, Z, mL, tlo, thi, loc, sc, lo, hi, 1);
+        fwrite(out, sizeof(double), (size_t)n, stdout);
+        bndp_tn_straddle_block(u, out, n, Z, mL, tlo, thi, loc, sc, lo, hi, 0);
         fwrite(out, sizeof(double), (size_t)n, stdout);
         /* the per-row setup pass, on rows straddling or not, bounds up to 60 scales away */
         for (int k = 0; k < n; k++) {

@@ -81,7 +81,7 @@ cdef extern from "_simd.h":
     void _tn_straddle_block "bndp_tn_straddle_block"(
         const double* u, double* out, Py_ssize_t n, const double* Z, const double* mL,
         const double* tlo, const double* thi, const double* loc, const double* scale,
-        const double* lo, const double* hi) noexcept nogil
+        const double* lo, const double* hi, Py_ssize_t stride) noexcept nogil
 
 
 cdef double _ndtri_lower_log(double logt) noexcept nogil:
@@ -133,7 +133,7 @@ cdef extern from "_simd.h":
     # see _simd.h); shared by the scalar setup below and the vectorised block setup
     double _exp_nonpos_fast "bndp_exp_nonpos"(double x) noexcept nogil
     void _phi_split_fast "bndp_phi_split"(double y, double* mass0, double* tail) noexcept nogil
-    void _tn_setup_pass "bndp_tn_setup_pass"(
+    Py_ssize_t _tn_setup_pass "bndp_tn_setup_pass"(
         const double* loc, const double* scale, const double* lo, const double* hi, Py_ssize_t n,
         double* Z, double* mL, double* tlo, double* thi, int64_t* onetail) noexcept nogil
 
@@ -274,19 +274,37 @@ cdef inline int _tn_block_set(TNBlock* b, Py_ssize_t k, double loc, double scale
     return b.onetail[k]
 
 
+cdef inline Py_ssize_t _tn_block_setup(TNBlock* b, Py_ssize_t m) noexcept nogil:
+    # the setup of rows 0..m-1 whose parameters are in b.loc, b.scale, b.lo, b.hi: the
+    # branch-free pass (_simd.h) for the rows that straddle their parent median, the scalar
+    # log-space setup for rows in one tail; returns the number of the latter. The pass gives
+    # the straddling rows the values of the scalar setup (_tn_setup_draw), except a tail
+    # mass below 6e-300 (beyond 37 scales), which it sets to 0: the quantile adds it to at
+    # least 2^-54, so the draws are bit for bit those of the scalar path
+    # (tests/test_special.py).
+    cdef Py_ssize_t k, ntail
+    ntail = _tn_setup_pass(b.loc, b.scale, b.lo, b.hi, m, b.Z, b.mL, b.tlo, b.thi, b.onetail)
+    if ntail > 0:
+        for k in range(m):
+            if b.onetail[k]:
+                _tn_setup_draw(&b.p[k], b.loc[k], b.scale[k], b.lo[k], b.hi[k])
+    return ntail
+
+
 cdef inline void _tn_block_draw(bitgen_t* bg, TNBlock* b, Py_ssize_t m, double* out,
-                                Py_ssize_t ntail) noexcept nogil:
+                                Py_ssize_t ntail, Py_ssize_t stride) noexcept nogil:
     # out[k] for k < m from rows 0..m-1 of the block (m <= TN_BLOCK), ntail of them in
-    # one tail
+    # one tail; stride 0: all rows are row 0 (only the tail rows' p[k] are read per row)
     cdef Py_ssize_t k
     for k in range(m):
         b.u[k] = _u_open(bg)
     if ntail < m:
-        _tn_straddle_block(b.u, out, m, b.Z, b.mL, b.tlo, b.thi, b.loc, b.scale, b.lo, b.hi)
+        _tn_straddle_block(b.u, out, m, b.Z, b.mL, b.tlo, b.thi, b.loc, b.scale, b.lo, b.hi,
+                           stride)
     if ntail > 0:
         for k in range(m):
-            if b.onetail[k]:
-                out[k] = _tn_quantile(&b.p[k], b.u[k])
+            if b.onetail[k * stride]:
+                out[k] = _tn_quantile(&b.p[k * stride], b.u[k])
 
 
 cdef double _tn_cdf(const TNParams* p, double x) noexcept nogil:
@@ -796,46 +814,30 @@ def tn_fill(object gen, double loc, double scale, double lo, double hi, double[:
     cdef TNBlock blk
     bit_gen = gen.bit_generator
     cdef bitgen_t* bg = _borrow(bit_gen)
-    cdef Py_ssize_t j, k, m, n = out.shape[0]
+    cdef Py_ssize_t j, m, n = out.shape[0]
     cdef int tailmode
     if n == 0:
         return
-    tailmode = _tn_block_set(&blk, 0, loc, scale, lo, hi)
-    for k in range(1, min(n, TN_BLOCK)):           # the same row, copied
-        blk.p[k] = blk.p[0]
-        blk.Z[k] = blk.Z[0]
-        blk.mL[k] = blk.mL[0]
-        blk.tlo[k] = blk.tlo[0]
-        blk.thi[k] = blk.thi[0]
-        blk.onetail[k] = blk.onetail[0]
-        blk.loc[k] = loc
-        blk.scale[k] = scale
-        blk.lo[k] = lo
-        blk.hi[k] = hi
+    tailmode = _tn_block_set(&blk, 0, loc, scale, lo, hi)   # row 0 serves all (stride 0)
     with bit_gen.lock, nogil:
         j = 0
         while j < n:
             m = n - j
             if m > TN_BLOCK:
                 m = TN_BLOCK
-            _tn_block_draw(bg, &blk, m, &out[j], m if tailmode else 0)
+            _tn_block_draw(bg, &blk, m, &out[j], m if tailmode else 0, 0)
             j += m
 
 
 def tn_fill_rows(object gen, const double[:, :] loc, const double[:, :] scale,
                  const double[:, :] lo, const double[:, :] hi, double[:, ::1] out):
     """Per-element parameters (already broadcast to ``out``'s shape; stride-0 views welcome)."""
-    # Rows are processed in blocks: first the parameter setup of a block (_simd.h's
-    # branch-free setup pass for the rows that straddle their parent median, the scalar
-    # log-space setup for rows in one tail), then its draws (_tn_block_draw: the stream is
-    # consumed exactly as by a row-by-row loop). The setup pass gives the straddling rows the
-    # values of the scalar setup (_tn_setup_draw), except a tail mass below 6e-300 (beyond
-    # 37 scales), which it sets to 0: the quantile adds it to at least 2^-54, so the draws
-    # are bit for bit those of the scalar path (tests/test_special.py).
+    # Rows are processed in blocks: first the parameter setup of a block (_tn_block_setup),
+    # then its draws (_tn_block_draw: the stream is consumed exactly as by a row-by-row loop).
     cdef TNBlock blk
     bit_gen = gen.bit_generator
     cdef bitgen_t* bg = _borrow(bit_gen)
-    cdef Py_ssize_t i, j, k, m, ntail, n0 = out.shape[0], n1 = out.shape[1]
+    cdef Py_ssize_t i, j, k, m, n0 = out.shape[0], n1 = out.shape[1]
     with bit_gen.lock, nogil:
         for i in range(n0):
             j = 0
@@ -848,14 +850,7 @@ def tn_fill_rows(object gen, const double[:, :] loc, const double[:, :] scale,
                     blk.scale[k] = scale[i, j + k]
                     blk.lo[k] = lo[i, j + k]
                     blk.hi[k] = hi[i, j + k]
-                _tn_setup_pass(blk.loc, blk.scale, blk.lo, blk.hi, m, blk.Z, blk.mL, blk.tlo,
-                               blk.thi, blk.onetail)
-                ntail = 0
-                for k in range(m):
-                    if blk.onetail[k]:
-                        _tn_setup_draw(&blk.p[k], blk.loc[k], blk.scale[k], blk.lo[k], blk.hi[k])
-                        ntail += 1
-                _tn_block_draw(bg, &blk, m, &out[i, j], ntail)
+                _tn_block_draw(bg, &blk, m, &out[i, j], _tn_block_setup(&blk, m), 1)
                 j += m
 
 

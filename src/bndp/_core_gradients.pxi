@@ -691,7 +691,7 @@ def gr_sample_rows(int mech, object gen, const double[:, :] theta, double sigma,
     cdef TNBlock blk
     bit_gen = gen.bit_generator
     cdef bitgen_t* bg = _borrow(bit_gen)
-    cdef Py_ssize_t i, j, k, m, ntail, n0 = out.shape[0], n1 = out.shape[1]
+    cdef Py_ssize_t i, j, k, m, n0 = out.shape[0], n1 = out.shape[1]
     cdef double x
     with bit_gen.lock, nogil:
         if mech == 0:
@@ -706,11 +706,12 @@ def gr_sample_rows(int mech, object gen, const double[:, :] theta, double sigma,
                     m = n1 - j
                     if m > TN_BLOCK:
                         m = TN_BLOCK
-                    ntail = 0
                     for k in range(m):
-                        ntail += _tn_block_set(&blk, k, theta[i, j + k], sigma, lo[i, j + k],
-                                               hi[i, j + k])
-                    _tn_block_draw(bg, &blk, m, &out[i, j], ntail)
+                        blk.loc[k] = theta[i, j + k]
+                        blk.scale[k] = sigma
+                        blk.lo[k] = lo[i, j + k]
+                        blk.hi[k] = hi[i, j + k]
+                    _tn_block_draw(bg, &blk, m, &out[i, j], _tn_block_setup(&blk, m), 1)
                     j += m
         else:
             for i in range(n0):

@@ -29,6 +29,11 @@
 #endif
 #ifndef BNDP_CLONES
 #  define BNDP_CLONES
+#else
+   /* with the clones, a few data-movement steps also have a hand-written AVX-512 version,
+    * picked at run time (bndp_avx512 below); they move values and compute nothing */
+#  define BNDP_X86_DISPATCH 1
+#  include <immintrin.h>
 #endif
 #if defined(_MSC_VER)
 #  define BNDP_RESTRICT __restrict
@@ -144,7 +149,8 @@ static inline double bndp_exp_nonpos(double x)
  * 715, function ANORM; from Cody, Math. Comp. 23, 1969):
  *   y <= 0.66291:          Phi(y) - 1/2 = y N1(y^2) / D1(y^2), and tail = 1/2 - mass0;
  *   0.66291 < y <= sqrt 32: Phi(-y) = e^(-y^2/2) N2(y) / D2(y),  and mass0 = 1/2 - tail;
- *   y > sqrt 32:           Phi(-y) = e^(-y^2/2) (1/sqrt(2 pi) - w N3(w)/D3(w)) / y, w = 1/y^2.
+ *   y > sqrt 32:           Phi(-y) = e^(-y^2/2) (1/sqrt(2 pi) - w N3(w)/D3(w)) / y, w = 1/y^2
+ *                          (evaluated as polynomials in y^2 multiplied through by y^10).
  * (The subtractions from 1/2 lose nothing: the other side is below 0.255 of 1/2.) All three
  * are evaluated and the selected numerator/denominator pair divided once. e^(-y^2/2) is
  * taken at the rounded square s = fl(y^2) and corrected by the rounding error e = y^2 - s,
@@ -176,16 +182,17 @@ static inline void bndp_phi_split(double z, double *mass0, double *tail)
               + ((6.4855582982667607550e+03 + 1.5193775994075548050e+03 * y)
                  + (2.3538790178262499861e+02 + 2.2266688044328115691e+01 * y) * s) * s2
               + s4;
-    double w = 1.0 / s, w2 = w * w, w4 = w2 * w2;
-    double n3 = (2.9112874951168792e-05 + 1.421619193227893466e-03 * w)
-              + (2.2235277870649807e-02 + 1.274011611602473639e-01 * w) * w2
-              + (2.1589853405795699e-01 + 2.307344176494017303e-02 * w) * w4;
-    double d3 = (7.29751555083966205e-05 + 3.78239633202758244e-03 * w)
-              + (6.59881378689285515e-02 + 4.68238212480865118e-01 * w) * w2
-              + (1.28426009614491121e+00 + w) * w4;
+    /* range 3 with n3, d3 multiplied through by s^5 (so that w N3(w)/D3(w) = m3 / (s d3),
+     * and one division serves all three ranges) */
+    double m3 = (2.307344176494017303e-02 + 2.1589853405795699e-01 * s)
+              + (1.274011611602473639e-01 + 2.2235277870649807e-02 * s) * s2
+              + (1.421619193227893466e-03 + 2.9112874951168792e-05 * s) * s4;
+    double d3 = (1.0 + 1.28426009614491121e+00 * s)
+              + (4.68238212480865118e-01 + 6.59881378689285515e-02 * s) * s2
+              + (3.78239633202758244e-03 + 7.29751555083966205e-05 * s) * s4;
     int r1 = y <= 0.66291, r2 = y <= 5.656854248;
-    double num = r1 ? y * n1 : r2 ? E * n2 : E * (d3 * 3.9894228040143267794e-01 - w * n3);
-    double den = r1 ? d1 : r2 ? d2 : y * d3;
+    double num = r1 ? y * n1 : r2 ? E * n2 : E * ((3.9894228040143267794e-01 * s) * d3 - m3);
+    double den = r1 ? d1 : r2 ? d2 : (y * s) * d3;
     double q = num / den;
     *mass0 = r1 ? q : 0.5 - q;
     *tail = r1 ? 0.5 - q : (z <= 37.0 ? q : 0.0);
@@ -215,13 +222,15 @@ static inline double bndp_tn_straddle_std(double u, double Z, double mL, double 
  * b = (hi - loc)/scale as the scalar setup forms them, then for a row that straddles
  * (a <= 0 <= b) mL = Phi(0) - Phi(a), tlo = Phi(a), thi = Phi(-b), Z = mL + Phi(b) - Phi(0)
  * from bndp_phi_split. onetail[k] = 1 marks a row in one tail: its outputs are meaningless
- * and the caller sets it up with the scalar (log-space) code. */
-static BNDP_CLONES void bndp_tn_setup_pass(
+ * and the caller sets it up with the scalar (log-space) code. Returns the number of such
+ * rows. */
+static BNDP_CLONES ptrdiff_t bndp_tn_setup_pass(
     const double *BNDP_RESTRICT loc, const double *BNDP_RESTRICT scale,
     const double *BNDP_RESTRICT lo, const double *BNDP_RESTRICT hi, ptrdiff_t n,
     double *BNDP_RESTRICT Z, double *BNDP_RESTRICT mL, double *BNDP_RESTRICT tlo,
     double *BNDP_RESTRICT thi, int64_t *BNDP_RESTRICT onetail)
 {
+    ptrdiff_t count = 0;
     for (ptrdiff_t k = 0; k < n; k++) {
         double inv = 1.0 / scale[k];
         double a = (lo[k] - loc[k]) * inv;
@@ -234,12 +243,28 @@ static BNDP_CLONES void bndp_tn_setup_pass(
         thi[k] = tr;
         Z[k] = ml + mr;
         onetail[k] = !(a <= 0.0 && b >= 0.0);
+        count += onetail[k];
     }
+    return count;
 }
 
-/* The branch-free part of a block: out[k] = clip(loc[k] + scale[k] Phi^-1(1/2 + s), lo[k],
- * hi[k]) with s = u[k] Z[k] - mL[k] (the central branch, right where |s| <= 0.425), and
- * for the tail branch the tail mass t[k] and whether it is needed, tail[k] = |s| > 0.425. */
+/* The branch-free part of one entry: *out = clip(loc + scale Phi^-1(1/2 + s), lo, hi) with
+ * s = u Z - mL (the central branch, right where |s| <= 0.425), and for the tail branch the
+ * tail mass *t, its side *sign and whether it is needed, *tail = |s| > 0.425. */
+static inline void bndp_tn_central_one(double u, double Z, double mL, double tlo, double thi,
+                                       double loc, double scale, double lo, double hi,
+                                       double *out, double *t, double *sign, int64_t *tail)
+{
+    double s = u * Z - mL;
+    double x = loc + scale * bndp_ppnd_central(s);
+    x = x < lo ? lo : x;
+    *out = x > hi ? hi : x;
+    *t = s > 0.0 ? thi + (1.0 - u) * Z : tlo + u * Z;
+    *sign = s > 0.0 ? 1.0 : -1.0;
+    *tail = fabs(s) > 0.425;
+}
+
+/* bndp_tn_central_one over a block, per-row parameters */
 static BNDP_CLONES void bndp_tn_central_pass(
     const double *BNDP_RESTRICT u, double *BNDP_RESTRICT out, ptrdiff_t n,
     const double *BNDP_RESTRICT Z, const double *BNDP_RESTRICT mL,
@@ -248,15 +273,20 @@ static BNDP_CLONES void bndp_tn_central_pass(
     const double *BNDP_RESTRICT lo, const double *BNDP_RESTRICT hi,
     double *BNDP_RESTRICT t, double *BNDP_RESTRICT sign, int64_t *BNDP_RESTRICT tail)
 {
-    for (ptrdiff_t k = 0; k < n; k++) {
-        double s = u[k] * Z[k] - mL[k];
-        double x = loc[k] + scale[k] * bndp_ppnd_central(s);
-        x = x < lo[k] ? lo[k] : x;
-        out[k] = x > hi[k] ? hi[k] : x;
-        t[k] = s > 0.0 ? thi[k] + (1.0 - u[k]) * Z[k] : tlo[k] + u[k] * Z[k];
-        sign[k] = s > 0.0 ? 1.0 : -1.0;
-        tail[k] = fabs(s) > 0.425;
-    }
+    for (ptrdiff_t k = 0; k < n; k++)
+        bndp_tn_central_one(u[k], Z[k], mL[k], tlo[k], thi[k], loc[k], scale[k], lo[k], hi[k],
+                            &out[k], &t[k], &sign[k], &tail[k]);
+}
+
+/* bndp_tn_central_one over a block, one parameter set (no per-row loads) */
+static BNDP_CLONES void bndp_tn_central_pass1(
+    const double *BNDP_RESTRICT u, double *BNDP_RESTRICT out, ptrdiff_t n, double Z,
+    double mL, double tlo, double thi, double loc, double scale, double lo, double hi,
+    double *BNDP_RESTRICT t, double *BNDP_RESTRICT sign, int64_t *BNDP_RESTRICT tail)
+{
+    for (ptrdiff_t k = 0; k < n; k++)
+        bndp_tn_central_one(u[k], Z, mL, tlo, thi, loc, scale, lo, hi, &out[k], &t[k], &sign[k],
+                            &tail[k]);
 }
 
 /* x[j] = -sign[j] Phi^-1(t[j]) for tail masses t[j] <= 0.075 (positive normal numbers) and
@@ -269,27 +299,78 @@ static BNDP_CLONES void bndp_tail_pass(const double *BNDP_RESTRICT t,
         x[j] = sign[j] * bndp_ppnd_tail_r(sqrt(-bndp_log(t[j])));
 }
 
+#ifdef BNDP_X86_DISPATCH
+static int bndp_avx512(void)
+{
+    static int have = -1;
+    if (have < 0) {
+        __builtin_cpu_init();
+        have = __builtin_cpu_supports("avx512f") ? 1 : 0;
+    }
+    return have;
+}
+
+/* The packing step of bndp_tn_straddle_block with AVX-512 compresses (to a register, then a
+ * whole-vector store: the buffers have 8 entries of slack). Returns the count. */
+__attribute__((target("avx512f")))
+static ptrdiff_t bndp_pack_avx512(const double *BNDP_RESTRICT t, const double *BNDP_RESTRICT sign,
+                                  const int64_t *BNDP_RESTRICT tail, ptrdiff_t n,
+                                  double *BNDP_RESTRICT tp, double *BNDP_RESTRICT sp,
+                                  int64_t *BNDP_RESTRICT idx)
+{
+    ptrdiff_t c = 0, k = 0;
+    __m512i iota = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    for (; k + 8 <= n; k += 8) {
+        __m512i tl = _mm512_loadu_si512((const void *)(tail + k));
+        __mmask8 m = _mm512_test_epi64_mask(tl, tl);
+        _mm512_storeu_pd(tp + c, _mm512_maskz_compress_pd(m, _mm512_loadu_pd(t + k)));
+        _mm512_storeu_pd(sp + c, _mm512_maskz_compress_pd(m, _mm512_loadu_pd(sign + k)));
+        _mm512_storeu_si512((void *)(idx + c),
+                            _mm512_maskz_compress_epi64(m, _mm512_add_epi64(iota, _mm512_set1_epi64(k))));
+        c += __builtin_popcount((unsigned)m);
+    }
+    for (; k < n; k++) {
+        tp[c] = t[k];
+        sp[c] = sign[k];
+        idx[c] = k;
+        c += tail[k];
+    }
+    return c;
+}
+#endif
+
 /* A block of n <= BNDP_TN_BLOCK truncated-normal draws from straddling rows, each equal to
  *   clip(loc[k] + scale[k] * bndp_tn_straddle_std(u[k], Z[k], mL[k], tlo[k], thi[k]),
  *        lo[k], hi[k])
  * (the same operations in the same order). The central branch runs over the whole block;
  * the tail masses of the entries in a tail (|s| > 0.425, at most 15 % of the draws) are
  * packed without a branch, sent through the tail pass together and the results put back.
- * Rows in one tail (Z = 0 here) get a meaningless value that the caller overwrites. */
+ * Rows in one tail (Z = 0 here) get a meaningless value that the caller overwrites.
+ * stride 1: per-row parameters; stride 0: every row has the parameters of row 0 (only row 0
+ * of the parameter arrays is read). */
 static void bndp_tn_straddle_block(
     const double *BNDP_RESTRICT u, double *BNDP_RESTRICT out, ptrdiff_t n,
     const double *BNDP_RESTRICT Z, const double *BNDP_RESTRICT mL,
     const double *BNDP_RESTRICT tlo, const double *BNDP_RESTRICT thi,
     const double *BNDP_RESTRICT loc, const double *BNDP_RESTRICT scale,
-    const double *BNDP_RESTRICT lo, const double *BNDP_RESTRICT hi)
+    const double *BNDP_RESTRICT lo, const double *BNDP_RESTRICT hi, ptrdiff_t stride)
 {
     /* the packed arrays are padded to a multiple of 8 entries with a harmless mass, so that
      * the tail pass runs whole vectors only */
     double t[BNDP_TN_BLOCK], sign[BNDP_TN_BLOCK];
     double tp[BNDP_TN_BLOCK + 8], sp[BNDP_TN_BLOCK + 8], xt[BNDP_TN_BLOCK + 8];
-    int64_t tail[BNDP_TN_BLOCK];
-    ptrdiff_t idx[BNDP_TN_BLOCK], c = 0, j;
-    bndp_tn_central_pass(u, out, n, Z, mL, tlo, thi, loc, scale, lo, hi, t, sign, tail);
+    int64_t tail[BNDP_TN_BLOCK], idx[BNDP_TN_BLOCK + 8];
+    ptrdiff_t c = 0, j;
+    if (stride)
+        bndp_tn_central_pass(u, out, n, Z, mL, tlo, thi, loc, scale, lo, hi, t, sign, tail);
+    else
+        bndp_tn_central_pass1(u, out, n, Z[0], mL[0], tlo[0], thi[0], loc[0], scale[0], lo[0],
+                              hi[0], t, sign, tail);
+#ifdef BNDP_X86_DISPATCH
+    if (bndp_avx512())
+        c = bndp_pack_avx512(t, sign, tail, n, tp, sp, idx);
+    else
+#endif
     for (ptrdiff_t k = 0; k < n; k++) {
         tp[c] = t[k];
         sp[c] = sign[k];
@@ -302,10 +383,10 @@ static void bndp_tn_straddle_block(
     }
     bndp_tail_pass(tp, sp, xt, j);
     for (j = 0; j < c; j++) {
-        ptrdiff_t k = idx[j];
-        double x = loc[k] + scale[k] * xt[j];
-        x = x < lo[k] ? lo[k] : x;
-        out[k] = x > hi[k] ? hi[k] : x;
+        ptrdiff_t k = (ptrdiff_t)idx[j], r = k * stride;
+        double x = loc[r] + scale[r] * xt[j];
+        x = x < lo[r] ? lo[r] : x;
+        out[k] = x > hi[r] ? hi[r] : x;
     }
 }
 
