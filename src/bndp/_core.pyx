@@ -129,10 +129,12 @@ cdef struct TNParams:
 
 
 cdef extern from "_simd.h":
-    # Phi(y) - 1/2 and Phi(-y) for 0 <= y <= 37, branch-free (Cody's rational approximations;
-    # see _simd.h); shared by the scalar setup below and the vectorised block setup
+    # Phi(y) - 1/2 and Phi(-y) for 0 <= y <= 37 (Cody's rational approximations; see
+    # _simd.h): branch-free, as the vectorised block setup uses it, and with branches, as the
+    # scalar setup below uses it (the same bits; tests/test_special.py)
     double _exp_nonpos_fast "bndp_exp_nonpos"(double x) noexcept nogil
     void _phi_split_fast "bndp_phi_split"(double y, double* mass0, double* tail) noexcept nogil
+    void _phi_split_branchy "bndp_phi_split_branchy"(double y, double* mass0, double* tail) noexcept nogil
     Py_ssize_t _tn_setup_pass "bndp_tn_setup_pass"(
         const double* loc, const double* scale, const double* lo, const double* hi, Py_ssize_t n,
         double* Z, double* mL, double* tlo, double* thi, int64_t* onetail) noexcept nogil
@@ -143,7 +145,7 @@ cdef inline void _phi_split(double z, double* mass0, double* tail) noexcept nogi
     # (a few ulps, tests/test_special.py). Beyond z = 37 the tail (below 6e-300) comes from
     # libm's erfc, which follows it into the subnormals; mass0 is then exactly 1/2.
     if z <= 37.0:
-        _phi_split_fast(z, mass0, tail)
+        _phi_split_branchy(z, mass0, tail)
     else:
         tail[0] = 0.5 * erfc(z * SQRT1_2)
         mass0[0] = 0.5 - tail[0]

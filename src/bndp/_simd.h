@@ -158,44 +158,91 @@ static inline double bndp_exp_nonpos(double x)
  * y > 37 (tail below 6e-300, and the sign-flipped y < 0 callers never use) gives
  * mass0 = 1/2 and tail = 0: the sampler's straddle quantile adds such a tail to at least
  * 2^-54, where it cannot change a bit; bndp's scalar setup uses erfc there instead. */
-static inline void bndp_phi_split(double z, double *mass0, double *tail)
+/* the three ranges' numerators and denominators (shared by both versions below, so that
+ * they return the same bits) */
+static inline void bndp_phi_r1(double y, double s, double s2, double s4, double *num, double *den)
 {
-    double y = z < 37.0 ? z : 37.0;
-    double s = y * y, s2 = s * s, s4 = s2 * s2;
-    double n1 = (1.8154981253343561249e+04 + 1.0676894854603709582e+03 * s)
-              + (1.6102823106855587881e+02 + 2.2352520354606839287e+00 * s) * s2
-              + 6.5682337918207449113e-02 * s4;
-    double d1 = (4.5507789335026729956e+04 + 1.0260932208618978205e+04 * s)
-              + (9.7609855173777669322e+02 + 4.7202581904688241870e+01 * s) * s2
-              + s4;
-    double c = 134217729.0 * y, yh = c - (c - y), yl = y - yh;   /* y = yh + yl, 26 bits each */
+    *num = y * ((1.8154981253343561249e+04 + 1.0676894854603709582e+03 * s)
+                + (1.6102823106855587881e+02 + 2.2352520354606839287e+00 * s) * s2
+                + 6.5682337918207449113e-02 * s4);
+    *den = (4.5507789335026729956e+04 + 1.0260932208618978205e+04 * s)
+         + (9.7609855173777669322e+02 + 4.7202581904688241870e+01 * s) * s2
+         + s4;
+}
+
+static inline double bndp_phi_gauss(double y, double s)
+{
+    /* e^(-y^2/2) with y^2 = s + e exactly (Dekker's product; y = yh + yl, 26 bits each) */
+    double c = 134217729.0 * y, yh = c - (c - y), yl = y - yh;
     double e = ((yh * yh - s) + 2.0 * yh * yl) + yl * yl;
     double g = bndp_exp_nonpos(-0.5 * s);
-    double E = g - g * (0.5 * e);
-    double n2 = ((9.8427148383839780218e+03 + 1.1602651437647350124e+04 * y)
+    return g - g * (0.5 * e);
+}
+
+static inline void bndp_phi_r2(double y, double s, double s2, double s4, double E, double *num,
+                               double *den)
+{
+    *num = E * (((9.8427148383839780218e+03 + 1.1602651437647350124e+04 * y)
                  + (6.8481904505362823326e+03 + 2.4945375852903726711e+03 * y) * s)
-              + ((5.9727027639480026226e+02 + 9.3506656132177855979e+01 * y)
-                 + (8.8831497943883759412e+00 + 3.9894151208813466764e-01 * y) * s) * s2
-              + 1.0765576773720192317e-08 * s4;
-    double d2 = ((1.9685429676859990727e+04 + 3.8912003286093271411e+04 * y)
-                 + (3.4900952721145977266e+04 + 1.8615571640885098091e+04 * y) * s)
-              + ((6.4855582982667607550e+03 + 1.5193775994075548050e+03 * y)
-                 + (2.3538790178262499861e+02 + 2.2266688044328115691e+01 * y) * s) * s2
-              + s4;
-    /* range 3 with n3, d3 multiplied through by s^5 (so that w N3(w)/D3(w) = m3 / (s d3),
-     * and one division serves all three ranges) */
+                + ((5.9727027639480026226e+02 + 9.3506656132177855979e+01 * y)
+                   + (8.8831497943883759412e+00 + 3.9894151208813466764e-01 * y) * s) * s2
+                + 1.0765576773720192317e-08 * s4);
+    *den = ((1.9685429676859990727e+04 + 3.8912003286093271411e+04 * y)
+            + (3.4900952721145977266e+04 + 1.8615571640885098091e+04 * y) * s)
+         + ((6.4855582982667607550e+03 + 1.5193775994075548050e+03 * y)
+            + (2.3538790178262499861e+02 + 2.2266688044328115691e+01 * y) * s) * s2
+         + s4;
+}
+
+static inline void bndp_phi_r3(double y, double s, double s2, double s4, double E, double *num,
+                               double *den)
+{
+    /* n3, d3 multiplied through by s^5, so that w N3(w)/D3(w) = m3 / (s d3) */
     double m3 = (2.307344176494017303e-02 + 2.1589853405795699e-01 * s)
               + (1.274011611602473639e-01 + 2.2235277870649807e-02 * s) * s2
               + (1.421619193227893466e-03 + 2.9112874951168792e-05 * s) * s4;
     double d3 = (1.0 + 1.28426009614491121e+00 * s)
               + (4.68238212480865118e-01 + 6.59881378689285515e-02 * s) * s2
               + (3.78239633202758244e-03 + 7.29751555083966205e-05 * s) * s4;
+    *num = E * ((3.9894228040143267794e-01 * s) * d3 - m3);
+    *den = (y * s) * d3;
+}
+
+/* branch-free: all three evaluated, the selected pair divided once (for vectorised loops) */
+static inline void bndp_phi_split(double z, double *mass0, double *tail)
+{
+    double y = z < 37.0 ? z : 37.0;
+    double s = y * y, s2 = s * s, s4 = s2 * s2;
+    double E = bndp_phi_gauss(y, s);
+    double n1, d1, n2, d2, n3, d3;
+    bndp_phi_r1(y, s, s2, s4, &n1, &d1);
+    bndp_phi_r2(y, s, s2, s4, E, &n2, &d2);
+    bndp_phi_r3(y, s, s2, s4, E, &n3, &d3);
     int r1 = y <= 0.66291, r2 = y <= 5.656854248;
-    double num = r1 ? y * n1 : r2 ? E * n2 : E * ((3.9894228040143267794e-01 * s) * d3 - m3);
-    double den = r1 ? d1 : r2 ? d2 : (y * s) * d3;
-    double q = num / den;
+    double q = (r1 ? n1 : r2 ? n2 : n3) / (r1 ? d1 : r2 ? d2 : d3);
     *mass0 = r1 ? q : 0.5 - q;
     *tail = r1 ? 0.5 - q : (z <= 37.0 ? q : 0.0);
+}
+
+/* the same values with branches, evaluating only the range needed (for scalar code) */
+static inline void bndp_phi_split_branchy(double z, double *mass0, double *tail)
+{
+    double y = z < 37.0 ? z : 37.0;
+    double s = y * y, s2 = s * s, s4 = s2 * s2, num, den;
+    if (y <= 0.66291) {
+        bndp_phi_r1(y, s, s2, s4, &num, &den);
+        *mass0 = num / den;
+        *tail = 0.5 - *mass0;
+        return;
+    }
+    if (y <= 5.656854248)
+        bndp_phi_r2(y, s, s2, s4, bndp_phi_gauss(y, s), &num, &den);
+    else
+        bndp_phi_r3(y, s, s2, s4, bndp_phi_gauss(y, s), &num, &den);
+    *tail = num / den;
+    *mass0 = 0.5 - *tail;
+    if (!(z <= 37.0))
+        *tail = 0.0;
 }
 
 /* The truncated-normal quantile for a row that straddles its parent median (a <= 0 <= b),
@@ -236,8 +283,14 @@ static BNDP_CLONES ptrdiff_t bndp_tn_setup_pass(
         double a = (lo[k] - loc[k]) * inv;
         double b = (hi[k] - loc[k]) * inv;
         double ml, tl, mr, tr;
+#ifdef BNDP_X86_DISPATCH
         bndp_phi_split(-a, &ml, &tl);
         bndp_phi_split(b, &mr, &tr);
+#else
+        /* builds without the vector clones: the branches are cheaper than three ranges */
+        bndp_phi_split_branchy(-a, &ml, &tl);
+        bndp_phi_split_branchy(b, &mr, &tr);
+#endif
         mL[k] = ml;
         tlo[k] = tl;
         thi[k] = tr;
