@@ -155,9 +155,10 @@ static inline double bndp_exp_nonpos(double x)
  * are evaluated and the selected numerator/denominator pair divided once. e^(-y^2/2) is
  * taken at the rounded square s = fl(y^2) and corrected by the rounding error e = y^2 - s,
  * exact by Dekker's product: e^(-y^2/2) = e^(-s/2) (1 - e/2) (|e| < 2^-43 here).
- * y > 37 (tail below 6e-300, and the sign-flipped y < 0 callers never use) gives
- * mass0 = 1/2 and tail = 0: the sampler's straddle quantile adds such a tail to at least
- * 2^-54, where it cannot change a bit; bndp's scalar setup uses erfc there instead. */
+ * y > 37 (tail below 6e-300; infinity included) gives mass0 = 1/2 and tail = 0: the
+ * sampler's straddle quantile adds such a tail to at least 2^-54, where it cannot change a
+ * bit; bndp's scalar setup uses erfc there instead. y < 0 gives meaningless values (the
+ * setup pass computes them for rows in one tail and discards them). */
 /* the three ranges' numerators and denominators (shared by both versions below, so that
  * they return the same bits) */
 static inline void bndp_phi_r1(double y, double s, double s2, double s4, double *num, double *den)
