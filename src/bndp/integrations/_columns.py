@@ -15,6 +15,10 @@ Missing values (``None``/``NaN``/``pd.NA`` in pandas, nulls and NaN in Arrow, Na
 ``nulls="keep"`` passes them through untouched (no noise is drawn for them and they stay
 missing in the result, as NaN, ``pd.NA`` for nullable pandas dtypes, or Arrow nulls).
 
+A torch tensor or an array-API array (``value``, ``lower``, ``upper``) goes through
+:mod:`bndp.integrations._arrays`: drawn as float64 NumPy on the host, returned with the
+input's type, device and floating dtype.
+
 Neither pandas nor pyarrow is imported here: an object is recognised as a column only if its
 library is already loaded, so the NumPy-only core never pays for them.
 """
@@ -27,6 +31,8 @@ import sys
 from typing import Any, Callable, TypeVar
 
 import numpy as np
+
+from . import _arrays
 
 __all__ = ["columnar", "to_numpy", "Column", "check_nulls", "is_column"]
 
@@ -163,6 +169,50 @@ def _describe_missing(col: Column, name: str) -> str:
             "pass nulls='keep' to leave missing values untouched")
 
 
+def _columns_call(func: Callable[..., Any], ba: inspect.BoundArguments, nulls: str) -> Any:
+    # the column path of `columnar` for bound arguments (value: NumPy, pandas or Arrow)
+    col = to_numpy(ba.arguments["value"], "value")
+    shape = col.values.shape
+    if col.kind != "numpy" and ba.arguments.get("size") is not None:
+        raise ValueError("`size` must be None when `value` is a pandas or Arrow column")
+    for b in ("lower", "upper"):
+        if b in ba.arguments and is_column(ba.arguments[b]):
+            bc = to_numpy(ba.arguments[b], b)
+            if bc.missing is not None:
+                pos_b = int(np.flatnonzero(bc.missing)[0])
+                raise ValueError(f"`{b}` must not have missing values; got one at position {pos_b}")
+            if bc.values.shape != shape:
+                raise ValueError(f"`{b}` has length {bc.values.shape[0]} but `value` has "
+                                 f"shape {shape}")
+            ba.arguments[b] = bc.values
+    if col.missing is None:
+        ba.arguments["value"] = col.values
+        return col.restore(func(*ba.args, **ba.kwargs))
+    if nulls == "raise":
+        raise ValueError(_describe_missing(col, "value"))
+    # nulls="keep": draw for the present entries only, leave the rest missing
+    if getattr(ba.arguments.get("self"), "dim", None) is not None:
+        raise ValueError("nulls='keep' is not supported by a multivariate mechanism")
+    if ba.arguments.get("size") is not None:
+        raise ValueError("`size` must be None with nulls='keep'")
+    keep = ~col.missing
+    ba.arguments["value"] = col.values[keep]
+    for b in ("lower", "upper"):
+        if b in ba.arguments:
+            bv = np.asarray(ba.arguments[b])
+            if bv.ndim > 0:
+                if bv.shape != shape:
+                    raise ValueError(f"nulls='keep' needs scalar `{b}` or one of the "
+                                     f"value's shape {shape}; got shape {bv.shape}")
+                ba.arguments[b] = bv[keep]
+    out = np.full(shape, np.nan)
+    if keep.any():
+        out[keep] = func(*ba.args, **ba.kwargs)
+    if col.kind == "numpy" and out.ndim == 0:
+        return float(out)
+    return col.restore(out)
+
+
 def columnar(func: F) -> F:
     """Let a sampler take pandas/Arrow columns and a ``nulls=`` keyword (see module doc).
 
@@ -178,50 +228,21 @@ def columnar(func: F) -> F:
         if nulls == "raise":
             v = args[pos] if len(args) > pos else kwargs.get("value")
             if isinstance(v, _PLAIN) and not any(
-                    is_column(kwargs.get(b)) for b in ("lower", "upper")):
+                    is_column(kwargs.get(b)) or _arrays.is_foreign(kwargs.get(b))
+                    for b in ("lower", "upper")):
                 return func(*args, **kwargs)
         check_nulls(nulls)
         ba = sig.bind(*args, **kwargs)
-        col = to_numpy(ba.arguments["value"], "value")
-        shape = col.values.shape
-        if col.kind != "numpy" and ba.arguments.get("size") is not None:
-            raise ValueError("`size` must be None when `value` is a pandas or Arrow column")
-        for b in ("lower", "upper"):
-            if b in ba.arguments and is_column(ba.arguments[b]):
-                bc = to_numpy(ba.arguments[b], b)
-                if bc.missing is not None:
-                    pos_b = int(np.flatnonzero(bc.missing)[0])
-                    raise ValueError(f"`{b}` must not have missing values; got one at position {pos_b}")
-                if bc.values.shape != shape:
-                    raise ValueError(f"`{b}` has length {bc.values.shape[0]} but `value` has "
-                                     f"shape {shape}")
-                ba.arguments[b] = bc.values
-        if col.missing is None:
-            ba.arguments["value"] = col.values
-            return col.restore(func(*ba.args, **ba.kwargs))
-        if nulls == "raise":
-            raise ValueError(_describe_missing(col, "value"))
-        # nulls="keep": draw for the present entries only, leave the rest missing
-        if getattr(ba.arguments.get("self"), "dim", None) is not None:
-            raise ValueError("nulls='keep' is not supported by a multivariate mechanism")
-        if ba.arguments.get("size") is not None:
-            raise ValueError("`size` must be None with nulls='keep'")
-        keep = ~col.missing
-        ba.arguments["value"] = col.values[keep]
+        # tensors and array-API arrays: drawn on the host as NumPy, returned in their kind
+        fv = _arrays.foreign(ba.arguments["value"], "value")
+        if fv is not None:
+            ba.arguments["value"] = fv.values
         for b in ("lower", "upper"):
             if b in ba.arguments:
-                bv = np.asarray(ba.arguments[b])
-                if bv.ndim > 0:
-                    if bv.shape != shape:
-                        raise ValueError(f"nulls='keep' needs scalar `{b}` or one of the "
-                                         f"value's shape {shape}; got shape {bv.shape}")
-                    ba.arguments[b] = bv[keep]
-        out = np.full(shape, np.nan)
-        if keep.any():
-            out[keep] = func(*ba.args, **ba.kwargs)
-        if col.kind == "numpy" and out.ndim == 0:
-            return float(out)
-        return col.restore(out)
+                ba.arguments[b] = _arrays.host_values(ba.arguments[b], b)
+        if fv is None:
+            return _columns_call(func, ba, nulls)
+        return fv.restore(_columns_call(func, ba, nulls))
 
     doc = wrapper.__doc__ or ""
     if "nulls" not in doc:
@@ -231,7 +252,9 @@ def columnar(func: F) -> F:
             "\n        same kind (Series keep their index and name). ``nulls=\"raise\"`` (default)"
             "\n        refuses missing values, ``nulls=\"keep\"`` leaves them missing, untouched."
             "\n        ``workers`` (default 1; -1 for every CPU) splits large outputs across"
-            "\n        threads, each drawing from its own child stream spawned from ``rng``.\n"
+            "\n        threads, each drawing from its own child stream spawned from ``rng``."
+            "\n        Tensors: ``value`` may be a torch tensor or an array-API array; the"
+            "\n        result has its type, device, shape and floating dtype.\n"
         )
     wrapper.__signature__ = sig.replace(parameters=[  # type: ignore[attr-defined]
         *sig.parameters.values(),

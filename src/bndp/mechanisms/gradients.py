@@ -24,6 +24,7 @@ from .._dispatch import _shape2, as_2d
 from .._random import RNGLike, as_generator
 from .._validation import as_float_array, check_bounds, check_finite, fast_real
 from ..distributions import truncnorm_eval
+from ..integrations._arrays import array_io
 from ._base import Mechanism
 
 __all__ = ["RectifiedGaussian", "TruncatedGaussian", "StochasticSign"]
@@ -61,6 +62,31 @@ def _ret(out: np.ndarray):
     return float(out) if out.ndim == 0 else out
 
 
+def _device_sample(self: Any, theta: Any, rng: RNGLike = None, device_rng: str = "bndp"):
+    # A torch tensor on a GPU (or any non-CPU device): the draw runs there with torch
+    # elementwise operations (bndp.integrations._torch_noise), the tensor never leaves it.
+    import torch
+
+    from ..integrations import _torch_noise
+
+    _torch_noise.check_device_rng(device_rng)
+    th = theta.detach()
+    if th.is_complex() or th.dtype == torch.bool:
+        raise TypeError(f"`theta` must hold real numbers; got a tensor of dtype {th.dtype}")
+    if not bool(torch.isfinite(th).all()):
+        raise ValueError("`theta` must be finite")
+    lo = torch.as_tensor(np.asarray(self.lower, dtype=np.float64), device=th.device)
+    hi = torch.as_tensor(np.asarray(self.upper, dtype=np.float64), device=th.device)
+    try:
+        torch.broadcast_shapes(th.shape, lo.shape, hi.shape)
+    except RuntimeError:
+        raise ValueError(f"`theta` of shape {tuple(th.shape)} does not broadcast with the "
+                         f"bounds of shape {np.broadcast_shapes(lo.shape, hi.shape)}") from None
+    out = _torch_noise.sample_box(self._mech, th, self.sigma, lo, hi, as_generator(rng),
+                                  device_rng)
+    return out.to(th.dtype if th.is_floating_point() else torch.float64)
+
+
 class _BoxGaussian(Mechanism):
     """Shared parts of the two bounded-support Gaussians: support on a box, ``sigma``."""
 
@@ -91,7 +117,8 @@ class _BoxGaussian(Mechanism):
             ) from None
         return th, lo, hi, shape
 
-    def sample(self, theta: Any, rng: RNGLike = None):
+    @array_io("theta", device="_device_sample")
+    def sample(self, theta: Any, rng: RNGLike = None, *, device_rng: str = "bndp"):
         """Release the mechanism's output at the true value ``theta``.
 
         Parameters
@@ -102,13 +129,29 @@ class _BoxGaussian(Mechanism):
             independently.
         rng : None, int, SeedSequence, BitGenerator or Generator
             Source of randomness (see :func:`bndp.default_rng`).
+        device_rng : {"bndp", "torch"}
+            Source of the uniforms for a tensor on a GPU (see Notes).
 
         Returns
         -------
-        float or ndarray of float64
+        float, ndarray of float64, or the input's tensor/array type
             Shape: the broadcast shape of ``theta`` and the bounds (a float when all are
             scalars). Every value lies in ``[lower, upper]``.
+
+        Notes
+        -----
+        Tensors: ``theta`` may be a torch tensor or an array-API array; the result has its
+        type, device, shape and floating dtype (float64 for integer input), rounded from the
+        float64 draw at the end. On the CPU the compiled kernels draw through a NumPy view;
+        on a GPU the draw runs on the device (inverse CDF in torch, float64, log-space
+        tails; see :mod:`bndp.integrations._torch_noise`), and ``device_rng`` says where its
+        uniforms come from: ``"bndp"`` (default) from ``rng``'s stream (the secure default
+        stream unless you pass another), ``"torch"`` from torch's generator on the device
+        seeded with 64 bits of that stream (faster, not cryptographically secure).
+        ``device_rng`` has no effect on the CPU.
         """
+        if device_rng not in ("bndp", "torch"):
+            raise ValueError(f'`device_rng` must be "bndp" or "torch"; got {device_rng!r}')
         th, lo, hi, shape = self._params(theta)
         gen = as_generator(rng)
         out, out2 = _out(shape)
@@ -116,6 +159,8 @@ class _BoxGaussian(Mechanism):
             _core.gr_sample_rows(self._mech, gen, as_2d(th, shape), self.sigma,
                                  as_2d(lo, shape), as_2d(hi, shape), out2)
         return _ret(out)
+
+    _device_sample = _device_sample
 
     def _moment(self, theta: Any, what: int):
         raise NotImplementedError
@@ -314,9 +359,15 @@ class StochasticSign(Mechanism):
         z = np.zeros(())
         return th, z, z, th.shape
 
-    def sample(self, theta: Any, rng: RNGLike = None):
+    _device_sample = _device_sample
+
+    @array_io("theta", device="_device_sample")
+    def sample(self, theta: Any, rng: RNGLike = None, *, device_rng: str = "bndp"):
         """Release :math:`\\mathrm{sign}(\\theta + \\sigma Z)` per coordinate (values -1.0
-        or +1.0, float64, shape of ``theta``)."""
+        or +1.0, float64, shape of ``theta``). Tensors and ``device_rng``: as
+        :meth:`TruncatedGaussian.sample`."""
+        if device_rng not in ("bndp", "torch"):
+            raise ValueError(f'`device_rng` must be "bndp" or "torch"; got {device_rng!r}')
         th, lo, hi, shape = self._params(theta)
         gen = as_generator(rng)
         out, out2 = _out(shape)

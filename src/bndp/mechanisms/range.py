@@ -24,6 +24,7 @@ from .. import _core, _dispatch
 from .._random import RNGLike, as_generator
 from .._validation import (as_float_array, as_probability, check_finite, check_forbidden,
                            check_on_outside, fast_real)
+from ..integrations._arrays import array_io
 from ._base import Mechanism
 
 __all__ = ["ConstrainedLaplace"]
@@ -287,6 +288,7 @@ class ConstrainedLaplace(Mechanism):
         return np.asarray(self.sigma_at(v), dtype=np.float64)
 
     # sampling ------------------------------------------------------------------------
+    @array_io("value")
     def sample(self, value: Any, size: Any = None, rng: RNGLike = None, on_outside: str = "clip"):
         """Release ``value`` (scalar or array; one independent draw per element).
 

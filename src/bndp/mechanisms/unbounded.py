@@ -21,6 +21,7 @@ from .. import _core, _dispatch
 from .._random import RNGLike, as_generator
 from .._validation import as_float_array, as_probability, check_finite, fast_real
 from ..calibrate import GAUSSIAN_METHODS, gaussian_delta, gaussian_sigma
+from ..integrations._arrays import array_io
 from ._base import Mechanism
 
 __all__ = ["Gaussian", "Laplace"]
@@ -129,6 +130,7 @@ class Gaussian(_Unbounded):
     def _var(self) -> float:
         return self.sigma * self.sigma
 
+    @array_io("value")
     def sample(self, value: Any, size: Any = None, rng: RNGLike = None):
         """Release ``value`` (scalar or array; one independent draw per element).
 
@@ -203,6 +205,7 @@ class Laplace(_Unbounded):
     def _var(self) -> float:
         return 2.0 * self.scale * self.scale
 
+    @array_io("value")
     def sample(self, value: Any, size: Any = None, rng: RNGLike = None):
         """Release ``value`` (scalar or array; one independent draw per element), by the
         closed-form inverse CDF of one open-interval uniform. ``size`` follows NumPy."""
