@@ -92,11 +92,7 @@ def _torch_to_host(x: Any, name: str) -> np.ndarray:
 def _api_to_host(x: Any, name: str) -> np.ndarray:
     xp = x.__array_namespace__()
     dt = x.dtype
-    try:
-        ok = xp.isdtype(dt, ("real floating", "integral"))
-    except Exception:  # pragma: no cover - libraries without isdtype
-        ok = np.dtype(str(dt)).kind in "fiu" if hasattr(np, "dtype") else True
-    if not ok:
+    if not xp.isdtype(dt, ("real floating", "integral")):
         raise TypeError(f"`{name}` must hold real numbers; got an array of dtype {dt}")
     try:
         a = np.from_dlpack(x)
@@ -132,7 +128,9 @@ def host_values(x: Any, name: str) -> Any:
 
 def restore_like(src: Any, out: Any) -> Any:
     """``out`` (float64 array or float) as an array of ``src``'s kind, device and dtype."""
-    out = np.ascontiguousarray(np.asarray(out, dtype=np.float64))
+    out = np.asarray(out, dtype=np.float64)
+    if not out.flags.c_contiguous:        # (np.ascontiguousarray would make 0-d into 1-d)
+        out = out.copy()
     if is_torch(src):
         torch = sys.modules["torch"]
         res = torch.from_numpy(out)

@@ -13,8 +13,8 @@ leaves its device:
   cancellation), :math:`s = UZ - m_L`, :math:`Z = m_L + m_R`, and
   :math:`\sqrt2\,\mathrm{erfinv}(2s)` for :math:`|s| \le 0.425`, else the tail quantile of
   a tail mass written as a sum of non-negative terms; for an interval in the left tail
-  (:math:`b < 0`) log space: :math:`\log\Phi(z) = \log\Phi(b) + \log1p(-(1-U)(1 -
-  e^{\log\Phi(a) - \log\Phi(b)}))`, inverted by :func:`ndtri_lower_log` (``ndtri`` of the
+  (:math:`b < 0`) log space: :math:`\log\Phi(z) = \log\Phi(b) + \log(U + (1-U)
+  e^{\log\Phi(a) - \log\Phi(b)})` (a sum of non-negative terms), inverted by :func:`ndtri_lower_log` (``ndtri`` of the
   exponential down to :math:`e^{-700}`, Newton steps on ``log_ndtr`` below); mirrored for
   :math:`a > 0`. Exact in far tails such as :math:`[-1001, -1000]`.
 
@@ -126,9 +126,11 @@ def trunc_std_quantile(u: Any, a: Any, b: Any) -> Any:
     aa = torch.minimum(aa, bb)
     lb = torch.special.log_ndtr(bb)
     la = torch.special.log_ndtr(aa)
-    om = -torch.expm1(la - lb)                           # 1 - Phi(a)/Phi(b)
+    # log(1 - w (1 - r)) with r = Phi(a)/Phi(b), w = 1 - U (left) or U (mirrored), written
+    # as log((1 - w) + w r): a sum of non-negative terms, exact even for tiny U and r
+    c = torch.where(left, u, 1.0 - u)
     w = torch.where(left, 1.0 - u, u)
-    zt = ndtri_lower_log(lb + torch.log1p(-w * om))
+    zt = ndtri_lower_log(lb + torch.logaddexp(torch.log(c), torch.log(w) + (la - lb)))
     zt = torch.where(left, zt, -zt)
     return torch.where(strad, zs, zt)
 

@@ -75,8 +75,8 @@ def _device_sample(self: Any, theta: Any, rng: RNGLike = None, device_rng: str =
         raise TypeError(f"`theta` must hold real numbers; got a tensor of dtype {th.dtype}")
     if not bool(torch.isfinite(th).all()):
         raise ValueError("`theta` must be finite")
-    lo = torch.as_tensor(np.asarray(self.lower, dtype=np.float64), device=th.device)
-    hi = torch.as_tensor(np.asarray(self.upper, dtype=np.float64), device=th.device)
+    lo = torch.tensor(np.asarray(self.lower, dtype=np.float64), device=th.device)
+    hi = torch.tensor(np.asarray(self.upper, dtype=np.float64), device=th.device)
     try:
         torch.broadcast_shapes(th.shape, lo.shape, hi.shape)
     except RuntimeError:
