@@ -509,15 +509,156 @@ def test_accountant_epsilon_and_fil():
     assert np.all(acc3.fil_eta2 >= acc2.fil_eta2 * (1 - 1e-12))
 
 
-def test_accountant_refuses_subsampling_and_unclipped_gradients():
+def test_accountant_refuses_subsampled_rdp_and_unclipped_gradients():
     m = bndp.RectifiedGaussian(1.0, -1, 1)
+    sub = PerInstanceAccountant(m, 1.0, sampling_rate=0.01)   # FIL only
     with pytest.raises(ValueError, match="subsampling"):
-        PerInstanceAccountant(m, 1.0, sampling_rate=0.01)
+        sub.epsilon(1e-5)
+    with pytest.raises(ValueError, match="subsampling"):
+        sub.rdp  # noqa: B018
+    with pytest.raises(ValueError, match="jacobians"):
+        sub.step(np.zeros(2))
+    for bad in (0.0, -0.1, 1.5, float("nan"), [0.5, 0.5]):
+        with pytest.raises(ValueError, match="sampling_rate"):
+            PerInstanceAccountant(m, 1.0, sampling_rate=bad)
     acc = PerInstanceAccountant(m, 1.0)
     with pytest.raises(ValueError, match="clipped"):
         acc.step_per_example(np.array([[1.5, 0.0]]))
     with pytest.raises(ValueError, match="alpha"):
         PerInstanceAccountant(m, 1.0, alphas=[0.5, 2.0])
+
+
+def test_minibatch_fil_scales_with_the_sampling_rate():
+    # one coordinate at theta = 0, sigma = 1, S = [-1, 1]: eta_T^2 = 0.2911250948 (Eq. (3));
+    # Jacobians 1 and 2, three steps: FIL_i = q * 3 * eta^2 * J_i^2, bound q * 3 * J_i^2
+    m = bndp.TruncatedGaussian(1.0, -1.0, 1.0)
+    J = np.array([[1.0], [2.0]])
+    prev = None
+    for q in (1.0, 0.5, 0.2, 0.05, 0.01):
+        acc = PerInstanceAccountant(m, 1.0, sampling_rate=q)
+        for _ in range(3):
+            inc = acc.step(np.array([0.0]), jacobians=J)
+        fil = acc.fil_eta2
+        assert np.isfinite(fil).all() and (fil > 0).all()
+        np.testing.assert_allclose(fil, q * 3 * 0.2911250948 * np.array([1.0, 4.0]), rtol=1e-9)
+        np.testing.assert_allclose(acc.fil_eta2_bound, q * 3 * np.array([1.0, 4.0]), rtol=1e-12)
+        if q < 1:
+            np.testing.assert_allclose(inc, fil / 3, rtol=1e-12)
+        if prev is not None:
+            assert (fil < prev).all()
+        prev = fil
+
+
+def test_minibatch_fil_with_poisson_batches_is_nonincreasing_in_the_rate():
+    # realised Poisson batches of L-infinity-clipped per-example gradients: the composed FIL
+    # (max and median over examples) falls with the sampling rate, stays below its bound
+    rng = np.random.default_rng(42)
+    n, d, T = 40, 5, 20
+    G = rng.uniform(-1.0, 1.0, size=(n, d))
+    J = rng.normal(size=(n, d))
+    out = []
+    for q in (1.0, 0.5, 0.25, 0.1, 0.02):
+        for kind in (bndp.TruncatedGaussian, bndp.RectifiedGaussian):
+            m = kind(2.0, -4.0, 4.0)
+            acc = PerInstanceAccountant(m, 1.0, sampling_rate=q)
+            batches = np.random.default_rng(7)
+            for _ in range(T):
+                mask = batches.random(n) < q
+                acc.step_per_example(G[mask] if mask.any() else np.zeros((1, d)), jacobians=J)
+            fil = acc.fil_eta2
+            assert np.isfinite(fil).all() and (fil > 0).all()
+            assert (fil <= acc.fil_eta2_bound * (1 + 1e-12)).all()
+            out.append((kind.__name__, q, fil.max(), np.median(fil)))
+    for name in ("TruncatedGaussian", "RectifiedGaussian"):
+        rows = [r for r in out if r[0] == name]
+        for a, b in zip(rows, rows[1:]):
+            assert b[2] <= a[2] and b[3] <= a[3], (a, b)
+
+
+def _mp_rdp(kind, alpha, ta, tb, sigma, lo, hi):
+    """D_alpha(P_ta || P_tb) by mpmath quadrature (30 digits), written from the laws."""
+    mp.mp.dps = 30
+    al, s = mp.mpf(alpha), mp.mpf(sigma)
+    ta, tb, lo, hi = mp.mpf(ta), mp.mpf(tb), mp.mpf(lo), mp.mpf(hi)
+    if kind == "sign":
+        p1, q1 = mp.ncdf(ta / s), mp.ncdf(tb / s)
+        tot = p1 ** al * q1 ** (1 - al) + (1 - p1) ** al * (1 - q1) ** (1 - al)
+        return float(mp.log(tot) / (al - 1))
+
+    def phi(x, t):
+        return mp.npdf(x, t, s)
+
+    if kind == "rect":
+        inner = mp.quad(lambda x: phi(x, ta) ** al * phi(x, tb) ** (1 - al), [lo, 0, hi])
+        pl = lambda t: mp.ncdf((lo - t) / s)  # noqa: E731
+        pu = lambda t: mp.ncdf((t - hi) / s)  # noqa: E731
+        tot = inner + pl(ta) ** al * pl(tb) ** (1 - al) + pu(ta) ** al * pu(tb) ** (1 - al)
+        return float(mp.log(tot) / (al - 1))
+    Z = lambda t: mp.ncdf((hi - t) / s) - mp.ncdf((lo - t) / s)  # noqa: E731
+    za, zb = Z(ta), Z(tb)
+    tot = mp.quad(lambda x: (phi(x, ta) / za) ** al * (phi(x, tb) / zb) ** (1 - al),
+                  [lo, 0, hi])
+    return float(mp.log(tot) / (al - 1))
+
+
+def test_reverse_direction_reference_values():
+    # Figure 1 "rev" curves: D(theta + 1 || theta), S = [-1, 1], alpha = 2
+    r, t, sg = mechs(0.5)
+    th = np.array([0.0, 1.0, 2.0, 3.0])
+    np.testing.assert_allclose(per_instance_rdp(r, th, 1.0, 2.0, "rev", per_coordinate=True),
+                               [2.50397881, 0.64802627, 0.02294962, 0.00003167], atol=1e-7)
+    np.testing.assert_allclose(per_instance_rdp(t, th, 1.0, 2.0, "rev", per_coordinate=True),
+                               [1.55666876, 0.51305674, 0.20024965, 0.09999925], atol=1e-7)
+    r1, t1, s1 = mechs(1.0)
+    th = np.array([0.0, 0.5])
+    for m, want in ((r1, [0.69644479, 0.54880319]), (t1, [0.24814862, 0.21249842]),
+                    (s1, [0.38258190, 0.24207993])):
+        np.testing.assert_allclose(per_instance_rdp(m, th, 1.0, 2.0, "rev", per_coordinate=True),
+                                   want, atol=1e-7)
+    assert per_instance_rdp(r1, th, 1.0, 2.0, "rev") == pytest.approx(0.69644479 + 0.54880319,
+                                                                       abs=2e-7)
+
+
+@pytest.mark.parametrize("sigma,lo,hi", [(0.5, -1.0, 1.0), (1.0, -0.5, 2.0)])
+def test_reverse_and_negative_shift_against_mpmath_quadrature(sigma, lo, hi):
+    c = 1.0
+    classes = {"rect": bndp.RectifiedGaussian, "trunc": bndp.TruncatedGaussian,
+               "sign": bndp.StochasticSign}
+    for kind, cls in classes.items():
+        m = cls(sigma) if kind == "sign" else cls(sigma, lo, hi)
+        b_lo, b_hi = (0.0, 0.0) if kind == "sign" else (lo, hi)
+        for theta in (-2.5, -0.3, 0.4, 1.7):
+            for alpha in (2.0, 5.0):
+                got = {
+                    ("rev", False): (theta + c, theta),
+                    ("alg1", True): (theta, theta - c),
+                    ("rev", True): (theta - c, theta),
+                }
+                for (mode, neg), (ta, tb) in got.items():
+                    v = per_instance_rdp(m, theta, c, alpha, mode, negative_shift=neg)
+                    ref = _mp_rdp(kind, alpha, ta, tb, sigma, b_lo, b_hi)
+                    assert v == pytest.approx(ref, rel=1e-9, abs=1e-13), (kind, theta, alpha,
+                                                                          mode, neg)
+                text_neg = per_instance_rdp(m, theta, c, alpha, "text", negative_shift=True)
+                assert text_neg == pytest.approx(max(
+                    _mp_rdp(kind, alpha, theta, theta - c, sigma, b_lo, b_hi),
+                    _mp_rdp(kind, alpha, theta - c, theta, sigma, b_lo, b_hi)), rel=1e-9)
+
+
+def test_sup_is_the_max_of_the_four_named_divergences_and_option_errors():
+    r = bndp.RectifiedGaussian(0.7, -1.0, 1.5)
+    th = np.linspace(-4, 4, 33)
+    one = lambda mode, neg: per_instance_rdp(r, th, 0.6, 3.0, mode,  # noqa: E731
+                                             per_coordinate=True, negative_shift=neg)
+    four = np.max([one("alg1", False), one("rev", False), one("alg1", True), one("rev", True)],
+                  axis=0)
+    np.testing.assert_allclose(one("sup", False), four, rtol=1e-12, atol=1e-15)
+    with pytest.raises(ValueError, match="negative_shift"):
+        per_instance_rdp(r, th, 0.6, 3.0, "sup", negative_shift=True)
+    with pytest.raises(TypeError, match="negative_shift"):
+        per_instance_rdp(r, th, 0.6, 3.0, "rev", negative_shift="yes")
+    with pytest.raises(ValueError, match="mode"):
+        per_instance_rdp(r, th, 0.6, 3.0, "reverse")
 
 
 # ---------------------------------------------------------------------------------------

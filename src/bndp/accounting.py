@@ -45,8 +45,8 @@ __all__ = [
 ]
 
 #: Conventions for the per-instance Renyi divergence (see :func:`per_instance_rdp`).
-MODES = ("alg1", "text", "sup")
-_MODE_CODE = {"alg1": 0, "text": 1, "sup": 2}
+MODES = ("alg1", "text", "sup", "rev")
+_MODE_CODE = {"alg1": 0, "text": 1, "sup": 2, "rev": 3}
 
 #: Default Renyi orders of :class:`PerInstanceAccountant`.
 DEFAULT_ALPHAS = (1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0, 16.0,
@@ -108,7 +108,8 @@ def _broadcast(mech: Any, th: np.ndarray, extra: Sequence[np.ndarray] = ()):
 
 
 def per_instance_rdp(mechanism: Any, theta: Any, sensitivity: Any, alpha: Any,
-                     mode: str = "sup", *, per_coordinate: bool = False):
+                     mode: str = "sup", *, per_coordinate: bool = False,
+                     negative_shift: bool = False):
     r"""Per-instance Renyi DP of a bounded-support mechanism at the true value ``theta``.
 
     Per coordinate, with :math:`\Delta(x) = \Phi((u-x)/\sigma) - \Phi((l-x)/\sigma)`:
@@ -157,12 +158,19 @@ def per_instance_rdp(mechanism: Any, theta: Any, sensitivity: Any, alpha: Any,
           shifts :math:`\pm C`, which covers Def. 2.2 (two-sided pDP) and Def. 2.3 (all
           neighbours :math:`g(z) \in [-C, C]^d`). The endpoints :math:`\pm C` suffice by
           monotonicity of the divergence in the shift (Lemma 4.8 for the truncated
-          mechanism; checked numerically for the rectified one).
+          mechanism; checked numerically for the rectified one);
+        * ``"rev"``: the reverse direction :math:`D_\alpha(\theta + C \Vert \theta)` alone
+          (the "rev" curves of the paper's Figure 1; one direction, not a bound).
 
         The paper does not say which of these its figures use; its Algorithm 1 is "alg1".
     per_coordinate : bool
         If True, return the per-coordinate values (shape ``alpha.shape + broadcast shape``)
         instead of their sum.
+    negative_shift : bool
+        Shift by :math:`-C` instead of :math:`+C`: ``"alg1"`` gives
+        :math:`D_\alpha(\theta \Vert \theta - C)`, ``"rev"``
+        :math:`D_\alpha(\theta - C \Vert \theta)`, ``"text"`` the larger of the two.
+        Refused with ``"sup"``, which already covers both shifts.
 
     Returns
     -------
@@ -179,6 +187,14 @@ def per_instance_rdp(mechanism: Any, theta: Any, sensitivity: Any, alpha: Any,
     coordinate is a few units of 1e-16 times (1 + D); relative precision is therefore lost
     only when D itself is below ~1e-12, i.e. for C/sigma below ~1e-5 (where D is about
     :math:`\alpha C^2 \eta_B(\theta)^2 / 2`).
+
+    The reverse direction and the negative shift are computed from the forward formula by
+    two exact identities: :math:`D_\alpha(P_{\theta+c} \Vert P_\theta)` is the forward
+    divergence at :math:`\theta + c` with shift :math:`-c`, and mirroring
+    :math:`x \mapsto -x` maps the mechanism at :math:`\theta` on :math:`[l, u]` to the
+    mechanism at :math:`-\theta` on :math:`[-u, -l]` (for all three mechanisms), so
+    :math:`D_\alpha(\theta \Vert \theta - c)` on :math:`[l, u]` equals
+    :math:`D_\alpha(-\theta \Vert -\theta + c)` on :math:`[-u, -l]`.
 
     Departures from the paper: the printed Eq. (6) (truncated) has
     :math:`\Delta((1-\alpha)(c+\theta))` with exponent :math:`1-\alpha`; it is wrong (it gives
@@ -200,7 +216,28 @@ def per_instance_rdp(mechanism: Any, theta: Any, sensitivity: Any, alpha: Any,
     th = _theta(theta)
     c = as_float_array(sensitivity, "sensitivity")
     check_positive(c, "sensitivity")
+    if not isinstance(negative_shift, (bool, np.bool_)):
+        raise TypeError(f"`negative_shift` must be a bool; got {negative_shift!r}")
+    if negative_shift and mode == "sup":
+        raise ValueError('`negative_shift` does not apply to mode="sup", which already '
+                         "bounds both shifts +C and -C")
     lo, hi, shape = _broadcast(mechanism, th, (c,))
+    # Reverse direction: D(theta + s || theta) is the forward divergence at theta + s with
+    # shift -s. A shift -C (C > 0) is a shift +C on the mirrored problem (x -> -x maps
+    # theta to -theta and [l, u] to [-u, -l]).
+    mirror = False
+    if md == 3:
+        md = 0
+        if negative_shift:
+            th = th - c                    # D(t - C || t) = forward at t - C, shift +C
+        else:
+            th = -(th + c)                 # D(t + C || t) = mirrored forward at -t - C
+            mirror = True
+    elif negative_shift:                   # alg1 / text with -C: mirrored at -t
+        th = -th
+        mirror = True
+    if mirror:
+        lo, hi = -hi, -lo
     alf = np.ascontiguousarray(al.reshape(-1))
     total = np.empty(alf.shape[0])
     if per_coordinate:
@@ -369,16 +406,18 @@ def rdp_to_dp(rdp_curve: Any, alphas: Any, delta: float, *, return_alpha: bool =
 
 
 class PerInstanceAccountant:
-    r"""Per-instance RDP and FIL accounting for full-batch private gradient descent with a
-    bounded-support Gaussian mechanism (Algorithm 1 of [HMSCG24]_, composed over steps).
+    r"""Per-instance RDP and FIL accounting for private gradient descent with a
+    bounded-support Gaussian mechanism (Algorithm 1 of [HMSCG24]_, composed over steps):
+    full-batch steps (RDP and FIL), or Poisson-subsampled mini-batch steps (FIL only).
 
     At each step feed the summed L-infinity-clipped gradient
-    :math:`\hat g = \sum_i \hat g(x_i)` (:meth:`step`, or :meth:`step_per_example` with the
-    per-example gradients, which are checked against the clipping bound). The accountant
-    adds the step's per-instance RDP curve :math:`\sum_j \epsilon_\alpha(\hat g_j)` (mode
-    as in :func:`per_instance_rdp`) to the running total (RDP composes additively), and,
-    when per-example Jacobians are given, the per-example squared FIL
-    :math:`\lVert \mathrm{diag}(\eta) J_i \rVert_2^2` (FIMs add over steps).
+    :math:`\hat g = \sum_{i \in B} \hat g(x_i)` of the batch (:meth:`step`, or
+    :meth:`step_per_example` with the per-example gradients, which are checked against the
+    clipping bound). For full batches the accountant adds the step's per-instance RDP curve
+    :math:`\sum_j \epsilon_\alpha(\hat g_j)` (mode as in :func:`per_instance_rdp`) to the
+    running total (RDP composes additively), and, when per-example Jacobians are given, the
+    per-example squared FIL :math:`\lVert \mathrm{diag}(\eta) J_i \rVert_2^2` (FIMs add over
+    steps).
 
     Parameters
     ----------
@@ -389,17 +428,41 @@ class PerInstanceAccountant:
         L-infinity clipping bound :math:`C` (> 0), the per-coordinate sensitivity.
     alphas : sequence of float, optional
         Renyi orders (> 1); default :data:`DEFAULT_ALPHAS`.
-    mode : {"sup", "text", "alg1"}
+    mode : {"sup", "text", "alg1", "rev"}
         Divergence convention, see :func:`per_instance_rdp` ("alg1" reproduces the paper).
     sampling_rate : float
-        Must be 1 (full batch). No amplification-by-subsampling bound is known for these
-        mechanisms (Section 5.3 of [HMSCG24]_): they are neither shift- nor
+        Poisson sampling rate :math:`q \in (0, 1]` of the batches; 1 (default) for full
+        batches. With :math:`q < 1` only FIL is accounted (see Notes); :attr:`rdp` and
+        :meth:`epsilon` refuse, since no amplification-by-subsampling bound is known for the
+        RDP of these mechanisms (Section 5.3 of [HMSCG24]_): they are neither shift- nor
         rotation-invariant, so the reduction used for the subsampled Gaussian fails, and a
-        mixture of product measures does not factor over coordinates. Any other value is
-        refused rather than silently accounted as full batch.
+        mixture of product measures does not factor over coordinates. Subsampled-Gaussian
+        RDP accountants (Opacus, TF Privacy) must not be used for them either.
 
     Notes
     -----
+    **FIL under subsampling** (Section 6.3 of [HMSCG24]_, following Guo et al. 2022,
+    "Bounding training data reconstruction in private (deep) learning", ICML). With Poisson
+    sampling at rate :math:`q` the output law is the mixture
+    :math:`(1-q)\,p_{B'} + q\,p_{B' \cup \{i\}}` over the rest :math:`B'` of the batch, and
+    only the second part depends on example :math:`i`; joint convexity of the Fisher
+    information gives
+
+    .. math:: I_i \preceq q\, \mathbb{E}_{B'}\big[J_i^\top \mathrm{diag}(\eta^2(\hat g_{B'
+              \cup \{i\}})) J_i\big],
+
+    composed additively over steps. For the Gaussian mechanism :math:`\eta = 1/\sigma` does
+    not depend on the batch and this is a bound. For the bounded-support mechanisms
+    :math:`\eta` depends on the batch through :math:`\hat g`; as in the paper, the accountant
+    evaluates it at the **realised** batch's summed gradient (the value passed to
+    :meth:`step`) in place of the expectation over batches, and adds
+    :math:`q\,\lVert \mathrm{diag}(\eta(\hat g_B)) J_i \rVert_2^2` for every example whose
+    Jacobian is given (pass the Jacobians of all examples to be accounted, not only the
+    batch's). :attr:`fil_eta2` is therefore an **approximation** (a one-sample estimate of
+    the bound above), not a bound. :attr:`fil_eta2_bound` carries alongside it the bound
+    :math:`q \sum_t \lVert J_i \rVert_2^2/\sigma^2`, which holds (Theorem 4.2:
+    :math:`\eta_B \le 1/\sigma`) but gives up the bounded-support amplification.
+
     The values depend on the realised training trajectory (per-instance DP): they describe
     the privacy loss of this dataset's examples, not a worst-case guarantee, and releasing
     them leaks information.
@@ -409,16 +472,9 @@ class PerInstanceAccountant:
                  mode: str = "sup", sampling_rate: float = 1.0) -> None:
         _mech_code(mechanism)
         _check_mode(mode)
-        q = float(as_float_array(sampling_rate, "sampling_rate"))
-        if q != 1.0:
-            raise ValueError(
-                f"PerInstanceAccountant accounts full-batch steps only; got sampling_rate = "
-                f"{q!r}. No privacy-amplification-by-subsampling bound exists for the "
-                "rectified/truncated Gaussian (Hu et al. 2024, Sec. 5.3: the mechanisms are "
-                "not shift/rotation invariant and a mixture of product measures does not "
-                "tensorize over coordinates); do not reuse subsampled-Gaussian accountants "
-                "for them."
-            )
+        q = as_float_array(sampling_rate, "sampling_rate")
+        if q.ndim or not (0.0 < float(q) <= 1.0):
+            raise ValueError(f"`sampling_rate` must be a number in (0, 1]; got {sampling_rate!r}")
         c = as_float_array(sensitivity, "sensitivity")
         check_positive(c, "sensitivity")
         al = _check_alpha(DEFAULT_ALPHAS if alphas is None else alphas)
@@ -428,15 +484,38 @@ class PerInstanceAccountant:
         self.sensitivity = c
         self.alphas = al
         self.mode = mode
+        self.sampling_rate = float(q)
         self.steps = 0
         self._rdp = np.zeros(al.shape)
         self._fil_eta2: np.ndarray | None = None
+        self._fil_bound: np.ndarray | None = None
         self.last_eta2: np.ndarray | None = None
+
+    def _refuse_subsampled_rdp(self) -> None:
+        if self.sampling_rate != 1.0:
+            raise ValueError(
+                f"no RDP is accounted at sampling_rate = {self.sampling_rate!r}: no "
+                "privacy-amplification-by-subsampling bound exists for the rectified/truncated "
+                "Gaussian (Hu et al. 2024, Sec. 5.3: the mechanisms are not shift/rotation "
+                "invariant and a mixture of product measures does not tensorize over "
+                "coordinates); do not reuse subsampled-Gaussian accountants for them. Use "
+                "full batches (sampling_rate=1) for per-instance RDP; FIL is accounted here "
+                "(fil_eta2, fil_eta2_bound)."
+            )
 
     @property
     def rdp(self) -> np.ndarray:
-        """Composed per-instance RDP curve at :attr:`alphas` (a copy)."""
+        """Composed per-instance RDP curve at :attr:`alphas` (a copy; full batches only)."""
+        self._refuse_subsampled_rdp()
         return self._rdp.copy()
+
+    @property
+    def fil_eta2_bound(self) -> np.ndarray | None:
+        """Per-example upper bound on the composed squared FIL,
+        :math:`q \\sum_t \\lVert J_i \\rVert_2^2 / \\sigma^2` (Theorem 4.2 of [HMSCG24]_;
+        with Poisson sampling at rate q, the convexity bound of Guo et al.), or None if no
+        Jacobians were given. For ``jacobian_norms`` the norms given are used."""
+        return None if self._fil_bound is None else self._fil_bound.copy()
 
     @property
     def fil_eta2(self) -> np.ndarray | None:
@@ -470,16 +549,32 @@ class PerInstanceAccountant:
         Returns
         -------
         ndarray
-            This step's RDP curve at :attr:`alphas`.
+            This step's RDP curve at :attr:`alphas`; with ``sampling_rate < 1``, this step's
+            per-example squared-FIL increments (the Jacobians are then required).
+
+        Notes
+        -----
+        With ``sampling_rate`` q < 1, ``summed_gradient`` is the sum over the realised
+        Poisson batch, and the per-example increments are q times the full-batch ones (see
+        the class Notes: an approximation of the Guo et al. bound).
         """
         g = _theta(summed_gradient)
-        r = np.atleast_1d(per_instance_rdp(self.mechanism, g, self.sensitivity, self.alphas,
-                                           self.mode))
+        q = self.sampling_rate
+        sub = q != 1.0
+        if sub and jacobians is None and jacobian_norms is None:
+            raise ValueError(
+                "with sampling_rate < 1 only FIL is accounted: give `jacobians` or "
+                "`jacobian_norms` (RDP under subsampling is refused, Hu et al. 2024 Sec. 5.3)"
+            )
+        r = None if sub else np.atleast_1d(
+            per_instance_rdp(self.mechanism, g, self.sensitivity, self.alphas, self.mode))
         eta2 = None
+        fil = None
         if jacobians is not None or jacobian_norms is not None:
             if jacobians is not None and jacobian_norms is not None:
                 raise ValueError("give `jacobians` or `jacobian_norms`, not both")
             eta2 = np.asarray(fisher_information_loss_squared(self.mechanism, g)).reshape(-1)
+            inv_s2 = 1.0 / (self.mechanism.sigma * self.mechanism.sigma)
             if jacobians is not None:
                 J = as_float_array(jacobians, "jacobians")
                 check_finite(J, "jacobians")
@@ -491,24 +586,35 @@ class PerInstanceAccountant:
                         f"got {J.shape}"
                     )
                 w = np.sqrt(eta2)[None, :, None] * J
-                fil = np.linalg.norm(w, 2, axis=(1, 2)) ** 2 if J.shape[2] > 1 else \
-                    np.sum(w[:, :, 0] ** 2, axis=1)
+                if J.shape[2] > 1:
+                    fil = np.linalg.norm(w, 2, axis=(1, 2)) ** 2
+                    bound = np.linalg.norm(J, 2, axis=(1, 2)) ** 2 * inv_s2
+                else:
+                    fil = np.sum(w[:, :, 0] ** 2, axis=1)
+                    bound = np.sum(J[:, :, 0] ** 2, axis=1) * inv_s2
             else:
                 nrm = as_float_array(jacobian_norms, "jacobian_norms")
                 check_finite(nrm, "jacobian_norms")
                 if nrm.ndim != 1 or (nrm < 0).any():
                     raise ValueError("`jacobian_norms` must be a 1-D array of values >= 0")
                 fil = float(np.max(eta2)) * nrm ** 2
+                bound = nrm ** 2 * inv_s2
+            fil = q * fil
+            bound = np.maximum(q * bound, fil)     # eta <= 1/sigma; rounding only
             if self._fil_eta2 is None:
                 self._fil_eta2 = np.zeros(fil.shape)
+                self._fil_bound = np.zeros(fil.shape)
             if self._fil_eta2.shape != fil.shape:
                 raise ValueError(f"number of examples changed: {self._fil_eta2.shape[0]} "
                                  f"before, {fil.shape[0]} now")
+            assert self._fil_bound is not None
             self._fil_eta2 = self._fil_eta2 + fil
+            self._fil_bound = self._fil_bound + bound
             self.last_eta2 = eta2
-        self._rdp = self._rdp + r
+        if r is not None:
+            self._rdp = self._rdp + r
         self.steps += 1
-        return r
+        return r if r is not None else fil
 
     def step_per_example(self, per_example_gradients: Any, **kwargs: Any) -> np.ndarray:
         """:meth:`step` from per-example gradients of shape (n, d), which must already be
@@ -526,9 +632,12 @@ class PerInstanceAccountant:
         return self.step(G.sum(axis=0), **kwargs)
 
     def epsilon(self, delta: float, *, return_alpha: bool = False):
-        """(epsilon, delta)-pDP of the composed steps by :func:`rdp_to_dp`."""
+        """(epsilon, delta)-pDP of the composed steps by :func:`rdp_to_dp` (full batches
+        only)."""
+        self._refuse_subsampled_rdp()
         return rdp_to_dp(self._rdp, self.alphas, delta, return_alpha=return_alpha)
 
     def __repr__(self) -> str:
-        return (f"PerInstanceAccountant(mechanism={self.mechanism!r}, mode={self.mode!r}, "
-                f"steps={self.steps})")
+        q = "" if self.sampling_rate == 1.0 else f", sampling_rate={self.sampling_rate!r}"
+        return (f"PerInstanceAccountant(mechanism={self.mechanism!r}, mode={self.mode!r}"
+                f"{q}, steps={self.steps})")
