@@ -114,8 +114,7 @@ def sweep(path: str, common: dict, quick: bool = False) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    mults = (150.0, 300.0, 600.0) if quick else (100.0, 150.0, 200.0, 300.0, 450.0, 600.0,
-                                                 900.0)
+    mults = (150.0, 300.0, 600.0) if quick else (100.0, 200.0, 300.0, 600.0, 1200.0)
     rows = {k: [train(k, noise_multiplier=m, **common) for m in mults]
             for k in ("gaussian", "truncated")}
     fig, ax = plt.subplots(figsize=(6, 4), constrained_layout=True)

@@ -26,8 +26,8 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str):
-    # bndp.spark and bndp.dask import their engines: load them only when asked for.
-    if name in ("spark", "dask"):
+    # bndp.spark, bndp.dask and bndp.torch import their engines: load them only when asked.
+    if name in ("spark", "dask", "torch"):
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")
