@@ -614,7 +614,10 @@ class PerInstanceAccountant:
         if r is not None:
             self._rdp = self._rdp + r
         self.steps += 1
-        return r if r is not None else fil
+        if r is None:
+            assert fil is not None             # sub-sampled steps require Jacobians
+            return fil
+        return r
 
     def step_per_example(self, per_example_gradients: Any, **kwargs: Any) -> np.ndarray:
         """:meth:`step` from per-example gradients of shape (n, d), which must already be

@@ -167,8 +167,8 @@ def array_io(name: str, device: str | None = None) -> Callable[[F], F]:
                                              for b in ("lower", "upper")):
                 return func(*args, **kwargs)
             ba = sig.bind(*args, **kwargs)
-            if (device is not None and is_torch(v) and v.device.type != "cpu"
-                    and "self" in ba.arguments):
+            if (device is not None and v is not None and is_torch(v)
+                    and v.device.type != "cpu" and "self" in ba.arguments):
                 rest = {k: a for k, a in ba.arguments.items() if k not in ("self", name)}
                 return getattr(ba.arguments["self"], device)(v, **rest)
             for b in ("lower", "upper"):
