@@ -110,6 +110,7 @@ def main(argv=None) -> dict:
 
 def sweep(path: str, common: dict, quick: bool = False) -> None:
     import matplotlib
+    import matplotlib.ticker
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -126,6 +127,7 @@ def sweep(path: str, common: dict, quick: bool = False) -> None:
             ax.annotate(f"{m:g}", (e, a), fontsize=7, textcoords="offset points",
                         xytext=(3, -9))
     ax.set_xscale("log")
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     ax.set_xlabel(rf"$\epsilon$ ($\delta$ = {DELTA:g}; per-instance for truncated)")
     ax.set_ylabel("test accuracy")
     ax.set_title(f"digits, MLP, {common['steps']} full-batch steps, "
