@@ -10,6 +10,8 @@ import pytest
 
 import bndp
 
+from ._helpers import grid_counts
+
 pyspark = pytest.importorskip("pyspark")
 pytest.importorskip("pandas")
 pytest.importorskip("pyarrow")
@@ -77,6 +79,7 @@ def test_spark_privatize_bounds_columns_variance(spark, people, mechanism):
     assert ((age >= 0) & (age <= 120)).all()
     mech = (bndp.BoundedLaplace(1.0, 1.0, 0.0, 120.0) if mechanism == "laplace"
             else bndp.BoundedGaussian(1.0, 1.0, 0.0, 120.0))
+    grid_counts(mech.exact_plan, age)     # the default release: grid points only
     v = mech.variance(60.0)
     assert abs(age.mean() - mech.mean(60.0)) < 5 * np.sqrt(v / N)
     # sd of the sample variance: v*sqrt(5/N) (Laplace, kurtosis 6) or v*sqrt(2/N): 5 sd
