@@ -61,8 +61,12 @@ def test_kernel_certificate_against_exact_rationals(fam, u, n, dk):
     (lambda: bndp.BoundedLaplace(0.5, 0.5, -0.5, 0.5, delta=0.05), 0.5 - math.log1p(-0.05)),
     (lambda: bndp.BoundedGaussian(1.0, 0.5, 0.0, 1.0), 1.0),
 ])
-def test_mechanism_certificate_exhaustive(make, target):
+def test_mechanism_certificate_exhaustive(make, target, monkeypatch):
+    # a coarse grid (at least 16 intervals instead of 1024) keeps the reference small
+    monkeypatch.setattr(exact, "WIDTH_STEPS", 16)
+    exact._plan_1d.cache_clear()
     m = make()
+    exact._plan_1d.cache_clear()
     plan = m.exact_plan
     assert plan.n <= 40, "keep the exhaustive reference small"
     ref = _exact_shift_losses(plan.cum, plan.n, plan.dk)

@@ -3,7 +3,7 @@
 # The law is defined by a table of integer weights W[k], k = 0..2n, one per offset
 # d = k - n in [-n, n]; the output index j in {0..n} for input index i has probability
 # P(j | i) = W[j - i + n] / S(i), S(i) = sum_{j=0..n} W[j - i + n].  The table is stored as
-# its cumulative sums cum[0] = 0, cum[k + 1] = cum[k] + W[k] (uint64, total <= 2^52).
+# its cumulative sums cum[0] = 0, cum[k + 1] = cum[k] + W[k] (uint64, total <= 2^58).
 # A draw is an integer inverse CDF: T uniform on [cum[n - i], cum[2n - i + 1]) (Lemire's exact
 # bounded integer [L19]), then the k with cum[k] <= T < cum[k + 1], found by a branch-free
 # binary search whose number of steps depends only on the table size (not on i or T).
@@ -194,13 +194,15 @@ cdef void _gd_shift_losses(const uint64_t* cum, int64_t n, int64_t dk, double* l
     # (i + delta, i) is the mirror image of (n - i - delta, n - i): one order suffices.
     # ln P(j|i) - ln P(j|i+delta) = [lnW(d) - lnW(d - delta)] + [lnS(i+delta) - lnS(i)],
     # d = j - i in [-i, n - i]: a sliding-window maximum over d for each i (monotone deque).
-    # Rounding (a proof, not a margin): W and S are integers <= 2^52, so (double) W is exact;
-    # log() then errs by at most 1 ulp (the documented bound of glibc, musl and the MSVC CRT),
-    # and |ln W|, |ln S| < 36.1 < 64 makes that ulp <= 2^-47. Each of the two differences and
-    # the final sum is rounded to nearest: at most half an ulp of a result below 64 in
-    # magnitude, 2^-48 each. The computed value therefore differs from the exact log ratio by
-    # at most 4 * 2^-47 + 3 * 2^-48 < 2^-44, and the maximum of computed values is within the
-    # same bound of the exact maximum; GD_ERR = 2^-40 exceeds it sixteenfold.
+    # Rounding (a proof, not a margin): W and S are integers <= 2^58; (double) W rounds to
+    # nearest, a relative error |eta| <= 2^-53, which moves the logarithm by at most
+    # |ln(1 + eta)| <= 2^-52. log() then errs by at most 1 ulp (the documented bound of glibc,
+    # musl and the MSVC CRT), and |ln W|, |ln S| < 40.3 < 64 makes that ulp <= 2^-47. Each of
+    # the two differences and the final sum is rounded to nearest: at most half an ulp of a
+    # result below 128 in magnitude, 2^-47 each. The computed value therefore differs from the
+    # exact log ratio by at most 4 * (2^-47 + 2^-52) + 3 * 2^-47 < 2^-44, and the maximum of
+    # computed values is within the same bound of the exact maximum; GD_ERR = 2^-40 exceeds
+    # it sixteenfold.
     cdef int64_t k, i, delta, p, head, tail, lo_p, hi_p
     cdef double v, best
     for k in range(2 * n + 1):
@@ -238,8 +240,8 @@ def gd_shift_losses(const uint64_t[::1] cum, int64_t n, int64_t dk):
     """Certified per-shift losses lam[delta - 1], delta = 1..dk (see _gd_shift_losses)."""
     if cum.shape[0] != 2 * n + 2 or n < 1 or dk < 1:
         raise ValueError("gd_shift_losses: inconsistent table")
-    if cum[2 * n + 1] > (<uint64_t> 1) << 53:
-        raise ValueError("gd_shift_losses: table total exceeds 2^53")
+    if cum[2 * n + 1] > (<uint64_t> 1) << 58:
+        raise ValueError("gd_shift_losses: table total exceeds 2^58")
     lam = _np.empty(dk)
     lnw = _np.empty(2 * n + 1)
     lns = _np.empty(n + 1)

@@ -20,10 +20,12 @@ removes that structure:
 
    ``F = 2^12`` gives every grid point a positive weight under every input (the support
    does not depend on ``q``) and mixes in a uniform law of negligible mass
-   (:math:`(n+1)F/S_i < 2^{-20}` here); ``K`` makes the total at most :math:`2^{52}`;
+   (:math:`(n+1)F/S_i \le 2^{-32}(n+1)` here); ``K`` makes the total at most
+   :math:`2^{58}`;
 3. the draw is an integer inverse CDF: a uniform integer :math:`T` in
    :math:`[C_{n-i}, C_{2n-i+1})` of the cumulative table :math:`C` (Lemire's exact bounded
-   integer; a rejection happens with probability below :math:`2^{-12}`), then the entry
+   integer; a rejection happens with probability below :math:`2^{-6}`, whatever ``q``), then
+   the entry
    with :math:`C_k \le T < C_{k+1}` by a branch-free binary search whose number of steps
    depends on the table size only. No floating-point operation decides a draw, no rejection
    depends on ``q``, and the released double :math:`(k_l + j)2^e` is exact.
@@ -37,8 +39,9 @@ computes, from the very table the sampler reads,
 
 exactly over all ``i`` and ``j`` (a sliding-window maximum; the other direction is the
 mirror image, since the table is symmetric bit for bit), plus :math:`2^{-40}`, which bounds
-every rounding of its evaluation (the weights are integers below :math:`2^{53}`, so their
-conversion is exact; ``log`` errs by at most one ulp; see ``_gd_shift_losses`` in
+every rounding of its evaluation (the weights are integers below :math:`2^{58}`, rounded to
+double with a relative error of at most :math:`2^{-53}`; ``log`` errs by at most one ulp;
+see ``_gd_shift_losses`` in
 ``_core_exact.pxi`` for the proof). The univariate loss is :math:`\max_\delta \lambda_\delta`.
 For the multivariate Gaussian the law is the product of per-coordinate laws; a neighbour at
 :math:`\ell_2` distance :math:`\le\Delta Q` shifts coordinate ``c`` by :math:`r_c` steps
@@ -55,9 +58,9 @@ whose table is certified :math:`\le` the target: :math:`\epsilon`, or for the La
 Only the returned table is used; its certificate does not rely on any monotonicity.
 
 Grid. :math:`\gamma` is the largest power of two :math:`\le \min(b, \Delta Q)/16` (b the
-continuous scale), refined until :math:`\Delta Q/\gamma` is an integer or at least 256 (so
-that rounding inflates the sensitivity by at most 0.4 %); for the multivariate Gaussian
-:math:`\gamma \le \Delta Q/(64\sqrt m)`. At most :math:`2^{22}` grid intervals (the grid is
+continuous scale) and :math:`\le (u - l)/1024`, refined until :math:`\Delta Q/\gamma` is an
+integer or at least 256 (so that rounding inflates the sensitivity by at most 0.4 %); for
+the multivariate Gaussian :math:`\gamma \le \Delta Q/(64\sqrt m)`. At most :math:`2^{22}` grid intervals (the grid is
 coarsened beyond, at a cost in noise stated by :attr:`ExactPlan.scale`).
 
 Departures from the papers. The scales are not those of [HABM20]_ Theorem 3.5 or of Chen and
@@ -94,11 +97,12 @@ MODES = ("exact", "continuous")
 GRID_STEPS = 16            # gamma <= min(scale, sensitivity) / 16
 SENS_STEPS = 256           # ... refined until sensitivity / gamma is an integer or >= 256
 MULTI_STEPS = 64           # multivariate: gamma <= sensitivity / (64 sqrt(m))
+WIDTH_STEPS = 1024         # gamma <= (upper - lower) / 1024
 MAX_INTERVALS = 1 << 22    # n: grid intervals in [l, u] (table memory: 16 (n + 1) bytes)
 MAX_PAIRS = 1 << 28        # n * d_k: work of the certificate
 MAX_INDEX = 1 << 53        # |grid index|: (k_l + j) * gamma is then an exact double
 FLOOR_BITS = 12            # F = 2^12
-TOTAL_BITS = 52            # table total <= 2^52
+TOTAL_BITS = 58            # table total <= 2^58 (a bounded-integer rejection < 2^-6)
 MIN_PEAK_BITS = 32         # 2^K >= 2^32: peak / F >= 2^20
 REL_TOL = 1e-7             # bisection width of the calibrated scale
 
@@ -252,7 +256,7 @@ def _table(fam: int, u: float, n: int) -> tuple[np.ndarray, int]:
     k = _kexp(fam, u, n)
     cum = _core.gd_table(fam, u, n, k, 1 << FLOOR_BITS)
     if int(cum[-1]) > (1 << TOTAL_BITS):  # pragma: no cover - guaranteed by _kexp
-        raise RuntimeError("grid law: table total exceeds 2^52")
+        raise RuntimeError("grid law: table total exceeds 2^58")
     cum.setflags(write=False)
     return cum, k
 
@@ -266,6 +270,9 @@ def _choose_grid(scale: float, dq: float, lo: float, hi: float, dim: int | None,
         base = min(scale, dq_eff) / GRID_STEPS
     else:
         base = min(scale / GRID_STEPS, dq / (MULTI_STEPS * math.sqrt(dim)))
+    # at least WIDTH_STEPS intervals: a nearly flat law on n + 1 points has variance
+    # (1 + 2/n) times the continuous one
+    base = min(base, width / WIDTH_STEPS)
     if not (base > 0 and math.isfinite(base)):
         raise ValueError("grid law: the scale and sensitivity give no usable grid "
                          f"(scale {scale!r}, sensitivity {dq!r}); pass mode='continuous'")
