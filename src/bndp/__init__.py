@@ -22,7 +22,7 @@ from .mechanisms import StochasticSign
 from .mechanisms import TruncatedGaussian
 from .verify import audit, verify  # the function shadows the submodule name on purpose
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 
 def __getattr__(name: str):

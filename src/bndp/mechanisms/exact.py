@@ -65,9 +65,13 @@ coarsened beyond, at a cost in noise stated by :attr:`ExactPlan.scale`).
 
 Departures from the papers. The scales are not those of [HABM20]_ Theorem 3.5 or of Chen and
 Hale's sufficient condition: they are calibrated on the certificate of the discrete law
-actually sampled. The Laplace scale comes out within a fraction of a percent of
-:math:`b^*`; the Gaussian one is usually smaller than the continuous :math:`\sigma^*`,
-whose condition is sufficient, not tight.
+actually sampled. The Laplace scale comes out slightly below :math:`b^*`. The Gaussian
+one is smaller than the continuous :math:`\sigma^*`, whose condition is sufficient, not
+tight; on ranges much wider than the scale it is also below the tightest continuous
+calibration, because the weight floor ``F`` caps the likelihood ratio in the far tail
+(where the bounded Gaussian's loss grows with the distance): the released law is the
+bounded discrete Gaussian mixed with a uniform law of mass at most :math:`2^{-32}(n+1)`, and
+the certificate covers exactly that mixture.
 
 .. [Mir12] I. Mironov. "On Significance of the Least Significant Bits for Differential
    Privacy". ACM CCS 2012.
