@@ -481,8 +481,7 @@ class ProductPlan:
 @lru_cache(maxsize=64)
 def _plan_product(target: float, hint: float, dq: float, los: tuple, his: tuple) -> ProductPlan:
     m = len(los)
-    grids = [_choose_grid(hint, dq, lo, hi, m, GAUSSIAN) for lo, hi in zip(los, his)]
-    e = max(g[0] for g in grids)
+    e = max(_choose_grid(hint, dq, lo, hi, m, GAUSSIAN)[0] for lo, hi in zip(los, his))
     grids = [_choose_grid_at(e, dq, lo, hi) for lo, hi in zip(los, his)]
     rr = Fraction(dq) / Fraction(2) ** e if e >= 0 else Fraction(dq) * Fraction(2) ** (-e)
     budget = math.floor(rr * rr)
