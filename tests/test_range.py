@@ -492,7 +492,7 @@ def test_outer_bounds_clip_but_gaps_raise():
     (dict(lower=1.0, upper=1.0), ValueError, "lower"),
     (dict(lower=inf), ValueError, "lower"),
     (dict(guarantee="approx"), ValueError, "guarantee"),
-    (dict(scale="adaptive"), ValueError, "scale"),
+    (dict(scale_rule="adaptive"), ValueError, "scale_rule"),
     (dict(scale_rule="distance_dependent"), ValueError, "single infinitely"),
     (dict(scale_rule="distance_dependent", lower=0.0, forbidden=[(1, 2)]), ValueError, "single"),
     (dict(epsilon=True), TypeError, "epsilon"),

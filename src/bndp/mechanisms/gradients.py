@@ -78,6 +78,11 @@ class _BoxGaussian(Mechanism):
         check_bounds(lo, hi)
         self._set(sigma=s, lower=_frozen(lo), upper=_frozen(hi))
 
+    @property
+    def scale(self) -> float:
+        """Alias of :attr:`sigma` (every mechanism's ``scale`` is its noise scale)."""
+        return self.sigma
+
     # shapes ---------------------------------------------------------------------------
     def _params(self, theta: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple]:
         th = _as_theta(theta)
@@ -314,6 +319,11 @@ class StochasticSign(Mechanism):
 
     def __init__(self, sigma: float) -> None:
         self._set(sigma=_check_sigma(sigma))
+
+    @property
+    def scale(self) -> float:
+        """Alias of :attr:`sigma` (every mechanism's ``scale`` is its noise scale)."""
+        return self.sigma
 
     def _params(self, theta: Any):
         th = _as_theta(theta)
