@@ -132,13 +132,17 @@ def as_float_array(x: Any, name: str) -> np.ndarray:
         raise TypeError(f"`{name}` must be a real number or an array of real numbers; got None")
     if isinstance(x, (bool, np.bool_)):
         raise TypeError(f"`{name}` must be a real number, not a bool; got {x!r}")
-    if isinstance(x, np.ma.MaskedArray):
+    tx = type(x)
+    if tx is np.ndarray or tx is float or tx is int:
+        pass  # the common cases: neither a masked array nor a table
+    elif isinstance(x, np.ma.MaskedArray):
         raise TypeError(
             f"`{name}` is a NumPy masked array: its mask would be ignored and the hidden "
             "values used. Masked arrays are accepted only as the values a sampler releases "
             "(masked entries are missing values, see nulls=); pass a plain array here"
         )
-    refuse_frame(x, name)
+    else:
+        refuse_frame(x, name)
     try:
         a = np.asarray(x)
     except Exception as exc:  # ragged nested sequences and the like
