@@ -85,7 +85,8 @@ def frame_kind(x: Any) -> str | None:
     """Describe ``x`` if it is a table (pandas/Polars/Dask/Spark DataFrame, Arrow Table or
     RecordBatch), else None."""
     for cls in type(x).__mro__:
-        what = _FRAMES.get((cls.__module__.partition(".")[0], cls.__name__))
+        mod = getattr(cls, "__module__", None) or ""
+        what = _FRAMES.get((mod.partition(".")[0], cls.__name__))
         if what is not None:
             return what
     return None
