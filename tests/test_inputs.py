@@ -78,6 +78,10 @@ def test_masked_array_without_masked_entries_stays_a_masked_array():
     out = bndp.sample(x, mechanism="laplace", epsilon=1, sensitivity=1, lower=0, upper=10,
                       rng=3, nulls="keep")
     assert isinstance(out, np.ma.MaskedArray)
+    # a masked scalar broadcast against per-row bounds: the mask follows the output's shape
+    out = bndp.sample(np.ma.array(5.0), mechanism="laplace", epsilon=1, sensitivity=1,
+                      lower=np.zeros(3), upper=10, rng=3)
+    assert isinstance(out, np.ma.MaskedArray) and out.shape == (3,) and not out.mask.any()
 
 
 def test_masked_array_elsewhere_is_a_type_error():

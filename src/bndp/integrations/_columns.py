@@ -98,7 +98,8 @@ class Column:
         out = np.asarray(out, dtype=np.float64)
         if self.kind == "masked":
             # masked entries were never sampled: their data is NaN, not the hidden value
-            return np.ma.MaskedArray(out, mask=np.ma.getmaskarray(self._src).copy())
+            mask = np.broadcast_to(np.ma.getmaskarray(self._src), out.shape).copy()
+            return np.ma.MaskedArray(out, mask=mask)
         if self.kind == "pandas":
             pd = sys.modules["pandas"]
             s = self._src
