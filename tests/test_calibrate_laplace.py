@@ -187,7 +187,7 @@ def test_bad_inputs(kwargs, exc, match):
 
 
 def test_mechanism_uses_calibrated_scale_and_is_immutable():
-    m = bndp.BoundedLaplace(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=10.0)
+    m = bndp.BoundedLaplace(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=10.0, mode="continuous")
     assert m.scale == bounded_laplace_scale(1.0, 1.0, 0.0, 10.0)
     with pytest.raises(AttributeError):
         m.epsilon = 0.1

@@ -19,6 +19,7 @@ from bndp import cli
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
+from ._helpers import grid_counts  # noqa: E402
 from .conftest import bndp_import_root  # noqa: E402
 
 SRC = bndp_import_root()  # where this run imports bndp from (src/ or site-packages)
@@ -96,6 +97,10 @@ def test_csv_released_column_in_bounds_other_cells_verbatim(tmp_path, capsys):
     assert [[r[0], r[2], r[3]] for r in got[1:]] == [[r[0], r[2], r[3]] for r in want[1:]]
     ages = np.array([float(r[1]) for r in got[1:]])
     assert ((ages >= 0) & (ages <= 120)).all()
+    # the default release is the grid law: the written values are grid points, read back
+    # exactly from their decimal form
+    plan = bndp.BoundedLaplace(float(PRIV[1]), float(PRIV[3]), 0.0, 120.0).exact_plan
+    grid_counts(plan, ages)
     # the cells that need no quoting are written bare, as the csv module does
     assert open(dst).read().splitlines()[2].startswith("2,") and ",Doe," in open(dst).read()
     # one-line summary with the calibrated scale; clipping reported

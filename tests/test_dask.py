@@ -7,6 +7,8 @@ import pytest
 
 import bndp
 
+from ._helpers import grid_counts
+
 pd = pytest.importorskip("pandas")
 dd = pytest.importorskip("dask.dataframe")
 import dask  # noqa: E402
@@ -53,16 +55,18 @@ def test_dask_privatize(ddf, scheduler, mechanism):
     assert ((age >= 0) & (age <= 120)).all()
     mech = (bndp.BoundedLaplace(1.0, 1.0, 0.0, 120.0) if mechanism == "laplace"
             else bndp.BoundedGaussian(1.0, 1.0, 0.0, 120.0))
+    grid_counts(mech.exact_plan, age)     # the default release: grid points only
     v = mech.variance(60.0)
     assert abs(age.mean() - mech.mean(60.0)) < 5 * np.sqrt(v / N)
     tol = 5 * v * np.sqrt((5.0 if mechanism == "laplace" else 2.0) / N)
     assert abs(age.var() - v) < tol
     # no repeated noise, within or across partitions
-    assert np.unique(age).size == N
+    # (the default grid law repeats values; what must not repeat is a stream: the ordered
+    # draws of two partitions agree only where independent draws on the grid would)
     heads = [age[i * (N // PARTS):i * (N // PARTS) + 50] for i in range(PARTS)]
     for i in range(PARTS):
         for j in range(i + 1, PARTS):
-            assert not np.intersect1d(heads[i], heads[j]).size
+            assert np.mean(heads[i] == heads[j]) < 0.5
 
 
 def test_dask_two_calls_are_distinct_tasks(ddf):
@@ -71,7 +75,7 @@ def test_dask_two_calls_are_distinct_tasks(ddf):
     b = bndp.dask.privatize(ddf, "age", **kw)
     # equal task names would make Dask merge them and release the same noise twice
     ra, rb = dask.compute(a, b, scheduler="threads")
-    assert not np.intersect1d(ra["age"].to_numpy(), rb["age"].to_numpy()).size
+    assert np.mean(ra["age"].to_numpy() == rb["age"].to_numpy()) < 0.5
 
 
 def test_dask_nulls_and_several_columns():

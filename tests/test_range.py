@@ -287,7 +287,7 @@ def test_metric_half_line_and_interval_need_2dF_over_eps():
 def test_dp_interval_without_gaps_is_bounded_laplace():
     m = ConstrainedLaplace(1.0, 1.0, lower=0.0, upper=10.0)
     assert m.sigma == pytest.approx(1.6115601044179806, rel=1e-11)
-    assert m.sigma == pytest.approx(bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0).scale, rel=1e-11)
+    assert m.sigma == pytest.approx(bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0, mode="continuous").scale, rel=1e-11)
     m = ConstrainedLaplace(0.1, 1.0, lower=0.0, upper=10.0)
     assert m.sigma == pytest.approx(18.772741302489432, rel=1e-11)
 

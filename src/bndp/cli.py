@@ -532,7 +532,12 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     out_dir = os.path.dirname(os.path.abspath(args.output))
     if not os.path.isdir(out_dir):
         raise CLIError(f"{args.output}: directory {out_dir} does not exist")
-    mech = _mech_from_args(args)
+    # the densities drawn are those of the continuous law; the default release is its
+    # floating-point-safe discretisation on a fine power-of-two grid
+    from .integrations._engine import build_mechanism
+
+    mech = build_mechanism(args.mechanism, args.epsilon, args.sensitivity, args.lower,
+                           args.upper, args.delta, mode="continuous")
     desc, ub_scale, _ = _unbounded(args)
     lo, hi = args.lower, args.upper
     vals = _values(args)

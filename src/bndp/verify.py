@@ -358,6 +358,9 @@ def privacy_profile(mechanism: Any, epsilon: Any) -> float:
         raise ValueError(f"`epsilon` must be finite and >= 0; got {eps!r}")
     from .mechanisms.laplace import BoundedLaplace
 
+    if isinstance(mechanism, BoundedLaplace) and mechanism.exact_plan is not None:
+        # a loss bound L gives P(A) - e^eps P'(A) <= P(A)(1 - e^(eps - L)) <= 1 - e^(eps - L)
+        return max(0.0, -math.expm1(eps - mechanism.privacy_loss()))
     if isinstance(mechanism, BoundedLaplace):
         return bounded_laplace_delta(mechanism.scale, eps, mechanism.sensitivity,
                                      mechanism.lower, mechanism.upper)
