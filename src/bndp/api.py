@@ -123,6 +123,7 @@ def _grid_rows(q: np.ndarray, lo: np.ndarray, hi: np.ndarray, epsilon: float,
     for g, (l, h) in enumerate(uniq):
         rows = order[start:ends[g]]
         start = ends[g]
-        mech = BoundedLaplace(epsilon, sensitivity, float(l), float(h), delta)
-        out[rows] = mech.exact_plan.sample(qb[rows], None, gen)
+        plan = BoundedLaplace(epsilon, sensitivity, float(l), float(h), delta).exact_plan
+        assert plan is not None  # mode "exact"
+        out[rows] = plan.sample(qb[rows], None, gen)
     return out.reshape(shape)
