@@ -6,6 +6,8 @@ calibration family; range-constraint mechanisms; bounded-support Gaussian mechan
 per-instance accounting for private training; exact privacy verification.
 """
 
+from typing import TYPE_CHECKING
+
 from . import accounting, calibrate, special
 from ._random import default_rng
 from .api import sample
@@ -20,7 +22,12 @@ from .mechanisms import Mechanism
 from .mechanisms import RectifiedGaussian
 from .mechanisms import StochasticSign
 from .mechanisms import TruncatedGaussian
-from .verify import audit, verify  # the function shadows the submodule name on purpose
+from .verify import audit
+
+if TYPE_CHECKING:  # checkers see the function: the documented use is bndp.verify(m)
+    from .verify import verify as verify
+else:  # the module itself, callable: bndp.verify(m) is bndp.verify.verify(m)
+    from . import verify
 
 __version__ = "0.2.0"
 

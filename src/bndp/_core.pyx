@@ -406,41 +406,64 @@ cdef void _tn_moments(const TNParams* p, double* mean, double* var) noexcept nog
 # sampled by the closed-form inverse CDF (one uniform, constant work: no timing channel).
 # a = (q - l)/b, c = (u - q)/b, mL = -expm1(-a)/2, mR = -expm1(-c)/2, C = mL + mR
 # (Lemma 3.2 in cancellation-free form). With s = U*C - mL:
-#   x = q + sign(s) * b * (-log(1 - 2|s|))   (log1p(-2|s|) when b > u - l).
+#   x = q + sign(s) * b * (-log(1 - 2|s|)).
+# The setup and the draw are the branch-free functions of _simd.h (bndp_bl_setup_one,
+# bndp_bl_draw), shared by the scalar calls here and the vectorised block loops, so both
+# give the same bits (tests/test_samplers.py). log(1 - 2|s|) keeps full relative precision
+# when |s| is tiny (b > u - l: the law is nearly uniform; the textbook
+# p = F(l) + U(F(u) - F(l)) is off by ~5e-8 at b = 1e9 on [0, 1]); far from q its relative
+# error is of the order of the uniform's own resolution, as for any inverse-CDF Laplace
+# sampler. One end may be infinite (a half-line).
 # ---------------------------------------------------------------------------------------
+
+cdef extern from "_simd.h":
+    double _expm1_nonpos "bndp_expm1_nonpos"(double x) noexcept nogil
+    double _log1m2t "bndp_log1m2t"(double t) noexcept nogil
+    void _bl_setup_one "bndp_bl_setup_one"(double q, double b, double lo, double hi,
+                                           double* mL, double* C) noexcept nogil
+    double _bl_draw "bndp_bl_draw"(double u, double q, double b, double lo, double hi,
+                                   double mL, double C) noexcept nogil
+    void _bl_setup_pass "bndp_bl_setup_pass"(
+        const double* q, const double* b, const double* lo, const double* hi, Py_ssize_t n,
+        double* mL, double* C) noexcept nogil
+    void _bl_setup_pass_q "bndp_bl_setup_pass_q"(
+        const double* q, double b, double lo, double hi, Py_ssize_t n, double* mL,
+        double* C) noexcept nogil
+    void _bl_draw_pass "bndp_bl_draw_pass"(
+        const double* u, double* out, Py_ssize_t n, const double* q, const double* b,
+        const double* lo, const double* hi, const double* mL, const double* C) noexcept nogil
+    void _bl_draw_pass_q "bndp_bl_draw_pass_q"(
+        const double* u, double* out, Py_ssize_t n, const double* q, double b, double lo,
+        double hi, const double* mL, const double* C) noexcept nogil
+    void _bl_draw_pass1 "bndp_bl_draw_pass1"(
+        const double* u, double* out, Py_ssize_t n, double q, double b, double lo, double hi,
+        double mL, double C) noexcept nogil
+
 
 cdef struct BLParams:
     double q, b, lo, hi, mL, C
-    int fine          # b > u - l: the law is nearly uniform, keep log1p near q
 
 
 cdef inline void _bl_setup(BLParams* p, double q, double b, double lo, double hi) noexcept nogil:
-    # mL = (1 - e^-a)/2, mR = (1 - e^-c)/2 (Lemma 3.2 as a sum of two non-negative terms)
     p.q = q
     p.b = b
     p.lo = lo
     p.hi = hi
-    p.mL = -0.5 * expm1(-(q - lo) / b)
-    p.C = p.mL - 0.5 * expm1(-(hi - q) / b)
-    p.fine = b > hi - lo
+    _bl_setup_one(q, b, lo, hi, &p.mL, &p.C)
 
 
 cdef inline double _bl_quantile(const BLParams* p, double u) noexcept nogil:
-    # s = U*C - mL is the parent-Laplace probability offset from q: the draw lies at distance
-    # -b*log(1 - 2|s|) from q, on the side of sign(s). When b <= u - l, forming 1 - 2|s|
-    # first costs at most b*2^-53 <= (u - l)*2^-53 in x, and far from q the relative error
-    # of 1 - 2|s| is of the order of the uniform's own resolution (2^-52/(1 - 2|s|)), as for
-    # any inverse-CDF Laplace sampler. When b > u - l the law is nearly uniform on [l, u]
-    # and |s| is tiny: log1p(-2|s|) keeps the digits (the textbook p = F(l) + U(F(u) - F(l))
-    # is off by ~5e-8 at b = 1e9 on [0, 1]). No branch on the side (a coin flip per draw).
-    cdef double s = u * p.C - p.mL
-    cdef double t = fabs(s)
-    cdef double lg
-    if p.fine:
-        lg = log1p(-2.0 * t)
-    else:
-        lg = log(1.0 - 2.0 * t)
-    return _clip(p.q + copysign(p.b * lg, s), p.lo, p.hi)
+    return _bl_draw(u, p.q, p.b, p.lo, p.hi, p.mL, p.C)
+
+
+cdef struct BLBlock:
+    double u[TN_BLOCK]
+    double q[TN_BLOCK]
+    double b[TN_BLOCK]
+    double lo[TN_BLOCK]
+    double hi[TN_BLOCK]
+    double mL[TN_BLOCK]
+    double C[TN_BLOCK]
 
 
 cdef inline double _bl_cdf(const BLParams* p, double x) noexcept nogil:
@@ -898,23 +921,43 @@ def bl_one(object gen, double q, double b, double lo, double hi):
 
 
 def bl_fill(object gen, double q, double b, double lo, double hi, double[::1] out):
+    # one setup, then blocks: the uniforms of a block, then its draws in one vectorised pass
     cdef BLParams p
+    cdef double u[TN_BLOCK]
     bit_gen = gen.bit_generator
     cdef bitgen_t* bg = _borrow(bit_gen)
-    cdef Py_ssize_t i, n = out.shape[0]
+    cdef Py_ssize_t i, k, m, n = out.shape[0]
     _bl_setup(&p, q, b, lo, hi)
     with bit_gen.lock, nogil:
-        for i in range(n):
-            out[i] = _bl_quantile(&p, _u_open(bg))
+        i = 0
+        while i < n:
+            m = n - i
+            if m > TN_BLOCK:
+                m = TN_BLOCK
+            for k in range(m):
+                u[k] = _u_open(bg)
+            _bl_draw_pass1(u, &out[i], m, q, b, lo, hi, p.mL, p.C)
+            i += m
 
 
 def bl_fill_rows(object gen, const double[:, :] q, const double[:, :] b,
                  const double[:, :] lo, const double[:, :] hi, double[:, ::1] out):
-    # blocked like tn_fill_rows: setups of a block, then its draws in stream order
-    cdef BLParams blk[TN_BLOCK]
+    # blocks of TN_BLOCK rows: the vectorised setup pass (_simd.h), the block's uniforms in
+    # stream order, then the vectorised draw pass; the same bits as bl_one row by row. With
+    # one scale and one pair of bounds (stride-0 views, the common per-row-values case) only
+    # the true values are gathered.
+    cdef BLBlock blk
     bit_gen = gen.bit_generator
     cdef bitgen_t* bg = _borrow(bit_gen)
     cdef Py_ssize_t i, j, k, m, n0 = out.shape[0], n1 = out.shape[1]
+    cdef bint same = (b.strides[0] == 0 and b.strides[1] == 0 and lo.strides[0] == 0
+                      and lo.strides[1] == 0 and hi.strides[0] == 0 and hi.strides[1] == 0)
+    cdef bint qrow = q.strides[1] == sizeof(double)
+    cdef double b0 = 0.0, lo0 = 0.0, hi0 = 0.0
+    if same and n0 > 0 and n1 > 0:
+        b0 = b[0, 0]
+        lo0 = lo[0, 0]
+        hi0 = hi[0, 0]
     with bit_gen.lock, nogil:
         for i in range(n0):
             j = 0
@@ -922,10 +965,32 @@ def bl_fill_rows(object gen, const double[:, :] q, const double[:, :] b,
                 m = n1 - j
                 if m > TN_BLOCK:
                     m = TN_BLOCK
-                for k in range(m):
-                    _bl_setup(&blk[k], q[i, j + k], b[i, j + k], lo[i, j + k], hi[i, j + k])
-                for k in range(m):
-                    out[i, j + k] = _bl_quantile(&blk[k], _u_open(bg))
+                if same:
+                    if qrow:
+                        _bl_setup_pass_q(&q[i, j], b0, lo0, hi0, m, blk.mL, blk.C)
+                        for k in range(m):
+                            blk.u[k] = _u_open(bg)
+                        _bl_draw_pass_q(blk.u, &out[i, j], m, &q[i, j], b0, lo0, hi0,
+                                        blk.mL, blk.C)
+                    else:
+                        for k in range(m):
+                            blk.q[k] = q[i, j + k]
+                        _bl_setup_pass_q(blk.q, b0, lo0, hi0, m, blk.mL, blk.C)
+                        for k in range(m):
+                            blk.u[k] = _u_open(bg)
+                        _bl_draw_pass_q(blk.u, &out[i, j], m, blk.q, b0, lo0, hi0,
+                                        blk.mL, blk.C)
+                else:
+                    for k in range(m):
+                        blk.q[k] = q[i, j + k]
+                        blk.b[k] = b[i, j + k]
+                        blk.lo[k] = lo[i, j + k]
+                        blk.hi[k] = hi[i, j + k]
+                    _bl_setup_pass(blk.q, blk.b, blk.lo, blk.hi, m, blk.mL, blk.C)
+                    for k in range(m):
+                        blk.u[k] = _u_open(bg)
+                    _bl_draw_pass(blk.u, &out[i, j], m, blk.q, blk.b, blk.lo, blk.hi,
+                                  blk.mL, blk.C)
                 j += m
 
 
@@ -965,6 +1030,16 @@ def bl_scale_array(const double[:] eps, const double[:] delta, const double[:] d
     with nogil:
         for i in range(n):
             out[i] = _bl_scale(eps[i], delta[i], dq[i], lo[i], hi[i])
+
+
+def expm1_nonpos_fast(double x):
+    """expm1(x) for x <= 0, the branch-free version of _simd.h (exposed for tests)."""
+    return _expm1_nonpos(x)
+
+
+def log1m2t_fast(double t):
+    """log(1 - 2t) for 0 <= t <= 1/2, the branch-free version of _simd.h (for tests)."""
+    return _log1m2t(t)
 
 
 def bl_log_dc(double b, double dq, double w):

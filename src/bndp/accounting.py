@@ -69,13 +69,13 @@ def _mech_code(mechanism: Any) -> int:
     )
 
 
-def _check_alpha(alpha: Any) -> np.ndarray:
-    a = as_float_array(alpha, "alpha")
+def _check_alpha(alpha: Any, name: str = "alpha") -> np.ndarray:
+    a = as_float_array(alpha, name)
     bad = ~(np.isfinite(a) & (a > 1.0))
     if bad.any():
         v = float(a) if a.ndim == 0 else float(a[tuple(np.argwhere(bad)[0])])
         raise ValueError(
-            f"`alpha` must be finite and > 1 (alpha = 1, the KL divergence, is not covered "
+            f"`{name}` must be finite and > 1 (alpha = 1, the KL divergence, is not covered "
             f"by the closed forms); got {v!r}"
         )
     return a
@@ -87,20 +87,21 @@ def _check_mode(mode: str) -> int:
     return _MODE_CODE[mode]
 
 
-def _theta(theta: Any) -> np.ndarray:
-    th = as_float_array(theta, "theta")
-    check_finite(th, "theta")
+def _theta(theta: Any, name: str = "theta") -> np.ndarray:
+    th = as_float_array(theta, name)
+    check_finite(th, name)
     return th
 
 
-def _broadcast(mech: Any, th: np.ndarray, extra: Sequence[np.ndarray] = ()):
+def _broadcast(mech: Any, th: np.ndarray, extra: Sequence[np.ndarray] = (),
+               name: str = "theta"):
     lo = np.asarray(mech.lower, dtype=np.float64)
     hi = np.asarray(mech.upper, dtype=np.float64)
     try:
         shape = np.broadcast_shapes(th.shape, lo.shape, hi.shape, *(e.shape for e in extra))
     except ValueError:
         raise ValueError(
-            f"`theta` of shape {th.shape} does not broadcast with the bounds "
+            f"`{name}` of shape {th.shape} does not broadcast with the bounds "
             f"{np.broadcast_shapes(lo.shape, hi.shape)} and `sensitivity` "
             f"{[e.shape for e in extra]}"
         ) from None
@@ -309,6 +310,13 @@ def gaussian_rdp(sigma: Any, sensitivity: Any, alpha: Any, dim: int = 1):
         Finite and > 1.
     dim : int
         Number of coordinates (>= 1) when ``sensitivity`` is a scalar.
+
+    Returns
+    -------
+    float or ndarray
+        Shaped like ``alpha``. Computed in units of :math:`\sigma` (no overflow for any
+        finite inputs): ``inf`` only when the RDP exceeds the float range, and never 0 (a
+        value below the smallest positive double is reported as that double).
     """
     s = as_float_array(sigma, "sigma")
     check_positive(s, "sigma")
@@ -319,9 +327,17 @@ def gaussian_rdp(sigma: Any, sensitivity: Any, alpha: Any, dim: int = 1):
     al = _check_alpha(alpha)
     if isinstance(dim, (bool, np.bool_)) or not isinstance(dim, (int, np.integer)) or dim < 1:
         raise ValueError(f"`dim` must be an int >= 1; got {dim!r}")
-    c2 = float(np.sum(c * c)) if c.ndim else float(c) ** 2 * int(dim)
-    out = al * c2 / (2.0 * float(s) ** 2)
+    # in units of sigma, so that no intermediate overflows for a huge sigma or sensitivity;
+    # an RDP above the float range is inf, and one that underflows (sigma up to 1e308) is
+    # reported as the smallest positive double, an upper bound on the exact positive value
+    r = c / float(s)
+    with np.errstate(over="ignore", under="ignore"):
+        r2 = np.sum(r * r) if c.ndim else np.float64(r * r) * int(dim)
+        out = np.maximum(al * (0.5 * r2), _TINY)
     return float(out) if al.ndim == 0 else out
+
+
+_TINY = float(np.nextafter(0.0, 1.0))
 
 
 def rdp_to_dp(rdp_curve: Any, alphas: Any, delta: float, *, return_alpha: bool = False):
@@ -352,7 +368,7 @@ def rdp_to_dp(rdp_curve: Any, alphas: Any, delta: float, *, return_alpha: bool =
     figures use; this is the classical one (tighter conversions exist).
     """
     r = as_float_array(rdp_curve, "rdp_curve")
-    al = _check_alpha(alphas)
+    al = _check_alpha(alphas, "alphas")
     if r.shape != al.shape:
         raise ValueError(f"`rdp_curve` and `alphas` must have the same shape; got {r.shape} "
                          f"and {al.shape}")
@@ -421,7 +437,7 @@ class PerInstanceAccountant:
             )
         c = as_float_array(sensitivity, "sensitivity")
         check_positive(c, "sensitivity")
-        al = _check_alpha(DEFAULT_ALPHAS if alphas is None else alphas)
+        al = _check_alpha(DEFAULT_ALPHAS if alphas is None else alphas, "alphas")
         if al.ndim != 1 or al.size == 0:
             raise ValueError("`alphas` must be a non-empty 1-D sequence")
         self.mechanism = mechanism
@@ -472,7 +488,8 @@ class PerInstanceAccountant:
         ndarray
             This step's RDP curve at :attr:`alphas`.
         """
-        g = _theta(summed_gradient)
+        g = _theta(summed_gradient, "summed_gradient")
+        _broadcast(self.mechanism, g, (np.asarray(self.sensitivity),), "summed_gradient")
         r = np.atleast_1d(per_instance_rdp(self.mechanism, g, self.sensitivity, self.alphas,
                                            self.mode))
         eta2 = None

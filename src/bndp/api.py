@@ -10,7 +10,7 @@ from . import _core, _dispatch
 from ._random import RNGLike, as_generator
 from ._validation import apply_domain, as_float_array, check_bounds, fast_real
 from .calibrate import bounded_laplace_scale
-from .integrations._columns import columnar
+from .integrations._columns import Nulls, columnar
 from .mechanisms import BoundedGaussian, BoundedLaplace
 from .mechanisms.exact import check_mode
 
@@ -22,14 +22,15 @@ MECHANISMS = ("laplace", "gaussian")
 @columnar
 def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lower: Any,
            upper: Any, delta: float = 0.0, rng: RNGLike = None, on_outside: str = "clip",
-           workers: int = 1, mode: str | None = "exact"):
+           workers: int = 1, mode: str | None = "exact", nulls: Nulls = "raise"):
     r"""Privatise a column of bounded values in one call.
 
     Parameters
     ----------
-    value : float or array_like
+    value : float, array_like, pandas Series, pyarrow (Chunked)Array or masked array
         True values (any shape). Values outside ``[lower, upper]`` are clipped into it
-        (1-Lipschitz, so the guarantee holds) unless ``on_outside="raise"``.
+        (1-Lipschitz, so the guarantee holds) unless ``on_outside="raise"``. A table
+        (DataFrame, Arrow Table) is refused: privatize one column, or use the frame API.
     mechanism : {"laplace", "gaussian"}
         ``"laplace"``: :class:`bndp.BoundedLaplace` (:math:`(\epsilon, \delta)`, pure for
         ``delta = 0``). ``"gaussian"``: :class:`bndp.BoundedGaussian` (pure
@@ -56,11 +57,15 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
         (explicit opt-in; attackable when the raw outputs are published). With per-row
         Laplace bounds the grid law is planned once per distinct ``(lower, upper)`` pair
         (at most 4096 distinct pairs).
+    nulls : {"raise", "keep"}, default "raise"
+        Missing values (NaN, None, pd.NA, Arrow nulls, masked entries): ``"raise"`` refuses
+        them with an error naming the first position; ``"keep"`` leaves them missing in the
+        result (no noise is drawn for them).
 
     Returns
     -------
-    float or ndarray of float64
-        Same shape as ``value`` (a float for a scalar).
+    float, ndarray of float64, Series, pyarrow array or masked array
+        Same shape as ``value`` (a float for a scalar), of the kind of ``value``.
     """
     if not isinstance(mechanism, str) or mechanism not in MECHANISMS:
         raise ValueError(f"`mechanism` must be one of {MECHANISMS}; got {mechanism!r}")

@@ -8,6 +8,10 @@ from the densities, not from samples. :func:`bounded_gaussian_loss` and
 :func:`bounded_gaussian_tight_sigma` is the smallest :math:`\sigma` whose certified loss is
 at most :math:`\epsilon`. :func:`audit` is an independent, sample-based check that can fail.
 
+The module is callable: ``bndp.verify(m)`` is :func:`verify` (``bndp.verify`` is this
+module, so ``import bndp.verify``, ``bndp.verify.privacy_profile(m, eps)`` and
+``from bndp.verify import verify`` all work, and nothing shadows anything).
+
 References
 ----------
 .. [CH24] B. Chen, M. Hale. "The Bounded Gaussian Mechanism for Differential Privacy".
@@ -23,6 +27,8 @@ References
 from __future__ import annotations
 
 import math
+import sys
+import types
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
@@ -564,3 +570,14 @@ def audit(sampler_q: Callable, sampler_q_prime: Callable, epsilon: float, *,
                        violation=bool(best > eps),
                        event=(float(ev_lo[i]), float(ev_hi[i]), direction),
                        counts=(a, b), n=n, alpha=al)
+
+
+class _CallableModule(types.ModuleType):
+    """Type of this module: calling it calls :func:`verify`, so that ``bndp.verify(m)``
+    works while ``bndp.verify`` stays the module (no function shadowing the submodule)."""
+
+    def __call__(self, mechanism: Any) -> float:
+        return verify(mechanism)
+
+
+sys.modules[__name__].__class__ = _CallableModule

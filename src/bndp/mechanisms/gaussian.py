@@ -20,7 +20,7 @@ from ..calibrate import bounded_gaussian_sigma
 from ..distributions import truncnorm_eval
 from ..verify import bounded_gaussian_loss, bounded_gaussian_tight_sigma
 from . import exact
-from ..integrations._columns import columnar
+from ..integrations._columns import Nulls, columnar
 from ._base import Mechanism
 
 __all__ = ["BoundedGaussian"]
@@ -174,12 +174,33 @@ class BoundedGaussian(Mechanism):
     # sampling ------------------------------------------------------------------------
     @columnar
     def sample(self, value: Any, size: Any = None, rng: RNGLike = None,
-               on_outside: str = "clip", workers: int = 1):
+               on_outside: str = "clip", workers: int = 1, *, nulls: Nulls = "raise"):
         """Release ``value``: one independent draw per element (per row of m coordinates in
         the multivariate case).
 
-        ``size`` follows NumPy: for the univariate mechanism it is the output shape; for the
-        multivariate one it is the batch shape and the output has shape ``size + (m,)``.
+        Parameters
+        ----------
+        value : float, array_like, pandas Series, pyarrow (Chunked)Array or masked array
+            True values (trailing dimension m when multivariate); clipped into the box
+            unless ``on_outside="raise"``.
+        size : None, int or tuple of int
+            Follows NumPy: for the univariate mechanism the output shape; for the
+            multivariate one the batch shape (the output has shape ``size + (m,)``).
+        rng : None, int, SeedSequence, BitGenerator or Generator
+            Source of randomness; ``None`` is the secure default.
+        on_outside : {"clip", "raise"}
+        workers : int, default 1
+            Threads for large arrays (``-1``: every CPU), each on its own child stream.
+        nulls : {"raise", "keep"}, default "raise"
+            Missing values (NaN, None, pd.NA, Arrow nulls, masked entries): ``"raise"``
+            refuses them; ``"keep"`` leaves them missing in the result, drawing no noise
+            for them (univariate only).
+
+        Returns
+        -------
+        float, ndarray, Series, pyarrow array or masked array
+            A float for a scalar ``value`` without ``size``, else float64 values of the
+            kind of ``value``.
         """
         q = self._value(value, on_outside)
         gen = as_generator(rng)

@@ -20,19 +20,24 @@ from .._validation import as_probability, fast_real
 from ..calibrate import bounded_laplace_scale
 from ..distributions import bounded_laplace_eval
 from . import exact
-from ..integrations._columns import columnar
+from ..integrations._columns import Nulls, columnar
 from ._base import Mechanism
 
 __all__ = ["BoundedLaplace"]
 
 
-def _finite_bounds(lower: Any, upper: Any) -> tuple[float, float]:
+def _bounds(lower: Any, upper: Any) -> tuple[float, float]:
+    """An interval or a half-line: ``lower`` finite or -inf, ``upper`` finite or +inf, not
+    both infinite, ``lower < upper``."""
     lo = fast_real(lower, "lower")
     hi = fast_real(upper, "upper")
-    if not math.isfinite(lo):
-        raise ValueError(f"`lower` must be finite for a mechanism; got {lo!r}")
-    if not math.isfinite(hi):
-        raise ValueError(f"`upper` must be finite for a mechanism; got {hi!r}")
+    if math.isnan(lo) or lo == math.inf:
+        raise ValueError(f"`lower` must be finite or -inf; got {lo!r}")
+    if math.isnan(hi) or hi == -math.inf:
+        raise ValueError(f"`upper` must be finite or +inf; got {hi!r}")
+    if math.isinf(lo) and math.isinf(hi):
+        raise ValueError("`lower` and `upper` cannot both be infinite: for noise on the whole "
+                         "line use bndp.Laplace")
     if not lo < hi:
         raise ValueError(f"`lower` must be < `upper`; got lower = {lo!r}, upper = {hi!r}")
     return lo, hi
@@ -60,7 +65,12 @@ class BoundedLaplace(Mechanism):
         :math:`\Delta Q`, finite and > 0 (values above ``upper - lower`` act as
         ``upper - lower``).
     lower, upper : float
-        Finite output domain, ``lower < upper``.
+        Output domain, ``lower < upper``: an interval, or a half-line with ``lower = -inf``
+        or ``upper = inf`` (e.g. counts on :math:`[0, \infty)`; ``mode="continuous"``
+        only), where the density is :math:`e^{-|x-q|/b}/(2bC_q)` on the half-line with
+        :math:`C_q = 1 - \tfrac12 e^{-(q-l)/b}` and the calibrated scale is
+        :math:`b^* = \Delta Q/\ln((1 + e^{L})/2)`, :math:`L = \epsilon - \ln(1-\delta)`
+        (the :math:`u \to \infty` limit of [HABM20]_, Thm 3.5).
     delta : float, default 0
         In :math:`[0, 1)`. For ``delta = 0`` the mechanism is :math:`\epsilon`-DP and the
         calibrated scale is the smallest that is.
@@ -119,7 +129,11 @@ class BoundedLaplace(Mechanism):
         eps = fast_real(epsilon, "epsilon")
         dq = fast_real(sensitivity, "sensitivity")
         dl = fast_real(delta, "delta")
-        lo, hi = _finite_bounds(lower, upper)
+        lo, hi = _bounds(lower, upper)
+        if mode != "continuous" and math.isinf(hi - lo):
+            raise ValueError(
+                f"a half-line domain (lower = {lo!r}, upper = {hi!r}) is supported with "
+                f"mode='continuous' only; got mode={mode!r}: pass mode='continuous'")
         scale = bounded_laplace_scale(eps, dq, lo, hi, dl)  # validates epsilon, delta, dq
         plan = None
         if mode == "exact":
@@ -131,11 +145,30 @@ class BoundedLaplace(Mechanism):
     # sampling ------------------------------------------------------------------------
     @columnar
     def sample(self, value: Any, size: Any = None, rng: RNGLike = None,
-               on_outside: str = "clip", workers: int = 1):
+               on_outside: str = "clip", workers: int = 1, *, nulls: Nulls = "raise"):
         """Release ``value`` (scalar or array; one independent draw per element).
 
-        ``size`` follows NumPy: the output shape, to which ``value`` must broadcast. Returns
-        a float for a scalar ``value`` without ``size``, else a float64 array.
+        Parameters
+        ----------
+        value : float, array_like, pandas Series, pyarrow (Chunked)Array or masked array
+            True values; clipped into ``[lower, upper]`` unless ``on_outside="raise"``.
+        size : None, int or tuple of int
+            Follows NumPy: the output shape, to which ``value`` must broadcast.
+        rng : None, int, SeedSequence, BitGenerator or Generator
+            Source of randomness; ``None`` is the secure default.
+        on_outside : {"clip", "raise"}
+        workers : int, default 1
+            Threads for large arrays (``-1``: every CPU), each on its own child stream.
+        nulls : {"raise", "keep"}, default "raise"
+            Missing values (NaN, None, pd.NA, Arrow nulls, masked entries): ``"raise"``
+            refuses them; ``"keep"`` leaves them missing in the result, drawing no noise
+            for them.
+
+        Returns
+        -------
+        float, ndarray, Series, pyarrow array or masked array
+            A float for a scalar ``value`` without ``size``, else float64 values of the
+            kind of ``value`` (see :mod:`bndp.integrations._columns`).
         """
         q = self._value(value, on_outside)
         gen = as_generator(rng)
