@@ -1,0 +1,130 @@
+"""Extreme but valid parameters (issue 14): a calibration either returns a finite, positive
+scale whose certified loss is <= epsilon (samples finite and in bounds), or raises a
+ValueError naming the argument and the representable range. Never NaN, inf or 0."""
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import bndp
+from bndp import cli
+from bndp.calibrate import bounded_gaussian_sigma, bounded_laplace_scale
+from bndp.verify import bounded_gaussian_loss, bounded_laplace_loss
+
+
+# ---------------------------------------------------------------------------------------
+# Bounded Laplace
+# ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("eps, dq, name", [
+    (1e-320, 1.0, "epsilon"),        # was NaN
+    (1e308, 1.0, "sensitivity"),      # was inf
+    (1e300, 1e-300, "sensitivity"),   # was 0
+])
+def test_bounded_laplace_unrepresentable_scale_is_refused(eps, dq, name):
+    with pytest.raises(ValueError, match=f"`epsilon`.*{'' if name == 'epsilon' else '`sensitivity`'}"
+                       ".*(range|at least)"):
+        bounded_laplace_scale(eps, dq, 0.0, 10.0)
+    with pytest.raises(ValueError, match="`epsilon`"):
+        bounded_laplace_scale(np.array([1.0, eps]), dq, 0.0, 10.0)      # array path too
+    with pytest.raises(ValueError, match="`epsilon`"):
+        bndp.BoundedLaplace(eps, dq, 0.0, 10.0, mode="continuous")
+
+
+@pytest.mark.parametrize("eps, dq, lo, hi", [
+    (1e-300, 1e-10, 0.0, 10.0),
+    (1e-290, 1.0, 0.0, 1e300),
+    (1e280, 1.0, 0.0, 10.0),
+    (1e10, 1e-280, -1e-270, 1e-270),
+    (1.0, 1e-300, 0.0, 1e-290),
+])
+def test_bounded_laplace_extreme_but_representable(eps, dq, lo, hi):
+    m = bndp.BoundedLaplace(eps, dq, lo, hi, mode="continuous")
+    assert math.isfinite(m.scale) and m.scale > 0
+    assert m.privacy_loss() <= eps * (1 + 1e-12)
+    assert bounded_laplace_loss(m.scale, dq, lo, hi) <= eps * (1 + 1e-12)
+    x = m.sample(np.array([lo, 0.5 * lo + 0.5 * hi, hi]), rng=0)
+    assert np.isfinite(x).all() and (x >= lo).all() and (x <= hi).all()
+
+
+def test_cli_calibrate_refuses_epsilon_1e_320(capsys):
+    code = cli.main(["calibrate", "--epsilon", "1e-320", "--sensitivity", "1",
+                     "--lower", "0", "--upper", "10"])
+    out, err = capsys.readouterr()
+    assert code != 0
+    assert "nan" not in out.lower()
+    assert "epsilon" in err
+
+
+def test_cli_privatize_refuses_epsilon_1e_320(tmp_path, capsys):
+    src = tmp_path / "in.csv"
+    src.write_text("x\n1\n2\n")
+    dst = tmp_path / "out.csv"
+    for mech in ("laplace", "gaussian"):
+        code = cli.main(["privatize", str(src), "-o", str(dst), "--column", "x",
+                         "--mechanism", mech, "--epsilon", "1e-320", "--sensitivity", "1",
+                         "--lower", "0", "--upper", "10"])
+        err = capsys.readouterr().err
+        assert code != 0
+        assert "epsilon" in err
+        assert not dst.exists()
+
+
+# ---------------------------------------------------------------------------------------
+# Bounded Gaussian
+# ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dq, lo, hi", [
+    (1e160, 0.0, 10.0),                    # sensitivity >= 1e160: NaN sigma before
+    (1e200, 0.0, 1.0),
+    (1.0, 0.0, 1e160),                     # upper >= 1e160: NaN sigma before
+    (1.0, -1e300, 1e300),
+    (1e-20, [0.0, 0.0], [1.0, 1.0]),       # m >= 2, dq/w <= 1e-20: NaN sigma before
+    (1e-25, [0.0] * 3, [1.0, 2.0, 3.0]),
+    (1e-300, [0.0, 0.0], [1.0, 1.0]),      # verify was 1.406 (m = 2)
+    (1e-300, [0.0] * 5, [1.0] * 5),        # verify was 2.236 (m = 5)
+    (1e160, [0.0, 0.0], [1.0, 1.0]),
+    (1.0, [0.0, 0.0], [1e160, 1e160]),
+])
+def test_bounded_gaussian_extreme_but_representable(dq, lo, hi):
+    eps = 1.0
+    for calibration in ("paper", "tight"):
+        m = bndp.BoundedGaussian(eps, dq, lo, hi, calibration=calibration, mode="continuous")
+        assert math.isfinite(m.sigma) and m.sigma > 0
+        loss = bounded_gaussian_loss(m.sigma, dq, lo, hi)
+        assert 0 <= loss <= eps
+        q = np.asarray(lo, dtype=float)
+        x = m.sample(q, size=(50,) if m.dim is None else (50,), rng=1)
+        lo_a, hi_a = np.asarray(lo, float), np.asarray(hi, float)
+        assert np.isfinite(x).all() and (x >= lo_a).all() and (x <= hi_a).all()
+    # the paper's sigma is homogeneous: scaling (dq, bounds) by 2**k scales sigma by 2**k
+    # exactly (the computation is done in units of a power of two)
+    s1 = bounded_gaussian_sigma(eps, dq, lo, hi)
+    s2 = bounded_gaussian_sigma(eps, dq * 2.0 ** 20, np.asarray(lo, float) * 2.0 ** 20,
+                                np.asarray(hi, float) * 2.0 ** 20)
+    assert s2 == s1 * 2.0 ** 20
+
+
+def test_bounded_gaussian_multivariate_tiny_sensitivity_is_tight():
+    # at dq/w -> 0 the paper's condition tends to (W dq)/sigma^2 <= eps and the exact loss
+    # to dq W / sigma^2: the certified loss must approach eps from below, not sqrt(m) eps
+    for m in (2, 5):
+        mech = bndp.BoundedGaussian(1.0, 1e-300, [0.0] * m, [1.0] * m, mode="continuous")
+        assert mech.sigma ** 2 == pytest.approx(math.sqrt(m) * 1e-300, rel=1e-12)
+        loss = mech.privacy_loss()
+        assert 1 - 1e-12 < loss <= 1.0
+
+
+@pytest.mark.parametrize("eps, dq, lo, hi, name", [
+    (1e-320, 1.0, 0.0, 10.0, "epsilon"),
+    (1e308, 1.0, 0.0, 10.0, "epsilon"),
+    (1.0, 1e-310, 0.0, 10.0, "sensitivity"),
+    (1.0, 1e300, 0.0, 1e-300, "sensitivity"),
+])
+def test_bounded_gaussian_unrepresentable_is_refused(eps, dq, lo, hi, name):
+    with pytest.raises(ValueError, match=f"`{name}`.*(range|2\\*\\*1000)"):
+        bounded_gaussian_sigma(eps, dq, lo, hi)
+    with pytest.raises(ValueError, match=f"`{name}`"):
+        bounded_gaussian_sigma(np.array([1.0, eps]), dq, lo, hi)
