@@ -128,3 +128,41 @@ def test_bounded_gaussian_unrepresentable_is_refused(eps, dq, lo, hi, name):
         bounded_gaussian_sigma(eps, dq, lo, hi)
     with pytest.raises(ValueError, match=f"`{name}`"):
         bounded_gaussian_sigma(np.array([1.0, eps]), dq, lo, hi)
+
+
+# ---------------------------------------------------------------------------------------
+# Constrained (truncated and normalised) Laplace
+# ---------------------------------------------------------------------------------------
+
+# [0, w] with w >> dF is a half-line for all practical purposes: sigma* tends to
+# dF/ln((e^eps + 1)/2) = 1.6126053959... (eps = 1). It grew with w before (2.02 at 1e14,
+# 37.5 at 1e16, 355273 at 1e20: a rounding margin proportional to |endpoint|/sigma).
+HALF_LINE_1 = 1.0 / math.log((math.e + 1) / 2)
+
+
+@pytest.mark.parametrize("w", [1e12, 1e14, 1e16, 1e20, 1e100, 1e200])
+def test_constrained_laplace_sigma_independent_of_the_width(w):
+    m = bndp.ConstrainedLaplace(1.0, 1.0, lower=0.0, upper=w)
+    assert HALF_LINE_1 <= m.sigma <= HALF_LINE_1 * (1 + 1e-12)
+    assert m.privacy_loss() <= 1.0           # was 2.5e70 at w = 1e200
+    y = m.sample(np.array([0.0, 0.5 * w, w]), rng=2)
+    assert np.isfinite(y).all() and (y >= 0).all() and (y <= w).all()
+
+
+@pytest.mark.parametrize("dF, lo, hi, forbidden", [
+    (1e-300, 0.0, 1.0, ()),                  # verify was 2.5e171
+    (1e-300, 0.0, 1e-299, ()),
+    (1.0, 1e20, 1e20 + 1e6, ()),             # far from the origin
+    (1.0, -math.inf, math.inf, [(1e20, 1e20 + 1e6)]),
+    (1e-3, 0.0, 1e12, [(1.0, 2.0), (1e11, 1e11 + 1.0)]),
+])
+def test_constrained_laplace_is_scale_and_translation_invariant(dF, lo, hi, forbidden):
+    m = bndp.ConstrainedLaplace(1.0, dF, forbidden=forbidden, lower=lo, upper=hi)
+    assert math.isfinite(m.sigma) and m.sigma > 0
+    assert m.privacy_loss() <= 1.0
+    # the same problem in units of dF, translated to the origin, gives the same sigma/dF
+    c = lo if math.isfinite(lo) else forbidden[0][0]
+    f1 = [((a - c) / dF, (b - c) / dF) for a, b in forbidden]
+    ref = bndp.ConstrainedLaplace(1.0, 1.0, forbidden=f1, lower=(lo - c) / dF,
+                                  upper=(hi - c) / dF)
+    assert m.sigma / dF == pytest.approx(ref.sigma, rel=1e-9)
