@@ -166,3 +166,47 @@ def test_constrained_laplace_is_scale_and_translation_invariant(dF, lo, hi, forb
     ref = bndp.ConstrainedLaplace(1.0, 1.0, forbidden=f1, lower=(lo - c) / dF,
                                   upper=(hi - c) / dF)
     assert m.sigma / dF == pytest.approx(ref.sigma, rel=1e-9)
+
+
+# ---------------------------------------------------------------------------------------
+# Truncated normal sampler (the docstring promises never inf/nan)
+# ---------------------------------------------------------------------------------------
+
+from bndp.distributions import truncated_normal  # noqa: E402
+
+TN_EXTREME = [
+    # loc, scale, lower, upper (all NaN before)
+    (0.0, 1.0, 1e150, np.inf),
+    (0.0, 1.0, 1e160, np.inf),
+    (0.0, 1.0, -np.inf, -1e200),
+    (1e200, 1.0, -1.0, 1.0),
+    (-1e200, 1.0, -1.0, 1.0),
+    (2.0, 1e-300, -1.0, 1.0),
+    (0.0, 1e-300, 1.0, 2.0),
+    (0.0, 1.0, 1e11, np.inf),          # was 3e11 above the bound (tail quantile start)
+    (1e13, 1.0, -1.0, 0.0),
+]
+
+
+@pytest.mark.parametrize("loc, scale, lo, hi", TN_EXTREME)
+def test_truncated_normal_far_tails_finite_and_in_bounds(loc, scale, lo, hi):
+    for x in (truncated_normal(loc, scale, lo, hi, size=500, rng=3),              # scalar
+              truncated_normal(np.full(300, loc), scale, lo, hi, rng=4),          # rows
+              np.array([truncated_normal(loc, scale, lo, hi, rng=5)])):
+        assert np.isfinite(x).all() and (x >= lo).all() and (x <= hi).all()
+
+
+@pytest.mark.parametrize("beta", [3e8, 1e9, 1e11, 2e12, 1e14, 1e200])
+def test_truncated_normal_far_tail_law(beta):
+    # N(-beta, 1) on [0, inf): x is exponential of rate beta to relative O(1/beta^2)
+    for x in (truncated_normal(-beta, 1.0, 0.0, np.inf, size=4000, rng=6),
+              truncated_normal(beta, 1.0, -np.inf, 0.0, size=4000, rng=6) * -1.0):
+        t = x * beta
+        assert abs(t.mean() - 1.0) < 0.08 and abs(np.median(t) - math.log(2)) < 0.06
+
+
+def test_truncated_gaussian_theta_far_outside():
+    m = bndp.TruncatedGaussian(sigma=1.0, lower=-1.0, upper=1.0)
+    x = m.sample(np.array([1e200, -1e200, 1e13, 0.0]), rng=7)
+    assert np.isfinite(x).all() and (np.abs(x) <= 1).all()
+    assert x[0] == 1.0 and x[1] == -1.0

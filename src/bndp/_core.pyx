@@ -22,7 +22,7 @@ from libc.stdlib cimport malloc, free
 from libc.stdint cimport int64_t
 from cpython.pycapsule cimport PyCapsule_IsValid, PyCapsule_GetPointer
 from numpy.random cimport bitgen_t
-from scipy.special.cython_special cimport log_ndtr as _sc_log_ndtr
+from scipy.special.cython_special cimport log_ndtr as _sc_log_ndtr, erfcx as _sc_erfcx
 
 import numpy as _np
 
@@ -95,10 +95,19 @@ cdef double _ndtri_lower_log(double logt) noexcept nogil:
     # Far tail (t < 1e-321, |x| > 38.4): AS 241 loses accuracy there. Start from its value and
     # polish with Newton steps on log Phi(x) = logt; log_ndtr is accurate in this range and
     # d/dx log Phi(x) = phi(x)/Phi(x) = exp(log phi(x) - log Phi(x)).
-    x = -_ppnd_tail_r(sqrt(-logt))
+    # The slope phi(x)/Phi(x) = sqrt(2/pi)/erfcx(-x/sqrt2) is taken from erfcx: formed as
+    # exp(log phi - log Phi) it cancels (both logs ~ -x^2/2) and was garbage for |x| > 1e7.
+    # Beyond |x| ~ 1.4e154, x^2/2 overflows: there Phi^-1(e^logt) = -sqrt(-2 logt) to
+    # rounding (the correction log|x| is below the resolution of logt).
+    if logt < -1e300:
+        return -sqrt(-2.0 * logt) if logt > -INFINITY else -INFINITY
+    # start from the asymptotic Phi(x) ~ phi(x)/|x|: x^2 + ln x^2 = y := -2 logt - ln(2 pi),
+    # x^2 ~ y - ln y (AS 241's tail approximation drifts off for r = sqrt(-logt) >> 27)
+    h = -2.0 * logt - 2.0 * LOG_SQRT_2PI
+    x = -sqrt(h - log(h))
     for k in range(8):
         lx = _log_ndtr(x)
-        h = (lx - logt) / exp(-0.5 * x * x - LOG_SQRT_2PI - lx)
+        h = (lx - logt) * (_sc_erfcx(-x * SQRT1_2) * 1.2533141373155002512078826424055226)
         x -= h
         if fabs(h) <= 1e-17 * fabs(x):
             break
@@ -123,6 +132,7 @@ cdef double _ndtri_lower_log(double logt) noexcept nogil:
 
 cdef struct TNParams:
     int mode            # 0 straddle, 1 left tail, 2 right tail (mirrored)
+    int far             # tail mode with the near end beyond TN_FAR scales: see _tn_quantile
     double loc, scale, lo, hi
     double mL, Z, tlo, thi          # straddle
     double lb, la, om, logZ         # tails (in mirrored coordinates for mode 2)
@@ -176,6 +186,7 @@ cdef inline void _tn_setup_draw(TNParams* p, double loc, double scale, double lo
     p.lo = lo
     p.hi = hi
     cdef double mR
+    p.far = 0
     if a <= 0.0 and b >= 0.0:
         p.mode = 0
         _phi_split(-a, &p.mL, &p.tlo)        # Phi(0) - Phi(a), Phi(a)
@@ -197,6 +208,11 @@ cdef inline void _tn_setup_draw(TNParams* p, double loc, double scale, double lo
             t = a
             a = -b
             b = -t
+        p.far = b < -TN_FAR
+        if p.far:
+            # beta = |b| and 1 - e^(-beta W) (W the standardised width): see _tn_quantile
+            p.tlo = -b
+            p.thi = -expm1(-p.tlo * ((hi - lo) * inv))
         p.lb = _log_ndtr(b)
         p.la = _log_ndtr(a)
         p.om = -expm1(p.la - p.lb)          # 1 - Phi(a)/Phi(b)
@@ -222,7 +238,21 @@ cdef inline double _clip(double x, double lo, double hi) noexcept nogil:
     return x
 
 
+# Near end b beyond 2^28 scales from the mean (b < -2^28 in the left-tail coordinates): with
+# t = b - z, the density is proportional to exp(-beta t - t^2/2) on [0, W], beta = |b|, and
+# t <= 37/beta for every draw (u >= 2^-53), so t^2/2 <= 37/(2 beta^2) < 3e-16 relative to
+# beta t: t is a truncated exponential of rate beta to rounding,
+# t = -log1p(-v (1 - e^(-beta W)))/beta, and the draw is the end minus scale*t. Working from
+# the end avoids loc + scale*z, which cancels (loc = 1e200 on [-1, 1] gave NaN), and
+# log Phi(b), which overflows beyond |b| ~ 1e154.
+cdef double TN_FAR = 268435456.0
+
+
 cdef inline double _tn_quantile(const TNParams* p, double u) noexcept nogil:
+    if p.far:
+        if p.mode == 1:
+            return _clip(p.hi + p.scale * (log1p(-(1.0 - u) * p.thi) / p.tlo), p.lo, p.hi)
+        return _clip(p.lo - p.scale * (log1p(-u * p.thi) / p.tlo), p.lo, p.hi)
     return _clip(p.loc + p.scale * _tn_quantile_std(p, u), p.lo, p.hi)
 
 
