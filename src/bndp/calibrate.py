@@ -20,6 +20,7 @@ References
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
 
 import numpy as np
@@ -608,8 +609,8 @@ def gaussian_sigma(epsilon: Any, delta: Any, sensitivity: Any, method: str = "op
         out = _core.gf_sigma(code, e, d, s)
         if out < 0.0:
             raise _fails_error(method, e, d)
-        if not out > 0.0:
-            raise RuntimeError(f"calibration failed for epsilon = {e!r}, delta = {d!r}")
+        if not 0.0 < out < math.inf:
+            raise _gf_range_error(method, e, d, s, out)
         return out
     eps = as_float_array(epsilon, "epsilon")
     dl = as_float_array(delta, "delta")
@@ -631,14 +632,28 @@ def gaussian_sigma(epsilon: Any, delta: Any, sensitivity: Any, method: str = "op
         i = int(np.argmax(out.reshape(-1) < 0))
         where = "" if out.ndim == 0 else f" (at flat index {i})"
         raise _fails_error(method, float(fe[i]), float(fd[i]), where)
-    if not (out > 0).all():
-        raise RuntimeError("calibration failed (no bracket); please report the inputs")
+    bad = ~((out > 0) & (out < math.inf))
+    if bad.any():
+        i = int(np.argmax(bad.reshape(-1)))
+        raise _gf_range_error(method, float(fe[i]), float(fd[i]), float(fs[i]),
+                              float(out.reshape(-1)[i]))
     return float(out) if out.ndim == 0 else out
 
 
+def _gf_range_error(method: str, e: float, d: float, s: float, out: float) -> ValueError:
+    if out == math.inf:
+        return ValueError(
+            f"`epsilon` = {e!r}, `delta` = {d!r} and `sensitivity` = {s!r} need a sigma above "
+            f"the largest double (about {sys.float_info.max!r}) with method={method!r}: "
+            "rescale the data (a smaller sensitivity) or choose a larger epsilon or delta")
+    return ValueError(
+        f"method={method!r} cannot be evaluated in floating point at `epsilon` = {e!r}, "
+        f"`delta` = {d!r}; use method='optimal' (valid down to epsilon = delta = 1e-300)")
+
+
 def gaussian_delta(sigma: Any, epsilon: Any, sensitivity: Any, *, notion: str = "dp"):
-    r"""Exact :math:`\delta` achieved by Gaussian noise :math:`N(0, \sigma^2)` at
-    :math:`\epsilon` (the privacy profile).
+    r""":math:`\delta` achieved by Gaussian noise :math:`N(0, \sigma^2)` at
+    :math:`\epsilon` (the privacy profile; exact up to a certified upward rounding).
 
     ``notion="dp"`` (Balle-Wang [BW18]_, Theorem 8; Eq. (25) of [ZWB19]_):
 
@@ -668,7 +683,14 @@ def gaussian_delta(sigma: Any, epsilon: Any, sensitivity: Any, *, notion: str = 
     -------
     float or ndarray
         :math:`\delta`, computed in log space with ``erfcx`` (no overflow for large
-        :math:`\epsilon`, no underflow to 0 for :math:`\delta` down to about 1e-300).
+        :math:`\epsilon`, no underflow to 0 for :math:`\delta` down to about 1e-300), and
+        returned as a certified upper bound: the value carries its own rounding-error bound,
+        so it is never below the exact :math:`\delta` and exceeds it by at most about
+        1e-11 relative (tested against 50-digit mpmath). Where
+        :math:`\mathrm{erfcx}(x) - \mathrm{erfcx}(\sqrt{x^2+\epsilon})` cancels (small
+        :math:`\epsilon`, :math:`\sigma/\Delta \sim 10^4`-:math:`10^6`) it is integrated as
+        :math:`\int -\mathrm{erfcx}'` with Gauss-Legendre, the derivative taken from the
+        Laplace continued fraction.
 
     Examples
     --------
