@@ -95,10 +95,10 @@ def _bl_check_range(eps: Any, delta: Any, dq: Any, lo: Any, hi: Any) -> None:
     bad = ~((b0 >= _SCALE_MIN) & (b0 <= _SCALE_MAX / 2.0))
     if bad.any():
         i = np.argmax(bad.reshape(-1))
-        e = float(np.broadcast_to(np.asarray(eps, dtype=np.float64), bad.shape).flat[i])
-        s = float(np.broadcast_to(np.asarray(dq, dtype=np.float64), bad.shape).flat[i])
+        e_i = float(np.broadcast_to(np.asarray(eps, dtype=np.float64), bad.shape).flat[i])
+        s_i = float(np.broadcast_to(np.asarray(dq, dtype=np.float64), bad.shape).flat[i])
         raise ValueError(
-            f"`epsilon` = {e!r} and `sensitivity` = {s!r} give a scale of about "
+            f"`epsilon` = {e_i!r} and `sensitivity` = {s_i!r} give a scale of about "
             f"{float(b0.reshape(-1)[i])!r} (sensitivity/(epsilon - ln(1 - delta))), outside "
             f"the representable range [{_SCALE_MIN!r}, {_SCALE_MAX / 2.0!r}]: rescale the "
             "data (sensitivity and bounds) or choose a less extreme epsilon")
@@ -632,9 +632,9 @@ def gaussian_sigma(epsilon: Any, delta: Any, sensitivity: Any, method: str = "op
         i = int(np.argmax(out.reshape(-1) < 0))
         where = "" if out.ndim == 0 else f" (at flat index {i})"
         raise _fails_error(method, float(fe[i]), float(fd[i]), where)
-    bad = ~((out > 0) & (out < math.inf))
-    if bad.any():
-        i = int(np.argmax(bad.reshape(-1)))
+    unrep = ~((out > 0) & (out < math.inf))
+    if unrep.any():
+        i = int(np.argmax(unrep.reshape(-1)))
         raise _gf_range_error(method, float(fe[i]), float(fd[i]), float(fs[i]),
                               float(out.reshape(-1)[i]))
     return float(out) if out.ndim == 0 else out
