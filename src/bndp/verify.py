@@ -122,6 +122,21 @@ def _pos(x: Any, name: str) -> float:
     return v
 
 
+def _unit_exponent(w: np.ndarray, dq: float) -> int:
+    """Exponent j of the power of two 2**j ~ min(dq, max(w)) in whose units the bounded
+    Gaussian problem is solved. The loss is invariant under scaling (sigma, dq, w) by one
+    factor, and by a power of two the scaling is exact. In units of dq (when dq < max(w))
+    the Lagrange multiplier of the multivariate problem is of moderate size whatever dq/w (in
+    absolute units it left the searched range for dq/w ~ 1e-300 and the bound degraded to
+    sqrt(m) times the loss); in units of max(w) (when dq >= max(w)) the terms w^2/sigma^2 do
+    not underflow. Falls back to units of max(w) if w/dq would overflow."""
+    wmax = float(np.max(w))
+    j = math.frexp(min(dq, wmax))[1]
+    if not math.isfinite(math.ldexp(wmax, -j)):
+        j = math.frexp(wmax)[1]
+    return j
+
+
 def bounded_gaussian_loss(sigma: Any, sensitivity: Any, lower: Any, upper: Any, *,
                           details: bool = False):
     r"""Certified worst-case privacy loss of the bounded Gaussian mechanism [CH24]_.
@@ -202,9 +217,11 @@ def bounded_gaussian_loss(sigma: Any, sensitivity: Any, lower: Any, upper: Any, 
     s = _pos(sigma, "sigma")
     dq = _pos(sensitivity, "sensitivity")
     w = _widths(lower, upper)
-    up, low, c = _core.vf_bg_loss(s, dq, w)
+    j = _unit_exponent(w, dq)
+    up, low, c = _core.vf_bg_loss(math.ldexp(s, -j), math.ldexp(dq, -j),
+                                  np.ascontiguousarray(np.ldexp(w, -j)))
     if details:
-        return LossCertificate(float(up), float(low), c)
+        return LossCertificate(float(up), float(low), np.ldexp(c, j))
     return float(up)
 
 
@@ -280,8 +297,13 @@ def bounded_gaussian_tight_sigma(epsilon: Any, sensitivity: Any, lower: Any, upp
     dq = _pos(sensitivity, "sensitivity")
     w = _widths(lower, upper)
     if sigma_paper is None:
-        sigma_paper = float(_core.bg_sigma(eps, dq, w))
-    s, _ = _core.vf_bg_tight_sigma(eps, dq, w, float(sigma_paper))
+        from .calibrate import bounded_gaussian_sigma
+        sigma_paper = float(bounded_gaussian_sigma(eps, dq, lower, upper))
+    j = _unit_exponent(w, dq)
+    s, _ = _core.vf_bg_tight_sigma(eps, math.ldexp(dq, -j),
+                                   np.ascontiguousarray(np.ldexp(w, -j)),
+                                   math.ldexp(float(sigma_paper), -j))
+    s = math.ldexp(s, j)
     if not math.isfinite(s) or s > sigma_paper:
         return float(sigma_paper)   # the paper's condition already certifies sigma_paper
     return float(s)
