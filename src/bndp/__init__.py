@@ -9,8 +9,10 @@ per-instance accounting for private training; exact privacy verification.
 from . import accounting, calibrate, special
 from ._random import default_rng
 from .api import sample
+from .budget import Budget
 from .distributions import truncated_normal
 from .exceptions import BudgetError, PrivacyLeakWarning
+from .frames import privatize
 from .mechanisms import BoundedGaussian
 from .mechanisms import BoundedLaplace
 from .mechanisms import ConstrainedLaplace
@@ -37,6 +39,7 @@ def __getattr__(name: str):
 __all__ = [
     "BoundedGaussian",
     "BoundedLaplace",
+    "Budget",
     "BudgetError",
     "ConstrainedLaplace",
     "Gaussian",
@@ -50,6 +53,7 @@ __all__ = [
     "audit",
     "calibrate",
     "default_rng",
+    "privatize",
     "sample",
     "special",
     "truncated_normal",
