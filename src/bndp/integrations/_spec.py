@@ -195,7 +195,7 @@ def _per_row_sample_options() -> tuple[str, ...]:
         "on_outside", "nulls"))
 
 
-def _parse_column(col: str, entry: Any) -> ColumnPlan:
+def _parse_column(col: str, entry: Any, memo: dict | None = None) -> ColumnPlan:
     from .._validation import check_on_outside
     from ._columns import check_nulls
 
@@ -255,6 +255,11 @@ def _parse_column(col: str, entry: Any) -> ColumnPlan:
     cls = _mech_classes()[mechanism]
     ctor = {k: v for k, v in options.items() if k != "workers"}
     mech = None
+    # columns with the same settings share one calibrated mechanism (calibrated once)
+    key_ = repr((mechanism, eps, dq, delta, lo, hi, sorted(ctor.items())))
+    if memo is not None and key_ in memo:
+        return ColumnPlan(col, mechanism, lo, hi, dq, eps, delta, on_outside, nulls, options,
+                          memo[key_])
     try:
         if isinstance(lo, str) or isinstance(hi, str):
             # per-row bounds: drawn by bndp.sample, calibrated per distinct width when the
@@ -294,6 +299,8 @@ def _parse_column(col: str, entry: Any) -> ColumnPlan:
         raise TypeError(f"{_where(col)}: {' '.join(str(exc).split())}") from None
     except (ValueError, OverflowError, NotImplementedError) as exc:
         raise SpecError(f"{_where(col)}: {' '.join(str(exc).split())}") from None
+    if memo is not None and mech is not None:
+        memo[key_] = mech
     return ColumnPlan(col, mechanism, lo, hi, dq, eps, delta, on_outside, nulls, options, mech)
 
 
@@ -309,10 +316,11 @@ def parse_spec(spec: Any) -> list[ColumnPlan]:
     if not spec:
         raise SpecError("`spec` must name at least one column")
     plans = []
+    memo: dict = {}
     for col, entry in spec.items():
         if not isinstance(col, str):
             raise SpecError(f"spec column names must be strings; got {col!r}")
-        plans.append(_parse_column(col, entry))
+        plans.append(_parse_column(col, entry, memo))
     released = {p.name for p in plans}
     for p in plans:
         for key in ("lower", "upper"):
