@@ -596,12 +596,12 @@ def _privatize_parquet(args: argparse.Namespace, specs: list[_Spec], tmp: str,
     bound_cols = {c for s in specs for c in s.plan.bound_columns()}
     fields = []
     for f in schema:
-        s = next((s for s in specs if s.name == f.name), None)
+        sp = next((x for x in specs if x.name == f.name), None)
         t = f.type
         numeric = pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)
-        if (s is not None or f.name in bound_cols) and not numeric:
+        if (sp is not None or f.name in bound_cols) and not numeric:
             raise DataError(f"{shown}: column {f.name!r} must be numeric; got {t}")
-        if s is not None:
+        if sp is not None:
             f = pa.field(f.name, pa.float64(), nullable=f.nullable, metadata=f.metadata)
         fields.append(f)
     out_schema = pa.schema(fields, metadata=schema.metadata)

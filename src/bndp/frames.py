@@ -199,8 +199,11 @@ def privatize(frame: Any, spec: Any, budget: Any = None, rng: RNGLike = None) ->
         mod = importlib.import_module(f"bndp.integrations.{kind}")
         return mod.privatize(frame, spec, budget=budget)
 
-    import narwhals.stable.v2 as nw
-
+    try:
+        import narwhals.stable.v2 as nw
+    except ImportError:
+        raise ImportError("bndp.privatize on a data frame needs narwhals; install it with: "
+                          "pip install 'bndp[frames]'") from None
     try:
         nwf = nw.from_native(frame)
     except TypeError:
@@ -217,7 +220,7 @@ def privatize(frame: Any, spec: Any, budget: Any = None, rng: RNGLike = None) ->
         check_budget_compatible(plans)
     lazy = isinstance(nwf, nw.LazyFrame)
     impl = nwf.implementation
-    eager = nwf.collect() if lazy else nwf
+    eager = nwf.collect() if lazy else nwf  # type: ignore[union-attr]
     prepared = prepare(nw, eager, plans)  # every column's data checked
     if budget is not None:
         budget.charge(spec_costs(plans), label=_label(plans))

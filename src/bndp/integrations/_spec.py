@@ -131,8 +131,10 @@ class ColumnPlan:
             raise ValueError(f"column {name!r}: row {rows(j)} holds {float(v[j])!r}, not a "
                              "finite number")
         if self.per_row:
-            lo_v = np.full(v.shape, float(self.lower)) if lo is None else (lo if keep is None else lo[keep])
-            hi_v = np.full(v.shape, float(self.upper)) if hi is None else (hi if keep is None else hi[keep])
+            lo_v = (np.full(v.shape, float(self.lower))  # type: ignore[arg-type]
+                    if lo is None else (lo if keep is None else lo[keep]))
+            hi_v = (np.full(v.shape, float(self.upper))  # type: ignore[arg-type]
+                    if hi is None else (hi if keep is None else hi[keep]))
             for key, b in (("lower", lo_v), ("upper", hi_v)):
                 nb = ~np.isfinite(b)
                 if nb.any():
