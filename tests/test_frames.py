@@ -296,3 +296,31 @@ def test_budget_metric_guarantee_is_refused():
     with pytest.raises(ValueError, match="metric"):
         bndp.privatize(pl.DataFrame({"v": [2.0]}), spec, budget=b)
     assert b.spent == (0.0, 0.0)
+
+
+def test_frames_guide_python_blocks_run():
+    import os
+    import re
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = os.path.join(root, "docs", "frames.md")
+    if not os.path.exists(path):
+        pytest.skip("needs the source tree")
+    blocks = re.findall(r"```python\n(.*?)```", open(path, encoding="utf-8").read(), flags=re.S)
+    assert len(blocks) >= 4
+    for i, block in enumerate(blocks):
+        exec(compile(block, f"docs/frames.md block {i}", "exec"), {})
+
+
+def test_readme_frames_block_runs():
+    import os
+    import re
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = os.path.join(root, "README.md")
+    if not os.path.exists(path):
+        pytest.skip("needs the source tree")
+    blocks = [b for b in re.findall(r"```python\n(.*?)```", open(path, encoding="utf-8").read(),
+                                    flags=re.S) if "bndp.privatize(df, spec" in b]
+    assert len(blocks) == 1
+    exec(compile(blocks[0], "README.md", "exec"), {})
