@@ -324,3 +324,13 @@ def test_readme_frames_block_runs():
                                     flags=re.S) if "bndp.privatize(df, spec" in b]
     assert len(blocks) == 1
     exec(compile(blocks[0], "README.md", "exec"), {})
+
+
+@pytest.mark.parametrize("modname", ["bndp.frames", "bndp.budget"])
+def test_docstring_examples_run(modname):
+    import doctest
+    import importlib
+
+    res = doctest.testmod(importlib.import_module(modname),
+                          optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert res.attempted > 0 and res.failed == 0
