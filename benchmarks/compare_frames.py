@@ -107,7 +107,8 @@ def spark(n, k):
 
     warnings.simplefilter("ignore")
     s = (SparkSession.builder.master("local[2]").appName("bndp-bench")
-         .config("spark.ui.enabled", "false").config("spark.driver.memory", "2g")
+         .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+         .config("spark.driver.memory", "2g")
          .getOrCreate())
     s.sparkContext.setLogLevel("ERROR")
     df = s.range(0, n, numPartitions=8).selectExpr(
