@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING
 from . import accounting, calibrate, special
 from ._random import default_rng
 from .api import sample
+from .budget import Budget
 from .distributions import truncated_normal
 from .exceptions import BudgetError, PrivacyLeakWarning
+from .frames import privatize
 from .mechanisms import BoundedGaussian
 from .mechanisms import BoundedLaplace
 from .mechanisms import ConstrainedLaplace
@@ -44,6 +46,7 @@ def __getattr__(name: str):
 __all__ = [
     "BoundedGaussian",
     "BoundedLaplace",
+    "Budget",
     "BudgetError",
     "ConstrainedLaplace",
     "Gaussian",
@@ -57,6 +60,7 @@ __all__ = [
     "audit",
     "calibrate",
     "default_rng",
+    "privatize",
     "sample",
     "special",
     "truncated_normal",
