@@ -52,6 +52,20 @@ def privatize(ddf: Any, column: str | Sequence[str], *, mechanism: str, epsilon:
     Runs through ``map_partitions``: each partition is privatised with the mechanism
     calibrated here, from a generator seeded on the worker from its OS CSPRNG. Works with
     the threaded, process and distributed schedulers.
+
+    Examples
+    --------
+    >>> import dask.dataframe as dd
+    >>> import pandas as pd
+    >>> import bndp.dask
+    >>> pdf = pd.DataFrame({"age": [23, 35, 61, 118], "name": ["a", "b", "c", "d"]})
+    >>> ddf = dd.from_pandas(pdf, npartitions=2)
+    >>> out = bndp.dask.privatize(ddf, "age", mechanism="laplace", epsilon=1.0,
+    ...                           sensitivity=1.0, lower=0, upper=120).compute()
+    >>> out["age"].dtype, out["name"].tolist()
+    (dtype('float64'), ['a', 'b', 'c', 'd'])
+    >>> bool(out["age"].between(0, 120).all())
+    True
     """
     import pandas as pd
 

@@ -64,7 +64,22 @@ def privatize(df: Any, column: str | Sequence[str], *, mechanism: str, epsilon: 
     Calibration (:func:`bndp.calibrate.bounded_laplace_scale` or
     :func:`~bndp.calibrate.bounded_gaussian_sigma`) runs once here, on the driver. The UDF
     is an iterator-of-Series pandas UDF (Arrow batches): only the privatised column travels
-    to Python. Each partition seeds its own PCG64 stream from the executor's OS CSPRNG.
+    to Python. Each partition keys its own secure stream (see :func:`bndp.default_rng`) from
+    the executor's OS CSPRNG.
+
+    Examples
+    --------
+    With ``spark`` a running :class:`pyspark.sql.SparkSession`:
+
+    >>> import bndp.spark
+    >>> sdf = spark.createDataFrame([(1, 23), (2, 35), (3, 61), (4, 118)], ["id", "age"])
+    >>> out = bndp.spark.privatize(sdf, "age", mechanism="laplace", epsilon=1.0,
+    ...                            sensitivity=1.0, lower=0, upper=120)
+    >>> out.dtypes
+    [('id', 'bigint'), ('age', 'double')]
+    >>> rows = out.orderBy("id").collect()
+    >>> [r.id for r in rows], all(0 <= r.age <= 120 for r in rows)
+    ([1, 2, 3, 4], True)
     """
     from pyspark.sql import functions as F
     from pyspark.sql.functions import pandas_udf
