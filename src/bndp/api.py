@@ -48,6 +48,10 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
         Threads for large arrays (``-1``: every CPU); each thread draws from its own child
         stream spawned from ``rng`` (:meth:`numpy.random.Generator.spawn`), so no two
         threads share or overlap a stream.
+    nulls : {"raise", "keep"}, default "raise"
+        Missing values in ``value`` (NaN; ``None``/``pd.NA`` in pandas, nulls in Arrow):
+        refused with an error naming the first position, or left missing (no noise is
+        drawn for them).
 
     Returns
     -------

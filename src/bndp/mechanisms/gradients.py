@@ -347,9 +347,11 @@ class StochasticSign(Mechanism):
                                dtype=np.float64))
 
     def variance(self, theta: Any):
+        """Variance of the output: the same as :meth:`var`."""
         return self.var(theta)
 
     def bias(self, theta: Any):
+        """:math:`E[M(\\theta)] - \\theta = 2\\Phi(\\theta/\\sigma) - 1 - \\theta`."""
         th = _as_theta(theta)
         return _ret(np.asarray(self.mean(th)) - th)
 
