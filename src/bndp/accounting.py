@@ -262,6 +262,14 @@ def fisher_information_loss_squared(mechanism: Any, theta: Any):
     :math:`\theta=0`, :math:`\sigma=1`, S=[-1,1], where the correct value, confirmed by
     quadrature of the squared score and by the quantisation limit of Theorem F.1, is
     0.936824). Rounding is clamped into :math:`[0, 1/\sigma^2]` (Theorem 4.2).
+
+    Examples
+    --------
+    >>> import bndp
+    >>> from bndp.accounting import fisher_information_loss_squared
+    >>> m = bndp.RectifiedGaussian(sigma=1.0, lower=-1.0, upper=1.0)
+    >>> round(fisher_information_loss_squared(m, 0.0), 6)
+    0.936824
     """
     code = _mech_code(mechanism)
     th = _theta(theta)
@@ -281,6 +289,17 @@ def fisher_information_loss(mechanism: Any, theta: Any):
     Departures from the paper: Def. 2.4 writes :math:`\lVert I \rVert_2 \le \eta` and
     Appendix A calls :math:`1/\sigma^2` the Gaussian's :math:`\eta`; both are
     :math:`\eta^2` in the convention used elsewhere in the paper and here.
+
+    Parameters
+    ----------
+    mechanism : RectifiedGaussian, TruncatedGaussian or StochasticSign
+    theta : float or array_like
+        True value, finite, broadcasting with the mechanism's bounds.
+
+    Returns
+    -------
+    float or ndarray
+        :math:`\eta`, in units of 1/(units of theta).
 
     Examples
     --------
@@ -317,6 +336,14 @@ def gaussian_rdp(sigma: Any, sensitivity: Any, alpha: Any, dim: int = 1):
         Shaped like ``alpha``. Computed in units of :math:`\sigma` (no overflow for any
         finite inputs): ``inf`` only when the RDP exceeds the float range, and never 0 (a
         value below the smallest positive double is reported as that double).
+
+    Examples
+    --------
+    >>> from bndp.accounting import gaussian_rdp
+    >>> gaussian_rdp(2.0, 1.0, [2.0, 4.0])
+    array([0.25, 0.5 ])
+    >>> gaussian_rdp(2.0, 1.0, 2.0, dim=3)
+    0.75
     """
     s = as_float_array(sigma, "sigma")
     check_positive(s, "sigma")
@@ -366,6 +393,13 @@ def rdp_to_dp(rdp_curve: Any, alphas: Any, delta: float, *, return_alpha: bool =
     -----
     The paper does not state which conversion, delta or order grid its (epsilon, delta)
     figures use; this is the classical one (tighter conversions exist).
+
+    Examples
+    --------
+    >>> from bndp.accounting import rdp_to_dp
+    >>> eps, alpha = rdp_to_dp([0.25, 0.5, 1.0], [2.0, 4.0, 8.0], 1e-5, return_alpha=True)
+    >>> round(eps, 6), alpha
+    (2.644704, 8.0)
     """
     r = as_float_array(rdp_curve, "rdp_curve")
     al = _check_alpha(alphas, "alphas")
@@ -419,6 +453,19 @@ class PerInstanceAccountant:
     The values depend on the realised training trajectory (per-instance DP): they describe
     the privacy loss of this dataset's examples, not a worst-case guarantee, and releasing
     them leaks information.
+
+    Examples
+    --------
+    >>> import bndp
+    >>> from bndp.accounting import PerInstanceAccountant
+    >>> m = bndp.RectifiedGaussian(sigma=1.0, lower=-1.0, upper=1.0)
+    >>> acc = PerInstanceAccountant(m, sensitivity=1.0)
+    >>> acc.step([0.5, -0.2]).shape  # one RDP value per order in DEFAULT_ALPHAS
+    (16,)
+    >>> acc
+    PerInstanceAccountant(mechanism=RectifiedGaussian(sigma=1.0, lower=-1.0, upper=1.0), mode='sup', steps=1)
+    >>> bool(acc.epsilon(1e-5) > 0)
+    True
     """
 
     def __init__(self, mechanism: Any, sensitivity: Any, *, alphas: Any = None,

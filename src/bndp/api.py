@@ -66,6 +66,22 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
     -------
     float, ndarray of float64, Series, pyarrow array or masked array
         Same shape as ``value`` (a float for a scalar), of the kind of ``value``.
+
+    Examples
+    --------
+    >>> import bndp
+    >>> ages = [23.0, 35.0, 61.0, 118.0]
+    >>> out = bndp.sample(ages, mechanism="laplace", epsilon=1.0, sensitivity=1.0,
+    ...                   lower=0, upper=120, rng=0)
+    >>> out.shape, bool(((out >= 0) & (out <= 120)).all())
+    ((4,), True)
+
+    Per-row bounds (Laplace only):
+
+    >>> out = bndp.sample([5.0, 50.0], mechanism="laplace", epsilon=1.0, sensitivity=1.0,
+    ...                   lower=[0, 10], upper=[10, 100], rng=0)
+    >>> bool(0 <= out[0] <= 10 and 10 <= out[1] <= 100)
+    True
     """
     if not isinstance(mechanism, str) or mechanism not in MECHANISMS:
         raise ValueError(f"`mechanism` must be one of {MECHANISMS}; got {mechanism!r}")

@@ -208,7 +208,31 @@ def bounded_laplace_scale(epsilon: Any, sensitivity: Any, lower: Any, upper: Any
 
 
 def bounded_laplace_log_delta_c(scale: Any, sensitivity: Any, lower: Any, upper: Any):
-    r""":math:`\ln\Delta C(b)` of [HABM20]_ (Definition 3.4), free of cancellation."""
+    r""":math:`\ln\Delta C(b)` of [HABM20]_ (Definition 3.4), free of cancellation.
+
+    :math:`\Delta C(b) = \max_q C_{q+\Delta Q}(b)/C_q(b)` is the worst-case ratio of the
+    normalisers of the bounded Laplace densities of two neighbouring true values.
+
+    Parameters
+    ----------
+    scale : float or array_like
+        Laplace scale :math:`b`, > 0.
+    sensitivity : float or array_like
+        :math:`\Delta Q`, > 0 (values above ``upper - lower`` act as ``upper - lower``).
+    lower, upper : float or array_like
+        Output domain, ``lower < upper`` (one of them may be infinite).
+
+    Returns
+    -------
+    float or ndarray
+        :math:`\ln\Delta C(b) \ge 0`; a float for scalar input.
+
+    Examples
+    --------
+    >>> from bndp.calibrate import bounded_laplace_log_delta_c
+    >>> round(bounded_laplace_log_delta_c(1.0, 1.0, 0.0, 10.0), 6)
+    0.48985
+    """
     b = as_float_array(scale, "scale")
     dq = as_float_array(sensitivity, "sensitivity")
     lo = as_float_array(lower, "lower")
@@ -226,7 +250,35 @@ def bounded_laplace_epsilon(scale: Any, sensitivity: Any, lower: Any, upper: Any
                             delta: Any = 0.0):
     r"""Smallest :math:`\epsilon` that (3.1) of [HABM20]_ certifies for a given scale:
     :math:`\max(0, \Delta Q/b + \ln\Delta C(b) + \ln(1-\delta))`. For :math:`\delta = 0` this
-    is the exact worst-case privacy loss of the bounded Laplace mechanism."""
+    is the exact worst-case privacy loss of the bounded Laplace mechanism.
+
+    Parameters
+    ----------
+    scale : float or array_like
+        Laplace scale :math:`b`, > 0.
+    sensitivity : float or array_like
+        :math:`\Delta Q`, > 0.
+    lower, upper : float or array_like
+        Output domain, ``lower < upper``.
+    delta : float or array_like, default 0
+        In :math:`[0, 1)`.
+
+    Returns
+    -------
+    float or ndarray
+        The certified :math:`\epsilon \ge 0`; a float for scalar input.
+
+    Examples
+    --------
+    The inverse of :func:`bounded_laplace_scale`:
+
+    >>> from bndp.calibrate import bounded_laplace_epsilon, bounded_laplace_scale
+    >>> b = bounded_laplace_scale(1.0, 1.0, 0.0, 10.0)
+    >>> round(bounded_laplace_epsilon(b, 1.0, 0.0, 10.0), 6)
+    1.0
+    >>> round(bounded_laplace_epsilon(1.0, 1.0, 0.0, 10.0), 6)
+    1.48985
+    """
     ldc = bounded_laplace_log_delta_c(scale, sensitivity, lower, upper)
     b = as_float_array(scale, "scale")
     dq = np.minimum(as_float_array(sensitivity, "sensitivity"),
@@ -241,7 +293,32 @@ def bounded_laplace_epsilon(scale: Any, sensitivity: Any, lower: Any, upper: Any
 
 def bounded_laplace_delta(scale: Any, epsilon: Any, sensitivity: Any, lower: Any, upper: Any):
     r"""Smallest :math:`\delta` that (A.4) of [HABM20]_ certifies at a given scale and
-    :math:`\epsilon`: :math:`\max(0, -\mathrm{expm1}(\epsilon - \Delta Q/b - \ln\Delta C(b)))`."""
+    :math:`\epsilon`: :math:`\max(0, -\mathrm{expm1}(\epsilon - \Delta Q/b - \ln\Delta C(b)))`.
+
+    Parameters
+    ----------
+    scale : float or array_like
+        Laplace scale :math:`b`, > 0.
+    epsilon : float or array_like
+        Finite, :math:`\ge 0`.
+    sensitivity : float or array_like
+        :math:`\Delta Q`, > 0.
+    lower, upper : float or array_like
+        Output domain, ``lower < upper``.
+
+    Returns
+    -------
+    float or ndarray
+        The certified :math:`\delta \in [0, 1)`; a float for scalar input.
+
+    Examples
+    --------
+    >>> from bndp.calibrate import bounded_laplace_delta
+    >>> round(bounded_laplace_delta(1.0, 1.0, 1.0, 0.0, 10.0), 6)
+    0.387282
+    >>> bounded_laplace_delta(2.0, 1.0, 1.0, 0.0, 10.0)  # b large enough: pure 1-DP
+    0.0
+    """
     ldc = bounded_laplace_log_delta_c(scale, sensitivity, lower, upper)
     b = as_float_array(scale, "scale")
     eps = as_float_array(epsilon, "epsilon")
@@ -390,7 +467,31 @@ def bounded_gaussian_sigma(epsilon: Any, sensitivity: Any, lower: Any, upper: An
 
 def bounded_gaussian_log_delta_c(sigma: float, sensitivity: float, lower: Any, upper: Any):
     r""":math:`(\ln\Delta C(\sigma), c^*)` of [CH24]_: the worst-case log ratio of the
-    truncation normalisers and the shift that attains it (Lemma 2.3 / problem (3.2))."""
+    truncation normalisers and the shift that attains it (Lemma 2.3 / problem (3.2)).
+
+    Parameters
+    ----------
+    sigma : float
+        Gaussian scale :math:`\sigma`, > 0.
+    sensitivity : float
+        :math:`\Delta Q` (Euclidean for the multivariate mechanism), > 0.
+    lower, upper : float or array_like
+        Finite bounds of the box, one per coordinate.
+
+    Returns
+    -------
+    log_delta_c : float
+        :math:`\ln\Delta C(\sigma) \ge 0`.
+    shift : ndarray
+        The worst shift :math:`c^*` (one entry per coordinate).
+
+    Examples
+    --------
+    >>> from bndp.calibrate import bounded_gaussian_log_delta_c
+    >>> ldc, shift = bounded_gaussian_log_delta_c(3.0, 1.0, 0.0, 10.0)
+    >>> bool(ldc >= 0), shift.shape
+    (True, (1,))
+    """
     lo = np.atleast_1d(as_float_array(lower, "lower"))
     hi = np.atleast_1d(as_float_array(upper, "upper"))
     check_bounds(lo, hi)

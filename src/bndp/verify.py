@@ -54,10 +54,22 @@ __all__ = [
 class LossCertificate(NamedTuple):
     """Result of a worst-case loss evaluation with ``details=True``.
 
-    upper : certified upper bound on the worst-case loss (what :func:`verify` reports).
-    lower : the loss of a configuration that is actually attained (a lower bound).
-    shift : the worst shift :math:`c = q' - q` (per coordinate), attained with
+    Attributes
+    ----------
+    upper : float
+        Certified upper bound on the worst-case loss (what :func:`verify` reports).
+    lower : float
+        The loss of a configuration that is actually attained (a lower bound).
+    shift : ndarray
+        The worst shift :math:`c = q' - q` (per coordinate), attained with
         :math:`q' = u`, :math:`q = u - c` and the output at :math:`l`.
+
+    Examples
+    --------
+    >>> from bndp.verify import bounded_gaussian_loss
+    >>> cert = bounded_gaussian_loss(3.0, 1.0, 0.0, 10.0, details=True)
+    >>> bool(cert.lower <= cert.upper), cert.shift.shape
+    (True, (1,))
     """
 
     upper: float
@@ -247,6 +259,21 @@ def bounded_laplace_loss(scale: Any, sensitivity: Any, lower: Any, upper: Any) -
         :math:`\Delta Q`, finite and > 0.
     lower, upper : float
         Finite, ``lower < upper``.
+
+    Returns
+    -------
+    float
+        The certified worst-case loss :math:`\epsilon^\star(b)`.
+
+    Examples
+    --------
+    At the calibrated scale the loss is the target :math:`\epsilon`:
+
+    >>> from bndp.calibrate import bounded_laplace_scale
+    >>> from bndp.verify import bounded_laplace_loss
+    >>> b = bounded_laplace_scale(1.0, 1.0, 0.0, 10.0)
+    >>> round(bounded_laplace_loss(b, 1.0, 0.0, 10.0), 6)
+    1.0
     """
     b = _pos(scale, "scale")
     dq = _pos(sensitivity, "sensitivity")
@@ -292,6 +319,17 @@ def bounded_gaussian_tight_sigma(epsilon: Any, sensitivity: Any, lower: Any, upp
     Returns
     -------
     float
+        The smallest certified :math:`\sigma` (never above the paper's :math:`\sigma^*`).
+
+    Examples
+    --------
+    >>> from bndp.calibrate import bounded_gaussian_sigma
+    >>> from bndp.verify import bounded_gaussian_loss, bounded_gaussian_tight_sigma
+    >>> s = bounded_gaussian_tight_sigma(1.0, 1.0, 0.0, 10.0)
+    >>> bool(s < bounded_gaussian_sigma(1.0, 1.0, 0.0, 10.0))
+    True
+    >>> bool(bounded_gaussian_loss(s, 1.0, 0.0, 10.0) <= 1.0)
+    True
     """
     eps = _pos(epsilon, "epsilon")
     dq = _pos(sensitivity, "sensitivity")
@@ -315,7 +353,7 @@ def bounded_laplace_delta(scale: Any, epsilon: Any, sensitivity: Any, lower: Any
     :math:`\delta` for which it is :math:`(\epsilon, \delta)`-DP at a given scale,
 
     .. math:: \delta(\epsilon) = \sup_{|q - q'| \le \Delta Q}\;\int_l^u
-              igl(p_q(x) - e^{\epsilon} p_{q'}(x)igr)_+\,dx .
+              \bigl(p_q(x) - e^{\epsilon} p_{q'}(x)\bigr)_+\,dx .
 
     For one pair (:math:`q < q'`) the log density ratio decreases in :math:`x`, so the
     integral is :math:`F_q(x^*) - e^{\epsilon}F_{q'}(x^*)` at the crossing point
@@ -347,6 +385,23 @@ def bounded_laplace_delta(scale: Any, epsilon: Any, sensitivity: Any, lower: Any
     details : bool, default False
         Return ``(upper_bound, attained, q)`` with the worst true value ``q`` (and
         :math:`q' = q + \Delta Q`, or the mirror pair) instead of the float.
+
+    Returns
+    -------
+    float or tuple
+        The certified :math:`\delta(\epsilon)` (an upper bound), or
+        ``(upper_bound, attained, q)`` with ``details=True``.
+
+    Examples
+    --------
+    The example above: the exact profile against Theorem 3.5's bound.
+
+    >>> from bndp.verify import bounded_laplace_delta
+    >>> round(bounded_laplace_delta(1.5, 0.5, 1.0, 0.0, 10.0), 4)
+    0.1049
+    >>> import bndp.calibrate
+    >>> round(bndp.calibrate.bounded_laplace_delta(1.5, 0.5, 1.0, 0.0, 10.0), 3)
+    0.43
     """
     b = _pos(scale, "scale")
     eps = fast_real(epsilon, "epsilon")
@@ -371,6 +426,29 @@ def privacy_profile(mechanism: Any, epsilon: Any) -> float:
     other mechanism with ``privacy_loss()``, :math:`\delta(\epsilon) = 0` for
     :math:`\epsilon` at least its certified loss; below it the profile has no closed form
     here and ``NotImplementedError`` is raised.
+
+    Parameters
+    ----------
+    mechanism : object
+        A configured mechanism (has ``privacy_profile(epsilon)`` or ``privacy_loss()``).
+    epsilon : float
+        Finite and >= 0.
+
+    Returns
+    -------
+    float
+        :math:`\delta(\epsilon) \in [0, 1]`.
+
+    Examples
+    --------
+    >>> import bndp
+    >>> from bndp.verify import privacy_profile
+    >>> m = bndp.BoundedLaplace(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=10.0,
+    ...                         mode="continuous")
+    >>> privacy_profile(m, 1.0)
+    0.0
+    >>> round(privacy_profile(m, 0.5), 4)
+    0.0881
     """
     fn = getattr(mechanism, "privacy_profile", None)
     if callable(fn):
@@ -427,6 +505,18 @@ class AuditResult:
         Size of each main sample.
     alpha : float
         Family-wise error level.
+
+    Examples
+    --------
+    >>> import bndp
+    >>> m = bndp.BoundedLaplace(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=10.0)
+    >>> res = bndp.audit(lambda n, rng: m.sample(0.0, size=n, rng=rng),
+    ...                  lambda n, rng: m.sample(1.0, size=n, rng=rng),
+    ...                  epsilon=1.0, n=20_000, rng=1)
+    >>> res.epsilon, res.n, isinstance(res.violation, bool)
+    (1.0, 20000, True)
+    >>> bool(res.epsilon_lower <= res.epsilon_hat)
+    True
     """
 
     epsilon: float

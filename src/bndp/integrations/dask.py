@@ -77,6 +77,20 @@ def privatize(ddf: Any, spec: Any, *, budget: Any = None, mechanism: str | None 
     Runs through ``map_partitions``: each partition is privatised with the plan calibrated
     here, from a secure generator keyed on the worker from its OS CSPRNG. Works with the
     threaded, process and distributed schedulers.
+
+    Examples
+    --------
+    >>> import dask.dataframe as dd
+    >>> import pandas as pd
+    >>> import bndp.dask
+    >>> pdf = pd.DataFrame({"age": [23, 35, 61, 118], "name": ["a", "b", "c", "d"]})
+    >>> ddf = dd.from_pandas(pdf, npartitions=2)
+    >>> out = bndp.dask.privatize(ddf, "age", mechanism="laplace", epsilon=1.0,
+    ...                           sensitivity=1.0, lower=0, upper=120).compute()
+    >>> out["age"].dtype, out["name"].tolist()
+    (dtype('float64'), ['a', 'b', 'c', 'd'])
+    >>> bool(out["age"].between(0, 120).all())
+    True
     """
     import pandas as pd
 

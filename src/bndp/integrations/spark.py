@@ -105,6 +105,20 @@ def privatize(df: Any, spec: Any, *, budget: Any = None, mechanism: str | None =
     (:func:`bndp.sample`). The released columns and the bound columns are converted from
     Arrow without going through pandas. Each partition draws from its own secure stream
     (AES-CTR or ChaCha20) keyed from the executor's OS CSPRNG.
+
+    Examples
+    --------
+    With ``spark`` a running :class:`pyspark.sql.SparkSession`:
+
+    >>> import bndp.spark
+    >>> sdf = spark.createDataFrame([(1, 23), (2, 35), (3, 61), (4, 118)], ["id", "age"])
+    >>> out = bndp.spark.privatize(sdf, "age", mechanism="laplace", epsilon=1.0,
+    ...                            sensitivity=1.0, lower=0, upper=120)
+    >>> out.dtypes
+    [('id', 'bigint'), ('age', 'double')]
+    >>> rows = out.orderBy("id").collect()
+    >>> [r.id for r in rows], all(0 <= r.age <= 120 for r in rows)
+    ([1, 2, 3, 4], True)
     """
     from pyspark.sql.types import DoubleType, NumericType, StructField, StructType
 

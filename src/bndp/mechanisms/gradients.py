@@ -309,6 +309,16 @@ class StochasticSign(Mechanism):
     Departures from the paper: the paper gives only the FIL of this mechanism. Its Renyi
     divergence in :func:`bndp.accounting.per_instance_rdp` is the standard one between the
     two Bernoulli output laws.
+
+    Examples
+    --------
+    >>> import bndp
+    >>> m = bndp.StochasticSign(sigma=1.0)
+    >>> s = m.sample([0.5, -0.5, 2.0], rng=0)
+    >>> sorted(set(s.tolist()) | {-1.0, 1.0})
+    [-1.0, 1.0]
+    >>> m.mean(0.0), m.variance(0.0)
+    (0.0, 1.0)
     """
 
     _init_args = ("sigma",)
@@ -366,9 +376,11 @@ class StochasticSign(Mechanism):
                                dtype=np.float64))
 
     def variance(self, theta: Any):
+        """Variance of the output: the same as :meth:`var`."""
         return self.var(theta)
 
     def bias(self, theta: Any):
+        """:math:`E[M(\\theta)] - \\theta = 2\\Phi(\\theta/\\sigma) - 1 - \\theta`."""
         th = _as_theta(theta)
         return _ret(np.asarray(self.mean(th)) - th)
 

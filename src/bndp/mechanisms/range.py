@@ -188,8 +188,8 @@ class ConstrainedLaplace(Mechanism):
     projecting onto a set with gaps is not 1-Lipschitz (14.9 and 15.1 around a gap
     (10, 20) would land 10 apart), so it could void the guarantee.
 
-    Departures from the paper
-    -------------------------
+    **Departures from the paper.**
+
     * The paper's guarantee is the metric one; ``guarantee="dp"`` (the default) calibrates
       standard :math:`\epsilon`-DP on the exact worst-case loss, which may need less noise.
     * Theorem 1 (distance-dependent scale) does not give pure :math:`\epsilon`-DP, nor the
