@@ -1,9 +1,10 @@
 """Tensors in, tensors out: PyTorch tensors and array-API arrays through bndp's samplers.
 
-One adapter for every mechanism's ``sample``: :func:`array_io` wraps a sampler whose data
-argument is named (``value`` for the release mechanisms, ``theta`` for the gradient
-mechanisms), and :func:`bndp.integrations._columns.columnar` calls :func:`foreign` for the
-same conversion. The wrapped sampler accepts, besides NumPy input,
+One adapter for every mechanism's ``sample``: :func:`bndp.integrations._columns.columnar`
+(which wraps every sampler, whose data argument is ``value`` for the release mechanisms and
+``theta`` for the gradient mechanisms) calls :func:`foreign` and :func:`host_values` here,
+and :func:`on_device` to choose a mechanism's device-native draw. A sampler accepts, besides
+NumPy input,
 
 * a :class:`torch.Tensor` on any device: the result is a tensor of the same shape, on the
   same device, with the same floating dtype (``float64`` for integer input: released values
@@ -19,7 +20,8 @@ the draw, which always happens in double precision). The result comes back as a 
 nearest is monotone, so a released value in ``[lower, upper]`` lands in
 ``[fl(lower), fl(upper)]`` of the narrower type; rounding is post-processing and costs no
 privacy. A mechanism may provide a device-native path (the gradient mechanisms do, see
-:mod:`bndp.integrations._torch_noise`): a CUDA tensor then never leaves its device. Other
+:mod:`bndp.integrations._torch_noise`): a CUDA tensor then never leaves its device (unless it
+holds missing values, NaN: those take the host path, where ``nulls=`` handles them). Other
 mechanisms copy device tensors to the host, draw there, and copy the result back.
 
 Neither torch nor any array library is imported here: an object is recognised as a tensor
@@ -29,16 +31,12 @@ method, so ``import bndp`` never pays for them.
 
 from __future__ import annotations
 
-import functools
-import inspect
 import sys
-from typing import Any, Callable, TypeVar
+from typing import Any
 
 import numpy as np
 
-__all__ = ["Foreign", "foreign", "is_foreign", "array_io", "is_torch", "host_values"]
-
-F = TypeVar("F", bound=Callable[..., Any])
+__all__ = ["Foreign", "foreign", "is_foreign", "is_torch", "on_device", "host_values"]
 
 _PLAIN = (float, int, np.ndarray, list, tuple, np.floating, np.integer)
 
@@ -47,6 +45,15 @@ def is_torch(x: Any) -> bool:
     """True for a :class:`torch.Tensor` (only checked when torch is already imported)."""
     torch = sys.modules.get("torch")
     return torch is not None and isinstance(x, torch.Tensor)
+
+
+def on_device(x: Any) -> bool:
+    """True for a torch tensor on a device other than the CPU that holds no NaN (a
+    mechanism's device-native draw may take it; NaN are missing values, handled on the
+    host)."""
+    if not is_torch(x) or x.device.type == "cpu":
+        return False
+    return not (x.is_floating_point() and bool(sys.modules["torch"].isnan(x).any()))
 
 
 def is_foreign(x: Any) -> bool:
@@ -143,43 +150,3 @@ def restore_like(src: Any, out: Any) -> Any:
     except Exception:
         res = xp.asarray(xp.from_dlpack(out), dtype=dt)
         return res.to_device(src.device) if hasattr(res, "to_device") else res
-
-
-def array_io(name: str, device: str | None = None) -> Callable[[F], F]:
-    """Let a sampler (a method or function whose data argument is ``name``) take tensors and
-    array-API arrays (see the module doc). Per-row ``lower``/``upper`` may be given the same
-    way. NumPy and Python input goes straight through (no overhead).
-
-    ``device``: name of a method of the bound ``self`` that draws natively on a torch
-    tensor's device, called as ``getattr(self, device)(tensor, **other_arguments)`` for
-    tensors on a device other than the CPU.
-    """
-
-    def deco(func: F) -> F:
-        sig = inspect.signature(func)
-        params = list(sig.parameters)
-        pos = params.index(name)
-
-        @functools.wraps(func)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            v = args[pos] if len(args) > pos else kwargs.get(name)
-            if not is_foreign(v) and not any(is_foreign(kwargs.get(b))
-                                             for b in ("lower", "upper")):
-                return func(*args, **kwargs)
-            ba = sig.bind(*args, **kwargs)
-            if (device is not None and v is not None and is_torch(v)
-                    and v.device.type != "cpu" and "self" in ba.arguments):
-                rest = {k: a for k, a in ba.arguments.items() if k not in ("self", name)}
-                return getattr(ba.arguments["self"], device)(v, **rest)
-            for b in ("lower", "upper"):
-                if b in ba.arguments:
-                    ba.arguments[b] = host_values(ba.arguments[b], b)
-            f = foreign(v, name)
-            if f is None:
-                return func(*ba.args, **ba.kwargs)
-            ba.arguments[name] = f.values
-            return f.restore(func(*ba.args, **ba.kwargs))
-
-        return wrapper  # type: ignore[return-value]
-
-    return deco

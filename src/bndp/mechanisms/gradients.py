@@ -24,7 +24,7 @@ from .._dispatch import _shape2, as_2d
 from .._random import RNGLike, as_generator
 from .._validation import as_float_array, check_bounds, check_finite, fast_real
 from ..distributions import truncnorm_eval
-from ..integrations._arrays import array_io
+from ..integrations._columns import Nulls, columnar
 from ._base import Mechanism
 
 __all__ = ["RectifiedGaussian", "TruncatedGaussian", "StochasticSign"]
@@ -103,6 +103,11 @@ class _BoxGaussian(Mechanism):
         check_bounds(lo, hi)
         self._set(sigma=s, lower=_frozen(lo), upper=_frozen(hi))
 
+    @property
+    def scale(self) -> float:
+        """Alias of :attr:`sigma` (every mechanism's ``scale`` is its noise scale)."""
+        return self.sigma
+
     # shapes ---------------------------------------------------------------------------
     def _params(self, theta: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple]:
         th = _as_theta(theta)
@@ -117,13 +122,14 @@ class _BoxGaussian(Mechanism):
             ) from None
         return th, lo, hi, shape
 
-    @array_io("theta", device="_device_sample")
-    def sample(self, theta: Any, rng: RNGLike = None, *, device_rng: str = "bndp"):
+    @columnar
+    def sample(self, theta: Any, rng: RNGLike = None, *, device_rng: str = "bndp",
+               nulls: Nulls = "raise"):
         """Release the mechanism's output at the true value ``theta``.
 
         Parameters
         ----------
-        theta : float or array_like
+        theta : float, array_like, Series, pyarrow (Chunked)Array, masked array or tensor
             True query value (in DP-SGD: the summed, L-infinity-clipped gradient), finite,
             any shape broadcasting with the bounds; each coordinate is released
             independently.
@@ -131,24 +137,29 @@ class _BoxGaussian(Mechanism):
             Source of randomness (see :func:`bndp.default_rng`).
         device_rng : {"bndp", "torch"}
             Source of the uniforms for a tensor on a GPU (see Notes).
+        nulls : {"raise", "keep"}, default "raise"
+            Missing values (NaN, None, pd.NA, Arrow nulls, masked entries): ``"raise"``
+            refuses them; ``"keep"`` leaves them missing in the result, drawing no noise
+            for them (scalar bounds only).
 
         Returns
         -------
-        float, ndarray of float64, or the input's tensor/array type
+        float, ndarray of float64, Series, pyarrow array, masked array or tensor
             Shape: the broadcast shape of ``theta`` and the bounds (a float when all are
-            scalars). Every value lies in ``[lower, upper]``.
+            scalars), of the kind of ``theta``. Every value lies in ``[lower, upper]``.
 
         Notes
         -----
-        Tensors: ``theta`` may be a torch tensor or an array-API array; the result has its
-        type, device, shape and floating dtype (float64 for integer input), rounded from the
-        float64 draw at the end. On the CPU the compiled kernels draw through a NumPy view;
-        on a GPU the draw runs on the device (inverse CDF in torch, float64, log-space
-        tails; see :mod:`bndp.integrations._torch_noise`), and ``device_rng`` says where its
-        uniforms come from: ``"bndp"`` (default) from ``rng``'s stream (the secure default
-        stream unless you pass another), ``"torch"`` from torch's generator on the device
-        seeded with 64 bits of that stream (faster, not cryptographically secure).
-        ``device_rng`` has no effect on the CPU.
+        Tensors: ``theta`` may be a torch tensor or an array-API array (``tensor`` above);
+        the result has its type, device, shape and floating dtype (float64 for integer
+        input), rounded from the float64 draw at the end. On the CPU the compiled kernels
+        draw through a NumPy view; on a GPU the draw runs on the device (inverse CDF in
+        torch, float64, log-space tails; see :mod:`bndp.integrations._torch_noise`), and
+        ``device_rng`` says where its uniforms come from: ``"bndp"`` (default) from
+        ``rng``'s stream (the secure default stream unless you pass another), ``"torch"``
+        from torch's generator on the device seeded with 64 bits of that stream (faster,
+        not cryptographically secure). ``device_rng`` has no effect on the CPU, nor for a
+        GPU tensor with missing values (NaN), which is drawn on the host.
         """
         if device_rng not in ("bndp", "torch"):
             raise ValueError(f'`device_rng` must be "bndp" or "torch"; got {device_rng!r}')
@@ -343,6 +354,16 @@ class StochasticSign(Mechanism):
     Departures from the paper: the paper gives only the FIL of this mechanism. Its Renyi
     divergence in :func:`bndp.accounting.per_instance_rdp` is the standard one between the
     two Bernoulli output laws.
+
+    Examples
+    --------
+    >>> import bndp
+    >>> m = bndp.StochasticSign(sigma=1.0)
+    >>> s = m.sample([0.5, -0.5, 2.0], rng=0)
+    >>> sorted(set(s.tolist()) | {-1.0, 1.0})
+    [-1.0, 1.0]
+    >>> m.mean(0.0), m.variance(0.0)
+    (0.0, 1.0)
     """
 
     _init_args = ("sigma",)
@@ -354,6 +375,11 @@ class StochasticSign(Mechanism):
     def __init__(self, sigma: float) -> None:
         self._set(sigma=_check_sigma(sigma))
 
+    @property
+    def scale(self) -> float:
+        """Alias of :attr:`sigma` (every mechanism's ``scale`` is its noise scale)."""
+        return self.sigma
+
     def _params(self, theta: Any):
         th = _as_theta(theta)
         z = np.zeros(())
@@ -361,11 +387,25 @@ class StochasticSign(Mechanism):
 
     _device_sample = _device_sample
 
-    @array_io("theta", device="_device_sample")
-    def sample(self, theta: Any, rng: RNGLike = None, *, device_rng: str = "bndp"):
+    @columnar
+    def sample(self, theta: Any, rng: RNGLike = None, *, device_rng: str = "bndp",
+               nulls: Nulls = "raise"):
         """Release :math:`\\mathrm{sign}(\\theta + \\sigma Z)` per coordinate (values -1.0
-        or +1.0, float64, shape of ``theta``). Tensors and ``device_rng``: as
-        :meth:`TruncatedGaussian.sample`."""
+        or +1.0, float64, shape and kind of ``theta``).
+
+        Parameters
+        ----------
+        theta : float, array_like, Series, pyarrow (Chunked)Array, masked array or tensor
+            True query value, finite.
+        rng : None, int, SeedSequence, BitGenerator or Generator
+            Source of randomness (see :func:`bndp.default_rng`).
+        device_rng : {"bndp", "torch"}
+            Source of the uniforms for a tensor on a GPU: as :meth:`TruncatedGaussian.sample`.
+        nulls : {"raise", "keep"}, default "raise"
+            Missing values (NaN, None, pd.NA, Arrow nulls, masked entries): ``"raise"``
+            refuses them; ``"keep"`` leaves them missing in the result, drawing no noise
+            for them.
+        """
         if device_rng not in ("bndp", "torch"):
             raise ValueError(f'`device_rng` must be "bndp" or "torch"; got {device_rng!r}')
         th, lo, hi, shape = self._params(theta)
@@ -388,9 +428,11 @@ class StochasticSign(Mechanism):
                                dtype=np.float64))
 
     def variance(self, theta: Any):
+        """Variance of the output: the same as :meth:`var`."""
         return self.var(theta)
 
     def bias(self, theta: Any):
+        """:math:`E[M(\\theta)] - \\theta = 2\\Phi(\\theta/\\sigma) - 1 - \\theta`."""
         th = _as_theta(theta)
         return _ret(np.asarray(self.mean(th)) - th)
 
