@@ -164,8 +164,8 @@ def write_reference() -> None:
              "Every object listed in the ``__all__`` of ``bndp`` and of its public modules, "
              "documented from its docstring. Mechanisms and the one-call ``bndp.sample`` are "
              "in the top-level namespace; calibration, accounting and verification have their "
-             "own modules; ``bndp.spark`` and ``bndp.dask`` need the ``spark`` and ``dask`` "
-             "extras.\n",
+             "own modules; ``bndp.spark``, ``bndp.dask`` and ``bndp.torch`` need the ``spark``, "
+             "``dask`` and ``torch`` extras.\n",
              ".. toctree::\n   :maxdepth: 1\n"]
     index.extend(f"   {p}" for p in pages)
     with open(os.path.join(out, "index.rst"), "w", encoding="utf-8") as fh:

@@ -138,6 +138,24 @@ def test_tensor_nulls_keep_and_per_row_bounds():
     np.testing.assert_array_equal(out.numpy(), ref)
 
 
+def test_gradient_mechanisms_tensor_nulls_and_device_rng_on_the_cpu():
+    # a CPU tensor takes the host path of the column adapter: NaN are missing values as in
+    # NumPy, and device_rng has no effect there
+    from bndp.integrations import _arrays
+
+    theta = np.array([0.2, np.nan, -0.4, 3.0])
+    t = torch.tensor(theta, dtype=torch.float32)
+    assert not _arrays.on_device(t)
+    for mech in (bndp.TruncatedGaussian(0.7, -1.0, 1.0), bndp.StochasticSign(1.0)):
+        out = mech.sample(t, rng=3, nulls="keep", device_rng="torch")
+        assert isinstance(out, torch.Tensor) and out.dtype == torch.float32
+        ref = mech.sample(theta.astype(np.float32).astype(np.float64), rng=3, nulls="keep")
+        np.testing.assert_array_equal(out.numpy(), ref.astype(np.float32))
+        assert np.isnan(ref[1]) and not np.isnan(ref[[0, 2, 3]]).any()
+        with pytest.raises(ValueError, match="`theta` has 1 missing value"):
+            mech.sample(t, rng=3)
+
+
 def test_array_api_strict_arrays():
     xp = pytest.importorskip("array_api_strict")
     for name in ("bounded_laplace", "truncated", "constrained_laplace"):
@@ -270,6 +288,15 @@ def test_cuda_draws_stay_on_device_and_match_cpu(dtype):
     bl = MECHS["bounded_laplace"]()
     o = bl.sample(torch.ones(5, device="cuda", dtype=dtype), rng=1)
     assert o.is_cuda and o.dtype == dtype
+    # missing values: drawn on the host, returned to the device, NaN kept in place
+    th_nan = th.clone()
+    th_nan[3] = float("nan")
+    o = m.sample(th_nan.cuda(), rng=np.random.default_rng(2), nulls="keep")
+    assert o.is_cuda and o.dtype == dtype
+    ref = m.sample(th_nan.double().numpy(), rng=np.random.default_rng(2), nulls="keep")
+    np.testing.assert_array_equal(o.cpu().numpy(), ref.astype(o.cpu().numpy().dtype))
+    with pytest.raises(ValueError, match="missing value"):
+        m.sample(th_nan.cuda(), rng=1)
 
 
 def test_gpu_benchmark_script_skips_cleanly_and_is_not_asv_discoverable():

@@ -62,15 +62,60 @@ _MECHS = (RectifiedGaussian, TruncatedGaussian, StochasticSign)
 
 
 def linf_clip_sum(grad_sample: torch.Tensor, clip_bound: float) -> torch.Tensor:
-    """Sum over the first (sample) axis of per-sample gradients clipped per coordinate to
-    ``[-clip_bound, clip_bound]``."""
+    r"""Sum over the first (sample) axis of per-sample gradients clipped per coordinate to
+    ``[-clip_bound, clip_bound]``.
+
+    Parameters
+    ----------
+    grad_sample : torch.Tensor
+        Per-sample gradients, shape (n, ...): one row per sample.
+    clip_bound : float
+        L-infinity clipping bound :math:`C` per coordinate.
+
+    Returns
+    -------
+    torch.Tensor
+        :math:`\sum_i \mathrm{clip}(g_i, -C, C)`, shape ``grad_sample.shape[1:]``, on the
+        same device and of the same dtype; each coordinate lies in ``[-n C, n C]``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from bndp.torch import linf_clip_sum
+    >>> g = torch.tensor([[0.5, -3.0], [2.0, 0.25]])
+    >>> linf_clip_sum(g, 1.0)                 # [0.5 + 1.0, -1.0 + 0.25]
+    tensor([ 1.5000, -0.7500])
+    """
     return grad_sample.clamp(-clip_bound, clip_bound).sum(dim=0)
 
 
 class GaussianRDPTally:
     r"""RDP of the L-infinity-clipped Gaussian mechanism over full-batch steps:
     :math:`T\,d\,\alpha C^2/(2\sigma^2)` (data-independent; Lemma 4.3 of [HMSCG24]_), with the
-    interface of :class:`bndp.accounting.PerInstanceAccountant` used by the optimizer."""
+    interface of :class:`bndp.accounting.PerInstanceAccountant` used by the optimizer.
+
+    Parameters
+    ----------
+    sigma : float
+        Noise standard deviation per coordinate (on the scale of the summed gradient).
+    sensitivity : float
+        Per-coordinate sensitivity :math:`C` of the summed gradient (the clipping bound).
+    alphas : array_like, optional
+        RDP orders (default :data:`bndp.accounting.DEFAULT_ALPHAS`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bndp.torch import GaussianRDPTally
+    >>> tally = GaussianRDPTally(sigma=4.0, sensitivity=1.0, alphas=[2.0, 8.0])
+    >>> tally.step(np.zeros(10))              # d = 10: 10 * alpha / (2 * 16)
+    array([0.625, 2.5  ])
+    >>> _ = tally.step(np.zeros(10))           # a second step adds the same
+    >>> tally.rdp
+    array([1.25, 5.  ])
+    >>> bool(tally.epsilon(1e-5) > 0)
+    True
+    """
 
     def __init__(self, sigma: float, sensitivity: float, *, alphas: Any = None) -> None:
         self.sigma = float(sigma)
@@ -80,6 +125,8 @@ class GaussianRDPTally:
         self._rdp = np.zeros(self.alphas.shape)
 
     def step(self, summed_gradient: Any) -> np.ndarray:
+        """Account one step on a summed gradient (only its size :math:`d` matters) and return
+        the step's RDP at :attr:`alphas`."""
         d = int(np.asarray(summed_gradient).size)
         r = np.asarray(gaussian_rdp(self.sigma, self.sensitivity, self.alphas, dim=d))
         self._rdp = self._rdp + r
@@ -88,9 +135,12 @@ class GaussianRDPTally:
 
     @property
     def rdp(self) -> np.ndarray:
+        """Accumulated RDP of the steps taken, at :attr:`alphas` (a copy)."""
         return self._rdp.copy()
 
     def epsilon(self, delta: float, *, return_alpha: bool = False):
+        """(epsilon, delta)-DP of the steps taken, by RDP conversion
+        (:func:`bndp.accounting.rdp_to_dp`; with ``return_alpha`` also the best order)."""
         return rdp_to_dp(self._rdp, self.alphas, delta, return_alpha=return_alpha)
 
 
@@ -123,6 +173,9 @@ class BoundedNoiseOptimizer(DPOptimizer):
         are needed): use :attr:`last_summed_gradient`.
     alphas, mode
         Passed to the accountant (see :class:`bndp.accounting.PerInstanceAccountant`).
+    **kwargs
+        Passed to Opacus's ``DPOptimizer`` (e.g. ``generator``, ``secure_mode``; its noise is
+        not used).
 
     Attributes
     ----------
@@ -130,6 +183,28 @@ class BoundedNoiseOptimizer(DPOptimizer):
     last_summed_gradient : numpy.ndarray or None
         The last step's flattened summed clipped gradient (host copy), what the mechanism
         was applied to.
+
+    Examples
+    --------
+    One full-batch step of a small model on the CPU; the released gradient lies in the
+    mechanism's support, and the accountant has taken the step:
+
+    >>> import torch, bndp
+    >>> from opacus import GradSampleModule
+    >>> from bndp.torch import BoundedNoiseOptimizer
+    >>> _ = torch.manual_seed(0)
+    >>> model = GradSampleModule(torch.nn.Linear(4, 2))
+    >>> opt = BoundedNoiseOptimizer(torch.optim.SGD(model.parameters(), lr=0.1),
+    ...                             mechanism=bndp.TruncatedGaussian(0.5, -1.0, 1.0),
+    ...                             clip_bound=0.1, loss_reduction="sum", rng=1)
+    >>> x, y = torch.randn(8, 4), torch.randint(0, 2, (8,))
+    >>> torch.nn.functional.cross_entropy(model(x), y, reduction="sum").backward()
+    >>> opt.step()
+    >>> grad = torch.cat([p.grad.reshape(-1) for p in model.parameters()])
+    >>> bool(((grad >= -1.0) & (grad <= 1.0)).all()), opt.accountant.steps
+    (True, 1)
+    >>> bool(opt.epsilon(1e-5) > 0)
+    True
     """
 
     def __init__(self, optimizer: torch.optim.Optimizer, *, mechanism: Any, clip_bound: float,
@@ -223,9 +298,55 @@ def make_private(module: torch.nn.Module, optimizer: torch.optim.Optimizer, data
     accountant then accounts FIL only (RDP under subsampling is refused); the default keeps
     the loader as given (use one full batch per step for per-instance RDP).
 
+    Parameters
+    ----------
+    module : torch.nn.Module
+        The model (or an Opacus ``GradSampleModule`` already wrapping it).
+    optimizer : torch.optim.Optimizer
+        Optimizer over ``module``'s parameters.
+    data_loader : torch.utils.data.DataLoader
+        Training data.
+    mechanism : RectifiedGaussian, TruncatedGaussian, StochasticSign or float
+        The noise (see :class:`BoundedNoiseOptimizer`).
+    clip_bound : float
+        L-infinity clipping bound per coordinate (> 0).
+    poisson_sampling : bool
+        Replace the loader by Opacus's Poisson ``DPDataLoader`` (default False).
+    loss_reduction : {"mean", "sum"}
+        How the training loss combines the samples of a batch.
+    rng : None, int, SeedSequence, BitGenerator or Generator
+        bndp stream of the noise (None: the secure default stream of the thread).
+    device_rng : {"bndp", "torch"}
+        Where the uniforms of noise drawn on a GPU come from.
+    alphas, mode
+        Passed to the accountant (see :class:`bndp.accounting.PerInstanceAccountant`).
+    grad_sample_mode : {"hooks", "functorch"}
+        How Opacus computes per-sample gradients.
+
     Returns
     -------
     (GradSampleModule, BoundedNoiseOptimizer, data loader)
+
+    Examples
+    --------
+    >>> import torch, bndp
+    >>> from bndp.torch import make_private
+    >>> _ = torch.manual_seed(0)
+    >>> data = torch.utils.data.TensorDataset(torch.randn(16, 4), torch.randint(0, 2, (16,)))
+    >>> loader = torch.utils.data.DataLoader(data, batch_size=16)   # one full batch
+    >>> model = torch.nn.Linear(4, 2)
+    >>> model, opt, loader = make_private(
+    ...     model, torch.optim.SGD(model.parameters(), lr=0.5), loader,
+    ...     mechanism=bndp.TruncatedGaussian(sigma=2.0, lower=-4.0, upper=4.0),
+    ...     clip_bound=0.05, rng=1)
+    >>> for x, y in loader:
+    ...     opt.zero_grad()
+    ...     torch.nn.functional.cross_entropy(model(x), y).backward()
+    ...     opt.step()
+    >>> opt.accountant.steps, type(opt).__name__
+    (1, 'BoundedNoiseOptimizer')
+    >>> bool(opt.epsilon(1e-5) > 0)
+    True
     """
     if isinstance(module, GradSampleModule):
         gsm = module
