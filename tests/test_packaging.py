@@ -214,3 +214,24 @@ def test_sdist_carries_the_sources_the_build_needs(tmp_path):
     assert "src/bndp/_simd.h" in needed and any(n.endswith(".pxi") for n in needed)
     assert needed <= names, needed - names
     assert "src/bndp/_core.c" not in names
+
+
+@pytest.mark.slow
+def test_manylinux_wheel_from_auditwheel_installs_and_works(tmp_path):
+    # tools/build_manylinux.sh: build, `auditwheel repair`, install the repaired wheel in a
+    # fresh venv, smoke test and part of the tests there (about two minutes)
+    if not sys.platform.startswith("linux"):
+        pytest.skip("manylinux wheels are built on Linux")
+    pytest.importorskip("auditwheel")
+    pytest.importorskip("build")
+    if shutil.which("patchelf") is None:
+        pytest.skip("auditwheel repair needs patchelf")
+    env = dict({k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+               PYTHON=sys.executable)
+    r = subprocess.run(["bash", os.path.join(ROOT, "tools", "build_manylinux.sh"),
+                        str(tmp_path / "out")], capture_output=True, text=True, env=env,
+                       timeout=1800)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    (whl,) = list((tmp_path / "out").glob("bndp-*.whl"))
+    assert re.search(r"-manylinux_2_\d+_x86_64\.whl$|-manylinux_2_\d+_aarch64\.whl$", whl.name)
+    assert "smoke test passed" in r.stdout and " passed" in r.stdout
