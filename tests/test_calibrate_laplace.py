@@ -70,8 +70,15 @@ def test_half_line_closed_form():
             assert bounded_laplace_scale(eps, 1.0, -np.inf, 5.0, delta) == pytest.approx(ref, rel=1e-13)
 
 
-def test_equals_b0_exactly_when_sensitivity_is_the_width():
+def test_equals_b0_rounded_up_when_sensitivity_is_the_width():
+    # Cor. 4.5: b* = dQ/L exactly (dC == 1). The returned double is fl(dQ/L) rounded up so
+    # that b L >= dQ holds in exact arithmetic (fl(dQ/L) alone fell below dQ/L in about half
+    # of these configurations): checked with exact rationals for delta = 0 (L = eps) and at
+    # 50 digits for delta > 0. It stays within a few ulps of dQ/L.
+    import mpmath
+    from fractions import Fraction
     rng = np.random.default_rng(5)
+    below = 0
     for _ in range(200):
         lo = rng.uniform(-100, 100)
         w = 10 ** rng.uniform(-3, 3)
@@ -80,9 +87,20 @@ def test_equals_b0_exactly_when_sensitivity_is_the_width():
         hi = lo + w
         w = hi - lo  # the width as the library sees it (exact in floating point)
         b0 = w / (eps - math.log1p(-delta))
-        assert bounded_laplace_scale(eps, w, lo, hi, delta) == b0
+        b = bounded_laplace_scale(eps, w, lo, hi, delta)
         # a sensitivity above the width acts as the width
-        assert bounded_laplace_scale(eps, 3 * w, lo, hi, delta) == b0
+        assert bounded_laplace_scale(eps, 3 * w, lo, hi, delta) == b
+        assert b0 <= b <= b0 * (1 + 5 * 2.0 ** -52)
+        if delta == 0.0:
+            assert Fraction(b) * Fraction(eps) >= Fraction(w)
+            # and it is the smallest such double
+            assert Fraction(math.nextafter(b, 0.0)) * Fraction(eps) < Fraction(w)
+            below += Fraction(b0) * Fraction(eps) < Fraction(w)
+        else:
+            with mpmath.workdps(50):
+                L = mpmath.mpf(eps) - mpmath.log1p(-mpmath.mpf(delta))
+                assert mpmath.mpf(b) * L >= mpmath.mpf(w)
+    assert below > 10          # the defect this guards against was frequent
 
 
 def test_against_independent_brentq_and_conservative():
@@ -187,7 +205,7 @@ def test_bad_inputs(kwargs, exc, match):
 
 
 def test_mechanism_uses_calibrated_scale_and_is_immutable():
-    m = bndp.BoundedLaplace(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=10.0)
+    m = bndp.BoundedLaplace(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=10.0, mode="continuous")
     assert m.scale == bounded_laplace_scale(1.0, 1.0, 0.0, 10.0)
     with pytest.raises(AttributeError):
         m.epsilon = 0.1

@@ -19,6 +19,7 @@ from bndp import cli
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
+from ._helpers import grid_counts  # noqa: E402
 from .conftest import bndp_import_root  # noqa: E402
 
 SRC = bndp_import_root()  # where this run imports bndp from (src/ or site-packages)
@@ -96,11 +97,15 @@ def test_csv_released_column_in_bounds_other_cells_verbatim(tmp_path, capsys):
     assert [[r[0], r[2], r[3]] for r in got[1:]] == [[r[0], r[2], r[3]] for r in want[1:]]
     ages = np.array([float(r[1]) for r in got[1:]])
     assert ((ages >= 0) & (ages <= 120)).all()
+    # the default release is the grid law: the written values are grid points, read back
+    # exactly from their decimal form
+    plan = bndp.BoundedLaplace(float(PRIV[1]), float(PRIV[3]), 0.0, 120.0).exact_plan
+    grid_counts(plan, ages)
     # the cells that need no quoting are written bare, as the csv module does
     assert open(dst).read().splitlines()[2].startswith("2,") and ",Doe," in open(dst).read()
     # one-line summary with the calibrated scale; clipping reported
-    assert f"scale b = {LAP.scale:.6g}" in out and "2 clipped" in out
-    assert "wrote 4 rows" in out
+    assert f"scale b = {LAP.scale:.6g}" in err and "2 clipped" in err
+    assert "wrote 4 rows" in err and out == ""
     assert listing(tmp_path) == ["in.csv", "out.csv"]
 
 
@@ -134,9 +139,9 @@ def test_csv_several_columns_in_one_pass(tmp_path, capsys):
     b = np.array([float(r["b"]) for r in rows])
     assert ((a >= 0) & (a <= 5)).all() and ((b >= 0) & (b <= 1000)).all()
     assert [r["c"] for r in rows] == ["x", "y", "z"]
-    assert out.count("bounded Gaussian sigma") == 2 and "up to 2" in out
+    assert err.count("bounded Gaussian sigma") == 2 and "up to epsilon = 2" in err
     s5 = bndp.BoundedGaussian(1, 1, 0, 5).sigma
-    assert f"sigma = {s5:.6g}" in out
+    assert f"sigma = {s5:.6g}" in err
 
 
 def test_csv_nulls_keep_and_tab_delimiter(tmp_path, capsys):
@@ -147,14 +152,14 @@ def test_csv_nulls_keep_and_tab_delimiter(tmp_path, capsys):
     assert code == 0, err
     lines = open(dst).read().splitlines()
     assert lines[0] == "k\tv" and lines[2] == "b\t" and lines[1].startswith("a\t")
-    assert "1 missing kept" in out
+    assert "1 missing kept" in err
 
 
 def test_header_only_csv_gives_header_only_output(tmp_path, capsys):
     src = write(tmp_path / "in.csv", "id,age\n")
     dst = str(tmp_path / "out.csv")
-    code, out, _ = run(capsys, "privatize", src, "-o", dst, "--column", "age:0:1", *PRIV)
-    assert code == 0 and open(dst).read() == "id,age\n" and "no data rows" in out
+    code, _, err = run(capsys, "privatize", src, "-o", dst, "--column", "age:0:1", *PRIV)
+    assert code == 0 and open(dst).read() == "id,age\n" and "no data rows" in err
 
 
 # ---------------------------------------------------------------------------------------
@@ -185,7 +190,7 @@ def test_parquet_schema_preserved(tmp_path, capsys):
     assert r.column("age").null_count == t.column("age").null_count == 143
     assert np.array_equal(np.isnan(age), t.column("age").is_null().to_numpy(zero_copy_only=False))
     assert np.nanmin(age) >= 0 and np.nanmax(age) <= 100
-    assert "143 missing kept" in out
+    assert "143 missing kept" in err
 
 
 def test_parquet_null_raises_naming_row(tmp_path, capsys):
@@ -193,7 +198,7 @@ def test_parquet_null_raises_naming_row(tmp_path, capsys):
     pq.write_table(pa.table({"x": pa.array([1.0, 2.0, None, 4.0])}), src)
     code, _, err = run(capsys, "privatize", src, "-o", str(tmp_path / "o.parquet"),
                        "--column", "x:0:5", *PRIV)
-    assert code == 2 and "row 3" in err and "'x'" in err and "missing" in err
+    assert code == 3 and "row 3" in err and "'x'" in err and "missing" in err
     assert listing(tmp_path) == ["in.parquet"]
 
 
@@ -202,28 +207,28 @@ def test_parquet_string_column_refused(tmp_path, capsys):
     pq.write_table(pa.table({"x": ["a"]}), src)
     code, _, err = run(capsys, "privatize", src, "-o", str(tmp_path / "o.parquet"),
                        "--column", "x:0:5", *PRIV)
-    assert code == 2 and "must be numeric" in err
+    assert code == 3 and "must be numeric" in err
 
 
 # ---------------------------------------------------------------------------------------
 # errors: one line, non-zero exit, nothing written
 # ---------------------------------------------------------------------------------------
-@pytest.mark.parametrize("text,argv,needle", [
-    ("id,age\n1,30\n2,3x\n3,4\n", [], "row 2 (data rows counted from 1 after the header), column 'age': '3x' is not a number"),
-    ("id,age\n1,30\n2,\n", [], "row 2 (data rows counted from 1 after the header), column 'age': missing value"),
-    ("id,age\n1,inf\n", [], "row 1 (data rows counted from 1 after the header), column 'age': 'inf' is not a finite number"),
-    ("id,age\n1,30\n2,130\n", ["--on-outside", "raise"], "row 2 (data rows counted from 1 after the header), column 'age': 130.0 lies outside [0, 120]"),
-    ("", [], "empty file"),
-    ("id,height\n1,2\n", [], "column 'age' not found; columns are: id, height"),
-    ("id,age\n1,2\n", ["--mechanism", "gaussian", "--delta", "0.1"], "delta` must be 0"),
-    ("id,age\n1,2\n", ["--epsilon", "-1"], "`epsilon`"),
-    ("id,age,age\n1,2,3\n", [], "duplicate column"),
+@pytest.mark.parametrize("text,argv,needle,status", [
+    ("id,age\n1,30\n2,3x\n3,4\n", [], "row 2 (data rows counted from 1 after the header), column 'age': '3x' is not a number", 3),
+    ("id,age\n1,30\n2,\n", [], "row 2 (data rows counted from 1 after the header), column 'age': missing value", 3),
+    ("id,age\n1,inf\n", [], "row 1 (data rows counted from 1 after the header), column 'age': 'inf' is not a finite number", 3),
+    ("id,age\n1,30\n2,130\n", ["--on-outside", "raise"], "row 2 (data rows counted from 1 after the header), column 'age': 130.0 lies outside [0, 120]", 3),
+    ("", [], "empty file", 3),
+    ("id,height\n1,2\n", [], "column 'age' not found; columns are: id, height", 2),
+    ("id,age\n1,2\n", ["--mechanism", "gaussian", "--delta", "0.1"], "delta must be 0", 2),
+    ("id,age\n1,2\n", ["--epsilon", "-1"], "`epsilon`", 2),
+    ("id,age,age\n1,2,3\n", [], "duplicate column", 3),
 ])
-def test_errors_are_one_line(tmp_path, capsys, text, argv, needle):
+def test_errors_are_one_line(tmp_path, capsys, text, argv, needle, status):
     src = write(tmp_path / "in.csv", text)
     code, out, err = run(capsys, "privatize", src, "-o", str(tmp_path / "out.csv"),
                          "--column", "age", "--lower", "0", "--upper", "120", *PRIV, *argv)
-    assert code == 2
+    assert code == status  # 2: usage error, 3: data error
     assert err.count("\n") == 1 and err.startswith("bndp: error: ") and "Traceback" not in err
     assert needle in err
     assert listing(tmp_path) == ["in.csv"]  # no output, no temporary file
@@ -235,7 +240,7 @@ def test_malformed_cell_found_in_a_later_chunk(tmp_path, capsys):
     src = write(tmp_path / "in.csv", "id,age\n" + "\n".join(rows) + "\n")
     code, _, err = run(capsys, "privatize", src, "-o", str(tmp_path / "out.csv"),
                        "--column", "age:0:120", *PRIV, "--block-size", "65536")
-    assert code == 2 and "row 43,211" in err and "'forty'" in err
+    assert code == 3 and "row 43,211" in err and "'forty'" in err
 
 
 def test_refuses_to_write_over_the_input(tmp_path, capsys):
@@ -269,7 +274,7 @@ def test_format_errors(tmp_path, capsys):
     pq_bad = write(tmp_path / "bad.parquet", "not parquet at all")
     code, _, err = run(capsys, "privatize", pq_bad, "-o", str(tmp_path / "o2.parquet"),
                        "--column", "age:0:2", *PRIV)
-    assert code == 2 and "cannot read as Parquet" in err and err.count("\n") == 1
+    assert code == 3 and "cannot read as Parquet" in err and err.count("\n") == 1
 
 
 def test_console_script_entry_point_and_progress_bar(tmp_path):
@@ -440,3 +445,235 @@ def test_csv_cells_with_spaces_parse_and_workers_option(tmp_path, capsys):
     assert code == 0, err
     got = np.loadtxt(dst, delimiter=",", skiprows=1, usecols=0)
     np.testing.assert_array_equal(got, bndp.BoundedLaplace(1, 1, 0, 5).sample([1.0, 2.0], rng=3))
+
+
+# ---------------------------------------------------------------------------------------
+# release spec (TOML, JSON), budget, stdin/stdout, exit codes
+# ---------------------------------------------------------------------------------------
+SPEC_CSV = "id,age,income,lo,hi,score\n" + "".join(
+    f"{i},{20 + i % 60},{1000 * i},{(i % 3) * 10},{(i % 3) * 10 + 5},{(i % 3) * 10 + 1}\n"
+    for i in range(300))
+SPEC_TOML = textwrap.dedent("""\
+    [budget]
+    epsilon = 1.0
+
+    [columns.age]
+    lower = 0
+    upper = 120
+    sensitivity = 1
+    epsilon = 0.25
+
+    [columns.income]
+    mechanism = "gaussian"
+    lower = 0
+    upper = 500000
+    sensitivity = 1000
+    epsilon = 0.5
+
+    [columns.score]
+    lower = "lo"
+    upper = "hi"
+    sensitivity = 1
+    epsilon = 0.25
+    """)
+SPEC_JSON = """{"budget": {"epsilon": 1.0},
+ "columns": {"age": {"lower": 0, "upper": 120, "sensitivity": 1, "epsilon": 0.25},
+             "income": {"mechanism": "gaussian", "lower": 0, "upper": 500000,
+                        "sensitivity": 1000, "epsilon": 0.5},
+             "score": {"lower": "lo", "upper": "hi", "sensitivity": 1, "epsilon": 0.25}}}"""
+
+
+def check_spec_output(text):
+    rows = list(csv.reader(io.StringIO(text)))
+    assert rows[0] == ["id", "age", "income", "lo", "hi", "score"] and len(rows) == 301
+    src = list(csv.reader(io.StringIO(SPEC_CSV)))
+    for r, s in zip(rows[1:], src[1:]):
+        assert [r[0], r[3], r[4]] == [s[0], s[3], s[4]]  # untouched cells verbatim
+        assert 0 <= float(r[1]) <= 120
+        assert 0 <= float(r[2]) <= 500000  # its own bounds, not age's
+        assert float(s[3]) <= float(r[5]) <= float(s[4])  # per-row bounds
+    assert max(float(r[2]) for r in rows[1:]) > 1000
+    assert len({r[1] for r in rows[1:]}) == 300
+
+
+@pytest.mark.parametrize("fmt", ["toml", "json"])
+def test_spec_file_toml_and_json(tmp_path, capsys, fmt):
+    src = write(tmp_path / "in.csv", SPEC_CSV)
+    spec = write(tmp_path / f"release.{fmt}", SPEC_TOML if fmt == "toml" else SPEC_JSON)
+    dst = str(tmp_path / "out.csv")
+    code, out, err = run(capsys, "privatize", src, "-o", dst, "--spec", spec)
+    assert code == 0, err
+    assert out == ""  # the summary goes to stderr
+    check_spec_output(open(dst).read())
+    assert "age: 300 values released in [0, 120] with epsilon = 0.25" in err
+    assert "income: 300 values released in [0, 500000] with epsilon = 0.5" in err
+    assert "score: 300 values released in per-row bounds ['lo', 'hi']" in err
+    assert "up to epsilon = 1)" in err and "remaining epsilon = 0," in err
+    code, out, err = run(capsys, "privatize", src, "-o", str(tmp_path / "q.csv"), "--spec", spec,
+                         "-q")
+    assert code == 0 and out == "" and err == ""
+
+
+def test_spec_budget_exceeded_exit_4_nothing_written(tmp_path, capsys):
+    src = write(tmp_path / "in.csv", SPEC_CSV)
+    spec = write(tmp_path / "r.toml", SPEC_TOML.replace("epsilon = 1.0", "epsilon = 0.9"))
+    code, out, err = run(capsys, "privatize", src, "-o", str(tmp_path / "out.csv"), "--spec", spec)
+    assert code == 4 and "exceed the privacy budget" in err and err.count("\n") == 1
+    assert listing(tmp_path) == ["in.csv", "r.toml"]
+
+
+@pytest.mark.parametrize("text,needle", [
+    ("[columns.age]\nlower = 0\nupper = 120\nsensitivity = 1\n", "column 'age', key 'epsilon'"),
+    ("[columns.age]\nlower = 0\nupper = 'zz'\nsensitivity = 1\nepsilon = 1\n", "'zz' not found"),
+    ("[columns.age]\nlower = 0\nupper = 120\nsensitivity = 1\nepsilon = 1\nbogus = 2\n",
+     "column 'age', key 'bogus'"),
+    ("[colums.age]\nlower = 0\n", "unknown top-level key 'colums'"),
+    ("[columns.age\n", "not valid TOML"),
+])
+def test_spec_errors_are_usage_errors(tmp_path, capsys, text, needle):
+    src = write(tmp_path / "in.csv", SPEC_CSV)
+    spec = write(tmp_path / "r.toml", text)
+    code, _, err = run(capsys, "privatize", src, "-o", str(tmp_path / "out.csv"), "--spec", spec)
+    assert code == 2 and needle in err and err.count("\n") == 1
+    assert listing(tmp_path) == ["in.csv", "r.toml"]
+
+
+def test_stdin_to_stdout_pipeline(tmp_path):
+    src = write(tmp_path / "in.csv", SPEC_CSV)
+    spec = write(tmp_path / "release.toml", SPEC_TOML)
+    cmd = (f"cat {src} | {sys.executable} -m bndp privatize - -o - --spec {spec} "
+           f"> {tmp_path / 'out.csv'}")
+    r = subprocess.run(cmd, shell=True, capture_output=True, text=True, env=env(), timeout=120)
+    assert r.returncode == 0, r.stderr
+    check_spec_output(open(tmp_path / "out.csv").read())
+    assert "wrote 300 rows to <stdout>" in r.stderr
+    r = subprocess.run([sys.executable, "-m", "bndp", "privatize", "-", "-o", "-", "--column",
+                        "age:0:120", *PRIV], input=SPEC_CSV, capture_output=True, text=True,
+                       env=env(), timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert len(list(csv.reader(io.StringIO(r.stdout)))) == 301
+
+
+def test_version_and_exit_codes_in_help(capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main(["--version"])
+    assert e.value.code == 0 and capsys.readouterr().out.strip() == f"bndp {bndp.__version__}"
+    with pytest.raises(SystemExit):
+        cli.main(["privatize", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for needle in ("--spec", "-q", "-v", "2 usage error", "3 data error", "'-' reads stdin"):
+        assert needle in text, needle
+
+
+# ---------------------------------------------------------------------------------------
+# defects: outputs that are links or streams, CSV edge cases, argument errors
+# ---------------------------------------------------------------------------------------
+def test_output_symlink_is_written_through(tmp_path, capsys):
+    src = write(tmp_path / "in.csv", "age\n5\n6\n")
+    target = write(tmp_path / "target.csv", "")
+    link = tmp_path / "link.csv"
+    os.symlink(target, link)
+    code, _, err = run(capsys, "privatize", src, "-o", str(link), "--column", "age:0:10", *PRIV)
+    assert code == 0, err
+    assert os.path.islink(link) and os.readlink(link) == target  # still a link
+    assert open(target).read().startswith("age\n") and len(open(target).read().split()) == 3
+
+
+def test_output_fifo_is_a_stream(tmp_path, capsys):
+    import threading
+
+    src = write(tmp_path / "in.csv", "age\n5\n6\n")
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    got = []
+    t = threading.Thread(target=lambda: got.append(open(fifo).read()), daemon=True)
+    t.start()
+    code, _, err = run(capsys, "privatize", src, "-o", str(fifo), "--format", "csv",
+                       "--column", "age:0:10", *PRIV)
+    t.join(30)
+    assert code == 0, err
+    import stat as st
+
+    assert st.S_ISFIFO(os.stat(fifo).st_mode)  # never replaced by a regular file
+    assert got and got[0].startswith("age\n") and len(got[0].split()) == 3
+
+
+def test_dev_stdout_is_treated_as_a_stream():
+    # never renamed onto: /dev/stdout (a link to the process's fd 1) is a stream
+    if os.path.exists("/dev/stdout"):
+        assert cli._output_kind("/dev/stdout")[0] == "stream"
+    assert cli._output_kind("-") == ("stream", None)
+
+
+def test_blank_line_in_one_column_csv_is_a_missing_value(tmp_path, capsys):
+    src = write(tmp_path / "in.csv", "age\n5\n\n7\n")
+    dst = str(tmp_path / "out.csv")
+    code, _, err = run(capsys, "privatize", src, "-o", dst, "--column", "age:0:10", *PRIV,
+                       "--nulls", "keep")
+    assert code == 0, err
+    lines = open(dst).read().split("\n")
+    assert lines[0] == "age" and lines[2] == "" and len(lines) == 5  # 3 rows + final newline
+    assert "1 missing kept" in err and "2 values released" in err
+    code, _, err = run(capsys, "privatize", src, "-o", dst + "2", "--column", "age:0:10", *PRIV)
+    assert code == 3 and "row 2" in err and "missing value" in err
+
+
+def test_header_only_csv_without_final_newline(tmp_path, capsys):
+    src = write(tmp_path / "in.csv", "id,age")
+    dst = str(tmp_path / "out.csv")
+    code, _, err = run(capsys, "privatize", src, "-o", dst, "--column", "age:0:1", *PRIV)
+    assert code == 0, err
+    assert open(dst).read() == "id,age\n" and "no data rows" in err
+
+
+def test_tiny_block_size_works_and_long_rows_give_a_clear_error(tmp_path, capsys):
+    src = write(tmp_path / "in.csv", "id,age\n" + "".join(f"{i},{i % 10}\n" for i in range(50)))
+    dst = str(tmp_path / "out.csv")
+    code, _, err = run(capsys, "privatize", src, "-o", dst, "--column", "age:0:10", *PRIV,
+                       "--block-size", "1")
+    assert code == 0, err
+    assert len(open(dst).read().splitlines()) == 51
+    src = write(tmp_path / "long.csv", "id,age\n" + "1,2\n" * 200 + "3," + "9" * 400 + "\n")
+    code, _, err = run(capsys, "privatize", src, "-o", str(tmp_path / "o2.csv"),
+                       "--column", "age:0:10", *PRIV, "--block-size", "64")
+    assert code == 3 and "--block-size" in err and err.count("\n") == 1
+
+
+def test_column_with_bad_bound_is_an_error_not_a_name(tmp_path, capsys):
+    src = write(tmp_path / "in.csv", "age\n5\n")
+    code, _, err = run(capsys, "privatize", src, "-o", str(tmp_path / "o.csv"),
+                       "--column", "age:zero:120", *PRIV)
+    assert code == 2 and "'zero' is not a number" in err
+
+
+def test_demo_and_calibrate_fail_before_printing(capsys):
+    code, out, err = run(capsys, "demo", "--epsilon", "0")
+    assert code == 2 and out == "" and "epsilon" in err
+    code, out, err = run(capsys, "calibrate", *PRIV, "--lower", "0", "--upper", "10",
+                         "--value", "1e400")
+    assert code == 2 and out == "" and "`value`" in err
+    code, out, err = run(capsys, "calibrate", *PRIV, "--lower", "0", "--upper", "10",
+                         "--mechanism", "gaussian", "--reference-delta", "0")
+    assert code == 2 and out == "" and "--reference-delta" in err
+
+
+def test_progress_percentage_follows_rows(tmp_path, capsys, monkeypatch):
+    n = 20000
+    src = write(tmp_path / "in.csv", "id,age\n" + "".join(f"{i},{i % 100}\n" for i in range(n)))
+    clock = iter(range(10**6))
+    monkeypatch.setattr(cli.time, "monotonic", lambda: float(next(clock)))  # redraw each time
+    code, _, err = run(capsys, "privatize", src, "-o", str(tmp_path / "o.csv"),
+                       "--column", "age:0:120", *PRIV, "--progress", "always",
+                       "--block-size", "16384")
+    assert code == 0, err
+    bar = err.split("\n")[0]
+    draws = [d for d in bar.split("\r") if d]
+    assert len(draws) > 5
+    width = 0
+    for d in draws:
+        pct = float(d.split("]")[1].split("%")[0])
+        rows = int(d.split("%")[1].split("rows")[0].replace(",", ""))
+        assert abs(pct - min(100 * rows / n, 99.9 if d is not draws[-1] else 100)) < 0.11, d
+        assert len(d) >= width  # each redraw covers the previous one: no stale characters
+        width = len(d.rstrip())
+    assert "100.0%" in draws[-1] and f"{n:,} rows" in draws[-1]

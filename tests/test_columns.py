@@ -9,8 +9,8 @@ from bndp import _core, _parallel
 pd = pytest.importorskip("pandas")
 pa = pytest.importorskip("pyarrow")
 
-LAP = bndp.BoundedLaplace(1.0, 1.0, 0.0, 120.0)
-GAU = bndp.BoundedGaussian(1.0, 1.0, 0.0, 120.0)
+LAP = bndp.BoundedLaplace(1.0, 1.0, 0.0, 120.0, mode="continuous")
+GAU = bndp.BoundedGaussian(1.0, 1.0, 0.0, 120.0, mode="continuous")
 
 
 # ---------------------------------------------------------------------------------------
@@ -212,7 +212,7 @@ def test_workers_statistics_match_the_mechanism():
 
 def test_workers_default_stream_and_all_cpus():
     out = bndp.sample(np.full(N_BIG, 1.0), mechanism="laplace", epsilon=1, sensitivity=1,
-                      lower=0, upper=2, workers=-1)
+                      lower=0, upper=2, workers=-1, mode="continuous")
     assert out.shape == (N_BIG,) and ((out >= 0) & (out <= 2)).all()
     assert np.unique(out).size == N_BIG  # no block repeats another one's draws
 

@@ -8,6 +8,8 @@ from scipy import integrate, stats
 
 import bndp
 
+from ._helpers import chi2_pvalue, grid_counts
+
 # (q, b, [l, u], mean, variance): adaptive-quadrature references of the bounded Laplace law
 BL_MOMENTS = [
     (2, 0.7, (-5, 5), 1.9745359654704388, 0.88653497161670313),
@@ -44,7 +46,7 @@ def test_bounded_laplace_sample_moments_match():
 
 
 def test_bounded_laplace_pdf_integrates_to_one_and_matches_cdf():
-    m = bndp.BoundedLaplace(0.5, 1.0, -3.0, 7.0)
+    m = bndp.BoundedLaplace(0.5, 1.0, -3.0, 7.0, mode="continuous")
     for q in (-3.0, 0.0, 6.5):
         total, _ = integrate.quad(lambda t: m.pdf(t, q), -3, 7, points=[q], epsabs=1e-13)
         assert total == pytest.approx(1.0, abs=1e-10)
@@ -56,7 +58,7 @@ def test_bounded_laplace_pdf_integrates_to_one_and_matches_cdf():
 
 
 def test_bounded_gaussian_law_matches_scipy_truncnorm():
-    m = bndp.BoundedGaussian(1.0, 1.0, 0.0, 10.0)
+    m = bndp.BoundedGaussian(1.0, 1.0, 0.0, 10.0, mode="continuous")
     s = m.sigma
     for q in (0.0, 3.0, 10.0):
         d = stats.truncnorm(-q / s, (10 - q) / s, loc=q, scale=s)
@@ -82,14 +84,14 @@ def test_bounded_gaussian_variance_where_the_closed_form_cancels():
 
 
 def test_multivariate_table_setting_variances():
-    m = bndp.BoundedGaussian(1.0, 2 * math.sqrt(5), [0.0, 1.0], [10.0, 9.0])
+    m = bndp.BoundedGaussian(1.0, 2 * math.sqrt(5), [0.0, 1.0], [10.0, 9.0], mode="continuous")
     assert m.dim == 2
     np.testing.assert_allclose(m.variance([0.0, 1.0]), [7.8801, 5.1643], atol=1e-4)
     assert float(np.sum(m.variance([5.0, 5.0]))) == pytest.approx(13.209, abs=1e-3)
 
 
 def test_multivariate_shapes_and_joint_density():
-    m = bndp.BoundedGaussian(1.0, 1.0, [0.0, 0.0, 0.0], [1.0, 2.0, 3.0])
+    m = bndp.BoundedGaussian(1.0, 1.0, [0.0, 0.0, 0.0], [1.0, 2.0, 3.0], mode="continuous")
     v = np.array([[0.5, 1.0, 1.5], [0.0, 0.0, 0.0]])
     x = m.sample(v, rng=1)
     assert x.shape == (2, 3)
@@ -149,16 +151,18 @@ def test_non_numeric_values_refused():
 def test_mechanism_bad_parameters(cls, kwargs, exc):
     args = dict(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=10.0)
     args.update(kwargs)
+    if cls is bndp.BoundedLaplace and kwargs in (dict(lower=-np.inf), dict(upper=np.inf)):
+        args["mode"] = "exact"  # a half-line is a valid BoundedLaplace domain in continuous mode
     with pytest.raises(exc):
         cls(**args)
 
 
 def test_laplace_delta_range():
     with pytest.raises(ValueError, match="delta"):
-        bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0, delta=1.0)
+        bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0, delta=1.0, mode="continuous")
     with pytest.raises(ValueError, match="delta"):
-        bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0, delta=-0.01)
-    m = bndp.BoundedLaplace(0.0, 1.0, 0.0, 100.0, delta=0.1)  # eps = 0 allowed with delta > 0
+        bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0, delta=-0.01, mode="continuous")
+    m = bndp.BoundedLaplace(0.0, 1.0, 0.0, 100.0, delta=0.1, mode="continuous")  # eps = 0 allowed with delta > 0
     assert m.scale == pytest.approx(18.493242007617887, rel=1e-13)
 
 
@@ -213,8 +217,20 @@ def test_sample_api_per_row_bounds():
                       sensitivity=1.0, lower=lo, upper=hi, rng=2)
     assert out.shape == (20000, 3)
     assert (out >= lo).all() and (out <= hi).all()
+    for j in range(3):   # the default grid law: on each pair's grid, chi-square vs its PMF
+        plan = bndp.BoundedLaplace(1.0, 1.0, lo[j], hi[j]).exact_plan
+        assert chi2_pvalue(grid_counts(plan, out[:, j]), plan.pmf(v[j])) > 1e-4
+
+
+def test_sample_api_per_row_bounds_continuous():
+    v = np.array([5.0, 50.0, 500.0])
+    lo = np.array([0.0, 0.0, 0.0])
+    hi = np.array([10.0, 100.0, 1000.0])
+    out = bndp.sample(np.tile(v, (20000, 1)), mechanism="laplace", epsilon=1.0,
+                      sensitivity=1.0, lower=lo, upper=hi, rng=2, mode="continuous")
+    assert (out >= lo).all() and (out <= hi).all()
     for j in range(3):
-        m = bndp.BoundedLaplace(1.0, 1.0, lo[j], hi[j])
+        m = bndp.BoundedLaplace(1.0, 1.0, lo[j], hi[j], mode="continuous")
         assert stats.kstest(out[:, j], lambda t: m.cdf(t, v[j])).pvalue > 1e-3
 
 

@@ -18,7 +18,7 @@ randomgen = pytest.importorskip("randomgen")
 
 
 def _mech():
-    return bndp.BoundedLaplace(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=10.0)
+    return bndp.BoundedLaplace(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=10.0, mode="continuous")
 
 
 # --- the default is a secure counter-mode stream ------------------------------------------
@@ -60,7 +60,7 @@ def test_both_kinds_drive_every_sampler(kind):
     g = np.random.Generator(_random.secure_bit_generator(kind))
     x = _mech().sample([0.0, 5.0, 10.0], size=(500, 3), rng=g)
     assert ((x >= 0) & (x <= 10)).all()
-    y = bndp.BoundedGaussian(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=5.0).sample(2.0, size=500, rng=g)
+    y = bndp.BoundedGaussian(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=5.0, mode="continuous").sample(2.0, size=500, rng=g)
     assert ((y >= 0) & (y <= 5)).all()
     z = bndp.truncated_normal(0.0, 1.0, -1.0, 1.0, size=100, rng=g)
     assert ((z >= -1) & (z <= 1)).all()

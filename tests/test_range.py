@@ -287,7 +287,7 @@ def test_metric_half_line_and_interval_need_2dF_over_eps():
 def test_dp_interval_without_gaps_is_bounded_laplace():
     m = ConstrainedLaplace(1.0, 1.0, lower=0.0, upper=10.0)
     assert m.sigma == pytest.approx(1.6115601044179806, rel=1e-11)
-    assert m.sigma == pytest.approx(bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0).scale, rel=1e-11)
+    assert m.sigma == pytest.approx(bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0, mode="continuous").scale, rel=1e-11)
     m = ConstrainedLaplace(0.1, 1.0, lower=0.0, upper=10.0)
     assert m.sigma == pytest.approx(18.772741302489432, rel=1e-11)
 
@@ -320,7 +320,7 @@ G_TABLE = [(0, 1.585954172178), (0.01, 1.581829925247), (0.1, 1.546140991124),
 
 
 def test_theorem1_sigma_profile():
-    m = ConstrainedLaplace(1.0, 1.0, lower=0.0, scale="distance_dependent")
+    m = ConstrainedLaplace(1.0, 1.0, lower=0.0, scale_rule="distance_dependent")
     u = np.array([x for x, _ in G_TABLE])
     ref = np.array([g for _, g in G_TABLE])
     assert np.allclose(m.sigma_at(u), ref, rtol=2e-12, atol=0)
@@ -332,14 +332,14 @@ def test_theorem1_sigma_profile():
     g = m.sigma_at(uu)
     assert np.all(np.diff(g) < 0) and np.max(np.abs(np.diff(g))) < 2e-6
     # scale invariance sigma = (dF/eps) g(eps ell/dF); mirror constraint (-inf, c]
-    assert ConstrainedLaplace(0.5, 2.0, lower=0.0, scale="distance_dependent").sigma_at(3.0) \
+    assert ConstrainedLaplace(0.5, 2.0, lower=0.0, scale_rule="distance_dependent").sigma_at(3.0) \
         == pytest.approx(5.411705429624, rel=1e-11)
-    assert ConstrainedLaplace(0.1, 1.0, upper=5.0, scale="distance_dependent").sigma_at(-8.0) \
+    assert ConstrainedLaplace(0.1, 1.0, upper=5.0, scale_rule="distance_dependent").sigma_at(-8.0) \
         == pytest.approx(12.530405460137, rel=1e-11)
 
 
 def test_theorem1_boundary_check_holds_but_pure_dp_fails():
-    m = ConstrainedLaplace(1.0, 1.0, lower=0.0, scale="distance_dependent")
+    m = ConstrainedLaplace(1.0, 1.0, lower=0.0, scale_rule="distance_dependent")
     # the paper's check, at the boundary output y = c: ratio <= e^{eps |l1 - l2|/dF}
     ell = np.linspace(0, 10, 101)
     lp = m.logpdf(0.0, ell)
@@ -356,21 +356,21 @@ def test_theorem1_boundary_check_holds_but_pure_dp_fails():
 @pytest.mark.parametrize("eps,ref", [(0.1, 1.652e-4), (0.5, 3.057e-4), (1.0, 1.563e-4),
                                      (2.0, 1.547e-5)])
 def test_theorem1_hockey_stick_delta(eps, ref):
-    m = ConstrainedLaplace(eps, 1.0, lower=0.0, scale="distance_dependent")
+    m = ConstrainedLaplace(eps, 1.0, lower=0.0, scale_rule="distance_dependent")
     assert m.delta == pytest.approx(ref, rel=2e-3)
     assert m.sigma is None
 
 
 def test_theorem1_delta_independent_quadrature():
     # delta for the pair (0, dF) at eps = 1 by adaptive quadrature of max(0, p0 - e p1)
-    m = ConstrainedLaplace(1.0, 1.0, lower=0.0, scale="distance_dependent")
+    m = ConstrainedLaplace(1.0, 1.0, lower=0.0, scale_rule="distance_dependent")
     f = lambda y: max(0.0, m.pdf(y, 0.0) - math.e * m.pdf(y, 1.0))  # noqa: E731
     q = sum(integrate.quad(f, a, b, limit=200)[0] for a, b in [(0, 1), (1, 30), (30, 200)])
     assert q == pytest.approx(1.563e-4, rel=2e-3)
     assert m.delta >= q * (1 - 1e-6)
     # at eps = 5 neighbours closer than dF are worse than the pair at distance dF
     # (1.78e-9), so the reported delta (sup over |mu - mu'| <= dF) is larger
-    assert ConstrainedLaplace(5.0, 1.0, lower=0.0, scale="distance_dependent").delta > 5e-9
+    assert ConstrainedLaplace(5.0, 1.0, lower=0.0, scale_rule="distance_dependent").delta > 5e-9
 
 
 # ---------------------------------------------------------------------------------------
@@ -449,7 +449,7 @@ def test_vectorised_rows_and_reproducibility():
     med = np.median(y, axis=0)
     assert np.allclose(med, m.ppf(0.5, v), atol=0.1)
     assert isinstance(m.sample(5.0, rng=1), float)
-    dd = ConstrainedLaplace(1.0, 1.0, lower=0.0, scale="distance_dependent")
+    dd = ConstrainedLaplace(1.0, 1.0, lower=0.0, scale_rule="distance_dependent")
     y = dd.sample(np.array([0.0, 1.0, 30.0]), size=(20000, 3), rng=5)
     assert (y >= 0).all()
     # per-row scales: the median of row 30 (far from the bound) is ~30
@@ -492,9 +492,9 @@ def test_outer_bounds_clip_but_gaps_raise():
     (dict(lower=1.0, upper=1.0), ValueError, "lower"),
     (dict(lower=inf), ValueError, "lower"),
     (dict(guarantee="approx"), ValueError, "guarantee"),
-    (dict(scale="adaptive"), ValueError, "scale"),
-    (dict(scale="distance_dependent"), ValueError, "single infinitely"),
-    (dict(scale="distance_dependent", lower=0.0, forbidden=[(1, 2)]), ValueError, "single"),
+    (dict(scale_rule="adaptive"), ValueError, "scale_rule"),
+    (dict(scale_rule="distance_dependent"), ValueError, "single infinitely"),
+    (dict(scale_rule="distance_dependent", lower=0.0, forbidden=[(1, 2)]), ValueError, "single"),
     (dict(epsilon=True), TypeError, "epsilon"),
 ])
 def test_bad_inputs(kw, exc, msg):

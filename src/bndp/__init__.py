@@ -6,11 +6,15 @@ calibration family; range-constraint mechanisms; bounded-support Gaussian mechan
 per-instance accounting for private training; exact privacy verification.
 """
 
+from typing import TYPE_CHECKING
+
 from . import accounting, calibrate, special
 from ._random import default_rng
 from .api import sample
+from .budget import Budget
 from .distributions import truncated_normal
 from .exceptions import BudgetError, PrivacyLeakWarning
+from .frames import privatize
 from .mechanisms import BoundedGaussian
 from .mechanisms import BoundedLaplace
 from .mechanisms import ConstrainedLaplace
@@ -20,9 +24,14 @@ from .mechanisms import Mechanism
 from .mechanisms import RectifiedGaussian
 from .mechanisms import StochasticSign
 from .mechanisms import TruncatedGaussian
-from .verify import audit, verify  # the function shadows the submodule name on purpose
+from .verify import audit
 
-__version__ = "0.1.0"
+if TYPE_CHECKING:  # checkers see the function: the documented use is bndp.verify(m)
+    from .verify import verify as verify
+else:  # the module itself, callable: bndp.verify(m) is bndp.verify.verify(m)
+    from . import verify
+
+__version__ = "0.2.0"
 
 
 def __getattr__(name: str):
@@ -37,6 +46,7 @@ def __getattr__(name: str):
 __all__ = [
     "BoundedGaussian",
     "BoundedLaplace",
+    "Budget",
     "BudgetError",
     "ConstrainedLaplace",
     "Gaussian",
@@ -50,6 +60,7 @@ __all__ = [
     "audit",
     "calibrate",
     "default_rng",
+    "privatize",
     "sample",
     "special",
     "truncated_normal",

@@ -17,12 +17,12 @@ References
 """
 
 from libc.math cimport (log, log1p, exp, expm1, sqrt, erf, erfc, fabs, nextafter, isnan, copysign,
-                        isfinite, INFINITY, NAN, M_PI)
+                        isfinite, fma, INFINITY, NAN, M_PI)
 from libc.stdlib cimport malloc, free
 from libc.stdint cimport int64_t
 from cpython.pycapsule cimport PyCapsule_IsValid, PyCapsule_GetPointer
 from numpy.random cimport bitgen_t
-from scipy.special.cython_special cimport log_ndtr as _sc_log_ndtr
+from scipy.special.cython_special cimport log_ndtr as _sc_log_ndtr, erfcx as _sc_erfcx
 
 import numpy as _np
 
@@ -95,10 +95,19 @@ cdef double _ndtri_lower_log(double logt) noexcept nogil:
     # Far tail (t < 1e-321, |x| > 38.4): AS 241 loses accuracy there. Start from its value and
     # polish with Newton steps on log Phi(x) = logt; log_ndtr is accurate in this range and
     # d/dx log Phi(x) = phi(x)/Phi(x) = exp(log phi(x) - log Phi(x)).
-    x = -_ppnd_tail_r(sqrt(-logt))
+    # The slope phi(x)/Phi(x) = sqrt(2/pi)/erfcx(-x/sqrt2) is taken from erfcx: formed as
+    # exp(log phi - log Phi) it cancels (both logs ~ -x^2/2) and was garbage for |x| > 1e7.
+    # Beyond |x| ~ 1.4e154, x^2/2 overflows: there Phi^-1(e^logt) = -sqrt(-2 logt) to
+    # rounding (the correction log|x| is below the resolution of logt).
+    if logt < -1e300:
+        return -sqrt(-2.0 * logt) if logt > -INFINITY else -INFINITY
+    # start from the asymptotic Phi(x) ~ phi(x)/|x|: x^2 + ln x^2 = y := -2 logt - ln(2 pi),
+    # x^2 ~ y - ln y (AS 241's tail approximation drifts off for r = sqrt(-logt) >> 27)
+    h = -2.0 * logt - 2.0 * LOG_SQRT_2PI
+    x = -sqrt(h - log(h))
     for k in range(8):
         lx = _log_ndtr(x)
-        h = (lx - logt) / exp(-0.5 * x * x - LOG_SQRT_2PI - lx)
+        h = (lx - logt) * (_sc_erfcx(-x * SQRT1_2) * 1.2533141373155002512078826424055226)
         x -= h
         if fabs(h) <= 1e-17 * fabs(x):
             break
@@ -123,6 +132,7 @@ cdef double _ndtri_lower_log(double logt) noexcept nogil:
 
 cdef struct TNParams:
     int mode            # 0 straddle, 1 left tail, 2 right tail (mirrored)
+    int far             # tail mode with the near end beyond TN_FAR scales: see _tn_quantile
     double loc, scale, lo, hi
     double mL, Z, tlo, thi          # straddle
     double lb, la, om, logZ         # tails (in mirrored coordinates for mode 2)
@@ -176,6 +186,7 @@ cdef inline void _tn_setup_draw(TNParams* p, double loc, double scale, double lo
     p.lo = lo
     p.hi = hi
     cdef double mR
+    p.far = 0
     if a <= 0.0 and b >= 0.0:
         p.mode = 0
         _phi_split(-a, &p.mL, &p.tlo)        # Phi(0) - Phi(a), Phi(a)
@@ -197,6 +208,11 @@ cdef inline void _tn_setup_draw(TNParams* p, double loc, double scale, double lo
             t = a
             a = -b
             b = -t
+        p.far = b < -TN_FAR
+        if p.far:
+            # beta = |b| and 1 - e^(-beta W) (W the standardised width): see _tn_quantile
+            p.tlo = -b
+            p.thi = -expm1(-p.tlo * ((hi - lo) * inv))
         p.lb = _log_ndtr(b)
         p.la = _log_ndtr(a)
         p.om = -expm1(p.la - p.lb)          # 1 - Phi(a)/Phi(b)
@@ -222,7 +238,21 @@ cdef inline double _clip(double x, double lo, double hi) noexcept nogil:
     return x
 
 
+# Near end b beyond 2^28 scales from the mean (b < -2^28 in the left-tail coordinates): with
+# t = b - z, the density is proportional to exp(-beta t - t^2/2) on [0, W], beta = |b|, and
+# t <= 37/beta for every draw (u >= 2^-53), so t^2/2 <= 37/(2 beta^2) < 3e-16 relative to
+# beta t: t is a truncated exponential of rate beta to rounding,
+# t = -log1p(-v (1 - e^(-beta W)))/beta, and the draw is the end minus scale*t. Working from
+# the end avoids loc + scale*z, which cancels (loc = 1e200 on [-1, 1] gave NaN), and
+# log Phi(b), which overflows beyond |b| ~ 1e154.
+cdef double TN_FAR = 268435456.0
+
+
 cdef inline double _tn_quantile(const TNParams* p, double u) noexcept nogil:
+    if p.far:
+        if p.mode == 1:
+            return _clip(p.hi + p.scale * (log1p(-(1.0 - u) * p.thi) / p.tlo), p.lo, p.hi)
+        return _clip(p.lo - p.scale * (log1p(-u * p.thi) / p.tlo), p.lo, p.hi)
     return _clip(p.loc + p.scale * _tn_quantile_std(p, u), p.lo, p.hi)
 
 
@@ -406,41 +436,64 @@ cdef void _tn_moments(const TNParams* p, double* mean, double* var) noexcept nog
 # sampled by the closed-form inverse CDF (one uniform, constant work: no timing channel).
 # a = (q - l)/b, c = (u - q)/b, mL = -expm1(-a)/2, mR = -expm1(-c)/2, C = mL + mR
 # (Lemma 3.2 in cancellation-free form). With s = U*C - mL:
-#   x = q + sign(s) * b * (-log(1 - 2|s|))   (log1p(-2|s|) when b > u - l).
+#   x = q + sign(s) * b * (-log(1 - 2|s|)).
+# The setup and the draw are the branch-free functions of _simd.h (bndp_bl_setup_one,
+# bndp_bl_draw), shared by the scalar calls here and the vectorised block loops, so both
+# give the same bits (tests/test_samplers.py). log(1 - 2|s|) keeps full relative precision
+# when |s| is tiny (b > u - l: the law is nearly uniform; the textbook
+# p = F(l) + U(F(u) - F(l)) is off by ~5e-8 at b = 1e9 on [0, 1]); far from q its relative
+# error is of the order of the uniform's own resolution, as for any inverse-CDF Laplace
+# sampler. One end may be infinite (a half-line).
 # ---------------------------------------------------------------------------------------
+
+cdef extern from "_simd.h":
+    double _expm1_nonpos "bndp_expm1_nonpos"(double x) noexcept nogil
+    double _log1m2t "bndp_log1m2t"(double t) noexcept nogil
+    void _bl_setup_one "bndp_bl_setup_one"(double q, double b, double lo, double hi,
+                                           double* mL, double* C) noexcept nogil
+    double _bl_draw "bndp_bl_draw"(double u, double q, double b, double lo, double hi,
+                                   double mL, double C) noexcept nogil
+    void _bl_setup_pass "bndp_bl_setup_pass"(
+        const double* q, const double* b, const double* lo, const double* hi, Py_ssize_t n,
+        double* mL, double* C) noexcept nogil
+    void _bl_setup_pass_q "bndp_bl_setup_pass_q"(
+        const double* q, double b, double lo, double hi, Py_ssize_t n, double* mL,
+        double* C) noexcept nogil
+    void _bl_draw_pass "bndp_bl_draw_pass"(
+        const double* u, double* out, Py_ssize_t n, const double* q, const double* b,
+        const double* lo, const double* hi, const double* mL, const double* C) noexcept nogil
+    void _bl_draw_pass_q "bndp_bl_draw_pass_q"(
+        const double* u, double* out, Py_ssize_t n, const double* q, double b, double lo,
+        double hi, const double* mL, const double* C) noexcept nogil
+    void _bl_draw_pass1 "bndp_bl_draw_pass1"(
+        const double* u, double* out, Py_ssize_t n, double q, double b, double lo, double hi,
+        double mL, double C) noexcept nogil
+
 
 cdef struct BLParams:
     double q, b, lo, hi, mL, C
-    int fine          # b > u - l: the law is nearly uniform, keep log1p near q
 
 
 cdef inline void _bl_setup(BLParams* p, double q, double b, double lo, double hi) noexcept nogil:
-    # mL = (1 - e^-a)/2, mR = (1 - e^-c)/2 (Lemma 3.2 as a sum of two non-negative terms)
     p.q = q
     p.b = b
     p.lo = lo
     p.hi = hi
-    p.mL = -0.5 * expm1(-(q - lo) / b)
-    p.C = p.mL - 0.5 * expm1(-(hi - q) / b)
-    p.fine = b > hi - lo
+    _bl_setup_one(q, b, lo, hi, &p.mL, &p.C)
 
 
 cdef inline double _bl_quantile(const BLParams* p, double u) noexcept nogil:
-    # s = U*C - mL is the parent-Laplace probability offset from q: the draw lies at distance
-    # -b*log(1 - 2|s|) from q, on the side of sign(s). When b <= u - l, forming 1 - 2|s|
-    # first costs at most b*2^-53 <= (u - l)*2^-53 in x, and far from q the relative error
-    # of 1 - 2|s| is of the order of the uniform's own resolution (2^-52/(1 - 2|s|)), as for
-    # any inverse-CDF Laplace sampler. When b > u - l the law is nearly uniform on [l, u]
-    # and |s| is tiny: log1p(-2|s|) keeps the digits (the textbook p = F(l) + U(F(u) - F(l))
-    # is off by ~5e-8 at b = 1e9 on [0, 1]). No branch on the side (a coin flip per draw).
-    cdef double s = u * p.C - p.mL
-    cdef double t = fabs(s)
-    cdef double lg
-    if p.fine:
-        lg = log1p(-2.0 * t)
-    else:
-        lg = log(1.0 - 2.0 * t)
-    return _clip(p.q + copysign(p.b * lg, s), p.lo, p.hi)
+    return _bl_draw(u, p.q, p.b, p.lo, p.hi, p.mL, p.C)
+
+
+cdef struct BLBlock:
+    double u[TN_BLOCK]
+    double q[TN_BLOCK]
+    double b[TN_BLOCK]
+    double lo[TN_BLOCK]
+    double hi[TN_BLOCK]
+    double mL[TN_BLOCK]
+    double C[TN_BLOCK]
 
 
 cdef inline double _bl_cdf(const BLParams* p, double x) noexcept nogil:
@@ -565,20 +618,38 @@ cdef double _bl_scale(double eps, double delta, double dq, double lo, double hi)
     # Inputs validated by the caller: eps >= 0 finite, 0 <= delta < 1, eps + delta > 0,
     # dq > 0 finite, lo < hi (at most one end infinite).
     cdef BLCal c
-    cdef double b0, fb0, b, gb0, ldc
+    cdef double b0, fb0, b, gb0, gfb0, ldc
     cdef int n = 0, k
     c.w = hi - lo
     c.dq = dq if dq < c.w else c.w      # the true sensitivity can never exceed u - l
     c.L = eps - log1p(-delta)
     b0 = c.dq / c.L
     if c.dq >= c.w:
-        return b0                          # Cor. 4.5: dC == 1, b* = b0 exactly
+        # Cor. 4.5: dC == 1, b* = dQ/L exactly. fl(dQ/L) may sit half an ulp below it: round
+        # up so that b L >= dQ holds in exact arithmetic. For delta = 0, L = eps exactly and
+        # the sign of b L - dQ is read off one fma; otherwise L carries at most ~2 ulps of
+        # rounding (a sum of two non-negative terms), covered by a relative 4 ulps.
+        if delta == 0.0:
+            if fma(b0, c.L, -c.dq) < 0.0:
+                b0 = nextafter(b0, INFINITY)
+        else:
+            b0 = b0 * (1.0 + 4.0 * DBL_EPS)
+        return b0
     gb0 = _bl_g(b0, &c)
     if gb0 >= 0.0:
         b = b0                             # dQ within rounding of W: dC == 1 as evaluated
     else:
         fb0 = b0 - gb0
-        b = _bisect_feasible(_bl_g, &c, b0, gb0, fb0, _bl_g(fb0, &c), &n)
+        gfb0 = _bl_g(fb0, &c) if isfinite(fb0) else -INFINITY
+        if not (gfb0 >= 0.0):
+            # f(b0) unusable: for tiny L (below ~1e-150) L - ln dC(b0) ~ L^2/2 is below the
+            # resolution of L and comes out 0 or negative. The half-line scale
+            # dQ/ln((1 + e^L)/2) is an upper bound on b* (ln dC only grows with W)
+            fb0 = c.dq / log1p(0.5 * expm1(c.L)) * (1.0 + 4.0 * DBL_EPS)
+            gfb0 = _bl_g(fb0, &c)
+            if not (gfb0 >= 0.0):
+                return NAN                 # cannot certify a scale: the caller refuses
+        b = _bisect_feasible(_bl_g, &c, b0, gb0, fb0, gfb0, &n)
     # Round up by a bound on the rounding error of evaluating (3.1) (a few ulps: L - ln dC
     # >= L/2 on the bracket since b* <= 2 b0), so that the returned b satisfies the
     # inequality in exact arithmetic, not only as evaluated in floating point.
@@ -628,17 +699,23 @@ cdef inline double _bg_drho(double c, double w, double s) noexcept nogil:
     return exp(-0.5 * h * h) / SQRT_2PI * (-expm1(-w * (w - 2.0 * c) / (2.0 * s * s))) / (s * g)
 
 
-cdef inline void _bg_kkt_bracket(double w, double s, double lam, double* clo,
+cdef inline void _bg_kkt_bracket(double w, double s, double dq, double mu, double* clo,
                                  double* chi) noexcept nogil:
-    # Bracket [clo, chi] (to resolution) of the c in [0, w/2] with rho'(c) = 2 lam c: rho' is
-    # decreasing there (rho concave), 2 lam c increasing, so the root is unique.
+    # Bracket [clo, chi] (to resolution) of the c in [0, min(w/2, dq)] with
+    # dq rho'(c) = 2 mu (c/dq), i.e. rho'(c) = 2 lam c with lam = mu/dq^2 (mu is
+    # dimensionless, so it neither overflows nor underflows when dq/w is extreme). rho' is
+    # decreasing there (rho concave), 2 lam c increasing, so the root is unique. c <= dq
+    # because ||c||_2 <= dq: bisecting on [0, min(w/2, dq)] resolves c relative to dq, not
+    # to w (on [0, w/2] a c of 1e-20 w was below the resolution and came out 0).
     cdef double lo = 0.0, hi = 0.5 * w, cm
     cdef int jt
+    if dq < hi:
+        hi = dq
     for jt in range(64):
         cm = 0.5 * (lo + hi)
         if cm <= lo or cm >= hi:
             break
-        if _bg_drho(cm, w, s) > 2.0 * lam * cm:
+        if _bg_drho(cm, w, s) * dq > 2.0 * mu * (cm / dq):
             lo = cm
         else:
             hi = cm
@@ -652,44 +729,53 @@ cdef double _bg_log_dc_multi(double s, const double* w, Py_ssize_t m, double dq,
     # ||c||_2 <= dq. The objective is concave in c (each factor is log-concave, Prekopa) and
     # rho_i is maximal at w_i/2, so: if ||w/2|| <= dq, c* = w/2; otherwise KKT gives
     # rho_i'(c_i) = 2 lam c_i with ||c|| = dq, solved by nested bisection (c_i on
-    # [0, w_i/2] for fixed lam; lam in log space, ||c(lam)|| is decreasing in lam).
-    # Returned value: the Lagrangian dual bound sum_i [rho_i(c_i) - lam c_i^2] + lam dq^2 at
-    # the final lam (an upper bound on the maximum by weak duality, equal to it at the
-    # optimum), so round-off in c* cannot make the calibrated sigma too small.
+    # [0, min(w_i/2, dq)] for fixed lam; lam = mu/dq^2 with mu in log space, ||c(lam)|| is
+    # decreasing in lam). Returned value: the Lagrangian dual bound
+    # sum_i [rho_i(c_i) - mu (c_i/dq)^2] + mu at the final mu (an upper bound on the maximum
+    # by weak duality, over the box 0 <= c_i <= min(w_i/2, dq) which contains the feasible
+    # set; equal to it at the optimum), so round-off in c* cannot make sigma too small.
+    # Everything is in units of dq, so the result is invariant under rescaling the problem.
     cdef Py_ssize_t i
-    cdef double nrm2 = 0.0, total = 0.0, llo, lhi, lmid, lam, clo, chi, cm, dr
+    cdef double nrm2 = 0.0, total = 0.0, llo, lhi, lmid, lam, clo, chi, cm, dr, x, wmax = 0.0
     cdef int it
     for i in range(m):
-        nrm2 += 0.25 * w[i] * w[i]
-    if nrm2 <= dq * dq:
+        if w[i] > wmax:
+            wmax = w[i]
+    for i in range(m):
+        x = 0.5 * (w[i] / wmax)
+        nrm2 += x * x
+    if sqrt(nrm2) * wmax <= dq:
         for i in range(m):
             cstar[i] = 0.5 * w[i]
             total += _bg_rho(0.5 * w[i], w[i], s)
         return total
-    llo = -700.0
-    lhi = 700.0
-    for it in range(64):
+    llo = -745.0
+    lhi = 709.0
+    for it in range(80):
         lmid = 0.5 * (llo + lhi)
         lam = exp(lmid)
         nrm2 = 0.0
         for i in range(m):
-            _bg_kkt_bracket(w[i], s, lam, &clo, &chi)
+            _bg_kkt_bracket(w[i], s, dq, lam, &clo, &chi)
             cstar[i] = 0.5 * (clo + chi)
-            nrm2 += cstar[i] * cstar[i]
-        if nrm2 > dq * dq:
+            x = cstar[i] / dq
+            nrm2 += x * x
+        if nrm2 > 1.0:
             llo = lmid
         else:
             lhi = lmid
         if lhi - llo < 1e-13:
             break
     lam = exp(lhi)
-    total = lam * dq * dq
+    total = lam
     for i in range(m):
-        _bg_kkt_bracket(w[i], s, lam, &clo, &chi)
-        # the dual function takes the max over c_i of rho_i(c_i) - lam c_i^2; evaluate at
-        # both bracket ends and keep the larger (the maximiser lies between them)
-        cm = _bg_rho(clo, w[i], s) - lam * clo * clo
-        dr = _bg_rho(chi, w[i], s) - lam * chi * chi
+        _bg_kkt_bracket(w[i], s, dq, lam, &clo, &chi)
+        # the dual function takes the max over c_i of rho_i(c_i) - mu (c_i/dq)^2; evaluate
+        # at both bracket ends and keep the larger (the maximiser lies between them)
+        x = clo / dq
+        cm = _bg_rho(clo, w[i], s) - lam * x * x
+        x = chi / dq
+        dr = _bg_rho(chi, w[i], s) - lam * x * x
         cstar[i] = chi if dr >= cm else clo
         total += cm if cm > dr else dr
     return total
@@ -726,12 +812,16 @@ cdef double _bg_sigma(double eps, double dq, const double* w, Py_ssize_t m,
                       double* cstar) noexcept nogil:
     # [CH24, Alg. 1 / Alg. 2] with the corrected loop start and the conservative return.
     cdef BGCal c
-    cdef double wn = 0.0, v0, gv0, v1, v, s, ldc
+    cdef double wn = 0.0, v0, gv0, v1, v = 0.0, s, ldc
     cdef Py_ssize_t i
     cdef int n = 0, k
+    for i in range(m):                            # ||w||_2 without overflow
+        if w[i] > v:
+            v = w[i]
     for i in range(m):
-        wn += w[i] * w[i]
-    wn = sqrt(wn)
+        s = w[i] / v
+        wn += s * s
+    wn = sqrt(wn) * v
     c.eps = eps
     c.dq = dq
     c.A = (wn + 0.5 * dq) * dq
@@ -898,23 +988,43 @@ def bl_one(object gen, double q, double b, double lo, double hi):
 
 
 def bl_fill(object gen, double q, double b, double lo, double hi, double[::1] out):
+    # one setup, then blocks: the uniforms of a block, then its draws in one vectorised pass
     cdef BLParams p
+    cdef double u[TN_BLOCK]
     bit_gen = gen.bit_generator
     cdef bitgen_t* bg = _borrow(bit_gen)
-    cdef Py_ssize_t i, n = out.shape[0]
+    cdef Py_ssize_t i, k, m, n = out.shape[0]
     _bl_setup(&p, q, b, lo, hi)
     with bit_gen.lock, nogil:
-        for i in range(n):
-            out[i] = _bl_quantile(&p, _u_open(bg))
+        i = 0
+        while i < n:
+            m = n - i
+            if m > TN_BLOCK:
+                m = TN_BLOCK
+            for k in range(m):
+                u[k] = _u_open(bg)
+            _bl_draw_pass1(u, &out[i], m, q, b, lo, hi, p.mL, p.C)
+            i += m
 
 
 def bl_fill_rows(object gen, const double[:, :] q, const double[:, :] b,
                  const double[:, :] lo, const double[:, :] hi, double[:, ::1] out):
-    # blocked like tn_fill_rows: setups of a block, then its draws in stream order
-    cdef BLParams blk[TN_BLOCK]
+    # blocks of TN_BLOCK rows: the vectorised setup pass (_simd.h), the block's uniforms in
+    # stream order, then the vectorised draw pass; the same bits as bl_one row by row. With
+    # one scale and one pair of bounds (stride-0 views, the common per-row-values case) only
+    # the true values are gathered.
+    cdef BLBlock blk
     bit_gen = gen.bit_generator
     cdef bitgen_t* bg = _borrow(bit_gen)
     cdef Py_ssize_t i, j, k, m, n0 = out.shape[0], n1 = out.shape[1]
+    cdef bint same = (b.strides[0] == 0 and b.strides[1] == 0 and lo.strides[0] == 0
+                      and lo.strides[1] == 0 and hi.strides[0] == 0 and hi.strides[1] == 0)
+    cdef bint qrow = q.strides[1] == sizeof(double)
+    cdef double b0 = 0.0, lo0 = 0.0, hi0 = 0.0
+    if same and n0 > 0 and n1 > 0:
+        b0 = b[0, 0]
+        lo0 = lo[0, 0]
+        hi0 = hi[0, 0]
     with bit_gen.lock, nogil:
         for i in range(n0):
             j = 0
@@ -922,10 +1032,32 @@ def bl_fill_rows(object gen, const double[:, :] q, const double[:, :] b,
                 m = n1 - j
                 if m > TN_BLOCK:
                     m = TN_BLOCK
-                for k in range(m):
-                    _bl_setup(&blk[k], q[i, j + k], b[i, j + k], lo[i, j + k], hi[i, j + k])
-                for k in range(m):
-                    out[i, j + k] = _bl_quantile(&blk[k], _u_open(bg))
+                if same:
+                    if qrow:
+                        _bl_setup_pass_q(&q[i, j], b0, lo0, hi0, m, blk.mL, blk.C)
+                        for k in range(m):
+                            blk.u[k] = _u_open(bg)
+                        _bl_draw_pass_q(blk.u, &out[i, j], m, &q[i, j], b0, lo0, hi0,
+                                        blk.mL, blk.C)
+                    else:
+                        for k in range(m):
+                            blk.q[k] = q[i, j + k]
+                        _bl_setup_pass_q(blk.q, b0, lo0, hi0, m, blk.mL, blk.C)
+                        for k in range(m):
+                            blk.u[k] = _u_open(bg)
+                        _bl_draw_pass_q(blk.u, &out[i, j], m, blk.q, b0, lo0, hi0,
+                                        blk.mL, blk.C)
+                else:
+                    for k in range(m):
+                        blk.q[k] = q[i, j + k]
+                        blk.b[k] = b[i, j + k]
+                        blk.lo[k] = lo[i, j + k]
+                        blk.hi[k] = hi[i, j + k]
+                    _bl_setup_pass(blk.q, blk.b, blk.lo, blk.hi, m, blk.mL, blk.C)
+                    for k in range(m):
+                        blk.u[k] = _u_open(bg)
+                    _bl_draw_pass(blk.u, &out[i, j], m, blk.q, blk.b, blk.lo, blk.hi,
+                                  blk.mL, blk.C)
                 j += m
 
 
@@ -965,6 +1097,16 @@ def bl_scale_array(const double[:] eps, const double[:] delta, const double[:] d
     with nogil:
         for i in range(n):
             out[i] = _bl_scale(eps[i], delta[i], dq[i], lo[i], hi[i])
+
+
+def expm1_nonpos_fast(double x):
+    """expm1(x) for x <= 0, the branch-free version of _simd.h (exposed for tests)."""
+    return _expm1_nonpos(x)
+
+
+def log1m2t_fast(double t):
+    """log(1 - 2t) for 0 <= t <= 1/2, the branch-free version of _simd.h (for tests)."""
+    return _log1m2t(t)
 
 
 def bl_log_dc(double b, double dq, double w):

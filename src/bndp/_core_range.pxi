@@ -282,16 +282,38 @@ cdef inline double _cl_logn(const CLWork* w, Py_ssize_t k, double mu) noexcept n
 
 cdef inline double _cl_pair(const CLWork* w, Py_ssize_t i, double mup, Py_ssize_t j,
                             double mu) noexcept nogil:
-    # loss of the pair mu' = mup (span i) < mu (span j)
+    # loss of the pair mu' = mup (span i) < mu (span j), both doubles of A
     return (mu - mup) / w.s + log((_cl_lc(w, i, mup) + _cl_rc(w, i, mup))
                                   / (_cl_lc(w, j, mu) + _cl_rc(w, j, mu)))
 
 
+cdef inline double _cl_n_dist(const CLWork* w, Py_ssize_t k, double dl, double dr) noexcept nogil:
+    # N at the point of span k at distances dl from L[k] and dr from R[k] (clamped at 0)
+    cdef double lc, rc, d
+    if w.L[k] == -INFINITY:
+        lc = 0.5
+    else:
+        d = (dl if dl > 0.0 else 0.0) / w.s
+        lc = -0.5 * expm1(-d) + exp(-d) * w.lcL[k]
+    if w.R[k] == INFINITY:
+        rc = 0.5
+    else:
+        d = (dr if dr > 0.0 else 0.0) / w.s
+        rc = -0.5 * expm1(-d) + exp(-d) * w.rcR[k]
+    return lc + rc
+
+
 cdef double _cl_loss_dir(const CLWork* w, double dF) noexcept nogil:
+    # The vertices at distance dF from a span end e are evaluated in local coordinates:
+    # the loss term is dF/s itself and N at the partner point comes from its distances to
+    # its span's ends, ((e - L_j) - dF and dF - (e - R_j)), not from the rounded point
+    # e -+ dF, whose rounding (ulp(e), e.g. 2^14 at e = 1e20) no margin then has to cover.
+    # A partner classified across a span end by rounding has its distance clamped at 0
+    # with the loss term kept at dF/s (G is increasing, so this only overstates the loss).
     cdef Py_ssize_t m = w.m, k, j, side
     cdef const double* L = w.L
     cdef const double* R = w.R
-    cdef double s = w.s, best = -INFINITY, e, x, v
+    cdef double s = w.s, best = -INFINITY, e, x, v, nk
     if R[m - 1] == INFINITY:
         best = dF / s
     for k in range(m):
@@ -299,11 +321,12 @@ cdef double _cl_loss_dir(const CLWork* w, double dF) noexcept nogil:
             e = L[k] if side == 0 else R[k]
             if not isfinite(e):
                 continue
+            nk = _cl_n_dist(w, k, e - L[k], R[k] - e)
             # vertex (m(e), e)
             x = e - dF
             j = _cl_locate(L, m, x)
             if j >= 0 and x <= R[j]:
-                v = _cl_pair(w, j, x, k, e)
+                v = dF / s + log(_cl_n_dist(w, j, (e - L[j]) - dF, dF - (e - R[j])) / nk)
             else:
                 if L[j + 1] < e:
                     v = _cl_pair(w, j + 1, L[j + 1], k, e)
@@ -315,7 +338,7 @@ cdef double _cl_loss_dir(const CLWork* w, double dF) noexcept nogil:
             x = e + dF
             j = _cl_locate(L, m, x)
             if x <= R[j]:
-                v = _cl_pair(w, k, e, j, x)
+                v = dF / s + log(nk / _cl_n_dist(w, j, (e - L[j]) + dF, (R[j] - e) - dF))
             elif R[j] > e:
                 v = _cl_pair(w, k, e, j, R[j])
             else:
@@ -345,7 +368,7 @@ cdef double _cl_metric_dir(const CLWork* w) noexcept nogil:
 cdef struct CLCal:
     CLWork* w1          # the allowed set
     CLWork* w2          # its reflection x -> -x
-    double dF, eps, span_abs
+    double dF, eps
     int metric
 
 
@@ -369,7 +392,9 @@ cdef double _cl_loss(CLCal* c, double s) noexcept nogil:
     b = _cl_loss_dir(c.w2, c.dF)
     if b > a:
         a = b
-    margin = DBL_EPS * (512.0 + 16.0 * fabs(a) + 16.0 * c.span_abs / s)
+    # (the vertices are evaluated in local coordinates: see _cl_loss_dir; the pairs of two
+    # span ends, (mu - mu')/s from two doubles of A, carry one rounding, relative)
+    margin = DBL_EPS * (512.0 + 16.0 * fabs(a) + 16.0 * c.dF / s)
     return a + margin
 
 
@@ -747,17 +772,6 @@ cdef class _CLBuf:
         free(self.buf)
 
 
-cdef double _cl_span_abs(const double[::1] L, const double[::1] R, double dF) noexcept:
-    cdef double a = 0.0
-    cdef Py_ssize_t k
-    for k in range(L.shape[0]):
-        if isfinite(L[k]) and fabs(L[k]) > a:
-            a = fabs(L[k])
-        if isfinite(R[k]) and fabs(R[k]) > a:
-            a = fabs(R[k])
-    return a + dF
-
-
 def cl_scale(const double[::1] L, const double[::1] R, const double[::1] Lr,
              const double[::1] Rr, double eps, double dF, bint metric):
     """Calibrated constant scale of the truncated Laplace on the spans [L[k], R[k]]
@@ -771,7 +785,6 @@ def cl_scale(const double[::1] L, const double[::1] R, const double[::1] Lr,
     c.dF = dF
     c.eps = eps
     c.metric = metric
-    c.span_abs = _cl_span_abs(L, R, dF)
     with nogil:
         s = _cl_scale(&c)
     return s
@@ -789,7 +802,6 @@ def cl_loss(const double[::1] L, const double[::1] R, const double[::1] Lr,
     c.dF = dF
     c.eps = 0.0
     c.metric = metric
-    c.span_abs = _cl_span_abs(L, R, dF)
     with nogil:
         v = _cl_loss(&c, sigma)
     return v

@@ -129,6 +129,24 @@ def default_rng(seed: RNGLike = None) -> np.random.Generator:
         behaves as in :func:`numpy.random.default_rng` (PCG64 for an int or SeedSequence).
         A seeded generator is for tests and reproducible research, never for a real release:
         anyone who knows or guesses the seed can subtract the noise.
+
+    Returns
+    -------
+    numpy.random.Generator
+        A new generator (a ``Generator`` passed in is returned as it is).
+
+    Examples
+    --------
+    >>> import bndp
+    >>> rng = bndp.default_rng()            # secure: for real releases
+    >>> type(rng.bit_generator).__name__ in ("AESCounter", "ChaCha")
+    True
+    >>> rng = bndp.default_rng(42)          # reproducible PCG64: for tests only
+    >>> type(rng.bit_generator).__name__
+    'PCG64'
+    >>> m = bndp.BoundedLaplace(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=10.0)
+    >>> m.sample([1.0, 2.0], rng=rng).shape
+    (2,)
     """
     if seed is None:
         return np.random.Generator(_secure_or_fallback())

@@ -444,4 +444,119 @@ static void bndp_tn_straddle_block(
     }
 }
 
+/* ---------------------------------------------------------------------------------------
+ * Bounded Laplace [HABM20]: Laplace(q, b) restricted to [lo, hi] (one end may be infinite),
+ * by the closed-form inverse CDF. Per row: mL = -expm1(-(q - lo)/b)/2 (the parent mass
+ * between lo and q) and C = mL - expm1(-(hi - q)/b)/2 (the mass of [lo, hi]). Per draw, with
+ * s = u C - mL: x = clip(q + sign(s) b log(1 - 2|s|), lo, hi). The scalar setup and draw of
+ * the core use these same functions, so the block loops give the scalar path's bits.
+ * --------------------------------------------------------------------------------------- */
+
+/* expm1(x) for x <= 0 (-inf included), branch-free, to about 1 ulp (tests/test_special.py).
+ * Below -60 the result rounds to -1 (e^-60 < 2^-86), so x is clamped there. With x = k ln2 + r
+ * as in bndp_exp_nonpos, e^r - 1 = r + r^2 P(r) keeps full relative precision (for
+ * |x| <= ln2/2, k = 0 and r = x exactly), and expm1(x) = 2^k (r + r^2 P(r)) + (2^k - 1):
+ * for k < 0 both terms are exact scalings/differences and |result| >= 0.29, one rounding. */
+static inline double bndp_expm1_nonpos(double x)
+{
+    const double shift = 6755399441055744.0;              /* 1.5 * 2^52 */
+    x = x < -60.0 ? -60.0 : x;
+    double t = x * 1.4426950408889634074 + shift;
+    double kd = t - shift;
+    uint64_t k = bndp_bits(t) - bndp_bits(shift);          /* k mod 2^64, -87 <= k <= 0 */
+    double r = (x - kd * 6.93147180369123816490e-01) - kd * 1.90821492927058770002e-10;
+    double r2 = r * r, r4 = r2 * r2, r8 = r4 * r4;
+    double p = ((5.0000000000000000000e-01 + 1.6666666666666666667e-01 * r)
+                + (4.1666666666666666667e-02 + 8.3333333333333333333e-03 * r) * r2)
+             + ((1.3888888888888888889e-03 + 1.9841269841269841270e-04 * r)
+                + (2.4801587301587301587e-05 + 2.7557319223985890653e-06 * r) * r2) * r4
+             + ((2.7557319223985890653e-07 + 2.5052108385441718775e-08 * r)
+                + (2.0876756987868098979e-09 + 1.6059043836821614599e-10 * r) * r2) * r8;
+    double two = bndp_double((k + 1023) << 52);            /* 2^k */
+    return two * (r + r2 * p) + (two - 1.0);
+}
+
+/* log(1 - 2t) for 0 <= t <= 1/2, branch-free; keeps full relative precision for tiny t (as
+ * log1p(-2t) does). y = fl(1 - 2t) and its rounding error e = (1 - 2t) - y are formed exactly
+ * (Fast2Sum; 2t is exact), and log(1 - 2t) = log(y) + log1p(e/y), where |e/y| <= 2^-53 and
+ * e/y is taken as e (2 - y) (relative error (1 - y)^2 <= 1/4 in a term below half an ulp).
+ * y = 0 (t = 1/2; never for the sampler's uniforms, which keep y >= 2^-54) is raised to the
+ * smallest normal number, so the result is finite (about -708). */
+static inline double bndp_log1m2t(double t)
+{
+    double t2 = 2.0 * t;
+    double y = 1.0 - t2;
+    double e = (-t2) - (y - 1.0);
+    y = y < 2.2250738585072014e-308 ? 2.2250738585072014e-308 : y;
+    return bndp_log(y) + e * (2.0 - y);
+}
+
+/* the setup of one row: mL and C (see above) */
+static inline void bndp_bl_setup_one(double q, double b, double lo, double hi, double *mL,
+                                     double *C)
+{
+    double ml = -0.5 * bndp_expm1_nonpos(-((q - lo) / b));
+    *mL = ml;
+    *C = ml - 0.5 * bndp_expm1_nonpos(-((hi - q) / b));
+}
+
+/* one draw at probability u in (0, 1) (also the quantile function) */
+static inline double bndp_bl_draw(double u, double q, double b, double lo, double hi, double mL,
+                                  double C)
+{
+    double s = u * C - mL;
+    double x = q + copysign(b * bndp_log1m2t(fabs(s)), s);
+    x = x < lo ? lo : x;
+    return x > hi ? hi : x;
+}
+
+/* bndp_bl_setup_one over a block of n rows */
+static BNDP_CLONES void bndp_bl_setup_pass(
+    const double *BNDP_RESTRICT q, const double *BNDP_RESTRICT b,
+    const double *BNDP_RESTRICT lo, const double *BNDP_RESTRICT hi, ptrdiff_t n,
+    double *BNDP_RESTRICT mL, double *BNDP_RESTRICT C)
+{
+    for (ptrdiff_t k = 0; k < n; k++)
+        bndp_bl_setup_one(q[k], b[k], lo[k], hi[k], &mL[k], &C[k]);
+}
+
+/* the same with one scale and one pair of bounds for every row (per-row true values) */
+static BNDP_CLONES void bndp_bl_setup_pass_q(
+    const double *BNDP_RESTRICT q, double b, double lo, double hi, ptrdiff_t n,
+    double *BNDP_RESTRICT mL, double *BNDP_RESTRICT C)
+{
+    for (ptrdiff_t k = 0; k < n; k++)
+        bndp_bl_setup_one(q[k], b, lo, hi, &mL[k], &C[k]);
+}
+
+/* bndp_bl_draw over a block: per-row parameters */
+static BNDP_CLONES void bndp_bl_draw_pass(
+    const double *BNDP_RESTRICT u, double *BNDP_RESTRICT out, ptrdiff_t n,
+    const double *BNDP_RESTRICT q, const double *BNDP_RESTRICT b,
+    const double *BNDP_RESTRICT lo, const double *BNDP_RESTRICT hi,
+    const double *BNDP_RESTRICT mL, const double *BNDP_RESTRICT C)
+{
+    for (ptrdiff_t k = 0; k < n; k++)
+        out[k] = bndp_bl_draw(u[k], q[k], b[k], lo[k], hi[k], mL[k], C[k]);
+}
+
+/* per-row true values, one scale and one pair of bounds */
+static BNDP_CLONES void bndp_bl_draw_pass_q(
+    const double *BNDP_RESTRICT u, double *BNDP_RESTRICT out, ptrdiff_t n,
+    const double *BNDP_RESTRICT q, double b, double lo, double hi,
+    const double *BNDP_RESTRICT mL, const double *BNDP_RESTRICT C)
+{
+    for (ptrdiff_t k = 0; k < n; k++)
+        out[k] = bndp_bl_draw(u[k], q[k], b, lo, hi, mL[k], C[k]);
+}
+
+/* one parameter set for every draw */
+static BNDP_CLONES void bndp_bl_draw_pass1(
+    const double *BNDP_RESTRICT u, double *BNDP_RESTRICT out, ptrdiff_t n, double q, double b,
+    double lo, double hi, double mL, double C)
+{
+    for (ptrdiff_t k = 0; k < n; k++)
+        out[k] = bndp_bl_draw(u[k], q, b, lo, hi, mL, C);
+}
+
 #endif /* BNDP_SIMD_H */

@@ -26,6 +26,9 @@ __all__ = [
     "check_on_outside",
     "check_size",
     "apply_domain",
+    "broadcast_shapes",
+    "frame_kind",
+    "refuse_frame",
 ]
 
 
@@ -34,6 +37,11 @@ def _show(x: Any) -> str:
     if a.ndim == 0:
         return repr(a.item()) if a.dtype.kind in "biufc" else repr(x)
     return f"array of shape {a.shape}"
+
+
+def _show_seq(x: Any) -> str:
+    r = repr(x)
+    return r if len(r) <= 60 else r[:57] + "..."
 
 
 def _first_bad(a: np.ndarray, bad: np.ndarray) -> str:
@@ -58,23 +66,92 @@ def scalar_or_none(x: Any) -> float | None:
     return None
 
 
+# tables (several named columns): refused wherever an array is expected, since NumPy would
+# read them as a 2-D array of their cells. Matched on the class and its bases by (top-level
+# module, class name), so no engine is imported to recognise its tables.
+_FRAMES = {
+    ("pandas", "DataFrame"): "a pandas DataFrame",
+    ("pyarrow", "Table"): "a pyarrow Table",
+    ("pyarrow", "RecordBatch"): "a pyarrow RecordBatch",
+    ("polars", "DataFrame"): "a Polars DataFrame",
+    ("polars", "LazyFrame"): "a Polars LazyFrame",
+    ("dask", "DataFrame"): "a Dask DataFrame",
+    ("dask_expr", "DataFrame"): "a Dask DataFrame",
+    ("pyspark", "DataFrame"): "a Spark DataFrame",
+}
+
+
+def frame_kind(x: Any) -> str | None:
+    """Describe ``x`` if it is a table (pandas/Polars/Dask/Spark DataFrame, Arrow Table or
+    RecordBatch), else None."""
+    for cls in type(x).__mro__:
+        mod = getattr(cls, "__module__", None) or ""
+        what = _FRAMES.get((mod.partition(".")[0], cls.__name__))
+        if what is not None:
+            return what
+    return None
+
+
+def refuse_frame(x: Any, name: str) -> None:
+    """``TypeError`` for a table passed where a column or array is expected."""
+    what = frame_kind(x)
+    if what is not None:
+        raise TypeError(
+            f"`{name}` is {what}, a table of named columns, not one column of values: pass "
+            f"one column (e.g. frame['age']), or privatize columns of the table with "
+            f"bndp.privatize(frame, spec) (Spark: bndp.spark.privatize, Dask: "
+            f"bndp.dask.privatize)"
+        )
+
+
+def _holds_bool(seq: Any) -> bool:
+    """True if a (nested) list or tuple holds a bool or a boolean array: NumPy converts
+    ``[0, True, 5.0]`` to float64 silently, hiding what ``np.array([True])`` shows."""
+    types = set(map(type, seq))
+    if bool in types or np.bool_ in types:
+        return True
+    for v in seq:
+        if isinstance(v, (list, tuple)):
+            if _holds_bool(v):
+                return True
+        elif isinstance(v, np.ndarray) and v.dtype.kind == "b":
+            return True
+    return False
+
+
 def as_float_array(x: Any, name: str) -> np.ndarray:
     """Convert ``x`` to a float64 array, refusing non-numeric input with ``TypeError``.
 
     Accepted: Python/NumPy integers and floats and arrays of them (any integer or float
-    dtype, converted to float64). Refused: booleans, complex numbers, strings, ``None``,
-    object arrays that do not hold real numbers.
+    dtype, converted to float64). Refused: booleans (also inside a list such as
+    ``[0, True, 5.0]``), complex numbers, strings, ``None``, object arrays that do not hold
+    real numbers, tables (DataFrames, Arrow Tables: pass one column) and NumPy masked arrays
+    (their mask would be lost; the samplers accept them as ``value``, see
+    :mod:`bndp.integrations._columns`).
     """
     if x is None:
         raise TypeError(f"`{name}` must be a real number or an array of real numbers; got None")
     if isinstance(x, (bool, np.bool_)):
         raise TypeError(f"`{name}` must be a real number, not a bool; got {x!r}")
+    tx = type(x)
+    if tx is np.ndarray or tx is float or tx is int:
+        pass  # the common cases: neither a masked array nor a table
+    elif isinstance(x, np.ma.MaskedArray):
+        raise TypeError(
+            f"`{name}` is a NumPy masked array: its mask would be ignored and the hidden "
+            "values used. Masked arrays are accepted only as the values a sampler releases "
+            "(masked entries are missing values, see nulls=); pass a plain array here"
+        )
+    else:
+        refuse_frame(x, name)
     try:
         a = np.asarray(x)
     except Exception as exc:  # ragged nested sequences and the like
         raise ValueError(f"`{name}` could not be converted to an array: {exc}") from None
     kind = a.dtype.kind
     if kind in "iuf":
+        if isinstance(x, (list, tuple)) and _holds_bool(x):
+            raise TypeError(f"`{name}` must hold real numbers, not booleans; got a bool in {_show_seq(x)}")
         return a.astype(np.float64, copy=False)
     if kind == "b":
         raise TypeError(f"`{name}` must hold real numbers, not booleans (dtype bool)")
@@ -145,12 +222,14 @@ def check_bounds(lower: np.ndarray, upper: np.ndarray, *, allow_half_infinite: b
         bad = np.isnan(upper) | (upper == -np.inf)
         if bad.any():
             raise ValueError(f"`upper` must be finite or +inf; got {_first_bad(upper, bad)}")
+        broadcast_shapes(lower=lower, upper=upper)
         both = np.broadcast_arrays(np.isinf(lower), np.isinf(upper))
         if (both[0] & both[1]).any():
             raise ValueError("`lower` and `upper` cannot both be infinite")
     else:
         check_finite(lower, "lower")
         check_finite(upper, "upper")
+    broadcast_shapes(lower=lower, upper=upper)
     lo, hi = np.broadcast_arrays(lower, upper)
     bad = ~(lo < hi)
     if bad.any():
@@ -207,7 +286,27 @@ def check_size(size: Any) -> tuple[int, ...] | None:
         raise TypeError(f"`size` must be None, an int or a tuple of ints; got {size!r}") from None
     if any(s < 0 for s in shape):
         raise ValueError(f"`size` must not have negative entries; got {shape}")
+    n = 1
+    for s in shape:
+        n *= s
+    if n * 8 > _INTP_MAX:  # float64 output: the byte count must fit in a signed pointer
+        raise ValueError(
+            f"`size` {shape} asks for {n} float64 values, more than an array can hold on this "
+            f"platform (at most {_INTP_MAX // 8})"
+        )
     return shape
+
+
+_INTP_MAX = int(np.iinfo(np.intp).max)
+
+
+def broadcast_shapes(**arrays: Any) -> tuple[int, ...]:
+    """Broadcast shape of named arrays; the error names each argument with its shape."""
+    try:
+        return np.broadcast_shapes(*(np.shape(a) for a in arrays.values()))
+    except ValueError:
+        shapes = ", ".join(f"`{k}` {np.shape(a)}" for k, a in arrays.items())
+        raise ValueError(f"shapes do not broadcast together: {shapes}") from None
 
 
 def operator_index(v: Any) -> int:
@@ -234,6 +333,8 @@ def apply_domain(value: np.ndarray, lower: Any, upper: Any, on_outside: str,
         if vmin >= lower and vmax <= upper:
             return value
     check_finite(value, name)
+    if np.ndim(lower) or np.ndim(upper):
+        broadcast_shapes(**{name: value, "lower": lower, "upper": upper})
     outside = (value < lower) | (value > upper)
     if outside.any():
         if on_outside == "raise":

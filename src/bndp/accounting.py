@@ -69,13 +69,13 @@ def _mech_code(mechanism: Any) -> int:
     )
 
 
-def _check_alpha(alpha: Any) -> np.ndarray:
-    a = as_float_array(alpha, "alpha")
+def _check_alpha(alpha: Any, name: str = "alpha") -> np.ndarray:
+    a = as_float_array(alpha, name)
     bad = ~(np.isfinite(a) & (a > 1.0))
     if bad.any():
         v = float(a) if a.ndim == 0 else float(a[tuple(np.argwhere(bad)[0])])
         raise ValueError(
-            f"`alpha` must be finite and > 1 (alpha = 1, the KL divergence, is not covered "
+            f"`{name}` must be finite and > 1 (alpha = 1, the KL divergence, is not covered "
             f"by the closed forms); got {v!r}"
         )
     return a
@@ -87,20 +87,21 @@ def _check_mode(mode: str) -> int:
     return _MODE_CODE[mode]
 
 
-def _theta(theta: Any) -> np.ndarray:
-    th = as_float_array(theta, "theta")
-    check_finite(th, "theta")
+def _theta(theta: Any, name: str = "theta") -> np.ndarray:
+    th = as_float_array(theta, name)
+    check_finite(th, name)
     return th
 
 
-def _broadcast(mech: Any, th: np.ndarray, extra: Sequence[np.ndarray] = ()):
+def _broadcast(mech: Any, th: np.ndarray, extra: Sequence[np.ndarray] = (),
+               name: str = "theta"):
     lo = np.asarray(mech.lower, dtype=np.float64)
     hi = np.asarray(mech.upper, dtype=np.float64)
     try:
         shape = np.broadcast_shapes(th.shape, lo.shape, hi.shape, *(e.shape for e in extra))
     except ValueError:
         raise ValueError(
-            f"`theta` of shape {th.shape} does not broadcast with the bounds "
+            f"`{name}` of shape {th.shape} does not broadcast with the bounds "
             f"{np.broadcast_shapes(lo.shape, hi.shape)} and `sensitivity` "
             f"{[e.shape for e in extra]}"
         ) from None
@@ -261,6 +262,14 @@ def fisher_information_loss_squared(mechanism: Any, theta: Any):
     :math:`\theta=0`, :math:`\sigma=1`, S=[-1,1], where the correct value, confirmed by
     quadrature of the squared score and by the quantisation limit of Theorem F.1, is
     0.936824). Rounding is clamped into :math:`[0, 1/\sigma^2]` (Theorem 4.2).
+
+    Examples
+    --------
+    >>> import bndp
+    >>> from bndp.accounting import fisher_information_loss_squared
+    >>> m = bndp.RectifiedGaussian(sigma=1.0, lower=-1.0, upper=1.0)
+    >>> round(fisher_information_loss_squared(m, 0.0), 6)
+    0.936824
     """
     code = _mech_code(mechanism)
     th = _theta(theta)
@@ -280,6 +289,17 @@ def fisher_information_loss(mechanism: Any, theta: Any):
     Departures from the paper: Def. 2.4 writes :math:`\lVert I \rVert_2 \le \eta` and
     Appendix A calls :math:`1/\sigma^2` the Gaussian's :math:`\eta`; both are
     :math:`\eta^2` in the convention used elsewhere in the paper and here.
+
+    Parameters
+    ----------
+    mechanism : RectifiedGaussian, TruncatedGaussian or StochasticSign
+    theta : float or array_like
+        True value, finite, broadcasting with the mechanism's bounds.
+
+    Returns
+    -------
+    float or ndarray
+        :math:`\eta`, in units of 1/(units of theta).
 
     Examples
     --------
@@ -309,6 +329,21 @@ def gaussian_rdp(sigma: Any, sensitivity: Any, alpha: Any, dim: int = 1):
         Finite and > 1.
     dim : int
         Number of coordinates (>= 1) when ``sensitivity`` is a scalar.
+
+    Returns
+    -------
+    float or ndarray
+        Shaped like ``alpha``. Computed in units of :math:`\sigma` (no overflow for any
+        finite inputs): ``inf`` only when the RDP exceeds the float range, and never 0 (a
+        value below the smallest positive double is reported as that double).
+
+    Examples
+    --------
+    >>> from bndp.accounting import gaussian_rdp
+    >>> gaussian_rdp(2.0, 1.0, [2.0, 4.0])
+    array([0.25, 0.5 ])
+    >>> gaussian_rdp(2.0, 1.0, 2.0, dim=3)
+    0.75
     """
     s = as_float_array(sigma, "sigma")
     check_positive(s, "sigma")
@@ -319,9 +354,17 @@ def gaussian_rdp(sigma: Any, sensitivity: Any, alpha: Any, dim: int = 1):
     al = _check_alpha(alpha)
     if isinstance(dim, (bool, np.bool_)) or not isinstance(dim, (int, np.integer)) or dim < 1:
         raise ValueError(f"`dim` must be an int >= 1; got {dim!r}")
-    c2 = float(np.sum(c * c)) if c.ndim else float(c) ** 2 * int(dim)
-    out = al * c2 / (2.0 * float(s) ** 2)
+    # in units of sigma, so that no intermediate overflows for a huge sigma or sensitivity;
+    # an RDP above the float range is inf, and one that underflows (sigma up to 1e308) is
+    # reported as the smallest positive double, an upper bound on the exact positive value
+    r = c / float(s)
+    with np.errstate(over="ignore", under="ignore"):
+        r2 = np.sum(r * r) if c.ndim else np.float64(r * r) * int(dim)
+        out = np.maximum(al * (0.5 * r2), _TINY)
     return float(out) if al.ndim == 0 else out
+
+
+_TINY = float(np.nextafter(0.0, 1.0))
 
 
 def rdp_to_dp(rdp_curve: Any, alphas: Any, delta: float, *, return_alpha: bool = False):
@@ -350,9 +393,16 @@ def rdp_to_dp(rdp_curve: Any, alphas: Any, delta: float, *, return_alpha: bool =
     -----
     The paper does not state which conversion, delta or order grid its (epsilon, delta)
     figures use; this is the classical one (tighter conversions exist).
+
+    Examples
+    --------
+    >>> from bndp.accounting import rdp_to_dp
+    >>> eps, alpha = rdp_to_dp([0.25, 0.5, 1.0], [2.0, 4.0, 8.0], 1e-5, return_alpha=True)
+    >>> round(eps, 6), alpha
+    (2.644704, 8.0)
     """
     r = as_float_array(rdp_curve, "rdp_curve")
-    al = _check_alpha(alphas)
+    al = _check_alpha(alphas, "alphas")
     if r.shape != al.shape:
         raise ValueError(f"`rdp_curve` and `alphas` must have the same shape; got {r.shape} "
                          f"and {al.shape}")
@@ -403,6 +453,19 @@ class PerInstanceAccountant:
     The values depend on the realised training trajectory (per-instance DP): they describe
     the privacy loss of this dataset's examples, not a worst-case guarantee, and releasing
     them leaks information.
+
+    Examples
+    --------
+    >>> import bndp
+    >>> from bndp.accounting import PerInstanceAccountant
+    >>> m = bndp.RectifiedGaussian(sigma=1.0, lower=-1.0, upper=1.0)
+    >>> acc = PerInstanceAccountant(m, sensitivity=1.0)
+    >>> acc.step([0.5, -0.2]).shape  # one RDP value per order in DEFAULT_ALPHAS
+    (16,)
+    >>> acc
+    PerInstanceAccountant(mechanism=RectifiedGaussian(sigma=1.0, lower=-1.0, upper=1.0), mode='sup', steps=1)
+    >>> bool(acc.epsilon(1e-5) > 0)
+    True
     """
 
     def __init__(self, mechanism: Any, sensitivity: Any, *, alphas: Any = None,
@@ -421,7 +484,7 @@ class PerInstanceAccountant:
             )
         c = as_float_array(sensitivity, "sensitivity")
         check_positive(c, "sensitivity")
-        al = _check_alpha(DEFAULT_ALPHAS if alphas is None else alphas)
+        al = _check_alpha(DEFAULT_ALPHAS if alphas is None else alphas, "alphas")
         if al.ndim != 1 or al.size == 0:
             raise ValueError("`alphas` must be a non-empty 1-D sequence")
         self.mechanism = mechanism
@@ -472,7 +535,8 @@ class PerInstanceAccountant:
         ndarray
             This step's RDP curve at :attr:`alphas`.
         """
-        g = _theta(summed_gradient)
+        g = _theta(summed_gradient, "summed_gradient")
+        _broadcast(self.mechanism, g, (np.asarray(self.sensitivity),), "summed_gradient")
         r = np.atleast_1d(per_instance_rdp(self.mechanism, g, self.sensitivity, self.alphas,
                                            self.mode))
         eta2 = None

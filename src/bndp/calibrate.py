@@ -20,6 +20,7 @@ References
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
 
 import numpy as np
@@ -66,6 +67,50 @@ def _bl_scalar_ok(eps: float, delta: float, dq: float, lo: float, hi: float) -> 
     )
 
 
+#: Representable range of the calibrated scales: a scale (and the privacy budget it is
+#: computed from) must stay a normal double with room for the calibration's relative
+#: rounding bounds, and must not overflow.
+_SCALE_MIN = 2.0 ** -1000      # about 9.3e-302
+_SCALE_MAX = 2.0 ** 1020       # about 1.1e307
+
+
+def _bl_check_range(eps: Any, delta: Any, dq: Any, lo: Any, hi: Any) -> None:
+    r"""Refuse budgets whose scale is not representable (ValueError naming the arguments).
+
+    With :math:`L = \epsilon - \ln(1-\delta)` and :math:`\Delta Q' = \min(\Delta Q, u - l)`,
+    :math:`b^* \in [\Delta Q'/L, 2\Delta Q'/L]` (Theorem 4.4 of [HABM20]_); both :math:`L` and
+    :math:`\Delta Q'/L` must lie in ``[_SCALE_MIN, _SCALE_MAX]``.
+    """
+    with np.errstate(all="ignore"):
+        L = np.asarray(eps, dtype=np.float64) - np.log1p(-np.asarray(delta, dtype=np.float64))
+        dqe = np.minimum(np.asarray(dq, dtype=np.float64),
+                         np.asarray(hi, dtype=np.float64) - np.asarray(lo, dtype=np.float64))
+        b0 = dqe / L
+    bad_l = ~(L >= _SCALE_MIN)
+    if bad_l.any():
+        e = np.broadcast_to(np.asarray(eps, dtype=np.float64), bad_l.shape)
+        raise ValueError(
+            f"`epsilon` = {float(e[bad_l].flat[0])!r} is too small to calibrate: "
+            f"epsilon - ln(1 - delta) must be at least {_SCALE_MIN!r} (2**-1000)")
+    bad = ~((b0 >= _SCALE_MIN) & (b0 <= _SCALE_MAX / 2.0))
+    if bad.any():
+        i = np.argmax(bad.reshape(-1))
+        e_i = float(np.broadcast_to(np.asarray(eps, dtype=np.float64), bad.shape).flat[i])
+        s_i = float(np.broadcast_to(np.asarray(dq, dtype=np.float64), bad.shape).flat[i])
+        raise ValueError(
+            f"`epsilon` = {e_i!r} and `sensitivity` = {s_i!r} give a scale of about "
+            f"{float(b0.reshape(-1)[i])!r} (sensitivity/(epsilon - ln(1 - delta))), outside "
+            f"the representable range [{_SCALE_MIN!r}, {_SCALE_MAX / 2.0!r}]: rescale the "
+            "data (sensitivity and bounds) or choose a less extreme epsilon")
+
+
+def _bl_checked(b: float, eps: float, dq: float) -> float:
+    if not (math.isfinite(b) and b > 0.0):      # never observed; refuse rather than release
+        raise ValueError(f"`epsilon` = {eps!r} with `sensitivity` = {dq!r}: no scale could be "
+                         "certified in floating point; choose a less extreme epsilon")
+    return b
+
+
 def bounded_laplace_scale(epsilon: Any, sensitivity: Any, lower: Any, upper: Any,
                           delta: Any = 0.0):
     r"""Optimal scale :math:`b^*` of the bounded Laplace mechanism [HABM20]_.
@@ -103,6 +148,14 @@ def bounded_laplace_scale(epsilon: Any, sensitivity: Any, lower: Any, upper: Any
         :math:`b^*`: a float when every argument is a scalar, otherwise an array of the
         broadcast shape.
 
+    Raises
+    ------
+    ValueError
+        Out-of-domain inputs; or a budget whose scale is not representable:
+        :math:`L = \epsilon - \ln(1-\delta)` below :math:`2^{-1000}`, or
+        :math:`\min(\Delta Q, u-l)/L` outside :math:`[2^{-1000}, 2^{1019}]` (the scale
+        would underflow, overflow or lose the precision its certificate needs).
+
     Notes
     -----
     Departures from the paper (each provably on the safe side):
@@ -125,7 +178,11 @@ def bounded_laplace_scale(epsilon: Any, sensitivity: Any, lower: Any, upper: Any
     e, d, s, lo, hi = (scalar_or_none(v) for v in (epsilon, delta, sensitivity, lower, upper))
     if (e is not None and d is not None and s is not None and lo is not None and hi is not None
             and _bl_scalar_ok(e, d, s, lo, hi)):
-        return _core.bl_scale(e, d, s, lo, hi)
+        L = e - math.log1p(-d)
+        b0 = min(s, hi - lo) / L if L > 0.0 else math.inf
+        if not (L >= _SCALE_MIN and _SCALE_MIN <= b0 <= _SCALE_MAX / 2.0):
+            _bl_check_range(e, d, s, lo, hi)
+        return _bl_checked(_core.bl_scale(e, d, s, lo, hi), e, s)
     eps = as_float_array(epsilon, "epsilon")
     dl = as_float_array(delta, "delta")
     dq = as_float_array(sensitivity, "sensitivity")
@@ -134,18 +191,48 @@ def bounded_laplace_scale(epsilon: Any, sensitivity: Any, lower: Any, upper: Any
     check_epsilon_delta(eps, dl)
     check_positive(dq, "sensitivity")
     check_bounds(lo_a, hi_a, allow_half_infinite=True)
+    _bl_check_range(eps, dl, dq, lo_a, hi_a)
     arrs = np.broadcast_arrays(eps, dl, dq, lo_a, hi_a)
     shape = arrs[0].shape
     if shape == ():
-        return _core.bl_scale(*(float(a) for a in arrs))
+        return _bl_checked(_core.bl_scale(*(float(a) for a in arrs)), float(arrs[0]),
+                           float(arrs[2]))
     out = np.empty(shape)
     flat = [np.ascontiguousarray(a).reshape(-1) for a in arrs]
     _core.bl_scale_array(flat[0], flat[1], flat[2], flat[3], flat[4], out.reshape(-1))
+    bad = ~(np.isfinite(out) & (out > 0))
+    if bad.any():
+        i = int(np.argmax(bad.reshape(-1)))
+        _bl_checked(float(out.reshape(-1)[i]), float(flat[0][i]), float(flat[2][i]))
     return out
 
 
 def bounded_laplace_log_delta_c(scale: Any, sensitivity: Any, lower: Any, upper: Any):
-    r""":math:`\ln\Delta C(b)` of [HABM20]_ (Definition 3.4), free of cancellation."""
+    r""":math:`\ln\Delta C(b)` of [HABM20]_ (Definition 3.4), free of cancellation.
+
+    :math:`\Delta C(b) = \max_q C_{q+\Delta Q}(b)/C_q(b)` is the worst-case ratio of the
+    normalisers of the bounded Laplace densities of two neighbouring true values.
+
+    Parameters
+    ----------
+    scale : float or array_like
+        Laplace scale :math:`b`, > 0.
+    sensitivity : float or array_like
+        :math:`\Delta Q`, > 0 (values above ``upper - lower`` act as ``upper - lower``).
+    lower, upper : float or array_like
+        Output domain, ``lower < upper`` (one of them may be infinite).
+
+    Returns
+    -------
+    float or ndarray
+        :math:`\ln\Delta C(b) \ge 0`; a float for scalar input.
+
+    Examples
+    --------
+    >>> from bndp.calibrate import bounded_laplace_log_delta_c
+    >>> round(bounded_laplace_log_delta_c(1.0, 1.0, 0.0, 10.0), 6)
+    0.48985
+    """
     b = as_float_array(scale, "scale")
     dq = as_float_array(sensitivity, "sensitivity")
     lo = as_float_array(lower, "lower")
@@ -163,7 +250,35 @@ def bounded_laplace_epsilon(scale: Any, sensitivity: Any, lower: Any, upper: Any
                             delta: Any = 0.0):
     r"""Smallest :math:`\epsilon` that (3.1) of [HABM20]_ certifies for a given scale:
     :math:`\max(0, \Delta Q/b + \ln\Delta C(b) + \ln(1-\delta))`. For :math:`\delta = 0` this
-    is the exact worst-case privacy loss of the bounded Laplace mechanism."""
+    is the exact worst-case privacy loss of the bounded Laplace mechanism.
+
+    Parameters
+    ----------
+    scale : float or array_like
+        Laplace scale :math:`b`, > 0.
+    sensitivity : float or array_like
+        :math:`\Delta Q`, > 0.
+    lower, upper : float or array_like
+        Output domain, ``lower < upper``.
+    delta : float or array_like, default 0
+        In :math:`[0, 1)`.
+
+    Returns
+    -------
+    float or ndarray
+        The certified :math:`\epsilon \ge 0`; a float for scalar input.
+
+    Examples
+    --------
+    The inverse of :func:`bounded_laplace_scale`:
+
+    >>> from bndp.calibrate import bounded_laplace_epsilon, bounded_laplace_scale
+    >>> b = bounded_laplace_scale(1.0, 1.0, 0.0, 10.0)
+    >>> round(bounded_laplace_epsilon(b, 1.0, 0.0, 10.0), 6)
+    1.0
+    >>> round(bounded_laplace_epsilon(1.0, 1.0, 0.0, 10.0), 6)
+    1.48985
+    """
     ldc = bounded_laplace_log_delta_c(scale, sensitivity, lower, upper)
     b = as_float_array(scale, "scale")
     dq = np.minimum(as_float_array(sensitivity, "sensitivity"),
@@ -178,7 +293,32 @@ def bounded_laplace_epsilon(scale: Any, sensitivity: Any, lower: Any, upper: Any
 
 def bounded_laplace_delta(scale: Any, epsilon: Any, sensitivity: Any, lower: Any, upper: Any):
     r"""Smallest :math:`\delta` that (A.4) of [HABM20]_ certifies at a given scale and
-    :math:`\epsilon`: :math:`\max(0, -\mathrm{expm1}(\epsilon - \Delta Q/b - \ln\Delta C(b)))`."""
+    :math:`\epsilon`: :math:`\max(0, -\mathrm{expm1}(\epsilon - \Delta Q/b - \ln\Delta C(b)))`.
+
+    Parameters
+    ----------
+    scale : float or array_like
+        Laplace scale :math:`b`, > 0.
+    epsilon : float or array_like
+        Finite, :math:`\ge 0`.
+    sensitivity : float or array_like
+        :math:`\Delta Q`, > 0.
+    lower, upper : float or array_like
+        Output domain, ``lower < upper``.
+
+    Returns
+    -------
+    float or ndarray
+        The certified :math:`\delta \in [0, 1)`; a float for scalar input.
+
+    Examples
+    --------
+    >>> from bndp.calibrate import bounded_laplace_delta
+    >>> round(bounded_laplace_delta(1.0, 1.0, 1.0, 0.0, 10.0), 6)
+    0.387282
+    >>> bounded_laplace_delta(2.0, 1.0, 1.0, 0.0, 10.0)  # b large enough: pure 1-DP
+    0.0
+    """
     ldc = bounded_laplace_log_delta_c(scale, sensitivity, lower, upper)
     b = as_float_array(scale, "scale")
     eps = as_float_array(epsilon, "epsilon")
@@ -194,6 +334,42 @@ def bounded_laplace_delta(scale: Any, epsilon: Any, sensitivity: Any, lower: Any
 # ---------------------------------------------------------------------------------------
 # Bounded Gaussian
 # ---------------------------------------------------------------------------------------
+
+def _pow2_unit(w: np.ndarray, dq: float) -> int:
+    """Exponent j with max(max(w), dq) in [2**(j-1), 2**j): scaling the bounded Gaussian
+    problem by 2**-j is exact in binary floating point and leaves its privacy loss unchanged
+    (the condition is homogeneous in (sigma, dq, w))."""
+    return math.frexp(max(float(np.max(w)), dq))[1]
+
+
+def _bg_sigma_one(eps: float, dq: float, w: np.ndarray) -> float:
+    """sigma* for validated scalars and widths ``w`` (1-D float64), computed in units of
+    2**j ~ max(w, dq) so that no square overflows or underflows; refuses (ValueError) what
+    cannot be represented."""
+    j = _pow2_unit(w, dq)
+    ws = np.ascontiguousarray(np.ldexp(w, -j))
+    ds = math.ldexp(dq, -j)
+    if not (ds >= _SCALE_MIN and float(np.min(ws)) >= _SCALE_MIN):
+        raise ValueError(
+            f"`sensitivity` = {dq!r} and the widths upper - lower (from {float(np.min(w))!r} to "
+            f"{float(np.max(w))!r}) differ by a factor above 2**1000: their ratio is outside "
+            "the representable range of the calibration")
+    # sigma*^2 >= v0 = (W + dq/2) dq / eps (in these units); v0 must be a normal double
+    v0 = (float(np.sqrt(np.sum(ws * ws))) + 0.5 * ds) * ds / eps
+    s1 = math.nan
+    if 2.0 ** -1000 <= v0 <= 2.0 ** 1000:
+        s1 = _core.bg_sigma_scalar(eps, ds, float(ws[0])) if ws.shape[0] == 1 else \
+            _core.bg_sigma(eps, ds, ws)
+    s = math.ldexp(s1, j)
+    if not (math.isfinite(s1) and s1 >= 2.0 ** -500 and _SCALE_MIN <= s <= _SCALE_MAX):
+        approx = math.ldexp(math.sqrt(v0), j) if math.isfinite(v0) else math.inf
+        raise ValueError(
+            f"`epsilon` = {eps!r} with `sensitivity` = {dq!r} gives a scale sigma of about "
+            f"{approx!r} or more, outside the representable range [{_SCALE_MIN!r}, "
+            f"{_SCALE_MAX!r}] (sigma must also be at least 2**-500 * max(upper - lower, "
+            "sensitivity)): choose a less extreme epsilon")
+    return s
+
 
 def bounded_gaussian_sigma(epsilon: Any, sensitivity: Any, lower: Any, upper: Any):
     r"""Scale :math:`\sigma^*` of the bounded (truncated) Gaussian mechanism [CH24]_.
@@ -266,30 +442,56 @@ def bounded_gaussian_sigma(epsilon: Any, sensitivity: Any, lower: Any, upper: An
     if (e is not None and s is not None and lo_s is not None and hi_s is not None
             and math.isfinite(e) and e > 0
             and math.isfinite(s) and s > 0 and math.isfinite(lo_s) and math.isfinite(hi_s)
-            and lo_s < hi_s):
-        return _core.bg_sigma_scalar(e, s, hi_s - lo_s)
+            and lo_s < hi_s and math.isfinite(hi_s - lo_s)):
+        return _bg_sigma_one(e, s, np.array([hi_s - lo_s]))
     lo, hi = check_box(lower, upper)
     w = np.ascontiguousarray(np.atleast_1d(hi - lo), dtype=np.float64)
+    check_positive(w, "upper - lower")   # finite bounds can still overflow their difference
     if e is not None and s is not None:
         if not (math.isfinite(e) and e > 0):
             raise ValueError(f"`epsilon` must be finite and > 0; got {e!r}")
         if not (math.isfinite(s) and s > 0):
             raise ValueError(f"`sensitivity` must be finite and > 0; got {s!r}")
-        return _core.bg_sigma(e, s, w)
+        return _bg_sigma_one(e, s, w)
     eps = as_float_array(epsilon, "epsilon")
     dq = as_float_array(sensitivity, "sensitivity")
     check_epsilon(eps)
     check_positive(dq, "sensitivity")
     eps_b, dq_b = np.broadcast_arrays(eps, dq)
     out = np.empty(eps_b.shape)
-    _core.bg_sigma_array(np.ascontiguousarray(eps_b).reshape(-1),
-                         np.ascontiguousarray(dq_b).reshape(-1), w, out.reshape(-1))
+    fo = out.reshape(-1)
+    for i, (ei, si) in enumerate(zip(eps_b.reshape(-1).tolist(), dq_b.reshape(-1).tolist())):
+        fo[i] = _bg_sigma_one(ei, si, w)
     return float(out) if out.ndim == 0 else out
 
 
 def bounded_gaussian_log_delta_c(sigma: float, sensitivity: float, lower: Any, upper: Any):
     r""":math:`(\ln\Delta C(\sigma), c^*)` of [CH24]_: the worst-case log ratio of the
-    truncation normalisers and the shift that attains it (Lemma 2.3 / problem (3.2))."""
+    truncation normalisers and the shift that attains it (Lemma 2.3 / problem (3.2)).
+
+    Parameters
+    ----------
+    sigma : float
+        Gaussian scale :math:`\sigma`, > 0.
+    sensitivity : float
+        :math:`\Delta Q` (Euclidean for the multivariate mechanism), > 0.
+    lower, upper : float or array_like
+        Finite bounds of the box, one per coordinate.
+
+    Returns
+    -------
+    log_delta_c : float
+        :math:`\ln\Delta C(\sigma) \ge 0`.
+    shift : ndarray
+        The worst shift :math:`c^*` (one entry per coordinate).
+
+    Examples
+    --------
+    >>> from bndp.calibrate import bounded_gaussian_log_delta_c
+    >>> ldc, shift = bounded_gaussian_log_delta_c(3.0, 1.0, 0.0, 10.0)
+    >>> bool(ldc >= 0), shift.shape
+    (True, (1,))
+    """
     lo = np.atleast_1d(as_float_array(lower, "lower"))
     hi = np.atleast_1d(as_float_array(upper, "upper"))
     check_bounds(lo, hi)
@@ -508,8 +710,8 @@ def gaussian_sigma(epsilon: Any, delta: Any, sensitivity: Any, method: str = "op
         out = _core.gf_sigma(code, e, d, s)
         if out < 0.0:
             raise _fails_error(method, e, d)
-        if not out > 0.0:
-            raise RuntimeError(f"calibration failed for epsilon = {e!r}, delta = {d!r}")
+        if not 0.0 < out < math.inf:
+            raise _gf_range_error(method, e, d, s, out)
         return out
     eps = as_float_array(epsilon, "epsilon")
     dl = as_float_array(delta, "delta")
@@ -531,14 +733,28 @@ def gaussian_sigma(epsilon: Any, delta: Any, sensitivity: Any, method: str = "op
         i = int(np.argmax(out.reshape(-1) < 0))
         where = "" if out.ndim == 0 else f" (at flat index {i})"
         raise _fails_error(method, float(fe[i]), float(fd[i]), where)
-    if not (out > 0).all():
-        raise RuntimeError("calibration failed (no bracket); please report the inputs")
+    unrep = ~((out > 0) & (out < math.inf))
+    if unrep.any():
+        i = int(np.argmax(unrep.reshape(-1)))
+        raise _gf_range_error(method, float(fe[i]), float(fd[i]), float(fs[i]),
+                              float(out.reshape(-1)[i]))
     return float(out) if out.ndim == 0 else out
 
 
+def _gf_range_error(method: str, e: float, d: float, s: float, out: float) -> ValueError:
+    if out == math.inf:
+        return ValueError(
+            f"`epsilon` = {e!r}, `delta` = {d!r} and `sensitivity` = {s!r} need a sigma above "
+            f"the largest double (about {sys.float_info.max!r}) with method={method!r}: "
+            "rescale the data (a smaller sensitivity) or choose a larger epsilon or delta")
+    return ValueError(
+        f"method={method!r} cannot be evaluated in floating point at `epsilon` = {e!r}, "
+        f"`delta` = {d!r}; use method='optimal' (valid down to epsilon = delta = 1e-300)")
+
+
 def gaussian_delta(sigma: Any, epsilon: Any, sensitivity: Any, *, notion: str = "dp"):
-    r"""Exact :math:`\delta` achieved by Gaussian noise :math:`N(0, \sigma^2)` at
-    :math:`\epsilon` (the privacy profile).
+    r""":math:`\delta` achieved by Gaussian noise :math:`N(0, \sigma^2)` at
+    :math:`\epsilon` (the privacy profile; exact up to a certified upward rounding).
 
     ``notion="dp"`` (Balle-Wang [BW18]_, Theorem 8; Eq. (25) of [ZWB19]_):
 
@@ -568,7 +784,14 @@ def gaussian_delta(sigma: Any, epsilon: Any, sensitivity: Any, *, notion: str = 
     -------
     float or ndarray
         :math:`\delta`, computed in log space with ``erfcx`` (no overflow for large
-        :math:`\epsilon`, no underflow to 0 for :math:`\delta` down to about 1e-300).
+        :math:`\epsilon`, no underflow to 0 for :math:`\delta` down to about 1e-300), and
+        returned as a certified upper bound: the value carries its own rounding-error bound,
+        so it is never below the exact :math:`\delta` and exceeds it by at most about
+        1e-11 relative (tested against 50-digit mpmath). Where
+        :math:`\mathrm{erfcx}(x) - \mathrm{erfcx}(\sqrt{x^2+\epsilon})` cancels (small
+        :math:`\epsilon`, :math:`\sigma/\Delta \sim 10^4`-:math:`10^6`) it is integrated as
+        :math:`\int -\mathrm{erfcx}'` with Gauss-Legendre, the derivative taken from the
+        Laplace continued fraction.
 
     Examples
     --------

@@ -7,8 +7,14 @@ Commands
 ``bndp plot``       draw the output density beside the clamped unbounded mechanism;
 ``bndp demo``       the main job on a small example column shipped with the package.
 
-Errors are reported as one line on stderr (``bndp: error: ...``) with exit status 2; an
-interrupted run exits with 130 (SIGINT) or 143 (SIGTERM). ``BNDP_DEBUG=1`` shows tracebacks.
+``bndp privatize`` takes a release spec (``--spec release.toml`` or ``.json``: one
+``[columns.NAME]`` table per column, an optional ``[budget]``) or ``--column`` options; ``-``
+reads stdin / writes stdout; the summary goes to stderr (``-q`` silences it).
+
+Errors are reported as one line on stderr (``bndp: error: ...``). Exit status: 0 success;
+2 usage error (command line, spec file, arguments); 3 data error (a cell, the input's format
+or schema); 4 the release would exceed the spec's budget; 1 other errors (I/O); 130
+(SIGINT) or 143 (SIGTERM) when interrupted. ``BNDP_DEBUG=1`` shows tracebacks.
 """
 
 from __future__ import annotations
@@ -17,7 +23,9 @@ import argparse
 import csv
 import math
 import os
+import shutil
 import signal
+import stat
 import sys
 import tempfile
 import time
@@ -29,8 +37,25 @@ import numpy as np
 __all__ = ["main"]
 
 
+EXIT_USAGE = 2
+EXIT_DATA = 3
+EXIT_BUDGET = 4
+_EXIT_CODES = ("Exit status: 0 success; 2 usage error (command line, spec file, arguments); "
+               "3 data error (a cell, the input's format or schema); 4 the release would "
+               "exceed the spec's [budget] (nothing written); 1 other errors (I/O); 130/143 "
+               "interrupted (SIGINT/SIGTERM; nothing written). Errors are one line on stderr.")
+
+
 class CLIError(Exception):
-    """An error reported as one line on stderr with exit status 2."""
+    """A usage error (command line, spec file, arguments): one line on stderr, exit 2."""
+
+    code = EXIT_USAGE
+
+
+class DataError(CLIError):
+    """An error in the input data (a cell, the file's format or schema): exit 3."""
+
+    code = EXIT_DATA
 
 
 class _Terminated(BaseException):
@@ -51,7 +76,10 @@ def _need(module: str, extra: str, what: str) -> Any:
 # progress bar
 # ------------------------------------------------------------------------------------------
 class _Progress:
-    """A one-line progress bar on stderr, redrawn at most 5 times a second."""
+    """A one-line progress bar on stderr by rows written, redrawn at most 5 times a second.
+
+    ``total`` is the number of data rows (0 when unknown: no percentage is shown). Each
+    redraw pads to the previous line's width, so no stale characters remain."""
 
     def __init__(self, total: float, unit: str, enabled: bool) -> None:
         self.total = float(total) if total else 0.0
@@ -60,6 +88,7 @@ class _Progress:
         self.t0 = time.monotonic()
         self.last = 0.0
         self.drawn = False
+        self.width = 0
 
     def update(self, done: float, rows: int, force: bool = False) -> None:
         if not self.enabled:
@@ -68,19 +97,28 @@ class _Progress:
         if not force and now - self.last < 0.2:
             return
         self.last = now
-        frac = min(1.0, done / self.total) if self.total > 0 else 1.0
-        width = 30
-        fill = int(round(frac * width))
         el = now - self.t0
         rate = rows / el if el > 0 else 0.0
-        sys.stderr.write(f"\rbndp: [{'#' * fill}{'.' * (width - fill)}] {100 * frac:5.1f}% "
-                         f"{rows:,} rows, {el:6.1f} s, {rate:,.0f} rows/s ")
+        if self.total > 0:
+            frac = min(1.0, rows / self.total)
+            if not force:
+                frac = min(frac, 0.999)  # 100 % only once the output is complete
+            fill = int(frac * 30)
+            bar = f"[{'#' * fill}{'.' * (30 - fill)}] {100 * frac:5.1f}% "
+        else:
+            bar = ""
+        text = f"bndp: {bar}{rows:,} rows, {el:6.1f} s, {rate:,.0f} rows/s"
+        pad = max(0, self.width - len(text))
+        sys.stderr.write("\r" + text + " " * pad)
         sys.stderr.flush()
+        self.width = len(text)
         self.drawn = True
 
     def close(self, done: float, rows: int) -> None:
         if self.enabled:
-            self.update(done, rows, force=True)
+            if self.total <= 0 or rows >= self.total:
+                self.total = float(rows)
+            self.update(rows, rows, force=True)
             sys.stderr.write("\n")
             sys.stderr.flush()
 
@@ -91,6 +129,20 @@ def _progress_enabled(mode: str) -> bool:
     if mode == "never":
         return False
     return sys.stderr.isatty()
+
+
+def _count_lines(path: str) -> int:
+    """Line breaks in a file (a fast count of the data rows of a CSV, plus the header)."""
+    n = 0
+    last = b"\n"
+    with open(path, "rb") as f:
+        while True:
+            chunk = f.read(1 << 22)
+            if not chunk:
+                break
+            n += chunk.count(b"\n")
+            last = chunk[-1:]
+    return n + (last != b"\n")
 
 
 # ------------------------------------------------------------------------------------------
@@ -105,79 +157,233 @@ def _guess_format(path: str) -> str | None:
 
 
 class _Spec:
-    __slots__ = ("name", "lower", "upper", "mech", "rows", "missing", "clipped")
+    """One released column of the CLI: its plan (bndp.integrations._spec.ColumnPlan) and
+    the counters of the summary."""
 
-    def __init__(self, name: str, lower: float, upper: float) -> None:
-        self.name = name
-        self.lower = lower
-        self.upper = upper
-        self.mech: Any = None
+    __slots__ = ("plan", "rows", "missing", "clipped")
+
+    def __init__(self, plan: Any) -> None:
+        self.plan = plan
         self.rows = 0
         self.missing = 0
         self.clipped = 0
 
+    @property
+    def name(self) -> str:
+        return self.plan.name
 
-def _parse_specs(args: argparse.Namespace) -> list[_Spec]:
-    specs: list[_Spec] = []
-    for raw in args.column:
-        name, lo, hi = raw, args.lower, args.upper
-        parts = raw.rsplit(":", 2)
-        if len(parts) == 3:
+    @property
+    def mech(self) -> Any:
+        return self.plan.mech
+
+
+def _load_spec_file(path: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """Read a release spec (TOML or JSON): ``[columns.NAME]`` tables (or a ``"columns"``
+    object) and an optional ``[budget]`` (``epsilon``, ``delta``)."""
+    import json
+
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as exc:
+        raise CLIError(f"--spec {path}: cannot read: {exc.strerror or exc}") from None
+    text = raw.decode("utf-8-sig", errors="replace")
+    if path.lower().endswith(".json") or text.lstrip().startswith("{"):
+        try:
+            doc = json.loads(text)
+        except ValueError as exc:
+            raise CLIError(f"--spec {path}: not valid JSON: {exc}") from None
+    else:
+        if sys.version_info >= (3, 11):
+            import tomllib
+        else:  # pragma: no cover - Python 3.10
+            tomllib = _need("tomli", "cli", "--spec in TOML on Python 3.10")
+        try:
+            doc = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise CLIError(f"--spec {path}: not valid TOML: {exc}") from None
+    if not isinstance(doc, dict):
+        raise CLIError(f"--spec {path}: expected a table with [columns.NAME] entries")
+    unknown = [k for k in doc if k not in ("columns", "budget")]
+    if unknown:
+        raise CLIError(f"--spec {path}: unknown top-level key {unknown[0]!r}; expected "
+                       "'columns' and optionally 'budget'")
+    cols = doc.get("columns")
+    if not isinstance(cols, dict) or not cols:
+        raise CLIError(f"--spec {path}: no columns; give one [columns.NAME] table per "
+                       "released column")
+    budget = doc.get("budget")
+    if budget is not None:
+        if not isinstance(budget, dict) or "epsilon" not in budget or \
+                any(k not in ("epsilon", "delta") for k in budget):
+            raise CLIError(f"--spec {path}: [budget] takes epsilon (required) and delta")
+    return cols, budget
+
+
+def _parse_specs(args: argparse.Namespace) -> tuple[list[_Spec], Any]:
+    """The released columns (validated and calibrated) and the budget, from --spec or
+    --column; usage errors name the column and key."""
+    from .budget import Budget
+    from .integrations._spec import check_budget_compatible, parse_spec
+
+    budget = None
+    if args.spec is not None:
+        if args.column:
+            raise CLIError("give either --spec or --column, not both")
+        cols, bspec = _load_spec_file(args.spec)
+        spec: dict[str, Any] = {}
+        for name, entry in cols.items():
+            if not isinstance(entry, dict):
+                raise CLIError(f"--spec {args.spec}: column {name!r}: expected a table of "
+                               "settings")
+            e = dict(entry)
+            e.setdefault("nulls", args.nulls)
+            e.setdefault("on_outside", args.on_outside)
+            if e.get("mechanism", "laplace") in ("laplace", "gaussian"):
+                e.setdefault("workers", args.workers)
+            spec[name] = e
+        if bspec is not None:
             try:
-                lo, hi = float(parts[1]), float(parts[2])
+                budget = Budget(bspec["epsilon"], bspec.get("delta", 0.0))
+            except (TypeError, ValueError) as exc:
+                raise CLIError(f"--spec {args.spec}: [budget]: {exc}") from None
+        where = f"--spec {args.spec}: "
+    else:
+        if not args.column:
+            raise CLIError("give the columns to release: --spec FILE, or --column "
+                           "NAME[:LOWER:UPPER] with --epsilon and --sensitivity")
+        for opt in ("epsilon", "sensitivity"):
+            if getattr(args, opt) is None:
+                raise CLIError(f"--column needs --{opt} (or give a --spec file)")
+        spec = {}
+        for raw in args.column:
+            name, lo, hi = raw, args.lower, args.upper
+            parts = raw.rsplit(":", 2)
+            if len(parts) == 3:
                 name = parts[0]
-            except ValueError:
-                pass  # a column name that happens to contain ':'
-        if lo is None or hi is None:
-            raise CLIError(f"column {name!r} has no bounds: give --lower and --upper, or "
-                           f"--column {name}:LOWER:UPPER")
-        if any(s.name == name for s in specs):
-            raise CLIError(f"column {name!r} is given twice")
-        specs.append(_Spec(name, float(lo), float(hi)))
-    return specs
+                try:
+                    lo, hi = float(parts[1]), float(parts[2])
+                except ValueError:
+                    bad = next(x for x in parts[1:] if not _is_float(x))
+                    raise CLIError(f"--column {raw}: {bad!r} is not a number (expected "
+                                   "NAME:LOWER:UPPER; for a column name with ':' use --spec)"
+                                   ) from None
+            if lo is None or hi is None:
+                raise CLIError(f"column {name!r} has no bounds: give --lower and --upper, or "
+                               f"--column {name}:LOWER:UPPER")
+            if name in spec:
+                raise CLIError(f"column {name!r} is given twice")
+            e = {"mechanism": args.mechanism, "lower": float(lo), "upper": float(hi),
+                 "epsilon": args.epsilon, "sensitivity": args.sensitivity,
+                 "nulls": args.nulls, "on_outside": args.on_outside, "workers": args.workers}
+            if args.delta or args.mechanism != "gaussian":
+                e["delta"] = args.delta
+            spec[name] = e
+        where = ""
+    try:
+        plans = parse_spec(spec)  # calibrates every column, before reading anything
+        if budget is not None:
+            check_budget_compatible(plans)
+    except (ValueError, TypeError) as exc:
+        raise CLIError(where + " ".join(str(exc).split())) from None
+    return [_Spec(p) for p in plans], budget
 
 
-def _mechanism_label(mech: Any) -> str:
-    from .mechanisms import BoundedLaplace
+def _is_float(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
-    if isinstance(mech, BoundedLaplace):
-        return f"bounded Laplace scale b = {mech.scale:.6g} (unbounded Laplace: {mech.sensitivity / mech.epsilon:.6g})"
-    return f"bounded Gaussian sigma = {mech.sigma:.6g}"
+
+def _mechanism_label(plan: Any) -> str:
+    mech = plan.mech
+    if plan.mechanism == "laplace" and mech is not None:
+        return (f"bounded Laplace scale b = {mech.scale:.6g} (unbounded Laplace: "
+                f"{mech.sensitivity / mech.epsilon:.6g})")
+    return plan.describe()
 
 
 def _cell_error(path: str, row: int, column: str, what: str) -> CLIError:
-    return CLIError(f"{path}: row {row:,} (data rows counted from 1 after the header), "
-                    f"column {column!r}: {what}")
+    return DataError(f"{path}: row {row:,} (data rows counted from 1 after the header), "
+                     f"column {column!r}: {what}")
+
+
+def _fmt_bound(b: Any) -> str:
+    return repr(b) if isinstance(b, str) else f"{b:g}"
 
 
 def _release_block(spec: _Spec, vals: np.ndarray, missing: np.ndarray | None, row0: int,
                    path: str, args: argparse.Namespace, gen: np.random.Generator,
-                   cells: Callable[[int], str] | None = None) -> np.ndarray:
-    """Check a block of one column and release it. ``row0`` is the 1-based row of vals[0]."""
+                   cells: Callable[[int], str] | None = None,
+                   lo: np.ndarray | None = None, hi: np.ndarray | None = None) -> np.ndarray:
+    """Check a block of one column and release it. ``row0`` is the 1-based row of vals[0];
+    ``lo``/``hi``: the block's per-row bounds (when the spec names bound columns)."""
+    plan = spec.plan
     if missing is not None and missing.any():
-        if args.nulls == "raise":
+        if plan.nulls == "raise":
             i = int(np.flatnonzero(missing)[0])
             raise _cell_error(path, row0 + i, spec.name,
                               "missing value (empty cell or null); pass --nulls keep to leave "
                               "missing values untouched")
         spec.missing += int(missing.sum())
-    present = vals if missing is None else vals[~missing]
+    keep = None if missing is None else ~missing
+    present = vals if keep is None else vals[keep]
+
+    def row_of(j: int) -> int:
+        return int(np.flatnonzero(keep)[j]) if keep is not None else j
+
     bad = ~np.isfinite(present)
     if bad.any():
-        idx = np.flatnonzero(~missing)[np.flatnonzero(bad)[0]] if missing is not None \
-            else int(np.flatnonzero(bad)[0])
+        idx = row_of(int(np.flatnonzero(bad)[0]))
         shown = cells(int(idx)) if cells is not None else repr(float(vals[idx]))
         raise _cell_error(path, row0 + int(idx), spec.name, f"{shown} is not a finite number")
-    outside = (present < spec.lower) | (present > spec.upper)
+    lo_p: Any = plan.lower if lo is None else (lo if keep is None else lo[keep])
+    hi_p: Any = plan.upper if hi is None else (hi if keep is None else hi[keep])
+    if lo is not None or hi is not None:
+        lo_a = np.broadcast_to(np.asarray(lo_p, dtype=np.float64), present.shape)
+        hi_a = np.broadcast_to(np.asarray(hi_p, dtype=np.float64), present.shape)
+        for b, arr in ((plan.lower, lo_a), (plan.upper, hi_a)):
+            nb = ~np.isfinite(arr)
+            if nb.any() and isinstance(b, str):
+                raise _cell_error(path, row0 + row_of(int(np.flatnonzero(nb)[0])), b,
+                                  f"per-row bound of column {spec.name!r} is not a finite "
+                                  "number")
+        order = ~(lo_a < hi_a)
+        if order.any():
+            j = int(np.flatnonzero(order)[0])
+            raise _cell_error(path, row0 + row_of(j), spec.name,
+                              f"per-row bounds need lower < upper; got [{lo_a[j]!r}, "
+                              f"{hi_a[j]!r}]")
+        if present.size:
+            from .calibrate import bounded_laplace_scale
+
+            w = hi_a - lo_a
+            try:  # the scale is monotone in the width: the block's extreme widths decide
+                bounded_laplace_scale(plan.epsilon, plan.sensitivity, 0.0,
+                                      np.array([w.min(), w.max()]), plan.delta)
+            except (ValueError, OverflowError) as exc:
+                raise DataError(f"{path}: rows {row0:,}-{row0 + vals.size - 1:,}, column "
+                                f"{spec.name!r}: {exc}") from None
+    lo_c = -np.inf if lo_p is None else lo_p
+    hi_c = np.inf if hi_p is None else hi_p
+    outside = (present < lo_c) | (present > hi_c)
     if outside.any():
-        if args.on_outside == "raise":
+        if plan.on_outside == "raise":
             j = int(np.flatnonzero(outside)[0])
-            idx = int(np.flatnonzero(~missing)[j]) if missing is not None else j
+            idx = row_of(j)
+            if lo is None and hi is None:
+                where = f"[{_fmt_bound(lo_c)}, {_fmt_bound(hi_c)}]"
+            else:
+                where = f"its per-row bounds [{lo_a[j]!r}, {hi_a[j]!r}]"
             raise _cell_error(path, row0 + idx, spec.name,
-                              f"{float(vals[idx])!r} lies outside [{spec.lower:g}, {spec.upper:g}] "
-                              "(--on-outside raise)")
+                              f"{float(vals[idx])!r} lies outside {where} (--on-outside raise)")
         spec.clipped += int(outside.sum())
-    noisy = spec.mech.sample(present, rng=gen, workers=args.workers)
+    try:
+        noisy = plan.draw(present, gen, None if lo is None else lo_a, None if hi is None else hi_a)
+    except ValueError as exc:
+        raise DataError(f"{path}: column {spec.name!r}: {exc}") from None
     spec.rows += present.size
     if missing is None:
         return np.asarray(noisy, dtype=np.float64)
@@ -223,18 +429,24 @@ def _first_unparsable(arr: Any, pc: Any, pa: Any) -> int:
     return lo
 
 
-def _read_header(path: str, delimiter: str) -> list[str]:
+def _read_header(path: str, delimiter: str, shown: str | None = None
+                 ) -> tuple[list[str], int, bool]:
+    """The header, an upper bound of its length in bytes, and whether the file has no
+    line after it (a header-only file, with or without a final newline)."""
+    shown = shown or path
     with open(path, "r", newline="", encoding="utf-8-sig") as f:
+        reader = csv.reader(f, delimiter=delimiter)
         try:
-            header = next(csv.reader(f, delimiter=delimiter), None)
+            header = next(reader, None)
+            only_header = header is not None and next(reader, None) is None
         except (csv.Error, UnicodeDecodeError) as exc:
-            raise CLIError(f"{path}: cannot read the CSV header: {exc}") from None
+            raise DataError(f"{shown}: cannot read the CSV header: {exc}") from None
     if not header:
-        raise CLIError(f"{path}: empty file (no header line)")
+        raise DataError(f"{shown}: empty file (no header line)")
     dup = sorted({h for h in header if header.count(h) > 1})
     if dup:
-        raise CLIError(f"{path}: duplicate column name(s) in the header: {', '.join(dup)}")
-    return header
+        raise DataError(f"{shown}: duplicate column name(s) in the header: {', '.join(dup)}")
+    return header, 2 * len(_csv_header(header, delimiter)) + 64, only_header
 
 
 def _csv_header(header: list[str], delimiter: str) -> bytes:
@@ -267,94 +479,131 @@ def _csv_lines(cols: list[Any], delimiter: str, pa: Any, pc: Any) -> bytes | mem
     return memoryview(lines.buffers()[2])[a:b]
 
 
+def _parse_numbers(text: Any, name: str, row0: int, path: str, pa: Any, pc: Any,
+                   allow_empty: bool, nulls: str) -> tuple[np.ndarray, np.ndarray]:
+    """A block of CSV cells (strings) as float64 and the mask of empty cells."""
+    trimmed = pc.utf8_trim_whitespace(text)
+    empty = np.asarray(pc.equal(trimmed, ""))
+    filled = (pc.if_else(_arrow_f64(pa, empty.view(np.uint8), None).cast(pa.bool_()),
+                         "0", trimmed) if empty.any() else trimmed)
+    try:
+        nums = pc.cast(filled, pa.float64())
+    except (pa.ArrowInvalid, ValueError):
+        i = _first_unparsable(filled, pc, pa)
+        if (not allow_empty or nulls == "raise") and empty[:i].any():
+            i = int(np.flatnonzero(empty)[0])
+            raise _cell_error(path, row0 + i, name, "missing value (empty cell); pass --nulls "
+                              "keep to leave missing values untouched") from None
+        raise _cell_error(path, row0 + i, name, f"{text[i].as_py()!r} is not a number") from None
+    vals = np.asarray(nums.to_numpy(zero_copy_only=False), dtype=np.float64)
+    if not allow_empty and empty.any():
+        i = int(np.flatnonzero(empty)[0])
+        raise _cell_error(path, row0 + i, name, "empty cell in a column of per-row bounds")
+    return vals, empty
+
+
 def _privatize_csv(args: argparse.Namespace, specs: list[_Spec], tmp: str,
-                   gen: np.random.Generator, progress: _Progress) -> int:
+                   gen: np.random.Generator, progress: _Progress, path: str,
+                   shown: str) -> int:
     pa = _need("pyarrow", "arrow", "bndp privatize")
     pc = _need("pyarrow.compute", "arrow", "bndp privatize")
     pcsv = _need("pyarrow.csv", "arrow", "bndp privatize")
-    path = args.input
-    header = _read_header(path, args.delimiter)
+    header, header_bytes, only_header = _read_header(path, args.delimiter, shown)
     for s in specs:
-        if s.name not in header:
-            raise CLIError(f"{path}: column {s.name!r} not found; columns are: {', '.join(header)}")
-    ropts = pcsv.ReadOptions(block_size=args.block_size, use_threads=True)
-    popts = pcsv.ParseOptions(delimiter=args.delimiter)
+        for c in [s.name] + s.plan.bound_columns():
+            if c not in header:
+                raise CLIError(f"{shown}: column {c!r} not found; columns are: "
+                               f"{', '.join(header)}")
+    if progress.enabled:
+        progress.total = float(max(0, _count_lines(path) - 1))
+    # the first block must hold the header line: a smaller block cannot be parsed
+    block = max(args.block_size, header_bytes + 1)
+    ropts = pcsv.ReadOptions(block_size=block, use_threads=True)
+    # a blank line in a one-column CSV is a row with an empty (missing) cell
+    popts = pcsv.ParseOptions(delimiter=args.delimiter, ignore_empty_lines=len(header) > 1)
     copts = pcsv.ConvertOptions(column_types={h: pa.string() for h in header},
                                 strings_can_be_null=False, quoted_strings_can_be_null=False)
     rows = 0
     with open(path, "rb") as raw, open(tmp, "wb") as out_f:
-        try:
-            reader = pcsv.open_csv(raw, read_options=ropts, parse_options=popts,
-                                   convert_options=copts)
-        except pa.ArrowInvalid as exc:
-            raise CLIError(f"{path}: cannot parse as CSV: {exc}") from None
         out_f.write(_csv_header(header, args.delimiter))
-        while True:
+        if not only_header:
             try:
-                batch = reader.read_next_batch()
-            except StopIteration:
-                break
+                reader = pcsv.open_csv(raw, read_options=ropts, parse_options=popts,
+                                       convert_options=copts)
             except pa.ArrowInvalid as exc:
-                raise CLIError(f"{path}: malformed CSV after data row {rows:,}: {exc}") from None
-            cols = list(batch.columns)
-            for s in specs:
-                k = header.index(s.name)
-                text = cols[k]
-                trimmed = pc.utf8_trim_whitespace(text)
-                empty = np.asarray(pc.equal(trimmed, ""))
-                filled = (pc.if_else(_arrow_f64(pa, empty.view(np.uint8), None).cast(pa.bool_()),
-                                     "0", trimmed) if empty.any() else trimmed)
+                raise DataError(f"{shown}: cannot parse as CSV: {_arrow_msg(exc, block)}") from None
+            while True:
                 try:
-                    nums = pc.cast(filled, pa.float64())
-                except (pa.ArrowInvalid, ValueError):
-                    i = _first_unparsable(filled, pc, pa)
-                    if args.nulls == "raise" and empty[:i].any():
-                        i = int(np.flatnonzero(empty)[0])
-                        raise _cell_error(path, rows + 1 + i, s.name, "missing value (empty "
-                                          "cell); pass --nulls keep to leave missing values "
-                                          "untouched") from None
-                    raise _cell_error(path, rows + 1 + i, s.name,
-                                      f"{text[i].as_py()!r} is not a number") from None
-                vals = np.asarray(nums.to_numpy(zero_copy_only=False), dtype=np.float64)
-                noisy = _release_block(s, vals, empty if empty.any() else None, rows + 1,
-                                       path, args, gen, cells=_cell_text(text))
-                released = pc.cast(_arrow_f64(pa, noisy, empty if empty.any() else None),
-                                   pa.string())
-                cols[k] = pc.fill_null(released, "")
-            out_f.write(_csv_lines(cols, args.delimiter, pa, pc))
-            rows += batch.num_rows
-            progress.update(raw.tell(), rows)
+                    batch = reader.read_next_batch()
+                except StopIteration:
+                    break
+                except pa.ArrowInvalid as exc:
+                    raise DataError(f"{shown}: malformed CSV after data row {rows:,}: "
+                                    f"{_arrow_msg(exc, block)}") from None
+                cols = list(batch.columns)
+                for s in specs:
+                    k = header.index(s.name)
+                    text = cols[k]
+                    vals, empty = _parse_numbers(text, s.name, rows + 1, shown, pa, pc, True,
+                                                 s.plan.nulls)
+                    bnd = {}
+                    for key in ("lower", "upper"):
+                        b = getattr(s.plan, key)
+                        if isinstance(b, str):
+                            bnd[key], _ = _parse_numbers(cols[header.index(b)], b, rows + 1,
+                                                         shown, pa, pc, False, "raise")
+                    noisy = _release_block(s, vals, empty if empty.any() else None, rows + 1,
+                                           shown, args, gen, cells=_cell_text(text),
+                                           lo=bnd.get("lower"), hi=bnd.get("upper"))
+                    released = pc.cast(_arrow_f64(pa, noisy, empty if empty.any() else None),
+                                       pa.string())
+                    cols[k] = pc.fill_null(released, "")
+                out_f.write(_csv_lines(cols, args.delimiter, pa, pc))
+                rows += batch.num_rows
+                progress.update(rows, rows)
         out_f.flush()
         os.fsync(out_f.fileno())
-    progress.close(os.path.getsize(path), rows)
+    progress.close(rows, rows)
     return rows
 
 
+def _arrow_msg(exc: BaseException, block: int) -> str:
+    msg = " ".join(str(exc).split())
+    if "straddl" in msg:
+        return (f"a row is longer than the block of {block:,} bytes parsed at a time; pass a "
+                "larger --block-size")
+    return msg
+
+
 def _privatize_parquet(args: argparse.Namespace, specs: list[_Spec], tmp: str,
-                       gen: np.random.Generator, progress: _Progress) -> int:
+                       gen: np.random.Generator, progress: _Progress, path: str,
+                       shown: str) -> int:
     pa = _need("pyarrow", "arrow", "bndp privatize")
     pq = _need("pyarrow.parquet", "arrow", "bndp privatize")
     from .integrations._columns import to_numpy
 
-    path = args.input
     try:
         pf = pq.ParquetFile(path)
     except (pa.ArrowInvalid, OSError) as exc:
-        raise CLIError(f"{path}: cannot read as Parquet: {exc}") from None
+        raise DataError(f"{shown}: cannot read as Parquet: {exc}") from None
     schema = pf.schema_arrow
     names = schema.names
+    for s in specs:
+        for c in [s.name] + s.plan.bound_columns():
+            if c not in names:
+                raise CLIError(f"{shown}: column {c!r} not found; columns are: "
+                               f"{', '.join(names)}")
+    bound_cols = {c for s in specs for c in s.plan.bound_columns()}
     fields = []
     for f in schema:
-        s = next((s for s in specs if s.name == f.name), None)
-        if s is not None:
-            t = f.type
-            if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)):
-                raise CLIError(f"{path}: column {f.name!r} must be numeric; got {t}")
+        sp = next((x for x in specs if x.name == f.name), None)
+        t = f.type
+        numeric = pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)
+        if (sp is not None or f.name in bound_cols) and not numeric:
+            raise DataError(f"{shown}: column {f.name!r} must be numeric; got {t}")
+        if sp is not None:
             f = pa.field(f.name, pa.float64(), nullable=f.nullable, metadata=f.metadata)
         fields.append(f)
-    for s in specs:
-        if s.name not in names:
-            raise CLIError(f"{path}: column {s.name!r} not found; columns are: {', '.join(names)}")
     out_schema = pa.schema(fields, metadata=schema.metadata)
     total = pf.metadata.num_rows
     progress.total = float(total)
@@ -365,13 +614,24 @@ def _privatize_parquet(args: argparse.Namespace, specs: list[_Spec], tmp: str,
             for s in specs:
                 k = names.index(s.name)
                 col = to_numpy(cols[k], s.name)
-                noisy = _release_block(s, col.values, col.missing, rows + 1, path, args, gen)
+                bnd = {}
+                for key in ("lower", "upper"):
+                    b = getattr(s.plan, key)
+                    if isinstance(b, str):
+                        bc = to_numpy(cols[names.index(b)], b)
+                        if bc.missing is not None:
+                            i = int(np.flatnonzero(bc.missing)[0])
+                            raise _cell_error(shown, rows + 1 + i, b, "missing value in a "
+                                              "column of per-row bounds")
+                        bnd[key] = bc.values
+                noisy = _release_block(s, col.values, col.missing, rows + 1, shown, args, gen,
+                                       lo=bnd.get("lower"), hi=bnd.get("upper"))
                 null = col.missing if col.missing is not None and col.missing.any() else None
                 cols[k] = _arrow_f64(pa, noisy, null)
             writer.write_batch(pa.RecordBatch.from_arrays(cols, schema=out_schema))
             rows += batch.num_rows
             progress.update(rows, rows)
-    progress.close(total, rows)
+    progress.close(rows, rows)
     return rows
 
 
@@ -387,52 +647,108 @@ def _on_sigterm(signum: int, frame: Any) -> None:
     raise _Terminated()
 
 
+def _output_kind(dst: str) -> tuple[str, str | None]:
+    """How to write ``dst``: ``("file", path)`` (a temporary file renamed onto ``path``; a
+    symbolic link is followed, so the link stays and its target gets the data) or
+    ``("stream", path)`` (``-``, a FIFO, a character device such as /dev/stdout: written
+    into at the end, never replaced)."""
+    if dst == "-":
+        return "stream", None
+    special = ("/dev/", "/proc/")
+    if os.path.abspath(dst).startswith(special) or os.path.realpath(dst).startswith(special):
+        return "stream", dst  # /dev/stdout, /dev/fd/N, /proc/self/fd/N: the process's files
+    if os.path.lexists(dst):
+        try:
+            st = os.stat(dst)  # follows links
+        except OSError:
+            st = None  # a dangling link: create its target
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            raise CLIError(f"{dst}: is a directory; give the output file name")
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            return "stream", dst
+        return "file", os.path.realpath(dst)
+    return "file", dst
+
+
+def _spool_input(src: str) -> str:
+    """Copy stdin (``-``) or a non-regular input (a pipe) to a temporary file."""
+    fd, tmp = tempfile.mkstemp(prefix=".bndp-input.", suffix=".bndp-partial")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            if src == "-":
+                shutil.copyfileobj(sys.stdin.buffer, out, 1 << 20)
+            else:
+                with open(src, "rb") as f:
+                    shutil.copyfileobj(f, out, 1 << 20)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return tmp
+
+
 def _cmd_privatize(args: argparse.Namespace) -> int:
     from ._random import default_rng
-    from .integrations._engine import build_mechanism
 
     src, dst = args.input, args.output
-    if not os.path.isfile(src):
+    shown_src = "<stdin>" if src == "-" else src
+    shown_dst = "<stdout>" if dst == "-" else dst
+    spooled = src == "-" or (os.path.exists(src) and not os.path.isfile(src))
+    if not spooled and not os.path.isfile(src):
         raise CLIError(f"{src}: no such file")
-    if os.path.getsize(src) == 0:
-        raise CLIError(f"{src}: empty file")
-    if os.path.isdir(dst):
-        raise CLIError(f"{dst}: is a directory; give the output file name")
-    if os.path.abspath(src) == os.path.abspath(dst) or (
-            os.path.exists(dst) and os.path.samefile(src, dst)):
-        raise CLIError(f"refusing to write over the input file {src}; choose another output")
-    out_dir = os.path.dirname(os.path.abspath(dst))
-    if not os.path.isdir(out_dir):
-        raise CLIError(f"{dst}: directory {out_dir} does not exist")
-    fmt = args.format if args.format != "auto" else _guess_format(src)
+    kind, final = _output_kind(dst)
+    if kind == "file":
+        assert final is not None
+        if not spooled and (os.path.abspath(src) == os.path.abspath(final) or (
+                os.path.exists(final) and os.path.samefile(src, final))):
+            raise CLIError(f"refusing to write over the input file {src}; choose another output")
+        out_dir = os.path.dirname(os.path.abspath(final))
+        if not os.path.isdir(out_dir):
+            raise CLIError(f"{dst}: directory {out_dir} does not exist")
+    else:
+        out_dir = None
+    fmt = args.format if args.format != "auto" else (
+        "csv" if src == "-" else _guess_format(src))
     if fmt is None:
         raise CLIError(f"{src}: cannot tell the format from the file name; pass --format csv "
                        "or --format parquet")
-    out_fmt = _guess_format(dst)
+    out_fmt = _guess_format(dst) if dst != "-" else None
     if out_fmt is not None and out_fmt != fmt:
         raise CLIError(f"the output is written as {fmt} (like the input) but {dst} names "
                        f"a {out_fmt} file")
-    specs = _parse_specs(args)
-    for s in specs:  # calibrate once per column, before reading anything
-        try:
-            s.mech = build_mechanism(args.mechanism, args.epsilon, args.sensitivity,
-                                     s.lower, s.upper, args.delta)
-        except (ValueError, TypeError) as exc:
-            raise CLIError(f"column {s.name!r}: {exc}") from None
+    specs, budget = _parse_specs(args)  # validates and calibrates, before reading anything
+    if budget is not None:
+        from .integrations._spec import spec_costs
+
+        budget.charge(spec_costs([s.plan for s in specs]),
+                      label="bndp privatize " + shown_src)
     gen = default_rng(args.seed)
-    progress = _Progress(os.path.getsize(src) if fmt == "csv" else 0, "bytes",
-                         _progress_enabled(args.progress))
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(dst)}.", suffix=".bndp-partial",
-                               dir=out_dir)
+    progress = _Progress(0, "rows", _progress_enabled(args.progress) and not args.quiet)
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(final or 'stdout')}.",
+                               suffix=".bndp-partial", dir=out_dir)
     os.close(fd)
+    in_path = None
     old = signal.signal(signal.SIGTERM, _on_sigterm) if _main_thread() else None
     try:
+        in_path = _spool_input(src) if spooled else src
+        if os.path.getsize(in_path) == 0:
+            raise DataError(f"{shown_src}: empty file")
         if fmt == "csv":
-            rows = _privatize_csv(args, specs, tmp, gen, progress)
+            rows = _privatize_csv(args, specs, tmp, gen, progress, in_path, shown_src)
         else:
-            rows = _privatize_parquet(args, specs, tmp, gen, progress)
-        _normal_mode(tmp)
-        os.replace(tmp, dst)
+            rows = _privatize_parquet(args, specs, tmp, gen, progress, in_path, shown_src)
+        if kind == "file":
+            _normal_mode(tmp)
+            os.replace(tmp, final)  # type: ignore[arg-type]
+        else:  # a stream: written into, never replaced
+            with open(tmp, "rb") as f:
+                if final is None:
+                    sys.stdout.flush()
+                    shutil.copyfileobj(f, sys.stdout.buffer, 1 << 20)
+                    sys.stdout.buffer.flush()
+                else:
+                    with open(final, "wb") as out:
+                        shutil.copyfileobj(f, out, 1 << 20)
+            os.unlink(tmp)
     except BaseException:
         if progress.drawn:
             sys.stderr.write("\n")
@@ -442,25 +758,53 @@ def _cmd_privatize(args: argparse.Namespace) -> int:
             pass
         raise
     finally:
+        if spooled and in_path is not None:
+            try:
+                os.unlink(in_path)
+            except OSError:
+                pass
         if old is not None:
             signal.signal(signal.SIGTERM, old)
+    if args.quiet:
+        return 0
+
+    def say(text: str) -> None:
+        print(text, file=sys.stderr)
+
     for s in specs:
+        p = s.plan
         extra = []
         if s.missing:
             extra.append(f"{s.missing:,} missing kept")
         if s.clipped:
             extra.append(f"{s.clipped:,} clipped into the domain")
         more = f"; {', '.join(extra)}" if extra else ""
-        print(f"bndp: {s.name}: {s.rows:,} values released in [{s.lower:g}, {s.upper:g}] with "
-              f"epsilon = {args.epsilon:g}, sensitivity = {args.sensitivity:g}: "
-              f"{_mechanism_label(s.mech)}{more}")
+        lo = -math.inf if p.lower is None else p.lower
+        hi = math.inf if p.upper is None else p.upper
+        where = (f"in per-row bounds [{_fmt_bound(lo)}, {_fmt_bound(hi)}]" if p.per_row
+                 else f"in [{_fmt_bound(lo)}, {_fmt_bound(hi)}]")
+        eps, delta = p.cost()
+        dtxt = f", delta = {delta:g}" if delta else ""
+        say(f"bndp: {s.name}: {s.rows:,} values released {where} with epsilon = {eps:g}{dtxt}, "
+            f"sensitivity = {p.sensitivity:g}: {_mechanism_label(p)}{more}")
     if len(specs) > 1:
-        print(f"bndp: {len(specs)} columns released, each with epsilon = {args.epsilon:g}: a "
-              f"record's total privacy loss adds up over its columns (up to "
-              f"{len(specs) * args.epsilon:g})")
+        costs = [s.plan.cost() for s in specs]
+        te, td = sum(c[0] for c in costs), sum(c[1] for c in costs)
+        say(f"bndp: {len(specs)} columns released: by sequential composition a record's total "
+            f"privacy loss adds up over its columns (up to epsilon = {te:g}"
+            + (f", delta = {td:g})" if td else ")"))
+    if budget is not None:
+        sp, rem = budget.spent, budget.remaining
+        say(f"bndp: budget epsilon = {budget.epsilon:g}, delta = {budget.delta:g}: spent "
+            f"epsilon = {sp.epsilon:g}, delta = {sp.delta:g}; remaining epsilon = "
+            f"{rem.epsilon:g}, delta = {rem.delta:g}")
     if rows == 0:
-        print(f"bndp: {src} has a header but no data rows; wrote an empty {fmt} file")
-    print(f"bndp: wrote {rows:,} rows to {dst}")
+        say(f"bndp: {shown_src} has a header but no data rows; wrote an empty {fmt} file")
+    say(f"bndp: wrote {rows:,} rows to {shown_dst}")
+    if args.verbose:
+        say(f"bndp: format {fmt}; randomness: "
+            + ("seeded (--seed: for tests only)" if args.seed is not None
+               else "fresh OS entropy (cryptographically secure stream)"))
     return 0
 
 
@@ -493,6 +837,8 @@ def _unbounded(args: argparse.Namespace) -> tuple[str, float, float]:
                 else "Laplace b = sensitivity/epsilon")
         return desc, b, 2 * b * b
     rd = args.reference_delta
+    if not 0.0 < rd < 1.0:
+        raise CLIError(f"--reference-delta must be in (0, 1); got {rd!r}")
     s = _classical_gaussian_sigma(args.epsilon, args.sensitivity, rd)
     note = "" if args.epsilon < 1 else ", stated for epsilon < 1"
     return f"Gaussian sigma = sensitivity*sqrt(2 ln(1.25/delta))/epsilon at delta = {rd:g}{note}", s, s * s
@@ -506,18 +852,20 @@ def _values(args: argparse.Namespace) -> list[float]:
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
+    # everything is computed before the first line is printed: an error prints no table
     mech = _mech_from_args(args)
     desc, ub_scale, ub_var = _unbounded(args)
     name = "bounded Laplace" if args.mechanism == "laplace" else "bounded Gaussian"
     sym = "b" if args.mechanism == "laplace" else "sigma"
-    print(f"{name}: epsilon = {args.epsilon:g}, delta = {args.delta:g}, sensitivity = "
-          f"{args.sensitivity:g}, domain [{args.lower:g}, {args.upper:g}]")
-    print(f"calibrated {sym} = {mech.scale:.10g}")
-    print(f"unbounded  {sym} = {ub_scale:.10g}   ({desc})")
-    print(f"{'true value':>14}{'variance (bounded)':>22}{'variance (unbounded)':>24}"
-          f"{'bias (bounded)':>18}")
-    for q in _values(args):
-        print(f"{q:14.6g}{mech.variance(q):22.6g}{ub_var:24.6g}{mech.bias(q):18.6g}")
+    table = [(q, mech.variance(q), mech.bias(q)) for q in _values(args)]
+    lines = [f"{name}: epsilon = {args.epsilon:g}, delta = {args.delta:g}, sensitivity = "
+             f"{args.sensitivity:g}, domain [{args.lower:g}, {args.upper:g}]",
+             f"calibrated {sym} = {mech.scale:.10g}",
+             f"unbounded  {sym} = {ub_scale:.10g}   ({desc})",
+             f"{'true value':>14}{'variance (bounded)':>22}{'variance (unbounded)':>24}"
+             f"{'bias (bounded)':>18}"]
+    lines += [f"{q:14.6g}{v:22.6g}{ub_var:24.6g}{b:18.6g}" for q, v, b in table]
+    print("\n".join(lines))
     return 0
 
 
@@ -532,7 +880,12 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     out_dir = os.path.dirname(os.path.abspath(args.output))
     if not os.path.isdir(out_dir):
         raise CLIError(f"{args.output}: directory {out_dir} does not exist")
-    mech = _mech_from_args(args)
+    # the densities drawn are those of the continuous law; the default release is its
+    # floating-point-safe discretisation on a fine power-of-two grid
+    from .integrations._engine import build_mechanism
+
+    mech = build_mechanism(args.mechanism, args.epsilon, args.sensitivity, args.lower,
+                           args.upper, args.delta, mode="continuous")
     desc, ub_scale, _ = _unbounded(args)
     lo, hi = args.lower, args.upper
     vals = _values(args)
@@ -605,18 +958,20 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     lo, hi = 0.0, 120.0
     rng = default_rng(args.seed)
     eps, dq = args.epsilon, args.sensitivity
+    # calibrate and sample first: an invalid epsilon fails before any line is printed
+    mechs = (("bounded Laplace", BoundedLaplace(eps, dq, lo, hi), dq / eps),
+             ("bounded Gaussian", BoundedGaussian(eps, dq, lo, hi), None))
+    rows = []
+    for name, mech, unbounded in mechs:
+        noisy = mech.sample(ages, rng=rng)
+        ub = f"{unbounded:12.4f}" if unbounded is not None else f"{'-':>12}"
+        rows.append(f"{name:<18}{mech.scale:12.4f}{ub}{noisy.min():9.2f}{noisy.max():9.2f}"
+                    f"{noisy.mean():9.2f}{np.abs(noisy - ages).mean():9.2f}")
     print(f"bndp demo: {ages.size} ages in [{lo:g}, {hi:g}], epsilon = {eps:g}, "
           f"sensitivity = {dq:g} (per value)")
     print(f"{'mechanism':<18}{'scale':>12}{'unbounded':>12}{'min':>9}{'max':>9}"
           f"{'mean':>9}{'MAE':>9}")
-    for name, mech, unbounded in (
-        ("bounded Laplace", BoundedLaplace(eps, dq, lo, hi), dq / eps),
-        ("bounded Gaussian", BoundedGaussian(eps, dq, lo, hi), None),
-    ):
-        noisy = mech.sample(ages, rng=rng)
-        ub = f"{unbounded:12.4f}" if unbounded is not None else f"{'-':>12}"
-        print(f"{name:<18}{mech.scale:12.4f}{ub}{noisy.min():9.2f}{noisy.max():9.2f}"
-              f"{noisy.mean():9.2f}{np.abs(noisy - ages).mean():9.2f}")
+    print("\n".join(rows))
     print(f"true mean age {ages.mean():.2f}; every released value lies in [{lo:g}, {hi:g}]")
     return 0
 
@@ -626,9 +981,12 @@ def _add_privacy_args(p: argparse.ArgumentParser, bounds_required: bool) -> None
     g.add_argument("--mechanism", choices=("laplace", "gaussian"), default="laplace",
                    help="bounded Laplace ((epsilon, delta)-DP; pure for delta = 0) or bounded "
                         "Gaussian (pure epsilon-DP) (default: laplace)")
-    g.add_argument("--epsilon", type=float, required=True, help="privacy budget epsilon > 0")
-    g.add_argument("--sensitivity", type=float, required=True,
-                   help="sensitivity of each value: the most one person can change it")
+    g.add_argument("--epsilon", type=float, required=bounds_required,
+                   help="privacy budget epsilon > 0" + ("" if bounds_required else
+                                                        " (with --column)"))
+    g.add_argument("--sensitivity", type=float, required=bounds_required,
+                   help="sensitivity of each value: the most one person can change it"
+                        + ("" if bounds_required else " (with --column)"))
     g.add_argument("--delta", type=float, default=0.0,
                    help="delta in [0, 1) for the Laplace mechanism (default 0; must be 0 for "
                         "gaussian)")
@@ -668,12 +1026,14 @@ def _delimiter(text: str) -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
+    from . import __version__
+
     p = argparse.ArgumentParser(
         prog="bndp",
         description="Differentially private noise for bounded values.",
-        epilog="Run 'bndp COMMAND --help' for a command's options. Errors are printed as one "
-               "line with exit status 2.",
+        epilog="Run 'bndp COMMAND --help' for a command's options. " + _EXIT_CODES,
     )
+    p.add_argument("--version", action="version", version=f"bndp {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     pr = sub.add_parser(
@@ -682,18 +1042,36 @@ def _parser() -> argparse.ArgumentParser:
                     "bounded mechanism, streaming the file in chunks (memory does not grow "
                     "with the file). Other columns are copied unchanged (CSV cells keep their "
                     "text; Parquet keeps its schema, the released columns becoming float64). "
-                    "The output is written to a temporary file in the output's directory and "
-                    "renamed into place only on success: an error, Ctrl-C or SIGTERM leaves no "
-                    "output and the input is never written.",
-        epilog="Example: bndp privatize people.csv -o released.csv --column age:0:120 "
-               "--column income:0:500000 --epsilon 1 --sensitivity 1",
+                    "The columns and their settings come from a release spec (--spec, TOML "
+                    "or JSON: one [columns.NAME] table per column with mechanism, lower, "
+                    "upper (numbers or names of columns with per-row bounds), sensitivity, "
+                    "epsilon, delta, on_outside, nulls, mode; an optional [budget] with "
+                    "epsilon and delta that the release must fit in), or from --column with "
+                    "the same settings for every column. The output is written to a "
+                    "temporary file in the output's directory and renamed into place only on "
+                    "success (a symbolic link is followed; a stream such as '-', a FIFO or "
+                    "/dev/stdout is written into at the end, never replaced): an error, "
+                    "Ctrl-C or SIGTERM leaves no output and the input is never written. The "
+                    "summary goes to stderr.",
+        epilog="Examples: bndp privatize people.csv -o released.csv --spec release.toml; "
+               "cat people.csv | bndp privatize - -o - --column age:0:120 --epsilon 1 "
+               "--sensitivity 1 > released.csv. " + _EXIT_CODES,
     )
-    pr.add_argument("input", help="input .csv or .parquet file")
+    pr.add_argument("input", help="input .csv or .parquet file; '-' reads stdin (CSV unless "
+                                  "--format parquet)")
     pr.add_argument("-o", "--output", required=True,
-                    help="output file (same format as the input; must differ from it)")
-    pr.add_argument("--column", action="append", required=True, metavar="NAME[:LOWER:UPPER]",
+                    help="output file (same format as the input; must differ from it); '-' "
+                         "writes stdout")
+    pr.add_argument("--spec", metavar="FILE",
+                    help="release spec, TOML (.toml) or JSON (.json): [columns.NAME] tables "
+                         "and an optional [budget]")
+    pr.add_argument("--column", action="append", metavar="NAME[:LOWER:UPPER]",
                     help="column to release, optionally with its own bounds; repeat for several "
                          "columns (one pass; each column is a separate release)")
+    pr.add_argument("-q", "--quiet", action="store_true",
+                    help="print nothing on success (no summary, no progress bar)")
+    pr.add_argument("-v", "--verbose", action="store_true",
+                    help="print more details in the summary")
     _add_privacy_args(pr, bounds_required=False)
     io = pr.add_argument_group("input and output")
     io.add_argument("--format", choices=("auto", "csv", "parquet"), default="auto",
@@ -707,13 +1085,14 @@ def _parser() -> argparse.ArgumentParser:
                     help="values outside [lower, upper]: clip them into the range (default; "
                          "the guarantee holds) or stop with an error naming the row")
     io.add_argument("--block-size", type=_positive_int, default=1 << 20, metavar="BYTES",
-                    help="CSV bytes parsed per chunk (default 1 MiB)")
+                    help="CSV bytes parsed per chunk (default 1 MiB; raised to hold the "
+                         "header line; a row longer than a block is an error)")
     io.add_argument("--batch-rows", type=_positive_int, default=1 << 17, metavar="ROWS",
                     help="Parquet rows per chunk (default 131072)")
     io.add_argument("--compression", default="snappy",
                     help="Parquet compression codec of the output (default snappy)")
     io.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
-                    help="progress bar on stderr (default: when stderr is a terminal)")
+                    help="progress bar by rows on stderr (default: when stderr is a terminal)")
     io.add_argument("--workers", type=_workers, default=1,
                     help="threads drawing noise for each chunk (default 1; -1: every CPU)")
     io.add_argument("--seed", type=int, default=None,
@@ -775,24 +1154,41 @@ def _one_line(exc: BaseException) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from .exceptions import BudgetError
+
     parser = _parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
-        return 2
+        return EXIT_USAGE
     try:
         return int(args.func(args))
+    except CLIError as exc:
+        if os.environ.get("BNDP_DEBUG"):
+            raise
+        print(f"bndp: error: {_one_line(exc)}", file=sys.stderr)
+        return exc.code
+    except BudgetError as exc:
+        if os.environ.get("BNDP_DEBUG"):
+            raise
+        print(f"bndp: error: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_BUDGET
     except KeyboardInterrupt:
         print("bndp: interrupted; no output was written", file=sys.stderr)
         return 130
     except _Terminated:
         print("bndp: terminated; no output was written", file=sys.stderr)
         return 143
+    except (ValueError, TypeError) as exc:  # invalid arguments of calibrate, plot, demo
+        if os.environ.get("BNDP_DEBUG"):
+            raise
+        print(f"bndp: error: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_USAGE
     except Exception as exc:
         if os.environ.get("BNDP_DEBUG"):
             raise
         print(f"bndp: error: {_one_line(exc)}", file=sys.stderr)
-        return 2
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -78,6 +78,20 @@ def truncated_normal(loc: Any = 0.0, scale: Any = 1.0, lower: Any = -np.inf,
     Returns
     -------
     float or ndarray of float64
+        The draws, every one in ``[lower, upper]``.
+
+    Examples
+    --------
+    >>> import bndp
+    >>> x = bndp.truncated_normal(loc=0.0, scale=1.0, lower=-1.0, upper=2.0, size=1000, rng=0)
+    >>> x.shape, bool(((x >= -1.0) & (x <= 2.0)).all())
+    ((1000,), True)
+
+    A far tail, where the naive inverse CDF returns ``inf`` or ``nan``:
+
+    >>> y = bndp.truncated_normal(0.0, 1.0, 30.0, 31.0, size=3, rng=0)
+    >>> bool(((y >= 30.0) & (y <= 31.0)).all())
+    True
     """
     params = _tn_params(loc, scale, lower, upper)
     gen = as_generator(rng)

@@ -8,6 +8,10 @@ from the densities, not from samples. :func:`bounded_gaussian_loss` and
 :func:`bounded_gaussian_tight_sigma` is the smallest :math:`\sigma` whose certified loss is
 at most :math:`\epsilon`. :func:`audit` is an independent, sample-based check that can fail.
 
+The module is callable: ``bndp.verify(m)`` is :func:`verify` (``bndp.verify`` is this
+module, so ``import bndp.verify``, ``bndp.verify.privacy_profile(m, eps)`` and
+``from bndp.verify import verify`` all work, and nothing shadows anything).
+
 References
 ----------
 .. [CH24] B. Chen, M. Hale. "The Bounded Gaussian Mechanism for Differential Privacy".
@@ -23,6 +27,8 @@ References
 from __future__ import annotations
 
 import math
+import sys
+import types
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
@@ -48,10 +54,22 @@ __all__ = [
 class LossCertificate(NamedTuple):
     """Result of a worst-case loss evaluation with ``details=True``.
 
-    upper : certified upper bound on the worst-case loss (what :func:`verify` reports).
-    lower : the loss of a configuration that is actually attained (a lower bound).
-    shift : the worst shift :math:`c = q' - q` (per coordinate), attained with
+    Attributes
+    ----------
+    upper : float
+        Certified upper bound on the worst-case loss (what :func:`verify` reports).
+    lower : float
+        The loss of a configuration that is actually attained (a lower bound).
+    shift : ndarray
+        The worst shift :math:`c = q' - q` (per coordinate), attained with
         :math:`q' = u`, :math:`q = u - c` and the output at :math:`l`.
+
+    Examples
+    --------
+    >>> from bndp.verify import bounded_gaussian_loss
+    >>> cert = bounded_gaussian_loss(3.0, 1.0, 0.0, 10.0, details=True)
+    >>> bool(cert.lower <= cert.upper), cert.shift.shape
+    (True, (1,))
     """
 
     upper: float
@@ -114,6 +132,21 @@ def _pos(x: Any, name: str) -> float:
     if not (math.isfinite(v) and v > 0):
         raise ValueError(f"`{name}` must be finite and > 0; got {v!r}")
     return v
+
+
+def _unit_exponent(w: np.ndarray, dq: float) -> int:
+    """Exponent j of the power of two 2**j ~ min(dq, max(w)) in whose units the bounded
+    Gaussian problem is solved. The loss is invariant under scaling (sigma, dq, w) by one
+    factor, and by a power of two the scaling is exact. In units of dq (when dq < max(w))
+    the Lagrange multiplier of the multivariate problem is of moderate size whatever dq/w (in
+    absolute units it left the searched range for dq/w ~ 1e-300 and the bound degraded to
+    sqrt(m) times the loss); in units of max(w) (when dq >= max(w)) the terms w^2/sigma^2 do
+    not underflow. Falls back to units of max(w) if w/dq would overflow."""
+    wmax = float(np.max(w))
+    j = math.frexp(min(dq, wmax))[1]
+    if not math.isfinite(math.ldexp(wmax, -j)):
+        j = math.frexp(wmax)[1]
+    return j
 
 
 def bounded_gaussian_loss(sigma: Any, sensitivity: Any, lower: Any, upper: Any, *,
@@ -196,9 +229,11 @@ def bounded_gaussian_loss(sigma: Any, sensitivity: Any, lower: Any, upper: Any, 
     s = _pos(sigma, "sigma")
     dq = _pos(sensitivity, "sensitivity")
     w = _widths(lower, upper)
-    up, low, c = _core.vf_bg_loss(s, dq, w)
+    j = _unit_exponent(w, dq)
+    up, low, c = _core.vf_bg_loss(math.ldexp(s, -j), math.ldexp(dq, -j),
+                                  np.ascontiguousarray(np.ldexp(w, -j)))
     if details:
-        return LossCertificate(float(up), float(low), c)
+        return LossCertificate(float(up), float(low), np.ldexp(c, j))
     return float(up)
 
 
@@ -224,6 +259,21 @@ def bounded_laplace_loss(scale: Any, sensitivity: Any, lower: Any, upper: Any) -
         :math:`\Delta Q`, finite and > 0.
     lower, upper : float
         Finite, ``lower < upper``.
+
+    Returns
+    -------
+    float
+        The certified worst-case loss :math:`\epsilon^\star(b)`.
+
+    Examples
+    --------
+    At the calibrated scale the loss is the target :math:`\epsilon`:
+
+    >>> from bndp.calibrate import bounded_laplace_scale
+    >>> from bndp.verify import bounded_laplace_loss
+    >>> b = bounded_laplace_scale(1.0, 1.0, 0.0, 10.0)
+    >>> round(bounded_laplace_loss(b, 1.0, 0.0, 10.0), 6)
+    1.0
     """
     b = _pos(scale, "scale")
     dq = _pos(sensitivity, "sensitivity")
@@ -269,13 +319,29 @@ def bounded_gaussian_tight_sigma(epsilon: Any, sensitivity: Any, lower: Any, upp
     Returns
     -------
     float
+        The smallest certified :math:`\sigma` (never above the paper's :math:`\sigma^*`).
+
+    Examples
+    --------
+    >>> from bndp.calibrate import bounded_gaussian_sigma
+    >>> from bndp.verify import bounded_gaussian_loss, bounded_gaussian_tight_sigma
+    >>> s = bounded_gaussian_tight_sigma(1.0, 1.0, 0.0, 10.0)
+    >>> bool(s < bounded_gaussian_sigma(1.0, 1.0, 0.0, 10.0))
+    True
+    >>> bool(bounded_gaussian_loss(s, 1.0, 0.0, 10.0) <= 1.0)
+    True
     """
     eps = _pos(epsilon, "epsilon")
     dq = _pos(sensitivity, "sensitivity")
     w = _widths(lower, upper)
     if sigma_paper is None:
-        sigma_paper = float(_core.bg_sigma(eps, dq, w))
-    s, _ = _core.vf_bg_tight_sigma(eps, dq, w, float(sigma_paper))
+        from .calibrate import bounded_gaussian_sigma
+        sigma_paper = float(bounded_gaussian_sigma(eps, dq, lower, upper))
+    j = _unit_exponent(w, dq)
+    s, _ = _core.vf_bg_tight_sigma(eps, math.ldexp(dq, -j),
+                                   np.ascontiguousarray(np.ldexp(w, -j)),
+                                   math.ldexp(float(sigma_paper), -j))
+    s = math.ldexp(s, j)
     if not math.isfinite(s) or s > sigma_paper:
         return float(sigma_paper)   # the paper's condition already certifies sigma_paper
     return float(s)
@@ -287,7 +353,7 @@ def bounded_laplace_delta(scale: Any, epsilon: Any, sensitivity: Any, lower: Any
     :math:`\delta` for which it is :math:`(\epsilon, \delta)`-DP at a given scale,
 
     .. math:: \delta(\epsilon) = \sup_{|q - q'| \le \Delta Q}\;\int_l^u
-              igl(p_q(x) - e^{\epsilon} p_{q'}(x)igr)_+\,dx .
+              \bigl(p_q(x) - e^{\epsilon} p_{q'}(x)\bigr)_+\,dx .
 
     For one pair (:math:`q < q'`) the log density ratio decreases in :math:`x`, so the
     integral is :math:`F_q(x^*) - e^{\epsilon}F_{q'}(x^*)` at the crossing point
@@ -319,6 +385,23 @@ def bounded_laplace_delta(scale: Any, epsilon: Any, sensitivity: Any, lower: Any
     details : bool, default False
         Return ``(upper_bound, attained, q)`` with the worst true value ``q`` (and
         :math:`q' = q + \Delta Q`, or the mirror pair) instead of the float.
+
+    Returns
+    -------
+    float or tuple
+        The certified :math:`\delta(\epsilon)` (an upper bound), or
+        ``(upper_bound, attained, q)`` with ``details=True``.
+
+    Examples
+    --------
+    The example above: the exact profile against Theorem 3.5's bound.
+
+    >>> from bndp.verify import bounded_laplace_delta
+    >>> round(bounded_laplace_delta(1.5, 0.5, 1.0, 0.0, 10.0), 4)
+    0.1049
+    >>> import bndp.calibrate
+    >>> round(bndp.calibrate.bounded_laplace_delta(1.5, 0.5, 1.0, 0.0, 10.0), 3)
+    0.43
     """
     b = _pos(scale, "scale")
     eps = fast_real(epsilon, "epsilon")
@@ -343,6 +426,29 @@ def privacy_profile(mechanism: Any, epsilon: Any) -> float:
     other mechanism with ``privacy_loss()``, :math:`\delta(\epsilon) = 0` for
     :math:`\epsilon` at least its certified loss; below it the profile has no closed form
     here and ``NotImplementedError`` is raised.
+
+    Parameters
+    ----------
+    mechanism : object
+        A configured mechanism (has ``privacy_profile(epsilon)`` or ``privacy_loss()``).
+    epsilon : float
+        Finite and >= 0.
+
+    Returns
+    -------
+    float
+        :math:`\delta(\epsilon) \in [0, 1]`.
+
+    Examples
+    --------
+    >>> import bndp
+    >>> from bndp.verify import privacy_profile
+    >>> m = bndp.BoundedLaplace(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=10.0,
+    ...                         mode="continuous")
+    >>> privacy_profile(m, 1.0)
+    0.0
+    >>> round(privacy_profile(m, 0.5), 4)
+    0.0881
     """
     fn = getattr(mechanism, "privacy_profile", None)
     if callable(fn):
@@ -352,6 +458,9 @@ def privacy_profile(mechanism: Any, epsilon: Any) -> float:
         raise ValueError(f"`epsilon` must be finite and >= 0; got {eps!r}")
     from .mechanisms.laplace import BoundedLaplace
 
+    if isinstance(mechanism, BoundedLaplace) and mechanism.exact_plan is not None:
+        # a loss bound L gives P(A) - e^eps P'(A) <= P(A)(1 - e^(eps - L)) <= 1 - e^(eps - L)
+        return max(0.0, -math.expm1(eps - mechanism.privacy_loss()))
     if isinstance(mechanism, BoundedLaplace):
         return bounded_laplace_delta(mechanism.scale, eps, mechanism.sensitivity,
                                      mechanism.lower, mechanism.upper)
@@ -396,6 +505,18 @@ class AuditResult:
         Size of each main sample.
     alpha : float
         Family-wise error level.
+
+    Examples
+    --------
+    >>> import bndp
+    >>> m = bndp.BoundedLaplace(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=10.0)
+    >>> res = bndp.audit(lambda n, rng: m.sample(0.0, size=n, rng=rng),
+    ...                  lambda n, rng: m.sample(1.0, size=n, rng=rng),
+    ...                  epsilon=1.0, n=20_000, rng=1)
+    >>> res.epsilon, res.n, isinstance(res.violation, bool)
+    (1.0, 20000, True)
+    >>> bool(res.epsilon_lower <= res.epsilon_hat)
+    True
     """
 
     epsilon: float
@@ -561,3 +682,14 @@ def audit(sampler_q: Callable, sampler_q_prime: Callable, epsilon: float, *,
                        violation=bool(best > eps),
                        event=(float(ev_lo[i]), float(ev_hi[i]), direction),
                        counts=(a, b), n=n, alpha=al)
+
+
+class _CallableModule(types.ModuleType):
+    """Type of this module: calling it calls :func:`verify`, so that ``bndp.verify(m)``
+    works while ``bndp.verify`` stays the module (no function shadowing the submodule)."""
+
+    def __call__(self, mechanism: Any) -> float:
+        return verify(mechanism)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -7,13 +7,22 @@ every mechanism's ``sample``). The wrapped sampler accepts, besides NumPy input,
 * a :class:`pyarrow.Array` or :class:`pyarrow.ChunkedArray`: the result is of the same kind
   (same chunk lengths), with type ``float64``;
 
-and per-row ``lower``/``upper`` given the same way. The released values are float64 whatever
-the input type: the noise is continuous.
+* a NumPy masked array (:class:`numpy.ma.MaskedArray`): the result is a masked array with
+  the same mask; masked entries are missing values (below), so nothing about the values
+  hidden under the mask is used or released;
 
-Missing values (``None``/``NaN``/``pd.NA`` in pandas, nulls and NaN in Arrow, NaN in NumPy):
-``nulls="raise"`` (the default) refuses them with an error naming the first position;
-``nulls="keep"`` passes them through untouched (no noise is drawn for them and they stay
-missing in the result, as NaN, ``pd.NA`` for nullable pandas dtypes, or Arrow nulls).
+and per-row ``lower``/``upper`` given the same way. The released values are float64 whatever
+the input type: the noise is continuous. Tables (DataFrames, Arrow Tables) are refused with a
+``TypeError`` pointing to the frame API: a sampler releases one column.
+
+Missing values (``None``/``NaN``/``pd.NA`` in pandas, nulls and NaN in Arrow, NaN in NumPy,
+masked entries of a masked array): ``nulls="raise"`` (the default) refuses them with an error
+naming the first position; ``nulls="keep"`` passes them through untouched (no noise is drawn
+for them and they stay missing in the result, as NaN, ``pd.NA`` for nullable pandas dtypes,
+Arrow nulls, or masked entries whose data is NaN).
+
+Every sampler declares ``nulls`` in its own signature (so that it is documented in its
+Parameters and visible to type checkers); :func:`columnar` implements it.
 
 Neither pandas nor pyarrow is imported here: an object is recognised as a column only if its
 library is already loaded, so the NumPy-only core never pays for them.
@@ -24,11 +33,14 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Literal, TypeVar
 
 import numpy as np
 
-__all__ = ["columnar", "to_numpy", "Column", "check_nulls", "is_column"]
+__all__ = ["columnar", "to_numpy", "Column", "check_nulls", "is_column", "Nulls"]
+
+#: Type of the ``nulls=`` argument of every sampler.
+Nulls = Literal["raise", "keep"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -84,6 +96,10 @@ class Column:
         if self.kind == "numpy":
             return out
         out = np.asarray(out, dtype=np.float64)
+        if self.kind == "masked":
+            # masked entries were never sampled: their data is NaN, not the hidden value
+            mask = np.broadcast_to(np.ma.getmaskarray(self._src), out.shape).copy()
+            return np.ma.MaskedArray(out, mask=mask)
         if self.kind == "pandas":
             pd = sys.modules["pandas"]
             s = self._src
@@ -113,7 +129,16 @@ def _numeric_check(kind_ok: bool, name: str, dtype: Any) -> None:
 
 
 def to_numpy(x: Any, name: str = "value") -> Column:
-    """Convert a pandas Series, a pyarrow (Chunked)Array or anything NumPy accepts."""
+    """Convert a pandas Series, a pyarrow (Chunked)Array, a NumPy masked array or anything
+    NumPy accepts (tables are refused)."""
+    if isinstance(x, np.ma.MaskedArray):
+        from .._validation import as_float_array
+
+        vals = as_float_array(np.ma.getdata(x), name)
+        masked = np.ma.getmaskarray(x)
+        vals = np.where(masked, np.nan, vals)  # the hidden values go no further
+        missing = masked | np.isnan(vals)
+        return Column("masked", vals, missing if missing.any() else None, x)
     if _pandas_series(x):
         pd = sys.modules["pandas"]
         dt = x.dtype
@@ -154,6 +179,8 @@ def _describe_missing(col: Column, name: str) -> str:
     assert col.missing is not None
     pos = int(np.flatnonzero(col.missing.ravel())[0])
     where = f"at position {pos}"
+    if col.kind == "masked":
+        where += " (masked entries are missing values)"
     if col.kind == "pandas":
         label = col._src.index[pos]
         label = label.item() if isinstance(label, np.generic) else label
@@ -164,28 +191,35 @@ def _describe_missing(col: Column, name: str) -> str:
 
 
 def columnar(func: F) -> F:
-    """Let a sampler take pandas/Arrow columns and a ``nulls=`` keyword (see module doc).
+    """Let a sampler take pandas/Arrow columns, masked arrays and a ``nulls=`` keyword (see
+    module doc).
 
-    The wrapped function must take ``value`` and may take ``size``, ``lower``, ``upper``.
-    Plain NumPy input with ``nulls="raise"`` goes straight through (no overhead).
+    The wrapped function must take the released values as ``value`` (or ``theta``) and may
+    take ``size``, ``lower``, ``upper``; it should declare ``nulls: Nulls = "raise"``
+    (keyword-only) for its signature and documentation: the wrapper consumes ``nulls`` and
+    never passes it on. Plain NumPy input with ``nulls="raise"`` goes straight through (no
+    overhead).
     """
     sig = inspect.signature(func)
     params = list(sig.parameters)
-    pos = params.index("value")
+    vname = "value" if "value" in params else "theta"
+    pos = params.index(vname)
+    call_sig = sig.replace(parameters=[p for p in sig.parameters.values() if p.name != "nulls"])
 
     @functools.wraps(func)
     def wrapper(*args: Any, nulls: str = "raise", **kwargs: Any) -> Any:
         if nulls == "raise":
-            v = args[pos] if len(args) > pos else kwargs.get("value")
-            if isinstance(v, _PLAIN) and not any(
+            v = args[pos] if len(args) > pos else kwargs.get(vname)
+            if isinstance(v, _PLAIN) and not isinstance(v, np.ma.MaskedArray) and not any(
                     is_column(kwargs.get(b)) for b in ("lower", "upper")):
                 return func(*args, **kwargs)
         check_nulls(nulls)
-        ba = sig.bind(*args, **kwargs)
-        col = to_numpy(ba.arguments["value"], "value")
+        ba = call_sig.bind(*args, **kwargs)
+        col = to_numpy(ba.arguments[vname], vname)
         shape = col.values.shape
         if col.kind != "numpy" and ba.arguments.get("size") is not None:
-            raise ValueError("`size` must be None when `value` is a pandas or Arrow column")
+            raise ValueError(f"`size` must be None when `{vname}` is a pandas or Arrow column "
+                             "or a masked array")
         for b in ("lower", "upper"):
             if b in ba.arguments and is_column(ba.arguments[b]):
                 bc = to_numpy(ba.arguments[b], b)
@@ -193,21 +227,25 @@ def columnar(func: F) -> F:
                     pos_b = int(np.flatnonzero(bc.missing)[0])
                     raise ValueError(f"`{b}` must not have missing values; got one at position {pos_b}")
                 if bc.values.shape != shape:
-                    raise ValueError(f"`{b}` has length {bc.values.shape[0]} but `value` has "
-                                     f"shape {shape}")
+                    raise ValueError(f"`{b}` has length {bc.values.shape[0]} but `{vname}` "
+                                     f"has shape {shape}")
                 ba.arguments[b] = bc.values
         if col.missing is None:
-            ba.arguments["value"] = col.values
+            ba.arguments[vname] = col.values
             return col.restore(func(*ba.args, **ba.kwargs))
         if nulls == "raise":
-            raise ValueError(_describe_missing(col, "value"))
+            raise ValueError(_describe_missing(col, vname))
         # nulls="keep": draw for the present entries only, leave the rest missing
-        if getattr(ba.arguments.get("self"), "dim", None) is not None:
+        mech = ba.arguments.get("self")
+        if getattr(mech, "dim", None) is not None:
             raise ValueError("nulls='keep' is not supported by a multivariate mechanism")
+        if np.ndim(getattr(mech, "lower", 0.0)) or np.ndim(getattr(mech, "upper", 0.0)):
+            raise ValueError("nulls='keep' with missing values needs a mechanism with scalar "
+                             "bounds (this one has per-coordinate bounds)")
         if ba.arguments.get("size") is not None:
             raise ValueError("`size` must be None with nulls='keep'")
         keep = ~col.missing
-        ba.arguments["value"] = col.values[keep]
+        ba.arguments[vname] = col.values[keep]
         for b in ("lower", "upper"):
             if b in ba.arguments:
                 bv = np.asarray(ba.arguments[b])
@@ -223,6 +261,8 @@ def columnar(func: F) -> F:
             return float(out)
         return col.restore(out)
 
+    if "nulls" in sig.parameters:
+        return wrapper  # type: ignore[return-value]
     doc = wrapper.__doc__ or ""
     if "nulls" not in doc:
         wrapper.__doc__ = doc.rstrip() + (

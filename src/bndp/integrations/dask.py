@@ -1,81 +1,143 @@
 """Privatise columns of a Dask DataFrame with bndp (``bndp.dask``).
 
-The mechanism is calibrated once, when :func:`privatize` is called; each partition task
-creates its own generator seeded with 256 bits from the OS CSPRNG of the worker that runs it
-(thread, process or distributed worker), so partitions never share a stream.
+The release spec is validated and every column with fixed bounds calibrated once, when
+:func:`privatize` is called; each partition task releases every listed column in one pass,
+from its own generator: a cryptographically secure stream keyed with 256 bits from the OS
+CSPRNG of the worker that runs it (thread, process or distributed worker), so partitions
+never share a stream.
 """
 
 from __future__ import annotations
 
 import secrets
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
+
+from ._spec import ColumnPlan
 
 __all__ = ["privatize"]
 
 
-def _privatize_partition(part: Any, mech: Any, cols: Sequence[str], on_outside: str, nulls: str,
+def _privatize_partition(part: Any, plans: Sequence[ColumnPlan], dtypes: dict[str, Any],
                          nonce: str) -> Any:
     # ``nonce`` only makes every privatize() call a distinct task in the graph: Dask merges
     # tasks with equal names, and two releases must never share their noise.
+    import narwhals.stable.v2 as nw
+
     from .._random import default_rng
+    from ..frames import draw, prepare
 
     gen = default_rng(None)  # fresh OS entropy for this partition
-    out = part.copy(deep=False)
-    for c in cols:
-        out[c] = mech.sample(part[c], rng=gen, on_outside=on_outside, nulls=nulls)
-    return out
+    frame = nw.from_native(part, eager_only=True)
+    prepared = prepare(nw, frame, plans)
+    out = draw(nw, frame, plans, prepared, [gen] * len(plans)).to_native()
+    return out.astype(dtypes)
 
 
-def privatize(ddf: Any, column: str | Sequence[str], *, mechanism: str, epsilon: float,
-              sensitivity: float, lower: float, upper: float, delta: float = 0.0,
-              on_outside: str = "clip", nulls: str = "raise") -> Any:
-    r"""Return ``ddf`` with ``column`` (or each of several columns) privatised.
+def _is_dask_collection(x: Any) -> bool:
+    try:
+        from dask import is_dask_collection
+    except ImportError:  # pragma: no cover
+        return False
+    return bool(is_dask_collection(x))
+
+
+def privatize(ddf: Any, spec: Any, *, budget: Any = None, mechanism: str | None = None,
+              epsilon: float | None = None, sensitivity: float | None = None,
+              lower: Any = None, upper: Any = None, delta: float | None = None,
+              on_outside: str | None = None, nulls: str | None = None) -> Any:
+    r"""Return ``ddf`` with the columns of ``spec`` privatised, in one pass per partition.
 
     Parameters
     ----------
     ddf : dask.dataframe.DataFrame
-    column : str or sequence of str
-        Numeric column(s) to release; each becomes ``float64``. Other columns, the index
-        and the divisions are kept.
+    spec : mapping, str or sequence of str
+        The release spec of :func:`bndp.privatize` (per-column mechanism, :math:`\epsilon`,
+        sensitivity, bounds as numbers or names of columns with per-row bounds, ...), or,
+        keyword form, column name(s) released with the keywords below.
+    budget : bndp.Budget, optional
+        Charged when this is called (sum of the columns' :math:`\epsilon` and
+        :math:`\delta`); refused with :class:`bndp.BudgetError` before the graph is built
+        if it would exceed.
     mechanism, epsilon, sensitivity, lower, upper, delta, on_outside, nulls
-        As for :func:`bndp.spark.privatize`.
+        Keyword form only, as the spec keys. ``lower``/``upper`` may also be Dask Series
+        aligned with ``ddf`` (per-row bounds): they are joined into the graph lazily,
+        never computed on the client.
 
     Returns
     -------
     dask.dataframe.DataFrame
-        Lazy. The noise is drawn when the graph runs and drawn again each time the same
-        graph is computed again: ``persist()`` or write the result before reusing it (two
-        computations are two releases and cost privacy twice).
+        Lazy; same columns, index and divisions; released columns become ``float64``
+        (``Float64`` for nullable pandas dtypes with ``nulls="keep"``). The noise is drawn
+        when the graph runs and drawn again each time the same graph is computed again:
+        ``persist()`` or write the result before reusing it (two computations are two
+        releases and cost privacy twice; the budget is charged once, here).
 
     Notes
     -----
-    Runs through ``map_partitions``: each partition is privatised with the mechanism
-    calibrated here, from a generator seeded on the worker from its OS CSPRNG. Works with
-    the threaded, process and distributed schedulers.
+    Runs through ``map_partitions``: each partition is privatised with the plan calibrated
+    here, from a secure generator keyed on the worker from its OS CSPRNG. Works with the
+    threaded, process and distributed schedulers.
+
+    Examples
+    --------
+    >>> import dask.dataframe as dd
+    >>> import pandas as pd
+    >>> import bndp.dask
+    >>> pdf = pd.DataFrame({"age": [23, 35, 61, 118], "name": ["a", "b", "c", "d"]})
+    >>> ddf = dd.from_pandas(pdf, npartitions=2)
+    >>> out = bndp.dask.privatize(ddf, "age", mechanism="laplace", epsilon=1.0,
+    ...                           sensitivity=1.0, lower=0, upper=120).compute()
+    >>> out["age"].dtype, out["name"].tolist()
+    (dtype('float64'), ['a', 'b', 'c', 'd'])
+    >>> bool(out["age"].between(0, 120).all())
+    True
     """
     import pandas as pd
 
-    from .._validation import check_on_outside
-    from ._columns import check_nulls
-    from ._engine import build_mechanism
+    from ..budget import check_budget
+    from ._spec import check_budget_compatible, parse_spec, spec_costs
+    from .spark import _keyword_form
 
-    check_on_outside(on_outside)
-    check_nulls(nulls)
-    cols = [column] if isinstance(column, str) else list(column)
-    if not cols:
-        raise ValueError("`column` must name at least one column")
+    check_budget(budget)
+    tmp: list[str] = []
+    if not isinstance(spec, Mapping):
+        token = secrets.token_hex(8)
+        bounds = {"lower": lower, "upper": upper}
+        for key, val in bounds.items():
+            if _is_dask_collection(val):
+                # a Dask Series of per-row bounds: a temporary column, joined lazily
+                name = f"__bndp_{key}_{token}"
+                ddf = ddf.assign(**{name: val})
+                tmp.append(name)
+                bounds[key] = name
+        lower, upper = bounds["lower"], bounds["upper"]
+    spec = _keyword_form(spec, dict(mechanism=mechanism, epsilon=epsilon,
+                                    sensitivity=sensitivity, lower=lower, upper=upper,
+                                    delta=delta, on_outside=on_outside, nulls=nulls))
+    plans = parse_spec(spec)
     meta = ddf._meta
-    for c in cols:
-        if c not in meta.columns:
-            raise ValueError(f"column {c!r} not found; columns are: "
-                             f"{', '.join(map(str, meta.columns))}")
-        dt = meta[c].dtype
-        if not pd.api.types.is_numeric_dtype(dt) or pd.api.types.is_bool_dtype(dt):
-            raise TypeError(f"column {c!r} must be numeric; got {dt}")
-    mech = build_mechanism(mechanism, epsilon, sensitivity, lower, upper, delta)
+    for p in plans:
+        for col, role in [(p.name, f"spec column {p.name!r}")] + [
+                (b, f"spec column {p.name!r}, bound column") for b in p.bound_columns()]:
+            if col not in meta.columns:
+                raise ValueError(f"{role}: column {col!r} not found; columns are: "
+                                 f"{', '.join(map(str, meta.columns))}")
+            dt = meta[col].dtype
+            if not pd.api.types.is_numeric_dtype(dt) or pd.api.types.is_bool_dtype(dt):
+                raise TypeError(f"{role}: column {col!r} must be numeric; got {dt}")
+    if budget is not None:
+        check_budget_compatible(plans)
+        from ..frames import _label
+
+        budget.charge(spec_costs(plans), label="dask " + _label(plans))
     out_meta = meta.copy()
-    for c in cols:
-        nullable = isinstance(meta[c].dtype, pd.api.extensions.ExtensionDtype)
-        out_meta[c] = out_meta[c].astype("Float64" if nullable and nulls == "keep" else "float64")
-    return ddf.map_partitions(_privatize_partition, mech, tuple(cols), on_outside, nulls,
-                              secrets.token_hex(16), meta=out_meta)
+    dtypes = {}
+    for p in plans:
+        nullable = isinstance(meta[p.name].dtype, pd.api.extensions.ExtensionDtype)
+        dtypes[p.name] = "Float64" if nullable and p.nulls == "keep" else "float64"
+        out_meta[p.name] = out_meta[p.name].astype(dtypes[p.name])
+    out = ddf.map_partitions(_privatize_partition, tuple(plans), dtypes, secrets.token_hex(16),
+                             meta=out_meta)
+    if tmp:
+        out = out.drop(columns=tmp)
+    return out

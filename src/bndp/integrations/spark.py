@@ -1,97 +1,151 @@
 """Privatise columns of a Spark DataFrame with bndp (``bndp.spark``).
 
-The mechanism is calibrated once, on the driver; the calibrated, immutable mechanism object
-is shipped to the executors inside an Arrow-batched pandas UDF. Each task (one partition)
-creates its own generator seeded with 256 bits from the executor's OS CSPRNG, so no two
-partitions, and no two forked Python workers, ever share a stream.
+The release spec is validated and every column with fixed bounds calibrated once, on the
+driver; the calibrated, immutable plan is shipped to the executors inside one
+``mapInArrow`` pass that releases every listed column of each Arrow batch. Each task (one
+partition) creates its own generator, a cryptographically secure stream (AES-CTR or
+ChaCha20, see :func:`bndp.default_rng`) keyed with 256 bits from the executor's OS CSPRNG,
+so no two partitions, and no two forked Python workers, ever share a stream.
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
-import pandas as pd
-
-from ._engine import build_mechanism
+from ._spec import ColumnPlan
 
 __all__ = ["privatize"]
 
 
-def partition_sampler(mech: Any, on_outside: str, nulls: str):
-    """The per-partition function: one fresh OS-seeded stream per call (per partition)."""
+def partition_releaser(plans: Sequence[ColumnPlan]):
+    """The per-partition function of ``mapInArrow``: one fresh OS-keyed secure stream per
+    call (per partition), every released column of each batch in one pass."""
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
+        import narwhals.stable.v2 as nw
+        import pyarrow as pa
+
         from .._random import default_rng
+        from ..frames import draw, prepare
 
         gen = default_rng(None)  # 256 bits of executor-side OS entropy, per partition
-        for s in batches:
-            yield mech.sample(s, rng=gen, on_outside=on_outside, nulls=nulls)
+        for rb in batches:
+            frame = nw.from_native(pa.Table.from_batches([rb]), eager_only=True)
+            prepared = prepare(nw, frame, plans)
+            out = draw(nw, frame, plans, prepared, [gen] * len(plans)).to_native()
+            yield from out.combine_chunks().to_batches()
 
     return run
 
 
-def privatize(df: Any, column: str | Sequence[str], *, mechanism: str, epsilon: float,
-              sensitivity: float, lower: float, upper: float, delta: float = 0.0,
-              on_outside: str = "clip", nulls: str = "raise") -> Any:
-    r"""Return ``df`` with ``column`` (or each of several columns) privatised.
+def _keyword_form(spec: Any, kw: dict[str, Any]) -> dict[str, Any]:
+    from ._spec import keyword_spec
+
+    if isinstance(spec, Mapping):
+        given = [k for k, v in kw.items() if v is not None]
+        if given:
+            raise TypeError(f"give either a spec mapping or the keyword form (column, "
+                            f"mechanism=..., epsilon=...), not both; got {', '.join(given)}")
+        return dict(spec)
+    for k in ("mechanism", "epsilon", "sensitivity", "lower", "upper"):
+        if kw.get(k) is None:
+            raise TypeError(f"privatize() with a column name needs `{k}=` (or pass a spec "
+                            "mapping {column: {key: value}})")
+    return keyword_spec(spec, mechanism=kw["mechanism"], epsilon=kw["epsilon"],
+                        sensitivity=kw["sensitivity"], lower=kw["lower"], upper=kw["upper"],
+                        delta=kw["delta"] or 0.0, on_outside=kw["on_outside"] or "clip",
+                        nulls=kw["nulls"] or "raise")
+
+
+def privatize(df: Any, spec: Any, *, budget: Any = None, mechanism: str | None = None,
+              epsilon: float | None = None, sensitivity: float | None = None,
+              lower: float | None = None, upper: float | None = None, delta: float | None = None,
+              on_outside: str | None = None, nulls: str | None = None) -> Any:
+    r"""Return ``df`` with the columns of ``spec`` privatised, in one Arrow pass.
 
     Parameters
     ----------
     df : pyspark.sql.DataFrame
-    column : str or sequence of str
-        Numeric column(s) to release. Each becomes ``double`` (the noise is continuous);
-        every other column, the column order and the row order within partitions are kept.
-    mechanism : {"laplace", "gaussian"}
-    epsilon, sensitivity, lower, upper, delta : float
-        As for :func:`bndp.sample` (scalar bounds; the same mechanism for every listed
-        column, each column being a separate release).
-    on_outside : {"clip", "raise"}
-        True values outside ``[lower, upper]``: clipped (default) or refused.
-    nulls : {"raise", "keep"}
-        Null cells: an error (default) or left null.
+        Classic or Spark Connect.
+    spec : mapping, str or sequence of str
+        The release spec of :func:`bndp.privatize` (``{column: {key: value}}``: per-column
+        mechanism, :math:`\epsilon`, sensitivity, bounds as numbers or as names of columns
+        holding per-row bounds, ``delta``, ``on_outside``, ``nulls``, mechanism options).
+        Or, keyword form: a column name (or several) released with the keywords below,
+        the same settings for every column (each column a separate release).
+    budget : bndp.Budget, optional
+        Charged on the driver when this is called (sum of the columns' :math:`\epsilon`
+        and :math:`\delta`, sequential composition); refused with :class:`bndp.BudgetError`
+        before the plan is built if it would exceed.
+    mechanism, epsilon, sensitivity, lower, upper, delta, on_outside, nulls
+        Keyword form only: as the spec keys of the same names.
 
     Returns
     -------
     pyspark.sql.DataFrame
-        Lazy, like every Spark transformation. The noise is drawn when an action runs, and
-        **drawn again if the plan is evaluated again** (the UDF is marked nondeterministic
-        so Spark does not duplicate it within one plan, but two actions on an uncached
-        result give two independent releases, which costs privacy twice). Write the result
-        out, or ``persist()`` it, before using it more than once.
+        Same columns in the same order; released columns become ``double`` (decimal and
+        integer columns included); other columns, and the row order within partitions,
+        are kept. ``nulls="keep"`` leaves null cells null and NaN cells NaN. Lazy, like
+        every Spark transformation: the noise is drawn when an action runs, and **drawn
+        again if the plan is evaluated again** (two actions on an uncached result are two
+        independent releases and cost privacy twice; the budget is charged once, here).
+        Write the result out, or ``persist()`` it, before using it more than once.
+
+    Raises
+    ------
+    ValueError, TypeError
+        Invalid spec or schema, on the driver. Data errors (a missing value with
+        ``nulls="raise"``, a value outside its bounds with ``on_outside="raise"``) surface
+        when the action runs.
 
     Notes
     -----
-    Calibration (:func:`bndp.calibrate.bounded_laplace_scale` or
-    :func:`~bndp.calibrate.bounded_gaussian_sigma`) runs once here, on the driver. The UDF
-    is an iterator-of-Series pandas UDF (Arrow batches): only the privatised column travels
-    to Python. Each partition seeds its own PCG64 stream from the executor's OS CSPRNG.
+    Calibration runs once here, on the driver (columns with the same settings share one
+    mechanism). Per-row bounds are calibrated on the executors per distinct width
+    (:func:`bndp.sample`). The released columns and the bound columns are converted from
+    Arrow without going through pandas. Each partition draws from its own secure stream
+    (AES-CTR or ChaCha20) keyed from the executor's OS CSPRNG.
+
+    Examples
+    --------
+    With ``spark`` a running :class:`pyspark.sql.SparkSession`:
+
+    >>> import bndp.spark
+    >>> sdf = spark.createDataFrame([(1, 23), (2, 35), (3, 61), (4, 118)], ["id", "age"])
+    >>> out = bndp.spark.privatize(sdf, "age", mechanism="laplace", epsilon=1.0,
+    ...                            sensitivity=1.0, lower=0, upper=120)
+    >>> out.dtypes
+    [('id', 'bigint'), ('age', 'double')]
+    >>> rows = out.orderBy("id").collect()
+    >>> [r.id for r in rows], all(0 <= r.age <= 120 for r in rows)
+    ([1, 2, 3, 4], True)
     """
-    from pyspark.sql import functions as F
-    from pyspark.sql.functions import pandas_udf
-    from pyspark.sql.types import DoubleType, NumericType
+    from pyspark.sql.types import DoubleType, NumericType, StructField, StructType
 
-    from .._validation import check_on_outside
-    from ._columns import check_nulls
+    from ..budget import check_budget
+    from ._spec import check_budget_compatible, parse_spec, spec_costs
 
-    check_on_outside(on_outside)
-    check_nulls(nulls)
-    cols = [column] if isinstance(column, str) else list(column)
-    if not cols:
-        raise ValueError("`column` must name at least one column")
+    check_budget(budget)
+    spec = _keyword_form(spec, dict(mechanism=mechanism, epsilon=epsilon,
+                                    sensitivity=sensitivity, lower=lower, upper=upper,
+                                    delta=delta, on_outside=on_outside, nulls=nulls))
+    plans = parse_spec(spec)  # driver-side validation and calibration
     fields = {f.name: f for f in df.schema.fields}
-    for c in cols:
-        if c not in fields:
-            raise ValueError(f"column {c!r} not found; columns are: {', '.join(fields)}")
-        if not isinstance(fields[c].dataType, NumericType):
-            raise TypeError(f"column {c!r} must be numeric; got {fields[c].dataType.simpleString()}")
-    mech = build_mechanism(mechanism, epsilon, sensitivity, lower, upper, delta)  # driver-side
-    run = partition_sampler(mech, on_outside, nulls)
+    for p in plans:
+        for col, role in [(p.name, f"spec column {p.name!r}")] + [
+                (b, f"spec column {p.name!r}, bound column") for b in p.bound_columns()]:
+            if col not in fields:
+                raise ValueError(f"{role}: column {col!r} not found; columns are: "
+                                 f"{', '.join(fields)}")
+            if not isinstance(fields[col].dataType, NumericType):
+                raise TypeError(f"{role}: column {col!r} must be numeric; got "
+                                f"{fields[col].dataType.simpleString()}")
+    if budget is not None:
+        check_budget_compatible(plans)
+        from ..frames import _label
 
-    def udf_body(batches: Iterator[pd.Series]) -> Iterator[pd.Series]:
-        return run(batches)
-
-    udf = pandas_udf(udf_body, returnType=DoubleType()).asNondeterministic()  # type: ignore[call-overload]
-    out = df
-    for c in cols:
-        out = out.withColumn(c, udf(F.col(c)))
-    return out
+        budget.charge(spec_costs(plans), label="spark " + _label(plans))
+    released = {p.name for p in plans}
+    schema = StructType([StructField(f.name, DoubleType(), True) if f.name in released else f
+                         for f in df.schema.fields])
+    return df.mapInArrow(partition_releaser(plans), schema)

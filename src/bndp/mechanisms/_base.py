@@ -12,7 +12,19 @@ from .._validation import apply_domain, as_float_array
 
 class Mechanism:
     """Base class. Subclasses set their attributes once in ``__init__`` through ``_set``
-    and list their constructor arguments in ``_init_args`` (for ``repr``)."""
+    and list their constructor arguments in ``_init_args`` (for ``repr``).
+
+    Examples
+    --------
+    >>> import bndp
+    >>> m = bndp.BoundedLaplace(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=10.0)
+    >>> isinstance(m, bndp.Mechanism)
+    True
+    >>> m.epsilon = 2.0
+    Traceback (most recent call last):
+    ...
+    AttributeError: BoundedLaplace is immutable (...); create a new mechanism instead
+    """
 
     __slots__ = ()
     _init_args: tuple[str, ...] = ()

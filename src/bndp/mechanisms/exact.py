@@ -1,66 +1,80 @@
-r"""Exact mode: bounded discrete Laplace and Gaussian on a power-of-two grid, sampled with
-integer arithmetic only, with an exhaustively certified privacy loss.
+r"""The default release law: a table of integer weights on a power-of-two grid, sampled by an
+integer inverse CDF, with its privacy loss certified from the same table.
 
-Why. A textbook floating-point Laplace sampler ``q + b * log(u)`` does not release a sample
-of the Laplace law: it releases one of finitely many doubles, and the set of doubles it can
-produce depends on ``q`` (Mironov [Mir12]_). An observer who sees a single output that input
-``q`` can produce and the neighbouring input ``q'`` cannot learns which one was used: the
-privacy loss is infinite, whatever the formula says. The continuous mode of bndp (inverse
-CDF on a 52-bit uniform) has the same kind of structure. Exact mode removes it:
+Why. A floating-point sampler such as ``q + b * log(u)`` or an inverse CDF evaluated in
+doubles does not release a sample of the continuous law: it releases one of finitely many
+doubles, and which doubles can appear depends on ``q`` (Mironov [Mir12]_). An observer who
+sees one output that input ``q`` can produce and its neighbour ``q'`` cannot learns which
+was used: against an observer of the raw doubles the privacy loss is infinite. The grid law
+removes that structure:
 
 1. the true value ``q`` (clipped into :math:`[l, u]`) is rounded to the grid
-   :math:`\gamma\mathbb{Z}` (nearest point, ties up), :math:`\gamma = 2^e` a power of two
-   chosen from the scale and the sensitivity, then clipped to the grid points
-   :math:`k_l\gamma, \dots, k_u\gamma` of :math:`[l, u]`;
-2. the output index is drawn exactly, by comparisons of uniform integers only, from
+   :math:`\gamma\mathbb{Z}` (nearest point, ties up), :math:`\gamma = 2^e`, then clipped to
+   the grid points :math:`(k_l + j)\gamma`, ``j = 0..n``, of :math:`[l, u]`: index ``i``;
+2. the output index ``j`` is drawn from the law defined by integer weights
+   :math:`W_d = \operatorname{rint}(2^K \kappa(d)) + F`, :math:`d \in [-n, n]`, with the
+   Laplace kernel :math:`\kappa(d) = e^{-|d|/t}` or the Gaussian kernel
+   :math:`\kappa(d) = e^{-d^2/(2s^2)}` (scale ``t`` or ``s`` in grid steps):
 
-   .. math:: P(j \mid i) \propto e^{-|j - i|/t} \quad\text{(Laplace)}, \qquad
-             P(j \mid i) \propto e^{-(j - i)^2/(2 s)} \quad\text{(Gaussian)},
-             \qquad j \in \{0, \dots, n\},
+   .. math:: P(j \mid i) = W_{j-i} / S_i, \qquad S_i = \sum_{j=0}^{n} W_{j-i};
 
-   with integer scale ``t`` or integer variance ``s`` in grid units (discrete Laplace and
-   discrete Gaussian of Canonne, Kamath and Steinke [CKS20]_ Algorithms 1-3, truncated by
-   rejection, or by a uniform proposal when the grid is narrower than the scale);
-3. the released value :math:`(k_l + j)\gamma` is a double computed exactly. Every grid
-   point has positive probability under every input, so the support does not depend on
-   the input.
+   ``F = 2^12`` gives every grid point a positive weight under every input (the support
+   does not depend on ``q``) and mixes in a uniform law of negligible mass
+   (:math:`(n+1)F/S_i \le 2^{-32}(n+1)` here); ``K`` makes the total at most
+   :math:`2^{58}`;
+3. the draw is an integer inverse CDF: a uniform integer :math:`T` in
+   :math:`[C_{n-i}, C_{2n-i+1})` of the cumulative table :math:`C` (Lemire's exact bounded
+   integer; a rejection happens with probability below :math:`2^{-6}`, whatever ``q``), then
+   the entry
+   with :math:`C_k \le T < C_{k+1}` by a branch-free binary search whose number of steps
+   depends on the table size only. No floating-point operation decides a draw, no rejection
+   depends on ``q``, and the released double :math:`(k_l + j)2^e` is exact.
 
-Certification. Rounding moves neighbouring inputs at most
-:math:`d_k = \lceil \Delta Q/\gamma\rceil` grid steps apart (``floor(x + 1/2)`` is
-monotone and ``floor(x + D) - floor(x) <= ceil(D)``; clipping is 1-Lipschitz). The
-certified loss is the maximum of :math:`\ln P(j\mid i)/P(j\mid i')` over all pairs of grid
-inputs with :math:`|i - i'| \le d_k` and all outputs ``j`` (the maximum over ``j`` is at an
-end of the grid: the log ratio is monotone in ``j``), enlarged by a relative
-:math:`10^{-12}` and an absolute :math:`10^{-9}`, a bound on the rounding error of its
-evaluation (each pair's loss is computed to within :math:`10^{-12}(1 + \text{loss})`).
-The integer scale is the smallest (up to a 1/4096 step) for which this certificate is
-:math:`\le` the target: :math:`\epsilon` for the Gaussian, and for the Laplace
-:math:`L = \epsilon - \ln(1 - \delta)`, the loss bound behind Theorem 3.5 of [HABM20]_ (a
-loss bound :math:`L` implies :math:`(\epsilon, \delta)`-DP, since
-:math:`P(A) \le \min(1, e^{\epsilon} P'(A)/(1 - \delta)) \le e^{\epsilon} P'(A) + \delta`).
+Certificate. Rounding moves neighbouring inputs at most :math:`d_k = \lceil \Delta Q/\gamma
+\rceil` grid steps apart (``floor(x + 1/2)`` is monotone and ``floor(x + D) - floor(x) <=
+ceil(D)``; clipping is 1-Lipschitz). For every shift :math:`1 \le \delta \le d_k` the kernel
+computes, from the very table the sampler reads,
 
-Limits. The grid has at most :math:`2^{24}` intervals and :math:`n\,d_k \le 2^{26}` (the
-cost of the certificate); for ranges very wide against the sensitivity the granularity is
-coarsened to meet this, which inflates the effective sensitivity to :math:`d_k\gamma`
-(at most by :math:`\gamma/\Delta Q`). Grid indices must stay below :math:`2^{53}` in
-magnitude. Only the univariate Gaussian mechanism has an exact mode.
+.. math:: \lambda_\delta \ge \max_{i, j} \ln\frac{P(j \mid i)}{P(j \mid i + \delta)}
 
-Departures from the papers. [CKS20]_ samples the untruncated discrete Laplace/Gaussian;
-here they are truncated to the grid by rejection (or drawn by a uniform proposal accepted
-with the kernel's weight when the grid is narrower than the scale), which yields the
-bounded laws exactly. In Algorithm 1, Bernoulli(:math:`\gamma/K`) is drawn as
-Bernoulli(num/den) AND Bernoulli(1/K), which has the same law and avoids the product
-den*K. The scales are not those of [HABM20]_ (Theorem 3.5) or of Chen and Hale's sufficient
-condition for the bounded Gaussian: they are calibrated directly on the certificate of the
-discrete mechanism actually sampled. For the Laplace they come out within 0.5 % of
-:math:`b^*` on a fine grid (more when the range forces a coarse one, see Limits); for
-the Gaussian they are usually smaller than the continuous :math:`\sigma^*`, whose
-condition is sufficient, not tight (and within 0.05 % of ``calibration="tight"``).
+exactly over all ``i`` and ``j`` (a sliding-window maximum; the other direction is the
+mirror image, since the table is symmetric bit for bit), plus :math:`2^{-40}`, which bounds
+every rounding of its evaluation (the weights are integers below :math:`2^{58}`, rounded to
+double with a relative error of at most :math:`2^{-53}`; ``log`` errs by at most one ulp;
+see ``_gd_shift_losses`` in
+``_core_exact.pxi`` for the proof). The univariate loss is :math:`\max_\delta \lambda_\delta`.
+For the multivariate Gaussian the law is the product of per-coordinate laws; a neighbour at
+:math:`\ell_2` distance :math:`\le\Delta Q` shifts coordinate ``c`` by :math:`r_c` steps
+with :math:`\sum_c (r_c - 1)_+^2 < (\Delta Q/\gamma)^2`, so the loss is at most
+:math:`\max \sum_c \lambda^{(c)}_{r_c}` over that set, which is bounded by its Lagrangian
+dual :math:`\min_{\mu \ge 0} \mu B + \sum_c \max_r [\lambda^{(c)}_r - \mu (r - 1)_+^2]`
+(weak duality; :math:`B = \lfloor(\Delta Q/\gamma)^2\rfloor`).
+
+Calibration. The scale in grid steps is the bisection point (relative width :math:`10^{-7}`)
+whose table is certified :math:`\le` the target: :math:`\epsilon`, or for the Laplace with
+:math:`\delta > 0` the loss bound :math:`\epsilon - \ln(1 - \delta)` behind Theorem 3.5 of
+[HABM20]_ (a loss bound :math:`L` implies :math:`(\epsilon, \delta)`-DP since
+:math:`P(A) \le \min(1, e^{\epsilon}P'(A)/(1-\delta)) \le e^{\epsilon}P'(A) + \delta`).
+Only the returned table is used; its certificate does not rely on any monotonicity.
+
+Grid. :math:`\gamma` is the largest power of two :math:`\le \min(b, \Delta Q)/16` (b the
+continuous scale) and :math:`\le (u - l)/1024`, refined until :math:`\Delta Q/\gamma` is an
+integer or at least 256 (so that rounding inflates the sensitivity by at most 0.4 %); for
+the multivariate Gaussian :math:`\gamma \le \Delta Q/(64\sqrt m)`. At most :math:`2^{22}` grid intervals (the grid is
+coarsened beyond, at a cost in noise stated by :attr:`ExactPlan.scale`).
+
+Departures from the papers. The scales are not those of [HABM20]_ Theorem 3.5 or of Chen and
+Hale's sufficient condition: they are calibrated on the certificate of the discrete law
+actually sampled. The Laplace scale comes out slightly below :math:`b^*`. The Gaussian
+one is smaller than the continuous :math:`\sigma^*`, whose condition is sufficient, not
+tight; on ranges much wider than the scale it is also below the tightest continuous
+calibration, because the weight floor ``F`` caps the likelihood ratio in the far tail
+(where the bounded Gaussian's loss grows with the distance): the released law is the
+bounded discrete Gaussian mixed with a uniform law of mass at most :math:`2^{-32}(n+1)`, and
+the certificate covers exactly that mixture.
 
 .. [Mir12] I. Mironov. "On Significance of the Least Significant Bits for Differential
    Privacy". ACM CCS 2012.
-.. [CKS20] C. L. Canonne, G. Kamath, T. Steinke. "The Discrete Gaussian for Differential
-   Privacy". NeurIPS 2020.
 .. [HABM20] N. Holohan, S. Antonatos, S. Braghin, P. Mac Aonghusa. "The Bounded Laplace
    Mechanism in Differential Privacy". J. Privacy and Confidentiality 10(1), 2020.
 """
@@ -68,39 +82,50 @@ condition is sufficient, not tight (and within 0.05 % of ``calibration="tight"``
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from .. import _core, _dispatch
 
-__all__ = ["ExactPlan", "plan_bounded_laplace", "plan_bounded_gaussian", "certify", "check_mode"]
+__all__ = ["ExactPlan", "ProductPlan", "plan_bounded_laplace", "plan_bounded_gaussian",
+           "check_mode", "grid_law", "MODES"]
 
 LAPLACE, GAUSSIAN = 0, 1
 _FAMILY = {LAPLACE: "laplace", GAUSSIAN: "gaussian"}
+MODES = ("exact", "continuous")
 
-GRID_RESOLUTION = 10        # gamma <= min(scale, sensitivity) / 2^10 before coarsening
-MAX_INTERVALS = 1 << 24     # n: grid intervals in [l, u] (memory of the certificate)
-MAX_PAIRS = 1 << 26         # n * d_k: work of the exhaustive certificate
-MAX_INDEX = 1 << 53         # |grid index|: (k_l + j) * gamma is then an exact double
-# Largest integer scale per family: Laplace t (kept far below 2^63 / n); Gaussian s = sigma^2
-# in grid units, so that 2 s (floor(sqrt(s)) + 1)^2 < 2^64 in the acceptance test.
-SMAX = {LAPLACE: 1 << 40, GAUSSIAN: 1 << 31}
-# Largest scale, in grid units, the grid choice aims at (half of SMAX's room).
-_SCALE_EXP = {LAPLACE: 30, GAUSSIAN: 15}
+GRID_STEPS = 16            # gamma <= min(scale, sensitivity) / 16
+SENS_STEPS = 256           # ... refined until sensitivity / gamma is an integer or >= 256
+MULTI_STEPS = 64           # multivariate: gamma <= sensitivity / (64 sqrt(m))
+WIDTH_STEPS = 1024         # gamma <= (upper - lower) / 1024
+MAX_INTERVALS = 1 << 22    # n: grid intervals in [l, u] (table memory: 16 (n + 1) bytes)
+MAX_PAIRS = 1 << 28        # n * d_k: work of the certificate
+MAX_INDEX = 1 << 53        # |grid index|: (k_l + j) * gamma is then an exact double
+FLOOR_BITS = 12            # F = 2^12
+TOTAL_BITS = 58            # table total <= 2^58 (a bounded-integer rejection < 2^-6)
+MIN_PEAK_BITS = 32         # 2^K >= 2^32: peak / F >= 2^20
+REL_TOL = 1e-7             # bisection width of the calibrated scale
 
 
 def check_mode(mode: Any) -> str:
-    """Validate the ``mode=`` argument of the mechanisms."""
-    if not isinstance(mode, str) or mode not in ("continuous", "exact"):
-        raise ValueError(f"`mode` must be 'continuous' or 'exact'; got {mode!r}")
+    """Validate ``mode=``: ``None`` or ``"exact"`` (the grid law, default) or
+    ``"continuous"`` (raw doubles; attackable when they are published, see the threat model
+    in the documentation)."""
+    if mode is None:
+        return "exact"
+    if not isinstance(mode, str) or mode not in MODES:
+        raise ValueError(f"`mode` must be 'exact' (the default grid law) or 'continuous'; "
+                         f"got {mode!r}")
     return mode
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ExactPlan:
-    """A calibrated exact mechanism: grid, integer scale and certified privacy loss.
+    """A calibrated grid law for one coordinate: grid, weight table and certified loss.
 
     Attributes
     ----------
@@ -112,12 +137,18 @@ class ExactPlan:
         The grid points of :math:`[l, u]` are :math:`(k_l + j)\\gamma`, ``j = 0..n``.
     dk : int
         Grid steps between neighbouring rounded inputs (at most).
-    scale_int : int
-        ``t`` (Laplace scale) or ``s`` (Gaussian variance) in grid units.
+    scale_grid : float
+        Kernel scale in grid steps (``t`` or ``s``).
+    kexp, floor_weight : int
+        ``W_d = rint(2^kexp kernel(d)) + floor_weight``.
+    cum : ndarray of uint64
+        The cumulative weight table the sampler reads (length ``2n + 2``, read-only).
     target : float
         The loss the calibration had to certify.
     certified_epsilon : float
-        Certified worst-case privacy loss, ``<= target``.
+        Certified worst-case privacy loss (``<= target``).
+    shift_losses : ndarray
+        ``lam[delta - 1]``, certified loss for a shift of ``delta`` grid steps.
     """
 
     family: str
@@ -125,9 +156,13 @@ class ExactPlan:
     kl: int
     n: int
     dk: int
-    scale_int: int
+    scale_grid: float
+    kexp: int
+    floor_weight: int
+    cum: np.ndarray = field(repr=False)
     target: float
     certified_epsilon: float
+    shift_losses: np.ndarray = field(repr=False)
 
     @property
     def gamma(self) -> float:
@@ -135,127 +170,363 @@ class ExactPlan:
         return math.ldexp(1.0, self.exponent)
 
     @property
-    def _fam(self) -> int:
-        return LAPLACE if self.family == "laplace" else GAUSSIAN
+    def scale(self) -> float:
+        """Kernel scale in value units (``scale_grid * gamma``)."""
+        return self.scale_grid * self.gamma
 
     @property
-    def scale(self) -> float:
-        """Scale in value units: ``t * gamma`` (Laplace) or ``sqrt(s) * gamma`` (Gaussian)."""
-        if self._fam == LAPLACE:
-            return self.scale_int * self.gamma
-        return math.sqrt(self.scale_int) * self.gamma
+    def weights(self) -> np.ndarray:
+        """Integer weights ``W_d``, ``d = -n..n`` (uint64)."""
+        return np.diff(self.cum)
 
     def grid(self) -> np.ndarray:
         """The ``n + 1`` attainable outputs."""
-        return np.ldexp(np.arange(self.kl, self.kl + self.n + 1, dtype=np.float64), self.exponent)
+        return np.ldexp(np.arange(self.kl, self.kl + self.n + 1, dtype=np.float64),
+                        self.exponent)
 
-    def index(self, value: np.ndarray) -> np.ndarray:
-        """Grid index ``i`` (float64 holding an integer in [0, n]) of clipped true values."""
-        z = np.ldexp(np.asarray(value, dtype=np.float64), -self.exponent)   # exact
-        f = np.floor(z)
-        k = f + ((z - f) >= 0.5)                                              # ties up
-        return np.clip(k, self.kl, self.kl + self.n) - self.kl
+    def index(self, value: Any) -> np.ndarray:
+        """Grid index (int64 in ``[0, n]``) of clipped true values, as the sampler rounds."""
+        v = np.ascontiguousarray(np.ravel(np.asarray(value, dtype=np.float64)))
+        return _core.gd_index(v, self.exponent, self.kl, self.n).reshape(np.shape(value))
+
+    def weights_for(self, value: Any) -> tuple[np.ndarray, int]:
+        """Integer weights over the grid for one true value, and their total ``S_i``."""
+        i = int(self.index(float(value)))
+        w = self.weights[self.n - i: 2 * self.n - i + 1]
+        return w, int(self.cum[2 * self.n - i + 1] - self.cum[self.n - i])
 
     def pmf(self, value: Any) -> np.ndarray:
         """Output probabilities over :meth:`grid` for one clipped true value."""
-        i = float(self.index(value))
-        j = np.arange(self.n + 1, dtype=np.float64)
-        if self._fam == LAPLACE:
-            lw = -np.abs(j - i) / self.scale_int
-        else:
-            lw = -((j - i) ** 2) / (2.0 * self.scale_int)
-        w = np.exp(lw - lw.max())
-        return w / w.sum()
+        w, s = self.weights_for(value)
+        return w.astype(np.float64) / float(s)
 
-    def sample(self, value: np.ndarray, size: Any, gen: np.random.Generator):
-        """Exact draws for clipped true values ``value`` (NumPy's size rule)."""
-        fam, n, s, kl, g = self._fam, self.n, self.scale_int, self.kl, self.gamma
+    def sample(self, value: np.ndarray, size: Any, gen: np.random.Generator, workers: Any = 1):
+        """Draws for clipped true values ``value`` (NumPy's size rule; ``workers`` as for
+        :func:`bndp.sample`)."""
+        cum, n, e, kl = self.cum, self.n, self.exponent, self.kl
 
-        def one(gen, i):
-            return _core.ex_one(gen, fam, i, n, s, kl, g)
+        def one(gen, q):
+            return _core.gd_one(gen, cum, n, e, kl, q)
 
-        def fill(gen, i, out):
-            _core.ex_fill(gen, fam, i, n, s, kl, g, out)
+        def fill(gen, q, out):
+            _core.gd_fill(gen, cum, n, e, kl, q, out)
 
-        def rows(gen, i, out):
-            _core.ex_fill_rows(gen, fam, i, n, s, kl, g, out)
+        def rows(gen, q, out):
+            _core.gd_fill_rows(gen, cum, n, e, kl, q, out)
 
-        return _dispatch.sample(one, fill, rows, [self.index(value)], size, gen)
+        return _dispatch.sample(one, fill, rows, [np.asarray(value, dtype=np.float64)], size, gen,
+                                workers)
+
+    # the law, for the mechanisms' pmf/cdf/ppf/moments -----------------------------------
+    def law(self, x: Any, value: Any, what: str):
+        """Evaluate ``what`` in pmf/cdf/ppf/mean/var for one value (x broadcast)."""
+        p = self.pmf(value)
+        g = self.grid()
+        if what == "mean":
+            return float(np.dot(p, g))
+        if what == "var":
+            mu = float(np.dot(p, g))
+            return float(np.dot(p, (g - mu) ** 2))
+        xa = np.asarray(x, dtype=np.float64)
+        if what == "pmf":
+            idx = np.searchsorted(g, xa)
+            idc = np.clip(idx, 0, self.n)
+            out = np.where(g[idc] == xa, p[idc], 0.0)
+        elif what == "cdf":
+            c = np.cumsum(p)
+            c[-1] = 1.0
+            k = np.searchsorted(g, xa, side="right") - 1
+            out = np.where(k < 0, 0.0, c[np.clip(k, 0, self.n)])
+        else:  # ppf: the smallest grid point with cdf >= p
+            c = np.cumsum(p)
+            c[-1] = 1.0
+            k = np.clip(np.searchsorted(c, xa, side="left"), 0, self.n)
+            out = g[k]
+        return float(out) if out.ndim == 0 else out
 
 
-def certify(family: str, scale_int: float, n: int, dk: int) -> float:
-    """Certified privacy loss of the bounded discrete law on ``{0..n}`` with integer scale
-    ``scale_int`` (``t`` or ``s``) for inputs at most ``dk`` steps apart: the maximum over
-    every pair of grid inputs and every output of the log PMF ratio, times (1 + 1e-12),
-    plus 1e-9 (a bound on its rounding error)."""
-    fam = LAPLACE if family == "laplace" else GAUSSIAN
-    if not (1 <= dk <= n):
-        raise ValueError(f"need 1 <= dk <= n; got dk = {dk}, n = {n}")
-    return float(_core.ex_certify(fam, float(scale_int), int(n), int(dk)))
+def _certify(cum: np.ndarray, n: int, dk: int) -> np.ndarray:
+    return np.maximum.accumulate(_core.gd_shift_losses(cum, n, dk))
 
 
-def _choose_grid(fam: int, hint: float, dq: float, lo: float, hi: float):
-    dq_eff = min(dq, hi - lo)
-    e = math.frexp(min(hint, dq_eff))[1] - 1 - GRID_RESOLUTION       # floor(log2(.)) - R
-    e = max(e, math.frexp(hint)[1] - _SCALE_EXP[fam])
-    for _ in range(2100):
-        if e < -1021 or e > 1000:
+def _kexp(fam: int, u: float, n: int) -> int:
+    z = min(1.0 + 2.0 * u if fam == LAPLACE else 1.0 + math.sqrt(2.0 * math.pi) * u,
+            2.0 * n + 1.0)
+    avail = 2.0 ** TOTAL_BITS - (2.0 * n + 1.0) * (2.0 ** FLOOR_BITS + 1.0)
+    return int(math.floor(math.log2(avail / (z * (1.0 + 1e-9)))))
+
+
+def _table(fam: int, u: float, n: int) -> tuple[np.ndarray, int]:
+    k = _kexp(fam, u, n)
+    cum = _core.gd_table(fam, u, n, k, 1 << FLOOR_BITS)
+    if int(cum[-1]) > (1 << TOTAL_BITS):  # pragma: no cover - guaranteed by _kexp
+        raise RuntimeError("grid law: table total exceeds 2^58")
+    cum.setflags(write=False)
+    return cum, k
+
+
+def _choose_grid(scale: float, dq: float, lo: float, hi: float, dim: int | None,
+                 fam: int) -> tuple[int, int, int, int]:
+    """(e, kl, n, dk) for the grid of [lo, hi]."""
+    width = hi - lo
+    dq_eff = min(dq, width) if dim is None else dq
+    if dim is None:
+        base = min(scale, dq_eff) / GRID_STEPS
+    else:
+        base = min(scale / GRID_STEPS, dq / (MULTI_STEPS * math.sqrt(dim)))
+    # at least WIDTH_STEPS intervals: a nearly flat law on n + 1 points has variance
+    # (1 + 2/n) times the continuous one
+    base = min(base, width / WIDTH_STEPS)
+    if not (base > 0 and math.isfinite(base)):
+        raise ValueError("grid law: the scale and sensitivity give no usable grid "
+                         f"(scale {scale!r}, sensitivity {dq!r}); pass mode='continuous'")
+    e = math.frexp(base)[1] - 1                       # 2^e <= base
+    if dim is None:                                   # sensitivity a multiple of gamma
+        for _ in range(8):
+            r = math.ldexp(dq_eff, -e)
+            if r == math.floor(r) or r >= SENS_STEPS:
+                break
+            e -= 1
+    for _ in range(2200):
+        if e < -1074 or e > 1023:
             break
         kl = math.ceil(math.ldexp(lo, -e))
         ku = math.floor(math.ldexp(hi, -e))
         n = ku - kl
-        dk = min(math.ceil(math.ldexp(dq_eff, -e)), n)
-        if n >= 1 and n <= MAX_INTERVALS and n * dk <= MAX_PAIRS:
+        dk = max(1, math.ceil(math.ldexp(dq_eff if dim is None else dq, -e)))
+        if dim is None:
+            dk = min(dk, max(n, 1))
+        u = math.ldexp(scale, -e)
+        if (1 <= n <= MAX_INTERVALS and n * dk <= MAX_PAIRS
+                and _kexp(fam, u * 4.0, n) >= MIN_PEAK_BITS):
             if max(abs(kl), abs(ku)) >= MAX_INDEX:
                 raise ValueError(
-                    "exact mode: the bounds are too far from 0 for the grid granularity "
-                    f"2^{e} (grid indices beyond 2^53); shift the data towards 0"
-                )
-            return e, kl, n, max(dk, 1)
+                    "grid law: the bounds are too far from 0 for the grid granularity "
+                    f"2^{e} (grid indices beyond 2^53); shift the data towards 0 or pass "
+                    "mode='continuous'")
+            return e, kl, n, dk
         e += 1
-    raise ValueError("exact mode: no grid fits these bounds, sensitivity and scale")
+    raise ValueError("grid law: no grid fits these bounds, sensitivity and scale; pass "
+                     "mode='continuous'")
 
 
-def _plan(fam: int, target: float, hint: float, dq: float, lo: float, hi: float) -> ExactPlan:
-    plan = _plan_on_grid(fam, target, hint, dq, lo, hi)
-    # The grid was chosen from the continuous scale. When the certified scale is much
-    # smaller (the Gaussian's sufficient condition can be loose by orders of magnitude),
-    # choose the grid again from the certified scale, once, and keep the finer plan.
-    if plan.scale < 0.25 * hint:
-        finer = _plan_on_grid(fam, target, plan.scale, dq, lo, hi)
-        if finer.exponent < plan.exponent:
-            return finer
-    return plan
+def _bisect(cert, u0: float, target: float):
+    """Smallest scale (to REL_TOL) whose certificate is <= target; returns (u, result)."""
+    ok = None
+    u = u0
+    r = cert(u)
+    if r[0] <= target:
+        ok = (u, r)
+        bad = u
+        for _ in range(200):
+            bad *= 0.8
+            r = cert(bad)
+            if r[0] > target:
+                break
+            ok = (bad, r)
+        else:  # pragma: no cover
+            raise RuntimeError("grid law: the scale search did not bracket")
+    else:
+        bad = u
+        good = u
+        for _ in range(400):
+            good *= 1.25
+            r = cert(good)
+            if r[0] <= target:
+                ok = (good, r)
+                break
+            bad = good
+        else:
+            raise ValueError("grid law: no scale certifies the target on this grid; pass "
+                             "mode='continuous'")
+    good = ok[0]
+    while (good - bad) > REL_TOL * good:
+        mid = 0.5 * (good + bad)
+        r = cert(mid)
+        if r[0] <= target:
+            ok = (mid, r)
+            good = mid
+        else:
+            bad = mid
+    return ok
 
 
-def _plan_on_grid(fam: int, target: float, hint: float, dq: float, lo: float,
-                  hi: float) -> ExactPlan:
-    e, kl, n, dk = _choose_grid(fam, hint, dq, lo, hi)
-    st, s, cert = _core.ex_calibrate(fam, float(target), n, dk, math.ldexp(hint, -e), SMAX[fam])
-    if st == 1:
-        raise ValueError(
-            "exact mode: the calibrated scale exceeds the integer range of the sampler for "
-            "this grid; the bounds are too narrow for this privacy level"
-        )
-    if st != 0:  # pragma: no cover - defensive: the search always brackets in practice
-        raise RuntimeError("exact mode: the scale search did not certify the target loss")
-    return ExactPlan(_FAMILY[fam], e, kl, n, dk, int(s), float(target), float(cert))
+@lru_cache(maxsize=256)
+def _plan_1d(fam: int, target: float, hint: float, dq: float, lo: float,
+             hi: float) -> ExactPlan:
+    e, kl, n, dk = _choose_grid(hint, dq, lo, hi, None, fam)
+
+    def cert(u):
+        cum, k = _table(fam, u, n)
+        lam = _certify(cum, n, dk)
+        return float(lam[-1]), cum, k, lam
+
+    u, (c, cum, k, lam) = _bisect(cert, math.ldexp(hint, -e), target)
+    lam.setflags(write=False)
+    return ExactPlan(_FAMILY[fam], e, kl, n, dk, u, k, 1 << FLOOR_BITS, cum, target, c, lam)
 
 
 def plan_bounded_laplace(epsilon: float, sensitivity: float, lower: float, upper: float,
                          delta: float = 0.0, scale_hint: float | None = None) -> ExactPlan:
-    """Exact bounded Laplace for validated inputs; target loss ``eps - ln(1 - delta)``."""
+    """Grid bounded Laplace for validated inputs; target loss ``eps - ln(1 - delta)``."""
     if scale_hint is None:
         from ..calibrate import bounded_laplace_scale
         scale_hint = float(bounded_laplace_scale(epsilon, sensitivity, lower, upper, delta))
     target = epsilon - math.log1p(-delta)
-    return _plan(LAPLACE, target, scale_hint, sensitivity, lower, upper)
+    return _plan_1d(LAPLACE, float(target), float(scale_hint), float(sensitivity),
+                    float(lower), float(upper))
 
 
-def plan_bounded_gaussian(epsilon: float, sensitivity: float, lower: float, upper: float,
-                          sigma_hint: float | None = None) -> ExactPlan:
-    """Exact univariate bounded Gaussian for validated inputs; target loss ``eps``."""
+# --- multivariate (product) law -----------------------------------------------------------
+
+def _dual_bound(lams: list[np.ndarray], budget: int) -> float:
+    """Upper bound on max sum_c lam_c[r_c] over sum_c (r_c - 1)_+^2 <= budget (weak duality,
+    minimised over a grid of multipliers; every multiplier gives a valid bound)."""
+    r = [np.arange(len(lam) + 1, dtype=np.float64) for lam in lams]
+    cost = [np.maximum(x - 1.0, 0.0) ** 2 for x in r]
+    vals = [np.concatenate(([0.0], lam)) for lam in lams]
+
+    def bound(mu: float) -> float:
+        tot = mu * budget
+        for v, c in zip(vals, cost):
+            tot += float(np.max(v - mu * c))
+        return tot
+
+    top = max(float(np.max(v)) for v in vals) + 1.0
+    mus = np.concatenate(([0.0], np.geomspace(1e-12 * top, top, 400)))
+    best_i = int(np.argmin([bound(m) for m in mus]))
+    lo_m = mus[max(best_i - 1, 0)]
+    hi_m = mus[min(best_i + 1, len(mus) - 1)]
+    cands = np.concatenate((np.linspace(lo_m, hi_m, 101), [mus[best_i]]))
+    mu = float(cands[int(np.argmin([bound(m) for m in cands]))])
+    # the bound at the chosen multiplier, in exact rational arithmetic of the (certified)
+    # float values, rounded up: no rounding error enters the certificate
+    fm = Fraction(mu)
+    tot = fm * budget
+    for v, c in zip(vals, cost):
+        tot += max(Fraction(float(a)) - fm * Fraction(float(b)) for a, b in zip(v, c))
+    out = float(tot)
+    return out if Fraction(out) >= tot else math.nextafter(out, math.inf)
+
+
+def grid_law(plan: "ExactPlan", what: str, x: Any, value: np.ndarray):
+    """pmf/cdf/ppf (at ``x``) or mean/var of the grid law for each clipped true value."""
+    v = np.asarray(value, dtype=np.float64)
+    if v.ndim == 0:
+        return plan.law(x, float(v), what)
+    xa = np.asarray(x, dtype=np.float64)
+    shape = np.broadcast_shapes(v.shape, xa.shape)
+    vb = np.broadcast_to(v, shape).ravel()
+    xb = np.broadcast_to(xa, shape).ravel()
+    out = np.array([plan.law(xx, vv, what) for xx, vv in zip(xb, vb)], dtype=np.float64)
+    return out.reshape(shape)
+
+
+@dataclass(frozen=True, eq=False)
+class ProductPlan:
+    """The multivariate grid Gaussian: one :class:`ExactPlan` per coordinate (common grid
+    and scale), certified over the :math:`\\ell_2` ball of neighbours.
+
+    Attributes
+    ----------
+    coords : tuple of ExactPlan
+        Per-coordinate laws (their ``certified_epsilon`` is the univariate loss only).
+    certified_epsilon : float
+        Certified loss of the product law over the :math:`\\ell_2` ball.
+    target : float
+    """
+
+    coords: tuple
+    target: float
+    certified_epsilon: float
+
+    family = "gaussian"
+
+    @property
+    def exponent(self) -> int:
+        return self.coords[0].exponent
+
+    @property
+    def gamma(self) -> float:
+        return self.coords[0].gamma
+
+    @property
+    def scale(self) -> float:
+        return self.coords[0].scale
+
+    @property
+    def dim(self) -> int:
+        return len(self.coords)
+
+    def pmf(self, value: Any) -> list[np.ndarray]:
+        """Per-coordinate output probabilities (the joint law is their product)."""
+        v = np.asarray(value, dtype=np.float64)
+        return [p.pmf(v[c]) for c, p in enumerate(self.coords)]
+
+    def sample(self, value: np.ndarray, size: Any, gen: np.random.Generator, workers: Any = 1):
+        """Draws for clipped true values (trailing axis of length m)."""
+        m = self.dim
+        q = np.asarray(value, dtype=np.float64)
+        if size is not None:
+            from .._validation import check_size
+            shape = tuple(check_size(size) or ()) + (m,)
+            q = np.broadcast_to(q, shape)
+        out = np.empty(q.shape)
+        for c, p in enumerate(self.coords):
+            col = p.sample(np.ascontiguousarray(q[..., c]), None, gen, workers)
+            out[..., c] = col
+        return out
+
+
+@lru_cache(maxsize=64)
+def _plan_product(target: float, hint: float, dq: float, los: tuple, his: tuple) -> ProductPlan:
+    m = len(los)
+    e = max(_choose_grid(hint, dq, lo, hi, m, GAUSSIAN)[0] for lo, hi in zip(los, his))
+    grids = [_choose_grid_at(e, dq, lo, hi) for lo, hi in zip(los, his)]
+    rr = Fraction(dq) / Fraction(2) ** e if e >= 0 else Fraction(dq) * Fraction(2) ** (-e)
+    budget = math.floor(rr * rr)
+    keys = sorted(set((kl, n) for kl, n, _ in grids))
+
+    def cert(u):
+        tabs = {}
+        for kl, n in keys:
+            dk = next(d for k2, n2, d in grids if (k2, n2) == (kl, n))
+            cum, k = _table(GAUSSIAN, u, n)
+            lam = _core.gd_shift_losses(cum, n, dk)
+            tabs[(kl, n)] = (cum, k, np.maximum.accumulate(lam), dk)
+        lams = [tabs[(kl, n)][2] for kl, n, _ in grids]
+        return _dual_bound(lams, budget), tabs
+
+    u, (c, tabs) = _bisect(cert, math.ldexp(hint, -e), target)
+    coords = []
+    for kl, n, dk in grids:
+        cum, k, lam, _ = tabs[(kl, n)]
+        lam.setflags(write=False)
+        coords.append(ExactPlan("gaussian", e, kl, n, dk, u, k, 1 << FLOOR_BITS, cum, target,
+                                float(lam[-1]), lam))
+    return ProductPlan(tuple(coords), target, c)
+
+
+def _choose_grid_at(e: int, dq: float, lo: float, hi: float) -> tuple[int, int, int]:
+    kl = math.ceil(math.ldexp(lo, -e))
+    ku = math.floor(math.ldexp(hi, -e))
+    n = ku - kl
+    dk = max(1, math.ceil(math.ldexp(dq, -e)))
+    if n < 1 or n > MAX_INTERVALS or max(abs(kl), abs(ku)) >= MAX_INDEX:
+        raise ValueError("grid law: no common grid fits these bounds; pass mode='continuous'")
+    return kl, n, dk
+
+
+def plan_bounded_gaussian(epsilon: float, sensitivity: float, lower: Any, upper: Any,
+                          sigma_hint: float | None = None):
+    """Grid bounded Gaussian for validated inputs; univariate (:class:`ExactPlan`) for scalar
+    bounds, :class:`ProductPlan` for length-m bounds; target loss ``eps``."""
     if sigma_hint is None:
         from ..calibrate import bounded_gaussian_sigma
         sigma_hint = float(bounded_gaussian_sigma(epsilon, sensitivity, lower, upper))
-    return _plan(GAUSSIAN, epsilon, sigma_hint, sensitivity, lower, upper)
+    if np.ndim(lower) == 0 and np.ndim(upper) == 0:
+        return _plan_1d(GAUSSIAN, float(epsilon), float(sigma_hint), float(sensitivity),
+                        float(lower), float(upper))
+    lo = tuple(float(x) for x in np.ravel(lower))
+    hi = tuple(float(x) for x in np.ravel(upper))
+    return _plan_product(float(epsilon), float(sigma_hint), float(sensitivity), lo, hi)

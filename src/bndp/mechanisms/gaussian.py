@@ -20,7 +20,7 @@ from ..calibrate import bounded_gaussian_sigma
 from ..distributions import truncnorm_eval
 from ..verify import bounded_gaussian_loss, bounded_gaussian_tight_sigma
 from . import exact
-from ..integrations._columns import columnar
+from ..integrations._columns import Nulls, columnar
 from ._base import Mechanism
 
 __all__ = ["BoundedGaussian"]
@@ -61,13 +61,18 @@ class BoundedGaussian(Mechanism):
         the box bounds, drops by 0.6-12 % at the box centre and 0.7-31 % at a corner. In one
         dimension the :math:`\sigma^2` reduction ranges from 7 % (:math:`\epsilon = 5`,
         :math:`\Delta Q/(u-l) = 0.01`) to 69 % (:math:`\Delta Q = u - l`).
-    mode : {"continuous", "exact"}, default "continuous"
-        ``"exact"`` (univariate only): the value is rounded to a power-of-two grid and the
-        output drawn with integer arithmetic only from the bounded discrete Gaussian on the
-        grid points of :math:`[l, u]`, with :math:`\sigma` calibrated so that the
-        exhaustively certified loss is :math:`\le \epsilon` (:mod:`bndp.mechanisms.exact`).
-        The law is then discrete: ``pdf``, ``cdf``, ``ppf`` and the moments are not
-        available; ``exact_plan.pmf`` is.
+    mode : {"exact", "continuous"}, default "exact"
+        ``"exact"`` (the default; ``None`` means the same): the value is rounded to a
+        power-of-two grid and each coordinate drawn by an integer inverse CDF from a table
+        of integer weights of the bounded discrete Gaussian on the grid points of its
+        interval, with :math:`\sigma` calibrated so that the loss certified from those
+        tables (over the :math:`\ell_2` ball of neighbours when multivariate) is
+        :math:`\le \epsilon` (:mod:`bndp.mechanisms.exact`); raw outputs are safe to
+        publish. ``pmf``, ``cdf``, ``ppf`` and the moments are those of the discrete law
+        (univariate); ``exact_plan.pmf`` gives the per-coordinate laws when multivariate.
+        ``"continuous"``: the continuous law in doubles (explicit opt-in; attackable when
+        raw doubles are published). ``calibration`` applies to the continuous mode; the
+        grid law is always calibrated on its own certificate.
 
     Attributes
     ----------
@@ -90,17 +95,21 @@ class BoundedGaussian(Mechanism):
     Examples
     --------
     >>> import bndp
-    >>> m = bndp.BoundedGaussian(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=120.0)
+    >>> m = bndp.BoundedGaussian(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=120.0,
+    ...                          mode="continuous")
     >>> round(m.sigma ** 2, 6)
     129.256142
+    >>> g = bndp.BoundedGaussian(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=120.0)
+    >>> g.privacy_loss() <= 1.0 and g.sigma < m.sigma
+    True
     """
 
-    _init_args = ("epsilon", "sensitivity", "lower", "upper", "calibration")
-    mode = "continuous"
+    _init_args = ("epsilon", "sensitivity", "lower", "upper", "calibration", "mode")
+    mode = "exact"
     exact_plan: "exact.ExactPlan | None" = None
 
     def __init__(self, epsilon: float, sensitivity: float, lower: Any, upper: Any,
-                 calibration: str = "paper", mode: str = "continuous") -> None:
+                 calibration: str = "paper", mode: str | None = "exact") -> None:
         if calibration not in ("paper", "tight"):
             raise ValueError(f'`calibration` must be "paper" or "tight"; got {calibration!r}')
         mode = exact.check_mode(mode)
@@ -127,11 +136,8 @@ class BoundedGaussian(Mechanism):
             sigma = bounded_gaussian_tight_sigma(eps, dq, lower_v, upper_v, sigma_paper=sigma)
         plan = None
         if mode == "exact":
-            if dim is not None:
-                raise ValueError("mode='exact' supports the univariate mechanism only")
             plan = exact.plan_bounded_gaussian(eps, dq, lower_v, upper_v, sigma_hint=float(sigma))
             sigma = plan.scale
-            self._set(_init_args=self._init_args + ("mode",))
         self._set(mode=mode, exact_plan=plan)
         self._set(epsilon=eps, sensitivity=dq, lower=lower_v, upper=upper_v, dim=dim,
                   sigma=float(sigma), calibration=calibration)
@@ -168,17 +174,38 @@ class BoundedGaussian(Mechanism):
     # sampling ------------------------------------------------------------------------
     @columnar
     def sample(self, value: Any, size: Any = None, rng: RNGLike = None,
-               on_outside: str = "clip", workers: int = 1):
+               on_outside: str = "clip", workers: int = 1, *, nulls: Nulls = "raise"):
         """Release ``value``: one independent draw per element (per row of m coordinates in
         the multivariate case).
 
-        ``size`` follows NumPy: for the univariate mechanism it is the output shape; for the
-        multivariate one it is the batch shape and the output has shape ``size + (m,)``.
+        Parameters
+        ----------
+        value : float, array_like, pandas Series, pyarrow (Chunked)Array or masked array
+            True values (trailing dimension m when multivariate); clipped into the box
+            unless ``on_outside="raise"``.
+        size : None, int or tuple of int
+            Follows NumPy: for the univariate mechanism the output shape; for the
+            multivariate one the batch shape (the output has shape ``size + (m,)``).
+        rng : None, int, SeedSequence, BitGenerator or Generator
+            Source of randomness; ``None`` is the secure default.
+        on_outside : {"clip", "raise"}
+        workers : int, default 1
+            Threads for large arrays (``-1``: every CPU), each on its own child stream.
+        nulls : {"raise", "keep"}, default "raise"
+            Missing values (NaN, None, pd.NA, Arrow nulls, masked entries): ``"raise"``
+            refuses them; ``"keep"`` leaves them missing in the result, drawing no noise
+            for them (univariate only).
+
+        Returns
+        -------
+        float, ndarray, Series, pyarrow array or masked array
+            A float for a scalar ``value`` without ``size``, else float64 values of the
+            kind of ``value``.
         """
         q = self._value(value, on_outside)
         gen = as_generator(rng)
         if self.exact_plan is not None:
-            return self.exact_plan.sample(q, size, gen)
+            return self.exact_plan.sample(q, size, gen, workers)
         if self.dim is not None and size is not None:
             size = tuple(check_size(size) or ()) + (self.dim,)
         return _dispatch.sample(_core.tn_one, _core.tn_fill, _core.tn_fill_rows,
@@ -186,11 +213,23 @@ class BoundedGaussian(Mechanism):
 
     # law -----------------------------------------------------------------------------
     def _eval(self, what: int, x: Any, value: Any):
-        if self.exact_plan is not None:
-            raise NotImplementedError("exact mode releases a discrete law on a grid; "
-                                      "use exact_plan.pmf(value)")
         q = self._value(value)
+        if self.exact_plan is not None:
+            if what == 0 or self.dim is not None:
+                raise NotImplementedError(
+                    "the default (exact) mode releases a discrete law on a grid: use "
+                    "pmf(x, value) (univariate) or exact_plan.pmf(value) (per coordinate)")
+            name = ("", "cdf", "ppf", "mean", "var")[what]
+            return exact.grid_law(self.exact_plan, name, x, q)
         return truncnorm_eval(what, x, *self._params(q))
+
+    def pmf(self, x: Any, value: Any):
+        """Probability that the grid law releases ``x`` for true value ``value`` (0 off the
+        grid). Exact mode, univariate."""
+        if self.exact_plan is None:
+            raise NotImplementedError("the continuous law has a density: use pdf")
+        return self._eval(5, x, value) if self.dim is not None else exact.grid_law(
+            self.exact_plan, "pmf", x, self._value(value))
 
     def logpdf(self, x: Any, value: Any):
         """Log density at ``x`` (joint over the trailing axis when multivariate)."""

@@ -24,6 +24,7 @@ from .._dispatch import _shape2, as_2d
 from .._random import RNGLike, as_generator
 from .._validation import as_float_array, check_bounds, check_finite, fast_real
 from ..distributions import truncnorm_eval
+from ..integrations._columns import Nulls, columnar
 from ._base import Mechanism
 
 __all__ = ["RectifiedGaussian", "TruncatedGaussian", "StochasticSign"]
@@ -77,6 +78,11 @@ class _BoxGaussian(Mechanism):
         check_bounds(lo, hi)
         self._set(sigma=s, lower=_frozen(lo), upper=_frozen(hi))
 
+    @property
+    def scale(self) -> float:
+        """Alias of :attr:`sigma` (every mechanism's ``scale`` is its noise scale)."""
+        return self.sigma
+
     # shapes ---------------------------------------------------------------------------
     def _params(self, theta: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple]:
         th = _as_theta(theta)
@@ -91,23 +97,28 @@ class _BoxGaussian(Mechanism):
             ) from None
         return th, lo, hi, shape
 
-    def sample(self, theta: Any, rng: RNGLike = None):
+    @columnar
+    def sample(self, theta: Any, rng: RNGLike = None, *, nulls: Nulls = "raise"):
         """Release the mechanism's output at the true value ``theta``.
 
         Parameters
         ----------
-        theta : float or array_like
+        theta : float, array_like, pandas Series, pyarrow (Chunked)Array or masked array
             True query value (in DP-SGD: the summed, L-infinity-clipped gradient), finite,
             any shape broadcasting with the bounds; each coordinate is released
             independently.
         rng : None, int, SeedSequence, BitGenerator or Generator
             Source of randomness (see :func:`bndp.default_rng`).
+        nulls : {"raise", "keep"}, default "raise"
+            Missing values (NaN, None, pd.NA, Arrow nulls, masked entries): ``"raise"``
+            refuses them; ``"keep"`` leaves them missing in the result, drawing no noise
+            for them (scalar bounds only).
 
         Returns
         -------
-        float or ndarray of float64
+        float, ndarray of float64, Series, pyarrow array or masked array
             Shape: the broadcast shape of ``theta`` and the bounds (a float when all are
-            scalars). Every value lies in ``[lower, upper]``.
+            scalars), of the kind of ``theta``. Every value lies in ``[lower, upper]``.
         """
         th, lo, hi, shape = self._params(theta)
         gen = as_generator(rng)
@@ -298,6 +309,16 @@ class StochasticSign(Mechanism):
     Departures from the paper: the paper gives only the FIL of this mechanism. Its Renyi
     divergence in :func:`bndp.accounting.per_instance_rdp` is the standard one between the
     two Bernoulli output laws.
+
+    Examples
+    --------
+    >>> import bndp
+    >>> m = bndp.StochasticSign(sigma=1.0)
+    >>> s = m.sample([0.5, -0.5, 2.0], rng=0)
+    >>> sorted(set(s.tolist()) | {-1.0, 1.0})
+    [-1.0, 1.0]
+    >>> m.mean(0.0), m.variance(0.0)
+    (0.0, 1.0)
     """
 
     _init_args = ("sigma",)
@@ -309,14 +330,32 @@ class StochasticSign(Mechanism):
     def __init__(self, sigma: float) -> None:
         self._set(sigma=_check_sigma(sigma))
 
+    @property
+    def scale(self) -> float:
+        """Alias of :attr:`sigma` (every mechanism's ``scale`` is its noise scale)."""
+        return self.sigma
+
     def _params(self, theta: Any):
         th = _as_theta(theta)
         z = np.zeros(())
         return th, z, z, th.shape
 
-    def sample(self, theta: Any, rng: RNGLike = None):
+    @columnar
+    def sample(self, theta: Any, rng: RNGLike = None, *, nulls: Nulls = "raise"):
         """Release :math:`\\mathrm{sign}(\\theta + \\sigma Z)` per coordinate (values -1.0
-        or +1.0, float64, shape of ``theta``)."""
+        or +1.0, float64, shape and kind of ``theta``).
+
+        Parameters
+        ----------
+        theta : float, array_like, pandas Series, pyarrow (Chunked)Array or masked array
+            True query value, finite.
+        rng : None, int, SeedSequence, BitGenerator or Generator
+            Source of randomness (see :func:`bndp.default_rng`).
+        nulls : {"raise", "keep"}, default "raise"
+            Missing values (NaN, None, pd.NA, Arrow nulls, masked entries): ``"raise"``
+            refuses them; ``"keep"`` leaves them missing in the result, drawing no noise
+            for them.
+        """
         th, lo, hi, shape = self._params(theta)
         gen = as_generator(rng)
         out, out2 = _out(shape)
@@ -337,9 +376,11 @@ class StochasticSign(Mechanism):
                                dtype=np.float64))
 
     def variance(self, theta: Any):
+        """Variance of the output: the same as :meth:`var`."""
         return self.var(theta)
 
     def bias(self, theta: Any):
+        """:math:`E[M(\\theta)] - \\theta = 2\\Phi(\\theta/\\sigma) - 1 - \\theta`."""
         th = _as_theta(theta)
         return _ret(np.asarray(self.mean(th)) - th)
 

@@ -20,19 +20,24 @@ from .._validation import as_probability, fast_real
 from ..calibrate import bounded_laplace_scale
 from ..distributions import bounded_laplace_eval
 from . import exact
-from ..integrations._columns import columnar
+from ..integrations._columns import Nulls, columnar
 from ._base import Mechanism
 
 __all__ = ["BoundedLaplace"]
 
 
-def _finite_bounds(lower: Any, upper: Any) -> tuple[float, float]:
+def _bounds(lower: Any, upper: Any) -> tuple[float, float]:
+    """An interval or a half-line: ``lower`` finite or -inf, ``upper`` finite or +inf, not
+    both infinite, ``lower < upper``."""
     lo = fast_real(lower, "lower")
     hi = fast_real(upper, "upper")
-    if not math.isfinite(lo):
-        raise ValueError(f"`lower` must be finite for a mechanism; got {lo!r}")
-    if not math.isfinite(hi):
-        raise ValueError(f"`upper` must be finite for a mechanism; got {hi!r}")
+    if math.isnan(lo) or lo == math.inf:
+        raise ValueError(f"`lower` must be finite or -inf; got {lo!r}")
+    if math.isnan(hi) or hi == -math.inf:
+        raise ValueError(f"`upper` must be finite or +inf; got {hi!r}")
+    if math.isinf(lo) and math.isinf(hi):
+        raise ValueError("`lower` and `upper` cannot both be infinite: for noise on the whole "
+                         "line use bndp.Laplace")
     if not lo < hi:
         raise ValueError(f"`lower` must be < `upper`; got lower = {lo!r}, upper = {hi!r}")
     return lo, hi
@@ -60,31 +65,40 @@ class BoundedLaplace(Mechanism):
         :math:`\Delta Q`, finite and > 0 (values above ``upper - lower`` act as
         ``upper - lower``).
     lower, upper : float
-        Finite output domain, ``lower < upper``.
+        Output domain, ``lower < upper``: an interval, or a half-line with ``lower = -inf``
+        or ``upper = inf`` (e.g. counts on :math:`[0, \infty)`; ``mode="continuous"``
+        only), where the density is :math:`e^{-|x-q|/b}/(2bC_q)` on the half-line with
+        :math:`C_q = 1 - \tfrac12 e^{-(q-l)/b}` and the calibrated scale is
+        :math:`b^* = \Delta Q/\ln((1 + e^{L})/2)`, :math:`L = \epsilon - \ln(1-\delta)`
+        (the :math:`u \to \infty` limit of [HABM20]_, Thm 3.5).
     delta : float, default 0
         In :math:`[0, 1)`. For ``delta = 0`` the mechanism is :math:`\epsilon`-DP and the
         calibrated scale is the smallest that is.
-    mode : {"continuous", "exact"}, default "continuous"
-        ``"exact"``: the value is rounded to a power-of-two grid and the output drawn with
-        integer arithmetic only from the bounded discrete Laplace law on the grid points of
-        :math:`[l, u]`, its loss certified exhaustively (:mod:`bndp.mechanisms.exact`;
-        immune to floating-point attacks [Mir12]_). The law is then discrete: ``pdf``,
-        ``cdf``, ``ppf`` and the moments are not available; ``exact_plan.pmf`` is.
+    mode : {"exact", "continuous"}, default "exact"
+        ``"exact"`` (the default; ``None`` means the same): the value is rounded to a
+        power-of-two grid and the output drawn by an integer inverse CDF from a table of
+        integer weights of the bounded discrete Laplace law on the grid points of
+        :math:`[l, u]`; the privacy loss is certified from that very table
+        (:mod:`bndp.mechanisms.exact`), so publishing the raw doubles is safe against
+        floating-point attacks [Mir12]_. :meth:`pmf`, :meth:`cdf`, :meth:`ppf` and the
+        moments are those of this discrete law; :meth:`pdf` does not exist for it.
+        ``"continuous"``: the continuous law sampled in doubles (explicit opt-in; the set
+        of doubles it can output depends on the true value, so raw outputs are attackable).
 
     Attributes
     ----------
     scale : float
         :math:`b^*`, the scale of the parent Laplace (its variance is :math:`2b^2`; the
         released value's variance is :meth:`variance`). In exact mode, the certified
-        discrete scale ``t * gamma``.
+        scale of the discrete kernel (``exact_plan.scale``).
     exact_plan : ExactPlan or None
-        Exact mode only: grid, integer scale and certified loss.
+        Exact mode: grid, weight table and certified loss (``None`` in continuous mode).
 
     Notes
     -----
     True values outside :math:`[l, u]` are clipped into it by default (clipping is
     1-Lipschitz, so it does not increase the sensitivity); pass ``on_outside="raise"`` to
-    refuse them. Sampling is by closed-form inverse CDF: one uniform and constant work per
+    refuse them. Sampling is by inverse CDF (an integer one on the grid): constant work per
     draw, so the running time does not depend on the true value (rejection sampling would
     leak :math:`C_q` through timing).
 
@@ -92,55 +106,93 @@ class BoundedLaplace(Mechanism):
     --------
     >>> import bndp
     >>> m = bndp.BoundedLaplace(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=10.0)
-    >>> round(m.scale, 10)
-    1.6115601044
+    >>> m
+    BoundedLaplace(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=10.0, delta=0.0, mode='exact')
+    >>> m.privacy_loss() <= 1.0
+    True
     >>> x = m.sample([0.0, 5.0, 10.0], rng=0)
     >>> bool(((x >= 0) & (x <= 10)).all())
     True
+    >>> bool(((x * 2 ** -m.exact_plan.exponent) % 1 == 0).all())   # on the grid
+    True
+    >>> round(bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0, mode="continuous").scale, 10)
+    1.6115601044
     """
 
-    _init_args = ("epsilon", "sensitivity", "lower", "upper", "delta")
-    mode = "continuous"
+    _init_args = ("epsilon", "sensitivity", "lower", "upper", "delta", "mode")
+    mode = "exact"
     exact_plan: "exact.ExactPlan | None" = None
 
     def __init__(self, epsilon: float, sensitivity: float, lower: float, upper: float,
-                 delta: float = 0.0, mode: str = "continuous") -> None:
+                 delta: float = 0.0, mode: str | None = "exact") -> None:
         mode = exact.check_mode(mode)
         eps = fast_real(epsilon, "epsilon")
         dq = fast_real(sensitivity, "sensitivity")
         dl = fast_real(delta, "delta")
-        lo, hi = _finite_bounds(lower, upper)
+        lo, hi = _bounds(lower, upper)
+        if mode != "continuous" and math.isinf(hi - lo):
+            raise ValueError(
+                f"a half-line domain (lower = {lo!r}, upper = {hi!r}) is supported with "
+                f"mode='continuous' only; got mode={mode!r}: pass mode='continuous'")
         scale = bounded_laplace_scale(eps, dq, lo, hi, dl)  # validates epsilon, delta, dq
         plan = None
         if mode == "exact":
             plan = exact.plan_bounded_laplace(eps, dq, lo, hi, dl, scale_hint=float(scale))
             scale = plan.scale
-            self._set(_init_args=self._init_args + ("mode",))
         self._set(epsilon=eps, sensitivity=dq, lower=lo, upper=hi, delta=dl, scale=float(scale),
                   mode=mode, exact_plan=plan)
 
     # sampling ------------------------------------------------------------------------
     @columnar
     def sample(self, value: Any, size: Any = None, rng: RNGLike = None,
-               on_outside: str = "clip", workers: int = 1):
+               on_outside: str = "clip", workers: int = 1, *, nulls: Nulls = "raise"):
         """Release ``value`` (scalar or array; one independent draw per element).
 
-        ``size`` follows NumPy: the output shape, to which ``value`` must broadcast. Returns
-        a float for a scalar ``value`` without ``size``, else a float64 array.
+        Parameters
+        ----------
+        value : float, array_like, pandas Series, pyarrow (Chunked)Array or masked array
+            True values; clipped into ``[lower, upper]`` unless ``on_outside="raise"``.
+        size : None, int or tuple of int
+            Follows NumPy: the output shape, to which ``value`` must broadcast.
+        rng : None, int, SeedSequence, BitGenerator or Generator
+            Source of randomness; ``None`` is the secure default.
+        on_outside : {"clip", "raise"}
+        workers : int, default 1
+            Threads for large arrays (``-1``: every CPU), each on its own child stream.
+        nulls : {"raise", "keep"}, default "raise"
+            Missing values (NaN, None, pd.NA, Arrow nulls, masked entries): ``"raise"``
+            refuses them; ``"keep"`` leaves them missing in the result, drawing no noise
+            for them.
+
+        Returns
+        -------
+        float, ndarray, Series, pyarrow array or masked array
+            A float for a scalar ``value`` without ``size``, else float64 values of the
+            kind of ``value`` (see :mod:`bndp.integrations._columns`).
         """
         q = self._value(value, on_outside)
         gen = as_generator(rng)
         if self.exact_plan is not None:
-            return self.exact_plan.sample(q, size, gen)
+            return self.exact_plan.sample(q, size, gen, workers)
         params = [q, np.float64(self.scale), np.float64(self.lower), np.float64(self.upper)]
         return _dispatch.sample(_core.bl_one, _core.bl_fill, _core.bl_fill_rows, params, size, gen, workers)
 
     # law -----------------------------------------------------------------------------
     def _eval(self, what: int, x: Any, value: Any):
-        self._continuous_only()
         q = self._value(value)
+        if self.exact_plan is not None:
+            if what == 0:
+                self._continuous_only()
+            return exact.grid_law(self.exact_plan, ("", "cdf", "ppf")[what], x, q)
         return bounded_laplace_eval(what, x, q, np.float64(self.scale),
                                     np.float64(self.lower), np.float64(self.upper))
+
+    def pmf(self, x: Any, value: Any):
+        """Probability that the grid law releases ``x`` for true value ``value`` (0 off the
+        grid). Exact mode only."""
+        if self.exact_plan is None:
+            raise NotImplementedError("the continuous law has a density: use pdf")
+        return exact.grid_law(self.exact_plan, "pmf", x, self._value(value))
 
     def logpdf(self, x: Any, value: Any):
         """Log density of the output at ``x`` for true value ``value``."""
@@ -163,12 +215,16 @@ class BoundedLaplace(Mechanism):
 
     def _continuous_only(self) -> None:
         if self.exact_plan is not None:
-            raise NotImplementedError("exact mode releases a discrete law on a grid; "
-                                      "use exact_plan.pmf(value)")
+            raise NotImplementedError("the default (exact) mode releases a discrete law on "
+                                      "a grid: use pmf(x, value)")
 
     def _moments(self, value: Any):
-        self._continuous_only()
         q = self._value(value)
+        if self.exact_plan is not None:
+            mean = exact.grid_law(self.exact_plan, "mean", 0.0, q)
+            var = exact.grid_law(self.exact_plan, "var", 0.0, q)
+            shift = mean - q
+            return q, shift, var + shift * shift
         b = self.scale
         a = (q - self.lower) / b
         c = (self.upper - q) / b
@@ -180,7 +236,8 @@ class BoundedLaplace(Mechanism):
 
     def mean(self, value: Any):
         r""":math:`E[W_q] = q + \tfrac{b}{2}\,[P(2,c) - P(2,a)]/C_q` with :math:`a = (q-l)/b`,
-        :math:`c = (u-q)/b` and :math:`P` the regularised lower incomplete gamma function."""
+        :math:`c = (u-q)/b` and :math:`P` the regularised lower incomplete gamma function
+        (continuous mode); in exact mode the mean of the grid law, summed over its PMF."""
         q, shift, _ = self._moments(value)
         out = q + shift
         return float(out) if np.ndim(out) == 0 else out
@@ -192,7 +249,8 @@ class BoundedLaplace(Mechanism):
 
     def variance(self, value: Any):
         r"""Variance of the released value:
-        :math:`b^2[P(3,a) + P(3,c)]/C_q - (E[W_q] - q)^2`."""
+        :math:`b^2[P(3,a) + P(3,c)]/C_q - (E[W_q] - q)^2` (continuous mode); in exact mode
+        the variance of the grid law, summed over its PMF."""
         _, shift, second = self._moments(value)
         out = second - shift * shift
         return float(out) if np.ndim(out) == 0 else out

@@ -16,6 +16,7 @@ half-line or an interval, minus finitely many forbidden open intervals. For a tr
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,7 @@ from .. import _core, _dispatch
 from .._random import RNGLike, as_generator
 from .._validation import (as_float_array, as_probability, check_finite, check_forbidden,
                            check_on_outside, fast_real)
+from ..integrations._columns import Nulls, columnar
 from ._base import Mechanism
 
 __all__ = ["ConstrainedLaplace"]
@@ -112,7 +114,7 @@ class ConstrainedLaplace(Mechanism):
         :math:`|\mu - \mu'| \le \Delta F`. ``"metric"``: the paper's guarantee,
         :math:`\ell(\mu,\mu') \le \epsilon|\mu-\mu'|/\Delta F` for all :math:`\mu, \mu'`
         (implies ``"dp"``; may need more noise). Used by the constant scale only.
-    scale : {"constant", "distance_dependent"}, default "constant"
+    scale_rule : {"constant", "distance_dependent"}, default "constant"
         ``"constant"``: one calibrated :math:`\sigma` (below). ``"distance_dependent"``: the
         scale of Theorem 1 for a single infinitely spanning constraint (exactly one of
         ``lower``/``upper`` finite, no ``forbidden``),
@@ -127,9 +129,19 @@ class ConstrainedLaplace(Mechanism):
         :math:`(\epsilon, \delta)`-DP with the hockey-stick :math:`\delta` reported in
         :attr:`delta` (about :math:`1.6\cdot 10^{-4}` at :math:`\epsilon = 1`);
         :meth:`privacy_loss` returns ``inf``. Offered to reproduce the paper only.
+    scale : str, optional
+        Deprecated keyword spelling of ``scale_rule`` (the attribute :attr:`scale` is the
+        numeric Laplace scale, as for every mechanism); emits a ``DeprecationWarning``.
 
     Attributes
     ----------
+    scale : float
+        The Laplace scale, a number as for every other mechanism: :attr:`sigma` for the
+        constant rule; for ``"distance_dependent"`` the largest scale used,
+        :math:`\sigma(0) = g(0)\,\Delta F/\epsilon` at the bound (:meth:`sigma_at` gives
+        the scale for each true value).
+    scale_rule : str
+        ``"constant"`` or ``"distance_dependent"``: how the scale is chosen.
     sigma : float or None
         The calibrated constant Laplace scale (None for ``"distance_dependent"``; see
         :meth:`sigma_at`). Variance of the parent Laplace: :math:`2\sigma^2`.
@@ -176,8 +188,8 @@ class ConstrainedLaplace(Mechanism):
     projecting onto a set with gaps is not 1-Lipschitz (14.9 and 15.1 around a gap
     (10, 20) would land 10 apart), so it could void the guarantee.
 
-    Departures from the paper
-    -------------------------
+    **Departures from the paper.**
+
     * The paper's guarantee is the metric one; ``guarantee="dp"`` (the default) calibrates
       standard :math:`\epsilon`-DP on the exact worst-case loss, which may need less noise.
     * Theorem 1 (distance-dependent scale) does not give pure :math:`\epsilon`-DP, nor the
@@ -203,11 +215,19 @@ class ConstrainedLaplace(Mechanism):
     True
     """
 
-    _init_args = ("epsilon", "sensitivity", "forbidden", "lower", "upper", "guarantee", "scale")
+    _init_args = ("epsilon", "sensitivity", "forbidden", "lower", "upper", "guarantee",
+                  "scale_rule")
 
     def __init__(self, epsilon: float, sensitivity: float, forbidden: Any = (),
                  lower: float = -math.inf, upper: float = math.inf, guarantee: str = "dp",
-                 scale: str = "constant") -> None:
+                 scale_rule: str = "constant", *, scale: str | None = None) -> None:
+        if scale is not None:
+            if scale_rule != "constant" and scale != scale_rule:
+                raise ValueError("give `scale_rule` only (`scale` is its deprecated spelling)")
+            warnings.warn('ConstrainedLaplace(scale=...) is deprecated: pass scale_rule=... '
+                          '(the attribute `scale` is the numeric Laplace scale)',
+                          DeprecationWarning, stacklevel=2)
+            scale_rule = scale
         eps = fast_real(epsilon, "epsilon")
         dF = fast_real(sensitivity, "sensitivity")
         lo = fast_real(lower, "lower")
@@ -224,8 +244,9 @@ class ConstrainedLaplace(Mechanism):
             raise ValueError(f"`lower` must be < `upper`; got lower = {lo!r}, upper = {hi!r}")
         if guarantee not in ("dp", "metric"):
             raise ValueError(f'`guarantee` must be "dp" or "metric"; got {guarantee!r}')
-        if scale not in ("constant", "distance_dependent"):
-            raise ValueError(f'`scale` must be "constant" or "distance_dependent"; got {scale!r}')
+        if scale_rule not in ("constant", "distance_dependent"):
+            raise ValueError(
+                f'`scale_rule` must be "constant" or "distance_dependent"; got {scale_rule!r}')
         f = check_forbidden(forbidden, lo, hi)
         L = np.ascontiguousarray(np.concatenate([[lo], f[:, 1]]))
         R = np.ascontiguousarray(np.concatenate([f[:, 0], [hi]]))
@@ -234,19 +255,22 @@ class ConstrainedLaplace(Mechanism):
         for a in (L, R, Lr, Rr):
             a.setflags(write=False)
         forb = tuple((float(a), float(b)) for a, b in f)
-        if scale == "distance_dependent":
+        if scale_rule == "distance_dependent":
             if len(forb) or math.isfinite(lo) == math.isfinite(hi):
                 raise ValueError(
-                    'scale="distance_dependent" (Theorem 1) needs a single infinitely spanning '
-                    "constraint: exactly one of `lower`/`upper` finite and no `forbidden` intervals")
+                    'scale_rule="distance_dependent" (Theorem 1) needs a single infinitely '
+                    "spanning constraint: exactly one of `lower`/`upper` finite and no "
+                    "`forbidden` intervals")
             sigma = None
             delta = _delta_distance_dependent(eps)
+            scale_num = float((dF / eps) * _dd_g(np.zeros(1))[0])   # sigma(0), the largest
         else:
             sigma = _core.cl_scale(L, R, Lr, Rr, eps, dF, guarantee == "metric")
             delta = 0.0
+            scale_num = float(sigma)
         self._set(epsilon=eps, sensitivity=dF, forbidden=forb, lower=lo, upper=hi,
-                  guarantee=guarantee, scale=scale, sigma=sigma, delta=delta,
-                  _L=L, _R=R, _Lr=Lr, _Rr=Rr)
+                  guarantee=guarantee, scale_rule=scale_rule, scale=scale_num, sigma=sigma,
+                  delta=delta, _L=L, _R=R, _Lr=Lr, _Rr=Rr)
 
     # true values --------------------------------------------------------------------
     def _value(self, value: Any, on_outside: str = "clip") -> np.ndarray:
@@ -273,7 +297,7 @@ class ConstrainedLaplace(Mechanism):
     def sigma_at(self, value: Any):
         """Laplace scale used for true value ``value`` (constant unless distance-dependent)."""
         v = self._value(value)
-        if self.scale == "constant":
+        if self.scale_rule == "constant":
             out = np.full(v.shape, self.sigma)
         else:
             c = self.lower if math.isfinite(self.lower) else self.upper
@@ -282,17 +306,36 @@ class ConstrainedLaplace(Mechanism):
         return float(out) if out.ndim == 0 else out
 
     def _sig(self, v: np.ndarray) -> np.ndarray:
-        if self.scale == "constant":
+        if self.scale_rule == "constant":
             return np.float64(self.sigma)
         return np.asarray(self.sigma_at(v), dtype=np.float64)
 
     # sampling ------------------------------------------------------------------------
-    def sample(self, value: Any, size: Any = None, rng: RNGLike = None, on_outside: str = "clip"):
-        """Release ``value`` (scalar or array; one independent draw per element).
+    @columnar
+    def sample(self, value: Any, size: Any = None, rng: RNGLike = None, on_outside: str = "clip",
+               *, nulls: Nulls = "raise"):
+        """Release ``value`` (scalar or array; one independent draw per element). Every
+        output lies in the allowed set.
 
-        ``size`` follows NumPy: the output shape, to which ``value`` must broadcast. Returns
-        a float for a scalar ``value`` without ``size``, else a float64 array. Every output
-        lies in the allowed set.
+        Parameters
+        ----------
+        value : float, array_like, pandas Series, pyarrow (Chunked)Array or masked array
+            True values in the allowed set (see the class notes on clipping).
+        size : None, int or tuple of int
+            Follows NumPy: the output shape, to which ``value`` must broadcast.
+        rng : None, int, SeedSequence, BitGenerator or Generator
+            Source of randomness; ``None`` is the secure default.
+        on_outside : {"clip", "raise"}
+        nulls : {"raise", "keep"}, default "raise"
+            Missing values (NaN, None, pd.NA, Arrow nulls, masked entries): ``"raise"``
+            refuses them; ``"keep"`` leaves them missing in the result, drawing no noise
+            for them.
+
+        Returns
+        -------
+        float, ndarray, Series, pyarrow array or masked array
+            A float for a scalar ``value`` without ``size``, else float64 values of the
+            kind of ``value``.
         """
         v = self._value(value, on_outside)
         gen = as_generator(rng)
@@ -377,7 +420,7 @@ class ConstrainedLaplace(Mechanism):
         guarantees (``"metric"`` implies ``"dp"``).
         ``inf`` for the distance-dependent scale (its loss is unbounded in the tail).
         """
-        if self.scale != "constant":
+        if self.scale_rule != "constant":
             return math.inf
         return _core.cl_loss(self._L, self._R, self._Lr, self._Rr, self.sigma,
                              self.sensitivity, False)
@@ -387,7 +430,7 @@ class ConstrainedLaplace(Mechanism):
         :math:`|\mu - \mu'|`: the smallest :math:`\epsilon'` such that the metric guarantee
         :math:`\ell(\mu,\mu') \le \epsilon'|\mu-\mu'|/\Delta F` holds (certified upper
         bound; at most ``epsilon`` when ``guarantee="metric"``)."""
-        if self.scale != "constant":
+        if self.scale_rule != "constant":
             return math.inf
         return _core.cl_loss(self._L, self._R, self._Lr, self._Rr, self.sigma,
                              self.sensitivity, True)

@@ -21,6 +21,7 @@ from .. import _core, _dispatch
 from .._random import RNGLike, as_generator
 from .._validation import as_float_array, as_probability, check_finite, fast_real
 from ..calibrate import GAUSSIAN_METHODS, gaussian_delta, gaussian_sigma
+from ..integrations._columns import Nulls, columnar
 from ._base import Mechanism
 
 __all__ = ["Gaussian", "Laplace"]
@@ -129,11 +130,29 @@ class Gaussian(_Unbounded):
     def _var(self) -> float:
         return self.sigma * self.sigma
 
-    def sample(self, value: Any, size: Any = None, rng: RNGLike = None):
+    @columnar
+    def sample(self, value: Any, size: Any = None, rng: RNGLike = None, *,
+               nulls: Nulls = "raise"):
         """Release ``value`` (scalar or array; one independent draw per element).
 
-        ``size`` follows NumPy: the output shape, to which ``value`` must broadcast. Returns
-        a float for a scalar ``value`` without ``size``, else a float64 array.
+        Parameters
+        ----------
+        value : float, array_like, pandas Series, pyarrow (Chunked)Array or masked array
+            True values, finite.
+        size : None, int or tuple of int
+            Follows NumPy: the output shape, to which ``value`` must broadcast.
+        rng : None, int, SeedSequence, BitGenerator or Generator
+            Source of randomness; ``None`` is the secure default.
+        nulls : {"raise", "keep"}, default "raise"
+            Missing values (NaN, None, pd.NA, Arrow nulls, masked entries): ``"raise"``
+            refuses them; ``"keep"`` leaves them missing in the result, drawing no noise
+            for them.
+
+        Returns
+        -------
+        float, ndarray, Series, pyarrow array or masked array
+            A float for a scalar ``value`` without ``size``, else float64 values of the
+            kind of ``value``.
         """
         return self._sample(_core.gn_one, _core.gn_fill, _core.gn_fill_rows, value, size, rng)
 
@@ -203,9 +222,31 @@ class Laplace(_Unbounded):
     def _var(self) -> float:
         return 2.0 * self.scale * self.scale
 
-    def sample(self, value: Any, size: Any = None, rng: RNGLike = None):
+    @columnar
+    def sample(self, value: Any, size: Any = None, rng: RNGLike = None, *,
+               nulls: Nulls = "raise"):
         """Release ``value`` (scalar or array; one independent draw per element), by the
-        closed-form inverse CDF of one open-interval uniform. ``size`` follows NumPy."""
+        closed-form inverse CDF of one open-interval uniform.
+
+        Parameters
+        ----------
+        value : float, array_like, pandas Series, pyarrow (Chunked)Array or masked array
+            True values, finite.
+        size : None, int or tuple of int
+            Follows NumPy: the output shape, to which ``value`` must broadcast.
+        rng : None, int, SeedSequence, BitGenerator or Generator
+            Source of randomness; ``None`` is the secure default.
+        nulls : {"raise", "keep"}, default "raise"
+            Missing values (NaN, None, pd.NA, Arrow nulls, masked entries): ``"raise"``
+            refuses them; ``"keep"`` leaves them missing in the result, drawing no noise
+            for them.
+
+        Returns
+        -------
+        float, ndarray, Series, pyarrow array or masked array
+            A float for a scalar ``value`` without ``size``, else float64 values of the
+            kind of ``value``.
+        """
         return self._sample(_core.lp_one, _core.lp_fill, _core.lp_fill_rows, value, size, rng)
 
     def logpdf(self, x: Any, value: Any):

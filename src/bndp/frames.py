@@ -1,0 +1,233 @@
+r"""Release several columns of a data frame at once: :func:`privatize`.
+
+Built on `narwhals <https://narwhals-dev.github.io/narwhals/>`_, so one code path serves
+pandas, Polars (eager and lazy), PyArrow tables and the other libraries narwhals supports
+(Modin, cuDF, ...). Spark and Dask DataFrames are handed to :func:`bndp.spark.privatize`
+and :func:`bndp.dask.privatize`, which take the same spec.
+
+The spec
+--------
+A mapping from column name to that column's settings::
+
+    spec = {
+        "age":    {"mechanism": "laplace", "lower": 0, "upper": 120, "sensitivity": 1, "epsilon": 0.25},
+        "income": {"mechanism": "gaussian", "lower": 0, "upper": 500000, "sensitivity": 1000, "epsilon": 0.25},
+        "score":  {"lower": "score_lo", "upper": "score_hi", "sensitivity": 1, "epsilon": 0.25},
+    }
+
+Keys: ``mechanism`` (``"laplace"``, the default: :class:`bndp.BoundedLaplace`;
+``"gaussian"``: :class:`bndp.BoundedGaussian`; ``"constrained_laplace"``:
+:class:`bndp.ConstrainedLaplace`), ``epsilon`` and ``sensitivity`` (required), ``lower`` and
+``upper`` (required but for ``constrained_laplace``: numbers, or, for ``laplace``, names of
+columns holding per-row bounds, which must be public data), ``delta`` (default 0),
+``on_outside`` (``"clip"``/``"raise"``), ``nulls`` (``"raise"``/``"keep"``) and the
+mechanism's own constructor options (for example ``mode``; ``calibration`` for
+``gaussian``; ``forbidden``, ``guarantee``, ``scale`` for ``constrained_laplace``) and
+``workers``.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Sequence
+
+import numpy as np
+
+from ._random import RNGLike
+from .integrations._spec import ColumnPlan, parse_spec, spec_costs
+
+__all__ = ["privatize"]
+
+
+def _engine_kind(frame: Any) -> str | None:
+    mod = type(frame).__module__
+    if mod.startswith("pyspark.sql") and "pyspark.sql" in sys.modules:
+        return "spark"
+    if mod.startswith(("dask.dataframe", "dask_expr")) and "dask.dataframe" in sys.modules:
+        import dask.dataframe as dd
+
+        if isinstance(frame, dd.DataFrame):
+            return "dask"
+    return None
+
+
+class Prepared:
+    """A checked column: float64 values, missing mask, per-row bounds, the source series."""
+
+    __slots__ = ("values", "missing", "lo", "hi", "series")
+
+    def __init__(self, values: np.ndarray, missing: np.ndarray | None, lo: np.ndarray | None,
+                 hi: np.ndarray | None, series: Any) -> None:
+        self.values = values
+        self.missing = missing
+        self.lo = lo
+        self.hi = hi
+        self.series = series
+
+
+def _numeric(nw: Any, frame: Any, col: str, role: str) -> Any:
+    if col not in frame.columns:
+        raise ValueError(f"{role}: column {col!r} not found; columns are: "
+                         f"{', '.join(map(str, frame.columns))}")
+    s = frame.get_column(col)
+    dt = s.dtype
+    if dt == nw.Boolean or not dt.is_numeric():
+        raise TypeError(f"{role}: column {col!r} must be numeric; got {dt}")
+    return s
+
+
+def _as_float(nw: Any, s: Any) -> tuple[np.ndarray, np.ndarray | None]:
+    """float64 values (NaN where missing) and the missing mask (null or NaN), or None."""
+    f = s if s.dtype == nw.Float64 else s.cast(nw.Float64)
+    vals = np.asarray(f.to_numpy(), dtype=np.float64)
+    missing = np.isnan(vals)
+    if s.null_count():  # a null whose placeholder is not NaN (never, after the cast; safe)
+        missing |= np.asarray(s.is_null().to_numpy(), dtype=bool)
+    return vals, (missing if missing.any() else None)
+
+
+def prepare(nw: Any, frame: Any, plans: Sequence[ColumnPlan]) -> list[Prepared]:
+    """Read and check every released column of an eager narwhals frame; draws nothing."""
+    out = []
+    for p in plans:
+        s = _numeric(nw, frame, p.name, f"spec column {p.name!r}")
+        vals, missing = _as_float(nw, s)
+        bnds: dict[str, np.ndarray | None] = {"lower": None, "upper": None}
+        for key in ("lower", "upper"):
+            b = getattr(p, key)
+            if isinstance(b, str):
+                bs = _numeric(nw, frame, b, f"spec column {p.name!r}, key {key!r}")
+                bnds[key], _ = _as_float(nw, bs)
+        p.check(vals, missing, bnds["lower"], bnds["upper"])
+        out.append(Prepared(vals, missing, bnds["lower"], bnds["upper"], s))
+    return out
+
+
+def draw(nw: Any, frame: Any, plans: Sequence[ColumnPlan], prepared: Sequence[Prepared],
+         gens: Sequence[np.random.Generator]) -> Any:
+    """Draw every column (each from its own generator) and return the new eager frame."""
+    impl = frame.implementation
+    new = []
+    for p, d, g in zip(plans, prepared, gens):
+        if d.missing is None:
+            noisy = p.draw(d.values, g, d.lo, d.hi)
+            new.append(nw.new_series(p.name, noisy, nw.Float64, backend=impl))
+        else:
+            keep = ~d.missing
+            idx = np.flatnonzero(keep)
+            noisy = p.draw(d.values[keep], g, None if d.lo is None else d.lo[keep],
+                           None if d.hi is None else d.hi[keep])
+            base = d.series if d.series.dtype == nw.Float64 else d.series.cast(nw.Float64)
+            # missing cells stay as they were (null stays null, NaN stays NaN)
+            new.append(base.scatter(idx, noisy) if idx.size else base)
+    return frame.with_columns(*new)
+
+
+def _label(plans: Sequence[ColumnPlan]) -> str:
+    return "privatize(" + ", ".join(p.name for p in plans) + ")"
+
+
+def privatize(frame: Any, spec: Any, budget: Any = None, rng: RNGLike = None) -> Any:
+    r"""Release the columns named in ``spec``, each with its own bounds and privacy loss.
+
+    Parameters
+    ----------
+    frame : data frame
+        A pandas DataFrame, a Polars DataFrame or LazyFrame, a PyArrow Table, or any other
+        frame `narwhals` supports; a Spark or Dask DataFrame is handed to
+        :func:`bndp.spark.privatize` / :func:`bndp.dask.privatize` (``rng`` must then be
+        None: each partition seeds itself from the OS).
+    spec : mapping
+        ``{column: {key: value}}``, see the module documentation: per column
+        ``mechanism`` (default ``"laplace"``), ``epsilon``, ``sensitivity``, ``lower`` and
+        ``upper`` (numbers, or column names for per-row bounds), ``delta``,
+        ``on_outside``, ``nulls`` and the mechanism's options (e.g. ``mode``).
+    budget : bndp.Budget, optional
+        Spends the release's cost: by sequential composition, the sum of the columns'
+        :math:`\epsilon` and the sum of their :math:`\delta`. Refused with
+        :class:`bndp.BudgetError` before any noise is drawn if it would exceed the budget.
+    rng : None, int, SeedSequence, BitGenerator or Generator
+        ``None`` (a real release): a fresh cryptographically secure stream per column,
+        keyed from the OS. Otherwise one independent child stream per column, spawned from
+        ``rng`` (:meth:`numpy.random.Generator.spawn`: the columns never share a stream);
+        seeds are for tests and research only.
+
+    Returns
+    -------
+    data frame
+        Of the same kind as ``frame``, with the same columns in the same order (and the
+        same pandas index); released columns become float64, missing cells kept by
+        ``nulls="keep"`` stay as they were (null or NaN); other columns are untouched. A
+        lazy frame is collected once and returned lazy over the released data: evaluating
+        it again does not draw new noise.
+
+    Raises
+    ------
+    ValueError, TypeError
+        For an invalid spec (the message names the column and key) or invalid data (the
+        column and row); raised before any noise is drawn.
+    bndp.BudgetError
+        If ``budget`` cannot pay for the release; nothing is drawn or spent.
+
+    Notes
+    -----
+    The whole spec is validated and every column with fixed bounds calibrated (its
+    mechanism built once) before the data is read; then every column's data is checked;
+    then the budget is charged; only then is noise drawn. Columns are released
+    independently, so a record's privacy loss over the release is at most the sum over
+    the columns (Dwork & Roth 2014, Theorem 3.16).
+
+    Examples
+    --------
+    >>> import bndp, pandas as pd
+    >>> df = pd.DataFrame({"age": [30, 41, 67], "city": ["a", "b", "c"]})
+    >>> out = bndp.privatize(df, {"age": {"lower": 0, "upper": 120, "sensitivity": 1,
+    ...                                   "epsilon": 0.5}}, rng=1)
+    >>> list(out.columns), bool(out["age"].between(0, 120).all())
+    (['age', 'city'], True)
+    """
+    from .budget import check_budget
+
+    check_budget(budget)
+    kind = _engine_kind(frame)
+    if kind is not None:
+        if rng is not None:
+            raise ValueError(f"`rng` must be None for a {kind.capitalize()} DataFrame: each "
+                             "partition seeds its own secure stream from the OS")
+        import importlib
+
+        mod = importlib.import_module(f"bndp.integrations.{kind}")
+        return mod.privatize(frame, spec, budget=budget)
+
+    try:
+        import narwhals.stable.v2 as nw
+    except ImportError:
+        raise ImportError("bndp.privatize on a data frame needs narwhals; install it with: "
+                          "pip install 'bndp[frames]'") from None
+    try:
+        nwf = nw.from_native(frame)
+    except TypeError:
+        raise TypeError("`frame` must be a data frame (pandas, Polars, PyArrow Table, or "
+                        f"another library narwhals supports); got {type(frame).__name__}. "
+                        "For a single column use bndp.sample.") from None
+    if not isinstance(nwf, (nw.DataFrame, nw.LazyFrame)):
+        raise TypeError(f"`frame` must be a data frame; got {type(frame).__name__} (for a "
+                        "single column use bndp.sample)")
+    plans = parse_spec(spec)  # validation and calibration: no data read, nothing drawn
+    if budget is not None:
+        from .integrations._spec import check_budget_compatible
+
+        check_budget_compatible(plans)
+    lazy = isinstance(nwf, nw.LazyFrame)
+    impl = nwf.implementation
+    eager = nwf.collect() if lazy else nwf  # type: ignore[union-attr]
+    prepared = prepare(nw, eager, plans)  # every column's data checked
+    if budget is not None:
+        budget.charge(spec_costs(plans), label=_label(plans))
+    from ._random import default_rng, spawn
+
+    gens = [default_rng(None) for _ in plans] if rng is None else spawn(rng, len(plans))
+    out = draw(nw, eager, plans, prepared, gens)
+    if lazy:
+        return out.lazy(backend=impl).to_native()
+    return out.to_native()

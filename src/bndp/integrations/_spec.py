@@ -1,0 +1,360 @@
+"""The release spec: one mapping ``{column: {key: value}}`` for frames, engines and the CLI.
+
+:func:`parse_spec` validates a whole spec and calibrates every column with scalar bounds
+(building its mechanism once), without looking at any data; :class:`ColumnPlan` then checks
+a column's data (:meth:`ColumnPlan.check`) and draws its noise (:meth:`ColumnPlan.draw`)
+through bndp's mechanisms and :func:`bndp.sample`. Nothing here samples by itself.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+
+__all__ = ["ColumnPlan", "parse_spec", "spec_costs", "SpecError", "MECHANISMS", "BASE_KEYS"]
+
+MECHANISMS = ("laplace", "gaussian", "constrained_laplace")
+BASE_KEYS = ("mechanism", "lower", "upper", "sensitivity", "epsilon", "delta", "on_outside",
+             "nulls")
+
+
+class SpecError(ValueError):
+    """An invalid release spec (a ``ValueError``); the message names the column and key."""
+
+
+def _where(col: str, key: str | None = None) -> str:
+    return f"spec column {col!r}" + (f", key {key!r}" if key is not None else "")
+
+
+def _mech_classes() -> dict[str, Any]:
+    from ..mechanisms import BoundedGaussian, BoundedLaplace, ConstrainedLaplace
+
+    return {"laplace": BoundedLaplace, "gaussian": BoundedGaussian,
+            "constrained_laplace": ConstrainedLaplace}
+
+
+def _ctor_options(cls: Any) -> tuple[str, ...]:
+    """Keyword options of a mechanism's constructor beyond the spec's base keys (for
+    example ``mode``), read from its signature so that new options flow through."""
+    params = inspect.signature(cls.__init__).parameters
+    return tuple(p for p in params if p not in ("self", *BASE_KEYS)
+                 and params[p].kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                        inspect.Parameter.KEYWORD_ONLY))
+
+
+def mechanism_options(mechanism: str) -> tuple[str, ...]:
+    """The mechanism-specific keys a spec column may carry."""
+    opts = _ctor_options(_mech_classes()[mechanism])
+    if mechanism in ("laplace", "gaussian"):
+        opts = opts + ("workers",)  # a sampling option of their ``sample``
+    return opts
+
+
+def _real(col: str, key: str, v: Any) -> float:
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{_where(col, key)}: must be a real number; got {v!r}")
+    return float(v)
+
+
+class ColumnPlan:
+    """One released column: its validated settings and, for scalar bounds, its calibrated
+    mechanism. Picklable (shipped to Spark and Dask workers)."""
+
+    def __init__(self, name: str, mechanism: str, lower: float | str | None,
+                 upper: float | str | None, sensitivity: float, epsilon: float, delta: float,
+                 on_outside: str, nulls: str, options: dict[str, Any], mech: Any) -> None:
+        self.name = name
+        self.mechanism = mechanism
+        self.lower = lower
+        self.upper = upper
+        self.sensitivity = sensitivity
+        self.epsilon = epsilon
+        self.delta = delta
+        self.on_outside = on_outside
+        self.nulls = nulls
+        self.options = options
+        self.mech = mech
+
+    def __repr__(self) -> str:
+        return (f"ColumnPlan({self.name!r}, {self.mechanism}, lower={self.lower!r}, "
+                f"upper={self.upper!r}, epsilon={self.epsilon!r}, delta={self.delta!r})")
+
+    @property
+    def per_row(self) -> bool:
+        return isinstance(self.lower, str) or isinstance(self.upper, str)
+
+    def bound_columns(self) -> list[str]:
+        return [b for b in (self.lower, self.upper) if isinstance(b, str)]
+
+    def cost(self) -> tuple[float, float]:
+        """``(epsilon, delta)`` this column's release costs (its own guarantee)."""
+        if self.mech is not None and self.mechanism == "constrained_laplace":
+            return float(self.mech.epsilon), float(self.mech.delta)
+        return self.epsilon, self.delta
+
+    def describe(self) -> str:
+        m = self.mech
+        if m is None:
+            return "bounded Laplace, per-row bounds (scale calibrated per distinct width)"
+        if self.mechanism == "laplace":
+            return f"bounded Laplace scale b = {m.scale:.6g}"
+        if self.mechanism == "gaussian":
+            return f"bounded Gaussian sigma = {m.sigma:.6g}"
+        return f"constrained Laplace scale = {m.sigma:.6g}" if m.sigma is not None else \
+            "constrained Laplace (distance-dependent scale)"
+
+    # data --------------------------------------------------------------------------------
+    def check(self, values: np.ndarray, missing: np.ndarray | None,
+              lo: np.ndarray | None = None, hi: np.ndarray | None = None) -> None:
+        """Check a column's data before anything is drawn: missing values against
+        ``nulls``, finiteness, ``on_outside="raise"``, per-row bounds and their calibration.
+        ``values``, ``lo``, ``hi``: float64 arrays of the column's length; errors give the
+        first bad row (0-based)."""
+        name = self.name
+        if missing is not None and missing.any():
+            if self.nulls == "raise":
+                i = int(np.flatnonzero(missing)[0])
+                raise ValueError(f"column {name!r}: {int(missing.sum())} missing value(s) "
+                                 f"(null/NaN), the first at row {i}; set nulls='keep' in its "
+                                 "spec to leave missing values untouched")
+            keep = ~missing
+        else:
+            keep = None
+        v = values if keep is None else values[keep]
+        rows = (lambda j: j) if keep is None else (lambda j: int(np.flatnonzero(keep)[j]))
+        bad = ~np.isfinite(v)
+        if bad.any():
+            j = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"column {name!r}: row {rows(j)} holds {float(v[j])!r}, not a "
+                             "finite number")
+        if self.per_row:
+            lo_v = (np.full(v.shape, float(self.lower))  # type: ignore[arg-type]
+                    if lo is None else (lo if keep is None else lo[keep]))
+            hi_v = (np.full(v.shape, float(self.upper))  # type: ignore[arg-type]
+                    if hi is None else (hi if keep is None else hi[keep]))
+            for key, b in (("lower", lo_v), ("upper", hi_v)):
+                nb = ~np.isfinite(b)
+                if nb.any():
+                    j = int(np.flatnonzero(nb)[0])
+                    src = self.lower if key == "lower" else self.upper
+                    raise ValueError(f"{_where(name, key)}: bound column {src!r} holds "
+                                     f"{float(b[j])!r} at row {rows(j)}; per-row bounds must "
+                                     "be finite numbers")
+            order = ~(lo_v < hi_v)
+            if order.any():
+                j = int(np.flatnonzero(order)[0])
+                raise ValueError(f"{_where(name)}: per-row bounds need lower < upper; row "
+                                 f"{rows(j)} has lower = {float(lo_v[j])!r}, upper = "
+                                 f"{float(hi_v[j])!r}")
+            if v.size:
+                from ..calibrate import bounded_laplace_scale
+
+                w = hi_v - lo_v
+                try:  # the scale is monotone in the width: the extreme widths decide
+                    bounded_laplace_scale(self.epsilon, self.sensitivity, 0.0,
+                                          np.array([w.min(), w.max()]), self.delta)
+                except (ValueError, OverflowError) as exc:
+                    raise ValueError(f"{_where(name)}: {exc}") from None
+        else:
+            lo_v, hi_v = self.lower, self.upper
+        if self.on_outside == "raise" and v.size:
+            lo_c = -math.inf if lo_v is None else lo_v
+            hi_c = math.inf if hi_v is None else hi_v
+            out = (v < lo_c) | (v > hi_c)
+            if out.any():
+                j = int(np.flatnonzero(out)[0])
+                raise ValueError(f"column {name!r}: row {rows(j)} holds {float(v[j])!r}, "
+                                 "outside its bounds (on_outside='raise')")
+
+    def draw(self, values: np.ndarray, gen: np.random.Generator,
+             lo: np.ndarray | None = None, hi: np.ndarray | None = None) -> np.ndarray:
+        """Release ``values`` (float64, no missing, checked) with this column's mechanism."""
+        if values.size == 0:
+            return np.empty(0)
+        if not self.per_row:
+            kw = {"workers": self.options["workers"]} if "workers" in self.options else {}
+            return np.asarray(self.mech.sample(values, rng=gen, on_outside=self.on_outside, **kw),
+                              dtype=np.float64)
+        from ..api import sample
+
+        lo_v = np.float64(self.lower) if lo is None else lo
+        hi_v = np.float64(self.upper) if hi is None else hi
+        return np.asarray(sample(values, mechanism="laplace", epsilon=self.epsilon,
+                                 sensitivity=self.sensitivity, lower=lo_v, upper=hi_v,
+                                 delta=self.delta, rng=gen, on_outside=self.on_outside,
+                                 **self.options), dtype=np.float64)
+
+
+def _per_row_sample_options() -> tuple[str, ...]:
+    from ..api import sample
+
+    params = inspect.signature(sample).parameters
+    return tuple(p for p in params if p not in (
+        "value", "mechanism", "epsilon", "sensitivity", "lower", "upper", "delta", "rng",
+        "on_outside", "nulls"))
+
+
+def _parse_column(col: str, entry: Any, memo: dict | None = None) -> ColumnPlan:
+    from .._validation import check_on_outside
+    from ._columns import check_nulls
+
+    if not isinstance(entry, Mapping):
+        raise SpecError(f"{_where(col)}: must be a mapping of settings (mechanism, lower, "
+                        f"upper, sensitivity, epsilon, ...); got {type(entry).__name__}")
+    mechanism = entry.get("mechanism", "laplace")
+    if not isinstance(mechanism, str) or mechanism not in MECHANISMS:
+        raise SpecError(f"{_where(col, 'mechanism')}: must be one of {MECHANISMS}; got "
+                        f"{mechanism!r}")
+    opts_allowed = mechanism_options(mechanism)
+    unknown = [k for k in entry if k not in BASE_KEYS and k not in opts_allowed]
+    if unknown:
+        raise SpecError(f"{_where(col, str(unknown[0]))}: unknown key for mechanism "
+                        f"{mechanism!r}; allowed keys: {', '.join(BASE_KEYS + opts_allowed)}")
+    for key in ("epsilon", "sensitivity"):
+        if key not in entry:
+            raise SpecError(f"{_where(col, key)}: missing (required)")
+    eps = _real(col, "epsilon", entry["epsilon"])
+    dq = _real(col, "sensitivity", entry["sensitivity"])
+    delta = _real(col, "delta", entry.get("delta", 0.0))
+    bounds: dict[str, float | str | None] = {}
+    for key in ("lower", "upper"):
+        if key not in entry:
+            if mechanism == "constrained_laplace":
+                bounds[key] = None
+                continue
+            raise SpecError(f"{_where(col, key)}: missing (required: a number, or the name of "
+                            "a column holding per-row bounds)")
+        b = entry[key]
+        if isinstance(b, str):
+            if mechanism != "laplace":
+                raise SpecError(f"{_where(col, key)}: per-row bounds from a column ({b!r}) "
+                                "need mechanism 'laplace'")
+            if b == col:
+                raise SpecError(f"{_where(col, key)}: a column cannot bound itself")
+            bounds[key] = b
+        else:
+            bounds[key] = _real(col, key, b)
+    on_outside = entry.get("on_outside", "clip")
+    try:
+        check_on_outside(on_outside)
+    except (ValueError, TypeError) as exc:
+        raise SpecError(f"{_where(col, 'on_outside')}: {exc}") from None
+    nulls = entry.get("nulls", "raise")
+    try:
+        check_nulls(nulls)
+    except (ValueError, TypeError) as exc:
+        raise SpecError(f"{_where(col, 'nulls')}: {exc}") from None
+    options = {k: entry[k] for k in entry if k in opts_allowed}
+    if "workers" in options:
+        w = options["workers"]
+        if isinstance(w, bool) or not isinstance(w, (int, np.integer)) or (w < 1 and w != -1):
+            raise SpecError(f"{_where(col, 'workers')}: must be a positive integer or -1; "
+                            f"got {w!r}")
+    lo, hi = bounds["lower"], bounds["upper"]
+    cls = _mech_classes()[mechanism]
+    ctor = {k: v for k, v in options.items() if k != "workers"}
+    mech = None
+    # columns with the same settings share one calibrated mechanism (calibrated once)
+    key_ = repr((mechanism, eps, dq, delta, lo, hi, sorted(ctor.items())))
+    if memo is not None and key_ in memo:
+        return ColumnPlan(col, mechanism, lo, hi, dq, eps, delta, on_outside, nulls, options,
+                          memo[key_])
+    try:
+        if isinstance(lo, str) or isinstance(hi, str):
+            # per-row bounds: drawn by bndp.sample, calibrated per distinct width when the
+            # data is seen; check the privacy parameters (and the options) now
+            allowed = _per_row_sample_options()
+            for k in ctor:
+                if k not in allowed:
+                    raise SpecError(f"{_where(col, k)}: not supported with per-row bounds")
+            from ..calibrate import bounded_laplace_scale
+
+            bounded_laplace_scale(eps, dq, 0.0, 1.0, delta)
+            for key, b in (("lower", lo), ("upper", hi)):
+                if not isinstance(b, str) and not math.isfinite(b):  # type: ignore[arg-type]
+                    raise SpecError(f"{_where(col, key)}: must be finite; got {b!r}")
+        elif mechanism == "laplace":
+            mech = cls(eps, dq, lo, hi, delta, **ctor)
+        elif mechanism == "gaussian":
+            if delta != 0.0:
+                raise SpecError(f"{_where(col, 'delta')}: the bounded Gaussian mechanism is "
+                                f"pure epsilon-DP; delta must be 0, got {delta!r}")
+            mech = cls(eps, dq, lo, hi, **ctor)
+            if getattr(mech, "dim", None) is not None:
+                raise SpecError(f"{_where(col)}: lower and upper must be scalars")
+        else:
+            if "delta" in entry and delta != 0.0:
+                raise SpecError(f"{_where(col, 'delta')}: set by the constrained Laplace "
+                                "mechanism itself (0, or its own for scale='distance_dependent')")
+            kw = dict(ctor)
+            if lo is not None:
+                kw["lower"] = lo
+            if hi is not None:
+                kw["upper"] = hi
+            mech = cls(eps, dq, **kw)
+    except SpecError:
+        raise
+    except TypeError as exc:
+        raise TypeError(f"{_where(col)}: {' '.join(str(exc).split())}") from None
+    except (ValueError, OverflowError, NotImplementedError) as exc:
+        raise SpecError(f"{_where(col)}: {' '.join(str(exc).split())}") from None
+    if memo is not None and mech is not None:
+        memo[key_] = mech
+    return ColumnPlan(col, mechanism, lo, hi, dq, eps, delta, on_outside, nulls, options, mech)
+
+
+def parse_spec(spec: Any) -> list[ColumnPlan]:
+    """Validate a whole release spec and calibrate its columns; nothing is drawn.
+
+    Raises :class:`SpecError` (a ``ValueError``) naming the column and key, or ``TypeError``
+    for a spec that is not a mapping.
+    """
+    if not isinstance(spec, Mapping):
+        raise TypeError("`spec` must be a mapping {column name: {setting: value}}; got "
+                        f"{type(spec).__name__}")
+    if not spec:
+        raise SpecError("`spec` must name at least one column")
+    plans = []
+    memo: dict = {}
+    for col, entry in spec.items():
+        if not isinstance(col, str):
+            raise SpecError(f"spec column names must be strings; got {col!r}")
+        plans.append(_parse_column(col, entry, memo))
+    released = {p.name for p in plans}
+    for p in plans:
+        for key in ("lower", "upper"):
+            b = getattr(p, key)
+            if isinstance(b, str) and b in released:
+                raise SpecError(f"{_where(p.name, key)}: bound column {b!r} is itself "
+                                "released; per-row bounds must be public, not private data")
+    return plans
+
+
+def spec_costs(plans: Iterable[ColumnPlan]) -> dict[str, tuple[float, float]]:
+    return {p.name: p.cost() for p in plans}
+
+
+def check_budget_compatible(plans: Iterable[ColumnPlan]) -> None:
+    """A budget accounts (epsilon, delta)-DP only: refuse the metric guarantee."""
+    for p in plans:
+        if p.mechanism == "constrained_laplace" and getattr(p.mech, "guarantee", "dp") != "dp":
+            raise SpecError(f"{_where(p.name, 'guarantee')}: the metric guarantee is not "
+                            "(epsilon, delta)-DP and cannot be charged to a Budget")
+
+
+def keyword_spec(columns: Any, *, mechanism: str, epsilon: float, sensitivity: float,
+                 lower: Any, upper: Any, delta: float = 0.0, on_outside: str = "clip",
+                 nulls: str = "raise") -> dict[str, dict[str, Any]]:
+    """The spec equivalent to the engines' keyword form (same settings for every column)."""
+    cols = [columns] if isinstance(columns, str) else list(columns)
+    if not cols:
+        raise ValueError("`column` must name at least one column")
+    entry: dict[str, Any] = {"mechanism": mechanism, "epsilon": epsilon,
+                             "sensitivity": sensitivity, "lower": lower, "upper": upper,
+                             "on_outside": on_outside, "nulls": nulls}
+    if delta != 0.0 or mechanism != "gaussian":
+        entry["delta"] = delta
+    return {c: dict(entry) for c in cols}

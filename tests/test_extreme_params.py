@@ -1,0 +1,212 @@
+"""Extreme but valid parameters (issue 14): a calibration either returns a finite, positive
+scale whose certified loss is <= epsilon (samples finite and in bounds), or raises a
+ValueError naming the argument and the representable range. Never NaN, inf or 0."""
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import bndp
+from bndp import cli
+from bndp.calibrate import bounded_gaussian_sigma, bounded_laplace_scale
+from bndp.verify import bounded_gaussian_loss, bounded_laplace_loss
+
+
+# ---------------------------------------------------------------------------------------
+# Bounded Laplace
+# ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("eps, dq, name", [
+    (1e-320, 1.0, "epsilon"),        # was NaN
+    (1e308, 1.0, "sensitivity"),      # was inf
+    (1e300, 1e-300, "sensitivity"),   # was 0
+])
+def test_bounded_laplace_unrepresentable_scale_is_refused(eps, dq, name):
+    with pytest.raises(ValueError, match=f"`epsilon`.*{'' if name == 'epsilon' else '`sensitivity`'}"
+                       ".*(range|at least)"):
+        bounded_laplace_scale(eps, dq, 0.0, 10.0)
+    with pytest.raises(ValueError, match="`epsilon`"):
+        bounded_laplace_scale(np.array([1.0, eps]), dq, 0.0, 10.0)      # array path too
+    with pytest.raises(ValueError, match="`epsilon`"):
+        bndp.BoundedLaplace(eps, dq, 0.0, 10.0, mode="continuous")
+
+
+@pytest.mark.parametrize("eps, dq, lo, hi", [
+    (1e-300, 1e-10, 0.0, 10.0),
+    (1e-290, 1.0, 0.0, 1e300),
+    (1e280, 1.0, 0.0, 10.0),
+    (1e10, 1e-280, -1e-270, 1e-270),
+    (1.0, 1e-300, 0.0, 1e-290),
+])
+def test_bounded_laplace_extreme_but_representable(eps, dq, lo, hi):
+    m = bndp.BoundedLaplace(eps, dq, lo, hi, mode="continuous")
+    assert math.isfinite(m.scale) and m.scale > 0
+    assert m.privacy_loss() <= eps * (1 + 1e-12)
+    assert bounded_laplace_loss(m.scale, dq, lo, hi) <= eps * (1 + 1e-12)
+    x = m.sample(np.array([lo, 0.5 * lo + 0.5 * hi, hi]), rng=0)
+    assert np.isfinite(x).all() and (x >= lo).all() and (x <= hi).all()
+
+
+def test_cli_calibrate_refuses_epsilon_1e_320(capsys):
+    code = cli.main(["calibrate", "--epsilon", "1e-320", "--sensitivity", "1",
+                     "--lower", "0", "--upper", "10"])
+    out, err = capsys.readouterr()
+    assert code != 0
+    assert "nan" not in out.lower()
+    assert "epsilon" in err
+
+
+def test_cli_privatize_refuses_epsilon_1e_320(tmp_path, capsys):
+    src = tmp_path / "in.csv"
+    src.write_text("x\n1\n2\n")
+    dst = tmp_path / "out.csv"
+    for mech in ("laplace", "gaussian"):
+        code = cli.main(["privatize", str(src), "-o", str(dst), "--column", "x",
+                         "--mechanism", mech, "--epsilon", "1e-320", "--sensitivity", "1",
+                         "--lower", "0", "--upper", "10"])
+        err = capsys.readouterr().err
+        assert code != 0
+        assert "epsilon" in err
+        assert not dst.exists()
+
+
+# ---------------------------------------------------------------------------------------
+# Bounded Gaussian
+# ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dq, lo, hi", [
+    (1e160, 0.0, 10.0),                    # sensitivity >= 1e160: NaN sigma before
+    (1e200, 0.0, 1.0),
+    (1.0, 0.0, 1e160),                     # upper >= 1e160: NaN sigma before
+    (1.0, -1e300, 1e300),
+    (1e-20, [0.0, 0.0], [1.0, 1.0]),       # m >= 2, dq/w <= 1e-20: NaN sigma before
+    (1e-25, [0.0] * 3, [1.0, 2.0, 3.0]),
+    (1e-300, [0.0, 0.0], [1.0, 1.0]),      # verify was 1.406 (m = 2)
+    (1e-300, [0.0] * 5, [1.0] * 5),        # verify was 2.236 (m = 5)
+    (1e160, [0.0, 0.0], [1.0, 1.0]),
+    (1.0, [0.0, 0.0], [1e160, 1e160]),
+])
+def test_bounded_gaussian_extreme_but_representable(dq, lo, hi):
+    eps = 1.0
+    for calibration in ("paper", "tight"):
+        m = bndp.BoundedGaussian(eps, dq, lo, hi, calibration=calibration, mode="continuous")
+        assert math.isfinite(m.sigma) and m.sigma > 0
+        loss = bounded_gaussian_loss(m.sigma, dq, lo, hi)
+        assert 0 <= loss <= eps
+        q = np.asarray(lo, dtype=float)
+        x = m.sample(q, size=(50,) if m.dim is None else (50,), rng=1)
+        lo_a, hi_a = np.asarray(lo, float), np.asarray(hi, float)
+        assert np.isfinite(x).all() and (x >= lo_a).all() and (x <= hi_a).all()
+    # the paper's sigma is homogeneous: scaling (dq, bounds) by 2**k scales sigma by 2**k
+    # exactly (the computation is done in units of a power of two)
+    s1 = bounded_gaussian_sigma(eps, dq, lo, hi)
+    s2 = bounded_gaussian_sigma(eps, dq * 2.0 ** 20, np.asarray(lo, float) * 2.0 ** 20,
+                                np.asarray(hi, float) * 2.0 ** 20)
+    assert s2 == s1 * 2.0 ** 20
+
+
+def test_bounded_gaussian_multivariate_tiny_sensitivity_is_tight():
+    # at dq/w -> 0 the paper's condition tends to (W dq)/sigma^2 <= eps and the exact loss
+    # to dq W / sigma^2: the certified loss must approach eps from below, not sqrt(m) eps
+    for m in (2, 5):
+        mech = bndp.BoundedGaussian(1.0, 1e-300, [0.0] * m, [1.0] * m, mode="continuous")
+        assert mech.sigma ** 2 == pytest.approx(math.sqrt(m) * 1e-300, rel=1e-12)
+        loss = mech.privacy_loss()
+        assert 1 - 1e-12 < loss <= 1.0
+
+
+@pytest.mark.parametrize("eps, dq, lo, hi, name", [
+    (1e-320, 1.0, 0.0, 10.0, "epsilon"),
+    (1e308, 1.0, 0.0, 10.0, "epsilon"),
+    (1.0, 1e-310, 0.0, 10.0, "sensitivity"),
+    (1.0, 1e300, 0.0, 1e-300, "sensitivity"),
+])
+def test_bounded_gaussian_unrepresentable_is_refused(eps, dq, lo, hi, name):
+    with pytest.raises(ValueError, match=f"`{name}`.*(range|2\\*\\*1000)"):
+        bounded_gaussian_sigma(eps, dq, lo, hi)
+    with pytest.raises(ValueError, match=f"`{name}`"):
+        bounded_gaussian_sigma(np.array([1.0, eps]), dq, lo, hi)
+
+
+# ---------------------------------------------------------------------------------------
+# Constrained (truncated and normalised) Laplace
+# ---------------------------------------------------------------------------------------
+
+# [0, w] with w >> dF is a half-line for all practical purposes: sigma* tends to
+# dF/ln((e^eps + 1)/2) = 1.6126053959... (eps = 1). It grew with w before (2.02 at 1e14,
+# 37.5 at 1e16, 355273 at 1e20: a rounding margin proportional to |endpoint|/sigma).
+HALF_LINE_1 = 1.0 / math.log((math.e + 1) / 2)
+
+
+@pytest.mark.parametrize("w", [1e12, 1e14, 1e16, 1e20, 1e100, 1e200])
+def test_constrained_laplace_sigma_independent_of_the_width(w):
+    m = bndp.ConstrainedLaplace(1.0, 1.0, lower=0.0, upper=w)
+    assert HALF_LINE_1 <= m.sigma <= HALF_LINE_1 * (1 + 1e-12)
+    assert m.privacy_loss() <= 1.0           # was 2.5e70 at w = 1e200
+    y = m.sample(np.array([0.0, 0.5 * w, w]), rng=2)
+    assert np.isfinite(y).all() and (y >= 0).all() and (y <= w).all()
+
+
+@pytest.mark.parametrize("dF, lo, hi, forbidden", [
+    (1e-300, 0.0, 1.0, ()),                  # verify was 2.5e171
+    (1e-300, 0.0, 1e-299, ()),
+    (1.0, 1e20, 1e20 + 1e6, ()),             # far from the origin
+    (1.0, -math.inf, math.inf, [(1e20, 1e20 + 1e6)]),
+    (1e-3, 0.0, 1e12, [(1.0, 2.0), (1e11, 1e11 + 1.0)]),
+])
+def test_constrained_laplace_is_scale_and_translation_invariant(dF, lo, hi, forbidden):
+    m = bndp.ConstrainedLaplace(1.0, dF, forbidden=forbidden, lower=lo, upper=hi)
+    assert math.isfinite(m.sigma) and m.sigma > 0
+    assert m.privacy_loss() <= 1.0
+    # the same problem in units of dF, translated to the origin, gives the same sigma/dF
+    c = lo if math.isfinite(lo) else forbidden[0][0]
+    f1 = [((a - c) / dF, (b - c) / dF) for a, b in forbidden]
+    ref = bndp.ConstrainedLaplace(1.0, 1.0, forbidden=f1, lower=(lo - c) / dF,
+                                  upper=(hi - c) / dF)
+    assert m.sigma / dF == pytest.approx(ref.sigma, rel=1e-9)
+
+
+# ---------------------------------------------------------------------------------------
+# Truncated normal sampler (the docstring promises never inf/nan)
+# ---------------------------------------------------------------------------------------
+
+from bndp.distributions import truncated_normal  # noqa: E402
+
+TN_EXTREME = [
+    # loc, scale, lower, upper (all NaN before)
+    (0.0, 1.0, 1e150, np.inf),
+    (0.0, 1.0, 1e160, np.inf),
+    (0.0, 1.0, -np.inf, -1e200),
+    (1e200, 1.0, -1.0, 1.0),
+    (-1e200, 1.0, -1.0, 1.0),
+    (2.0, 1e-300, -1.0, 1.0),
+    (0.0, 1e-300, 1.0, 2.0),
+    (0.0, 1.0, 1e11, np.inf),          # was 3e11 above the bound (tail quantile start)
+    (1e13, 1.0, -1.0, 0.0),
+]
+
+
+@pytest.mark.parametrize("loc, scale, lo, hi", TN_EXTREME)
+def test_truncated_normal_far_tails_finite_and_in_bounds(loc, scale, lo, hi):
+    for x in (truncated_normal(loc, scale, lo, hi, size=500, rng=3),              # scalar
+              truncated_normal(np.full(300, loc), scale, lo, hi, rng=4),          # rows
+              np.array([truncated_normal(loc, scale, lo, hi, rng=5)])):
+        assert np.isfinite(x).all() and (x >= lo).all() and (x <= hi).all()
+
+
+@pytest.mark.parametrize("beta", [3e8, 1e9, 1e11, 2e12, 1e14, 1e200])
+def test_truncated_normal_far_tail_law(beta):
+    # N(-beta, 1) on [0, inf): x is exponential of rate beta to relative O(1/beta^2)
+    for x in (truncated_normal(-beta, 1.0, 0.0, np.inf, size=4000, rng=6),
+              truncated_normal(beta, 1.0, -np.inf, 0.0, size=4000, rng=6) * -1.0):
+        t = x * beta
+        assert abs(t.mean() - 1.0) < 0.08 and abs(np.median(t) - math.log(2)) < 0.06
+
+
+def test_truncated_gaussian_theta_far_outside():
+    m = bndp.TruncatedGaussian(sigma=1.0, lower=-1.0, upper=1.0)
+    x = m.sample(np.array([1e200, -1e200, 1e13, 0.0]), rng=7)
+    assert np.isfinite(x).all() and (np.abs(x) <= 1).all()
+    assert x[0] == 1.0 and x[1] == -1.0

@@ -1,0 +1,336 @@
+"""bndp.privatize (one release spec for pandas, Polars and Arrow frames) and bndp.Budget."""
+
+import threading
+
+import numpy as np
+import pytest
+
+import bndp
+from bndp.integrations._spec import ColumnPlan
+
+pd = pytest.importorskip("pandas")
+pa = pytest.importorskip("pyarrow")
+pl = pytest.importorskip("polars")
+pytest.importorskip("narwhals")
+
+N = 4000
+SPEC = {
+    "age": {"mechanism": "laplace", "lower": 0, "upper": 120, "sensitivity": 1, "epsilon": 0.25},
+    "income": {"mechanism": "gaussian", "lower": 0, "upper": 500000, "sensitivity": 1000,
+               "epsilon": 0.25},
+    "score": {"lower": "score_lo", "upper": "score_hi", "sensitivity": 1, "epsilon": 0.25},
+}
+
+
+def data(n=N):
+    i = np.arange(n)
+    lo = (i % 5) * 10.0
+    return {"id": i, "age": np.full(n, 60, dtype=np.int64),
+            "name": [f"n{k}" for k in range(n)],
+            "income": np.where(i % 2 == 0, 300000.0, 20000.0),
+            "score": lo + 2.0, "score_lo": lo, "score_hi": lo + 5.0}
+
+
+KINDS = ["pandas", "polars", "polars-lazy", "arrow"]
+
+
+def make(kind, d):
+    if kind == "pandas":
+        return pd.DataFrame(d, index=pd.Index(np.arange(len(d["id"])) * 3 + 7, name="key"))
+    if kind == "polars":
+        return pl.DataFrame(d)
+    if kind == "polars-lazy":
+        return pl.DataFrame(d).lazy()
+    return pa.table(d)
+
+
+def to_pandas(out):
+    if isinstance(out, pl.LazyFrame):
+        out = out.collect()
+    if isinstance(out, (pl.DataFrame, pa.Table)):
+        return out.to_pandas()
+    return out
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_privatize_same_kind_bounds_and_untouched_columns(kind):
+    d = data()
+    frame = make(kind, d)
+    out = bndp.privatize(frame, SPEC, rng=12)
+    assert type(out) is type(frame)
+    res, src = to_pandas(out), to_pandas(frame)
+    assert list(res.columns) == list(d)  # same column order
+    if kind == "pandas":
+        pd.testing.assert_index_equal(res.index, frame.index)
+    untouched = ["id", "name", "score_lo", "score_hi"]
+    pd.testing.assert_frame_equal(res[untouched], src[untouched])
+    for c in ("age", "income", "score"):
+        assert res[c].dtype == np.float64
+    age, inc, score = (res[c].to_numpy() for c in ("age", "income", "score"))
+    assert ((age >= 0) & (age <= 120)).all()
+    # income keeps its own bounds: not clipped into age's [0, 120]
+    assert ((inc >= 0) & (inc <= 500000)).all() and inc.max() > 250000
+    lo, hi = d["score_lo"], d["score_hi"]
+    assert ((score >= lo) & (score <= hi)).all()
+    # the per-row bounds are really used: every row's band is hit, none outside its own
+    for k in range(5):
+        rows = (np.arange(N) % 5) == k
+        assert score[rows].min() >= 10 * k and score[rows].max() <= 10 * k + 5
+    # noise was added to every released value, never repeated
+    for c in ("age", "income", "score"):
+        v = res[c].to_numpy()
+        assert np.unique(v).size == N
+    # per-column epsilon: age's variance matches its own mechanism (eps 0.25 on [0, 120])
+    v = bndp.BoundedLaplace(0.25, 1.0, 0.0, 120.0, mode="continuous").variance(60.0)
+    assert abs(age.var() - v) < 5 * v * np.sqrt(5.0 / N)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_privatize_reproducible_and_uses_the_mechanisms(kind):
+    """With a seed, column k draws from child k of one SeedSequence through the existing
+    mechanism / bndp.sample: the release is bit-for-bit what they give."""
+    d = data(500)
+    spec = {"age": dict(SPEC["age"], mode="continuous"),
+            "score": SPEC["score"]}
+    a = to_pandas(bndp.privatize(make(kind, d), spec, rng=5))
+    b = to_pandas(bndp.privatize(make(kind, d), spec, rng=5))
+    pd.testing.assert_frame_equal(a, b)
+    g_age, g_score = np.random.SeedSequence(5).spawn(2)
+    want_age = bndp.BoundedLaplace(0.25, 1.0, 0.0, 120.0, mode="continuous").sample(
+        d["age"].astype(float), rng=np.random.default_rng(g_age))
+    np.testing.assert_array_equal(a["age"].to_numpy(), want_age)
+    want_score = bndp.sample(d["score"], mechanism="laplace", epsilon=0.25, sensitivity=1.0,
+                             lower=d["score_lo"], upper=d["score_hi"],
+                             rng=np.random.default_rng(g_score))
+    np.testing.assert_array_equal(a["score"].to_numpy(), want_score)
+
+
+def test_privatize_columns_get_independent_streams():
+    d = {"a": np.full(1000, 5.0), "b": np.full(1000, 5.0)}
+    s = {"lower": 0, "upper": 10, "sensitivity": 1, "epsilon": 1}
+    out = bndp.privatize(pl.DataFrame(d), {"a": s, "b": s}, rng=3)
+    assert not np.intersect1d(out["a"].to_numpy(), out["b"].to_numpy()).size
+    out = bndp.privatize(pl.DataFrame(d), {"a": s, "b": s})  # secure default
+    assert not np.intersect1d(out["a"].to_numpy(), out["b"].to_numpy()).size
+
+
+@pytest.mark.parametrize("kind", ["polars", "arrow"])
+def test_privatize_nulls_keep_null_and_nan_distinct(kind):
+    d = {"x": [1.0, None, float("nan"), 4.0], "y": [1, None, 3, 4]}
+    spec = {"x": {"lower": 0, "upper": 5, "sensitivity": 1, "epsilon": 1, "nulls": "keep"},
+            "y": {"lower": 0, "upper": 5, "sensitivity": 1, "epsilon": 1, "nulls": "keep"}}
+    frame = pl.DataFrame(d) if kind == "polars" else pa.table(d)
+    out = bndp.privatize(frame, spec, rng=1)
+    if kind == "arrow":
+        out = pl.from_arrow(out)
+    x, y = out["x"], out["y"]
+    assert x.is_null().to_list() == [False, True, False, False]
+    assert x.is_nan().to_list()[2] is True
+    assert y.is_null().to_list() == [False, True, False, False]
+    assert 0 <= x[0] <= 5 and 0 <= x[3] <= 5 and x[0] != 1.0
+
+
+def test_privatize_pandas_nullable_and_nan():
+    df = pd.DataFrame({"a": pd.array([1, None, 3], dtype="Int64"), "b": [1.0, np.nan, 2.0]})
+    spec = {c: {"lower": 0, "upper": 5, "sensitivity": 1, "epsilon": 1, "nulls": "keep"}
+            for c in "ab"}
+    out = bndp.privatize(df, spec, rng=1)
+    assert out["a"].isna().tolist() == [False, True, False]
+    assert str(out["a"].dtype) == "Float64"
+    assert out["b"].isna().tolist() == [False, True, False]
+    with pytest.raises(ValueError, match=r"column 'b'.*missing value.*row 1"):
+        bndp.privatize(df, {"b": dict(spec["b"], nulls="raise")})
+
+
+@pytest.fixture
+def no_draws(monkeypatch):
+    calls = []
+    real = ColumnPlan.draw
+
+    def spy(self, *a, **k):
+        calls.append(self.name)
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(ColumnPlan, "draw", spy)
+    return calls
+
+
+@pytest.mark.parametrize("bad, exc, match", [
+    ({"sensitivity": None}, ValueError, r"column 'income', key 'sensitivity': missing"),
+    ({"epsilon": "1"}, TypeError, r"column 'income', key 'epsilon'"),
+    ({"epsilon": -1.0}, ValueError, r"column 'income'.*epsilon"),
+    ({"mechanism": "cauchy"}, ValueError, r"column 'income', key 'mechanism'"),
+    ({"bogus": 1}, ValueError, r"column 'income', key 'bogus': unknown key"),
+    ({"nulls": "drop"}, ValueError, r"column 'income', key 'nulls'"),
+    ({"on_outside": "wrap"}, ValueError, r"column 'income', key 'on_outside'"),
+    ({"mode": "fuzzy"}, ValueError, r"column 'income'.*mode"),
+    ({"delta": 0.1}, ValueError, r"column 'income', key 'delta'"),
+    ({"upper": "score_hi"}, ValueError, r"column 'income', key 'upper'.*'laplace'"),
+    ({"mechanism": "laplace", "upper": "nope"}, ValueError, r"key 'upper'.*'nope' not found"),
+    ({"mechanism": "laplace", "upper": "age"}, ValueError, r"key 'upper'.*itself released"),
+])
+def test_spec_errors_name_column_and_key_before_any_draw(no_draws, bad, exc, match):
+    income = {k: v for k, v in dict(SPEC["income"], **bad).items() if v is not None}
+    spec = {"age": SPEC["age"], "income": income}
+    with pytest.raises(exc, match=match):
+        bndp.privatize(pl.DataFrame(data(50)), spec, rng=1)
+    assert no_draws == []
+
+
+def test_data_errors_before_any_draw(no_draws):
+    d = data(50)
+    d["income"] = d["income"].copy()
+    d["income"][7] = np.nan
+    with pytest.raises(ValueError, match=r"column 'income'.*row 7"):
+        bndp.privatize(pd.DataFrame(d), SPEC, rng=1)
+    d = data(50)
+    d["score_hi"] = d["score_hi"].copy()
+    d["score_hi"][3] = d["score_lo"][3]
+    with pytest.raises(ValueError, match=r"column 'score'.*row 3"):
+        bndp.privatize(pd.DataFrame(d), SPEC, rng=1)
+    d = data(50)
+    with pytest.raises(ValueError, match=r"column 'age'.*row 0.*outside"):
+        bndp.privatize(pd.DataFrame(d), {"age": dict(SPEC["age"], upper=50,
+                                                     on_outside="raise")}, rng=1)
+    with pytest.raises(TypeError, match="column 'name' must be numeric"):
+        bndp.privatize(pd.DataFrame(d), {"name": SPEC["age"]})
+    assert no_draws == []
+
+
+def test_privatize_refuses_non_frames():
+    with pytest.raises(TypeError, match="frame"):
+        bndp.privatize(np.zeros((3, 2)), SPEC)
+    with pytest.raises(TypeError, match="mapping"):
+        bndp.privatize(pl.DataFrame(data(5)), [("age", SPEC["age"])])
+
+
+def test_constrained_laplace_in_spec():
+    d = {"v": np.array([-2.0, 3.0, 0.0, 1.0] * 50)}
+    spec = {"v": {"mechanism": "constrained_laplace", "forbidden": [(0.0, 1.0)],
+                  "sensitivity": 1, "epsilon": 1}}
+    out = bndp.privatize(pl.DataFrame(d), spec, rng=2)["v"].to_numpy()
+    assert ((out <= 0) | (out >= 1)).all()
+
+
+# ------------------------------------------------------------------------------------------
+# budget
+# ------------------------------------------------------------------------------------------
+def test_budget_spends_sum_over_columns_and_refuses_without_spending(no_draws):
+    b = bndp.Budget(epsilon=1.0, delta=1e-6)
+    spec = dict(SPEC, age=dict(SPEC["age"], delta=1e-7))
+    bndp.privatize(pd.DataFrame(data(100)), spec, budget=b, rng=1)
+    assert b.spent == (0.75, 1e-7)
+    assert b.remaining == (0.25, 1e-6 - 1e-7)
+    assert len(b.log) == 1 and set(b.log[0].columns) == {"age", "income", "score"}
+    assert b.log[0].cost == (0.75, 1e-7)
+    n_draws = len(no_draws)
+    assert n_draws == 3
+    with pytest.raises(bndp.BudgetError, match="exceed"):
+        bndp.privatize(pd.DataFrame(data(100)), SPEC, budget=b, rng=1)
+    assert len(no_draws) == n_draws  # nothing drawn
+    assert b.spent == (0.75, 1e-7) and len(b.log) == 1  # nothing spent
+    bndp.privatize(pd.DataFrame(data(100)), {"age": SPEC["age"]}, budget=b, rng=1)
+    assert b.spent == (1.0, 1e-7) and b.remaining.epsilon == 0.0
+    assert isinstance(bndp.BudgetError("x"), ValueError)
+
+
+def test_budget_delta_and_argument_errors():
+    b = bndp.Budget(epsilon=10.0)  # delta 0: any delta > 0 is refused
+    with pytest.raises(bndp.BudgetError, match="delta"):
+        bndp.privatize(pl.DataFrame(data(10)), {"age": dict(SPEC["age"], delta=1e-9)},
+                       budget=b)
+    assert b.spent == (0.0, 0.0)
+    for bad in (0.0, -1.0, float("inf"), float("nan")):
+        with pytest.raises(ValueError, match="epsilon"):
+            bndp.Budget(epsilon=bad)
+    with pytest.raises(ValueError, match="delta"):
+        bndp.Budget(epsilon=1.0, delta=1.0)
+    with pytest.raises(TypeError, match="epsilon"):
+        bndp.Budget(epsilon="1")
+    with pytest.raises(TypeError, match="budget"):
+        bndp.privatize(pl.DataFrame(data(10)), SPEC, budget=1.0)
+
+
+def test_budget_exact_sums_and_conservative_rounding():
+    b = bndp.Budget(epsilon=1.0)
+    for _ in range(9):
+        b.spend(0.1)
+    # exactly, 10 * fl(0.1) = 1 + 5.55e-17 > 1: the tenth 0.1 exceeds the budget (summing in
+    # floating point would give 0.9999999999999999 and let it through)
+    with pytest.raises(bndp.BudgetError, match="nothing was spent"):
+        b.spend(0.1)
+    assert len(b.log) == 9
+    r = b.remaining.epsilon
+    assert 0.0999999999999999 < r < 0.1
+    b.spend(r)  # remaining is rounded towards zero: spending it is always allowed
+    assert 0.0 <= b.remaining.epsilon < 1e-16
+    assert b.spent.epsilon <= 1.0
+
+
+def test_budget_thread_safe():
+    b = bndp.Budget(epsilon=1.0)
+    ok, refused = [], []
+    barrier = threading.Barrier(16)
+
+    def worker():
+        barrier.wait()
+        try:
+            b.spend(0.125)
+            ok.append(1)
+        except bndp.BudgetError:
+            refused.append(1)
+
+    ts = [threading.Thread(target=worker) for _ in range(16)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert len(ok) == 8 and len(refused) == 8
+    assert b.spent == (1.0, 0.0) and len(b.log) == 8
+
+
+def test_budget_metric_guarantee_is_refused():
+    spec = {"v": {"mechanism": "constrained_laplace", "forbidden": [(0.0, 1.0)],
+                  "guarantee": "metric", "sensitivity": 1, "epsilon": 1}}
+    b = bndp.Budget(epsilon=5.0)
+    with pytest.raises(ValueError, match="metric"):
+        bndp.privatize(pl.DataFrame({"v": [2.0]}), spec, budget=b)
+    assert b.spent == (0.0, 0.0)
+
+
+def test_frames_guide_python_blocks_run():
+    import os
+    import re
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = os.path.join(root, "docs", "frames.md")
+    if not os.path.exists(path):
+        pytest.skip("needs the source tree")
+    blocks = re.findall(r"```python\n(.*?)```", open(path, encoding="utf-8").read(), flags=re.S)
+    assert len(blocks) >= 4
+    for i, block in enumerate(blocks):
+        exec(compile(block, f"docs/frames.md block {i}", "exec"), {})
+
+
+def test_readme_frames_block_runs():
+    import os
+    import re
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = os.path.join(root, "README.md")
+    if not os.path.exists(path):
+        pytest.skip("needs the source tree")
+    blocks = [b for b in re.findall(r"```python\n(.*?)```", open(path, encoding="utf-8").read(),
+                                    flags=re.S) if "bndp.privatize(df, spec" in b]
+    assert len(blocks) == 1
+    exec(compile(blocks[0], "README.md", "exec"), {})
+
+
+@pytest.mark.parametrize("modname", ["bndp.frames", "bndp.budget"])
+def test_docstring_examples_run(modname):
+    import doctest
+    import importlib
+
+    res = doctest.testmod(importlib.import_module(modname),
+                          optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert res.attempted > 0 and res.failed == 0
