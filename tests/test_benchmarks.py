@@ -100,7 +100,11 @@ def test_every_public_sampler_calibration_and_release_path_has_a_benchmark():
         obj = getattr(bndp, name)
         if inspect.isclass(obj) and issubclass(obj, bndp.Mechanism) and obj is not bndp.Mechanism:
             want.add(name)  # every mechanism class
-    want |= {"truncated_normal", "bndp.sample(", "audit"}
+        elif inspect.isfunction(obj) and name != "default_rng":
+            # the top-level functions (bndp.sample, bndp.privatize, truncated_normal, ...):
+            # called as bndp.NAME( or imported by name
+            want.add(f"bndp.{name}(" if name in ("sample", "privatize") else name)
+    assert {"bndp.sample(", "truncated_normal", "audit"} <= want
     for mod in (bndp.calibrate, bndp.accounting, verify_module, bndp.special):
         for name in mod.__all__:
             obj = getattr(mod, name)
@@ -117,11 +121,37 @@ def test_every_public_sampler_calibration_and_release_path_has_a_benchmark():
 
 
 def test_bench_extra_carries_what_the_suites_import():
+    # every package a suite imports is a core dependency or in the bench extra (and in the
+    # matrix of the environments asv builds); pyspark alone is optional (it needs Java, and
+    # its benchmark skips without it)
+    import ast
+    import json
+
     tomllib = pytest.importorskip("tomllib")
     with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
-        extras = tomllib.load(f)["project"]["optional-dependencies"]
-    names = {re.split(r"[\[<>=!~ ;]", r, maxsplit=1)[0].lower() for r in extras["bench"]}
-    assert {"asv", "pandas", "pyarrow", "dask"} <= names
+        project = tomllib.load(f)["project"]
+
+    def names(reqs):
+        return {re.split(r"[\[<>=!~ ;]", r, maxsplit=1)[0].lower() for r in reqs}
+
+    bench = names(project["optional-dependencies"]["bench"])
+    core = names(project["dependencies"]) | {"bndp"}
+    imported = set()
+    for name in SUITES:
+        with open(os.path.join(BENCH, name + ".py"), encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                imported |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                imported.add(node.module.split(".")[0])
+    third_party = {m for m in imported if m not in sys.stdlib_module_names}
+    assert {"pandas", "pyarrow", "dask"} <= third_party
+    assert third_party - core - {"pyspark"} <= bench, third_party - core - bench
+    assert "asv" in bench
+    with open(os.path.join(ROOT, "asv.conf.json"), encoding="utf-8") as f:
+        matrix = names(json.load(f)["matrix"]["req"])
+    assert bench - {"asv"} <= matrix, bench - matrix
 
 
 @pytest.mark.skipif(shutil.which("asv") is None, reason="needs asv (the bench extra)")
