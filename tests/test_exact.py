@@ -402,7 +402,7 @@ def test_portable_128bit_fallback_matches_native(tmp_path):
         pytest.skip("needs a C compiler and the source tree")
     text = open(pxi).read()
     portable = text[text.index("    #else\n    static inline uint64_t bndp_mul128"):
-                    text.index("    #endif\n    /* One binary")]
+                    text.index("    #endif\n    \"\"\"")]
     portable = re.sub(r"^    ", "", portable.replace("#else\n", "", 1), flags=re.M)
     portable = portable.replace("#endif\n", "")
     harness = "#include <stdint.h>\n#include <stdio.h>\n" + portable + r'''

@@ -6,7 +6,7 @@
 # its cumulative sums cum[0] = 0, cum[k + 1] = cum[k] + W[k] (uint64, total <= 2^58).
 # A draw is an integer inverse CDF: T uniform on [cum[n - i], cum[2n - i + 1]) (Lemire's exact
 # bounded integer [L19]), then the k with cum[k] <= T < cum[k + 1], found by a branch-free
-# binary search whose number of steps depends only on the table size (not on i or T).
+# 4-ary search of the padded table whose number of steps depends only on the table size.
 # Nothing but integer comparisons decides a draw; the output (kl + j) * 2^e is an exact double.
 #
 # The certificate reads the same table: for every shift 1 <= delta <= dk it returns
@@ -73,16 +73,8 @@ cdef extern from *:
         *r = rem;
     }
     #endif
-    /* One binary-search step without a branch: base + half if c <= t, else base (a mask,
-       so that no branch predictor sees the comparison: the search takes the same time
-       whatever the drawn value). */
-    static inline int64_t bndp_gd_step(int64_t base, int64_t half, uint64_t c, uint64_t t) {
-        uint64_t mask = (uint64_t)0 - (uint64_t)(c <= t);
-        return base + (int64_t)((uint64_t)half & mask);
-    }
     """
     uint64_t bndp_mul128(uint64_t a, uint64_t b, uint64_t* lo) nogil
-    int64_t bndp_gd_step(int64_t base, int64_t half, uint64_t c, uint64_t t) nogil
     void bndp_divmod128(uint64_t hi, uint64_t lo, uint64_t d, uint64_t* qhi, uint64_t* qlo,
                         uint64_t* r) nogil
 
@@ -124,44 +116,74 @@ from libc.math cimport ldexp as _gd_ldexp, nearbyint as _gd_rint, floor as _gd_f
 cdef double GD_ERR = 9.094947017729282e-13     # 2^-40
 
 
-cdef inline int64_t _gd_index(double q, int e, int64_t kl, int64_t n) noexcept nogil:
+cdef inline int64_t _gd_index(double q, double inv_gamma, int64_t kl, int64_t n) noexcept nogil:
     # Grid index of a clipped true value: round q / 2^e to the nearest integer (ties up),
-    # clip to [kl, kl + n], subtract kl. q * 2^-e is exact (or a monotone subnormal rounding).
-    # Branch-free (fmin/fmax and a comparison turned into 0/1): no timing depends on q.
-    cdef double z = _gd_ldexp(q, -e)
-    cdef double f = _gd_floor(z)
+    # clip to [kl, kl + n], subtract kl. q * 2^-e (inv_gamma = 2^-e, a power of two) is exact
+    # or a correctly rounded subnormal, monotone in q. The clip comes first, so the integer
+    # conversion below is always in range (|kl|, |kl + n| < 2^53); floor is a truncation
+    # corrected for negative arguments. Branch-free: no timing depends on q.
+    cdef double z = fmin(fmax(q * inv_gamma, <double> kl - 1.0), <double> (kl + n) + 1.0)
+    cdef double f = <double> (<int64_t> z)
+    f -= <double> (f > z)
     cdef double k = f + <double> ((z - f) >= 0.5)
     k = fmin(fmax(k, <double> kl), <double> (kl + n))
     return (<int64_t> k) - kl
 
 
-DEF GD_LANES = 8
+DEF GD_LANES = 16
 
 
-cdef inline void _gd_draw_block(bitgen_t* bg, const uint64_t* cum, int64_t n, int64_t size,
-                                const int64_t* idx, int64_t* j, int m) noexcept nogil:
-    # GD_LANES (or m < GD_LANES) draws at once: the same fixed sequence of binary-search steps
-    # for every lane, interleaved so that the lanes' table loads overlap (the step count and
-    # the memory pattern's length depend on the table size only).
+cdef inline void _gd_draw_block(bitgen_t* bg, const uint64_t* cum, int levels,
+                                int64_t n, const int64_t* idx, int64_t* j, int m) noexcept nogil:
+    # GD_LANES (or m < GD_LANES) draws at once. ``cum`` is the cumulative table padded with
+    # 2^64 - 1 to 4^levels entries (search_tree). The entry with cum[k] <= T < cum[k + 1] is
+    # found by a 4-ary search: each of the ``levels`` steps compares T with the three
+    # quarter points of the current range and moves by (number of them <= T) quarters,
+    # without a branch. Every lane does the same steps, loads and comparisons, whatever the
+    # input or the drawn value; the lanes are interleaved so that their loads overlap.
     cdef uint64_t t[GD_LANES]
-    cdef int64_t base[GD_LANES]
-    cdef uint64_t lo
-    cdef int64_t length = size, half
-    cdef int r
+    cdef int64_t pos[GD_LANES]
+    cdef uint64_t lo, tt
+    cdef int64_t q4, p, width = 1
+    cdef int r, lvl
+    for lvl in range(levels):
+        width *= 4
     for r in range(m):
         lo = cum[n - idx[r]]
         t[r] = lo + _ex_below(bg, cum[2 * n - idx[r] + 1] - lo)
-        base[r] = 0
+        pos[r] = 0
     for r in range(m, GD_LANES):
         t[r] = 0
-        base[r] = 0
-    while length > 1:
-        half = length >> 1
+        pos[r] = 0
+    for lvl in range(levels):
+        q4 = width >> 2
         for r in range(GD_LANES):
-            base[r] = bndp_gd_step(base[r], half, cum[base[r] + half], t[r])
-        length -= half
+            p = pos[r]
+            tt = t[r]
+            pos[r] = p + q4 * (<int64_t> (cum[p + q4] <= tt) + <int64_t> (cum[p + 2 * q4] <= tt)
+                               + <int64_t> (cum[p + 3 * q4] <= tt))
+        width = q4
     for r in range(m):
-        j[r] = base[r] - n + idx[r]
+        j[r] = pos[r] - n + idx[r]
+
+
+cdef int _gd_check_tree(const uint64_t[::1] tree, int levels, int64_t n) except -1:
+    cdef Py_ssize_t width = 1
+    cdef int lvl
+    if levels < 1 or levels > 30:
+        raise ValueError("grid law: inconsistent search table")
+    for lvl in range(levels):
+        width *= 4
+    if tree.shape[0] != width or 2 * n + 2 > width:
+        raise ValueError("grid law: inconsistent search table")
+    return 0
+
+
+cdef int _gd_check_exponent(int e) except -1:
+    # 2^e and 2^-e must both be normal doubles, so that scaling by them is exact
+    if e < -1022 or e > 1022:
+        raise ValueError("grid law: granularity 2^%d out of the supported range" % e)
+    return 0
 
 
 def gd_table(int fam, double u, int64_t n, int kexp, uint64_t floor_w):
@@ -253,40 +275,41 @@ def gd_shift_losses(const uint64_t[::1] cum, int64_t n, int64_t dk):
     return lam
 
 
-def gd_fill_rows(object gen, const uint64_t[::1] cum, int64_t n, int e, int64_t kl,
-                 const double[:, :] q, double[:, ::1] out):
+def gd_fill_rows(object gen, const uint64_t[::1] tree, int levels, int64_t n, int e,
+                 int64_t kl, const double[:, :] q, double[:, ::1] out):
     """Grid draws for clipped true values ``q`` (broadcast to ``out``; stride 0 welcome)."""
     bit_gen = gen.bit_generator
     cdef bitgen_t* bg = _borrow(bit_gen)
     cdef Py_ssize_t a, b, n0 = out.shape[0], n1 = out.shape[1]
-    cdef int64_t size = 2 * n + 2, i
-    if cum.shape[0] != size:
-        raise ValueError("gd_fill_rows: inconsistent table")
+    _gd_check_tree(tree, levels, n)
+    _gd_check_exponent(e)
     cdef int64_t idx[GD_LANES]
     cdef int64_t jj[GD_LANES]
     cdef int r, m
+    cdef double inv_gamma = _gd_ldexp(1.0, -e), gamma = _gd_ldexp(1.0, e)
     with bit_gen.lock, nogil:
         for a in range(n0):
             b = 0
             while b < n1:
                 m = GD_LANES if n1 - b >= GD_LANES else <int> (n1 - b)
                 for r in range(m):
-                    idx[r] = _gd_index(q[a, b + r], e, kl, n)
-                _gd_draw_block(bg, &cum[0], n, size, idx, jj, m)
+                    idx[r] = _gd_index(q[a, b + r], inv_gamma, kl, n)
+                _gd_draw_block(bg, &tree[0], levels, n, idx, jj, m)
                 for r in range(m):
-                    out[a, b + r] = _gd_ldexp(<double> (kl + jj[r]), e)
+                    out[a, b + r] = (<double> (kl + jj[r])) * gamma
                 b += m
 
 
-def gd_fill(object gen, const uint64_t[::1] cum, int64_t n, int e, int64_t kl, double q,
-            double[::1] out):
+def gd_fill(object gen, const uint64_t[::1] tree, int levels, int64_t n, int e, int64_t kl,
+            double q, double[::1] out):
     """Grid draws for one clipped true value."""
     bit_gen = gen.bit_generator
     cdef bitgen_t* bg = _borrow(bit_gen)
     cdef Py_ssize_t a, m = out.shape[0]
-    cdef int64_t size = 2 * n + 2, i = _gd_index(q, e, kl, n)
-    if cum.shape[0] != size:
-        raise ValueError("gd_fill: inconsistent table")
+    _gd_check_tree(tree, levels, n)
+    _gd_check_exponent(e)
+    cdef double inv_gamma = _gd_ldexp(1.0, -e), gamma = _gd_ldexp(1.0, e)
+    cdef int64_t i = _gd_index(q, inv_gamma, kl, n)
     cdef int64_t idx[GD_LANES]
     cdef int64_t jj[GD_LANES]
     cdef int r, w
@@ -296,16 +319,17 @@ def gd_fill(object gen, const uint64_t[::1] cum, int64_t n, int e, int64_t kl, d
         a = 0
         while a < m:
             w = GD_LANES if m - a >= GD_LANES else <int> (m - a)
-            _gd_draw_block(bg, &cum[0], n, size, idx, jj, w)
+            _gd_draw_block(bg, &tree[0], levels, n, idx, jj, w)
             for r in range(w):
-                out[a + r] = _gd_ldexp(<double> (kl + jj[r]), e)
+                out[a + r] = (<double> (kl + jj[r])) * gamma
             a += w
 
 
-def gd_one(object gen, const uint64_t[::1] cum, int64_t n, int e, int64_t kl, double q):
+def gd_one(object gen, const uint64_t[::1] tree, int levels, int64_t n, int e, int64_t kl,
+           double q):
     """One grid draw."""
     out = _np.empty(1)
-    gd_fill(gen, cum, n, e, kl, q, out)
+    gd_fill(gen, tree, levels, n, e, kl, q, out)
     return float(out[0])
 
 
@@ -315,5 +339,5 @@ def gd_index(const double[::1] q, int e, int64_t kl, int64_t n):
     cdef int64_t[::1] o = out
     cdef Py_ssize_t a
     for a in range(q.shape[0]):
-        o[a] = _gd_index(q[a], e, kl, n)
+        o[a] = _gd_index(q[a], _gd_ldexp(1.0, -e), kl, n)
     return out
