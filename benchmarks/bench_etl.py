@@ -88,3 +88,72 @@ class TimeCLI:
 
     def time_privatize_parquet(self):
         self._run(self.pq, os.path.join(self.d, "out.parquet"))
+
+
+class TimeDask:
+    """``bndp.dask.privatize`` computed with the threaded scheduler (4 partitions)."""
+
+    rows = 200_000
+
+    def setup(self):
+        try:
+            import dask.dataframe as dd
+            import pandas as pd
+        except ImportError:
+            raise NotImplementedError("needs dask[dataframe]")
+        import bndp.dask
+
+        rng = np.random.default_rng(0)
+        pdf = pd.DataFrame({"id": np.arange(self.rows), "age": rng.integers(0, 121, self.rows)})
+        self.ddf = dd.from_pandas(pdf, npartitions=4)
+        self.privatize = bndp.dask.privatize
+
+    def time_privatize_threads(self):
+        self.privatize(self.ddf, "age", mechanism="laplace", epsilon=1.0, sensitivity=1.0,
+                       lower=0.0, upper=120.0).compute(scheduler="threads")
+
+
+class TimeSpark:
+    """``bndp.spark.privatize`` on a local[2] session, written to Spark's ``noop`` sink.
+    Skipped without pyspark or a Java runtime."""
+
+    rows = 200_000
+    timeout = 300
+    number = 1
+    repeat = (1, 3, 20.0)
+
+    def setup(self):
+        import os
+        import sys
+
+        if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+            raise NotImplementedError("Spark needs a Java runtime")
+        try:
+            from pyspark.sql import SparkSession
+        except ImportError:
+            raise NotImplementedError("needs pyspark")
+        import warnings
+
+        import bndp.spark
+
+        # the Python workers must import the same bndp as this process
+        root = os.path.dirname(os.path.dirname(os.path.abspath(bndp.__file__)))
+        os.environ["PYSPARK_PYTHON"] = sys.executable
+        os.environ["PYTHONPATH"] = root + os.pathsep + os.environ.get("PYTHONPATH", "")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.spark = (SparkSession.builder.master("local[2]").appName("bndp-asv")
+                          .config("spark.ui.enabled", "false").getOrCreate())
+        self.spark.sparkContext.setLogLevel("ERROR")
+        self.df = self.spark.range(0, self.rows, numPartitions=4).selectExpr(
+            "id", "cast(rand(1) * 120 as int) as age").cache()
+        self.df.count()
+        self.privatize = bndp.spark.privatize
+
+    def teardown(self):
+        self.spark.stop()
+
+    def time_privatize_noop_sink(self):
+        out = self.privatize(self.df, "age", mechanism="laplace", epsilon=1.0, sensitivity=1.0,
+                             lower=0.0, upper=120.0)
+        out.write.format("noop").mode("overwrite").save()

@@ -23,8 +23,8 @@ class Samplers:
 
     def setup(self, name):
         self.gen = _gen(name)
-        self.lap = bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0)
-        self.gau = bndp.BoundedGaussian(1.0, 1.0, 0.0, 10.0)
+        self.lap = bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0, mode="continuous")
+        self.gau = bndp.BoundedGaussian(1.0, 1.0, 0.0, 10.0, mode="continuous")
         self.values = np.random.default_rng(1).uniform(0.0, 10.0, N)
 
     def time_raw_uint64(self, name):

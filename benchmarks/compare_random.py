@@ -15,7 +15,6 @@ import numpy as np
 import bndp
 from bndp._random import secure_bit_generator
 
-N = int(sys.argv[1]) if len(sys.argv) > 1 else 10**6
 REPS = 7
 
 
@@ -27,10 +26,12 @@ def gens():
     }
 
 
-def main():
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    N = int(argv[0]) if argv else 10**6
     values = np.random.default_rng(1).uniform(0.0, 10.0, N)
-    lap = bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0)
-    gau = bndp.BoundedGaussian(1.0, 1.0, 0.0, 10.0)
+    lap = bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0, mode="continuous")
+    gau = bndp.BoundedGaussian(1.0, 1.0, 0.0, 10.0, mode="continuous")
     lap_x = bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0, mode="exact")
     gau_x = bndp.BoundedGaussian(1.0, 1.0, 0.0, 10.0, mode="exact")
     work = {

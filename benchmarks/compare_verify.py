@@ -73,7 +73,11 @@ def timings():
         print(f"| {name} | {t*1e3:.3f} ms |")
 
 
-if __name__ == "__main__":
+def main():
     table1()
     grid1d()
     timings()
+
+
+if __name__ == "__main__":
+    main()

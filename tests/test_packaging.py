@@ -15,7 +15,7 @@ from bndp import _core
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SRC = os.path.join(ROOT, "src")
 
-from .conftest import bndp_import_root  # noqa: E402
+from .conftest import FULL, bndp_import_root  # noqa: E402
 
 tomllib = pytest.importorskip("tomllib")
 
@@ -61,6 +61,55 @@ def test_cibuildwheel_covers_three_platforms(project):
     cb = project["tool"]["cibuildwheel"]
     assert "cp311-*" in cb["build"] and cb["test-command"]
     assert {"linux", "macos", "windows"} <= set(cb)
+
+
+def test_license_is_an_spdx_expression_with_its_file(project):
+    meta = project["project"]
+    assert meta["license"] == "BSD-3-Clause"
+    assert meta["license-files"] == ["LICENSE"]
+    with open(os.path.join(ROOT, "LICENSE"), encoding="utf-8") as f:
+        text = f.read()
+    assert text.startswith("BSD 3-Clause License")
+    assert "Copyright (c) the bndp developers" in text
+    assert "Neither the name of the copyright holder" in text
+
+
+def test_license_file_goes_into_the_wheel_and_the_sdist(tmp_path):
+    # The metadata comes from pyproject.toml alone (setup.py only adds the extension), so a
+    # copy of the tree without the extension builds in seconds through the same PEP 517
+    # backend pip uses. The full builds are checked by the slow tests below.
+    setuptools = pytest.importorskip("setuptools")
+    if int(setuptools.__version__.split(".")[0]) < 77:
+        pytest.skip("license-files needs setuptools >= 77")
+    tree = tmp_path / "tree"
+    shutil.copytree(os.path.join(SRC, "bndp"), tree / "src" / "bndp",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyd", "*.c",
+                                                  "*.html"))
+    for name in ("pyproject.toml", "README.md", "LICENSE", "MANIFEST.in"):
+        shutil.copy2(os.path.join(ROOT, name), tree / name)
+    (tree / "setup.py").write_text("from setuptools import setup\nsetup()\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    built = []
+    for hook in ("build_wheel", "build_sdist"):  # one process each, as a frontend does
+        code = ("import sys\nfrom setuptools import build_meta as b\n"
+                f"print('BUILT', b.{hook}(sys.argv[1]))\n")
+        r = subprocess.run([sys.executable, "-c", code, str(tmp_path / "dist")], cwd=tree,
+                           capture_output=True, text=True, timeout=300, env=env)
+        assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+        assert "TOML table is deprecated" not in r.stdout + r.stderr
+        built += [line.split()[1] for line in r.stdout.splitlines() if line.startswith("BUILT ")]
+    whl_name, sdist_name = built
+    whl = zipfile.ZipFile(tmp_path / "dist" / whl_name)
+    names = whl.namelist()
+    assert f"bndp-{bndp.__version__}.dist-info/licenses/LICENSE" in names
+    meta = whl.read(f"bndp-{bndp.__version__}.dist-info/METADATA").decode()
+    assert "License-Expression: BSD-3-Clause" in meta and "License-File: LICENSE" in meta
+    import tarfile
+
+    with tarfile.open(tmp_path / "dist" / sdist_name) as tf:
+        members = {n.split("/", 1)[1] for n in tf.getnames() if "/" in n}
+        text = tf.extractfile(f"bndp-{bndp.__version__}/LICENSE").read().decode()
+    assert "LICENSE" in members and "BSD 3-Clause License" in text
 
 
 def test_stub_lists_every_def_of_the_compiled_core():
@@ -115,7 +164,8 @@ def test_wheel_builds_installs_and_passes_tests_in_a_fresh_venv(tmp_path):
     (whl,) = list(wheels.glob("bndp-*.whl"))
     names = zipfile.ZipFile(whl).namelist()
     for want in ("bndp/py.typed", "bndp/_core.pyi", "bndp/data/people.csv", "bndp/cli.py",
-                 "bndp/integrations/spark.py", "bndp/integrations/dask.py"):
+                 "bndp/integrations/spark.py", "bndp/integrations/dask.py",
+                 f"bndp-{bndp.__version__}.dist-info/licenses/LICENSE"):
         assert want in names, want
     assert any(re.match(r"bndp/_core\..*(so|pyd)$", n) for n in names)
     assert not any(n.endswith((".pyx", ".pxi", ".c")) for n in names)
@@ -163,10 +213,34 @@ def test_sdist_carries_the_sources_the_build_needs(tmp_path):
     (sdist,) = list((tmp_path / "dist").glob("bndp-*.tar.gz"))
     names = {n.split("/", 1)[1] for n in tarfile.open(sdist).getnames() if "/" in n}
     src = open(os.path.join(ROOT, "src", "bndp", "_core.pyx")).read()
-    needed = {"src/bndp/_core.pyx", "setup.py", "pyproject.toml", "MANIFEST.in"}
+    needed = {"src/bndp/_core.pyx", "setup.py", "pyproject.toml", "MANIFEST.in", "LICENSE"}
     needed |= {"src/bndp/" + m for m in re.findall(r'^include "([^"]+)"', src, flags=re.M)}
     needed |= {"src/bndp/" + m for m in re.findall(r'^cdef extern from "([^"]+)"', src,
                                                    flags=re.M)}
     assert "src/bndp/_simd.h" in needed and any(n.endswith(".pxi") for n in needed)
     assert needed <= names, needed - names
     assert "src/bndp/_core.c" not in names
+
+
+@pytest.mark.slow
+def test_manylinux_wheel_from_auditwheel_installs_and_works(tmp_path):
+    # tools/build_manylinux.sh: build, `auditwheel repair`, install the repaired wheel in a
+    # fresh venv, smoke test and part of the tests there (about two minutes, so only in the
+    # full run)
+    if not FULL:
+        pytest.skip("builds and repairs a wheel (about two minutes); set BNDP_FULL=1")
+    if not sys.platform.startswith("linux"):
+        pytest.skip("manylinux wheels are built on Linux")
+    pytest.importorskip("auditwheel")
+    pytest.importorskip("build")
+    if shutil.which("patchelf") is None:
+        pytest.skip("auditwheel repair needs patchelf")
+    env = dict({k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+               PYTHON=sys.executable)
+    r = subprocess.run(["bash", os.path.join(ROOT, "tools", "build_manylinux.sh"),
+                        str(tmp_path / "out")], capture_output=True, text=True, env=env,
+                       timeout=1800)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    (whl,) = list((tmp_path / "out").glob("bndp-*.whl"))
+    assert re.search(r"-manylinux_2_\d+_x86_64\.whl$|-manylinux_2_\d+_aarch64\.whl$", whl.name)
+    assert "smoke test passed" in r.stdout and " passed" in r.stdout

@@ -1,0 +1,156 @@
+"""asv benchmarks for the public entry points the other suites do not time: ``bndp.sample``,
+the multivariate bounded Gaussian, ``StochasticSign``, the remaining calibration functions,
+``bndp.verify`` on each pure-epsilon mechanism, and the accounting functions.
+
+Sizes are small (10^5 rows, 10^4 coordinates) so that ``asv run --quick`` stays short."""
+
+import math
+
+import numpy as np
+
+import bndp
+from bndp import accounting, calibrate
+from bndp.verify import bounded_laplace_loss, privacy_profile
+from bndp.verify import verify as verify_loss
+
+N = 10**5
+
+
+class Sample:
+    """``bndp.sample``: calibration and release in one call."""
+
+    params = ["laplace", "gaussian"]
+    param_names = ["mechanism"]
+
+    def setup(self, mechanism):
+        self.values = np.random.default_rng(1).uniform(0.0, 120.0, N)
+        self.gen = np.random.default_rng(0)
+
+    def time_scalar_bounds(self, mechanism):
+        bndp.sample(self.values, mechanism=mechanism, epsilon=1.0, sensitivity=1.0,
+                    lower=0.0, upper=120.0, rng=self.gen)
+
+
+class SamplePerRowBounds:
+    """``bndp.sample(mechanism="laplace")`` with per-row bounds (one calibration per
+    distinct width, then one kernel pass)."""
+
+    def setup(self):
+        rng = np.random.default_rng(1)
+        self.values = rng.uniform(0.0, 120.0, N)
+        self.lower = np.floor(self.values / 10.0) * 10.0
+        self.upper = self.lower + rng.integers(1, 20, N)
+        self.gen = np.random.default_rng(0)
+
+    def time_laplace(self):
+        bndp.sample(self.values, mechanism="laplace", epsilon=1.0, sensitivity=1.0,
+                    lower=self.lower, upper=self.upper, rng=self.gen)
+
+
+class BoundedGaussianBox:
+    """The m-dimensional bounded Gaussian (Chen & Hale, Table 1 box): calibration in the
+    constructor, then rows of m = 2 values."""
+
+    def setup(self):
+        self.lower, self.upper = np.array([0.0, 1.0]), np.array([10.0, 9.0])
+        self.mech = bndp.BoundedGaussian(1.0, 2.0 * math.sqrt(5.0), self.lower, self.upper)
+        self.values = np.random.default_rng(1).uniform(self.lower, self.upper, (N, 2))
+        self.gen = np.random.default_rng(0)
+
+    def time_sample_m2(self):
+        self.mech.sample(self.values, rng=self.gen)
+
+
+class StochasticSignSampling:
+    def setup(self):
+        self.mech = bndp.StochasticSign(1.0)
+        self.theta = np.random.default_rng(1).normal(0.0, 2.0, 10**6)
+        self.gen = np.random.default_rng(0)
+
+    def time_sample(self):
+        self.mech.sample(self.theta, rng=self.gen)
+
+
+class LaplaceProfile:
+    """Bounded Laplace: epsilon and delta of a given scale, and ln dC."""
+
+    def setup(self):
+        self.scales = np.linspace(0.5, 20.0, 10**4)
+
+    def time_epsilon(self):
+        calibrate.bounded_laplace_epsilon(1.6, 1.0, 0.0, 10.0)
+
+    def time_epsilon_batch_1e4(self):
+        calibrate.bounded_laplace_epsilon(self.scales, 1.0, 0.0, 10.0)
+
+    def time_delta(self):
+        calibrate.bounded_laplace_delta(1.5, 0.5, 1.0, 0.0, 10.0)
+
+    def time_log_delta_c_batch_1e4(self):
+        calibrate.bounded_laplace_log_delta_c(self.scales, 1.0, 0.0, 10.0)
+
+
+class GaussianLogDeltaC:
+    def time_univariate(self):
+        calibrate.bounded_gaussian_log_delta_c(3.0, 1.0, 0.0, 10.0)
+
+    def time_box_m2(self):
+        calibrate.bounded_gaussian_log_delta_c(9.0, 2.0 * math.sqrt(5.0), [0.0, 1.0],
+                                               [10.0, 9.0])
+
+
+class Verify:
+    """``bndp.verify(mechanism)``: the certified worst-case loss of each pure-epsilon
+    mechanism, and the bounded Laplace loss and privacy profile."""
+
+    params = ["bounded_laplace", "bounded_gaussian", "constrained_laplace"]
+    param_names = ["mechanism"]
+
+    def setup(self, mechanism):
+        if mechanism == "bounded_laplace":
+            self.mech = bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0)
+        elif mechanism == "bounded_gaussian":
+            self.mech = bndp.BoundedGaussian(1.0, 1.0, 0.0, 10.0)
+        else:
+            self.mech = bndp.ConstrainedLaplace(1.0, 1.0, forbidden=[(10.0, 20.0)], lower=0.0)
+
+    def time_verify(self, mechanism):
+        verify_loss(self.mech)
+
+
+class LaplaceLoss:
+    def setup(self):
+        self.mech = bndp.BoundedLaplace(0.5, 1.0, 0.0, 10.0, delta=0.01)
+
+    def time_bounded_laplace_loss(self):
+        bounded_laplace_loss(1.5, 1.0, 0.0, 10.0)
+
+    def time_privacy_profile(self):
+        privacy_profile(self.mech, 0.5)
+
+
+class Accounting:
+    """Per-instance accounting over full-batch steps, and the RDP helpers."""
+
+    def setup(self):
+        rng = np.random.default_rng(0)
+        self.mech = bndp.TruncatedGaussian(1.0, -1.0, 1.0)
+        self.grads = rng.normal(0.0, 2.0, (5, 2000))
+        self.theta = rng.normal(0.0, 2.0, N)
+        self.alphas = np.asarray(accounting.DEFAULT_ALPHAS, dtype=float)
+        self.curve = accounting.gaussian_rdp(4.0, 1.0, self.alphas) * 100
+
+    def time_fisher_information_loss(self):
+        accounting.fisher_information_loss(self.mech, self.theta)
+
+    def time_gaussian_rdp(self):
+        accounting.gaussian_rdp(4.0, 1.0, self.alphas)
+
+    def time_rdp_to_dp(self):
+        accounting.rdp_to_dp(self.curve, self.alphas, 1e-5)
+
+    def time_accountant_5_steps(self):
+        acc = accounting.PerInstanceAccountant(self.mech, 1.0)
+        for g in self.grads:
+            acc.step(g)
+        acc.epsilon(1e-5)
