@@ -34,6 +34,11 @@ ASV_NAME = re.compile(r"^(time_|timeraw_|mem_|peakmem_|track_|Time[A-Z_]|Mem[A-Z
                       r"PeakMem[A-Z_]|Track[A-Z_])")
 
 
+#: packages a suite may import without the bench extra carrying them (see
+#: test_bench_extra_carries_what_the_suites_import)
+OPTIONAL = {"pyspark", "torch"}
+
+
 def _env():
     return dict(os.environ, PYTHONPATH=bndp_import_root() + os.pathsep + ROOT)
 
@@ -122,8 +127,9 @@ def test_every_public_sampler_calibration_and_release_path_has_a_benchmark():
 
 def test_bench_extra_carries_what_the_suites_import():
     # every package a suite imports is a core dependency or in the bench extra (and in the
-    # matrix of the environments asv builds); pyspark alone is optional (it needs Java, and
-    # its benchmark skips without it)
+    # matrix of the environments asv builds); pyspark and torch alone are optional (pyspark
+    # needs Java, torch is the torch extra's multi-gigabyte install), and their benchmarks
+    # skip without them (test_torch_benchmark_skips_without_torch; Spark's in bench_etl)
     import ast
     import json
 
@@ -147,11 +153,30 @@ def test_bench_extra_carries_what_the_suites_import():
                 imported.add(node.module.split(".")[0])
     third_party = {m for m in imported if m not in sys.stdlib_module_names}
     assert {"pandas", "pyarrow", "dask"} <= third_party
-    assert third_party - core - {"pyspark"} <= bench, third_party - core - bench
+    assert third_party - core - OPTIONAL <= bench, third_party - core - bench
     assert "asv" in bench
     with open(os.path.join(ROOT, "asv.conf.json"), encoding="utf-8") as f:
         matrix = names(json.load(f)["matrix"]["req"])
     assert bench - {"asv"} <= matrix, bench - matrix
+
+
+def test_torch_benchmark_skips_without_torch():
+    # with the package unimportable, the benchmark's setup raises NotImplementedError (asv's
+    # skip) instead of failing the run
+    code = ("import sys\n"
+            "sys.modules['torch'] = None\n"         # `import torch` raises ImportError
+            "from benchmarks.bench_torch import TensorInput\n"
+            "for p in TensorInput.params[0]:\n"
+            "    for k in TensorInput.params[1]:\n"
+            "        try:\n"
+            "            TensorInput().setup(p, k)\n"
+            "        except NotImplementedError:\n"
+            "            continue\n"
+            "        raise SystemExit(f'{p}/{k} did not skip')\n"
+            "print('skipped')\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                       env=_env(), timeout=300)
+    assert r.returncode == 0 and r.stdout.split() == ["skipped"], r.stdout + r.stderr[-3000:]
 
 
 @pytest.mark.skipif(shutil.which("asv") is None, reason="needs asv (the bench extra)")
