@@ -19,7 +19,7 @@ from bndp import cli
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
-from ._helpers import grid_counts  # noqa: E402
+from ._helpers import assert_independent_streams, grid_counts  # noqa: E402
 from .conftest import bndp_import_root  # noqa: E402
 
 SRC = bndp_import_root()  # where this run imports bndp from (src/ or site-packages)
@@ -483,7 +483,26 @@ SPEC_JSON = """{"budget": {"epsilon": 1.0},
              "score": {"lower": "lo", "upper": "hi", "sensitivity": 1, "epsilon": 0.25}}}"""
 
 
+_SPEC_LAWS = []
+
+
+def spec_laws():
+    """``{column: [(plan, true value) per row]}`` of the release SPEC_TOML/SPEC_JSON make
+    of SPEC_CSV (the default grid law; the score column is planned per (lo, hi) pair)."""
+    if not _SPEC_LAWS:
+        i = np.arange(300)
+        age = bndp.BoundedLaplace(0.25, 1.0, 0.0, 120.0).exact_plan
+        inc = bndp.BoundedGaussian(0.5, 1000.0, 0.0, 500000.0).exact_plan
+        bands = [bndp.BoundedLaplace(0.25, 1.0, 10.0 * k, 10.0 * k + 5).exact_plan
+                 for k in range(3)]
+        _SPEC_LAWS.append({"age": [(age, 20.0 + k % 60) for k in i],
+                           "income": [(inc, 1000.0 * k) for k in i],
+                           "score": [(bands[k % 3], 10.0 * (k % 3) + 1) for k in i]})
+    return _SPEC_LAWS[0]
+
+
 def check_spec_output(text):
+    """Check a release of SPEC_CSV by SPEC_TOML; return its released columns."""
     rows = list(csv.reader(io.StringIO(text)))
     assert rows[0] == ["id", "age", "income", "lo", "hi", "score"] and len(rows) == 301
     src = list(csv.reader(io.StringIO(SPEC_CSV)))
@@ -493,7 +512,19 @@ def check_spec_output(text):
         assert 0 <= float(r[2]) <= 500000  # its own bounds, not age's
         assert float(s[3]) <= float(r[5]) <= float(s[4])  # per-row bounds
     assert max(float(r[2]) for r in rows[1:]) > 1000
-    assert len({r[1] for r in rows[1:]}) == 300
+    # each cell parses back to a point of its column's grid (written without rounding);
+    # the grid law repeats values, so what must not repeat is the noise: rows i and i + 120
+    # (same true age, same score bounds) agree only as often as independent draws do
+    laws = spec_laws()
+    got = {c: np.array([float(r[j]) for r in rows[1:]])
+           for j, c in ((1, "age"), (2, "income"), (5, "score"))}
+    for c, x in got.items():
+        for plan in {id(p): p for p, _ in laws[c]}.values():
+            grid_counts(plan, x[[p is plan for p, _ in laws[c]]])
+    for c in ("age", "score"):
+        assert_independent_streams(got[c][:120], got[c][120:240], laws[c][:120],
+                                   laws[c][120:240])
+    return got
 
 
 @pytest.mark.parametrize("fmt", ["toml", "json"])
@@ -504,7 +535,7 @@ def test_spec_file_toml_and_json(tmp_path, capsys, fmt):
     code, out, err = run(capsys, "privatize", src, "-o", dst, "--spec", spec)
     assert code == 0, err
     assert out == ""  # the summary goes to stderr
-    check_spec_output(open(dst).read())
+    first = check_spec_output(open(dst).read())
     assert "age: 300 values released in [0, 120] with epsilon = 0.25" in err
     assert "income: 300 values released in [0, 500000] with epsilon = 0.5" in err
     assert "score: 300 values released in per-row bounds ['lo', 'hi']" in err
@@ -512,6 +543,11 @@ def test_spec_file_toml_and_json(tmp_path, capsys, fmt):
     code, out, err = run(capsys, "privatize", src, "-o", str(tmp_path / "q.csv"), "--spec", spec,
                          "-q")
     assert code == 0 and out == "" and err == ""
+    # a second run (no --seed) is a new release: its own stream, not the first one's again
+    second = check_spec_output(open(tmp_path / "q.csv").read())
+    laws = spec_laws()
+    for c in ("age", "income", "score"):
+        assert_independent_streams(first[c], second[c], laws[c], laws[c])
 
 
 def test_spec_budget_exceeded_exit_4_nothing_written(tmp_path, capsys):

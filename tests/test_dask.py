@@ -7,7 +7,7 @@ import pytest
 
 import bndp
 
-from ._helpers import grid_counts
+from ._helpers import assert_independent_streams, grid_counts
 
 pd = pytest.importorskip("pandas")
 dd = pytest.importorskip("dask.dataframe")
@@ -121,7 +121,21 @@ def test_dask_series_bounds_are_not_pulled_to_the_client():
     res = out.compute(scheduler="threads")
     lo = (np.arange(n) % 4) * 10.0
     v = res["v"].to_numpy()
-    assert ((v >= lo) & (v <= lo + 5)).all() and np.unique(v).size == n
+    assert ((v >= lo) & (v <= lo + 5)).all()
+    # grid points of each row's own bounds; the 4 partitions (same bounds and true values
+    # row by row) have their own streams: their ordered draws agree only by chance
+    plans = {k: bndp.BoundedLaplace(1.0, 1.0, 10.0 * k, 10.0 * k + 5).exact_plan
+             for k in range(4)}
+    k = np.arange(n) % 4
+    for j, plan in plans.items():
+        grid_counts(plan, v[k == j])
+    laws = [(plans[j], min(max(3.0, 10.0 * j), 10.0 * j + 5)) for j in k]
+    m = n // 4
+    part = [slice(p * m, (p + 1) * m) for p in range(4)]
+    for p1 in range(4):
+        for p2 in range(p1 + 1, 4):
+            pa, pb = part[p1], part[p2]
+            assert_independent_streams(v[pa], v[pb], laws[pa], laws[pb])
 
 
 def test_dask_spec_8_partitions_per_row_bounds_budget():
@@ -148,10 +162,28 @@ def test_dask_spec_8_partitions_per_row_bounds_budget():
     assert ((age >= 0) & (age <= 120)).all()
     assert ((inc >= 0) & (inc <= 500000)).all() and abs(inc.mean() - 3e5) < 5000
     assert ((score >= pdf["lo"].to_numpy()) & (score <= pdf["hi"].to_numpy())).all()
-    v = bndp.BoundedLaplace(0.25, 1.0, 0.0, 120.0, mode="continuous").variance(60.0)
+    lap = bndp.BoundedLaplace(0.25, 1.0, 0.0, 120.0)
+    v = lap.variance(60.0)  # the grid law's (the default mode)
     assert abs(age.var() - v) < 5 * v * np.sqrt(5.0 / n)
+    # every value a point of its column's grid; no stream repeated across the 8 partitions:
+    # their ordered draws (same true values and bounds row by row) agree only by chance
+    age_plan = lap.exact_plan
+    inc_plan = bndp.BoundedGaussian(0.5, 1000.0, 0.0, 500000.0).exact_plan
+    bands = {k: bndp.BoundedLaplace(0.25, 1.0, 10.0 * k, 10.0 * k + 5).exact_plan
+             for k in range(5)}
+    grid_counts(age_plan, age)
+    grid_counts(inc_plan, inc)
+    for k, plan in bands.items():
+        grid_counts(plan, score[i % 5 == k])
+    laws = {"age": [(age_plan, 60.0)] * n, "income": [(inc_plan, 3e5)] * n,
+            "score": [(bands[k], 10.0 * k + 2) for k in i % 5]}
+    part = [slice(a * n // parts, (a + 1) * n // parts) for a in range(parts)]
     for c in ("age", "income", "score"):
-        assert np.unique(res[c].to_numpy()).size == n, c
+        x = res[c].to_numpy()
+        for p1 in range(parts):
+            for p2 in range(p1 + 1, parts):
+                pa, pb = part[p1], part[p2]
+                assert_independent_streams(x[pa], x[pb], laws[c][pa], laws[c][pb])
     # bndp.privatize hands a Dask DataFrame to bndp.dask.privatize
     out2 = bndp.privatize(ddf, {"age": spec["age"]})
     assert isinstance(out2, dd.DataFrame)

@@ -8,6 +8,8 @@ import pytest
 import bndp
 from bndp.integrations._spec import ColumnPlan
 
+from ._helpers import assert_independent_streams, grid_counts
+
 pd = pytest.importorskip("pandas")
 pa = pytest.importorskip("pyarrow")
 pl = pytest.importorskip("polars")
@@ -76,12 +78,28 @@ def test_privatize_same_kind_bounds_and_untouched_columns(kind):
     for k in range(5):
         rows = (np.arange(N) % 5) == k
         assert score[rows].min() >= 10 * k and score[rows].max() <= 10 * k + 5
-    # noise was added to every released value, never repeated
+    # every value is a point of its column's grid (the default law); the grid law repeats
+    # values, so what must not repeat is the noise: the first and second halves (same true
+    # values and bounds row by row) agree only as often as independent draws do
+    lap = bndp.BoundedLaplace(0.25, 1.0, 0.0, 120.0)
+    age_plan = lap.exact_plan
+    inc_plan = bndp.BoundedGaussian(0.25, 1000.0, 0.0, 500000.0).exact_plan
+    bands = {k: bndp.BoundedLaplace(0.25, 1.0, 10.0 * k, 10.0 * k + 5).exact_plan
+             for k in range(5)}
+    grid_counts(age_plan, age)
+    grid_counts(inc_plan, inc)
+    band = np.arange(N) % 5
+    for k, plan in bands.items():
+        grid_counts(plan, score[band == k])
+    laws = {"age": [(age_plan, 60.0)] * N,
+            "income": [(inc_plan, v) for v in d["income"]],
+            "score": [(bands[k], v) for k, v in zip(band, d["score"])]}
+    h = N // 2
     for c in ("age", "income", "score"):
         v = res[c].to_numpy()
-        assert np.unique(v).size == N
+        assert_independent_streams(v[:h], v[h:], laws[c][:h], laws[c][h:])
     # per-column epsilon: age's variance matches its own mechanism (eps 0.25 on [0, 120])
-    v = bndp.BoundedLaplace(0.25, 1.0, 0.0, 120.0, mode="continuous").variance(60.0)
+    v = lap.variance(60.0)
     assert abs(age.var() - v) < 5 * v * np.sqrt(5.0 / N)
 
 
@@ -108,10 +126,15 @@ def test_privatize_reproducible_and_uses_the_mechanisms(kind):
 def test_privatize_columns_get_independent_streams():
     d = {"a": np.full(1000, 5.0), "b": np.full(1000, 5.0)}
     s = {"lower": 0, "upper": 10, "sensitivity": 1, "epsilon": 1}
-    out = bndp.privatize(pl.DataFrame(d), {"a": s, "b": s}, rng=3)
-    assert not np.intersect1d(out["a"].to_numpy(), out["b"].to_numpy()).size
-    out = bndp.privatize(pl.DataFrame(d), {"a": s, "b": s})  # secure default
-    assert not np.intersect1d(out["a"].to_numpy(), out["b"].to_numpy()).size
+    plan = bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0).exact_plan
+    laws = [(plan, 5.0)] * 1000
+    # same true values, same mechanism: a shared stream would give equal columns
+    for out in (bndp.privatize(pl.DataFrame(d), {"a": s, "b": s}, rng=3),
+                bndp.privatize(pl.DataFrame(d), {"a": s, "b": s})):  # secure default
+        a, b = out["a"].to_numpy(), out["b"].to_numpy()
+        grid_counts(plan, a)
+        grid_counts(plan, b)
+        assert_independent_streams(a, b, laws, laws)
 
 
 @pytest.mark.parametrize("kind", ["polars", "arrow"])

@@ -10,7 +10,7 @@ import pytest
 
 import bndp
 
-from ._helpers import grid_counts
+from ._helpers import assert_independent_streams, grid_counts
 
 pyspark = pytest.importorskip("pyspark")
 pytest.importorskip("pandas")
@@ -156,10 +156,19 @@ def test_spark_decimal_column_is_released(spark):
     out = bndp.spark.privatize(df, "price", mechanism="laplace", epsilon=1.0,
                                sensitivity=1.0, lower=0.0, upper=120.0)
     assert dict((f.name, f.dataType.simpleString()) for f in out.schema.fields)["price"] == "double"
-    rows = out.collect()  # the action used to fail on the decimal column
+    rows = sorted(out.collect(), key=lambda r: r["id"])  # the action used to fail here
     vals = np.array([r["price"] for r in rows])
     assert len(vals) == 200 and ((vals >= 0) & (vals <= 120)).all()
-    assert np.unique(vals).size == 200
+    # the decimals were read as their values: grid points of the mechanism, centred on
+    # the true prices (z-score of the total against the law's mean and variance)
+    mech = bndp.BoundedLaplace(1.0, 1.0, 0.0, 120.0)
+    true = np.arange(200) % 100 + 0.25
+    grid_counts(mech.exact_plan, vals)
+    z = (vals - mech.mean(true)).sum() / np.sqrt(mech.variance(true).sum())
+    assert abs(z) < 5
+    # noise not repeated: rows i and i + 100 (the same price) agree only by chance
+    laws = [(mech.exact_plan, t) for t in true]
+    assert_independent_streams(vals[:100], vals[100:], laws[:100], laws[100:])
 
 
 def test_spark_nan_and_null_stay_distinct(spark):
@@ -204,11 +213,32 @@ def test_spark_spec_per_column_epsilon_per_row_bounds_8_partitions(spark):
     assert ((inc >= 0) & (inc <= 500000)).all() and abs(inc.mean() - 300000) < 5000
     assert ((score >= lo) & (score <= hi)).all()
     # per-column epsilon: age's variance is its own mechanism's (eps = 0.25)
-    v = bndp.BoundedLaplace(0.25, 1.0, 0.0, 120.0, mode="continuous").variance(60.0)
+    lap = bndp.BoundedLaplace(0.25, 1.0, 0.0, 120.0)
+    v = lap.variance(60.0)  # the grid law's (the default mode)
     assert abs(age.var() - v) < 5 * v * np.sqrt(5.0 / n)
-    # no repeated noise across the 8 partitions
+    # every value a point of its column's grid; no stream repeated across the 8 partitions:
+    # their ordered draws (same true values and bounds row by row) agree only by chance
+    age_plan = lap.exact_plan
+    inc_plan = bndp.BoundedGaussian(0.5, 1000.0, 0.0, 500000.0).exact_plan
+    bands = {k: bndp.BoundedLaplace(0.25, 1.0, 10.0 * k, 10.0 * k + 5).exact_plan
+             for k in range(5)}
+    grid_counts(age_plan, age)
+    grid_counts(inc_plan, inc)
+    band = np.arange(n) % 5
+    for k, plan in bands.items():
+        grid_counts(plan, score[band == k])
+    laws = {"age": [(age_plan, 60.0)] * n, "income": [(inc_plan, 3e5)] * n,
+            "score": [(bands[k], 10.0 * k + 2) for k in band]}
+    pid = pdf["pid"].to_numpy()
+    part = [np.flatnonzero(pid == p) for p in np.unique(pid)]
+    assert all(len(r) == n // parts for r in part)
     for c in ("age", "income", "score"):
-        assert np.unique(pdf[c].to_numpy()).size == n, c
+        x = pdf[c].to_numpy()
+        for p1 in range(parts):
+            for p2 in range(p1 + 1, parts):
+                ra, rb = part[p1], part[p2]
+                assert_independent_streams(x[ra], x[rb], [laws[c][i] for i in ra],
+                                           [laws[c][i] for i in rb])
     # a budget that cannot pay refuses before the plan is built, spending nothing
     with pytest.raises(bndp.BudgetError):
         bndp.spark.privatize(df, spec, budget=b)

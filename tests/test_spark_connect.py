@@ -10,6 +10,8 @@ import pytest
 
 import bndp
 
+from ._helpers import assert_independent_streams, grid_counts
+
 pytest.importorskip("pyspark")
 pytest.importorskip("pandas")
 pytest.importorskip("pyarrow")
@@ -57,4 +59,25 @@ def test_spark_connect_spec_release(connect):
     np.testing.assert_array_equal(pdf["id"].to_numpy(), np.arange(n))
     assert pdf["age"].between(0, 120).all()
     assert ((pdf["price"] >= pdf["lo"]) & (pdf["price"] <= pdf["hi"])).all()
-    assert pdf["age"].nunique() == n and pdf["price"].nunique() == n
+    # grid points of each column's law (price: of its row's (lo, hi) pair)
+    age, price = pdf["age"].to_numpy(), pdf["price"].to_numpy()
+    age_plan = bndp.BoundedLaplace(0.5, 1.0, 0.0, 120.0).exact_plan
+    bands = {k: bndp.BoundedLaplace(0.5, 1.0, k, k + 5.0).exact_plan for k in range(3)}
+    grid_counts(age_plan, age)
+    i = np.arange(n)
+    for k, plan in bands.items():
+        grid_counts(plan, price[i % 3 == k])
+    # the grid law repeats values; what must not repeat is a stream: the 4 partitions'
+    # ordered ages (all 60) agree only by chance
+    m = n // 4
+    laws = [(age_plan, 60.0)] * m
+    part = [slice(p * m, (p + 1) * m) for p in range(4)]
+    for p1 in range(4):
+        for p2 in range(p1 + 1, 4):
+            assert_independent_streams(age[part[p1]], age[part[p2]], laws, laws)
+    # and a second action is a new release (fresh executor entropy), not the first again
+    again = out.toPandas().sort_values("id")
+    price_laws = [(bands[k % 3], min(max(k % 7, k % 3), k % 3 + 5.0)) for k in i]
+    assert_independent_streams(price, again["price"].to_numpy(), price_laws, price_laws)
+    assert_independent_streams(age, again["age"].to_numpy(), [(age_plan, 60.0)] * n,
+                               [(age_plan, 60.0)] * n)

@@ -116,21 +116,31 @@ from libc.math cimport ldexp as _gd_ldexp, nearbyint as _gd_rint, floor as _gd_f
 cdef double GD_ERR = 9.094947017729282e-13     # 2^-40
 
 
-cdef inline int64_t _gd_index(double q, double inv_gamma, int64_t kl, int64_t n) noexcept nogil:
-    # Grid index of a clipped true value: round q / 2^e to the nearest integer (ties up),
-    # clip to [kl, kl + n], subtract kl. q * 2^-e (inv_gamma = 2^-e, a power of two) is exact
-    # or a correctly rounded subnormal, monotone in q. The clip comes first, so the integer
-    # conversion below is always in range (|kl|, |kl + n| < 2^53); floor is a truncation
-    # corrected for negative arguments. Branch-free: no timing depends on q.
-    cdef double z = fmin(fmax(q * inv_gamma, <double> kl - 1.0), <double> (kl + n) + 1.0)
-    cdef double f = <double> (<int64_t> z)
-    f -= <double> (f > z)
-    cdef double k = f + <double> ((z - f) >= 0.5)
-    k = fmin(fmax(k, <double> kl), <double> (kl + n))
-    return (<int64_t> k) - kl
+cdef extern from *:
+    """
+    /* Grid index of a clipped true value: round q * 2^-e (inv_gamma = 2^-e, so the product
+       is exact or a correctly rounded subnormal, monotone in q) to the nearest integer, ties
+       up, clip to [kl, kl + n], subtract kl. Written with selects and comparisons turned
+       into 0/1 (minsd/maxsd, setcc), so that no branch depends on q: a branch on the
+       rounding direction would be mispredicted half the time on real columns, a timing
+       signal of the true value. The first clip keeps the integer conversion in range. */
+    static inline int64_t bndp_gd_index(double q, double inv_gamma, int64_t kl, int64_t n) {
+        double lo = (double)kl, hi = (double)(kl + n);
+        double z = q * inv_gamma, f, k;
+        z = z < lo - 1.0 ? lo - 1.0 : z;
+        z = z > hi + 1.0 ? hi + 1.0 : z;
+        f = (double)(int64_t)z;
+        f -= (double)(f > z);
+        k = f + (double)((z - f) >= 0.5);
+        k = k < lo ? lo : k;
+        k = k > hi ? hi : k;
+        return (int64_t)k - kl;
+    }
+    """
+    int64_t _gd_index "bndp_gd_index" (double q, double inv_gamma, int64_t kl, int64_t n) nogil
 
 
-DEF GD_LANES = 16
+DEF GD_LANES = 32
 
 
 cdef inline void _gd_draw_block(bitgen_t* bg, const uint64_t* cum, int levels,

@@ -31,7 +31,31 @@ __all__ = ["Budget", "Cost", "Release"]
 
 
 class Cost(NamedTuple):
-    """A privacy cost or amount: ``(epsilon, delta)``."""
+    r"""A privacy cost or amount: ``(epsilon, delta)``.
+
+    Returned by :meth:`Budget.spend` and :meth:`Budget.charge`, and by
+    :attr:`Budget.spent` and :attr:`Budget.remaining`; a plain named tuple, so it compares
+    equal to ``(epsilon, delta)``.
+
+    Attributes
+    ----------
+    epsilon : float
+        The :math:`\epsilon` part.
+    delta : float
+        The :math:`\delta` part.
+
+    Examples
+    --------
+    >>> import bndp
+    >>> b = bndp.Budget(epsilon=1.0, delta=1e-6)
+    >>> c = b.spend(0.25, 1e-7)
+    >>> c
+    Cost(epsilon=0.25, delta=1e-07)
+    >>> c.epsilon, c.delta
+    (0.25, 1e-07)
+    >>> b.spent == (0.25, 1e-7)
+    True
+    """
 
     epsilon: float
     delta: float
@@ -41,6 +65,33 @@ class Release(NamedTuple):
     """One entry of :attr:`Budget.log`.
 
     ``columns`` maps each released column to its own cost; ``cost`` is their sum.
+
+    Attributes
+    ----------
+    label : str
+        The release's label (``""`` when none was given).
+    cost : Cost
+        What the release spent: the sum of its columns' :math:`\\epsilon` and the sum of
+        their :math:`\\delta` (rounded upwards to a float).
+    columns : dict
+        ``{column name: Cost}``, each released column's own cost (empty when the spend
+        named no columns).
+    time : float
+        When the release was recorded, as :func:`time.time` gives it (seconds since the
+        epoch).
+
+    Examples
+    --------
+    >>> import bndp
+    >>> b = bndp.Budget(epsilon=1.0)
+    >>> _ = b.charge({"age": (0.25, 0.0), "income": (0.5, 0.0)}, label="survey")
+    >>> r = b.log[0]
+    >>> r.label, r.cost
+    ('survey', Cost(epsilon=0.75, delta=0.0))
+    >>> r.columns["income"]
+    Cost(epsilon=0.5, delta=0.0)
+    >>> r.time > 0
+    True
     """
 
     label: str
@@ -151,16 +202,22 @@ class Budget:
 
     @property
     def spent(self) -> Cost:
+        """``(epsilon, delta)`` spent so far, summed exactly and rounded upwards to a
+        float (never below the exact total)."""
         with self._lock:
             return Cost(_up(self._spent_eps), _up(self._spent_delta))
 
     @property
     def remaining(self) -> Cost:
+        """``(epsilon, delta)`` still available: the budget minus what was spent, exact,
+        rounded towards zero (so a release costing exactly this is always allowed)."""
         with self._lock:
             return Cost(_down(self._eps - self._spent_eps), _down(self._delta - self._spent_delta))
 
     @property
     def log(self) -> list[Release]:
+        """The releases spent so far, oldest first: a copy, one :class:`Release` (label,
+        cost, per-column costs, time) per release."""
         with self._lock:
             return list(self._log)
 

@@ -346,6 +346,17 @@ def _bg_sigma_one(eps: float, dq: float, w: np.ndarray) -> float:
     """sigma* for validated scalars and widths ``w`` (1-D float64), computed in units of
     2**j ~ max(w, dq) so that no square overflows or underflows; refuses (ValueError) what
     cannot be represented."""
+    if w.shape[0] == 1:     # the univariate case in plain floats (a few microseconds)
+        w0 = float(w[0])
+        j = math.frexp(max(w0, dq))[1]
+        ws0, ds = math.ldexp(w0, -j), math.ldexp(dq, -j)
+        v0 = (ws0 + 0.5 * ds) * ds / eps
+        if ds >= _SCALE_MIN and ws0 >= _SCALE_MIN and 2.0 ** -1000 <= v0 <= 2.0 ** 1000:
+            s1 = _core.bg_sigma_scalar(eps, ds, ws0)
+            s = math.ldexp(s1, j)
+            if math.isfinite(s1) and s1 >= 2.0 ** -500 and _SCALE_MIN <= s <= _SCALE_MAX:
+                return s
+        # otherwise the general path below refuses with the reason
     j = _pow2_unit(w, dq)
     ws = np.ascontiguousarray(np.ldexp(w, -j))
     ds = math.ldexp(dq, -j)

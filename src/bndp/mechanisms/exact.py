@@ -27,7 +27,7 @@ removes that structure:
    integer; a rejection happens with probability below :math:`2^{-6}`, whatever ``q``), then
    the entry with :math:`C_k \le T < C_{k+1}` by a branch-free 4-ary search (three
    comparisons per step) whose number of steps depends on the table size only; draws are
-   made 16 at a time, interleaved. No floating-point operation decides a draw, no rejection
+   made 32 at a time, interleaved. No floating-point operation decides a draw, no rejection
    depends on ``q``, and the released double :math:`(k_l + j)2^e` is exact.
 
 Certificate. Rounding moves neighbouring inputs at most :math:`d_k = \lceil \Delta Q/\gamma
