@@ -124,8 +124,13 @@ def _grid_rows(q: np.ndarray, lo: np.ndarray, hi: np.ndarray, epsilon: float,
     group by group (each group's table read by the same constant-time kernel)."""
     shape = np.broadcast_shapes(q.shape, lo.shape, hi.shape)
     qb = np.broadcast_to(q, shape).ravel()
-    pairs = np.stack([np.broadcast_to(lo, shape).ravel(), np.broadcast_to(hi, shape).ravel()], 1)
-    uniq, inverse = np.unique(pairs, axis=0, return_inverse=True)
+    # the (lower, upper) pairs as complex numbers: np.unique sorts them lexicographically,
+    # an order of magnitude faster than np.unique(..., axis=0) on a 2-column array
+    pairs = np.empty(qb.shape[0], dtype=np.complex128)
+    pairs.real = np.broadcast_to(lo, shape).ravel()
+    pairs.imag = np.broadcast_to(hi, shape).ravel()
+    uniq_c, inverse = np.unique(pairs, return_inverse=True)
+    uniq = np.stack([uniq_c.real, uniq_c.imag], 1)
     if len(uniq) > MAX_BOUND_PAIRS:
         raise ValueError(
             f"per-row bounds: {len(uniq)} distinct (lower, upper) pairs; the grid law plans "
