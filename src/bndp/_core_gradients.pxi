@@ -592,6 +592,14 @@ cdef double _gr_trunc_eta2(double t, double l, double u) noexcept nogil:
         big = fabs(zb)
     if big < 1.0:
         big = 1.0
+    if zb < -TN_TAILMOM or za > TN_TAILMOM:
+        # one tail: the variance of the offset from the near end (_tn_tail_moments), from
+        # t, l, u themselves (the width zb - za would carry the rounding of l - t)
+        if zb < 0.0:
+            _tn_tail_moments(t, 1.0, u, l, &m, &v)
+        else:
+            _tn_tail_moments(t, 1.0, l, u, &m, &v)
+        return _gr_clamp01(v)
     if (zb - za) * big <= 2.0:
         _tn_setup(&p, 0.0, 1.0, za, zb)
         _tn_moments(&p, &m, &v)
