@@ -17,7 +17,7 @@ References
 """
 
 from libc.math cimport (log, log1p, exp, expm1, sqrt, erf, erfc, fabs, nextafter, isnan, copysign,
-                        isfinite, fma, INFINITY, NAN, M_PI)
+                        isfinite, fma, hypot, INFINITY, NAN, M_PI)
 from libc.stdlib cimport malloc, free
 from libc.stdint cimport int64_t
 from cpython.pycapsule cimport PyCapsule_IsValid, PyCapsule_GetPointer
@@ -256,8 +256,44 @@ cdef inline double _tn_quantile(const TNParams* p, double u) noexcept nogil:
     return _clip(p.loc + p.scale * _tn_quantile_std(p, u), p.lo, p.hi)
 
 
+
+
+cdef inline double _logaddexp(double x, double y) noexcept nogil:
+    # log(e^x + e^y), y finite
+    if x > y:
+        return x + log1p(exp(y - x))
+    return y + log1p(exp(x - y))
+
+
+cdef double _tn_ppf(const TNParams* p, double u) noexcept nogil:
+    # Quantile for evaluation (ppf), u in (0, 1). In a tail mode the log target mass
+    # log(Phi(a) + v Z) (left-tail coordinates, v the probability counted from the far end)
+    # is lb + log1p(-(1 - v) om) when v > 1/2, as the sampler has it, and
+    # logaddexp(log Phi(a), log v + log Z) when v <= 1/2: the former loses everything once
+    # v Z falls below ulp(Phi(a)) (NaN or the far end for u <= 1e-30 on [-40, -39]).
+    # The sampler draws through this function too (so a draw is ppf(u) bit for bit); in a
+    # tail mode, draws with v <= 1/2 moved by a few ulps (more for v near 2^-53).
+    cdef double v, lt, W
+    if p.mode == 0:
+        return _tn_quantile(p, u)
+    v = u if p.mode == 1 else 1.0 - u           # exact: 1 - u for u >= 1/2 only is used
+    if v > 0.5:
+        return _tn_quantile(p, u)
+    if p.far:
+        # truncated exponential from the near end: t = -log(e^(-beta W) + v (1 - e^(-beta W)))/beta
+        W = (p.hi - p.lo) / p.scale
+        lt = _logaddexp(-p.tlo * W, log(v) + log(p.thi))
+        if p.mode == 1:
+            return _clip(p.hi + p.scale * (lt / p.tlo), p.lo, p.hi)
+        return _clip(p.lo - p.scale * (lt / p.tlo), p.lo, p.hi)
+    lt = _logaddexp(p.la, log(v) + p.logZ)
+    if p.mode == 1:
+        return _clip(p.loc + p.scale * _ndtri_lower_log(lt), p.lo, p.hi)
+    return _clip(p.loc - p.scale * _ndtri_lower_log(lt), p.lo, p.hi)
+
+
 cdef inline double _tn_draw(bitgen_t* bg, const TNParams* p) noexcept nogil:
-    return _tn_quantile(p, _u_open(bg))
+    return _tn_ppf(p, _u_open(bg))
 
 
 cdef inline void _tn_setup(TNParams* p, double loc, double scale, double lo, double hi) noexcept nogil:
@@ -336,7 +372,7 @@ cdef inline void _tn_block_draw(bitgen_t* bg, TNBlock* b, Py_ssize_t m, double* 
     if ntail > 0:
         for k in range(m):
             if b.onetail[k * stride]:
-                out[k] = _tn_quantile(&b.p[k * stride], b.u[k])
+                out[k] = _tn_ppf(&b.p[k * stride], b.u[k])
 
 
 cdef double _tn_cdf(const TNParams* p, double x) noexcept nogil:
@@ -378,6 +414,75 @@ cdef double _GLR_X[GL_R]
 cdef double _GLR_W[GL_R]
 
 
+# Moments of a truncated normal lying in one tail, its near end e at beta = |loc - e|/scale
+# >= TN_TAILMOM scales from the mean. With X = e -+ scale*T (T >= 0 the standardised offset
+# from the near end, towards the far end f at standardised distance W = |f - e|/scale), T has
+# the density exp(-beta t - t^2/2) on [0, W], so E X = e -+ scale E T and
+# Var X = scale^2 Var T, both free of cancellation: E T ~ 1/beta and Var T ~ 1/beta^2 are
+# formed directly (the closed form 1 + a phi(a)/Z - ... loses about beta^2 ulps and more
+# through exp(-a^2/2 - log Z); it gave a negative variance at beta = 1000).
+#   * otherwise: composite 24-point Gauss-Legendre on [0, L], L = min(W, t*), where
+#     beta t* + t*^2/2 = 45 (the mass beyond is below e^-45 relative), in pieces across which
+#     the exponent changes by at most 5 (the rule is then exact to rounding); two passes
+#     (mean, then centred second moment).
+#   * beta > 1e8 and beta W > 45: t^2/2 <= 45^2/(2 beta^2) < 1e-13 over the mass, whose
+#     effect on the moments is O(1/beta^2) <= 1e-16 relative: T is a truncated exponential of rate beta,
+#     E T = (1 - y e^-y/(1 - e^-y))/beta, Var T = (1 - y^2 e^-y/(1 - e^-y)^2)/beta^2 with
+#     y = beta W > 45 (inf for a half-line); a narrower support takes the quadrature. Formed
+#     from s = scale/beta = scale^2/|loc - e| and y = |f - e|/|loc - e|, so that neither
+#     beta nor W overflows (loc = 1e200 on [-1, 1], scale = 1e-300).
+cdef double TN_TAILMOM = 2.0
+
+cdef void _tn_tail_moments(double loc, double scale, double e, double f, double* mean,
+                           double* var) noexcept nogil:
+    cdef double sgn = 1.0 if f > e else -1.0     # direction from the near end into the support
+    cdef double d = fabs(loc - e), beta, W, L, h, c, t, wgt, s0 = 0.0, s1 = 0.0, s2 = 0.0
+    cdef double m, rng, s, y, q, et, vt
+    cdef int k, j, npc
+    y = (fabs(f - e) / scale) * (d / scale)   # beta W; inf for an infinite far end
+    if d > 1e8 * scale and not (y <= 45.0):
+        s = scale * (scale / d) if scale < 1.0 else scale / (d / scale)
+        if y > 745.0:
+            et = 1.0
+            vt = 1.0
+        elif y > 0.0:
+            q = exp(-y) / (-expm1(-y))             # e^-y/(1 - e^-y)
+            et = 1.0 - y * q
+            vt = 1.0 - y * y * q * (1.0 + q)       # e^-y/(1-e^-y)^2 = q (1 + q)
+        else:                                      # 0 * inf: W below the float range
+            et = 0.0
+            vt = 0.0
+        mean[0] = e + sgn * (s * et)
+        var[0] = (s * s) * vt
+        return
+    beta = d / scale
+    W = fabs(f - e) / scale
+    L = 90.0 / (beta + hypot(beta, 9.486832980505138))   # t*, no overflow of beta^2
+    if W < L:
+        L = W
+    rng = L * (beta + 0.5 * L)
+    npc = <int>(rng / 5.0) + 1
+    if npc > 9:
+        npc = 9
+    h = L / npc
+    for j in range(npc):
+        c = (j + 0.5) * h
+        for k in range(GL_N):
+            t = c + 0.5 * h * _GL_X[k]
+            wgt = _GL_W[k] * exp(-t * (beta + 0.5 * t))
+            s0 += wgt
+            s1 += wgt * t
+    m = s1 / s0
+    for j in range(npc):
+        c = (j + 0.5) * h
+        for k in range(GL_N):
+            t = c + 0.5 * h * _GL_X[k]
+            wgt = _GL_W[k] * exp(-t * (beta + 0.5 * t))
+            s2 += wgt * (t - m) * (t - m)
+    mean[0] = e + sgn * (scale * m)
+    var[0] = (scale * scale) * (s2 / s0)
+
+
 cdef void _tn_moments(const TNParams* p, double* mean, double* var) noexcept nogil:
     # Mean and variance of the truncated law. When the interval is narrow against the local
     # scale of the Gaussian (width * max(1, |a|, |b|) <= 2), the closed form
@@ -390,6 +495,16 @@ cdef void _tn_moments(const TNParams* p, double* mean, double* var) noexcept nog
     cdef double width = b - a, zref, h, c, z, wgt, s0 = 0.0, s1 = 0.0, s2 = 0.0, m1, pa, pb
     cdef double big = fabs(a)
     cdef int k
+    # one tail, near end at least TN_TAILMOM scales from the mean: the closed form cancels
+    # (Var -> 1/beta^2 through O(1) terms), and so does loc + scale*z in the quadrature
+    # below once loc is far (loc = -1000 on [0, 0.001]: 1e-10); moments of the offset from
+    # the near end instead, narrow or not
+    if b < -TN_TAILMOM:
+        _tn_tail_moments(p.loc, p.scale, p.hi, p.lo, mean, var)
+        return
+    if a > TN_TAILMOM:
+        _tn_tail_moments(p.loc, p.scale, p.lo, p.hi, mean, var)
+        return
     if fabs(b) > big:
         big = fabs(b)
     if big < 1.0:
@@ -969,7 +1084,7 @@ def tn_eval_rows(int what, const double[:, :] x, const double[:, :] loc,
                     elif u >= 1.0:
                         out[i, j] = p.hi
                     else:
-                        out[i, j] = _tn_quantile(&p, u)
+                        out[i, j] = _tn_ppf(&p, u)
                 else:
                     _tn_moments(&p, &m, &v)
                     out[i, j] = m if what == 3 else v

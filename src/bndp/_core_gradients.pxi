@@ -592,6 +592,14 @@ cdef double _gr_trunc_eta2(double t, double l, double u) noexcept nogil:
         big = fabs(zb)
     if big < 1.0:
         big = 1.0
+    if zb < -TN_TAILMOM or za > TN_TAILMOM:
+        # one tail: the variance of the offset from the near end (_tn_tail_moments), from
+        # t, l, u themselves (the width zb - za would carry the rounding of l - t)
+        if zb < 0.0:
+            _tn_tail_moments(t, 1.0, u, l, &m, &v)
+        else:
+            _tn_tail_moments(t, 1.0, l, u, &m, &v)
+        return _gr_clamp01(v)
     if (zb - za) * big <= 2.0:
         _tn_setup(&p, 0.0, 1.0, za, zb)
         _tn_moments(&p, &m, &v)
@@ -781,3 +789,47 @@ def gr_log_ndtr_diff(double U, double L):
 def gr_lndtr(double x):
     """log Phi(x) (exposed for tests)."""
     return _gr_lndtr(x)
+
+
+def tn_tail_eval_rows(int what, const double[:, :] x, const double[:, :] loc,
+                      const double[:, :] scale, const double[:, :] lo, const double[:, :] hi,
+                      double[:, ::1] out):
+    """Truncated normal, per element: what = 0 logcdf, 1 logsf, 2 sf, 3 isf (x holds upper
+    tail probabilities). log F = log(Phi(z) - Phi(a)) - log Z and log S = log(Phi(b) -
+    Phi(z)) - log Z with every log(Phi(U) - Phi(L)) from _gr_log_ndtr_diff (no underflow,
+    no 1 - cdf); isf(q) = -ppf(q) of the law reflected about 0."""
+    cdef TNParams p
+    cdef Py_ssize_t i, j, n0 = out.shape[0], n1 = out.shape[1]
+    cdef double a, b, z, lz, v, inv
+    with nogil:
+        for i in range(n0):
+            for j in range(n1):
+                v = x[i, j]
+                if what == 3:
+                    if v <= 0.0:
+                        out[i, j] = hi[i, j]
+                    elif v >= 1.0:
+                        out[i, j] = lo[i, j]
+                    else:
+                        _tn_setup(&p, -loc[i, j], scale[i, j], -hi[i, j], -lo[i, j])
+                        out[i, j] = -_tn_ppf(&p, v)
+                    continue
+                if isnan(v):
+                    out[i, j] = NAN
+                    continue
+                if v <= lo[i, j]:
+                    lz = -INFINITY if what == 0 else 0.0
+                elif v >= hi[i, j]:
+                    lz = 0.0 if what == 0 else -INFINITY
+                else:
+                    inv = 1.0 / scale[i, j]
+                    a = (lo[i, j] - loc[i, j]) * inv
+                    b = (hi[i, j] - loc[i, j]) * inv
+                    z = (v - loc[i, j]) * inv
+                    if what == 0:
+                        lz = _gr_log_ndtr_diff(z, a) - _gr_log_ndtr_diff(b, a)
+                    else:
+                        lz = _gr_log_ndtr_diff(b, z) - _gr_log_ndtr_diff(b, a)
+                    if lz > 0.0:
+                        lz = 0.0
+                out[i, j] = exp(lz) if what == 2 else lz

@@ -106,6 +106,12 @@ def truncnorm_eval(what: int, x: Any, loc: Any, scale: Any, lower: Any, upper: A
     return _dispatch.evaluate(_core.tn_eval_rows, what, xa, params)
 
 
+def truncnorm_tail_eval(what: int, x: Any, loc: Any, scale: Any, lower: Any, upper: Any):
+    # what: 0 logcdf, 1 logsf, 2 sf, 3 isf (x holds upper-tail probabilities)
+    params = _tn_params(loc, scale, lower, upper)
+    return _dispatch.evaluate(_core.tn_tail_eval_rows, what, as_float_array(x, "x"), params)
+
+
 def bounded_laplace_eval(what: int, x: Any, q: np.ndarray, b: np.ndarray, lo: np.ndarray,
                          hi: np.ndarray):
     xa = as_float_array(x, "x")
