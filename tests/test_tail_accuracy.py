@@ -147,3 +147,93 @@ def test_truncated_gaussian_isf(q, lo, hi):
     assert _rel(x, -_tn_ppf_exact(q, 0.0, 1.0, -hi, -lo)) < 1e-13
     assert m.isf(0.0, 0.0) == hi and m.isf(1.0, 0.0) == lo
     assert m.logsf(hi, 0.0) == -np.inf and m.logcdf(lo, 0.0) == -np.inf
+
+
+# --- the release mechanisms' tails: sf / logsf / logcdf / isf --------------------------------
+
+def _bl_sf_ref(x, q, b, lo, hi):
+    """P(W_q > x) of the continuous bounded Laplace at 50 digits."""
+    with mpmath.workdps(50):
+        x, q, b = mpmath.mpf(x), mpmath.mpf(q), mpmath.mpf(b)
+
+        def F(y):  # Laplace CDF (unnormalised by the truncation)
+            return mpmath.e ** ((y - q) / b) / 2 if y < q else 1 - mpmath.e ** (-(y - q) / b) / 2
+        return (F(mpmath.mpf(hi)) - F(x)) / (F(mpmath.mpf(hi)) - F(mpmath.mpf(lo)))
+
+
+@pytest.mark.parametrize("x,q", [(99.0, 0.0), (99.999, 100.0), (50.0, 60.0), (1.0, 0.0),
+                                 (30.0, 10.0), (0.5, 0.0)])
+def test_bounded_laplace_tails_against_mpmath(x, q):
+    m = bndp.BoundedLaplace(1.0, 1.0, 0.0, 100.0, mode="continuous")
+    ref = _bl_sf_ref(x, q, m.scale, 0.0, 100.0)
+    assert m.sf(x, q) == pytest.approx(float(ref), rel=1e-13)
+    with mpmath.workdps(50):
+        assert m.logsf(x, q) == pytest.approx(float(mpmath.log(ref)), rel=1e-13, abs=1e-15)
+        assert m.logcdf(x, q) == pytest.approx(float(mpmath.log(1 - ref)), rel=1e-12, abs=1e-15)
+    # isf inverts sf (the upper tail far below 1e-16 included)
+    for p in (1e-30, 1e-10, 0.3, 0.9):
+        y = m.isf(p, q)
+        if 0.0 < y < 100.0:
+            assert float(_bl_sf_ref(y, q, m.scale, 0.0, 100.0)) == pytest.approx(p, rel=1e-9)
+
+
+def test_bounded_gaussian_tails_against_mpmath():
+    g = bndp.BoundedGaussian(1.0, 1.0, 0.0, 120.0, mode="continuous")
+    s = g.sigma
+    with mpmath.workdps(50):
+        def sf_ref(x, q):
+            cdf = lambda y: mpmath.ncdf((mpmath.mpf(y) - q) / s)  # noqa: E731
+            return (cdf(120) - cdf(x)) / (cdf(120) - cdf(0))
+        for x, q in [(119.0, 0.0), (60.0, 50.0), (10.0, 100.0)]:
+            ref = sf_ref(x, q)
+            assert g.sf(x, q) == pytest.approx(float(ref), rel=1e-11)
+            assert g.logsf(x, q) == pytest.approx(float(mpmath.log(ref)), rel=1e-12, abs=1e-14)
+    assert g.sf(119.0, 0.0) > 0      # where 1 - cdf is 0
+
+
+@pytest.mark.parametrize("cls", [bndp.BoundedLaplace, bndp.BoundedGaussian])
+def test_grid_law_tails_are_exact_sums(cls):
+    from fractions import Fraction
+    m = cls(1.0, 1.0, 0.0, 10.0)
+    plan = m.exact_plan
+    w, s = plan.weights_for(2.0)
+    g = plan.grid()
+    for k in (0, 5, plan.n - 3, plan.n - 1):
+        exact_sf = Fraction(int(sum(int(v) for v in w[k + 1:])), s)
+        assert m.sf(g[k], 2.0) == float(exact_sf)
+        assert m.logsf(g[k], 2.0) == pytest.approx(math.log(exact_sf), rel=1e-14)
+        assert m.logcdf(g[k], 2.0) == pytest.approx(math.log(1 - exact_sf), rel=1e-13,
+                                                      abs=1e-16)
+    assert m.sf(10.0, 2.0) == 0.0 and m.sf(-1.0, 2.0) == 1.0
+    p = float(m.sf(g[plan.n - 3], 2.0))
+    assert m.isf(p, 2.0) == g[plan.n - 3]
+
+
+def test_unbounded_and_rectified_tails():
+    with mpmath.workdps(50):
+        g = bndp.Gaussian(1.0, 1e-5, 1.0)
+        s = mpmath.mpf(g.sigma)
+        x = 1.0 + 40.0 * g.sigma                      # sf about 1e-350: below 1 - cdf's reach
+        ref = mpmath.ncdf(-(mpmath.mpf(x) - 1) / s)
+        assert g.logsf(x, 1.0) == pytest.approx(float(mpmath.log(ref)), rel=1e-12)
+        assert g.logcdf(2.0 - x, 1.0) == pytest.approx(float(mpmath.log(ref)), rel=1e-12)
+        x = 1.0 + 12.0 * g.sigma
+        ref = mpmath.ncdf(-(mpmath.mpf(x) - 1) / s)
+        assert g.sf(x, 1.0) == pytest.approx(float(ref), rel=1e-12)
+        assert g.isf(float(ref), 1.0) == pytest.approx(x, rel=1e-12)
+        lap = bndp.Laplace(1.0, 1.0)
+        b = mpmath.mpf(lap.scale)
+        ref = mpmath.e ** (-(mpmath.mpf(100.0)) / b) / 2
+        assert lap.sf(100.0, 0.0) == pytest.approx(float(ref), rel=1e-13)
+        assert lap.logsf(100.0, 0.0) == pytest.approx(float(mpmath.log(ref)), rel=1e-13)
+        assert lap.logcdf(-100.0, 0.0) == pytest.approx(float(mpmath.log(ref)), rel=1e-13)
+        assert lap.isf(float(ref), 0.0) == pytest.approx(100.0, rel=1e-12)
+        assert lap.sf(-1.0, 0.0) == pytest.approx(1 - float(mpmath.e ** (-1 / b) / 2), rel=1e-15)
+        r = bndp.RectifiedGaussian(1.0, -50.0, 50.0)
+        ref = mpmath.ncdf(-mpmath.mpf(40.0))           # about 4e-350: logsf only
+        assert r.logsf(40.0, 0.0) == pytest.approx(float(mpmath.log(ref)), rel=1e-12)
+        ref = mpmath.ncdf(-mpmath.mpf(30.0))
+        assert r.sf(30.0, 0.0) == pytest.approx(float(ref), rel=1e-12)
+        assert r.sf(50.0, 0.0) == 0.0 and r.sf(-51.0, 0.0) == 1.0
+        assert r.isf(float(ref), 0.0) == pytest.approx(30.0, rel=1e-12)
+        assert r.isf(1e-300, 0.0) == 50.0        # the atom at the upper bound

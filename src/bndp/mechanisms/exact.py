@@ -227,11 +227,34 @@ class ExactPlan:
         return _dispatch.sample(one, fill, rows, [np.asarray(value, dtype=np.float64)], size, gen,
                                 workers)
 
+    def _tail(self, x: Any, value: Any, what: str):
+        """sf / logsf / logcdf at ``x``, or isf at probabilities ``x``, of the grid law for
+        one value: from exact integer sums of the weights (no ``1 - cdf``)."""
+        w, s = self.weights_for(value)
+        above, upto = _tail_sums(w)
+        g = self.grid()
+        xa = np.asarray(x, dtype=np.float64)
+        out = np.empty(xa.shape)
+        for idx, xv in np.ndenumerate(xa):
+            if what == "isf":    # smallest grid point whose sf is <= xv
+                k = next((k for k in range(self.n + 1) if above[k] <= xv * s), self.n)
+                out[idx] = g[k]
+                continue
+            k = int(np.searchsorted(g, xv, side="right")) - 1    # last grid point <= x
+            if what == "logcdf":
+                out[idx] = -math.inf if k < 0 else _log_ratio(upto[k], s)
+            else:
+                num = s if k < 0 else above[k]
+                out[idx] = _log_ratio(num, s) if what == "logsf" else num / s
+        return float(out) if out.ndim == 0 else out
+
     # the law, for the mechanisms' pmf/cdf/ppf/moments -----------------------------------
     def law(self, x: Any, value: Any, what: str):
         """Evaluate ``what`` in pmf/cdf/ppf/mean/var for one value (x broadcast)."""
         p = self.pmf(value)
         g = self.grid()
+        if what in ("sf", "logsf", "logcdf", "isf"):
+            return self._tail(x, value, what)
         if what == "mean":
             return float(np.dot(p, g))
         if what == "var":
@@ -255,6 +278,20 @@ class ExactPlan:
         return float(out) if out.ndim == 0 else out
 
 
+def _tail_sums(w: np.ndarray) -> tuple[list[int], list[int]]:
+    """Exact integer sums of the weights above and up to each grid point."""
+    ws = [int(v) for v in w]
+    above, acc = [0] * len(ws), 0
+    for k in range(len(ws) - 1, -1, -1):
+        above[k] = acc
+        acc += ws[k]
+    upto, acc = [0] * len(ws), 0
+    for k, v in enumerate(ws):
+        acc += v
+        upto[k] = acc
+    return above, upto
+
+
 def search_tree(cum: np.ndarray) -> tuple[np.ndarray, int]:
     """The table the sampler searches: ``cum`` padded with 2^64 - 1 to 4^levels entries
     (a 4-ary search of ``levels`` steps), and ``levels``."""
@@ -265,6 +302,15 @@ def search_tree(cum: np.ndarray) -> tuple[np.ndarray, int]:
     out = np.full(size, np.iinfo(np.uint64).max, dtype=np.uint64)
     out[:m] = cum
     return out, levels
+
+
+def _log_ratio(a: int, b: int) -> float:
+    """ln(a / b) for positive integers, without overflow or underflow."""
+    if a == 0:
+        return -math.inf
+    if 2 * a > b:                     # near 1: log1p of the exact complement
+        return math.log1p(-((b - a) / b))
+    return math.log(a) - math.log(b)
 
 
 def _certify(cum: np.ndarray, n: int, dk: int) -> np.ndarray:

@@ -17,7 +17,7 @@ from .._random import RNGLike, as_generator
 from .._validation import (apply_domain, as_float_array, as_probability, check_box,
                            check_size, fast_real)
 from ..calibrate import bounded_gaussian_sigma
-from ..distributions import truncnorm_eval
+from ..distributions import truncnorm_eval, truncnorm_tail_eval
 from ..verify import bounded_gaussian_loss, bounded_gaussian_tight_sigma
 from . import exact
 from ..integrations._columns import Nulls, columnar
@@ -256,6 +256,115 @@ class BoundedGaussian(Mechanism):
         """Quantile function (per coordinate in the multivariate case); ``p`` in [0, 1]."""
         pa = as_probability(p)
         return self._eval(2, pa, value)
+
+    # upper and lower tails without 1 - cdf ---------------------------------------------
+    def _tails(self, what: str, x: Any, value: Any):
+        q = self._value(value)
+        if self.exact_plan is not None:
+            if self.dim is not None:
+                raise NotImplementedError("the multivariate grid law: use exact_plan.pmf(value) "
+                                          "per coordinate")
+            return exact.grid_law(self.exact_plan, what, x, q)
+        code = {"logcdf": 0, "logsf": 1, "sf": 2, "isf": 3}[what]
+        xa = as_probability(x) if what == "isf" else x
+        return truncnorm_tail_eval(code, xa, *self._params(q))
+
+    def sf(self, x: Any, value: Any):
+        r"""Survival function :math:`P(X > x)` (per coordinate when multivariate), computed
+        in log space, not as ``1 - cdf``; in exact mode an exact sum of the grid law's
+        integer weights.
+
+        Parameters
+        ----------
+        x : float or array_like
+            Points at which to evaluate.
+        value : float or array_like
+            True value (clipped into the bounds), broadcasting with ``x``.
+
+        Returns
+        -------
+        float or ndarray
+
+        Examples
+        --------
+        >>> import bndp
+        >>> g = bndp.BoundedGaussian(1.0, 1.0, 0.0, 120.0, mode="continuous")
+        >>> 0 < g.sf(119.0, 0.0) < 1e-16
+        True
+        """
+        return self._tails("sf", x, value)
+
+    def logsf(self, x: Any, value: Any):
+        r""":math:`\log P(X > x)`, without underflow.
+
+        Parameters
+        ----------
+        x : float or array_like
+            Points at which to evaluate.
+        value : float or array_like
+            True value, broadcasting with ``x``.
+
+        Returns
+        -------
+        float or ndarray
+
+        Examples
+        --------
+        >>> import bndp
+        >>> g = bndp.BoundedGaussian(1.0, 1.0, 0.0, 1000.0, mode="continuous")
+        >>> bool(g.logsf(999.0, 0.0) < -400)   # sf itself is below 1e-170
+        True
+        """
+        return self._tails("logsf", x, value)
+
+    def logcdf(self, x: Any, value: Any):
+        r""":math:`\log P(X \le x)`, without underflow.
+
+        Parameters
+        ----------
+        x : float or array_like
+            Points at which to evaluate.
+        value : float or array_like
+            True value, broadcasting with ``x``.
+
+        Returns
+        -------
+        float or ndarray
+
+        Examples
+        --------
+        >>> import bndp
+        >>> g = bndp.BoundedGaussian(1.0, 1.0, 0.0, 1000.0, mode="continuous")
+        >>> bool(g.logcdf(1.0, 1000.0) < -400)
+        True
+        """
+        return self._tails("logcdf", x, value)
+
+    def isf(self, p: Any, value: Any):
+        r"""Inverse survival function: the ``x`` with :math:`P(X > x) = p`, from the upper
+        tail in log space; in exact mode the smallest grid point whose survival probability
+        is at most ``p``.
+
+        Parameters
+        ----------
+        p : float or array_like
+            Upper-tail probabilities in [0, 1].
+        value : float or array_like
+            True value, broadcasting with ``p``.
+
+        Returns
+        -------
+        float or ndarray
+
+        Examples
+        --------
+        >>> import bndp
+        >>> g = bndp.BoundedGaussian(1.0, 1.0, 0.0, 120.0, mode="continuous")
+        >>> x = g.isf(1e-30, 0.0)
+        >>> bool(abs(g.sf(x, 0.0) / 1e-30 - 1) < 1e-8)
+        True
+        """
+        return self._tails("isf", p, value)
 
     def mean(self, value: Any):
         r""":math:`E[X] = q + \sigma(\phi(a) - \phi(b))/Z` per coordinate (computed by

@@ -17,12 +17,12 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy.special import log_ndtr, ndtr
+from scipy.special import log_ndtr, ndtr, ndtri
 
 from .. import _core
 from .._dispatch import _shape2, as_2d
 from .._random import RNGLike, as_generator
-from .._validation import as_float_array, check_bounds, check_finite, fast_real
+from .._validation import as_float_array, as_probability, check_bounds, check_finite, fast_real
 from ..distributions import truncnorm_eval, truncnorm_tail_eval
 from ..integrations._columns import Nulls, columnar
 from ._base import Mechanism
@@ -280,6 +280,42 @@ class RectifiedGaussian(_BoxGaussian):
         xa, th, lo, hi = np.broadcast_arrays(xa, th, lo, hi)
         out = np.where(xa < lo, 0.0, np.where(xa >= hi, 1.0, ndtr((xa - th) / self.sigma)))
         return _ret(np.asarray(out, dtype=np.float64))
+
+    def _tail(self, what: str, x: Any, theta: Any):
+        xa = as_probability(x) if what == "isf" else as_float_array(x, "x")
+        th, lo, hi, shape = self._params(theta)
+        xa, th, lo, hi = np.broadcast_arrays(xa, th, lo, hi)
+        s = self.sigma
+        with np.errstate(divide="ignore"):
+            if what == "isf":
+                out = np.clip(th - s * ndtri(xa), lo, hi)
+            elif what == "sf":
+                out = np.where(xa < lo, 1.0, np.where(xa >= hi, 0.0, ndtr((th - xa) / s)))
+            elif what == "logsf":
+                out = np.where(xa < lo, 0.0,
+                               np.where(xa >= hi, -np.inf, log_ndtr((th - xa) / s)))
+            else:
+                out = np.where(xa < lo, -np.inf,
+                               np.where(xa >= hi, 0.0, log_ndtr((xa - th) / s)))
+        return _ret(np.asarray(out, dtype=np.float64))
+
+    def sf(self, x: Any, theta: Any):
+        """:math:`P(X > x)`: 1 below ``lower``, :math:`\\Phi((\\theta - x)/\\sigma)` on
+        [lower, upper) (exact far in the upper tail), 0 from ``upper`` on."""
+        return self._tail("sf", x, theta)
+
+    def logsf(self, x: Any, theta: Any):
+        """:math:`\\log P(X > x)`, without underflow."""
+        return self._tail("logsf", x, theta)
+
+    def logcdf(self, x: Any, theta: Any):
+        """:math:`\\log P(X \\le x)`, without underflow."""
+        return self._tail("logcdf", x, theta)
+
+    def isf(self, p: Any, theta: Any):
+        """Smallest ``x`` with :math:`P(X > x) \\le p`: :math:`\\theta - \\sigma\\Phi^{-1}(p)`
+        clipped into [lower, upper] (the atoms at the bounds)."""
+        return self._tail("isf", p, theta)
 
 
 class TruncatedGaussian(_BoxGaussian):

@@ -16,7 +16,7 @@ from scipy import special
 
 from .. import _core, _dispatch
 from .._random import RNGLike, as_generator
-from .._validation import as_probability, fast_real
+from .._validation import as_float_array, as_probability, fast_real
 from ..calibrate import bounded_laplace_scale
 from ..distributions import bounded_laplace_eval
 from . import exact
@@ -212,6 +212,145 @@ class BoundedLaplace(Mechanism):
         """Quantile function (the sampler's inverse CDF); ``p`` in [0, 1]."""
         pa = as_probability(p)
         return self._eval(2, pa, value)
+
+    # upper and lower tails without 1 - cdf ---------------------------------------------
+    def _tails(self, what: str, x: Any, value: Any):
+        q = self._value(value)
+        if self.exact_plan is not None:
+            return exact.grid_law(self.exact_plan, what, x, q)
+        xa = np.asarray(as_float_array(x, "x"), dtype=np.float64)
+        xb, qb = np.broadcast_arrays(xa, q)
+        b, lo, hi = self.scale, self.lower, self.upper
+        a = (qb - lo) / b
+        c = (hi - qb) / b
+        half_c = -0.5 * (np.expm1(-a) + np.expm1(-c))            # C_q, cancellation-free
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            if what == "isf":
+                p = as_probability(xb)
+                upper_mass = -0.5 * np.expm1(-c) / half_c         # sf(q)
+                up = q - b * np.log(2.0 * p * half_c + np.exp(-c))          # x >= q
+                down = qb + b * np.log(2.0 - np.exp(-c) - 2.0 * p * half_c)  # x < q
+                out = np.where(p <= upper_mass, up, down)
+                out = np.clip(out, lo, hi)
+            else:
+                xc = np.clip(xb, lo, hi)
+                if what in ("sf", "logsf"):
+                    # x >= q: (1/2) e^{-(x-q)/b} (1 - e^{-(u-x)/b}) / C_q;
+                    # x < q: (1/2) (1 - e^{-(q-x)/b} + 1 - e^{-c}) / C_q
+                    right = (np.log(0.5) - (xc - qb) / b + np.log(-np.expm1(-(hi - xc) / b))
+                             - np.log(half_c))
+                    left = (np.log(0.5 * (-np.expm1(-(qb - xc) / b) - np.expm1(-c)))
+                            - np.log(half_c))
+                    lg = np.where(xc >= qb, right, left)
+                    lg = np.where(xb >= hi, -np.inf, np.where(xb < lo, 0.0, lg))
+                else:  # logcdf, the mirror image
+                    left = (np.log(0.5) - (qb - xc) / b + np.log(-np.expm1(-(xc - lo) / b))
+                            - np.log(half_c))
+                    right = (np.log(0.5 * (-np.expm1(-a) - np.expm1(-(xc - qb) / b)))
+                             - np.log(half_c))
+                    lg = np.where(xc <= qb, left, right)
+                    lg = np.where(xb < lo, -np.inf, np.where(xb >= hi, 0.0, lg))
+                out = np.exp(lg) if what == "sf" else lg
+        out = np.asarray(out, dtype=np.float64)
+        return float(out) if out.ndim == 0 else out
+
+    def sf(self, x: Any, value: Any):
+        r"""Survival function :math:`P(W_q > x)`, computed directly (not as ``1 - cdf``):
+        for :math:`x \ge q`, :math:`\tfrac12 e^{-(x-q)/b}(1 - e^{-(u-x)/b})/C_q`. In exact
+        mode, an exact sum of the grid law's integer weights.
+
+        Parameters
+        ----------
+        x : float or array_like
+            Points at which to evaluate.
+        value : float or array_like
+            True value (clipped into the bounds), broadcasting with ``x``.
+
+        Returns
+        -------
+        float or ndarray
+            Upper-tail probabilities (far below 1e-16 where they are).
+
+        Examples
+        --------
+        >>> import bndp
+        >>> m = bndp.BoundedLaplace(1.0, 1.0, 0.0, 100.0, mode="continuous")
+        >>> 0 < m.sf(99.0, 0.0) < 1e-20
+        True
+        """
+        return self._tails("sf", x, value)
+
+    def logsf(self, x: Any, value: Any):
+        r""":math:`\log P(W_q > x)`, in log space (no underflow).
+
+        Parameters
+        ----------
+        x : float or array_like
+            Points at which to evaluate.
+        value : float or array_like
+            True value, broadcasting with ``x``.
+
+        Returns
+        -------
+        float or ndarray
+
+        Examples
+        --------
+        >>> import bndp
+        >>> m = bndp.BoundedLaplace(1.0, 1.0, 0.0, 2000.0, mode="continuous")
+        >>> bool(m.logsf(1900.0, 0.0) < -1000)
+        True
+        """
+        return self._tails("logsf", x, value)
+
+    def logcdf(self, x: Any, value: Any):
+        r""":math:`\log P(W_q \le x)`, in log space (no underflow).
+
+        Parameters
+        ----------
+        x : float or array_like
+            Points at which to evaluate.
+        value : float or array_like
+            True value, broadcasting with ``x``.
+
+        Returns
+        -------
+        float or ndarray
+
+        Examples
+        --------
+        >>> import bndp
+        >>> m = bndp.BoundedLaplace(1.0, 1.0, 0.0, 2000.0, mode="continuous")
+        >>> bool(m.logcdf(100.0, 2000.0) < -1000)
+        True
+        """
+        return self._tails("logcdf", x, value)
+
+    def isf(self, p: Any, value: Any):
+        r"""Inverse survival function: the ``x`` with :math:`P(W_q > x) = p`, solved in
+        closed form from the upper tail (accurate where ``ppf(1 - p)`` cannot be formed).
+        In exact mode, the smallest grid point whose survival probability is at most ``p``.
+
+        Parameters
+        ----------
+        p : float or array_like
+            Upper-tail probabilities in [0, 1].
+        value : float or array_like
+            True value, broadcasting with ``p``.
+
+        Returns
+        -------
+        float or ndarray
+
+        Examples
+        --------
+        >>> import bndp
+        >>> m = bndp.BoundedLaplace(1.0, 1.0, 0.0, 100.0, mode="continuous")
+        >>> x = m.isf(1e-30, 0.0)
+        >>> bool(abs(m.sf(x, 0.0) / 1e-30 - 1) < 1e-10)
+        True
+        """
+        return self._tails("isf", p, value)
 
     def _continuous_only(self) -> None:
         if self.exact_plan is not None:

@@ -169,6 +169,25 @@ class Gaussian(_Unbounded):
         r""":math:`\Phi((x - q)/\sigma)`."""
         return _out(special.ndtr(self._z(x, value)))
 
+    def sf(self, x: Any, value: Any):
+        r""":math:`P(X > x) = \Phi(-(x - q)/\sigma)` (not ``1 - cdf``: exact far in the
+        upper tail)."""
+        return _out(special.ndtr(-self._z(x, value)))
+
+    def logsf(self, x: Any, value: Any):
+        r""":math:`\log\Phi(-(x - q)/\sigma)`, without underflow."""
+        return _out(special.log_ndtr(-self._z(x, value)))
+
+    def logcdf(self, x: Any, value: Any):
+        r""":math:`\log\Phi((x - q)/\sigma)`, without underflow."""
+        return _out(special.log_ndtr(self._z(x, value)))
+
+    def isf(self, p: Any, value: Any):
+        r"""Inverse survival function :math:`q - \sigma\Phi^{-1}(p)` (accurate for tiny
+        ``p``, where ``ppf(1 - p)`` cannot be formed)."""
+        pa = as_probability(p)
+        return _out(self._value(value) - self.sigma * special.ndtri(pa))
+
     def ppf(self, p: Any, value: Any):
         r""":math:`q + \sigma\Phi^{-1}(p)` for ``p`` in [0, 1] (infinite at 0 and 1)."""
         pa = as_probability(p)
@@ -264,6 +283,34 @@ class Laplace(_Unbounded):
         z = self._z(x, value)
         return _out(np.where(z <= 0, 0.5 * np.exp(np.minimum(z, 0)),
                              -0.5 * np.expm1(-np.maximum(z, 0)) + 0.5))
+
+    def sf(self, x: Any, value: Any):
+        r""":math:`P(X > x)`: :math:`\tfrac12 e^{-z}` for :math:`z = (x-q)/b \ge 0` (exact
+        far in the upper tail), :math:`1 - \tfrac12 e^{z}` otherwise."""
+        z = self._z(x, value)
+        return _out(np.where(z >= 0, 0.5 * np.exp(-np.maximum(z, 0)),
+                             -0.5 * np.expm1(np.minimum(z, 0)) + 0.5))
+
+    def logsf(self, x: Any, value: Any):
+        r""":math:`\log P(X > x)`: :math:`\log\tfrac12 - z` for :math:`z \ge 0`."""
+        z = self._z(x, value)
+        return _out(np.where(z >= 0, math.log(0.5) - np.maximum(z, 0),
+                             np.log1p(-0.5 * np.exp(np.minimum(z, 0)))))
+
+    def logcdf(self, x: Any, value: Any):
+        r""":math:`\log P(X \le x)`: :math:`\log\tfrac12 + z` for :math:`z \le 0`."""
+        z = self._z(x, value)
+        return _out(np.where(z <= 0, math.log(0.5) + np.minimum(z, 0),
+                             np.log1p(-0.5 * np.exp(-np.maximum(z, 0)))))
+
+    def isf(self, p: Any, value: Any):
+        """Inverse survival function :math:`q - b\\log(2p)` for p < 1/2 (accurate for tiny
+        ``p``), :math:`q + b\\log(2(1-p))` otherwise."""
+        pa = as_probability(p)
+        q = self._value(value)
+        with np.errstate(divide="ignore"):
+            z = np.where(pa < 0.5, -np.log(2.0 * pa), np.log(2.0 * (1.0 - pa)))
+        return _out(q + self.scale * z)
 
     def ppf(self, p: Any, value: Any):
         """Quantile :math:`q + b\\log(2p)` for p < 1/2, :math:`q - b\\log(2(1-p))` otherwise."""
