@@ -236,4 +236,5 @@ def test_unbounded_and_rectified_tails():
         assert r.sf(30.0, 0.0) == pytest.approx(float(ref), rel=1e-12)
         assert r.sf(50.0, 0.0) == 0.0 and r.sf(-51.0, 0.0) == 1.0
         assert r.isf(float(ref), 0.0) == pytest.approx(30.0, rel=1e-12)
-        assert r.isf(1e-300, 0.0) == 50.0        # the atom at the upper bound
+        narrow = bndp.RectifiedGaussian(1.0, -5.0, 5.0)   # atom of 2.9e-7 at the upper bound
+        assert narrow.isf(1e-9, 0.0) == 5.0 and narrow.isf(1e-6, 0.0) < 5.0
