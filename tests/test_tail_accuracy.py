@@ -238,3 +238,22 @@ def test_unbounded_and_rectified_tails():
         assert r.isf(float(ref), 0.0) == pytest.approx(30.0, rel=1e-12)
         narrow = bndp.RectifiedGaussian(1.0, -5.0, 5.0)   # atom of 2.9e-7 at the upper bound
         assert narrow.isf(1e-9, 0.0) == 5.0 and narrow.isf(1e-6, 0.0) < 5.0
+
+
+def test_constrained_laplace_tails():
+    h = bndp.ConstrainedLaplace(1.0, 1.0, lower=0.0)   # half-line [0, inf), true value 0
+    with mpmath.workdps(50):
+        s = mpmath.mpf(h.sigma)
+        for x in (1.0, 100.0, 500.0):
+            ref = mpmath.e ** (-mpmath.mpf(x) / s)      # (e^{-x/s}/2) / N(0), N(0) = 1/2
+            assert h.sf(x, 0.0) == pytest.approx(float(ref), rel=1e-12)
+            assert h.logsf(x, 0.0) == pytest.approx(float(mpmath.log(ref)), rel=1e-12)
+        assert h.isf(1e-40, 0.0) == pytest.approx(float(-s * mpmath.log(mpmath.mpf("1e-40"))),
+                                                  rel=1e-12)
+    m = bndp.ConstrainedLaplace(1.0, 1.0, forbidden=[(0.0, 1.0)], lower=-10.0, upper=100.0)
+    x = np.array([-5.0, -0.5, 2.0, 20.0])
+    np.testing.assert_allclose(m.sf(x, 3.0), 1 - m.cdf(x, 3.0), rtol=1e-12)
+    np.testing.assert_allclose(m.logcdf(x, 3.0), np.log(m.cdf(x, 3.0)), rtol=1e-13)
+    assert m.sf(99.0, 3.0) > 0 and 1 - m.cdf(99.0, 3.0) == 0.0
+    for p in (0.9, 0.5, 1e-20):
+        assert m.sf(m.isf(p, 3.0), 3.0) == pytest.approx(p, rel=1e-9)

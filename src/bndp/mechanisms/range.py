@@ -365,6 +365,43 @@ class ConstrainedLaplace(Mechanism):
 
         return _dispatch.evaluate(kern, what, xa, [v, np.asarray(s)])
 
+    def _eval_mirror(self, what: int, x: Any, value: Any):
+        # the mechanism reflected through 0 (allowed set -A, value -mu, same scale): its CDF
+        # at -x is the survival function here, computed from the far end (no 1 - cdf)
+        v = self._value(value)
+        xa = as_float_array(x, "x")
+        s = self._sig(v)
+        L, R = self._Lr, self._Rr
+
+        def kern(w, xx, mu, sig, out):
+            _core.cl_eval_rows(w, xx, mu, sig, L, R, out)
+
+        xm = xa if what == 2 else -xa          # a probability is not reflected
+        return _dispatch.evaluate(kern, what, xm, [-v, np.asarray(s)])
+
+    def sf(self, x: Any, value: Any):
+        """:math:`P(Y > x) = \\mathrm{mass}(A \\cap (x, \\infty))/N(\\mu)`, computed from the
+        upper end (the CDF of the reflected mechanism), not as ``1 - cdf``."""
+        return self._eval_mirror(1, x, value)
+
+    def logsf(self, x: Any, value: Any):
+        """:math:`\\log P(Y > x)` (from :meth:`sf`)."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.sf(x, value))
+
+    def logcdf(self, x: Any, value: Any):
+        """:math:`\\log P(Y \\le x)` (from :meth:`cdf`, which is computed from the lower
+        end)."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.cdf(x, value))
+
+    def isf(self, p: Any, value: Any):
+        """Inverse survival function: the reflected mechanism's quantile, negated (accurate
+        for tiny ``p``)."""
+        pa = as_probability(p)
+        return -np.asarray(self._eval_mirror(2, pa, value)) if np.ndim(pa) else \
+            -float(self._eval_mirror(2, pa, value))
+
     def logpdf(self, x: Any, value: Any):
         """Log density of the output at ``x`` (``-inf`` outside the allowed set)."""
         return self._eval(0, x, value)
