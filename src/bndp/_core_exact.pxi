@@ -143,27 +143,20 @@ cdef extern from *:
 DEF GD_LANES = 32
 
 
-cdef inline void _gd_draw_block(bitgen_t* bg, const uint64_t* cum, int levels,
-                                int64_t n, const int64_t* idx, int64_t* j, int m) noexcept nogil:
-    # GD_LANES (or m < GD_LANES) draws at once. ``cum`` is the cumulative table padded with
-    # 2^64 - 1 to 4^levels entries (search_tree). The entry with cum[k] <= T < cum[k + 1] is
-    # found by a 4-ary search: each of the ``levels`` steps compares T with the three
-    # quarter points of the current range and moves by (number of them <= T) quarters,
-    # without a branch. Every lane does the same steps, loads and comparisons, whatever the
-    # input or the drawn value; the lanes are interleaved so that their loads overlap.
-    cdef uint64_t t[GD_LANES]
-    cdef int64_t pos[GD_LANES]
-    cdef uint64_t lo, tt
+cdef inline void _gd_search_lanes(const uint64_t* cum, int levels, const uint64_t* t,
+                                  int64_t* pos) noexcept nogil:
+    # For GD_LANES targets t[r] < cum[last], the k with cum[k] <= t[r] < cum[k + 1]. ``cum``
+    # is the cumulative table padded with 2^64 - 1 to 4^levels entries (search_tree). A 4-ary
+    # search: each of the ``levels`` steps compares t[r] with the three quarter points of the
+    # current range and moves by (number of them <= t[r]) quarters, without a branch. Every
+    # lane does the same steps, loads and comparisons, whatever the input or the drawn value;
+    # the lanes are interleaved so that their loads overlap.
+    cdef uint64_t tt
     cdef int64_t q4, p, width = 1
     cdef int r, lvl
     for lvl in range(levels):
         width *= 4
-    for r in range(m):
-        lo = cum[n - idx[r]]
-        t[r] = lo + _ex_below(bg, cum[2 * n - idx[r] + 1] - lo)
-        pos[r] = 0
-    for r in range(m, GD_LANES):
-        t[r] = 0
+    for r in range(GD_LANES):
         pos[r] = 0
     for lvl in range(levels):
         q4 = width >> 2
@@ -173,6 +166,22 @@ cdef inline void _gd_draw_block(bitgen_t* bg, const uint64_t* cum, int levels,
             pos[r] = p + q4 * (<int64_t> (cum[p + q4] <= tt) + <int64_t> (cum[p + 2 * q4] <= tt)
                                + <int64_t> (cum[p + 3 * q4] <= tt))
         width = q4
+
+
+cdef inline void _gd_draw_block(bitgen_t* bg, const uint64_t* cum, int levels,
+                                int64_t n, const int64_t* idx, int64_t* j, int m) noexcept nogil:
+    # GD_LANES (or m < GD_LANES) draws at once: T uniform on [cum[n - i], cum[2n - i + 1])
+    # for each input index i = idx[r], then the table entry holding T (_gd_search_lanes).
+    cdef uint64_t t[GD_LANES]
+    cdef int64_t pos[GD_LANES]
+    cdef uint64_t lo
+    cdef int r
+    for r in range(m):
+        lo = cum[n - idx[r]]
+        t[r] = lo + _ex_below(bg, cum[2 * n - idx[r] + 1] - lo)
+    for r in range(m, GD_LANES):
+        t[r] = 0
+    _gd_search_lanes(cum, levels, t, pos)
     for r in range(m):
         j[r] = pos[r] - n + idx[r]
 
