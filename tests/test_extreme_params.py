@@ -142,7 +142,7 @@ HALF_LINE_1 = 1.0 / math.log((math.e + 1) / 2)
 
 @pytest.mark.parametrize("w", [1e12, 1e14, 1e16, 1e20, 1e100, 1e200])
 def test_constrained_laplace_sigma_independent_of_the_width(w):
-    m = bndp.ConstrainedLaplace(1.0, 1.0, lower=0.0, upper=w)
+    m = bndp.ConstrainedLaplace(1.0, 1.0, lower=0.0, upper=w, mode="continuous")
     assert HALF_LINE_1 <= m.sigma <= HALF_LINE_1 * (1 + 1e-12)
     assert m.privacy_loss() <= 1.0           # was 2.5e70 at w = 1e200
     y = m.sample(np.array([0.0, 0.5 * w, w]), rng=2)
@@ -157,14 +157,15 @@ def test_constrained_laplace_sigma_independent_of_the_width(w):
     (1e-3, 0.0, 1e12, [(1.0, 2.0), (1e11, 1e11 + 1.0)]),
 ])
 def test_constrained_laplace_is_scale_and_translation_invariant(dF, lo, hi, forbidden):
-    m = bndp.ConstrainedLaplace(1.0, dF, forbidden=forbidden, lower=lo, upper=hi)
+    m = bndp.ConstrainedLaplace(1.0, dF, forbidden=forbidden, lower=lo, upper=hi,
+                                mode="continuous")
     assert math.isfinite(m.sigma) and m.sigma > 0
     assert m.privacy_loss() <= 1.0
     # the same problem in units of dF, translated to the origin, gives the same sigma/dF
     c = lo if math.isfinite(lo) else forbidden[0][0]
     f1 = [((a - c) / dF, (b - c) / dF) for a, b in forbidden]
     ref = bndp.ConstrainedLaplace(1.0, 1.0, forbidden=f1, lower=(lo - c) / dF,
-                                  upper=(hi - c) / dF)
+                                  upper=(hi - c) / dF, mode="continuous")
     assert m.sigma / dF == pytest.approx(ref.sigma, rel=1e-9)
 
 

@@ -335,11 +335,13 @@ def test_half_line_needs_continuous_mode_and_is_refused_on_the_whole_line():
 # one vocabulary: scale is a number
 # ---------------------------------------------------------------------------------------
 def test_constrained_laplace_scale_is_numeric():
-    m = bndp.ConstrainedLaplace(1.0, 1.0, forbidden=[(0.0, 1.0)], guarantee="metric")
+    m = bndp.ConstrainedLaplace(1.0, 1.0, forbidden=[(0.0, 1.0)], guarantee="metric",
+                                mode="continuous")
     assert isinstance(m.scale, float) and m.scale == m.sigma
     assert m.scale_rule == "constant"
     assert eval(repr(m), {"ConstrainedLaplace": bndp.ConstrainedLaplace, "inf": INF}) == m
-    dd = bndp.ConstrainedLaplace(1.0, 2.0, lower=0.0, scale_rule="distance_dependent")
+    dd = bndp.ConstrainedLaplace(1.0, 2.0, lower=0.0, scale_rule="distance_dependent",
+                                 mode="continuous")
     assert dd.scale_rule == "distance_dependent" and dd.sigma is None
     assert isinstance(dd.scale, float)
     # the largest scale it uses, at the bound: sigma(0) = g(0) dF/eps, g(0) = 1/(a e)
@@ -352,11 +354,13 @@ def test_constrained_laplace_scale_is_numeric():
 
 def test_constrained_laplace_scale_keyword_is_a_deprecated_alias():
     with pytest.warns(DeprecationWarning, match="scale_rule"):
-        m = bndp.ConstrainedLaplace(1.0, 1.0, lower=0.0, scale="distance_dependent")
+        m = bndp.ConstrainedLaplace(1.0, 1.0, lower=0.0, scale="distance_dependent",
+                                    mode="continuous")
     assert m.scale_rule == "distance_dependent"
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        bndp.ConstrainedLaplace(1.0, 1.0, lower=0.0, scale_rule="distance_dependent")
+        bndp.ConstrainedLaplace(1.0, 1.0, lower=0.0, scale_rule="distance_dependent",
+                                mode="continuous")
 
 
 # ---------------------------------------------------------------------------------------

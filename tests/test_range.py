@@ -14,7 +14,13 @@ import pytest
 from scipy import integrate
 
 import bndp
-from bndp import ConstrainedLaplace
+
+
+def ConstrainedLaplace(*args, **kwargs):
+    """This file checks the continuous law (``mode="continuous"``) against the paper; the
+    default grid law is checked in test_range_exact.py."""
+    kwargs.setdefault("mode", "continuous")
+    return bndp.ConstrainedLaplace(*args, **kwargs)
 
 FULL = os.environ.get("BNDP_FULL", "") == "1"
 inf = math.inf

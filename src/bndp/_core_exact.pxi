@@ -360,3 +360,279 @@ def gd_index(const double[::1] q, int e, int64_t kl, int64_t n):
     for a in range(q.shape[0]):
         o[a] = _gd_index(q[a], _gd_ldexp(1.0, -e), kl, n)
     return out
+
+
+# --- the grid law on an allowed set with gaps (ConstrainedLaplace) -----------------------
+#
+# The allowed grid points are m spans [sa[s], sb[s]] of grid indices in 0..n (sorted,
+# disjoint). The same offset table as above; for input index i the output j is drawn from
+# the allowed indices only: P(j | i) = W[j - i + n] / S(i), S(i) = sum over spans of
+# cum[n - i + sb[s] + 1] - cum[n - i + sa[s]]. A draw takes a uniform integer U below S(i)
+# (Lemire), turns it into the table position T inside the span it falls in (every span is
+# examined, by selects: the work does not depend on U or i), then searches T in the table.
+
+
+cdef inline uint64_t _gd_bernoulli(bitgen_t* bg, double p) noexcept nogil:
+    # 1 with probability exactly p, for a double 0 <= p < 1: compare the binary expansion of
+    # a uniform real, 64 bits at a time, with that of p (scaling by 2^64 and removing the
+    # integer part are exact in binary floating point; a second word is needed with
+    # probability 2^-64).
+    cdef double r = p, k
+    cdef uint64_t ki, x
+    while r > 0.0:
+        r = _gd_ldexp(r, 64)
+        k = _gd_floor(r)
+        ki = <uint64_t> k
+        x = bg.next_uint64(bg.state)
+        if x != ki:
+            return <uint64_t> (x < ki)
+        r -= k
+    return 0
+
+
+cdef inline int64_t _gd_span_index(double q, double inv_gamma, int64_t kl, int64_t n,
+                                   const double* gap_hi, const int64_t* sa, const int64_t* sb,
+                                   int64_t m, int randomised, bitgen_t* bg) noexcept nogil:
+    # Grid index of an allowed true value q (already clipped into [l, u]): its span s is the
+    # number of gaps whose upper end is <= q (q lies in the allowed set); the index is the
+    # nearest grid point (ties up) or, randomised, floor(q / gamma) + Bernoulli(fraction),
+    # then clipped to the span's grid points. Both maps are monotone in q.
+    cdef int64_t s = 0, k, g
+    cdef double z, f, lo = <double> kl, hi = <double> (kl + n)
+    for g in range(m - 1):
+        s += <int64_t> (q >= gap_hi[g])
+    if randomised:
+        z = q * inv_gamma
+        z = lo - 1.0 if z < lo - 1.0 else z
+        z = hi + 1.0 if z > hi + 1.0 else z
+        f = _gd_floor(z)
+        k = <int64_t> f - kl + <int64_t> _gd_bernoulli(bg, z - f)
+    else:
+        k = _gd_index(q, inv_gamma, kl, n)
+    k = sa[s] if k < sa[s] else k
+    k = sb[s] if k > sb[s] else k
+    return k
+
+
+cdef inline void _gd_span_draw_block(bitgen_t* bg, const uint64_t* cum, int levels, int64_t n,
+                                     const int64_t* sa, const int64_t* sb, int64_t m,
+                                     const int64_t* idx, int64_t* j, int cnt) noexcept nogil:
+    cdef uint64_t t[GD_LANES]
+    cdef int64_t pos[GD_LANES]
+    cdef uint64_t tot, u, acc, lo, w, sel, tt
+    cdef int64_t i, s
+    cdef int r
+    for r in range(cnt):
+        i = idx[r]
+        tot = 0
+        for s in range(m):
+            tot += cum[n - i + sb[s] + 1] - cum[n - i + sa[s]]
+        u = _ex_below(bg, tot)
+        acc = 0
+        tt = 0
+        for s in range(m):
+            lo = cum[n - i + sa[s]]
+            w = cum[n - i + sb[s] + 1] - lo
+            # u - acc wraps when u < acc: the second test is then false as well
+            sel = (<uint64_t> (u >= acc)) & (<uint64_t> (u - acc < w))
+            tt += sel * (lo + (u - acc))
+            acc += w
+        t[r] = tt
+    for r in range(cnt, GD_LANES):
+        t[r] = 0
+    _gd_search_lanes(cum, levels, t, pos)
+    for r in range(cnt):
+        j[r] = pos[r] - n + idx[r]
+
+
+cdef int _gd_check_spans(const int64_t[::1] sa, const int64_t[::1] sb, const double[::1] gap_hi,
+                         int64_t n) except -1:
+    cdef Py_ssize_t s, m = sa.shape[0]
+    if m < 1 or sb.shape[0] != m or gap_hi.shape[0] != m - 1:
+        raise ValueError("grid law: inconsistent spans")
+    for s in range(m):
+        if sa[s] < 0 or sb[s] < sa[s] or sb[s] > n or (s > 0 and sa[s] <= sb[s - 1]):
+            raise ValueError("grid law: inconsistent spans")
+    return 0
+
+
+def gd_span_fill_rows(object gen, const uint64_t[::1] tree, int levels, int64_t n, int e,
+                      int64_t kl, const int64_t[::1] sa, const int64_t[::1] sb,
+                      const double[::1] gap_hi, bint randomised, const double[:, :] q,
+                      double[:, ::1] out):
+    """Grid draws on an allowed set for allowed true values ``q`` (broadcast to ``out``)."""
+    bit_gen = gen.bit_generator
+    cdef bitgen_t* bg = _borrow(bit_gen)
+    cdef Py_ssize_t a, b, n0 = out.shape[0], n1 = out.shape[1]
+    _gd_check_tree(tree, levels, n)
+    _gd_check_exponent(e)
+    _gd_check_spans(sa, sb, gap_hi, n)
+    cdef int64_t m = sa.shape[0]
+    cdef int64_t idx[GD_LANES]
+    cdef int64_t jj[GD_LANES]
+    cdef int r, c
+    cdef double inv_gamma = _gd_ldexp(1.0, -e), gamma = _gd_ldexp(1.0, e)
+    cdef const double* gh = &gap_hi[0] if m > 1 else NULL
+    with bit_gen.lock, nogil:
+        for a in range(n0):
+            b = 0
+            while b < n1:
+                c = GD_LANES if n1 - b >= GD_LANES else <int> (n1 - b)
+                for r in range(c):
+                    idx[r] = _gd_span_index(q[a, b + r], inv_gamma, kl, n, gh, &sa[0], &sb[0],
+                                            m, randomised, bg)
+                _gd_span_draw_block(bg, &tree[0], levels, n, &sa[0], &sb[0], m, idx, jj, c)
+                for r in range(c):
+                    out[a, b + r] = (<double> (kl + jj[r])) * gamma
+                b += c
+
+
+def gd_span_index(const double[::1] q, int e, int64_t kl, int64_t n, const int64_t[::1] sa,
+                  const int64_t[::1] sb, const double[::1] gap_hi):
+    """Nearest-point grid indices (int64) of allowed true values, as the sampler rounds
+    them (the deterministic rounding)."""
+    _gd_check_spans(sa, sb, gap_hi, n)
+    out = _np.empty(q.shape[0], dtype=_np.int64)
+    cdef int64_t[::1] o = out
+    cdef Py_ssize_t a
+    cdef int64_t m = sa.shape[0]
+    cdef const double* gh = &gap_hi[0] if m > 1 else NULL
+    for a in range(q.shape[0]):
+        o[a] = _gd_span_index(q[a], _gd_ldexp(1.0, -e), kl, n, gh, &sa[0], &sb[0], m, 0, NULL)
+    return out
+
+
+cdef void _gd_window(const double* g, int64_t n, int64_t delta, int64_t a, int64_t b,
+                     int64_t* dq, int64_t* dqn, double* wmax, double* wmin) noexcept nogil:
+    # For i = n - delta down to 0: the max and min of g[p] over the window
+    # p in [a + n - i, b + n - i] (it moves right by one per step), folded into wmax[i] and
+    # wmin[i]; two monotone deques.
+    cdef int64_t i, p, hi_p = a + delta - 1, h1 = 0, t1 = 0, h2 = 0, t2 = 0
+    cdef double v
+    for i in range(n - delta, -1, -1):
+        while hi_p < b + n - i:
+            hi_p += 1
+            v = g[hi_p]
+            while t1 > h1 and g[dq[t1 - 1]] <= v:
+                t1 -= 1
+            dq[t1] = hi_p
+            t1 += 1
+            while t2 > h2 and g[dqn[t2 - 1]] >= v:
+                t2 -= 1
+            dqn[t2] = hi_p
+            t2 += 1
+        while dq[h1] < a + n - i:
+            h1 += 1
+        while dqn[h2] < a + n - i:
+            h2 += 1
+        if g[dq[h1]] > wmax[i]:
+            wmax[i] = g[dq[h1]]
+        if g[dqn[h2]] < wmin[i]:
+            wmin[i] = g[dqn[h2]]
+
+
+def gd_span_losses(const uint64_t[::1] cum, int64_t n, const int64_t[::1] sa,
+                   const int64_t[::1] sb, int64_t dmin, int64_t dmax, int which):
+    """Certified losses on an allowed set: out[delta - dmin], delta = dmin..dmax, bounds
+    max |ln P(j | i) - ln P(j | i + delta)| over allowed j and the pairs (i, i + delta) of
+    allowed indices selected by ``which``: 0 every pair; 1 the pairs whose lower index ends
+    a span that is not the last or whose upper index starts a span that is not the first;
+    2 the pairs inside one span. -inf where no pair is selected.
+
+    Both directions are evaluated (the allowed set need not be symmetric). The rounding
+    argument of _gd_shift_losses applies unchanged (S(i) is an exact integer sum of at most
+    2^58; a negation is exact), so GD_ERR is added to every finite value."""
+    cdef Py_ssize_t m = sa.shape[0]
+    if cum.shape[0] != 2 * n + 2 or n < 1 or dmin < 1 or dmax < dmin or m < 1 \
+            or sb.shape[0] != m or which < 0 or which > 2:
+        raise ValueError("gd_span_losses: inconsistent arguments")
+    if cum[2 * n + 1] > (<uint64_t> 1) << 58:
+        raise ValueError("gd_span_losses: table total exceeds 2^58")
+    cdef Py_ssize_t s
+    for s in range(m):
+        if sa[s] < 0 or sb[s] < sa[s] or sb[s] > n or (s > 0 and sa[s] <= sb[s - 1]):
+            raise ValueError("gd_span_losses: inconsistent spans")
+    out = _np.full(dmax - dmin + 1, -_np.inf)
+    lnw = _np.empty(2 * n + 1)
+    g = _np.empty(2 * n + 1)
+    lns = _np.empty(n + 1)
+    span = _np.full(n + 1, -1, dtype=_np.int64)
+    wmax = _np.empty(n + 1)
+    wmin = _np.empty(n + 1)
+    dqa = _np.empty(2 * n + 2, dtype=_np.int64)
+    dqb = _np.empty(2 * n + 2, dtype=_np.int64)
+    cdef double[::1] vo = out, vw = lnw, vg = g, vs = lns, vmax = wmax, vmin = wmin
+    cdef int64_t[::1] vsp = span, va = dqa, vb = dqb
+    cdef int64_t k, i, delta, p, si, sk
+    cdef uint64_t tot
+    cdef double best, v
+    cdef bint ok
+    with nogil:
+        for k in range(2 * n + 1):
+            vw[k] = log(<double> (cum[k + 1] - cum[k]))
+        for s in range(m):
+            for k in range(sa[s], sb[s] + 1):
+                vsp[k] = s
+        for i in range(n + 1):
+            tot = 0
+            for s in range(m):
+                tot += cum[n - i + sb[s] + 1] - cum[n - i + sa[s]]
+            vs[i] = log(<double> tot)
+        for delta in range(dmin, dmax + 1):
+            if delta > n:
+                break
+            for p in range(delta, 2 * n + 1):
+                vg[p] = vw[p] - vw[p - delta]
+            for i in range(n - delta + 1):
+                vmax[i] = -1e300
+                vmin[i] = 1e300
+            for s in range(m):
+                _gd_window(&vg[0], n, delta, sa[s], sb[s], &va[0], &vb[0], &vmax[0], &vmin[0])
+            best = -1e300
+            ok = False
+            for i in range(n - delta + 1):
+                k = i + delta
+                si = vsp[i]
+                sk = vsp[k]
+                if si < 0 or sk < 0:
+                    continue
+                if which == 1 and not ((si < m - 1 and i == sb[si]) or (sk > 0 and k == sa[sk])):
+                    continue
+                if which == 2 and si != sk:
+                    continue
+                ok = True
+                v = vmax[i] + (vs[k] - vs[i])
+                if v > best:
+                    best = v
+                v = (vs[i] - vs[k]) - vmin[i]
+                if v > best:
+                    best = v
+            if ok:
+                vo[delta - dmin] = best + GD_ERR
+    return out
+
+
+def gd_pair_loss(const uint64_t[::1] cum, int64_t n, const int64_t[::1] sa,
+                 const int64_t[::1] sb, int64_t i, int64_t k):
+    """Certified max |ln P(j | i) - ln P(j | k)| over allowed j, for one pair (plus
+    GD_ERR, as gd_span_losses)."""
+    cdef Py_ssize_t m = sa.shape[0], s
+    if cum.shape[0] != 2 * n + 2 or not (0 <= i <= n and 0 <= k <= n) or sb.shape[0] != m:
+        raise ValueError("gd_pair_loss: inconsistent arguments")
+    cdef uint64_t si = 0, sk = 0
+    cdef int64_t j
+    cdef double lsi, lsk, best = -1e300, v
+    for s in range(m):
+        si += cum[n - i + sb[s] + 1] - cum[n - i + sa[s]]
+        sk += cum[n - k + sb[s] + 1] - cum[n - k + sa[s]]
+    lsi = log(<double> si)
+    lsk = log(<double> sk)
+    for s in range(m):
+        for j in range(sa[s], sb[s] + 1):
+            v = (log(<double> (cum[j - i + n + 1] - cum[j - i + n]))
+                 - log(<double> (cum[j - k + n + 1] - cum[j - k + n])))
+            if v + (lsk - lsi) > best:
+                best = v + (lsk - lsi)
+            if (lsi - lsk) - v > best:
+                best = (lsi - lsk) - v
+    return best + GD_ERR

@@ -91,8 +91,9 @@ import numpy as np
 
 from .. import _core, _dispatch
 
-__all__ = ["ExactPlan", "ProductPlan", "plan_bounded_laplace", "plan_bounded_gaussian",
-           "check_mode", "grid_law", "MODES"]
+__all__ = ["ExactPlan", "ProductPlan", "ConstrainedPlan", "plan_bounded_laplace",
+           "plan_bounded_gaussian", "plan_constrained_laplace", "check_mode", "grid_law",
+           "MODES"]
 
 LAPLACE, GAUSSIAN = 0, 1
 _FAMILY = {LAPLACE: "laplace", GAUSSIAN: "gaussian"}
@@ -102,6 +103,8 @@ GRID_STEPS = 16            # gamma <= min(scale, sensitivity) / 16
 SENS_STEPS = 256           # ... refined until sensitivity / gamma is an integer or >= 256
 MULTI_STEPS = 64           # multivariate: gamma <= sensitivity / (64 sqrt(m))
 WIDTH_STEPS = 1024         # gamma <= (upper - lower) / 1024
+METRIC_STEPS = 512         # metric guarantee: gamma <= scale / 512 ...
+GAP_STEPS = 64             # ... and <= (narrowest gap) / 64
 MAX_INTERVALS = 1 << 22    # n: grid intervals in [l, u] (table memory: 16 (n + 1) bytes)
 MAX_PAIRS = 1 << 28        # n * d_k: work of the certificate
 MAX_INDEX = 1 << 53        # |grid index|: (k_l + j) * gamma is then an exact double
@@ -237,7 +240,7 @@ class ExactPlan:
         out = np.empty(xa.shape)
         for idx, xv in np.ndenumerate(xa):
             if what == "isf":    # smallest grid point whose sf is <= xv
-                k = next((k for k in range(self.n + 1) if above[k] <= xv * s), self.n)
+                k = next((k for k in range(len(g)) if above[k] <= xv * s), len(g) - 1)
                 out[idx] = g[k]
                 continue
             k = int(np.searchsorted(g, xv, side="right")) - 1    # last grid point <= x
@@ -263,17 +266,17 @@ class ExactPlan:
         xa = np.asarray(x, dtype=np.float64)
         if what == "pmf":
             idx = np.searchsorted(g, xa)
-            idc = np.clip(idx, 0, self.n)
+            idc = np.clip(idx, 0, len(g) - 1)
             out = np.where(g[idc] == xa, p[idc], 0.0)
         elif what == "cdf":
             c = np.cumsum(p)
             c[-1] = 1.0
             k = np.searchsorted(g, xa, side="right") - 1
-            out = np.where(k < 0, 0.0, c[np.clip(k, 0, self.n)])
+            out = np.where(k < 0, 0.0, c[np.clip(k, 0, len(g) - 1)])
         else:  # ppf: the smallest grid point with cdf >= p
             c = np.cumsum(p)
             c[-1] = 1.0
-            k = np.clip(np.searchsorted(c, xa, side="left"), 0, self.n)
+            k = np.clip(np.searchsorted(c, xa, side="left"), 0, len(g) - 1)
             out = g[k]
         return float(out) if out.ndim == 0 else out
 
@@ -334,8 +337,9 @@ def _table(fam: int, u: float, n: int) -> tuple[np.ndarray, int]:
 
 
 def _choose_grid(scale: float, dq: float, lo: float, hi: float, dim: int | None,
-                 fam: int) -> tuple[int, int, int, int]:
-    """(e, kl, n, dk) for the grid of [lo, hi]."""
+                 fam: int, cap: float = math.inf) -> tuple[int, int, int, int]:
+    """(e, kl, n, dk) for the grid of [lo, hi]; ``cap``: a further upper bound on gamma
+    (before the grid is coarsened to fit the size limits)."""
     width = hi - lo
     dq_eff = min(dq, width) if dim is None else dq
     if dim is None:
@@ -344,7 +348,7 @@ def _choose_grid(scale: float, dq: float, lo: float, hi: float, dim: int | None,
         base = min(scale / GRID_STEPS, dq / (MULTI_STEPS * math.sqrt(dim)))
     # at least WIDTH_STEPS intervals: a nearly flat law on n + 1 points has variance
     # (1 + 2/n) times the continuous one
-    base = min(base, width / WIDTH_STEPS)
+    base = min(base, width / WIDTH_STEPS, cap)
     if not (base > 0 and math.isfinite(base)):
         raise ValueError("grid law: the scale and sensitivity give no usable grid "
                          f"(scale {scale!r}, sensitivity {dq!r}); pass mode='continuous'")
@@ -598,3 +602,260 @@ def plan_bounded_gaussian(epsilon: float, sensitivity: float, lower: Any, upper:
     lo = tuple(float(x) for x in np.ravel(lower))
     hi = tuple(float(x) for x in np.ravel(upper))
     return _plan_product(float(epsilon), float(sigma_hint), float(sensitivity), lo, hi)
+
+
+# --- allowed sets with gaps (ConstrainedLaplace) ------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class ConstrainedPlan(ExactPlan):
+    r"""The grid Laplace on an allowed set :math:`A = [l, u] \setminus \bigcup_k (a_k, b_k)`
+    (:class:`~bndp.ConstrainedLaplace`).
+
+    The outputs are the grid points of :math:`A` (the grid points of each span
+    :math:`[L_s, R_s]` of :math:`A`: indices ``span_lo[s]..span_hi[s]`` above ``kl``); for
+    grid input ``i``, :math:`P(j \mid i) = W_{j-i}/S_i` over those points only (the same
+    offset table as :class:`ExactPlan`, :math:`S_i` summed over the spans). A draw picks
+    the span by selects over all spans, then searches the table: the same work for every
+    input and output.
+
+    Rounding of a true value :math:`\mu \in A` (in span ``s``):
+
+    * ``guarantee="dp"``: the nearest grid point (ties up), clipped to the span's grid
+      points. The map is monotone, and :math:`|r(\mu) - \mu| < \gamma` because every span
+      holds a grid point. Plain rounding moves neighbours at most :math:`d_k` steps apart
+      (as for :class:`ExactPlan`); the clip into a span adds one step, and only when the
+      lower point ends a span before a gap or the upper point starts one after a gap (a
+      clip at ``l`` or ``u`` is 1-Lipschitz). The certificate is the exact maximum of the
+      loss over every pair of allowed indices at most :math:`d_k` apart, and over the pairs
+      :math:`d_k + 1` apart that meet a gap, both directions.
+    * ``guarantee="metric"`` (:math:`\ell(\mu, \mu') \le \epsilon|\mu-\mu'|/\Delta` for
+      all pairs): deterministic rounding cannot satisfy it (two values on either side of a
+      rounding boundary are arbitrarily close), so the value is rounded at random: to
+      :math:`\lfloor\mu/\gamma\rfloor` or the next grid point with probability the
+      fractional part (an exact Bernoulli from random bits), clipped to the span. The law of
+      the output is then :math:`(1-f)K_P + fK_{P+1}` inside a span, constant between a span
+      end and the nearest grid point. Its log-likelihood is Lipschitz in :math:`\mu` inside
+      a span with constant :math:`(e^{\lambda_1} - 1)/\gamma` (:math:`\lambda_1` the
+      largest loss between adjacent grid points of one span), and it jumps across gap
+      ``k`` by at most the loss :math:`J_k` between the span end points. Along any path,
+      :math:`\ell(\mu,\mu') \le \epsilon'|\mu - \mu'|/\Delta` with
+      :math:`\epsilon' = \Delta\max((e^{\lambda_1} - 1)/\gamma, \max_k J_k/(b_k - a_k))`,
+      evaluated in exact rationals from the certified losses and rounded up.
+
+    Attributes
+    ----------
+    span_lo, span_hi : ndarray of int64
+        Grid indices (above ``kl``) of the first and last grid point of each span.
+    gap_hi : ndarray of float64
+        Upper ends :math:`b_k` of the gaps (the span of a value is the number of them
+        :math:`\le` the value).
+    guarantee : str
+        ``"dp"`` or ``"metric"``.
+    metric_epsilon : float
+        For ``"metric"``, :math:`\epsilon'` above (also the certified loss); ``inf`` for
+        ``"dp"`` (deterministic rounding gives no metric guarantee at small distances).
+    """
+
+    span_lo: np.ndarray = field(repr=False, default=None)
+    span_hi: np.ndarray = field(repr=False, default=None)
+    gap_hi: np.ndarray = field(repr=False, default=None)
+    guarantee: str = "dp"
+    metric_epsilon: float = math.inf
+
+    @property
+    def randomised(self) -> bool:
+        """Whether the true value is rounded at random (the metric guarantee)."""
+        return self.guarantee == "metric"
+
+    def allowed(self) -> np.ndarray:
+        """Grid indices (above ``kl``) of the attainable outputs."""
+        return np.concatenate([np.arange(a, b + 1, dtype=np.int64)
+                               for a, b in zip(self.span_lo, self.span_hi)])
+
+    def grid(self) -> np.ndarray:
+        """The attainable outputs: the grid points of the allowed set."""
+        return np.ldexp((self.kl + self.allowed()).astype(np.float64), self.exponent)
+
+    def index(self, value: Any) -> np.ndarray:
+        """Grid index (int64, above ``kl``) of allowed true values by nearest-point
+        rounding (the ``"dp"`` rounding; the ``"metric"`` one is random, see
+        :meth:`components`)."""
+        v = np.ascontiguousarray(np.ravel(np.asarray(value, dtype=np.float64)))
+        return _core.gd_span_index(v, self.exponent, self.kl, self.n, self.span_lo,
+                                   self.span_hi, self.gap_hi).reshape(np.shape(value))
+
+    def components(self, value: float) -> list[tuple[float, int]]:
+        """The law for one true value as a mixture ``[(weight, grid index), ...]`` of the
+        laws of grid inputs (one component unless rounding is random)."""
+        if not self.randomised:
+            return [(1.0, int(self.index(float(value))))]
+        z = math.ldexp(float(value), -self.exponent)
+        f = math.floor(z)
+        frac = z - f
+        s = int(np.sum(float(value) >= self.gap_hi))
+        lo, hi = int(self.span_lo[s]), int(self.span_hi[s])
+        k0 = min(max(int(f) - self.kl, lo), hi)
+        k1 = min(max(int(f) + 1 - self.kl, lo), hi)
+        if k0 == k1 or frac == 0.0:
+            return [(1.0, k0)]
+        return [(1.0 - frac, k0), (frac, k1)]
+
+    def weights_at(self, i: int) -> tuple[np.ndarray, int]:
+        """Integer weights over :meth:`grid` for grid input ``i``, and their total."""
+        w = self.weights[self.allowed() - i + self.n]
+        return w, int(sum(int(x) for x in w))
+
+    def weights_for(self, value: Any) -> tuple[np.ndarray, int]:
+        comps = self.components(float(value))
+        if len(comps) != 1:
+            raise ValueError("weights_for: the law of this value is a mixture (random "
+                             "rounding); use pmf")
+        return self.weights_at(comps[0][1])
+
+    def pmf(self, value: Any) -> np.ndarray:
+        out = None
+        for wt, i in self.components(float(value)):
+            w, s = self.weights_at(i)
+            p = wt * (w.astype(np.float64) / float(s))
+            out = p if out is None else out + p
+        return out
+
+    def _tail(self, x: Any, value: Any, what: str):
+        comps = self.components(float(value))
+        if len(comps) == 1:
+            return ExactPlan._tail(self, x, value, what)
+        xa = np.asarray(x, dtype=np.float64)
+        if what == "isf":
+            g = self.grid()
+            p = self.pmf(value)
+            above = np.concatenate((np.cumsum(p[::-1])[::-1][1:], [0.0]))
+            k = np.minimum(np.searchsorted(-above, -xa, side="left"), len(g) - 1)
+            out = g[k]
+            return float(out) if out.ndim == 0 else out
+        parts = []
+        for wt, i in comps:
+            sub = _Component(self, i)
+            parts.append((wt, ExactPlan._tail(sub, x, value, "logsf" if what == "sf" else what)))
+        out = np.logaddexp(math.log(parts[0][0]) + np.asarray(parts[0][1]),
+                           math.log(parts[1][0]) + np.asarray(parts[1][1]))
+        if what == "sf":
+            out = np.exp(out)
+        return float(out) if np.ndim(out) == 0 else out
+
+    def sample(self, value: np.ndarray, size: Any, gen: np.random.Generator, workers: Any = 1):
+        """Draws for allowed true values ``value`` (NumPy's size rule)."""
+        (tree, levels), n, e, kl = self.search_tree, self.n, self.exponent, self.kl
+        sa, sb, gh, rnd = self.span_lo, self.span_hi, self.gap_hi, self.randomised
+
+        def rows(gen, q, out):
+            _core.gd_span_fill_rows(gen, tree, levels, n, e, kl, sa, sb, gh, rnd, q, out)
+
+        def fill(gen, q, out):
+            rows(gen, np.full((1, 1), q), out.reshape(1, -1))
+
+        def one(gen, q):
+            out = np.empty((1, 1))
+            rows(gen, np.full((1, 1), q), out)
+            return float(out[0, 0])
+
+        return _dispatch.sample(one, fill, rows, [np.asarray(value, dtype=np.float64)], size, gen,
+                                workers)
+
+
+class _Component:
+    """One grid input of a :class:`ConstrainedPlan`, for the exact tail sums."""
+
+    def __init__(self, plan: ConstrainedPlan, i: int) -> None:
+        self._plan, self._i = plan, i
+
+    def weights_for(self, value: Any) -> tuple[np.ndarray, int]:
+        return self._plan.weights_at(self._i)
+
+    def grid(self) -> np.ndarray:
+        return self._plan.grid()
+
+
+def _spans(e: int, kl: int, n: int, lo: float, hi: float, gaps: tuple) -> tuple:
+    """Grid indices of the first and last grid point of each span; None if one is empty."""
+    ends_lo = [lo] + [b for _, b in gaps]
+    ends_hi = [a for a, _ in gaps] + [hi]
+    sa = [math.ceil(math.ldexp(x, -e)) - kl for x in ends_lo]
+    sb = [math.floor(math.ldexp(x, -e)) - kl for x in ends_hi]
+    if any(a > b for a, b in zip(sa, sb)):
+        return None
+    return np.array(sa, dtype=np.int64), np.array(sb, dtype=np.int64)
+
+
+def _up(x: Fraction) -> float:
+    f = float(x)
+    return f if Fraction(f) >= x else math.nextafter(f, math.inf)
+
+
+def _metric_bound(lam1: float, jumps: list[float], e: int, dq: float, gaps: tuple) -> float:
+    """Delta * max((e^lam1 - 1)/gamma, J_k / w_k), in exact rationals of the certified
+    float inputs, rounded up (expm1 is taken 2^-50 relatively high: it errs by < 1 ulp)."""
+    g = Fraction(2) ** e
+    terms = [Fraction(math.expm1(lam1)) * (1 + Fraction(1, 1 << 50)) / g]
+    for jk, (a, b) in zip(jumps, gaps):
+        terms.append(Fraction(jk) / (Fraction(b) - Fraction(a)))
+    return _up(Fraction(dq) * max(terms))
+
+
+@lru_cache(maxsize=128)
+def _plan_constrained(target: float, hint: float, dq: float, lo: float, hi: float,
+                      gaps: tuple, guarantee: str) -> ConstrainedPlan:
+    metric = guarantee == "metric"
+    ends_lo = [lo] + [b for _, b in gaps]
+    ends_hi = [a for a, _ in gaps] + [hi]
+    cap = min(h - l for l, h in zip(ends_lo, ends_hi))        # a grid point in every span
+    if metric:
+        cap = min(cap, hint / METRIC_STEPS)
+        if gaps:
+            cap = min(cap, min(b - a for a, b in gaps) / GAP_STEPS)
+    e, kl, n, dk = _choose_grid(hint, dq, lo, hi, None, LAPLACE, cap=cap)
+    sp = _spans(e, kl, n, lo, hi, gaps)
+    if sp is None:
+        raise ValueError("grid law: a span of the allowed set holds no grid point at the "
+                         "finest usable granularity; pass mode='continuous'")
+    sa, sb = sp
+    sa.setflags(write=False)
+    sb.setflags(write=False)
+    on_grid = all(math.ldexp(x, -e) == math.floor(math.ldexp(x, -e)) for ab in gaps for x in ab)
+    gamma = math.ldexp(1.0, e)
+
+    def cert(u):
+        cum, k = _table(LAPLACE, u, n)
+        if metric:
+            lam = _core.gd_span_losses(cum, n, sa, sb, 1, 1, 2)
+            jumps = [_core.gd_pair_loss(cum, n, sa, sb, int(sb[s]), int(sa[s + 1]))
+                     for s in range(len(gaps))]
+            c = _metric_bound(float(lam[0]), jumps, e, dq, gaps)
+            return c, cum, k, lam, c
+        lam = _core.gd_span_losses(cum, n, sa, sb, 1, dk, 0)
+        lam = np.maximum.accumulate(np.where(np.isfinite(lam), lam, 0.0))
+        c = float(lam[-1])
+        if gaps and not on_grid and dk + 1 <= n:
+            extra = float(_core.gd_span_losses(cum, n, sa, sb, dk + 1, dk + 1, 1)[0])
+            c = max(c, extra)
+        return c, cum, k, lam, math.inf
+
+    u, (c, cum, k, lam, me) = _bisect(cert, hint / gamma, target)
+    lam.setflags(write=False)
+    gh = np.array([b for _, b in gaps], dtype=np.float64)
+    gh.setflags(write=False)
+    return ConstrainedPlan("laplace", e, kl, n, dk, u, k, 1 << FLOOR_BITS, cum, target, c, lam,
+                           span_lo=sa, span_hi=sb, gap_hi=gh, guarantee=guarantee,
+                           metric_epsilon=me)
+
+
+def plan_constrained_laplace(epsilon: float, sensitivity: float, lower: float, upper: float,
+                             forbidden: tuple, guarantee: str, scale_hint: float
+                             ) -> ConstrainedPlan:
+    """Grid Laplace on a finite allowed set, certified for ``guarantee`` at ``epsilon``."""
+    if not (math.isfinite(lower) and math.isfinite(upper)):
+        raise ValueError(
+            "the default grid law needs a finite allowed set (lower and upper finite): a "
+            "half-line has infinitely many grid points; pass mode='continuous'")
+    gaps = tuple((float(a), float(b)) for a, b in forbidden)
+    return _plan_constrained(float(epsilon), float(scale_hint), float(sensitivity),
+                             float(lower), float(upper), gaps, guarantee)

@@ -26,6 +26,7 @@ from .._random import RNGLike, as_generator
 from .._validation import (as_float_array, as_probability, check_finite, check_forbidden,
                            check_on_outside, fast_real)
 from ..integrations._columns import Nulls, columnar
+from . import exact
 from ._base import Mechanism
 
 __all__ = ["ConstrainedLaplace"]
@@ -129,6 +130,18 @@ class ConstrainedLaplace(Mechanism):
         :math:`(\epsilon, \delta)`-DP with the hockey-stick :math:`\delta` reported in
         :attr:`delta` (about :math:`1.6\cdot 10^{-4}` at :math:`\epsilon = 1`);
         :meth:`privacy_loss` returns ``inf``. Offered to reproduce the paper only.
+    mode : {"exact", "continuous"}, default "exact"
+        ``"exact"`` (the default; ``None`` means the same): the value is rounded to a
+        power-of-two grid and the output drawn by an integer inverse CDF from the integer
+        weights of the discrete Laplace law on the grid points of the allowed set; the
+        privacy loss (and for ``guarantee="metric"`` the metric loss) is certified from that
+        very table (:class:`bndp.mechanisms.exact.ConstrainedPlan`), so publishing the raw
+        doubles is safe against floating-point attacks. It needs finite ``lower`` and
+        ``upper`` and the constant scale. :meth:`pmf`, :meth:`cdf`, :meth:`ppf` and the
+        moments are those of the discrete law; :meth:`pdf` does not exist for it.
+        ``"continuous"``: the continuous law sampled in doubles (explicit opt-in; raw
+        outputs are attackable), also for half-lines, the real line and
+        ``scale_rule="distance_dependent"``.
     scale : str, optional
         Deprecated keyword spelling of ``scale_rule`` (the attribute :attr:`scale` is the
         numeric Laplace scale, as for every mechanism); emits a ``DeprecationWarning``.
@@ -148,6 +161,10 @@ class ConstrainedLaplace(Mechanism):
     delta : float
         0 for the constant scale; the numerically computed hockey-stick :math:`\delta` at
         level :math:`e^\epsilon` for ``"distance_dependent"``.
+    exact_plan : ConstrainedPlan or None
+        Exact mode: grid, allowed grid points, weight table and certified losses (``None``
+        in continuous mode). In exact mode :attr:`sigma` and :attr:`scale` are the
+        certified scale of the discrete kernel (``exact_plan.scale``).
 
     Notes
     -----
@@ -207,20 +224,37 @@ class ConstrainedLaplace(Mechanism):
     Examples
     --------
     >>> import bndp
-    >>> m = bndp.ConstrainedLaplace(1.0, 1.0, forbidden=[(0.0, 1.0)], guarantee="metric")
+    >>> m = bndp.ConstrainedLaplace(1.0, 1.0, forbidden=[(0.0, 1.0)], guarantee="metric",
+    ...                             mode="continuous")
     >>> round(m.sigma, 9)
     1.353482114
     >>> y = m.sample([-2.0, 3.0], rng=0)
     >>> bool(((y <= 0) | (y >= 1)).all())
     True
+
+    The default grid law on a finite allowed set:
+
+    >>> m = bndp.ConstrainedLaplace(1.0, 1.0, forbidden=[(10.0, 20.0)], lower=0.0,
+    ...                             upper=100.0)
+    >>> m.privacy_loss() <= 1.0
+    True
+    >>> y = m.sample([5.0, 25.0], rng=0)
+    >>> bool(((y <= 10) | (y >= 20)).all())
+    True
+    >>> bool(((y * 2 ** -m.exact_plan.exponent) % 1 == 0).all())   # on the grid
+    True
     """
 
     _init_args = ("epsilon", "sensitivity", "forbidden", "lower", "upper", "guarantee",
-                  "scale_rule")
+                  "scale_rule", "mode")
+    mode = "exact"
+    exact_plan: "exact.ConstrainedPlan | None" = None
 
     def __init__(self, epsilon: float, sensitivity: float, forbidden: Any = (),
                  lower: float = -math.inf, upper: float = math.inf, guarantee: str = "dp",
-                 scale_rule: str = "constant", *, scale: str | None = None) -> None:
+                 scale_rule: str = "constant", mode: str | None = "exact", *,
+                 scale: str | None = None) -> None:
+        mode = exact.check_mode(mode)
         if scale is not None:
             if scale_rule != "constant" and scale != scale_rule:
                 raise ValueError("give `scale_rule` only (`scale` is its deprecated spelling)")
@@ -268,9 +302,23 @@ class ConstrainedLaplace(Mechanism):
             sigma = _core.cl_scale(L, R, Lr, Rr, eps, dF, guarantee == "metric")
             delta = 0.0
             scale_num = float(sigma)
+        plan = None
+        if mode == "exact":
+            if scale_rule != "constant":
+                raise ValueError(
+                    'scale_rule="distance_dependent" is not epsilon-DP and has no grid law; '
+                    "it is offered with mode='continuous' only (to reproduce the paper)")
+            if not (math.isfinite(lo) and math.isfinite(hi)):
+                raise ValueError(
+                    f"the default grid law needs finite bounds (got lower = {lo!r}, upper = "
+                    f"{hi!r}): a half-line has infinitely many grid points. Pass finite "
+                    "bounds that contain every possible output, or mode='continuous'")
+            plan = exact.plan_constrained_laplace(eps, dF, lo, hi, forb, guarantee,
+                                                  scale_hint=float(sigma))
+            sigma = scale_num = plan.scale
         self._set(epsilon=eps, sensitivity=dF, forbidden=forb, lower=lo, upper=hi,
                   guarantee=guarantee, scale_rule=scale_rule, scale=scale_num, sigma=sigma,
-                  delta=delta, _L=L, _R=R, _Lr=Lr, _Rr=Rr)
+                  delta=delta, mode=mode, exact_plan=plan, _L=L, _R=R, _Lr=Lr, _Rr=Rr)
 
     # true values --------------------------------------------------------------------
     def _value(self, value: Any, on_outside: str = "clip") -> np.ndarray:
@@ -339,6 +387,8 @@ class ConstrainedLaplace(Mechanism):
         """
         v = self._value(value, on_outside)
         gen = as_generator(rng)
+        if self.exact_plan is not None:
+            return self.exact_plan.sample(v, size, gen)
         s = self._sig(v)
         L, R = self._L, self._R
 
@@ -354,7 +404,33 @@ class ConstrainedLaplace(Mechanism):
         return _dispatch.sample(one, fill, rows, [v, s], size, gen)
 
     # law -----------------------------------------------------------------------------
+    def _grid(self, what: str, x: Any, value: Any):
+        v = self._value(value)
+        if what == "logpdf":
+            raise NotImplementedError("the default (exact) mode releases a discrete law on "
+                                      "a grid: use pmf(x, value)")
+        if what in ("cdf", "pmf", "sf", "logsf", "logcdf"):
+            x = as_float_array(x, "x")
+        elif what in ("ppf", "isf"):
+            x = as_probability(x)
+        return exact.grid_law(self.exact_plan, what, x, v)
+
+    def pmf(self, x: Any, value: Any):
+        """Probability that the grid law releases ``x`` for true value ``value`` (0 off the
+        allowed grid points). Exact mode only."""
+        if self.exact_plan is None:
+            raise NotImplementedError("the continuous law has a density: use pdf")
+        return self._grid("pmf", x, value)
+
     def _eval(self, what: int, x: Any, value: Any):
+        if self.exact_plan is not None:
+            if what in (3, 4):
+                v = self._value(value)
+                mean = exact.grid_law(self.exact_plan, "mean", 0.0, v)
+                if what == 3:
+                    return mean - v
+                return exact.grid_law(self.exact_plan, "var", 0.0, v)
+            return self._grid(("logpdf", "cdf", "ppf")[what], x, value)
         v = self._value(value)
         xa = as_float_array(x, "x")
         s = self._sig(v)
@@ -366,6 +442,8 @@ class ConstrainedLaplace(Mechanism):
         return _dispatch.evaluate(kern, what, xa, [v, np.asarray(s)])
 
     def _eval_mirror(self, what: int, x: Any, value: Any):
+        if self.exact_plan is not None:
+            return self._grid(("", "sf", "isf")[what], x, value)
         # the mechanism reflected through 0 (allowed set -A, value -mu, same scale): its CDF
         # at -x is the survival function here, computed from the far end (no 1 - cdf)
         v = self._value(value)
@@ -386,18 +464,24 @@ class ConstrainedLaplace(Mechanism):
 
     def logsf(self, x: Any, value: Any):
         """:math:`\\log P(Y > x)` (from :meth:`sf`)."""
+        if self.exact_plan is not None:
+            return self._grid("logsf", x, value)
         with np.errstate(divide="ignore"):
             return np.log(self.sf(x, value))
 
     def logcdf(self, x: Any, value: Any):
         """:math:`\\log P(Y \\le x)` (from :meth:`cdf`, which is computed from the lower
         end)."""
+        if self.exact_plan is not None:
+            return self._grid("logcdf", x, value)
         with np.errstate(divide="ignore"):
             return np.log(self.cdf(x, value))
 
     def isf(self, p: Any, value: Any):
         """Inverse survival function: the reflected mechanism's quantile, negated (accurate
         for tiny ``p``)."""
+        if self.exact_plan is not None:
+            return self._grid("isf", p, value)
         pa = as_probability(p)
         return -np.asarray(self._eval_mirror(2, pa, value)) if np.ndim(pa) else \
             -float(self._eval_mirror(2, pa, value))
@@ -456,7 +540,11 @@ class ConstrainedLaplace(Mechanism):
         value bounds the exact loss from above. It is :math:`\le \epsilon` for both
         guarantees (``"metric"`` implies ``"dp"``).
         ``inf`` for the distance-dependent scale (its loss is unbounded in the tail).
+        In exact mode, the exhaustively certified loss of the grid law
+        (:class:`~bndp.mechanisms.exact.ConstrainedPlan`).
         """
+        if self.exact_plan is not None:
+            return self.exact_plan.certified_epsilon
         if self.scale_rule != "constant":
             return math.inf
         return _core.cl_loss(self._L, self._R, self._Lr, self._Rr, self.sigma,
@@ -466,7 +554,12 @@ class ConstrainedLaplace(Mechanism):
         r""":math:`\Delta F` times the Lipschitz constant of :math:`\ell(\mu,\mu')` in
         :math:`|\mu - \mu'|`: the smallest :math:`\epsilon'` such that the metric guarantee
         :math:`\ell(\mu,\mu') \le \epsilon'|\mu-\mu'|/\Delta F` holds (certified upper
-        bound; at most ``epsilon`` when ``guarantee="metric"``)."""
+        bound; at most ``epsilon`` when ``guarantee="metric"``). In exact mode the certified
+        metric loss of the randomly rounded grid law for ``guarantee="metric"``, and ``inf``
+        for ``"dp"`` (its rounding is deterministic: two true values on either side of a
+        rounding boundary are arbitrarily close but released from different laws)."""
+        if self.exact_plan is not None:
+            return self.exact_plan.metric_epsilon
         if self.scale_rule != "constant":
             return math.inf
         return _core.cl_loss(self._L, self._R, self._Lr, self._Rr, self.sigma,
