@@ -60,9 +60,9 @@ def test_help_is_complete(capsys):
     out = capsys.readouterr().out
     for opt in ("--output", "--column", "--lower", "--upper", "--epsilon", "--sensitivity",
                 "--mechanism", "--delta", "--nulls", "--on-outside", "--format", "--progress",
-                "--workers", "--seed", "--block-size", "--batch-rows", "--delimiter"):
+                "--workers", "--seed", "--block-size", "--batch-rows", "--delimiter", "--mode"):
         assert opt in out, opt
-    for sub, opts in (("calibrate", ("--value", "--reference-delta")),
+    for sub, opts in (("calibrate", ("--value", "--reference-delta", "--mode")),
                       ("plot", ("--output", "--value", "--dpi")), ("demo", ("--seed",))):
         with pytest.raises(SystemExit):
             cli.main([sub, "--help"])
@@ -599,6 +599,147 @@ def test_version_and_exit_codes_in_help(capsys):
     text = " ".join(capsys.readouterr().out.split())
     for needle in ("--spec", "-q", "-v", "2 usage error", "3 data error", "'-' reads stdin"):
         assert needle in text, needle
+
+
+# ---------------------------------------------------------------------------------------
+# --mode: the grid law by default, the continuous law as an explicit opt-in
+# ---------------------------------------------------------------------------------------
+MODE_CSV = "id,v\n" + "".join(f"{i},{(7 * i) % 120}\n" for i in range(400))
+MODE_TRUE = np.array([(7.0 * i) % 120 for i in range(400)])
+
+
+def _mode_mech(mechanism, mode):
+    cls = bndp.BoundedLaplace if mechanism == "laplace" else bndp.BoundedGaussian
+    return cls(1.0, 1.0, 0.0, 120.0, mode=mode)
+
+
+def _released(path):
+    return np.array([float(r["v"]) for r in csv.DictReader(open(path, newline=""))])
+
+
+@pytest.mark.parametrize("mechanism", ["laplace", "gaussian"])
+def test_mode_flag_grid_by_default_continuous_on_request(tmp_path, capsys, mechanism):
+    src = write(tmp_path / "in.csv", MODE_CSV)
+    base = ["privatize", src, "--column", "v:0:120", *PRIV, "--mechanism", mechanism,
+            "--seed", "11"]
+    exact, cont = _mode_mech(mechanism, "exact"), _mode_mech(mechanism, "continuous")
+    plan = exact.exact_plan
+    got = {}
+    for mode in (None, "exact", "continuous"):
+        dst = str(tmp_path / f"out-{mode}.csv")
+        code, out, err = run(capsys, *base, "-o", dst, *(["--mode", mode] if mode else []))
+        assert code == 0, err
+        got[mode] = _released(dst)
+        assert ((got[mode] >= 0) & (got[mode] <= 120)).all()
+        # the summary gives the scale of the law released
+        scale = (cont if mode == "continuous" else exact).scale
+        assert f"= {scale:.6g}" in err
+        warned = [ln for ln in err.splitlines() if "warning" in ln]
+        if mode == "continuous":
+            assert warned == ["bndp: warning: column 'v' released in mode continuous: raw "
+                              "doubles, attackable when published (see docs/threat_model.md; "
+                              "the default mode exact is not)"]
+        else:
+            assert warned == []
+    # the default and --mode exact: the grid law, every value a multiple of 2^e read back
+    # exactly, and the mechanism's own draws for the same seed
+    grid_counts(plan, got[None])
+    np.testing.assert_array_equal(got[None], got["exact"])
+    np.testing.assert_array_equal(got[None], exact.sample(MODE_TRUE, rng=11))
+    # --mode continuous: the continuous law's draws, not restricted to the grid (nor to any
+    # coarse power of two)
+    np.testing.assert_array_equal(got["continuous"], cont.sample(MODE_TRUE, rng=11))
+    with pytest.raises(AssertionError):
+        grid_counts(plan, got["continuous"])
+    on_grid = np.ldexp(got["continuous"], -plan.exponent) % 1 == 0
+    assert on_grid.sum() <= 2
+    assert len(np.unique(got["continuous"])) == got["continuous"].size
+    assert (np.ldexp(got["continuous"], 20) % 1 != 0).mean() > 0.99
+    # -q silences the warning with the rest of the summary
+    code, out, err = run(capsys, *base, "-o", str(tmp_path / "q.csv"), "--mode", "continuous",
+                         "-q")
+    assert code == 0 and out == "" and err == ""
+
+
+def test_mode_flag_bad_value_is_a_usage_error(tmp_path, capsys):
+    src = write(tmp_path / "in.csv", MODE_CSV)
+    for bad in ("grid", "Exact", ""):
+        with pytest.raises(SystemExit) as e:
+            cli.main(["privatize", src, "-o", str(tmp_path / "o.csv"), "--column", "v:0:120",
+                      *PRIV, "--mode", bad])
+        assert e.value.code == 2
+        err = capsys.readouterr().err
+        assert f"argument --mode: invalid choice: {bad!r}" in err
+        assert "'exact'" in err and "'continuous'" in err
+    with pytest.raises(SystemExit) as e:
+        cli.main(["calibrate", *PRIV, "--lower", "0", "--upper", "1", "--mode", "grid"])
+    assert e.value.code == 2 and "argument --mode: invalid choice" in capsys.readouterr().err
+    assert listing(tmp_path) == ["in.csv"]
+
+
+@pytest.mark.parametrize("mode", ["exact", "continuous"])
+def test_mode_flag_with_spec_is_refused(tmp_path, capsys, mode):
+    src = write(tmp_path / "in.csv", SPEC_CSV)
+    spec = write(tmp_path / "r.toml", SPEC_TOML)
+    code, out, err = run(capsys, "privatize", src, "-o", str(tmp_path / "out.csv"), "--spec",
+                         spec, "--mode", mode)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith("bndp: error: --mode applies to --column; with --spec set each "
+                          "column's mode in the spec file")
+    assert listing(tmp_path) == ["in.csv", "r.toml"]
+
+
+def test_spec_mode_continuous_warns_too(tmp_path, capsys):
+    src = write(tmp_path / "in.csv", MODE_CSV)
+    spec = write(tmp_path / "r.toml", '[columns.v]\nlower = 0\nupper = 120\nsensitivity = 1\n'
+                 'epsilon = 1\nmode = "continuous"\n\n[columns.id]\nlower = 0\n'
+                 'upper = 400\nsensitivity = 1\nepsilon = 1\n')
+    dst = str(tmp_path / "out.csv")
+    code, _, err = run(capsys, "privatize", src, "-o", dst, "--spec", spec, "--seed", "3")
+    assert code == 0, err
+    assert "bndp: warning: column 'v' released in mode continuous" in err  # not 'id'
+    assert err.count("warning") == 1
+    x = _released(dst)
+    with pytest.raises(AssertionError):
+        grid_counts(_mode_mech("laplace", "exact").exact_plan, x)
+    code, _, err = run(capsys, "privatize", src, "-o", dst, "--spec", spec, "-q")
+    assert code == 0 and err == ""
+
+
+def test_mode_flag_names_itself_for_a_half_line(tmp_path, capsys):
+    src = write(tmp_path / "in.csv", MODE_CSV)
+    argv = ["privatize", src, "-o", str(tmp_path / "o.csv"), "--column", "v:0:inf", *PRIV]
+    code, _, err = run(capsys, *argv)
+    assert code == 2 and "pass --mode continuous" in err and "mode='continuous'" not in err
+    assert listing(tmp_path) == ["in.csv"]
+    code, _, err = run(capsys, *argv, "--mode", "continuous", "--seed", "2")
+    assert code == 0, err
+    assert "released in [0, inf]" in err and "mode continuous" in err
+    assert (_released(tmp_path / "o.csv") >= 0).all()
+
+
+def test_calibrate_reports_the_law_of_the_mode(capsys):
+    for mech in ("laplace", "gaussian"):
+        sym = "b" if mech == "laplace" else "sigma"
+        exact, cont = _mode_mech(mech, "exact"), _mode_mech(mech, "continuous")
+        assert exact.scale != cont.scale
+        base = ["calibrate", *PRIV, "--lower", "0", "--upper", "120", "--mechanism", mech,
+                "--value", "0"]
+        for argv, m, law in ((base, exact, "grid law"),
+                             (base + ["--mode", "exact"], exact, "grid law"),
+                             (base + ["--mode", "continuous"], cont, "continuous law")):
+            code, out, _ = run(capsys, *argv)
+            assert code == 0
+            assert f"calibrated {sym} = {m.scale:.10g}   ({law}" in out
+            row = out.strip().splitlines()[-1].split()
+            assert abs(float(row[1]) - m.variance(0.0)) < 1e-5 * m.variance(0.0)
+    # a half-line: continuous only; the default values are its end and points inside
+    code, out, err = run(capsys, "calibrate", *PRIV, "--lower", "0", "--upper", "inf")
+    assert code == 2 and out == "" and "pass --mode continuous" in err
+    code, out, _ = run(capsys, "calibrate", *PRIV, "--lower", "0", "--upper", "inf",
+                       "--mode", "continuous")
+    assert code == 0 and "nan" not in out and "inf  " not in out
+    assert [float(r.split()[0]) for r in out.strip().splitlines()[-3:]] == [0.0, 1.0, 10.0]
 
 
 # ---------------------------------------------------------------------------------------

@@ -9,7 +9,10 @@ Commands
 
 ``bndp privatize`` takes a release spec (``--spec release.toml`` or ``.json``: one
 ``[columns.NAME]`` table per column, an optional ``[budget]``) or ``--column`` options; ``-``
-reads stdin / writes stdout; the summary goes to stderr (``-q`` silences it).
+reads stdin / writes stdout; the summary goes to stderr (``-q`` silences it). It releases the
+certified grid law (mode ``exact``) unless told otherwise: ``--mode continuous`` for the
+``--column`` columns, ``mode = "continuous"`` in a spec column (``--mode`` with ``--spec`` is a
+usage error); a continuous release prints a one-line warning with the summary.
 
 Errors are reported as one line on stderr (``bndp: error: ...``). Exit status: 0 success;
 2 usage error (command line, spec file, arguments); 3 data error (a cell, the input's format
@@ -230,6 +233,9 @@ def _parse_specs(args: argparse.Namespace) -> tuple[list[_Spec], Any]:
     if args.spec is not None:
         if args.column:
             raise CLIError("give either --spec or --column, not both")
+        if args.mode is not None:
+            raise CLIError("--mode applies to --column; with --spec set each column's mode in "
+                           "the spec file (mode = \"continuous\" in its [columns.NAME] table)")
         cols, bspec = _load_spec_file(args.spec)
         spec: dict[str, Any] = {}
         for name, entry in cols.items():
@@ -275,7 +281,8 @@ def _parse_specs(args: argparse.Namespace) -> tuple[list[_Spec], Any]:
                 raise CLIError(f"column {name!r} is given twice")
             e = {"mechanism": args.mechanism, "lower": float(lo), "upper": float(hi),
                  "epsilon": args.epsilon, "sensitivity": args.sensitivity,
-                 "nulls": args.nulls, "on_outside": args.on_outside, "workers": args.workers}
+                 "nulls": args.nulls, "on_outside": args.on_outside, "workers": args.workers,
+                 "mode": args.mode or "exact"}
             if args.delta or args.mechanism != "gaussian":
                 e["delta"] = args.delta
             spec[name] = e
@@ -285,8 +292,30 @@ def _parse_specs(args: argparse.Namespace) -> tuple[list[_Spec], Any]:
         if budget is not None:
             check_budget_compatible(plans)
     except (ValueError, TypeError) as exc:
-        raise CLIError(where + " ".join(str(exc).split())) from None
+        msg = " ".join(str(exc).split())
+        if args.spec is None:
+            msg = _mode_as_flag(msg)
+        raise CLIError(where + msg) from None
     return [_Spec(p) for p in plans], budget
+
+
+def _mode_as_flag(msg: str) -> str:
+    """A mechanism's message with its ``mode=`` keyword written as this command's flag."""
+    for mode in ("exact", "continuous"):
+        msg = msg.replace(f"mode='{mode}'", f"--mode {mode}")
+    return msg
+
+
+def _continuous_warning(specs: list[_Spec]) -> str | None:
+    """The one-line warning for the columns released in continuous mode (None if none):
+    their raw doubles are attackable when published (docs/threat_model.md)."""
+    names = [s.name for s in specs if getattr(s.mech, "mode", "exact") == "continuous"]
+    if not names:
+        return None
+    cols = ", ".join(repr(n) for n in names)
+    return (f"bndp: warning: column{'s' if len(names) > 1 else ''} {cols} released in mode "
+            "continuous: raw doubles, attackable when published (see docs/threat_model.md; "
+            "the default mode exact is not)")
 
 
 def _is_float(text: str) -> bool:
@@ -771,6 +800,9 @@ def _cmd_privatize(args: argparse.Namespace) -> int:
     def say(text: str) -> None:
         print(text, file=sys.stderr)
 
+    warning = _continuous_warning(specs)
+    if warning is not None:
+        say(warning)
     for s in specs:
         p = s.plan
         extra = []
@@ -825,8 +857,11 @@ def _classical_gaussian_sigma(eps: float, dq: float, delta: float) -> float:
 def _mech_from_args(args: argparse.Namespace) -> Any:
     from .integrations._engine import build_mechanism
 
-    return build_mechanism(args.mechanism, args.epsilon, args.sensitivity, args.lower,
-                           args.upper, args.delta)
+    try:
+        return build_mechanism(args.mechanism, args.epsilon, args.sensitivity, args.lower,
+                               args.upper, args.delta, mode=args.mode)
+    except ValueError as exc:
+        raise CLIError(_mode_as_flag(" ".join(str(exc).split()))) from None
 
 
 def _unbounded(args: argparse.Namespace) -> tuple[str, float, float]:
@@ -848,6 +883,10 @@ def _values(args: argparse.Namespace) -> list[float]:
     if args.value:
         return list(args.value)
     lo, hi = args.lower, args.upper
+    if math.isinf(hi - lo) and math.isfinite(lo) != math.isfinite(hi):
+        # a half-line (--mode continuous): its finite end and 1 and 10 sensitivities inside
+        end, step = (lo, args.sensitivity) if math.isfinite(lo) else (hi, -args.sensitivity)
+        return [end, end + step, end + 10 * step]
     return [lo, lo + 0.1 * (hi - lo), 0.5 * (lo + hi)]
 
 
@@ -860,7 +899,10 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     table = [(q, mech.variance(q), mech.bias(q)) for q in _values(args)]
     lines = [f"{name}: epsilon = {args.epsilon:g}, delta = {args.delta:g}, sensitivity = "
              f"{args.sensitivity:g}, domain [{args.lower:g}, {args.upper:g}]",
-             f"calibrated {sym} = {mech.scale:.10g}",
+             f"calibrated {sym} = {mech.scale:.10g}   ("
+             + ("grid law, --mode exact: what bndp privatize releases by default)"
+                if args.mode == "exact" else "continuous law, --mode continuous: raw doubles, "
+                "attackable when published)"),
              f"unbounded  {sym} = {ub_scale:.10g}   ({desc})",
              f"{'true value':>14}{'variance (bounded)':>22}{'variance (unbounded)':>24}"
              f"{'bias (bounded)':>18}"]
@@ -976,7 +1018,10 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_privacy_args(p: argparse.ArgumentParser, bounds_required: bool) -> None:
+def _add_privacy_args(p: argparse.ArgumentParser, bounds_required: bool,
+                      mode: str | None = None) -> None:
+    """The mechanism options; ``mode``: add ``--mode`` ("privatize": the release law of the
+    --column columns; "calibrate": the law whose scale is reported; None: no --mode)."""
     g = p.add_argument_group("mechanism")
     g.add_argument("--mechanism", choices=("laplace", "gaussian"), default="laplace",
                    help="bounded Laplace ((epsilon, delta)-DP; pure for delta = 0) or bounded "
@@ -996,6 +1041,20 @@ def _add_privacy_args(p: argparse.ArgumentParser, bounds_required: bool) -> None
     g.add_argument("--upper", type=float, required=bounds_required, default=None,
                    help="upper end of the valid range" + ("" if bounds_required else
                                                           " (default for every --column)"))
+    if mode == "privatize":
+        g.add_argument("--mode", choices=("exact", "continuous"), default=None,
+                       help="release law of the --column columns: exact (default), the "
+                            "certified law on a power-of-two grid, whose raw doubles are safe "
+                            "to publish; continuous, the continuous law in raw doubles, which "
+                            "are attackable when published (explicit opt-in for outputs that "
+                            "are post-processed before anyone sees them; see "
+                            "docs/threat_model.md). With --spec, set mode in each column's "
+                            "table instead")
+    elif mode == "calibrate":
+        g.add_argument("--mode", choices=("exact", "continuous"), default="exact",
+                       help="law whose scale, variance and bias are reported: exact (default; "
+                            "the grid law bndp privatize releases by default) or continuous "
+                            "(the law of bndp privatize --mode continuous)")
 
 
 def _positive_int(text: str) -> int:
@@ -1047,7 +1106,11 @@ def _parser() -> argparse.ArgumentParser:
                     "upper (numbers or names of columns with per-row bounds), sensitivity, "
                     "epsilon, delta, on_outside, nulls, mode; an optional [budget] with "
                     "epsilon and delta that the release must fit in), or from --column with "
-                    "the same settings for every column. The output is written to a "
+                    "the same settings for every column. The law released is the certified "
+                    "grid law (mode exact) unless a column's spec says mode = \"continuous\" "
+                    "or --mode continuous is given with --column (raw doubles of the "
+                    "continuous law, attackable when published: a warning says so). The "
+                    "output is written to a "
                     "temporary file in the output's directory and renamed into place only on "
                     "success (a symbolic link is followed; a stream such as '-', a FIFO or "
                     "/dev/stdout is written into at the end, never replaced): an error, "
@@ -1072,7 +1135,7 @@ def _parser() -> argparse.ArgumentParser:
                     help="print nothing on success (no summary, no progress bar)")
     pr.add_argument("-v", "--verbose", action="store_true",
                     help="print more details in the summary")
-    _add_privacy_args(pr, bounds_required=False)
+    _add_privacy_args(pr, bounds_required=False, mode="privatize")
     io = pr.add_argument_group("input and output")
     io.add_argument("--format", choices=("auto", "csv", "parquet"), default="auto",
                     help="input format (default: from the file name)")
@@ -1104,13 +1167,16 @@ def _parser() -> argparse.ArgumentParser:
         "calibrate", help="print the calibrated scale and the released value's variance",
         description="Print the calibrated scale of a bounded mechanism next to the scale of "
                     "the unbounded mechanism, and the variance of the released value for a "
-                    "few true values.",
+                    "few true values. By default these are the grid law's (--mode exact), "
+                    "which bndp privatize releases by default; --mode continuous reports the "
+                    "continuous law of bndp privatize --mode continuous.",
         epilog="Example: bndp calibrate --epsilon 1 --sensitivity 1 --lower 0 --upper 120",
     )
-    _add_privacy_args(ca, bounds_required=True)
+    _add_privacy_args(ca, bounds_required=True, mode="calibrate")
     ca.add_argument("--value", type=float, nargs="+", metavar="Q",
                     help="true values to report (default: lower, lower + 10%% of the range, "
-                         "midpoint)")
+                         "midpoint; on a half-line (--mode continuous): its finite end and 1 "
+                         "and 10 sensitivities inside)")
     ca.add_argument("--reference-delta", type=float, default=1e-5,
                     help="delta of the classical (unbounded) Gaussian mechanism shown for "
                          "comparison with --mechanism gaussian (default 1e-5)")
@@ -1120,7 +1186,10 @@ def _parser() -> argparse.ArgumentParser:
         "plot", help="plot the output density beside the clamped unbounded mechanism",
         description="Draw the output density of the bounded mechanism for a few true values, "
                     "beside the unbounded mechanism clamped to the range, whose probability "
-                    "piles up on the bounds (needs matplotlib: pip install 'bndp[plot]').",
+                    "piles up on the bounds (needs matplotlib: pip install 'bndp[plot]'). The "
+                    "densities and the scale in the title are the continuous law's; the "
+                    "default release (--mode exact) is its discretisation on a fine "
+                    "power-of-two grid, with its own calibrated scale (bndp calibrate).",
         epilog="Example: bndp plot --epsilon 1 --sensitivity 1 --lower 0 --upper 10 "
                "-o density.png",
     )
