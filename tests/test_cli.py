@@ -1,6 +1,7 @@
 """The ``bndp`` command line: privatize (CSV, Parquet), calibrate, plot, errors, atomicity."""
 
 import csv
+import math
 import io
 import os
 import signal
@@ -706,12 +707,14 @@ def test_spec_mode_continuous_warns_too(tmp_path, capsys):
     assert code == 0 and err == ""
 
 
-def test_mode_flag_names_itself_for_a_half_line(tmp_path, capsys):
+def test_half_line_column_is_released_on_the_grid_by_default(tmp_path, capsys):
     src = write(tmp_path / "in.csv", MODE_CSV)
     argv = ["privatize", src, "-o", str(tmp_path / "o.csv"), "--column", "v:0:inf", *PRIV]
-    code, _, err = run(capsys, *argv)
-    assert code == 2 and "pass --mode continuous" in err and "mode='continuous'" not in err
-    assert listing(tmp_path) == ["in.csv"]
+    code, _, err = run(capsys, *argv, "--seed", "2")
+    assert code == 0, err
+    x = _released(tmp_path / "o.csv")
+    plan = bndp.BoundedLaplace(1.0, 1.0, 0.0, math.inf).exact_plan
+    assert (x >= 0).all() and (np.ldexp(x, -plan.exponent) % 1 == 0).all()
     code, _, err = run(capsys, *argv, "--mode", "continuous", "--seed", "2")
     assert code == 0, err
     assert "released in [0, inf]" in err and "mode continuous" in err
@@ -733,13 +736,11 @@ def test_calibrate_reports_the_law_of_the_mode(capsys):
             assert f"calibrated {sym} = {m.scale:.10g}   ({law}" in out
             row = out.strip().splitlines()[-1].split()
             assert abs(float(row[1]) - m.variance(0.0)) < 1e-5 * m.variance(0.0)
-    # a half-line: continuous only; the default values are its end and points inside
-    code, out, err = run(capsys, "calibrate", *PRIV, "--lower", "0", "--upper", "inf")
-    assert code == 2 and out == "" and "pass --mode continuous" in err
-    code, out, _ = run(capsys, "calibrate", *PRIV, "--lower", "0", "--upper", "inf",
-                       "--mode", "continuous")
-    assert code == 0 and "nan" not in out and "inf  " not in out
-    assert [float(r.split()[0]) for r in out.strip().splitlines()[-3:]] == [0.0, 1.0, 10.0]
+    # a half-line, in both modes: the default values are its end and points inside
+    for extra in ([], ["--mode", "continuous"]):
+        code, out, _ = run(capsys, "calibrate", *PRIV, "--lower", "0", "--upper", "inf", *extra)
+        assert code == 0 and "nan" not in out and "inf  " not in out
+        assert [float(r.split()[0]) for r in out.strip().splitlines()[-3:]] == [0.0, 1.0, 10.0]
 
 
 # ---------------------------------------------------------------------------------------

@@ -315,20 +315,20 @@ def test_half_line_law_cdf_and_samples():
     assert m.sample(1e6, rng=1) > 1e6 - 100
 
 
-def test_half_line_needs_continuous_mode_and_is_refused_on_the_whole_line():
-    with pytest.raises(ValueError, match="mode='continuous'"):
-        bndp.BoundedLaplace(1.0, 1.0, 0.0, INF, mode="exact")
+def test_half_line_default_is_the_grid_law_and_the_whole_line_is_refused():
+    m = bndp.BoundedLaplace(1.0, 1.0, 0.0, INF)
+    assert m.mode == "exact" and m.privacy_loss() <= 1.0
+    x = m.sample(np.array([0.0, 3.0, 1e6]), rng=4)
+    assert (x >= 0).all() and (np.ldexp(x, -m.exact_plan.exponent) % 1 == 0).all()
+    with pytest.raises(NotImplementedError, match="pmf"):
+        m.pdf(1.0, 0.0)
+    md = bndp.BoundedLaplace(1.0, 1.0, -INF, 0.0, delta=0.01)
+    assert md.privacy_loss() <= 1.0 - math.log1p(-0.01)
+    assert (md.sample(np.zeros(100), rng=1) <= 0).all()
     with pytest.raises(ValueError, match="both be infinite.*bndp.Laplace"):
         bndp.BoundedLaplace(1.0, 1.0, -INF, INF, mode="continuous")
     with pytest.raises(ValueError, match="`upper` must be finite or \\+inf"):
         bndp.BoundedLaplace(1.0, 1.0, 0.0, -INF, mode="continuous")
-    # the default mode either supports it (continuous) or says to pass mode='continuous'
-    try:
-        m = bndp.BoundedLaplace(1.0, 1.0, 0.0, INF)
-    except ValueError as exc:
-        assert "mode='continuous'" in str(exc)
-    else:
-        assert m.mode == "continuous"
 
 
 # ---------------------------------------------------------------------------------------

@@ -364,12 +364,27 @@ def gd_index(const double[::1] q, int e, int64_t kl, int64_t n):
 
 # --- the grid law on an allowed set with gaps (ConstrainedLaplace) -----------------------
 #
-# The allowed grid points are m spans [sa[s], sb[s]] of grid indices in 0..n (sorted,
-# disjoint). The same offset table as above; for input index i the output j is drawn from
-# the allowed indices only: P(j | i) = W[j - i + n] / S(i), S(i) = sum over spans of
-# cum[n - i + sb[s] + 1] - cum[n - i + sa[s]]. A draw takes a uniform integer U below S(i)
-# (Lemire), turns it into the table position T inside the span it falls in (every span is
-# examined, by selects: the work does not depend on U or i), then searches T in the table.
+# The allowed grid points are m spans [sa[s], sb[s]] of grid indices (relative to kl; sorted,
+# disjoint; the first may start at -GD_INF and the last end at +GD_INF on an unbounded set).
+# The offset table has half-width N (offsets -N..N). On an unbounded side the law goes on
+# beyond the table with the geometric tail W(N + k) = W(N) p^k, p = 1 - 2^-s, k >= 1, of
+# integer total ``tailw`` = W(N) (2^s - 1); the weight W(N) = cum[1] - cum[0].
+# For input index i the output j is drawn from the allowed indices only:
+# P(j | i) = W(j - i) / S(i). The inputs i in [0, L] (L = N on a finite set) see every
+# finite span end inside their table window [i - N, i + N]; S(i) is then an exact integer
+# (the spans clipped to the window, plus a whole tail block on each unbounded side). An
+# input farther out (only on an unbounded set, beyond the core [c_lo, c_hi] of finite ends
+# by more than L - N) draws from the whole table and both tails, and a draw that is not
+# allowed (which needs an offset beyond the table's decay, probability below 2^-20) is made
+# again: rejection sampling, so the law is the same conditional law.
+# A draw takes a uniform integer U below S(i) (Lemire), turns it into the table position T
+# inside the span it falls in (every span is examined, by selects: the work does not depend
+# on U or i), then searches T in the table. A draw that falls in a tail block (probability
+# below 2^-20) then draws the geometric offset: only such draws take longer, and by an
+# amount that depends on the released offset.
+
+cdef int64_t GD_INF = 4611686018427387904        # 2^62: an unbounded span end
+cdef int64_t GD_EXACT = 9007199254740992         # 2^53: grid indices whose double is exact
 
 
 cdef inline uint64_t _gd_bernoulli(bitgen_t* bg, double p) noexcept nogil:
@@ -390,127 +405,255 @@ cdef inline uint64_t _gd_bernoulli(bitgen_t* bg, double p) noexcept nogil:
     return 0
 
 
-cdef inline int64_t _gd_span_index(double q, double inv_gamma, int64_t kl, int64_t n,
-                                   const double* gap_hi, const int64_t* sa, const int64_t* sb,
-                                   int64_t m, int randomised, bitgen_t* bg) noexcept nogil:
-    # Grid index of an allowed true value q (already clipped into [l, u]): its span s is the
-    # number of gaps whose upper end is <= q (q lies in the allowed set); the index is the
-    # nearest grid point (ties up) or, randomised, floor(q / gamma) + Bernoulli(fraction),
-    # then clipped to the span's grid points. Both maps are monotone in q.
+cdef inline int64_t _gd_span_index(double q, double inv_gamma, int64_t kl, const double* gap_hi,
+                                   const int64_t* sa, const int64_t* sb, int64_t m,
+                                   int randomised, bitgen_t* bg) noexcept nogil:
+    # Grid index (relative to kl) of an allowed true value q: its span s is the number of
+    # gaps whose upper end is <= q (q lies in the allowed set); the index is the nearest grid
+    # point (ties up) or, randomised, floor(q / gamma) + Bernoulli(fraction), then clipped to
+    # the span's grid points. Both maps are monotone in q. Selects, not branches, on q.
     cdef int64_t s = 0, k, g
-    cdef double z, f, lo = <double> kl, hi = <double> (kl + n)
+    cdef double z, f
     for g in range(m - 1):
         s += <int64_t> (q >= gap_hi[g])
+    z = q * inv_gamma
+    z = -4.0e18 if z < -4.0e18 else z
+    z = 4.0e18 if z > 4.0e18 else z
+    f = <double> (<int64_t> z)
+    f -= <double> (f > z)
     if randomised:
-        z = q * inv_gamma
-        z = lo - 1.0 if z < lo - 1.0 else z
-        z = hi + 1.0 if z > hi + 1.0 else z
-        f = _gd_floor(z)
-        k = <int64_t> f - kl + <int64_t> _gd_bernoulli(bg, z - f)
+        k = <int64_t> f + <int64_t> _gd_bernoulli(bg, z - f)
     else:
-        k = _gd_index(q, inv_gamma, kl, n)
+        k = <int64_t> f + <int64_t> ((z - f) >= 0.5)
+    k -= kl
     k = sa[s] if k < sa[s] else k
     k = sb[s] if k > sb[s] else k
     return k
 
 
-cdef inline void _gd_span_draw_block(bitgen_t* bg, const uint64_t* cum, int levels, int64_t n,
-                                     const int64_t* sa, const int64_t* sb, int64_t m,
-                                     const int64_t* idx, int64_t* j, int cnt) noexcept nogil:
+cdef inline int64_t _gd_search_one(const uint64_t* cum, int levels, uint64_t t) noexcept nogil:
+    # the single-lane version of _gd_search_lanes
+    cdef int64_t q4, p = 0, width = 1
+    cdef int lvl
+    for lvl in range(levels):
+        width *= 4
+    for lvl in range(levels):
+        q4 = width >> 2
+        p += q4 * (<int64_t> (cum[p + q4] <= t) + <int64_t> (cum[p + 2 * q4] <= t)
+                   + <int64_t> (cum[p + 3 * q4] <= t))
+        width = q4
+    return p
+
+
+cdef inline int64_t _gd_geometric(bitgen_t* bg, int sbits) noexcept nogil:
+    # k >= 1 with P(k) = (1 - 2^-s)^(k - 1) 2^-s: the index of the first s-bit word that is 0
+    cdef uint64_t mask = ((<uint64_t> 1) << sbits) - 1
+    cdef int64_t k = 1
+    while (bg.next_uint64(bg.state) & mask) != 0 and k < GD_EXACT:
+        k += 1
+    return k
+
+
+ctypedef struct gd_set_t:
+    const uint64_t* cum
+    int levels
+    int64_t N
+    const int64_t* sa
+    const int64_t* sb
+    int64_t m
+    uint64_t tailw
+    int sbits
+    int64_t c_lo
+    int64_t c_hi
+    int64_t kl
+
+
+cdef inline uint64_t _gd_set_masses(const gd_set_t* L, int64_t i, uint64_t* left,
+                                    uint64_t* right) noexcept nogil:
+    # S(i) as drawn: the spans clipped to the table window, and a tail block on each side
+    # that is unbounded or holds allowed points beyond the window (an input farther out
+    # than the core: the block then also holds points that are not allowed, rejected)
+    cdef int64_t s, lo, hi, N = L.N
+    cdef uint64_t tot = 0
+    for s in range(L.m):
+        lo = L.sa[s] - i + N
+        hi = L.sb[s] - i + N + 1
+        lo = 0 if lo < 0 else lo
+        lo = 2 * N + 1 if lo > 2 * N + 1 else lo
+        hi = 2 * N + 1 if hi > 2 * N + 1 else hi
+        hi = lo if hi < lo else hi
+        tot += L.cum[hi] - L.cum[lo]
+    left[0] = L.tailw * (<uint64_t> ((L.sa[0] == -GD_INF) | (i - N > L.c_lo)))
+    right[0] = L.tailw * (<uint64_t> ((L.sb[L.m - 1] == GD_INF) | (i + N < L.c_hi)))
+    return tot + left[0] + right[0]
+
+
+cdef inline uint64_t _gd_set_target(const gd_set_t* L, int64_t i, uint64_t u, uint64_t left,
+                                    uint64_t mid, int* where) noexcept nogil:
+    # table position T for the uniform u < S(i); where = 0 (table), 1 (left), 2 (right tail)
+    cdef int64_t s, lo, hi, N = L.N
+    cdef uint64_t acc = left, tt = 0, w, sel, c0
+    for s in range(L.m):
+        lo = L.sa[s] - i + N
+        hi = L.sb[s] - i + N + 1
+        lo = 0 if lo < 0 else lo
+        lo = 2 * N + 1 if lo > 2 * N + 1 else lo
+        hi = 2 * N + 1 if hi > 2 * N + 1 else hi
+        hi = lo if hi < lo else hi
+        c0 = L.cum[lo]
+        w = L.cum[hi] - c0
+        # u - acc wraps when u < acc: the second test is then false as well
+        sel = (<uint64_t> (u >= acc)) & (<uint64_t> (u - acc < w))
+        tt += sel * (c0 + (u - acc))
+        acc += w
+    where[0] = (<int> (u < left)) + 2 * (<int> (u >= left + mid))
+    return tt
+
+
+cdef inline bint _gd_set_allowed(const gd_set_t* L, int64_t j) noexcept nogil:
+    cdef int64_t s
+    cdef bint ok = False
+    for s in range(L.m):
+        ok = ok | ((L.sa[s] <= j) & (j <= L.sb[s]))
+    return ok & (L.kl + j < GD_EXACT) & (L.kl + j > -GD_EXACT)
+
+
+cdef int64_t _gd_set_draw_one(bitgen_t* bg, const gd_set_t* L, int64_t i) noexcept nogil:
+    # one exact draw (rejection on the rare tail draws that are not allowed)
+    cdef uint64_t left, right, tot, u, t
+    cdef int where
+    cdef int64_t j
+    while True:
+        tot = _gd_set_masses(L, i, &left, &right)
+        u = _ex_below(bg, tot)
+        t = _gd_set_target(L, i, u, left, tot - left - right, &where)
+        if where == 0:
+            return _gd_search_one(L.cum, L.levels, t) - L.N + i
+        if where == 1:
+            j = i - L.N - _gd_geometric(bg, L.sbits)
+        else:
+            j = i + L.N + _gd_geometric(bg, L.sbits)
+        if _gd_set_allowed(L, j):
+            return j
+
+
+cdef inline void _gd_set_draw_block(bitgen_t* bg, const gd_set_t* L, const int64_t* idx,
+                                    int64_t* j, int cnt) noexcept nogil:
     cdef uint64_t t[GD_LANES]
     cdef int64_t pos[GD_LANES]
-    cdef uint64_t tot, u, acc, lo, w, sel, tt
-    cdef int64_t i, s
+    cdef int where[GD_LANES]
+    cdef uint64_t left, right, tot, u
+    cdef int64_t jj
     cdef int r
     for r in range(cnt):
-        i = idx[r]
-        tot = 0
-        for s in range(m):
-            tot += cum[n - i + sb[s] + 1] - cum[n - i + sa[s]]
+        tot = _gd_set_masses(L, idx[r], &left, &right)
         u = _ex_below(bg, tot)
-        acc = 0
-        tt = 0
-        for s in range(m):
-            lo = cum[n - i + sa[s]]
-            w = cum[n - i + sb[s] + 1] - lo
-            # u - acc wraps when u < acc: the second test is then false as well
-            sel = (<uint64_t> (u >= acc)) & (<uint64_t> (u - acc < w))
-            tt += sel * (lo + (u - acc))
-            acc += w
-        t[r] = tt
+        t[r] = _gd_set_target(L, idx[r], u, left, tot - left - right, &where[r])
     for r in range(cnt, GD_LANES):
         t[r] = 0
-    _gd_search_lanes(cum, levels, t, pos)
+    _gd_search_lanes(L.cum, L.levels, t, pos)
     for r in range(cnt):
-        j[r] = pos[r] - n + idx[r]
+        j[r] = pos[r] - L.N + idx[r]
+        if where[r] != 0:           # a tail block: probability below 2^-20
+            if where[r] == 1:
+                jj = idx[r] - L.N - _gd_geometric(bg, L.sbits)
+            else:
+                jj = idx[r] + L.N + _gd_geometric(bg, L.sbits)
+            if not _gd_set_allowed(L, jj):
+                jj = _gd_set_draw_one(bg, L, idx[r])
+            j[r] = jj
 
 
-cdef int _gd_check_spans(const int64_t[::1] sa, const int64_t[::1] sb, const double[::1] gap_hi,
-                         int64_t n) except -1:
+cdef int _gd_check_set(const uint64_t[::1] tree, int levels, int64_t N, const int64_t[::1] sa,
+                       const int64_t[::1] sb, const double[::1] gap_hi, uint64_t tailw,
+                       int sbits) except -1:
     cdef Py_ssize_t s, m = sa.shape[0]
+    _gd_check_tree(tree, levels, N)
     if m < 1 or sb.shape[0] != m or gap_hi.shape[0] != m - 1:
         raise ValueError("grid law: inconsistent spans")
     for s in range(m):
-        if sa[s] < 0 or sb[s] < sa[s] or sb[s] > n or (s > 0 and sa[s] <= sb[s - 1]):
+        if sb[s] < sa[s] or sa[s] < -GD_INF or sb[s] > GD_INF or (s > 0 and sa[s] <= sb[s - 1]):
             raise ValueError("grid law: inconsistent spans")
+    if (sa[0] == -GD_INF or sb[m - 1] == GD_INF) and not (tailw > 0 and 1 <= sbits <= 62):
+        raise ValueError("grid law: an unbounded set needs a geometric tail")
     return 0
 
 
-def gd_span_fill_rows(object gen, const uint64_t[::1] tree, int levels, int64_t n, int e,
-                      int64_t kl, const int64_t[::1] sa, const int64_t[::1] sb,
-                      const double[::1] gap_hi, bint randomised, const double[:, :] q,
-                      double[:, ::1] out):
+def gd_set_fill_rows(object gen, const uint64_t[::1] tree, int levels, int64_t N, int e,
+                     int64_t kl, const int64_t[::1] sa, const int64_t[::1] sb,
+                     const double[::1] gap_hi, uint64_t tailw, int sbits, int64_t c_lo,
+                     int64_t c_hi, bint randomised, const double[:, :] q, double[:, ::1] out):
     """Grid draws on an allowed set for allowed true values ``q`` (broadcast to ``out``)."""
     bit_gen = gen.bit_generator
     cdef bitgen_t* bg = _borrow(bit_gen)
     cdef Py_ssize_t a, b, n0 = out.shape[0], n1 = out.shape[1]
-    _gd_check_tree(tree, levels, n)
     _gd_check_exponent(e)
-    _gd_check_spans(sa, sb, gap_hi, n)
-    cdef int64_t m = sa.shape[0]
+    _gd_check_set(tree, levels, N, sa, sb, gap_hi, tailw, sbits)
+    cdef gd_set_t L
+    L.cum = &tree[0]
+    L.levels = levels
+    L.N = N
+    L.sa = &sa[0]
+    L.sb = &sb[0]
+    L.m = sa.shape[0]
+    L.tailw = tailw
+    L.sbits = sbits
+    L.c_lo = c_lo
+    L.c_hi = c_hi
+    L.kl = kl
     cdef int64_t idx[GD_LANES]
     cdef int64_t jj[GD_LANES]
     cdef int r, c
     cdef double inv_gamma = _gd_ldexp(1.0, -e), gamma = _gd_ldexp(1.0, e)
-    cdef const double* gh = &gap_hi[0] if m > 1 else NULL
+    cdef const double* gh = &gap_hi[0] if L.m > 1 else NULL
     with bit_gen.lock, nogil:
         for a in range(n0):
             b = 0
             while b < n1:
                 c = GD_LANES if n1 - b >= GD_LANES else <int> (n1 - b)
                 for r in range(c):
-                    idx[r] = _gd_span_index(q[a, b + r], inv_gamma, kl, n, gh, &sa[0], &sb[0],
-                                            m, randomised, bg)
-                _gd_span_draw_block(bg, &tree[0], levels, n, &sa[0], &sb[0], m, idx, jj, c)
+                    idx[r] = _gd_span_index(q[a, b + r], inv_gamma, kl, gh, L.sa, L.sb, L.m,
+                                            randomised, bg)
+                _gd_set_draw_block(bg, &L, idx, jj, c)
                 for r in range(c):
                     out[a, b + r] = (<double> (kl + jj[r])) * gamma
                 b += c
 
 
-def gd_span_index(const double[::1] q, int e, int64_t kl, int64_t n, const int64_t[::1] sa,
+def gd_span_index(const double[::1] q, int e, int64_t kl, const int64_t[::1] sa,
                   const int64_t[::1] sb, const double[::1] gap_hi):
-    """Nearest-point grid indices (int64) of allowed true values, as the sampler rounds
-    them (the deterministic rounding)."""
-    _gd_check_spans(sa, sb, gap_hi, n)
+    """Nearest-point grid indices (int64, relative to ``kl``) of allowed true values, as the
+    sampler rounds them (the deterministic rounding)."""
+    cdef Py_ssize_t m = sa.shape[0]
+    if m < 1 or sb.shape[0] != m or gap_hi.shape[0] != m - 1:
+        raise ValueError("grid law: inconsistent spans")
     out = _np.empty(q.shape[0], dtype=_np.int64)
     cdef int64_t[::1] o = out
     cdef Py_ssize_t a
-    cdef int64_t m = sa.shape[0]
     cdef const double* gh = &gap_hi[0] if m > 1 else NULL
     for a in range(q.shape[0]):
-        o[a] = _gd_span_index(q[a], _gd_ldexp(1.0, -e), kl, n, gh, &sa[0], &sb[0], m, 0, NULL)
+        o[a] = _gd_span_index(q[a], _gd_ldexp(1.0, -e), kl, gh, &sa[0], &sb[0], m, 0, NULL)
     return out
 
 
-cdef void _gd_window(const double* g, int64_t n, int64_t delta, int64_t a, int64_t b,
-                     int64_t* dq, int64_t* dqn, double* wmax, double* wmin) noexcept nogil:
-    # For i = n - delta down to 0: the max and min of g[p] over the window
-    # p in [a + n - i, b + n - i] (it moves right by one per step), folded into wmax[i] and
-    # wmin[i]; two monotone deques.
-    cdef int64_t i, p, hi_p = a + delta - 1, h1 = 0, t1 = 0, h2 = 0, t2 = 0
+cdef void _gd_window(const double* g, int64_t i_top, int64_t delta, int64_t a, int64_t b,
+                     int64_t last, int64_t* dq, int64_t* dqn, double* wmax,
+                     double* wmin) noexcept nogil:
+    # For i = i_top down to 0: the max and min of g[p] over the window
+    # p in [max(a - i, delta), min(b - i, last)] (both ends move right as i falls), folded
+    # into wmax[i] and wmin[i]; two monotone deques.
+    cdef int64_t i, lo, hi, hi_p, h1 = 0, t1 = 0, h2 = 0, t2 = 0
     cdef double v
-    for i in range(n - delta, -1, -1):
-        while hi_p < b + n - i:
+    lo = a - i_top
+    hi_p = (delta if lo < delta else lo) - 1
+    for i in range(i_top, -1, -1):
+        lo = a - i
+        lo = delta if lo < delta else lo
+        hi = b - i
+        hi = last if hi > last else hi
+        if hi < lo:
+            continue
+        while hi_p < hi:
             hi_p += 1
             v = g[hi_p]
             while t1 > h1 and g[dq[t1 - 1]] <= v:
@@ -521,9 +664,9 @@ cdef void _gd_window(const double* g, int64_t n, int64_t delta, int64_t a, int64
                 t2 -= 1
             dqn[t2] = hi_p
             t2 += 1
-        while dq[h1] < a + n - i:
+        while dq[h1] < lo:
             h1 += 1
-        while dqn[h2] < a + n - i:
+        while dqn[h2] < lo:
             h2 += 1
         if g[dq[h1]] > wmax[i]:
             wmax[i] = g[dq[h1]]
@@ -531,66 +674,123 @@ cdef void _gd_window(const double* g, int64_t n, int64_t delta, int64_t a, int64
             wmin[i] = g[dqn[h2]]
 
 
-def gd_span_losses(const uint64_t[::1] cum, int64_t n, const int64_t[::1] sa,
-                   const int64_t[::1] sb, int64_t dmin, int64_t dmax, int which):
-    """Certified losses on an allowed set: out[delta - dmin], delta = dmin..dmax, bounds
-    max |ln P(j | i) - ln P(j | i + delta)| over allowed j and the pairs (i, i + delta) of
-    allowed indices selected by ``which``: 0 every pair; 1 the pairs whose lower index ends
-    a span that is not the last or whose upper index starts a span that is not the first;
-    2 the pairs inside one span. -inf where no pair is selected.
-
-    Both directions are evaluated (the allowed set need not be symmetric). The rounding
-    argument of _gd_shift_losses applies unchanged (S(i) is an exact integer sum of at most
-    2^58; a negation is exact), so GD_ERR is added to every finite value."""
-    cdef Py_ssize_t m = sa.shape[0]
-    if cum.shape[0] != 2 * n + 2 or n < 1 or dmin < 1 or dmax < dmin or m < 1 \
-            or sb.shape[0] != m or which < 0 or which > 2:
-        raise ValueError("gd_span_losses: inconsistent arguments")
-    if cum[2 * n + 1] > (<uint64_t> 1) << 58:
-        raise ValueError("gd_span_losses: table total exceeds 2^58")
-    cdef Py_ssize_t s
+cdef uint64_t _gd_near_total(const uint64_t* cum, int64_t N, const int64_t* sa,
+                             const int64_t* sb, int64_t m, uint64_t tailw, int64_t i) noexcept nogil:
+    # S(i) of an input whose window holds every finite span end (0 <= i <= L)
+    cdef int64_t s, lo, hi
+    cdef uint64_t tot = 0
     for s in range(m):
-        if sa[s] < 0 or sb[s] < sa[s] or sb[s] > n or (s > 0 and sa[s] <= sb[s - 1]):
-            raise ValueError("gd_span_losses: inconsistent spans")
+        lo = sa[s] - i + N
+        hi = sb[s] - i + N + 1
+        lo = 0 if lo < 0 else lo
+        hi = 2 * N + 1 if hi > 2 * N + 1 else hi
+        if hi > lo:
+            tot += cum[hi] - cum[lo]
+    if sa[0] == -GD_INF:
+        tot += tailw
+    if sb[m - 1] == GD_INF:
+        tot += tailw
+    return tot
+
+
+cdef double _gd_lnw_ext(const uint64_t* cum, int64_t N, double lnwn, double lnp,
+                        int64_t d) noexcept nogil:
+    # ln W(d): the table inside, ln W(N) + (|d| - N) ln p in a geometric tail
+    cdef int64_t a = d if d >= 0 else -d
+    if a <= N:
+        return log(<double> (cum[d + N + 1] - cum[d + N]))
+    return lnwn + (<double> (a - N)) * lnp
+
+
+def gd_set_losses(const uint64_t[::1] cum, int64_t N, int64_t L, const int64_t[::1] sa,
+                  const int64_t[::1] sb, uint64_t tailw, int sbits, int64_t dmin, int64_t dmax,
+                  int which):
+    """Certified losses of the set law: (lam, kappa), lam[delta - dmin] bounding
+    max |ln P(j | i) - ln P(j | i + delta)| over allowed j and the pairs (i, i + delta) of
+    allowed inputs in [0, L] selected by ``which`` (0 every pair; 1 the pairs whose lower
+    index ends a span that is not the last or whose upper index starts a span that is not
+    the first; 2 the pairs inside one span; -inf where none is), and kappa[delta - dmin]
+    bounding max over all offsets d of |ln W(d) - ln W(d - delta)| (tails included).
+
+    Both directions are evaluated. With tails, ln W is extended by dmax + 1 tail entries on
+    each side: beyond them both W(d) and W(d - delta) lie in one tail and their ratio is
+    constant. Rounding: the argument of _gd_shift_losses, with a tail entry
+    ln W(N) + k ln p (k <= dmax + 1, |k ln p| <= 64 checked): log1p errs by at most one
+    ulp, k ln p and the sum are rounded once each, so such an entry is within
+    2^-52 + 2^-47 + 2^-46 + 2^-47 < 2^-45 of the exact value and the total stays below
+    2^-42 < GD_ERR."""
+    cdef Py_ssize_t m = sa.shape[0], s
+    if cum.shape[0] != 2 * N + 2 or N < 1 or L < 0 or dmin < 1 or dmax < dmin or m < 1 \
+            or sb.shape[0] != m or which < 0 or which > 2:
+        raise ValueError("gd_set_losses: inconsistent arguments")
+    cdef bint tails = (sa[0] == -GD_INF) or (sb[m - 1] == GD_INF)
+    if tails and not (tailw > 0 and 1 <= sbits <= 62):
+        raise ValueError("gd_set_losses: an unbounded set needs a geometric tail")
+    if not tails:
+        tailw = 0
+    for s in range(m):
+        if sb[s] < sa[s] or (s > 0 and sa[s] <= sb[s - 1]):
+            raise ValueError("gd_set_losses: inconsistent spans")
+        # every finite span end lies in the window [i - N, i + N] of every input i in [0, L]
+        if (sa[s] > -GD_INF and not (L - N <= sa[s] <= N)) \
+                or (sb[s] < GD_INF and not (L - N <= sb[s] <= N)):
+            raise ValueError("gd_set_losses: a finite span end lies outside the inputs' windows")
+    if cum[2 * N + 1] + 2 * tailw > (<uint64_t> 1) << 58 or cum[2 * N + 1] - cum[2 * N] != cum[1]:
+        raise ValueError("gd_set_losses: table total exceeds 2^58 or is not symmetric")
+    cdef int64_t X = dmax + 1 if tails else 0
+    cdef int64_t E = 2 * (N + X) + 1
+    cdef double lnp = log1p(-_gd_ldexp(1.0, -sbits)) if tails else 0.0
+    cdef double lnwn = log(<double> cum[1])
+    if tails and not ((<double> X) * (-lnp) <= 64.0):
+        raise ValueError("gd_set_losses: tail too long for the rounding bound")
     out = _np.full(dmax - dmin + 1, -_np.inf)
-    lnw = _np.empty(2 * n + 1)
-    g = _np.empty(2 * n + 1)
-    lns = _np.empty(n + 1)
-    span = _np.full(n + 1, -1, dtype=_np.int64)
-    wmax = _np.empty(n + 1)
-    wmin = _np.empty(n + 1)
-    dqa = _np.empty(2 * n + 2, dtype=_np.int64)
-    dqb = _np.empty(2 * n + 2, dtype=_np.int64)
-    cdef double[::1] vo = out, vw = lnw, vg = g, vs = lns, vmax = wmax, vmin = wmin
+    kap = _np.full(dmax - dmin + 1, -_np.inf)
+    lnw = _np.empty(E)
+    g = _np.empty(E)
+    lns = _np.empty(L + 1)
+    span = _np.full(L + 1, -1, dtype=_np.int64)
+    wmax = _np.empty(L + 1)
+    wmin = _np.empty(L + 1)
+    dqa = _np.empty(E + 1, dtype=_np.int64)
+    dqb = _np.empty(E + 1, dtype=_np.int64)
+    cdef double[::1] vo = out, vk = kap, vw = lnw, vg = g, vs = lns, vmax = wmax, vmin = wmin
     cdef int64_t[::1] vsp = span, va = dqa, vb = dqb
-    cdef int64_t k, i, delta, p, si, sk
-    cdef uint64_t tot
-    cdef double best, v
+    cdef int64_t k, i, delta, p, si, sk, lo, hi
+    cdef double best, v, kb
     cdef bint ok
     with nogil:
-        for k in range(2 * n + 1):
-            vw[k] = log(<double> (cum[k + 1] - cum[k]))
+        for k in range(E):
+            vw[k] = _gd_lnw_ext(&cum[0], N, lnwn, lnp, k - N - X)
         for s in range(m):
-            for k in range(sa[s], sb[s] + 1):
+            lo = 0 if sa[s] < 0 else sa[s]
+            hi = L if sb[s] > L else sb[s]
+            for k in range(lo, hi + 1):
                 vsp[k] = s
-        for i in range(n + 1):
-            tot = 0
-            for s in range(m):
-                tot += cum[n - i + sb[s] + 1] - cum[n - i + sa[s]]
-            vs[i] = log(<double> tot)
+        for i in range(L + 1):
+            vs[i] = log(<double> _gd_near_total(&cum[0], N, &sa[0], &sb[0], m, tailw, i))
         for delta in range(dmin, dmax + 1):
-            if delta > n:
-                break
-            for p in range(delta, 2 * n + 1):
+            for p in range(delta, E):
                 vg[p] = vw[p] - vw[p - delta]
-            for i in range(n - delta + 1):
+            kb = -1e300
+            for p in range(delta, E):
+                v = vg[p] if vg[p] >= 0 else -vg[p]
+                if v > kb:
+                    kb = v
+            vk[delta - dmin] = kb + GD_ERR
+            if delta > L:
+                continue
+            for i in range(L - delta + 1):
                 vmax[i] = -1e300
                 vmin[i] = 1e300
             for s in range(m):
-                _gd_window(&vg[0], n, delta, sa[s], sb[s], &va[0], &vb[0], &vmax[0], &vmin[0])
+                # window of offsets j - i for j in span s, as indices p = j - i + N + X of g
+                lo = -GD_INF if sa[s] == -GD_INF else sa[s] + N + X
+                hi = GD_INF if sb[s] == GD_INF else sb[s] + N + X
+                _gd_window(&vg[0], L - delta, delta, lo, hi, E - 1, &va[0], &vb[0], &vmax[0],
+                           &vmin[0])
             best = -1e300
             ok = False
-            for i in range(n - delta + 1):
+            for i in range(L - delta + 1):
                 k = i + delta
                 si = vsp[i]
                 sk = vsp[k]
@@ -609,28 +809,40 @@ def gd_span_losses(const uint64_t[::1] cum, int64_t n, const int64_t[::1] sa,
                     best = v
             if ok:
                 vo[delta - dmin] = best + GD_ERR
-    return out
+    return out, kap
 
 
-def gd_pair_loss(const uint64_t[::1] cum, int64_t n, const int64_t[::1] sa,
-                 const int64_t[::1] sb, int64_t i, int64_t k):
-    """Certified max |ln P(j | i) - ln P(j | k)| over allowed j, for one pair (plus
-    GD_ERR, as gd_span_losses)."""
+def gd_set_pair_loss(const uint64_t[::1] cum, int64_t N, const int64_t[::1] sa,
+                     const int64_t[::1] sb, uint64_t tailw, int sbits, int64_t i, int64_t k):
+    """Certified max |ln P(j | i) - ln P(j | k)| over allowed j for one pair of inputs whose
+    windows hold every finite span end (plus GD_ERR, as gd_set_losses)."""
     cdef Py_ssize_t m = sa.shape[0], s
-    if cum.shape[0] != 2 * n + 2 or not (0 <= i <= n and 0 <= k <= n) or sb.shape[0] != m:
-        raise ValueError("gd_pair_loss: inconsistent arguments")
-    cdef uint64_t si = 0, sk = 0
-    cdef int64_t j
-    cdef double lsi, lsk, best = -1e300, v
+    if cum.shape[0] != 2 * N + 2 or sb.shape[0] != m or m < 1:
+        raise ValueError("gd_set_pair_loss: inconsistent arguments")
+    cdef bint tails = (sa[0] == -GD_INF) or (sb[m - 1] == GD_INF)
+    if tails and not (tailw > 0 and 1 <= sbits <= 62):
+        raise ValueError("gd_set_pair_loss: an unbounded set needs a geometric tail")
+    if not tails:
+        tailw = 0
+    cdef int64_t X = (k - i if k > i else i - k) + 1
+    cdef int64_t jlo = (i if i < k else k) - N - X, jhi = (i if i > k else k) + N + X
+    cdef double lnp = log1p(-_gd_ldexp(1.0, -sbits)) if tails else 0.0
+    cdef double lnwn = log(<double> cum[1])
+    if tails and not ((<double> (2 * X)) * (-lnp) <= 64.0):
+        raise ValueError("gd_set_pair_loss: tail too long for the rounding bound")
+    cdef double lsi = log(<double> _gd_near_total(&cum[0], N, &sa[0], &sb[0], m, tailw, i))
+    cdef double lsk = log(<double> _gd_near_total(&cum[0], N, &sa[0], &sb[0], m, tailw, k))
+    cdef double best = -1e300, v
+    cdef int64_t j, a, b
     for s in range(m):
-        si += cum[n - i + sb[s] + 1] - cum[n - i + sa[s]]
-        sk += cum[n - k + sb[s] + 1] - cum[n - k + sa[s]]
-    lsi = log(<double> si)
-    lsk = log(<double> sk)
-    for s in range(m):
-        for j in range(sa[s], sb[s] + 1):
-            v = (log(<double> (cum[j - i + n + 1] - cum[j - i + n]))
-                 - log(<double> (cum[j - k + n + 1] - cum[j - k + n])))
+        a = jlo if sa[s] < jlo else sa[s]
+        b = jhi if sb[s] > jhi else sb[s]
+        if not tails:
+            a = (i if i > k else k) - N if a < (i if i > k else k) - N else a
+            b = (i if i < k else k) + N if b > (i if i < k else k) + N else b
+        for j in range(a, b + 1):
+            v = (_gd_lnw_ext(&cum[0], N, lnwn, lnp, j - i)
+                 - _gd_lnw_ext(&cum[0], N, lnwn, lnp, j - k))
             if v + (lsk - lsi) > best:
                 best = v + (lsk - lsi)
             if (lsi - lsk) - v > best:

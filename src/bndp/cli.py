@@ -884,7 +884,7 @@ def _values(args: argparse.Namespace) -> list[float]:
         return list(args.value)
     lo, hi = args.lower, args.upper
     if math.isinf(hi - lo) and math.isfinite(lo) != math.isfinite(hi):
-        # a half-line (--mode continuous): its finite end and 1 and 10 sensitivities inside
+        # a half-line: its finite end and 1 and 10 sensitivities inside
         end, step = (lo, args.sensitivity) if math.isfinite(lo) else (hi, -args.sensitivity)
         return [end, end + step, end + 10 * step]
     return [lo, lo + 0.1 * (hi - lo), 0.5 * (lo + hi)]
@@ -1175,7 +1175,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_privacy_args(ca, bounds_required=True, mode="calibrate")
     ca.add_argument("--value", type=float, nargs="+", metavar="Q",
                     help="true values to report (default: lower, lower + 10%% of the range, "
-                         "midpoint; on a half-line (--mode continuous): its finite end and 1 "
+                         "midpoint; on a half-line: its finite end and 1 "
                          "and 10 sensitivities inside)")
     ca.add_argument("--reference-delta", type=float, default=1e-5,
                     help="delta of the classical (unbounded) Gaussian mechanism shown for "

@@ -253,32 +253,36 @@ class ExactPlan:
 
     # the law, for the mechanisms' pmf/cdf/ppf/moments -----------------------------------
     def law(self, x: Any, value: Any, what: str):
-        """Evaluate ``what`` in pmf/cdf/ppf/mean/var for one value (x broadcast)."""
-        p = self.pmf(value)
-        g = self.grid()
+        """Evaluate ``what`` in pmf/cdf/ppf/mean/var (or a tail function) for one value
+        (x broadcast)."""
         if what in ("sf", "logsf", "logcdf", "isf"):
             return self._tail(x, value, what)
-        if what == "mean":
-            return float(np.dot(p, g))
-        if what == "var":
-            mu = float(np.dot(p, g))
-            return float(np.dot(p, (g - mu) ** 2))
-        xa = np.asarray(x, dtype=np.float64)
-        if what == "pmf":
-            idx = np.searchsorted(g, xa)
-            idc = np.clip(idx, 0, len(g) - 1)
-            out = np.where(g[idc] == xa, p[idc], 0.0)
-        elif what == "cdf":
-            c = np.cumsum(p)
-            c[-1] = 1.0
-            k = np.searchsorted(g, xa, side="right") - 1
-            out = np.where(k < 0, 0.0, c[np.clip(k, 0, len(g) - 1)])
-        else:  # ppf: the smallest grid point with cdf >= p
-            c = np.cumsum(p)
-            c[-1] = 1.0
-            k = np.clip(np.searchsorted(c, xa, side="left"), 0, len(g) - 1)
-            out = g[k]
-        return float(out) if out.ndim == 0 else out
+        return _law_from(self.grid(), self.pmf(value), x, what)
+
+
+def _law_from(g: np.ndarray, p: np.ndarray, x: Any, what: str):
+    """pmf/cdf/ppf at ``x`` or mean/var of the law ``p`` on the sorted points ``g``."""
+    if what == "mean":
+        return float(np.dot(p, g))
+    if what == "var":
+        mu = float(np.dot(p, g))
+        return float(np.dot(p, (g - mu) ** 2))
+    xa = np.asarray(x, dtype=np.float64)
+    if what == "pmf":
+        idx = np.searchsorted(g, xa)
+        idc = np.clip(idx, 0, len(g) - 1)
+        out = np.where(g[idc] == xa, p[idc], 0.0)
+    elif what == "cdf":
+        c = np.cumsum(p)
+        c[-1] = 1.0
+        k = np.searchsorted(g, xa, side="right") - 1
+        out = np.where(k < 0, 0.0, c[np.clip(k, 0, len(g) - 1)])
+    else:  # ppf: the smallest grid point with cdf >= p
+        c = np.cumsum(p)
+        c[-1] = 1.0
+        k = np.clip(np.searchsorted(c, xa, side="left"), 0, len(g) - 1)
+        out = g[k]
+    return float(out) if out.ndim == 0 else out
 
 
 def _tail_sums(w: np.ndarray) -> tuple[list[int], list[int]]:
@@ -606,17 +610,32 @@ def plan_bounded_gaussian(epsilon: float, sensitivity: float, lower: Any, upper:
 
 # --- allowed sets with gaps (ConstrainedLaplace) ------------------------------------------
 
+GD_INF = 1 << 62           # an unbounded span end (the kernel's sentinel)
+TAIL_BITS = 24             # unbounded sets: the table reaches offsets where W/W(0) ~ 2^-24
+LAW_TAIL = 45              # law functions sum a geometric tail over 45 * 2^s points
+
+
 @dataclass(frozen=True, eq=False)
 class ConstrainedPlan(ExactPlan):
     r"""The grid Laplace on an allowed set :math:`A = [l, u] \setminus \bigcup_k (a_k, b_k)`
-    (:class:`~bndp.ConstrainedLaplace`).
+    (:class:`~bndp.ConstrainedLaplace`), :math:`l` and :math:`u` finite or infinite.
 
-    The outputs are the grid points of :math:`A` (the grid points of each span
-    :math:`[L_s, R_s]` of :math:`A`: indices ``span_lo[s]..span_hi[s]`` above ``kl``); for
-    grid input ``i``, :math:`P(j \mid i) = W_{j-i}/S_i` over those points only (the same
-    offset table as :class:`ExactPlan`, :math:`S_i` summed over the spans). A draw picks
-    the span by selects over all spans, then searches the table: the same work for every
-    input and output.
+    The outputs are the grid points of :math:`A`: the grid points of each span
+    :math:`[L_s, R_s]` of :math:`A` (indices ``span_lo[s]..span_hi[s]`` above ``kl``;
+    ``±2^62`` marks an unbounded end). For grid input ``i``,
+    :math:`P(j \mid i) = W_{j-i}/S_i` over those points only, with the offset table of
+    :class:`ExactPlan` (half-width ``n``). On an unbounded set the weights go on beyond the
+    table as the geometric tail :math:`W_{\pm(n+k)} = W_n p^k`, :math:`p = 1 - 2^{-s}`
+    (``tail_bits`` = s, chosen so that :math:`p \ge e^{-1/t}`: the tail decays no faster than
+    the kernel), of integer mass ``tail_weight`` :math:`= W_n(2^s - 1)` per side; the table
+    is wide enough (``n`` = the core of finite span ends plus :math:`M_0` with
+    :math:`e^{-M_0/t} \le 2^{-24}`) that a tail draw has probability below about
+    :math:`2^{-20}`. Inputs within :math:`M_0` of the core (indices ``0..L``) are drawn
+    exactly from integer masses; inputs farther out draw from the whole table and tails and
+    redraw the (even rarer) outputs that are not allowed: rejection sampling of the same
+    conditional law. A draw picks the span by selects over all spans, then searches the
+    table: the same work for every input and output, except a tail draw, which then draws
+    its geometric offset (a time that depends on the released offset only).
 
     Rounding of a true value :math:`\mu \in A` (in span ``s``):
 
@@ -626,8 +645,14 @@ class ConstrainedPlan(ExactPlan):
       (as for :class:`ExactPlan`); the clip into a span adds one step, and only when the
       lower point ends a span before a gap or the upper point starts one after a gap (a
       clip at ``l`` or ``u`` is 1-Lipschitz). The certificate is the exact maximum of the
-      loss over every pair of allowed indices at most :math:`d_k` apart, and over the pairs
-      :math:`d_k + 1` apart that meet a gap, both directions.
+      loss over every pair of allowed inputs in ``0..L`` at most :math:`d_k` apart, and over
+      the pairs :math:`d_k + 1` apart that meet a gap whose end is off the grid, both
+      directions. A pair with an input beyond ``0..L`` (unbounded sets) is bounded by
+      :math:`\kappa_\delta + \rho/(1-\rho)`: :math:`\kappa_\delta` the largest
+      :math:`|\ln W_d - \ln W_{d-\delta}|` over all offsets (tails included, computed
+      exactly on the table), and :math:`\rho` the mass, relative to the whole law, of the
+      offsets beyond :math:`M_0 - d_k`, where every output that such an input cannot
+      reach lies (so :math:`|\ln S_i - \ln S_{i'}| \le -\ln(1-\rho)`).
     * ``guarantee="metric"`` (:math:`\ell(\mu, \mu') \le \epsilon|\mu-\mu'|/\Delta` for
       all pairs): deterministic rounding cannot satisfy it (two values on either side of a
       rounding boundary are arbitrarily close), so the value is rounded at random: to
@@ -642,6 +667,13 @@ class ConstrainedPlan(ExactPlan):
       :math:`\epsilon' = \Delta\max((e^{\lambda_1} - 1)/\gamma, \max_k J_k/(b_k - a_k))`,
       evaluated in exact rationals from the certified losses and rounded up.
 
+    On an unbounded set, true values beyond :math:`\pm 2^{52}\gamma` are clipped to it (the
+    released double :math:`(k_l + j)\gamma` must be exact), and outputs beyond
+    :math:`\pm 2^{53}\gamma` are redrawn (a geometric tail of that length has probability
+    below :math:`e^{-2^{30}}`). The law functions (:meth:`pmf`, ``cdf``, the moments) sum a
+    geometric tail over :math:`45 \cdot 2^s` points: the mass left out is below
+    :math:`e^{-45}` of the tail's.
+
     Attributes
     ----------
     span_lo, span_hi : ndarray of int64
@@ -654,6 +686,12 @@ class ConstrainedPlan(ExactPlan):
     metric_epsilon : float
         For ``"metric"``, :math:`\epsilon'` above (also the certified loss); ``inf`` for
         ``"dp"`` (deterministic rounding gives no metric guarantee at small distances).
+    inputs : int
+        ``L``: inputs ``0..L`` are drawn and certified exactly (``n`` on a finite set).
+    tail_weight, tail_bits : int
+        The geometric tails (0 on a finite set).
+    core : tuple of int
+        Lowest and highest finite span end (grid indices above ``kl``).
     """
 
     span_lo: np.ndarray = field(repr=False, default=None)
@@ -661,38 +699,64 @@ class ConstrainedPlan(ExactPlan):
     gap_hi: np.ndarray = field(repr=False, default=None)
     guarantee: str = "dp"
     metric_epsilon: float = math.inf
+    inputs: int = 0
+    tail_weight: int = 0
+    tail_bits: int = 0
+    core: tuple = (0, 0)
 
     @property
     def randomised(self) -> bool:
         """Whether the true value is rounded at random (the metric guarantee)."""
         return self.guarantee == "metric"
 
-    def allowed(self) -> np.ndarray:
-        """Grid indices (above ``kl``) of the attainable outputs."""
-        return np.concatenate([np.arange(a, b + 1, dtype=np.int64)
-                               for a, b in zip(self.span_lo, self.span_hi)])
+    @property
+    def bounded(self) -> bool:
+        """Whether the allowed set is bounded (finitely many outputs)."""
+        return self.tail_weight == 0
 
-    def grid(self) -> np.ndarray:
-        """The attainable outputs: the grid points of the allowed set."""
-        return np.ldexp((self.kl + self.allowed()).astype(np.float64), self.exponent)
+    def _clip(self, v: np.ndarray) -> np.ndarray:
+        if self.bounded:
+            return v
+        lim = math.ldexp(1.0, 52 + self.exponent)
+        return np.clip(v, -lim, lim)
+
+    def allowed(self, lo: int | None = None, hi: int | None = None) -> np.ndarray:
+        """Grid indices (above ``kl``) of the attainable outputs (those in ``[lo, hi]``;
+        both needed on an unbounded set)."""
+        lo = -GD_INF if lo is None else lo
+        hi = GD_INF if hi is None else hi
+        parts = []
+        for a, b in zip(self.span_lo, self.span_hi):
+            a, b = max(int(a), lo), min(int(b), hi)
+            if a <= b:
+                if b - a > MAX_INTERVALS * 64:
+                    raise ValueError("the allowed set is unbounded: give a window")
+                parts.append(np.arange(a, b + 1, dtype=np.int64))
+        return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
+
+    def grid(self, lo: int | None = None, hi: int | None = None) -> np.ndarray:
+        """The attainable outputs (grid points of the allowed set; in the index window
+        ``[lo, hi]`` on an unbounded set)."""
+        return np.ldexp((self.kl + self.allowed(lo, hi)).astype(np.float64), self.exponent)
 
     def index(self, value: Any) -> np.ndarray:
         """Grid index (int64, above ``kl``) of allowed true values by nearest-point
         rounding (the ``"dp"`` rounding; the ``"metric"`` one is random, see
         :meth:`components`)."""
-        v = np.ascontiguousarray(np.ravel(np.asarray(value, dtype=np.float64)))
-        return _core.gd_span_index(v, self.exponent, self.kl, self.n, self.span_lo,
-                                   self.span_hi, self.gap_hi).reshape(np.shape(value))
+        v = self._clip(np.ascontiguousarray(np.ravel(np.asarray(value, dtype=np.float64))))
+        return _core.gd_span_index(v, self.exponent, self.kl, self.span_lo, self.span_hi,
+                                   self.gap_hi).reshape(np.shape(value))
 
     def components(self, value: float) -> list[tuple[float, int]]:
         """The law for one true value as a mixture ``[(weight, grid index), ...]`` of the
         laws of grid inputs (one component unless rounding is random)."""
         if not self.randomised:
             return [(1.0, int(self.index(float(value))))]
-        z = math.ldexp(float(value), -self.exponent)
+        v = float(self._clip(np.float64(value)))
+        z = math.ldexp(v, -self.exponent)
         f = math.floor(z)
         frac = z - f
-        s = int(np.sum(float(value) >= self.gap_hi))
+        s = int(np.sum(v >= self.gap_hi))
         lo, hi = int(self.span_lo[s]), int(self.span_hi[s])
         k0 = min(max(int(f) - self.kl, lo), hi)
         k1 = min(max(int(f) + 1 - self.kl, lo), hi)
@@ -700,55 +764,98 @@ class ConstrainedPlan(ExactPlan):
             return [(1.0, k0)]
         return [(1.0 - frac, k0), (frac, k1)]
 
+    def _window(self, comps: list[tuple[float, int]]) -> tuple[int | None, int | None]:
+        if self.bounded:
+            return None, None
+        x = LAW_TAIL << self.tail_bits
+        return (min(i for _, i in comps) - self.n - x, max(i for _, i in comps) + self.n + x)
+
+    def _weights(self, idx: np.ndarray, i: int) -> np.ndarray:
+        """Weights W(j - i) of the outputs ``idx`` (ints inside the table, floats beyond)."""
+        d = idx - i
+        inside = np.abs(d) <= self.n
+        w = np.empty(len(idx), dtype=object if self.bounded else np.float64)
+        w[inside] = self.weights[d[inside] + self.n]
+        if not inside.all():
+            lnp = math.log1p(-math.ldexp(1.0, -self.tail_bits))
+            w[~inside] = float(self.cum[1]) * np.exp((np.abs(d[~inside]) - self.n) * lnp)
+        return w
+
     def weights_at(self, i: int) -> tuple[np.ndarray, int]:
-        """Integer weights over :meth:`grid` for grid input ``i``, and their total."""
+        """Integer weights over :meth:`grid` for grid input ``i``, and their total
+        (bounded sets)."""
+        if not self.bounded:
+            raise ValueError("weights_at: the allowed set is unbounded; use pmf")
         w = self.weights[self.allowed() - i + self.n]
         return w, int(sum(int(x) for x in w))
 
     def weights_for(self, value: Any) -> tuple[np.ndarray, int]:
         comps = self.components(float(value))
-        if len(comps) != 1:
+        if len(comps) != 1 or not self.bounded:
             raise ValueError("weights_for: the law of this value is a mixture (random "
-                             "rounding); use pmf")
+                             "rounding) or unbounded; use pmf")
         return self.weights_at(comps[0][1])
 
-    def pmf(self, value: Any) -> np.ndarray:
-        out = None
-        for wt, i in self.components(float(value)):
-            w, s = self.weights_at(i)
-            p = wt * (w.astype(np.float64) / float(s))
-            out = p if out is None else out + p
-        return out
-
-    def _tail(self, x: Any, value: Any, what: str):
+    def support(self, value: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Outputs and their probabilities for one true value (on an unbounded set, the
+        outputs within the summed tails)."""
         comps = self.components(float(value))
-        if len(comps) == 1:
-            return ExactPlan._tail(self, x, value, what)
+        lo, hi = self._window(comps)
+        idx = self.allowed(lo, hi)
+        p = np.zeros(len(idx))
+        for wt, i in comps:
+            if self.bounded:
+                w, tot = self.weights_at(i)
+                p += wt * (w.astype(np.float64) / float(tot))
+            else:
+                w = self._weights(idx, i)
+                p += wt * (w / math.fsum(w))
+        g = np.ldexp((self.kl + idx).astype(np.float64), self.exponent)
+        return g, p
+
+    def pmf(self, value: Any) -> np.ndarray:
+        """Output probabilities over :meth:`grid` for one true value (bounded sets; see
+        :meth:`support`)."""
+        return self.support(value)[1]
+
+    def law(self, x: Any, value: Any, what: str):
+        comps = self.components(float(value))
+        if what in ("sf", "logsf", "logcdf", "isf"):
+            if len(comps) == 1 and self.bounded:
+                return ExactPlan._tail(self, x, value, what)
+            return self._float_tail(x, value, what)
+        g, p = self.support(value)
+        return _law_from(g, p, x, what)
+
+    def _float_tail(self, x: Any, value: Any, what: str):
+        # tails summed from the far end in floating point (mixtures and unbounded sets)
+        g, p = self.support(value)
+        above = np.concatenate((np.cumsum(p[::-1])[::-1][1:], [0.0]))
+        upto = np.cumsum(p)
         xa = np.asarray(x, dtype=np.float64)
         if what == "isf":
-            g = self.grid()
-            p = self.pmf(value)
-            above = np.concatenate((np.cumsum(p[::-1])[::-1][1:], [0.0]))
-            k = np.minimum(np.searchsorted(-above, -xa, side="left"), len(g) - 1)
-            out = g[k]
-            return float(out) if out.ndim == 0 else out
-        parts = []
-        for wt, i in comps:
-            sub = _Component(self, i)
-            parts.append((wt, ExactPlan._tail(sub, x, value, "logsf" if what == "sf" else what)))
-        out = np.logaddexp(math.log(parts[0][0]) + np.asarray(parts[0][1]),
-                           math.log(parts[1][0]) + np.asarray(parts[1][1]))
-        if what == "sf":
-            out = np.exp(out)
+            k = np.argmax(above[None, :] <= np.ravel(xa)[:, None], axis=1)
+            out = g[k].reshape(xa.shape)
+        else:
+            k = np.searchsorted(g, xa, side="right") - 1
+            kc = np.clip(k, 0, len(g) - 1)
+            with np.errstate(divide="ignore"):
+                if what == "logcdf":
+                    out = np.where(k < 0, -np.inf, np.log(upto[kc]))
+                else:
+                    sf = np.where(k < 0, 1.0, above[kc])
+                    out = np.log(sf) if what == "logsf" else sf
         return float(out) if np.ndim(out) == 0 else out
 
     def sample(self, value: np.ndarray, size: Any, gen: np.random.Generator, workers: Any = 1):
         """Draws for allowed true values ``value`` (NumPy's size rule)."""
         (tree, levels), n, e, kl = self.search_tree, self.n, self.exponent, self.kl
         sa, sb, gh, rnd = self.span_lo, self.span_hi, self.gap_hi, self.randomised
+        tw, tb, (c0, c1) = self.tail_weight, self.tail_bits, self.core
 
         def rows(gen, q, out):
-            _core.gd_span_fill_rows(gen, tree, levels, n, e, kl, sa, sb, gh, rnd, q, out)
+            _core.gd_set_fill_rows(gen, tree, levels, n, e, kl, sa, sb, gh, tw, tb, c0, c1, rnd,
+                                   q, out)
 
         def fill(gen, q, out):
             rows(gen, np.full((1, 1), q), out.reshape(1, -1))
@@ -758,37 +865,17 @@ class ConstrainedPlan(ExactPlan):
             rows(gen, np.full((1, 1), q), out)
             return float(out[0, 0])
 
-        return _dispatch.sample(one, fill, rows, [np.asarray(value, dtype=np.float64)], size, gen,
-                                workers)
-
-
-class _Component:
-    """One grid input of a :class:`ConstrainedPlan`, for the exact tail sums."""
-
-    def __init__(self, plan: ConstrainedPlan, i: int) -> None:
-        self._plan, self._i = plan, i
-
-    def weights_for(self, value: Any) -> tuple[np.ndarray, int]:
-        return self._plan.weights_at(self._i)
-
-    def grid(self) -> np.ndarray:
-        return self._plan.grid()
-
-
-def _spans(e: int, kl: int, n: int, lo: float, hi: float, gaps: tuple) -> tuple:
-    """Grid indices of the first and last grid point of each span; None if one is empty."""
-    ends_lo = [lo] + [b for _, b in gaps]
-    ends_hi = [a for a, _ in gaps] + [hi]
-    sa = [math.ceil(math.ldexp(x, -e)) - kl for x in ends_lo]
-    sb = [math.floor(math.ldexp(x, -e)) - kl for x in ends_hi]
-    if any(a > b for a, b in zip(sa, sb)):
-        return None
-    return np.array(sa, dtype=np.int64), np.array(sb, dtype=np.int64)
+        v = self._clip(np.asarray(value, dtype=np.float64))
+        return _dispatch.sample(one, fill, rows, [v], size, gen, workers)
 
 
 def _up(x: Fraction) -> float:
     f = float(x)
     return f if Fraction(f) >= x else math.nextafter(f, math.inf)
+
+
+def _add_up(a: float, b: float) -> float:
+    return _up(Fraction(a) + Fraction(b))
 
 
 def _metric_bound(lam1: float, jumps: list[float], e: int, dq: float, gaps: tuple) -> float:
@@ -801,61 +888,155 @@ def _metric_bound(lam1: float, jumps: list[float], e: int, dq: float, gaps: tupl
     return _up(Fraction(dq) * max(terms))
 
 
-@lru_cache(maxsize=128)
-def _plan_constrained(target: float, hint: float, dq: float, lo: float, hi: float,
-                      gaps: tuple, guarantee: str) -> ConstrainedPlan:
-    metric = guarantee == "metric"
+def _tail_bits(u: float) -> int:
+    """s with 2^-s <= 1 - e^(-1/u): the tail ratio p = 1 - 2^-s is >= e^(-1/u)."""
+    s = max(1, math.ceil(-math.log2(-math.expm1(-1.0 / u))))
+    while math.ldexp(1.0, -s) > -math.expm1(-1.0 / u):
+        s += 1
+    return s
+
+
+def _set_table(u: float, n: int, tails: bool) -> tuple[np.ndarray, int, int, int]:
+    """(cum, kexp, tail_weight, tail_bits) for kernel scale u (grid steps)."""
+    k = _kexp(LAPLACE, u, n)
+    sbits = _tail_bits(u) if tails else 0
+    if sbits > 62:
+        raise ValueError("grid law: the scale is too large for the geometric tail; pass "
+                         "mode='continuous'")
+    for _ in range(64):
+        cum = _core.gd_table(LAPLACE, u, n, k, 1 << FLOOR_BITS)
+        tw = int(cum[1]) * ((1 << sbits) - 1) if tails else 0
+        if int(cum[-1]) + 2 * tw <= (1 << TOTAL_BITS):
+            cum.setflags(write=False)
+            return cum, k, tw, sbits
+        k -= 1
+    raise RuntimeError("grid law: no table fits 2^58")  # pragma: no cover
+
+
+def _set_grid(hint: float, dq: float, lo: float, hi: float, gaps: tuple, metric: bool):
+    """(e, kl, n, dk, L, spans, core) of the grid law on the allowed set."""
     ends_lo = [lo] + [b for _, b in gaps]
     ends_hi = [a for a, _ in gaps] + [hi]
-    cap = min(h - l for l, h in zip(ends_lo, ends_hi))        # a grid point in every span
+    lengths = [h - l for l, h in zip(ends_lo, ends_hi) if math.isfinite(h - l)]
+    cap = min(lengths) if lengths else math.inf        # a grid point in every span
     if metric:
         cap = min(cap, hint / METRIC_STEPS)
         if gaps:
             cap = min(cap, min(b - a for a, b in gaps) / GAP_STEPS)
-    e, kl, n, dk = _choose_grid(hint, dq, lo, hi, None, LAPLACE, cap=cap)
-    sp = _spans(e, kl, n, lo, hi, gaps)
+    if math.isfinite(lo) and math.isfinite(hi):
+        e, kl, n, dk = _choose_grid(hint, dq, lo, hi, None, LAPLACE, cap=cap)
+        sp = _spans(e, kl, lo, hi, gaps)
+        return e, kl, n, dk, n, sp, (0, n)
+    base = min(min(hint, dq) / GRID_STEPS, cap)
+    if not (base > 0 and math.isfinite(base)):
+        raise ValueError("grid law: the scale and sensitivity give no usable grid; pass "
+                         "mode='continuous'")
+    e = math.frexp(base)[1] - 1
+    if not metric:
+        for _ in range(8):
+            r = math.ldexp(dq, -e)
+            if r == math.floor(r) or r >= SENS_STEPS:
+                break
+            e -= 1
+    finite = [x for x in (lo, hi) if math.isfinite(x)] + [x for ab in gaps for x in ab]
+    for _ in range(2200):
+        if e < -1022 or e > 1022:
+            break
+        dk = max(1, math.ceil(math.ldexp(dq, -e)))
+        first = [math.ceil(math.ldexp(x, -e)) for x in ends_lo if math.isfinite(x)]
+        last = [math.floor(math.ldexp(x, -e)) for x in ends_hi if math.isfinite(x)]
+        ends = first + last
+        c_lo, c_hi = (min(ends), max(ends)) if finite else (0, 0)
+        t_max = 2.0 * math.ldexp(hint, -e)
+        m0 = math.ceil(t_max * TAIL_BITS * math.log(2.0)) + dk + 2
+        n = (c_hi - c_lo) + m0
+        big = n + m0
+        if (n <= MAX_INTERVALS and big * (dk + 1) <= MAX_PAIRS
+                and _kexp(LAPLACE, t_max * 2.0, n) >= MIN_PEAK_BITS):
+            kl = c_lo - m0
+            if max(abs(kl), abs(kl + big)) >= (1 << 52):
+                raise ValueError(
+                    "grid law: the allowed set is too far from 0 for the grid granularity "
+                    f"2^{e}; shift the data towards 0 or pass mode='continuous'")
+            sp = _spans(e, kl, lo, hi, gaps)
+            return e, kl, n, dk, big, sp, (c_lo - kl, c_hi - kl)
+        e += 1
+    raise ValueError("grid law: no grid fits this allowed set, sensitivity and scale; pass "
+                     "mode='continuous'")
+
+
+def _spans(e: int, kl: int, lo: float, hi: float, gaps: tuple):
+    """Grid indices (above kl) of the first and last grid point of each span (±2^62 for an
+    unbounded end); None if a span holds no grid point."""
+    ends_lo = [lo] + [b for _, b in gaps]
+    ends_hi = [a for a, _ in gaps] + [hi]
+    sa = [math.ceil(math.ldexp(x, -e)) - kl if math.isfinite(x) else -GD_INF for x in ends_lo]
+    sb = [math.floor(math.ldexp(x, -e)) - kl if math.isfinite(x) else GD_INF for x in ends_hi]
+    if any(a > b for a, b in zip(sa, sb)):
+        return None
+    sa_, sb_ = np.array(sa, dtype=np.int64), np.array(sb, dtype=np.int64)
+    sa_.setflags(write=False)
+    sb_.setflags(write=False)
+    return sa_, sb_
+
+
+@lru_cache(maxsize=128)
+def _plan_constrained(target: float, hint: float, dq: float, lo: float, hi: float,
+                      gaps: tuple, guarantee: str) -> ConstrainedPlan:
+    metric = guarantee == "metric"
+    e, kl, n, dk, big, sp, core = _set_grid(hint, dq, lo, hi, gaps, metric)
     if sp is None:
         raise ValueError("grid law: a span of the allowed set holds no grid point at the "
                          "finest usable granularity; pass mode='continuous'")
     sa, sb = sp
-    sa.setflags(write=False)
-    sb.setflags(write=False)
+    tails = not (math.isfinite(lo) and math.isfinite(hi))
     on_grid = all(math.ldexp(x, -e) == math.floor(math.ldexp(x, -e)) for ab in gaps for x in ab)
     gamma = math.ldexp(1.0, e)
+    m0 = n - (core[1] - core[0])
+
+    def far(cum, tw, kap, reach):
+        # pairs with an input beyond 0..L: kappa + rho / (1 - rho), rho the mass of the
+        # offsets at or beyond M0 + 1 - reach over the whole law
+        if not tails:
+            return -math.inf
+        num = int(cum[n - m0 + reach]) + tw
+        z = int(cum[-1]) + 2 * tw
+        b = _up(Fraction(num, z - num))
+        return max(_add_up(float(k), b) for k in kap)
 
     def cert(u):
-        cum, k = _table(LAPLACE, u, n)
+        cum, k, tw, sbits = _set_table(u, n, tails)
         if metric:
-            lam = _core.gd_span_losses(cum, n, sa, sb, 1, 1, 2)
-            jumps = [_core.gd_pair_loss(cum, n, sa, sb, int(sb[s]), int(sa[s + 1]))
+            lam, kap = _core.gd_set_losses(cum, n, big, sa, sb, tw, sbits, 1, 1, 2)
+            lam1 = max(float(lam[0]), far(cum, tw, kap, 1))
+            jumps = [_core.gd_set_pair_loss(cum, n, sa, sb, tw, sbits, int(sb[s]),
+                                            int(sa[s + 1]))
                      for s in range(len(gaps))]
-            c = _metric_bound(float(lam[0]), jumps, e, dq, gaps)
-            return c, cum, k, lam, c
-        lam = _core.gd_span_losses(cum, n, sa, sb, 1, dk, 0)
+            c = _metric_bound(lam1, jumps, e, dq, gaps)
+            return c, cum, k, tw, sbits, lam, c
+        lam, kap = _core.gd_set_losses(cum, n, big, sa, sb, tw, sbits, 1, dk, 0)
         lam = np.maximum.accumulate(np.where(np.isfinite(lam), lam, 0.0))
-        c = float(lam[-1])
-        if gaps and not on_grid and dk + 1 <= n:
-            extra = float(_core.gd_span_losses(cum, n, sa, sb, dk + 1, dk + 1, 1)[0])
+        c = max(float(lam[-1]), far(cum, tw, kap, dk))
+        if gaps and not on_grid:
+            extra = float(_core.gd_set_losses(cum, n, big, sa, sb, tw, sbits, dk + 1, dk + 1,
+                                              1)[0][0])
             c = max(c, extra)
-        return c, cum, k, lam, math.inf
+        return c, cum, k, tw, sbits, lam, math.inf
 
-    u, (c, cum, k, lam, me) = _bisect(cert, hint / gamma, target)
+    u, (c, cum, k, tw, sbits, lam, me) = _bisect(cert, hint / gamma, target)
     lam.setflags(write=False)
     gh = np.array([b for _, b in gaps], dtype=np.float64)
     gh.setflags(write=False)
     return ConstrainedPlan("laplace", e, kl, n, dk, u, k, 1 << FLOOR_BITS, cum, target, c, lam,
                            span_lo=sa, span_hi=sb, gap_hi=gh, guarantee=guarantee,
-                           metric_epsilon=me)
+                           metric_epsilon=me, inputs=big, tail_weight=tw, tail_bits=sbits,
+                           core=core)
 
 
 def plan_constrained_laplace(epsilon: float, sensitivity: float, lower: float, upper: float,
                              forbidden: tuple, guarantee: str, scale_hint: float
                              ) -> ConstrainedPlan:
-    """Grid Laplace on a finite allowed set, certified for ``guarantee`` at ``epsilon``."""
-    if not (math.isfinite(lower) and math.isfinite(upper)):
-        raise ValueError(
-            "the default grid law needs a finite allowed set (lower and upper finite): a "
-            "half-line has infinitely many grid points; pass mode='continuous'")
+    """Grid Laplace on an allowed set, certified for ``guarantee`` at ``epsilon``."""
     gaps = tuple((float(a), float(b)) for a, b in forbidden)
     return _plan_constrained(float(epsilon), float(scale_hint), float(sensitivity),
                              float(lower), float(upper), gaps, guarantee)

@@ -66,8 +66,9 @@ class BoundedLaplace(Mechanism):
         ``upper - lower``).
     lower, upper : float
         Output domain, ``lower < upper``: an interval, or a half-line with ``lower = -inf``
-        or ``upper = inf`` (e.g. counts on :math:`[0, \infty)`; ``mode="continuous"``
-        only), where the density is :math:`e^{-|x-q|/b}/(2bC_q)` on the half-line with
+        or ``upper = inf`` (e.g. counts on :math:`[0, \infty)`; in the default mode the grid
+        law of :class:`~bndp.mechanisms.exact.ConstrainedPlan`, with geometric tails beyond
+        its table), where the continuous density is :math:`e^{-|x-q|/b}/(2bC_q)` on the half-line with
         :math:`C_q = 1 - \tfrac12 e^{-(q-l)/b}` and the calibrated scale is
         :math:`b^* = \Delta Q/\ln((1 + e^{L})/2)`, :math:`L = \epsilon - \ln(1-\delta)`
         (the :math:`u \to \infty` limit of [HABM20]_, Thm 3.5).
@@ -130,13 +131,14 @@ class BoundedLaplace(Mechanism):
         dq = fast_real(sensitivity, "sensitivity")
         dl = fast_real(delta, "delta")
         lo, hi = _bounds(lower, upper)
-        if mode != "continuous" and math.isinf(hi - lo):
-            raise ValueError(
-                f"a half-line domain (lower = {lo!r}, upper = {hi!r}) is supported with "
-                f"mode='continuous' only; got mode={mode!r}: pass mode='continuous'")
         scale = bounded_laplace_scale(eps, dq, lo, hi, dl)  # validates epsilon, delta, dq
         plan = None
-        if mode == "exact":
+        if mode == "exact" and math.isinf(hi - lo):
+            # a half-line: the grid law of the allowed set [lo, hi] (geometric tail)
+            plan = exact.plan_constrained_laplace(eps - math.log1p(-dl), dq, lo, hi, (), "dp",
+                                                  scale_hint=float(scale))
+            scale = plan.scale
+        elif mode == "exact":
             plan = exact.plan_bounded_laplace(eps, dq, lo, hi, dl, scale_hint=float(scale))
             scale = plan.scale
         self._set(epsilon=eps, sensitivity=dq, lower=lo, upper=hi, delta=dl, scale=float(scale),

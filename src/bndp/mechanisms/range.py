@@ -136,11 +136,11 @@ class ConstrainedLaplace(Mechanism):
         weights of the discrete Laplace law on the grid points of the allowed set; the
         privacy loss (and for ``guarantee="metric"`` the metric loss) is certified from that
         very table (:class:`bndp.mechanisms.exact.ConstrainedPlan`), so publishing the raw
-        doubles is safe against floating-point attacks. It needs finite ``lower`` and
-        ``upper`` and the constant scale. :meth:`pmf`, :meth:`cdf`, :meth:`ppf` and the
-        moments are those of the discrete law; :meth:`pdf` does not exist for it.
-        ``"continuous"``: the continuous law sampled in doubles (explicit opt-in; raw
-        outputs are attackable), also for half-lines, the real line and
+        doubles is safe against floating-point attacks. Half-lines and the real line are
+        covered (geometric tails beyond the table). It needs the constant scale.
+        :meth:`pmf`, :meth:`cdf`, :meth:`ppf` and the moments are those of the discrete law;
+        :meth:`pdf` does not exist for it. ``"continuous"``: the continuous law sampled in
+        doubles (explicit opt-in; raw outputs are attackable), also for
         ``scale_rule="distance_dependent"``.
     scale : str, optional
         Deprecated keyword spelling of ``scale_rule`` (the attribute :attr:`scale` is the
@@ -308,11 +308,6 @@ class ConstrainedLaplace(Mechanism):
                 raise ValueError(
                     'scale_rule="distance_dependent" is not epsilon-DP and has no grid law; '
                     "it is offered with mode='continuous' only (to reproduce the paper)")
-            if not (math.isfinite(lo) and math.isfinite(hi)):
-                raise ValueError(
-                    f"the default grid law needs finite bounds (got lower = {lo!r}, upper = "
-                    f"{hi!r}): a half-line has infinitely many grid points. Pass finite "
-                    "bounds that contain every possible output, or mode='continuous'")
             plan = exact.plan_constrained_laplace(eps, dF, lo, hi, forb, guarantee,
                                                   scale_hint=float(sigma))
             sigma = scale_num = plan.scale
