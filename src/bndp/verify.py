@@ -422,8 +422,11 @@ def privacy_profile(mechanism: Any, epsilon: Any) -> float:
     certified evaluation of one) exists.
 
     ``mechanism.privacy_profile(epsilon)`` is used when the mechanism provides it;
-    :class:`bndp.BoundedLaplace` uses :func:`bounded_laplace_delta` at its scale. For any
-    other mechanism with ``privacy_loss()``, :math:`\delta(\epsilon) = 0` for
+    :class:`bndp.BoundedLaplace` in continuous mode uses :func:`bounded_laplace_delta` at its
+    scale. A grid law (a mechanism with an ``exact_plan``) with certified loss :math:`L` has
+    :math:`\delta(\epsilon) \le 1 - e^{\epsilon - L}` (an upper bound: any event has
+    :math:`P(A) - e^{\epsilon}P'(A) \le P(A)(1 - e^{\epsilon - L})`). For any other
+    mechanism with ``privacy_loss()``, :math:`\delta(\epsilon) = 0` for
     :math:`\epsilon` at least its certified loss; below it the profile has no closed form
     here and ``NotImplementedError`` is raised.
 
@@ -458,7 +461,7 @@ def privacy_profile(mechanism: Any, epsilon: Any) -> float:
         raise ValueError(f"`epsilon` must be finite and >= 0; got {eps!r}")
     from .mechanisms.laplace import BoundedLaplace
 
-    if isinstance(mechanism, BoundedLaplace) and mechanism.exact_plan is not None:
+    if getattr(mechanism, "exact_plan", None) is not None:
         # a loss bound L gives P(A) - e^eps P'(A) <= P(A)(1 - e^(eps - L)) <= 1 - e^(eps - L)
         return max(0.0, -math.expm1(eps - mechanism.privacy_loss()))
     if isinstance(mechanism, BoundedLaplace):
