@@ -140,38 +140,26 @@ cdef extern from *:
     int64_t _gd_index "bndp_gd_index" (double q, double inv_gamma, int64_t kl, int64_t n) nogil
 
 
-DEF GD_LANES = 32
+cdef extern from "_grid_search.h":
+    # the table search (layout, implementations and their run-time choice: see the header)
+    enum: BNDP_GD_LANES
+    size_t bndp_gd_table_size(int levels) nogil
+    size_t bndp_gd_level_offset(int levels, int l) nogil
+    void bndp_gd_search(const uint64_t* tree, int levels, const uint64_t* t, int64_t* pos) nogil
+    int bndp_gd_variant
+    int bndp_gd_variant_ok(int v) nogil
 
 
-cdef inline void _gd_search_lanes(const uint64_t* cum, int levels, const uint64_t* t,
-                                  int64_t* pos) noexcept nogil:
-    # For GD_LANES targets t[r] < cum[last], the k with cum[k] <= t[r] < cum[k + 1]. ``cum``
-    # is the cumulative table padded with 2^64 - 1 to 4^levels entries (search_tree). A 4-ary
-    # search: each of the ``levels`` steps compares t[r] with the three quarter points of the
-    # current range and moves by (number of them <= t[r]) quarters, without a branch. Every
-    # lane does the same steps, loads and comparisons, whatever the input or the drawn value;
-    # the lanes are interleaved so that their loads overlap.
-    cdef uint64_t tt
-    cdef int64_t q4, p, width = 1
-    cdef int r, lvl
-    for lvl in range(levels):
-        width *= 4
-    for r in range(GD_LANES):
-        pos[r] = 0
-    for lvl in range(levels):
-        q4 = width >> 2
-        for r in range(GD_LANES):
-            p = pos[r]
-            tt = t[r]
-            pos[r] = p + q4 * (<int64_t> (cum[p + q4] <= tt) + <int64_t> (cum[p + 2 * q4] <= tt)
-                               + <int64_t> (cum[p + 3 * q4] <= tt))
-        width = q4
+DEF GD_LANES = 32     # == BNDP_GD_LANES (checked at import)
+if BNDP_GD_LANES != GD_LANES:
+    raise ImportError("bndp._core: inconsistent grid search lanes")
 
 
 cdef inline void _gd_draw_block(bitgen_t* bg, const uint64_t* cum, int levels,
                                 int64_t n, const int64_t* idx, int64_t* j, int m) noexcept nogil:
     # GD_LANES (or m < GD_LANES) draws at once: T uniform on [cum[n - i], cum[2n - i + 1])
-    # for each input index i = idx[r], then the table entry holding T (_gd_search_lanes).
+    # for each input index i = idx[r] (cum = the leaf level of the search table, its first
+    # entries), then the table entry holding T (bndp_gd_search).
     cdef uint64_t t[GD_LANES]
     cdef int64_t pos[GD_LANES]
     cdef uint64_t lo
@@ -181,7 +169,7 @@ cdef inline void _gd_draw_block(bitgen_t* bg, const uint64_t* cum, int levels,
         t[r] = lo + _ex_below(bg, cum[2 * n - idx[r] + 1] - lo)
     for r in range(m, GD_LANES):
         t[r] = 0
-    _gd_search_lanes(cum, levels, t, pos)
+    bndp_gd_search(cum, levels, t, pos)
     for r in range(m):
         j[r] = pos[r] - n + idx[r]
 
@@ -193,7 +181,7 @@ cdef int _gd_check_tree(const uint64_t[::1] tree, int levels, int64_t n) except 
         raise ValueError("grid law: inconsistent search table")
     for lvl in range(levels):
         width *= 4
-    if tree.shape[0] != width or 2 * n + 2 > width:
+    if <size_t> tree.shape[0] != bndp_gd_table_size(levels) or 2 * n + 2 > width:
         raise ValueError("grid law: inconsistent search table")
     return 0
 
@@ -359,4 +347,48 @@ def gd_index(const double[::1] q, int e, int64_t kl, int64_t n):
     cdef Py_ssize_t a
     for a in range(q.shape[0]):
         o[a] = _gd_index(q[a], _gd_ldexp(1.0, -e), kl, n)
+    return out
+
+
+def gd_search_table_layout(int levels):
+    """(total length, offsets of levels 0..levels-1) of the search table (for search_tree)."""
+    if levels < 1 or levels > 30:
+        raise ValueError("levels out of range")
+    return (int(bndp_gd_table_size(levels)),
+            [int(bndp_gd_level_offset(levels, l)) for l in range(levels)])
+
+
+def gd_search_variant(int v=-1):
+    """The table search in use (0 the best the CPU runs, 1 portable, 2 AVX2); with v >= 0,
+    select it first (for tests: every variant returns the same index). Returns the previous
+    choice; raises if v cannot run on this CPU or build."""
+    global bndp_gd_variant
+    cdef int old = bndp_gd_variant
+    if v >= 0:
+        if not bndp_gd_variant_ok(v):
+            raise ValueError("grid search variant %d not available here" % v)
+        bndp_gd_variant = v
+    return old
+
+
+def gd_search(const uint64_t[::1] tree, int levels, const uint64_t[::1] t):
+    """The table search for targets ``t`` (int64 indices k, cum[k] <= t < cum[k + 1]); for
+    tests. Every target must be below the table's last entry."""
+    cdef Py_ssize_t a, m = t.shape[0]
+    cdef int r, w
+    cdef uint64_t tt[GD_LANES]
+    cdef int64_t pp[GD_LANES]
+    if levels < 1 or levels > 30 or <size_t> tree.shape[0] != bndp_gd_table_size(levels):
+        raise ValueError("grid law: inconsistent search table")
+    out = _np.empty(m, dtype=_np.int64)
+    cdef int64_t[::1] o = out
+    a = 0
+    while a < m:
+        w = GD_LANES if m - a >= GD_LANES else <int> (m - a)
+        for r in range(GD_LANES):
+            tt[r] = t[a + r] if r < w else 0
+        bndp_gd_search(&tree[0], levels, tt, pp)
+        for r in range(w):
+            o[a + r] = pp[r]
+        a += w
     return out
