@@ -14,7 +14,7 @@
 #
 # [L19]   D. Lemire. Fast Random Integer Generation in an Interval. ACM TOMACS 29(1), 2019.
 
-from libc.stdint cimport uint64_t, int64_t, uint32_t
+from libc.stdint cimport uint64_t, int64_t, uint32_t, int32_t
 from libc.math cimport ceil as _ex_ceil
 
 cdef extern from *:
@@ -150,13 +150,20 @@ cdef extern from "_grid_search.h":
     int bndp_gd_variant_ok(int v) nogil
 
 
+cdef extern from "_simd.h":
+    # grid indices of a block of contiguous clipped true values (vectorised; the same
+    # integers as _gd_index, tests/test_exact.py)
+    void bndp_gd_index_pass(const double* q, Py_ssize_t m, double inv_gamma, double lo,
+                            double hi, int32_t* j) nogil
+
+
 DEF GD_LANES = 32     # == BNDP_GD_LANES (checked at import)
 if BNDP_GD_LANES != GD_LANES:
     raise ImportError("bndp._core: inconsistent grid search lanes")
 
 
 cdef inline void _gd_draw_block(bitgen_t* bg, const uint64_t* cum, int levels,
-                                int64_t n, const int64_t* idx, int64_t* j, int m) noexcept nogil:
+                                int64_t n, const int32_t* idx, int64_t* j, int m) noexcept nogil:
     # GD_LANES (or m < GD_LANES) draws at once: T uniform on [cum[n - i], cum[2n - i + 1])
     # for each input index i = idx[r] (cum = the leaf level of the search table, its first
     # entries), then the table entry holding T (bndp_gd_search).
@@ -177,7 +184,7 @@ cdef inline void _gd_draw_block(bitgen_t* bg, const uint64_t* cum, int levels,
 cdef int _gd_check_tree(const uint64_t[::1] tree, int levels, int64_t n) except -1:
     cdef Py_ssize_t width = 1
     cdef int lvl
-    if levels < 1 or levels > 30:
+    if levels < 1 or levels > 30 or n < 1 or n >= (<int64_t> 1) << 30:
         raise ValueError("grid law: inconsistent search table")
     for lvl in range(levels):
         width *= 4
@@ -290,17 +297,26 @@ def gd_fill_rows(object gen, const uint64_t[::1] tree, int levels, int64_t n, in
     cdef Py_ssize_t a, b, n0 = out.shape[0], n1 = out.shape[1]
     _gd_check_tree(tree, levels, n)
     _gd_check_exponent(e)
-    cdef int64_t idx[GD_LANES]
+    cdef int32_t idx[GD_LANES]
     cdef int64_t jj[GD_LANES]
+    cdef double qb[GD_LANES]
+    cdef const double* qp
     cdef int r, m
+    cdef bint contiguous = q.strides[1] == sizeof(double)
     cdef double inv_gamma = _gd_ldexp(1.0, -e), gamma = _gd_ldexp(1.0, e)
+    cdef double lo = <double> kl, hi = <double> (kl + n)
     with bit_gen.lock, nogil:
         for a in range(n0):
             b = 0
             while b < n1:
                 m = GD_LANES if n1 - b >= GD_LANES else <int> (n1 - b)
-                for r in range(m):
-                    idx[r] = _gd_index(q[a, b + r], inv_gamma, kl, n)
+                if contiguous:
+                    qp = &q[a, b]
+                else:
+                    for r in range(m):
+                        qb[r] = q[a, b + r]
+                    qp = qb
+                bndp_gd_index_pass(qp, m, inv_gamma, lo, hi, idx)
                 _gd_draw_block(bg, &tree[0], levels, n, idx, jj, m)
                 for r in range(m):
                     out[a, b + r] = (<double> (kl + jj[r])) * gamma
@@ -316,8 +332,8 @@ def gd_fill(object gen, const uint64_t[::1] tree, int levels, int64_t n, int e, 
     _gd_check_tree(tree, levels, n)
     _gd_check_exponent(e)
     cdef double inv_gamma = _gd_ldexp(1.0, -e), gamma = _gd_ldexp(1.0, e)
-    cdef int64_t i = _gd_index(q, inv_gamma, kl, n)
-    cdef int64_t idx[GD_LANES]
+    cdef int32_t i = <int32_t> _gd_index(q, inv_gamma, kl, n)
+    cdef int32_t idx[GD_LANES]
     cdef int64_t jj[GD_LANES]
     cdef int r, w
     for r in range(GD_LANES):
@@ -391,4 +407,17 @@ def gd_search(const uint64_t[::1] tree, int levels, const uint64_t[::1] t):
         for r in range(w):
             o[a + r] = pp[r]
         a += w
+    return out
+
+
+def gd_index_block(const double[::1] q, int e, int64_t kl, int64_t n):
+    """Grid indices (int32) as the per-row sampler computes them (vectorised; for tests)."""
+    _gd_check_exponent(e)
+    if n < 1 or n >= (<int64_t> 1) << 30:
+        raise ValueError("gd_index_block: n out of range")
+    out = _np.empty(q.shape[0], dtype=_np.int32)
+    cdef int32_t[::1] o = out
+    if q.shape[0]:
+        bndp_gd_index_pass(&q[0], q.shape[0], _gd_ldexp(1.0, -e), <double> kl,
+                           <double> (kl + n), &o[0])
     return out
