@@ -6,8 +6,12 @@
 # its cumulative sums cum[0] = 0, cum[k + 1] = cum[k] + W[k] (uint64, total <= 2^58).
 # A draw is an integer inverse CDF: T uniform on [cum[n - i], cum[2n - i + 1]) (Lemire's exact
 # bounded integer [L19]), then the k with cum[k] <= T < cum[k + 1], found by a branch-free
-# 4-ary search of the padded table whose number of steps depends only on the table size.
+# 4-ary search of the padded table whose number of steps depends only on the table size
+# (_grid_search.h: each node's keys contiguous, one vector compare per level where the CPU
+# has AVX2, a portable scalar version otherwise; both return the same k).
 # Nothing but integer comparisons decides a draw; the output (kl + j) * 2^e is an exact double.
+# The per-row sampler rounds its true values to grid indices 32 at a time (bndp_gd_index_pass
+# in _simd.h, the same integers as bndp_gd_index below).
 #
 # The certificate reads the same table: for every shift 1 <= delta <= dk it returns
 # lam[delta] >= max over i, j of ln P(j | i) / P(j | i + delta); see _gd_shift_losses.

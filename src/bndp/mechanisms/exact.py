@@ -26,9 +26,11 @@ removes that structure:
    :math:`[C_{n-i}, C_{2n-i+1})` of the cumulative table :math:`C` (Lemire's exact bounded
    integer; a rejection happens with probability below :math:`2^{-6}`, whatever ``q``), then
    the entry with :math:`C_k \le T < C_{k+1}` by a branch-free 4-ary search (three
-   comparisons per step) whose number of steps depends on the table size only; draws are
-   made 32 at a time, interleaved. No floating-point operation decides a draw, no rejection
-   depends on ``q``, and the released double :math:`(k_l + j)2^e` is exact.
+   comparisons per step, the three keys of a node stored together: one vector comparison
+   where the CPU has AVX2, the same result from the portable version) whose number of
+   steps depends on the table size only; draws are made 32 at a time, interleaved. No
+   floating-point operation decides a draw, no rejection depends on ``q``, and the released
+   double :math:`(k_l + j)2^e` is exact.
 
 Certificate. Rounding moves neighbouring inputs at most :math:`d_k = \lceil \Delta Q/\gamma
 \rceil` grid steps apart (``floor(x + 1/2)`` is monotone and ``floor(x + D) - floor(x) <=
