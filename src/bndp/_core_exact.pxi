@@ -159,6 +159,9 @@ cdef extern from "_simd.h":
     # integers as _gd_index, tests/test_exact.py)
     void bndp_gd_index_pass(const double* q, Py_ssize_t m, double inv_gamma, double lo,
                             double hi, int32_t* j) nogil
+    # released values (kl + pos - n + idx) 2^e of a block of draws
+    void bndp_gd_out_pass(const int64_t* pos, const int32_t* idx, Py_ssize_t m, int64_t n,
+                          double kl, double gamma, double* out) nogil
 
 
 DEF GD_LANES = 32     # == BNDP_GD_LANES (checked at import)
@@ -167,12 +170,12 @@ if BNDP_GD_LANES != GD_LANES:
 
 
 cdef inline void _gd_draw_block(bitgen_t* bg, const uint64_t* cum, int levels,
-                                int64_t n, const int32_t* idx, int64_t* j, int m) noexcept nogil:
+                                int64_t n, const int32_t* idx, int64_t* pos, int m) noexcept nogil:
     # GD_LANES (or m < GD_LANES) draws at once: T uniform on [cum[n - i], cum[2n - i + 1])
     # for each input index i = idx[r] (cum = the leaf level of the search table, its first
-    # entries), then the table entry holding T (bndp_gd_search).
+    # entries), then the table entry pos[r] holding T (bndp_gd_search); the output index is
+    # pos[r] - n + i (bndp_gd_out_pass).
     cdef uint64_t t[GD_LANES]
-    cdef int64_t pos[GD_LANES]
     cdef uint64_t lo
     cdef int r
     for r in range(m):
@@ -181,8 +184,6 @@ cdef inline void _gd_draw_block(bitgen_t* bg, const uint64_t* cum, int levels,
     for r in range(m, GD_LANES):
         t[r] = 0
     bndp_gd_search(cum, levels, t, pos)
-    for r in range(m):
-        j[r] = pos[r] - n + idx[r]
 
 
 cdef int _gd_check_tree(const uint64_t[::1] tree, int levels, int64_t n) except -1:
@@ -308,7 +309,7 @@ def gd_fill_rows(object gen, const uint64_t[::1] tree, int levels, int64_t n, in
     cdef int r, m
     cdef bint contiguous = q.strides[1] == sizeof(double)
     cdef double inv_gamma = _gd_ldexp(1.0, -e), gamma = _gd_ldexp(1.0, e)
-    cdef double lo = <double> kl, hi = <double> (kl + n)
+    cdef double lo = <double> kl, hi = <double> (kl + n), kld = <double> kl
     with bit_gen.lock, nogil:
         for a in range(n0):
             b = 0
@@ -322,8 +323,7 @@ def gd_fill_rows(object gen, const uint64_t[::1] tree, int levels, int64_t n, in
                     qp = qb
                 bndp_gd_index_pass(qp, m, inv_gamma, lo, hi, idx)
                 _gd_draw_block(bg, &tree[0], levels, n, idx, jj, m)
-                for r in range(m):
-                    out[a, b + r] = (<double> (kl + jj[r])) * gamma
+                bndp_gd_out_pass(jj, idx, m, n, kld, gamma, &out[a, b])
                 b += m
 
 
@@ -347,8 +347,7 @@ def gd_fill(object gen, const uint64_t[::1] tree, int levels, int64_t n, int e, 
         while a < m:
             w = GD_LANES if m - a >= GD_LANES else <int> (m - a)
             _gd_draw_block(bg, &tree[0], levels, n, idx, jj, w)
-            for r in range(w):
-                out[a + r] = (<double> (kl + jj[r])) * gamma
+            bndp_gd_out_pass(jj, idx, w, n, <double> kl, gamma, &out[a])
             a += w
 
 

@@ -595,4 +595,22 @@ static BNDP_CLONES void bndp_gd_index_pass(const double *BNDP_RESTRICT q, ptrdif
         j[k] = bndp_gd_index_one(q[k], inv_gamma, lo, hi);
 }
 
+
+/* The released values of a block of grid draws: out[r] = (kl + j) 2^e for the output index
+ * j = pos[r] - n + idx[r] in [0, n] (n < 2^31), formed as the double kl + j (exact: both are
+ * integers below 2^53; j is converted through the bits of 2^52 + j, which vectorises without
+ * a 64-bit integer conversion), times gamma = 2^e (exact). */
+static BNDP_CLONES void bndp_gd_out_pass(const int64_t *BNDP_RESTRICT pos,
+                                         const int32_t *BNDP_RESTRICT idx, ptrdiff_t m,
+                                         int64_t n, double kl, double gamma,
+                                         double *BNDP_RESTRICT out)
+{
+    const double two52 = 4503599627370496.0;
+    for (ptrdiff_t k = 0; k < m; k++) {
+        uint64_t j = (uint64_t)(pos[k] - n + (int64_t)idx[k]);
+        double jd = bndp_double(bndp_bits(two52) | j) - two52;
+        out[k] = (kl + jd) * gamma;
+    }
+}
+
 #endif /* BNDP_SIMD_H */
