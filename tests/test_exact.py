@@ -579,7 +579,8 @@ def test_block_grid_index_equals_the_scalar_one(e, kl, n):
 
 
 def test_block_grid_index_same_bits_on_every_instruction_set(tmp_path):
-    """bndp_gd_index_pass is compiled for AVX-512, AVX2 and the baseline: build each alone
+    """bndp_gd_index_pass and bndp_gd_out_pass are compiled for AVX-512, AVX2 and the
+    baseline: build each alone
     (BNDP_NO_CLONES) and unvectorised at -O0, run them on the same values, compare bytes."""
     import hashlib
     import platform
@@ -598,7 +599,8 @@ static uint64_t st = 88172645463325252ULL;
 static uint64_t rnd(void) { st ^= st << 13; st ^= st >> 7; st ^= st << 17; return st; }
 int main(void) {
     double q[37];
-    int32_t j[37];
+    int32_t j[37], idx[37];
+    int64_t pos[37];
     for (int rep = 0; rep < 20000; rep++) {
         int e = (int)(rnd() % 80) - 60, m = 1 + (int)(rnd() % 37);
         double n = (double)(1 + rnd() % 5000), g = ldexp(1.0, e);
@@ -617,6 +619,13 @@ int main(void) {
         }
         bndp_gd_index_pass(q, m, ldexp(1.0, -e), lo, lo + n, j);
         fwrite(j, sizeof(int32_t), (size_t)m, stdout);
+        /* the released values of a block: (lo + pos - n + idx) 2^e */
+        for (int k = 0; k < m; k++) {
+            idx[k] = (int32_t)(rnd() % ((uint64_t)n + 1));
+            pos[k] = (int64_t)n - idx[k] + (int64_t)(rnd() % ((uint64_t)n + 1));
+        }
+        bndp_gd_out_pass(pos, idx, m, (int64_t)n, lo, g, q);
+        fwrite(q, sizeof(double), (size_t)m, stdout);
     }
     return 0;
 }
