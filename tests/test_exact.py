@@ -435,3 +435,222 @@ int main(void) {
     assert r.returncode == 0, r.stderr
     r = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.strip() == "0", r.stdout + r.stderr
+
+
+def _search_variants():
+    out = [1]
+    for v in (2,):
+        try:
+            old = _core.gd_search_variant(v)
+            _core.gd_search_variant(old)
+            out.append(v)
+        except ValueError:
+            pass
+    return out
+
+
+@pytest.mark.parametrize("levels", range(1, 10))
+def test_table_search_is_searchsorted_on_every_variant(levels):
+    """The constant-time table search (portable, and AVX2 where the CPU has it) returns
+    k with cum[k] <= T < cum[k + 1] for every target, tables of every depth, boundaries
+    included: the same integer inverse CDF whichever implementation runs."""
+    rng = np.random.default_rng(levels)
+    m = int(rng.integers(4 ** (levels - 1) + 1, 4 ** levels + 1)) if levels > 1 else 3
+    w = rng.integers(1, 1 << 40, m - 1, dtype=np.uint64)
+    w[rng.integers(0, m - 1, 3)] = 1                            # adjacent entries 1 apart
+    cum = np.concatenate(([0], np.cumsum(w))).astype(np.uint64)
+    assert int(cum[-1]) < 1 << 58
+    tree, lv = exact.search_tree(cum)
+    assert lv == levels and np.array_equal(tree[:m], cum)
+    assert tree.ctypes.data % 64 == 0
+    t = np.concatenate((cum[:-1], cum[1:] - 1, [cum[-1] - 1],
+                        rng.integers(0, int(cum[-1]), 3000, dtype=np.uint64))).astype(np.uint64)
+    ref = np.searchsorted(cum, t, side="right") - 1
+    old = _core.gd_search_variant()
+    try:
+        for v in _search_variants():
+            _core.gd_search_variant(v)
+            assert np.array_equal(_core.gd_search(tree, levels, t), ref), v
+    finally:
+        _core.gd_search_variant(old)
+
+
+def test_draws_identical_on_every_search_variant():
+    """A seed gives the same grid draws whichever search implementation the CPU picks."""
+    variants = _search_variants()
+    if len(variants) < 2:
+        pytest.skip("one search implementation on this machine")
+    cases = [bndp.BoundedLaplace(1.0, 1.0, 0.0, 120.0), bndp.BoundedGaussian(0.5, 2.0, -5.0, 50.0),
+             bndp.BoundedLaplace(2.0, 1.0, 0.0, 3000.0),
+             bndp.BoundedGaussian(1.0, 1.0, [0.0, -1.0], [120.0, 1.0])]
+    old = _core.gd_search_variant()
+    try:
+        for m in cases:
+            q = np.random.default_rng(1).uniform(-1.0, 130.0, (2001,) + np.shape(m.lower))
+            outs = []
+            for v in variants:
+                _core.gd_search_variant(v)
+                outs.append((m.sample(q, rng=3).tobytes(), m.sample(q[0], size=77, rng=4).tobytes()))
+            assert all(o == outs[0] for o in outs[1:])
+    finally:
+        _core.gd_search_variant(old)
+
+
+def test_table_search_builds_without_simd(tmp_path):
+    """_grid_search.h compiles without its x86 path (BNDP_NO_CLONES, as on other CPUs or
+    compilers) and with it, and every build finds the same entries as a linear scan."""
+    import shutil
+    import subprocess
+
+    cc = shutil.which("cc") or shutil.which("gcc")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    inc = os.path.join(root, "src", "bndp")
+    if cc is None or not os.path.exists(os.path.join(inc, "_grid_search.h")):
+        pytest.skip("needs a C compiler and the source tree")
+    harness = r'''
+#include "_grid_search.h"
+#include <stdio.h>
+#include <stdlib.h>
+static uint64_t s = 88172645463325252ULL;
+static uint64_t rnd(void) { s ^= s << 13; s ^= s >> 7; s ^= s << 17; return s; }
+int main(void) {
+    long bad = 0;
+    for (int levels = 1; levels <= 8; levels++) {
+        size_t leaf = (size_t)1 << (2 * levels), m = leaf - rnd() % (leaf / 2 + 1), k, j;
+        uint64_t *tree = malloc(bndp_gd_table_size(levels) * sizeof(uint64_t));
+        uint64_t t[BNDP_GD_LANES];
+        int64_t pos[BNDP_GD_LANES];
+        if (m < 2) m = 2;
+        tree[0] = 0;
+        for (k = 1; k < m; k++) tree[k] = tree[k - 1] + 1 + rnd() % 1000000;
+        for (k = m; k < leaf; k++) tree[k] = BNDP_GD_PAD;
+        for (int l = 0; l < levels - 1; l++)
+            for (j = 0; j < ((size_t)4 << (2 * l)); j++)
+                tree[bndp_gd_level_offset(levels, l) + j] = tree[j << (2 * (levels - 1 - l))];
+        for (int rep = 0; rep < 2000; rep++) {
+            for (int r = 0; r < BNDP_GD_LANES; r++) t[r] = rnd() % tree[m - 1];
+            bndp_gd_search(tree, levels, t, pos);
+            for (int r = 0; r < BNDP_GD_LANES; r++) {
+                for (k = 0; tree[k + 1] <= t[r]; k++) ;
+                bad += pos[r] != (int64_t)k;
+            }
+        }
+        free(tree);
+    }
+    printf("%ld\n", bad);
+    return bad != 0;
+}
+'''
+    src = tmp_path / "search.c"
+    src.write_text(harness)
+    for name, flags in {"portable": ["-O2", "-DBNDP_NO_CLONES"], "dispatch": ["-O2"]}.items():
+        exe = tmp_path / name
+        r = subprocess.run([cc, *flags, "-I", inc, str(src), "-o", str(exe)],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        r = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0 and r.stdout.strip() == "0", name + r.stdout + r.stderr
+
+
+def _index_probes(e, kl, n, rng):
+    """Values around every kind of rounding decision of the grid index."""
+    g = math.ldexp(1.0, e)
+    k = np.concatenate((rng.integers(kl - 3, kl + n + 4, 400), [kl, kl + n, kl - 1, kl + n + 1]))
+    ties = (k.astype(np.float64) + 0.5) * g
+    grid = k.astype(np.float64) * g
+    near = np.concatenate([np.nextafter(v, s) for v in (ties, grid) for s in (-np.inf, np.inf)])
+    wide = rng.uniform((kl - 2 * n - 5) * g, (kl + 3 * n + 5) * g, 2000)
+    special = [0.0, -0.0, 5e-324, -5e-324, 1e300, -1e300, math.inf, -math.inf, math.nan]
+    return np.concatenate((ties, grid, near, wide, special))
+
+
+@pytest.mark.parametrize("e,kl,n", [(-4, 0, 1920), (-4, -960, 1920), (0, -5, 10), (-10, 3, 7),
+                                    (-60, 2 ** 52 - 100, 50), (-1, -(2 ** 53 - 20), 9),
+                                    (2, 2 ** 51 - 5, 1000), (-1000, -7, 100)])
+def test_block_grid_index_equals_the_scalar_one(e, kl, n):
+    """The vectorised grid index of the per-row sampler (_simd.h) gives the same integers as
+    the scalar one (nearest grid point, ties up, clipped), at ties, next to them, beyond the
+    bounds, for grids far from 0 (|k| near 2^52 and 2^53) and for non-finite values."""
+    q = _index_probes(e, kl, n, np.random.default_rng(n))
+    ref = _core.gd_index(q, e, kl, n)
+    blk = _core.gd_index_block(q, e, kl, n)
+    assert np.array_equal(ref, blk.astype(np.int64))
+    assert blk.min() >= 0 and blk.max() <= n
+
+
+def test_block_grid_index_same_bits_on_every_instruction_set(tmp_path):
+    """bndp_gd_index_pass and bndp_gd_out_pass are compiled for AVX-512, AVX2 and the
+    baseline: build each alone
+    (BNDP_NO_CLONES) and unvectorised at -O0, run them on the same values, compare bytes."""
+    import hashlib
+    import platform
+    import shutil
+    import subprocess
+
+    cc = shutil.which("cc") or shutil.which("gcc")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    inc = os.path.join(root, "src", "bndp")
+    if cc is None or not os.path.exists(os.path.join(inc, "_simd.h")):
+        pytest.skip("needs a C compiler and the source tree")
+    harness = r'''
+#include "_simd.h"
+#include <stdio.h>
+static uint64_t st = 88172645463325252ULL;
+static uint64_t rnd(void) { st ^= st << 13; st ^= st >> 7; st ^= st << 17; return st; }
+int main(void) {
+    double q[37];
+    int32_t j[37], idx[37];
+    int64_t pos[37];
+    for (int rep = 0; rep < 20000; rep++) {
+        int e = (int)(rnd() % 80) - 60, m = 1 + (int)(rnd() % 37);
+        double n = (double)(1 + rnd() % 5000), g = ldexp(1.0, e);
+        double lo = (double)((int64_t)(rnd() % 4000000) - 2000000);
+        if (rep % 7 == 0) lo = ldexp(1.0, 52) - (double)(rnd() % 100);
+        if (rep % 11 == 0) lo = -ldexp(1.0, 53) + 1.0 + (double)(rnd() % 100);
+        for (int k = 0; k < m; k++) {
+            double v = (lo - 5.0 + (double)(rnd() % (uint64_t)(n + 10.0))) * g;
+            switch (rnd() % 5) {
+            case 0: q[k] = v + 0.5 * g; break;                      /* a tie */
+            case 1: q[k] = nextafter(v + 0.5 * g, (rnd() & 1) ? 1e308 : -1e308); break;
+            case 2: q[k] = v + g * ldexp((double)(rnd() >> 11), -53); break;
+            case 3: q[k] = (rnd() & 1 ? 1.0 : -1.0) * ldexp((double)(rnd() >> 11), (int)(rnd() % 200) - 100); break;
+            default: q[k] = v;
+            }
+        }
+        bndp_gd_index_pass(q, m, ldexp(1.0, -e), lo, lo + n, j);
+        fwrite(j, sizeof(int32_t), (size_t)m, stdout);
+        /* the released values of a block: (lo + pos - n + idx) 2^e */
+        for (int k = 0; k < m; k++) {
+            idx[k] = (int32_t)(rnd() % ((uint64_t)n + 1));
+            pos[k] = (int64_t)n - idx[k] + (int64_t)(rnd() % ((uint64_t)n + 1));
+        }
+        bndp_gd_out_pass(pos, idx, m, (int64_t)n, lo, g, q);
+        fwrite(q, sizeof(double), (size_t)m, stdout);
+    }
+    return 0;
+}
+'''
+    src = tmp_path / "gdindex.c"
+    src.write_text(harness)
+    base = ["-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off", "-DBNDP_NO_CLONES",
+            "-I", inc]
+    variants = {"reference -O0": ["-O0"], "baseline -O3": ["-O3"]}
+    if platform.machine() in ("x86_64", "AMD64"):
+        variants["avx2"] = ["-O3", "-mavx2"]
+        variants["avx512f"] = ["-O3", "-mavx512f"]
+    digests = {}
+    for name, flags in variants.items():
+        exe = tmp_path / name.replace(" ", "_")
+        r = subprocess.run([cc, *flags, *base, str(src), "-o", str(exe), "-lm"],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        if name in ("avx2", "avx512f"):
+            if not os.path.exists("/proc/cpuinfo"):
+                continue
+            with open("/proc/cpuinfo") as f:
+                if name not in f.read().split():
+                    continue
+        r = subprocess.run([str(exe)], capture_output=True, timeout=60)
+        assert r.returncode == 0
+        digests[name] = hashlib.sha256(r.stdout).hexdigest()
+    assert len(set(digests.values())) == 1, digests

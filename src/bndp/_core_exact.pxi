@@ -6,15 +6,19 @@
 # its cumulative sums cum[0] = 0, cum[k + 1] = cum[k] + W[k] (uint64, total <= 2^58).
 # A draw is an integer inverse CDF: T uniform on [cum[n - i], cum[2n - i + 1]) (Lemire's exact
 # bounded integer [L19]), then the k with cum[k] <= T < cum[k + 1], found by a branch-free
-# 4-ary search of the padded table whose number of steps depends only on the table size.
+# 4-ary search of the padded table whose number of steps depends only on the table size
+# (_grid_search.h: each node's keys contiguous, one vector compare per level where the CPU
+# has AVX2, a portable scalar version otherwise; both return the same k).
 # Nothing but integer comparisons decides a draw; the output (kl + j) * 2^e is an exact double.
+# The per-row sampler rounds its true values to grid indices 32 at a time (bndp_gd_index_pass
+# in _simd.h, the same integers as bndp_gd_index below).
 #
 # The certificate reads the same table: for every shift 1 <= delta <= dk it returns
 # lam[delta] >= max over i, j of ln P(j | i) / P(j | i + delta); see _gd_shift_losses.
 #
 # [L19]   D. Lemire. Fast Random Integer Generation in an Interval. ACM TOMACS 29(1), 2019.
 
-from libc.stdint cimport uint64_t, int64_t, uint32_t
+from libc.stdint cimport uint64_t, int64_t, uint32_t, int32_t
 from libc.math cimport ceil as _ex_ceil
 
 cdef extern from *:
@@ -140,40 +144,38 @@ cdef extern from *:
     int64_t _gd_index "bndp_gd_index" (double q, double inv_gamma, int64_t kl, int64_t n) nogil
 
 
-DEF GD_LANES = 32
+cdef extern from "_grid_search.h":
+    # the table search (layout, implementations and their run-time choice: see the header)
+    enum: BNDP_GD_LANES
+    size_t bndp_gd_table_size(int levels) nogil
+    size_t bndp_gd_level_offset(int levels, int l) nogil
+    void bndp_gd_search(const uint64_t* tree, int levels, const uint64_t* t, int64_t* pos) nogil
+    int bndp_gd_variant
+    int bndp_gd_variant_ok(int v) nogil
 
 
-cdef inline void _gd_search_lanes(const uint64_t* cum, int levels, const uint64_t* t,
-                                  int64_t* pos) noexcept nogil:
-    # For GD_LANES targets t[r] < cum[last], the k with cum[k] <= t[r] < cum[k + 1]. ``cum``
-    # is the cumulative table padded with 2^64 - 1 to 4^levels entries (search_tree). A 4-ary
-    # search: each of the ``levels`` steps compares t[r] with the three quarter points of the
-    # current range and moves by (number of them <= t[r]) quarters, without a branch. Every
-    # lane does the same steps, loads and comparisons, whatever the input or the drawn value;
-    # the lanes are interleaved so that their loads overlap.
-    cdef uint64_t tt
-    cdef int64_t q4, p, width = 1
-    cdef int r, lvl
-    for lvl in range(levels):
-        width *= 4
-    for r in range(GD_LANES):
-        pos[r] = 0
-    for lvl in range(levels):
-        q4 = width >> 2
-        for r in range(GD_LANES):
-            p = pos[r]
-            tt = t[r]
-            pos[r] = p + q4 * (<int64_t> (cum[p + q4] <= tt) + <int64_t> (cum[p + 2 * q4] <= tt)
-                               + <int64_t> (cum[p + 3 * q4] <= tt))
-        width = q4
+cdef extern from "_simd.h":
+    # grid indices of a block of contiguous clipped true values (vectorised; the same
+    # integers as _gd_index, tests/test_exact.py)
+    void bndp_gd_index_pass(const double* q, Py_ssize_t m, double inv_gamma, double lo,
+                            double hi, int32_t* j) nogil
+    # released values (kl + pos - n + idx) 2^e of a block of draws
+    void bndp_gd_out_pass(const int64_t* pos, const int32_t* idx, Py_ssize_t m, int64_t n,
+                          double kl, double gamma, double* out) nogil
+
+
+DEF GD_LANES = 32     # == BNDP_GD_LANES (checked at import)
+if BNDP_GD_LANES != GD_LANES:
+    raise ImportError("bndp._core: inconsistent grid search lanes")
 
 
 cdef inline void _gd_draw_block(bitgen_t* bg, const uint64_t* cum, int levels,
-                                int64_t n, const int64_t* idx, int64_t* j, int m) noexcept nogil:
+                                int64_t n, const int32_t* idx, int64_t* pos, int m) noexcept nogil:
     # GD_LANES (or m < GD_LANES) draws at once: T uniform on [cum[n - i], cum[2n - i + 1])
-    # for each input index i = idx[r], then the table entry holding T (_gd_search_lanes).
+    # for each input index i = idx[r] (cum = the leaf level of the search table, its first
+    # entries), then the table entry pos[r] holding T (bndp_gd_search); the output index is
+    # pos[r] - n + i (bndp_gd_out_pass).
     cdef uint64_t t[GD_LANES]
-    cdef int64_t pos[GD_LANES]
     cdef uint64_t lo
     cdef int r
     for r in range(m):
@@ -181,19 +183,17 @@ cdef inline void _gd_draw_block(bitgen_t* bg, const uint64_t* cum, int levels,
         t[r] = lo + _ex_below(bg, cum[2 * n - idx[r] + 1] - lo)
     for r in range(m, GD_LANES):
         t[r] = 0
-    _gd_search_lanes(cum, levels, t, pos)
-    for r in range(m):
-        j[r] = pos[r] - n + idx[r]
+    bndp_gd_search(cum, levels, t, pos)
 
 
 cdef int _gd_check_tree(const uint64_t[::1] tree, int levels, int64_t n) except -1:
     cdef Py_ssize_t width = 1
     cdef int lvl
-    if levels < 1 or levels > 30:
+    if levels < 1 or levels > 30 or n < 1 or n >= (<int64_t> 1) << 30:
         raise ValueError("grid law: inconsistent search table")
     for lvl in range(levels):
         width *= 4
-    if tree.shape[0] != width or 2 * n + 2 > width:
+    if <size_t> tree.shape[0] != bndp_gd_table_size(levels) or 2 * n + 2 > width:
         raise ValueError("grid law: inconsistent search table")
     return 0
 
@@ -302,20 +302,28 @@ def gd_fill_rows(object gen, const uint64_t[::1] tree, int levels, int64_t n, in
     cdef Py_ssize_t a, b, n0 = out.shape[0], n1 = out.shape[1]
     _gd_check_tree(tree, levels, n)
     _gd_check_exponent(e)
-    cdef int64_t idx[GD_LANES]
+    cdef int32_t idx[GD_LANES]
     cdef int64_t jj[GD_LANES]
+    cdef double qb[GD_LANES]
+    cdef const double* qp
     cdef int r, m
+    cdef bint contiguous = q.strides[1] == sizeof(double)
     cdef double inv_gamma = _gd_ldexp(1.0, -e), gamma = _gd_ldexp(1.0, e)
+    cdef double lo = <double> kl, hi = <double> (kl + n), kld = <double> kl
     with bit_gen.lock, nogil:
         for a in range(n0):
             b = 0
             while b < n1:
                 m = GD_LANES if n1 - b >= GD_LANES else <int> (n1 - b)
-                for r in range(m):
-                    idx[r] = _gd_index(q[a, b + r], inv_gamma, kl, n)
+                if contiguous:
+                    qp = &q[a, b]
+                else:
+                    for r in range(m):
+                        qb[r] = q[a, b + r]
+                    qp = qb
+                bndp_gd_index_pass(qp, m, inv_gamma, lo, hi, idx)
                 _gd_draw_block(bg, &tree[0], levels, n, idx, jj, m)
-                for r in range(m):
-                    out[a, b + r] = (<double> (kl + jj[r])) * gamma
+                bndp_gd_out_pass(jj, idx, m, n, kld, gamma, &out[a, b])
                 b += m
 
 
@@ -328,8 +336,8 @@ def gd_fill(object gen, const uint64_t[::1] tree, int levels, int64_t n, int e, 
     _gd_check_tree(tree, levels, n)
     _gd_check_exponent(e)
     cdef double inv_gamma = _gd_ldexp(1.0, -e), gamma = _gd_ldexp(1.0, e)
-    cdef int64_t i = _gd_index(q, inv_gamma, kl, n)
-    cdef int64_t idx[GD_LANES]
+    cdef int32_t i = <int32_t> _gd_index(q, inv_gamma, kl, n)
+    cdef int32_t idx[GD_LANES]
     cdef int64_t jj[GD_LANES]
     cdef int r, w
     for r in range(GD_LANES):
@@ -339,8 +347,7 @@ def gd_fill(object gen, const uint64_t[::1] tree, int levels, int64_t n, int e, 
         while a < m:
             w = GD_LANES if m - a >= GD_LANES else <int> (m - a)
             _gd_draw_block(bg, &tree[0], levels, n, idx, jj, w)
-            for r in range(w):
-                out[a + r] = (<double> (kl + jj[r])) * gamma
+            bndp_gd_out_pass(jj, idx, w, n, <double> kl, gamma, &out[a])
             a += w
 
 
@@ -432,7 +439,7 @@ cdef inline int64_t _gd_span_index(double q, double inv_gamma, int64_t kl, const
 
 
 cdef inline int64_t _gd_search_one(const uint64_t* cum, int levels, uint64_t t) noexcept nogil:
-    # the single-lane version of _gd_search_lanes
+    # one target: the 4-ary search over the padded cumulative table tree[0:4^levels]
     cdef int64_t q4, p = 0, width = 1
     cdef int lvl
     for lvl in range(levels):
@@ -551,7 +558,7 @@ cdef inline void _gd_set_draw_block(bitgen_t* bg, const gd_set_t* L, const int64
         t[r] = _gd_set_target(L, idx[r], u, left, tot - left - right, &where[r])
     for r in range(cnt, GD_LANES):
         t[r] = 0
-    _gd_search_lanes(L.cum, L.levels, t, pos)
+    bndp_gd_search(L.cum, L.levels, t, pos)
     for r in range(cnt):
         j[r] = pos[r] - L.N + idx[r]
         if where[r] != 0:           # a tail block: probability below 2^-20
@@ -848,3 +855,60 @@ def gd_set_pair_loss(const uint64_t[::1] cum, int64_t N, const int64_t[::1] sa,
             if (lsi - lsk) - v > best:
                 best = (lsi - lsk) - v
     return best + GD_ERR
+
+
+def gd_search_table_layout(int levels):
+    """(total length, offsets of levels 0..levels-1) of the search table (for search_tree)."""
+    if levels < 1 or levels > 30:
+        raise ValueError("levels out of range")
+    return (int(bndp_gd_table_size(levels)),
+            [int(bndp_gd_level_offset(levels, l)) for l in range(levels)])
+
+
+def gd_search_variant(int v=-1):
+    """The table search in use (0 the best the CPU runs, 1 portable, 2 AVX2); with v >= 0,
+    select it first (for tests: every variant returns the same index). Returns the previous
+    choice; raises if v cannot run on this CPU or build."""
+    global bndp_gd_variant
+    cdef int old = bndp_gd_variant
+    if v >= 0:
+        if not bndp_gd_variant_ok(v):
+            raise ValueError("grid search variant %d not available here" % v)
+        bndp_gd_variant = v
+    return old
+
+
+def gd_search(const uint64_t[::1] tree, int levels, const uint64_t[::1] t):
+    """The table search for targets ``t`` (int64 indices k, cum[k] <= t < cum[k + 1]); for
+    tests. Every target must be below the table's last entry."""
+    cdef Py_ssize_t a, m = t.shape[0]
+    cdef int r, w
+    cdef uint64_t tt[GD_LANES]
+    cdef int64_t pp[GD_LANES]
+    if levels < 1 or levels > 30 or <size_t> tree.shape[0] != bndp_gd_table_size(levels):
+        raise ValueError("grid law: inconsistent search table")
+    out = _np.empty(m, dtype=_np.int64)
+    cdef int64_t[::1] o = out
+    a = 0
+    while a < m:
+        w = GD_LANES if m - a >= GD_LANES else <int> (m - a)
+        for r in range(GD_LANES):
+            tt[r] = t[a + r] if r < w else 0
+        bndp_gd_search(&tree[0], levels, tt, pp)
+        for r in range(w):
+            o[a + r] = pp[r]
+        a += w
+    return out
+
+
+def gd_index_block(const double[::1] q, int e, int64_t kl, int64_t n):
+    """Grid indices (int32) as the per-row sampler computes them (vectorised; for tests)."""
+    _gd_check_exponent(e)
+    if n < 1 or n >= (<int64_t> 1) << 30:
+        raise ValueError("gd_index_block: n out of range")
+    out = _np.empty(q.shape[0], dtype=_np.int32)
+    cdef int32_t[::1] o = out
+    if q.shape[0]:
+        bndp_gd_index_pass(&q[0], q.shape[0], _gd_ldexp(1.0, -e), <double> kl,
+                           <double> (kl + n), &o[0])
+    return out

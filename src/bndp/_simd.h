@@ -559,4 +559,58 @@ static BNDP_CLONES void bndp_bl_draw_pass1(
         out[k] = bndp_bl_draw(u[k], q, b, lo, hi, mL, C);
 }
 
+
+/* ---------------------------------------------------------------------------------------
+ * Grid law (_core_exact.pxi): the grid indices of a block of clipped true values, the same
+ * integers as bndp_gd_index there (round q 2^-e to the nearest integer, ties up, clip to
+ * [kl, kl + n], subtract kl; lo = kl and hi = kl + n as doubles, |lo|, |hi| < 2^53), by
+ * operations that vectorise: floor is taken without an integer conversion (below 2^52 in
+ * magnitude, (z + c) - c with c = +-2^52 rounds z to an integer exactly; larger values are
+ * integers already) and the result j = k - lo, in [0, n], n < 2^31, is converted to int32.
+ * Every step is exact and every choice a select, so every clone gives the same integers, and
+ * none of them branches on q. NaN (never passed by the samplers) gives 0, as the scalar does.
+ * --------------------------------------------------------------------------------------- */
+static inline int32_t bndp_gd_index_one(double q, double inv_gamma, double lo, double hi)
+{
+    const double two52 = 4503599627370496.0;
+    double z = q * inv_gamma, c, r, f, k;
+    z = z < lo - 1.0 ? lo - 1.0 : z;
+    z = z > hi + 1.0 ? hi + 1.0 : z;
+    c = copysign(two52, z);
+    r = (z + c) - c;                                  /* an integer within 1/2 of z */
+    r = fabs(z) >= two52 ? z : r;
+    f = r - (r > z ? 1.0 : 0.0);                      /* floor(z) */
+    k = f + ((z - f) >= 0.5 ? 1.0 : 0.0);
+    k = k >= lo ? k : lo;                             /* NaN gives lo */
+    k = k > hi ? hi : k;
+    return (int32_t)(k - lo);
+}
+
+/* bndp_gd_index_one over m contiguous values */
+static BNDP_CLONES void bndp_gd_index_pass(const double *BNDP_RESTRICT q, ptrdiff_t m,
+                                           double inv_gamma, double lo, double hi,
+                                           int32_t *BNDP_RESTRICT j)
+{
+    for (ptrdiff_t k = 0; k < m; k++)
+        j[k] = bndp_gd_index_one(q[k], inv_gamma, lo, hi);
+}
+
+
+/* The released values of a block of grid draws: out[r] = (kl + j) 2^e for the output index
+ * j = pos[r] - n + idx[r] in [0, n] (n < 2^31), formed as the double kl + j (exact: both are
+ * integers below 2^53; j is converted through the bits of 2^52 + j, which vectorises without
+ * a 64-bit integer conversion), times gamma = 2^e (exact). */
+static BNDP_CLONES void bndp_gd_out_pass(const int64_t *BNDP_RESTRICT pos,
+                                         const int32_t *BNDP_RESTRICT idx, ptrdiff_t m,
+                                         int64_t n, double kl, double gamma,
+                                         double *BNDP_RESTRICT out)
+{
+    const double two52 = 4503599627370496.0;
+    for (ptrdiff_t k = 0; k < m; k++) {
+        uint64_t j = (uint64_t)(pos[k] - n + (int64_t)idx[k]);
+        double jd = bndp_double(bndp_bits(two52) | j) - two52;
+        out[k] = (kl + jd) * gamma;
+    }
+}
+
 #endif /* BNDP_SIMD_H */

@@ -26,9 +26,11 @@ removes that structure:
    :math:`[C_{n-i}, C_{2n-i+1})` of the cumulative table :math:`C` (Lemire's exact bounded
    integer; a rejection happens with probability below :math:`2^{-6}`, whatever ``q``), then
    the entry with :math:`C_k \le T < C_{k+1}` by a branch-free 4-ary search (three
-   comparisons per step) whose number of steps depends on the table size only; draws are
-   made 32 at a time, interleaved. No floating-point operation decides a draw, no rejection
-   depends on ``q``, and the released double :math:`(k_l + j)2^e` is exact.
+   comparisons per step, the three keys of a node stored together: one vector comparison
+   where the CPU has AVX2, the same result from the portable version) whose number of
+   steps depends on the table size only; draws are made 32 at a time, interleaved. No
+   floating-point operation decides a draw, no rejection depends on ``q``, and the released
+   double :math:`(k_l + j)2^e` is exact.
 
 Certificate. Rounding moves neighbouring inputs at most :math:`d_k = \lceil \Delta Q/\gamma
 \rceil` grid steps apart (``floor(x + 1/2)`` is monotone and ``floor(x + D) - floor(x) <=
@@ -300,14 +302,24 @@ def _tail_sums(w: np.ndarray) -> tuple[list[int], list[int]]:
 
 
 def search_tree(cum: np.ndarray) -> tuple[np.ndarray, int]:
-    """The table the sampler searches: ``cum`` padded with 2^64 - 1 to 4^levels entries
-    (a 4-ary search of ``levels`` steps), and ``levels``."""
+    """The table the sampler searches, and ``levels``: ``cum`` padded with 2^63 - 1 to
+    4^levels entries (the leaf level of a 4-ary search of ``levels`` steps), followed by the
+    upper levels, level ``l`` holding ``cum[j 4^(levels-1-l)]``, ``j < 4^(l+1)``: the entries
+    of each node contiguous (layout in ``_grid_search.h``). 64-byte aligned."""
     m, size, levels = len(cum), 4, 1
     while size < m:
         size *= 4
         levels += 1
-    out = np.full(size, np.iinfo(np.uint64).max, dtype=np.uint64)
-    out[:m] = cum
+    total, offsets = _core.gd_search_table_layout(levels)
+    buf = np.empty(total + 8, dtype=np.uint64)
+    skip = (-buf.ctypes.data % 64) // 8
+    out = buf[skip: skip + total]
+    leaf = out[:size]
+    leaf[:m] = cum
+    leaf[m:] = np.iinfo(np.int64).max
+    for lvl in range(levels - 1):
+        step = 4 ** (levels - 1 - lvl)
+        out[offsets[lvl]: offsets[lvl] + 4 ** (lvl + 1)] = leaf[::step]
     return out, levels
 
 
