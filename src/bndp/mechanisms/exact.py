@@ -706,9 +706,9 @@ class ConstrainedPlan(ExactPlan):
         Lowest and highest finite span end (grid indices above ``kl``).
     """
 
-    span_lo: np.ndarray = field(repr=False, default=None)
-    span_hi: np.ndarray = field(repr=False, default=None)
-    gap_hi: np.ndarray = field(repr=False, default=None)
+    span_lo: Any = field(repr=False, default=None)
+    span_hi: Any = field(repr=False, default=None)
+    gap_hi: Any = field(repr=False, default=None)
     guarantee: str = "dp"
     metric_epsilon: float = math.inf
     inputs: int = 0

@@ -132,7 +132,7 @@ class BoundedLaplace(Mechanism):
         dl = fast_real(delta, "delta")
         lo, hi = _bounds(lower, upper)
         scale = bounded_laplace_scale(eps, dq, lo, hi, dl)  # validates epsilon, delta, dq
-        plan = None
+        plan: exact.ExactPlan | None = None
         if mode == "exact" and math.isinf(hi - lo):
             # a half-line: the grid law of the allowed set [lo, hi] (geometric tail)
             plan = exact.plan_constrained_laplace(eps - math.log1p(-dl), dq, lo, hi, (), "dp",

@@ -302,14 +302,14 @@ class ConstrainedLaplace(Mechanism):
             sigma = _core.cl_scale(L, R, Lr, Rr, eps, dF, guarantee == "metric")
             delta = 0.0
             scale_num = float(sigma)
-        plan = None
+        plan: exact.ConstrainedPlan | None = None
         if mode == "exact":
             if scale_rule != "constant":
                 raise ValueError(
                     'scale_rule="distance_dependent" is not epsilon-DP and has no grid law; '
                     "it is offered with mode='continuous' only (to reproduce the paper)")
             plan = exact.plan_constrained_laplace(eps, dF, lo, hi, forb, guarantee,
-                                                  scale_hint=float(sigma))
+                                                  scale_hint=scale_num)
             sigma = scale_num = plan.scale
         self._set(epsilon=eps, sensitivity=dF, forbidden=forb, lower=lo, upper=hi,
                   guarantee=guarantee, scale_rule=scale_rule, scale=scale_num, sigma=sigma,
@@ -408,7 +408,9 @@ class ConstrainedLaplace(Mechanism):
             x = as_float_array(x, "x")
         elif what in ("ppf", "isf"):
             x = as_probability(x)
-        return exact.grid_law(self.exact_plan, what, x, v)
+        plan = self.exact_plan
+        assert plan is not None  # exact mode
+        return exact.grid_law(plan, what, x, v)
 
     def pmf(self, x: Any, value: Any):
         """Probability that the grid law releases ``x`` for true value ``value`` (0 off the
