@@ -46,6 +46,24 @@ class TimeSampling:
         self.gen.laplace(self.values, 1.0)
 
 
+class TimeSamplingGrid:
+    """One forbidden interval on a finite allowed set: the default grid law (mode="exact")
+    against the continuous law on the same set."""
+
+    def setup(self):
+        kw = dict(forbidden=[(0.0, 1.0)], lower=-10.0, upper=10.0)
+        self.m = bndp.ConstrainedLaplace(1.0, 1.0, **kw)
+        self.c = bndp.ConstrainedLaplace(1.0, 1.0, mode="continuous", **kw)
+        self.values = np.linspace(-3.0, -0.1, 1_000_000)
+        self.gen = np.random.default_rng(0)
+
+    def time_sample_per_row_values(self):
+        self.m.sample(self.values, rng=self.gen)
+
+    def time_sample_per_row_values_continuous(self):
+        self.c.sample(self.values, rng=self.gen)
+
+
 class TimeLambertW:
     def setup(self):
         self.x = np.linspace(-0.3678794411714423, 10.0, 100_000)
