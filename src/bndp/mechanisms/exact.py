@@ -259,11 +259,22 @@ class ExactPlan:
         (x broadcast)."""
         if what in ("sf", "logsf", "logcdf", "isf"):
             return self._tail(x, value, what)
-        return _law_from(self.grid(), self.pmf(value), x, what)
+        c = None
+        if what in ("cdf", "ppf"):
+            w, tot = self.weights_for(value)
+            c = _exact_cdf(w, tot)
+        return _law_from(self.grid(), self.pmf(value), x, what, c)
 
 
-def _law_from(g: np.ndarray, p: np.ndarray, x: Any, what: str):
-    """pmf/cdf/ppf at ``x`` or mean/var of the law ``p`` on the sorted points ``g``."""
+def _exact_cdf(w: np.ndarray, tot: int) -> np.ndarray:
+    """CDF from integer weights (total <= 2^58): the partial sums are exact in uint64, each
+    converted and divided once (relative error below 2^-51)."""
+    return np.cumsum(np.asarray(w, dtype=np.uint64), dtype=np.uint64) / float(tot)
+
+
+def _law_from(g: np.ndarray, p: np.ndarray, x: Any, what: str, c: np.ndarray | None = None):
+    """pmf/cdf/ppf at ``x`` or mean/var of the law ``p`` on the sorted points ``g`` (``c``:
+    its CDF when known more accurately than the running sum of ``p``)."""
     if what == "mean":
         return float(np.dot(p, g))
     if what == "var":
@@ -275,12 +286,12 @@ def _law_from(g: np.ndarray, p: np.ndarray, x: Any, what: str):
         idc = np.clip(idx, 0, len(g) - 1)
         out = np.where(g[idc] == xa, p[idc], 0.0)
     elif what == "cdf":
-        c = np.cumsum(p)
+        c = np.cumsum(p) if c is None else c.copy()
         c[-1] = 1.0
         k = np.searchsorted(g, xa, side="right") - 1
         out = np.where(k < 0, 0.0, c[np.clip(k, 0, len(g) - 1)])
     else:  # ppf: the smallest grid point with cdf >= p
-        c = np.cumsum(p)
+        c = np.cumsum(p) if c is None else c.copy()
         c[-1] = 1.0
         k = np.clip(np.searchsorted(c, xa, side="left"), 0, len(g) - 1)
         out = g[k]
@@ -830,33 +841,54 @@ class ConstrainedPlan(ExactPlan):
         :meth:`support`)."""
         return self.support(value)[1]
 
-    def law(self, x: Any, value: Any, what: str):
+    def _sides(self, value: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(outputs, P(Y <= output), P(Y > output)) for one true value, each side summed
+        from its own end: exact uint64 partial sums of the integer weights on a bounded
+        set, mixed over the rounding's components; float sums of the support otherwise."""
         comps = self.components(float(value))
-        if what in ("sf", "logsf", "logcdf", "isf"):
-            if len(comps) == 1 and self.bounded:
-                return ExactPlan._tail(self, x, value, what)
-            return self._float_tail(x, value, what)
+        if self.bounded:
+            g = self.grid()
+            upto = np.zeros(len(g))
+            above = np.zeros(len(g))
+            for wt, i in comps:
+                w, tot = self.weights_at(i)
+                cu = np.cumsum(np.asarray(w, dtype=np.uint64), dtype=np.uint64)
+                upto += wt * (cu / float(tot))
+                above += wt * ((np.uint64(tot) - cu) / float(tot))
+            return g, upto, above
         g, p = self.support(value)
-        return _law_from(g, p, x, what)
-
-    def _float_tail(self, x: Any, value: Any, what: str):
-        # tails summed from the far end in floating point (mixtures and unbounded sets)
-        g, p = self.support(value)
-        above = np.concatenate((np.cumsum(p[::-1])[::-1][1:], [0.0]))
         upto = np.cumsum(p)
+        above = np.concatenate((np.cumsum(p[::-1])[::-1][1:], [0.0]))
+        return g, upto, above
+
+    def law(self, x: Any, value: Any, what: str):
+        if what in ("mean", "var", "pmf"):
+            g, p = self.support(value)
+            return _law_from(g, p, x, what)
+        g, upto, above = self._sides(value)
         xa = np.asarray(x, dtype=np.float64)
-        if what == "isf":
-            k = np.argmax(above[None, :] <= np.ravel(xa)[:, None], axis=1)
-            out = g[k].reshape(xa.shape)
-        else:
-            k = np.searchsorted(g, xa, side="right") - 1
-            kc = np.clip(k, 0, len(g) - 1)
-            with np.errstate(divide="ignore"):
-                if what == "logcdf":
-                    out = np.where(k < 0, -np.inf, np.log(upto[kc]))
-                else:
-                    sf = np.where(k < 0, 1.0, above[kc])
-                    out = np.log(sf) if what == "logsf" else sf
+        if what in ("ppf", "isf"):
+            if what == "ppf":         # the smallest grid point with cdf >= p
+                c = upto.copy()
+                c[-1] = 1.0
+                k = np.searchsorted(c, xa, side="left")
+            else:                     # the smallest grid point with sf <= p
+                k = np.searchsorted(-above, -xa, side="left")
+            out = g[np.clip(k, 0, len(g) - 1)]
+            return float(out) if out.ndim == 0 else out
+        k = np.searchsorted(g, xa, side="right") - 1        # last grid point <= x
+        kc = np.clip(k, 0, len(g) - 1)
+        cdf = np.where(k < 0, 0.0, upto[kc])
+        sf = np.where(k < 0, 1.0, above[kc])
+        with np.errstate(divide="ignore"):
+            if what == "cdf":
+                out = np.where(k >= len(g) - 1, 1.0, cdf)
+            elif what == "sf":
+                out = sf
+            elif what == "logsf":     # log1p of the small side keeps the relative accuracy
+                out = np.where(cdf < 0.5, np.log1p(-cdf), np.log(sf))
+            else:                     # logcdf
+                out = np.where(sf < 0.5, np.log1p(-sf), np.log(cdf))
         return float(out) if np.ndim(out) == 0 else out
 
     def sample(self, value: np.ndarray, size: Any, gen: np.random.Generator, workers: Any = 1):
@@ -870,7 +902,8 @@ class ConstrainedPlan(ExactPlan):
                                    q, out)
 
         def fill(gen, q, out):
-            rows(gen, np.full((1, 1), q), out.reshape(1, -1))
+            # one value for the whole output: a stride-0 row (the kernel reads q[0, b])
+            rows(gen, np.broadcast_to(np.float64(q), (1, out.size)), out.reshape(1, -1))
 
         def one(gen, q):
             out = np.empty((1, 1))
