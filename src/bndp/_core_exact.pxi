@@ -300,6 +300,8 @@ def gd_fill_rows(object gen, const uint64_t[::1] tree, int levels, int64_t n, in
     bit_gen = gen.bit_generator
     cdef bitgen_t* bg = _borrow(bit_gen)
     cdef Py_ssize_t a, b, n0 = out.shape[0], n1 = out.shape[1]
+    if q.shape[0] != n0 or q.shape[1] != n1:
+        raise ValueError("grid law: the values must have the output's shape (broadcast them)")
     _gd_check_tree(tree, levels, n)
     _gd_check_exponent(e)
     cdef int32_t idx[GD_LANES]
@@ -594,6 +596,8 @@ def gd_set_fill_rows(object gen, const uint64_t[::1] tree, int levels, int64_t N
     bit_gen = gen.bit_generator
     cdef bitgen_t* bg = _borrow(bit_gen)
     cdef Py_ssize_t a, b, n0 = out.shape[0], n1 = out.shape[1]
+    if q.shape[0] != n0 or q.shape[1] != n1:
+        raise ValueError("grid law: the values must have the output's shape (broadcast them)")
     _gd_check_exponent(e)
     _gd_check_set(tree, levels, N, sa, sb, gap_hi, tailw, sbits)
     cdef gd_set_t L
