@@ -189,3 +189,22 @@ def test_dask_spec_8_partitions_per_row_bounds_budget():
     assert isinstance(out2, dd.DataFrame)
     with pytest.raises(ValueError, match="rng"):
         bndp.privatize(ddf, {"age": spec["age"]}, rng=1)
+
+
+def test_dask_constrained_laplace_releases_the_grid_law():
+    # a half-line with a gap, per column spec: grid points of the allowed set, the law of
+    # each true value
+    n = 4000
+    pdf = pd.DataFrame({"v": np.tile([0.0, 5.0, 25.0, 300.0], n // 4)})
+    spec = {"v": {"mechanism": "constrained_laplace", "lower": 0, "forbidden": [(10, 20)],
+                  "sensitivity": 1, "epsilon": 1}}
+    res = bndp.dask.privatize(dd.from_pandas(pdf, npartitions=4), spec).compute()
+    x = res["v"].to_numpy()
+    m = bndp.ConstrainedLaplace(1.0, 1.0, forbidden=[(10.0, 20.0)], lower=0.0)
+    assert ((x >= 0) & ((x <= 10) | (x >= 20))).all()
+    assert (np.ldexp(x, -m.exact_plan.exponent) % 1 == 0).all()
+    v = pdf["v"].to_numpy()
+    for t in (0.0, 5.0, 25.0, 300.0):
+        sel = x[v == t]
+        z = (sel.mean() - m.mean(t)) / np.sqrt(m.variance(t) / sel.size)
+        assert abs(z) < 5

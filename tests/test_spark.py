@@ -146,6 +146,22 @@ def test_spark_argument_errors(spark, people):
         bndp.spark.privatize(people, "age", mechanism="laplace", nulls="drop", **kw)
 
 
+def test_spark_constrained_laplace_releases_the_grid_law(spark):
+    # true values 0, 10, 20, 30 (10 and 20 end the gap and are allowed)
+    df = spark.range(800).selectExpr("id", "cast((id % 4) * 10 as double) as v")
+    spec = {"v": {"mechanism": "constrained_laplace", "lower": 0, "upper": 40,
+                  "forbidden": [(10, 20)], "sensitivity": 1, "epsilon": 1}}
+    rows = sorted(bndp.spark.privatize(df, spec).collect(), key=lambda r: r["id"])
+    x = np.array([r["v"] for r in rows])
+    m = bndp.ConstrainedLaplace(1.0, 1.0, forbidden=[(10.0, 20.0)], lower=0.0, upper=40.0)
+    assert ((x >= 0) & (x <= 40) & ((x <= 10) | (x >= 20))).all()
+    assert (np.ldexp(x, -m.exact_plan.exponent) % 1 == 0).all()
+    true = np.arange(800) % 4 * 10.0
+    for t in (0.0, 10.0, 20.0, 30.0):
+        sel = x[true == t]
+        assert abs(sel.mean() - m.mean(t)) < 5 * np.sqrt(m.variance(t) / sel.size)
+
+
 # ------------------------------------------------------------------------------------------
 # the release spec (one mapInArrow pass), decimal columns, NaN vs null
 # ------------------------------------------------------------------------------------------
