@@ -268,3 +268,59 @@ def test_half_line_bounded_laplace_default_matches_constrained():
     for v in (0.0, 5.0):
         g, p = b.exact_plan.support(v)
         assert (p > 0).all() and (b.pmf(g[:50], v + 1.0) > 0).all()
+
+
+# ------------------------------------------------------------------------------------------
+# extreme parameters (from an outside review)
+# ------------------------------------------------------------------------------------------
+def test_span_ends_are_exact_when_the_quotient_is_subnormal():
+    # ends / 2^e below the normal range: the first and last grid points of a span must
+    # still lie in the allowed set (math.ldexp rounded 2e-310 / 2^e to 0)
+    m = bndp.ConstrainedLaplace(1.0, 2.0 ** 60, forbidden=[(-1.0, 2e-310)])
+    x = m.sample(np.full(20000, 2e-310), rng=1)
+    assert not ((x > -1.0) & (x < 2e-310)).any()
+    b = bndp.BoundedLaplace(1.0, 2.0 ** 60, lower=5e-324, upper=INF)
+    assert (b.sample(np.full(20000, 1.0), rng=1) >= 5e-324).all()
+    f = bndp.BoundedLaplace(1.0, 2.0 ** 60, 5e-324, 2.0 ** 70)
+    assert (f.sample(np.full(20000, 1.0), rng=1) >= 5e-324).all()
+
+
+@pytest.mark.parametrize("make", [
+    lambda: bndp.ConstrainedLaplace(1e-9, 1.0, forbidden=[(0.0, 1.0)]),
+    lambda: bndp.BoundedLaplace(1e-6, 1.0, -INF, 0.0),
+    lambda: bndp.ConstrainedLaplace(1.0, 1e-300, forbidden=[(0.0, 1.0)]),
+    lambda: bndp.ConstrainedLaplace(1.0, 1e300, forbidden=[(0.0, 1.0)]),
+    lambda: bndp.BoundedLaplace(1.0, 1e300, -INF, 0.0),
+    lambda: bndp.ConstrainedLaplace(1.0, 1.0, lower=-1e308, upper=1e308),
+    lambda: bndp.ConstrainedLaplace(1e-300, 1.0, lower=0.0),
+])
+def test_unreachable_grids_are_refused_at_once_with_the_way_out(make):
+    import time
+    t = time.perf_counter()
+    with pytest.raises(ValueError, match="mode='continuous'"):
+        make()
+    assert time.perf_counter() - t < 5.0      # it used to search for minutes
+
+
+def test_large_epsilon_and_wide_gaps_still_plan_and_are_certified():
+    # scales whose tail entries leave the rounding argument's range are treated as not
+    # certified (the bisection moves to a larger scale) instead of aborting the plan
+    for m, eps in ((bndp.ConstrainedLaplace(40.0, 1.0, forbidden=[(0.0, 1.0)]), 40.0),
+                   (bndp.BoundedLaplace(40.0, 1.0, 0.0, INF), 40.0)):
+        assert m.privacy_loss() <= eps
+    w = bndp.ConstrainedLaplace(1.0, 1.0, forbidden=[(0.0, 300.0)], guarantee="metric")
+    assert w.metric_loss() <= 1.0
+    x = w.sample(np.array([0.0, 300.0]), rng=2)
+    assert not ((x > 0) & (x < 300)).any()
+
+
+def test_random_rounding_draws_one_word_whatever_the_position():
+    # the stream's use must not depend on the value's position on the grid
+    m = bndp.ConstrainedLaplace(1.0, 1.0, lower=0.0, upper=10.0, guarantee="metric")
+    g = m.exact_plan.gamma
+    states = []
+    for v in (3.0, 3.0 + g / 3, 3.0 + g / 2):
+        gen = np.random.default_rng(7)
+        m.sample(np.full(64, v), rng=gen)
+        states.append(gen.bit_generator.state["state"]["state"])
+    assert states[0] == states[1] == states[2]

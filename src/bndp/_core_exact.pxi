@@ -401,17 +401,20 @@ cdef inline uint64_t _gd_bernoulli(bitgen_t* bg, double p) noexcept nogil:
     # a uniform real, 64 bits at a time, with that of p (scaling by 2^64 and removing the
     # integer part are exact in binary floating point; a second word is needed with
     # probability 2^-64).
+    # One word is always drawn, whatever p (the random stream's use does not depend on the
+    # true value's position on the grid).
     cdef double r = p, k
     cdef uint64_t ki, x
-    while r > 0.0:
+    while True:
+        x = bg.next_uint64(bg.state)
         r = _gd_ldexp(r, 64)
         k = _gd_floor(r)
         ki = <uint64_t> k
-        x = bg.next_uint64(bg.state)
         if x != ki:
             return <uint64_t> (x < ki)
         r -= k
-    return 0
+        if r == 0.0:
+            return 0
 
 
 cdef inline int64_t _gd_span_index(double q, double inv_gamma, int64_t kl, const double* gap_hi,
@@ -426,6 +429,7 @@ cdef inline int64_t _gd_span_index(double q, double inv_gamma, int64_t kl, const
     for g in range(m - 1):
         s += <int64_t> (q >= gap_hi[g])
     z = q * inv_gamma
+    z = 0.0 if z != z else z            # NaN (refused by the callers): a defined index
     z = -4.0e18 if z < -4.0e18 else z
     z = 4.0e18 if z > 4.0e18 else z
     f = <double> (<int64_t> z)

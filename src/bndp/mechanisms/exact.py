@@ -116,6 +116,16 @@ MIN_PEAK_BITS = 32         # 2^K >= 2^32: peak / F >= 2^20
 REL_TOL = 1e-7             # bisection width of the calibrated scale
 
 
+def _gceil(x: float, e: int) -> int:
+    """ceil(x / 2^e), exactly (math.ldexp rounds when the quotient is subnormal)."""
+    return math.ceil(Fraction(x) / Fraction(2) ** e)
+
+
+def _gfloor(x: float, e: int) -> int:
+    """floor(x / 2^e), exactly."""
+    return math.floor(Fraction(x) / Fraction(2) ** e)
+
+
 def check_mode(mode: Any) -> str:
     """Validate ``mode=``: ``None`` or ``"exact"`` (the grid law, default) or
     ``"continuous"`` (raw doubles; attackable when they are published, see the threat model
@@ -389,10 +399,10 @@ def _choose_grid(scale: float, dq: float, lo: float, hi: float, dim: int | None,
     for _ in range(2200):
         if e < -1022 or e > 1022:
             break
-        kl = math.ceil(math.ldexp(lo, -e))
-        ku = math.floor(math.ldexp(hi, -e))
+        kl = _gceil(lo, e)
+        ku = _gfloor(hi, e)
         n = ku - kl
-        dk = max(1, math.ceil(math.ldexp(dq_eff if dim is None else dq, -e)))
+        dk = max(1, _gceil(dq_eff if dim is None else dq, e))
         if dim is None:
             dk = min(dk, max(n, 1))
         u = math.ldexp(scale, -e)
@@ -607,10 +617,10 @@ def _plan_product(target: float, hint: float, dq: float, los: tuple, his: tuple)
 
 
 def _choose_grid_at(e: int, dq: float, lo: float, hi: float) -> tuple[int, int, int]:
-    kl = math.ceil(math.ldexp(lo, -e))
-    ku = math.floor(math.ldexp(hi, -e))
+    kl = _gceil(lo, e)
+    ku = _gfloor(hi, e)
     n = ku - kl
-    dk = max(1, math.ceil(math.ldexp(dq, -e)))
+    dk = max(1, _gceil(dq, e))
     if n < 1 or n > MAX_INTERVALS or max(abs(kl), abs(ku)) >= MAX_INDEX:
         raise ValueError("grid law: no common grid fits these bounds; pass mode='continuous'")
     return kl, n, dk
@@ -955,7 +965,8 @@ def _set_table(u: float, n: int, tails: bool) -> tuple[np.ndarray, int, int, int
             cum.setflags(write=False)
             return cum, k, tw, sbits
         k -= 1
-    raise RuntimeError("grid law: no table fits 2^58")  # pragma: no cover
+    raise ValueError("grid law: no weight table with geometric tails fits 2^58 at this "
+                     "scale; pass mode='continuous'")
 
 
 def _set_grid(hint: float, dq: float, lo: float, hi: float, gaps: tuple, metric: bool):
@@ -970,6 +981,9 @@ def _set_grid(hint: float, dq: float, lo: float, hi: float, gaps: tuple, metric:
             cap = min(cap, min(b - a for a, b in gaps) / GAP_STEPS)
     if math.isfinite(lo) and math.isfinite(hi):
         e, kl, n, dk = _choose_grid(hint, dq, lo, hi, None, LAPLACE, cap=cap)
+        if math.ldexp(hint, -e) < 1.0 / 64:
+            raise ValueError("grid law: the allowed set is so wide that its grid is much "
+                             "coarser than the noise scale; pass mode='continuous'")
         sp = _spans(e, kl, lo, hi, gaps)
         return e, kl, n, dk, n, sp, (0, n)
     base = min(min(hint, dq) / GRID_STEPS, cap)
@@ -987,9 +1001,9 @@ def _set_grid(hint: float, dq: float, lo: float, hi: float, gaps: tuple, metric:
     for _ in range(2200):
         if e < -1022 or e > 1022:
             break
-        dk = max(1, math.ceil(math.ldexp(dq, -e)))
-        first = [math.ceil(math.ldexp(x, -e)) for x in ends_lo if math.isfinite(x)]
-        last = [math.floor(math.ldexp(x, -e)) for x in ends_hi if math.isfinite(x)]
+        dk = max(1, _gceil(dq, e))
+        first = [_gceil(x, e) for x in ends_lo if math.isfinite(x)]
+        last = [_gfloor(x, e) for x in ends_hi if math.isfinite(x)]
         ends = first + last
         c_lo, c_hi = (min(ends), max(ends)) if finite else (0, 0)
         t_max = 2.0 * math.ldexp(hint, -e)
@@ -999,6 +1013,14 @@ def _set_grid(hint: float, dq: float, lo: float, hi: float, gaps: tuple, metric:
         if (n <= MAX_INTERVALS and big * (dk + 1) <= MAX_PAIRS
                 and _kexp(LAPLACE, t_max * 2.0, n) >= MIN_PEAK_BITS):
             kl = c_lo - m0
+            if e > 1023 - 54 or math.ldexp(1.0, e) > dq or math.ldexp(hint, -e) < 1.0 / 64:
+                # outputs up to 2^53 grid steps must stay finite doubles; a grid coarser
+                # than the sensitivity, or than the noise, cannot certify the target
+                raise ValueError(
+                    "grid law: on an unbounded set the table must reach about 33 noise scales "
+                    f"with at most {MAX_INTERVALS} grid steps; with this epsilon, sensitivity "
+                    "and scale the grid would be coarser than the sensitivity (or its values "
+                    "not representable); pass mode='continuous'")
             if max(abs(kl), abs(kl + big)) >= (1 << 52):
                 raise ValueError(
                     "grid law: the allowed set is too far from 0 for the grid granularity "
@@ -1015,8 +1037,8 @@ def _spans(e: int, kl: int, lo: float, hi: float, gaps: tuple):
     unbounded end); None if a span holds no grid point."""
     ends_lo = [lo] + [b for _, b in gaps]
     ends_hi = [a for a, _ in gaps] + [hi]
-    sa = [math.ceil(math.ldexp(x, -e)) - kl if math.isfinite(x) else -GD_INF for x in ends_lo]
-    sb = [math.floor(math.ldexp(x, -e)) - kl if math.isfinite(x) else GD_INF for x in ends_hi]
+    sa = [_gceil(x, e) - kl if math.isfinite(x) else -GD_INF for x in ends_lo]
+    sb = [_gfloor(x, e) - kl if math.isfinite(x) else GD_INF for x in ends_hi]
     if any(a > b for a, b in zip(sa, sb)):
         return None
     sa_, sb_ = np.array(sa, dtype=np.int64), np.array(sb, dtype=np.int64)
@@ -1035,7 +1057,7 @@ def _plan_constrained(target: float, hint: float, dq: float, lo: float, hi: floa
                          "finest usable granularity; pass mode='continuous'")
     sa, sb = sp
     tails = not (math.isfinite(lo) and math.isfinite(hi))
-    on_grid = all(math.ldexp(x, -e) == math.floor(math.ldexp(x, -e)) for ab in gaps for x in ab)
+    on_grid = all(_gceil(x, e) == _gfloor(x, e) for ab in gaps for x in ab)
     gamma = math.ldexp(1.0, e)
     m0 = n - (core[1] - core[0])
 
@@ -1050,6 +1072,14 @@ def _plan_constrained(target: float, hint: float, dq: float, lo: float, hi: floa
         return max(_add_up(float(k), b) for k in kap)
 
     def cert(u):
+        try:
+            return _cert(u)
+        except ValueError:
+            # a table or tail this scale cannot have, or losses beyond the rounding
+            # argument's range: not certified (the bisection moves on)
+            return math.inf, None, None, None, None, None, math.inf
+
+    def _cert(u):
         cum, k, tw, sbits = _set_table(u, n, tails)
         if metric:
             lam, kap = _core.gd_set_losses(cum, n, big, sa, sb, tw, sbits, 1, 1, 2)
@@ -1083,5 +1113,9 @@ def plan_constrained_laplace(epsilon: float, sensitivity: float, lower: float, u
                              ) -> ConstrainedPlan:
     """Grid Laplace on an allowed set, certified for ``guarantee`` at ``epsilon``."""
     gaps = tuple((float(a), float(b)) for a, b in forbidden)
-    return _plan_constrained(float(epsilon), float(scale_hint), float(sensitivity),
-                             float(lower), float(upper), gaps, guarantee)
+    try:
+        return _plan_constrained(float(epsilon), float(scale_hint), float(sensitivity),
+                                 float(lower), float(upper), gaps, guarantee)
+    except OverflowError as exc:
+        raise ValueError("grid law: the bounds, sensitivity or scale overflow the grid "
+                         f"arithmetic ({exc}); pass mode='continuous'") from None
