@@ -281,6 +281,10 @@ class ConstrainedLaplace(Mechanism):
         if scale_rule not in ("constant", "distance_dependent"):
             raise ValueError(
                 f'`scale_rule` must be "constant" or "distance_dependent"; got {scale_rule!r}')
+        if mode == "exact" and scale_rule != "constant":
+            raise ValueError(
+                'scale_rule="distance_dependent" is not epsilon-DP and has no grid law; '
+                "it is offered with mode='continuous' only (to reproduce the paper)")
         f = check_forbidden(forbidden, lo, hi)
         L = np.ascontiguousarray(np.concatenate([[lo], f[:, 1]]))
         R = np.ascontiguousarray(np.concatenate([f[:, 0], [hi]]))
@@ -304,10 +308,6 @@ class ConstrainedLaplace(Mechanism):
             scale_num = float(sigma)
         plan: exact.ConstrainedPlan | None = None
         if mode == "exact":
-            if scale_rule != "constant":
-                raise ValueError(
-                    'scale_rule="distance_dependent" is not epsilon-DP and has no grid law; '
-                    "it is offered with mode='continuous' only (to reproduce the paper)")
             plan = exact.plan_constrained_laplace(eps, dF, lo, hi, forb, guarantee,
                                                   scale_hint=scale_num)
             sigma = scale_num = plan.scale
