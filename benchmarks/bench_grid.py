@@ -24,6 +24,22 @@ class GridVersusContinuous:
         self.mech.sample(self.values, rng=self.gen)
 
 
+class GridHalfLine:
+    """Counts on [0, inf): the grid law with its geometric tail against the continuous law,
+    a value at the bound against one far from it (the same kernel work)."""
+
+    params = (["exact", "continuous"], ["bound", "far"])
+    param_names = ["mode", "where"]
+
+    def setup(self, mode, where):
+        self.mech = bndp.BoundedLaplace(1.0, 1.0, 0.0, np.inf, mode=mode)
+        self.values = np.full(N, 0.0 if where == "bound" else 1e4)
+        self.gen = np.random.default_rng(0)
+
+    def time_half_line(self, mode, where):
+        self.mech.sample(self.values, rng=self.gen)
+
+
 class GridValueIndependence:
     params = (["laplace", "gaussian"], ["bound", "middle"])
     param_names = ["mechanism", "where"]

@@ -481,6 +481,19 @@ ctypedef struct gd_set_t:
     int64_t kl
 
 
+cdef inline void _gd_span_window(const int64_t* sa, const int64_t* sb, int64_t s, int64_t i,
+                                 int64_t N, int64_t* lo, int64_t* hi) noexcept nogil:
+    # the table positions [lo, hi) of span s seen from input i: the span clipped to the
+    # window [i - N, i + N] (empty when hi == lo); selects only
+    cdef int64_t a = sa[s] - i + N, b = sb[s] - i + N + 1
+    a = 0 if a < 0 else a
+    a = 2 * N + 1 if a > 2 * N + 1 else a
+    b = 2 * N + 1 if b > 2 * N + 1 else b
+    b = a if b < a else b
+    lo[0] = a
+    hi[0] = b
+
+
 cdef inline uint64_t _gd_set_masses(const gd_set_t* L, int64_t i, uint64_t* left,
                                     uint64_t* right) noexcept nogil:
     # S(i) as drawn: the spans clipped to the table window, and a tail block on each side
@@ -489,12 +502,7 @@ cdef inline uint64_t _gd_set_masses(const gd_set_t* L, int64_t i, uint64_t* left
     cdef int64_t s, lo, hi, N = L.N
     cdef uint64_t tot = 0
     for s in range(L.m):
-        lo = L.sa[s] - i + N
-        hi = L.sb[s] - i + N + 1
-        lo = 0 if lo < 0 else lo
-        lo = 2 * N + 1 if lo > 2 * N + 1 else lo
-        hi = 2 * N + 1 if hi > 2 * N + 1 else hi
-        hi = lo if hi < lo else hi
+        _gd_span_window(L.sa, L.sb, s, i, N, &lo, &hi)
         tot += L.cum[hi] - L.cum[lo]
     left[0] = L.tailw * (<uint64_t> ((L.sa[0] == -GD_INF) | (i - N > L.c_lo)))
     right[0] = L.tailw * (<uint64_t> ((L.sb[L.m - 1] == GD_INF) | (i + N < L.c_hi)))
@@ -507,12 +515,7 @@ cdef inline uint64_t _gd_set_target(const gd_set_t* L, int64_t i, uint64_t u, ui
     cdef int64_t s, lo, hi, N = L.N
     cdef uint64_t acc = left, tt = 0, w, sel, c0
     for s in range(L.m):
-        lo = L.sa[s] - i + N
-        hi = L.sb[s] - i + N + 1
-        lo = 0 if lo < 0 else lo
-        lo = 2 * N + 1 if lo > 2 * N + 1 else lo
-        hi = 2 * N + 1 if hi > 2 * N + 1 else hi
-        hi = lo if hi < lo else hi
+        _gd_span_window(L.sa, L.sb, s, i, N, &lo, &hi)
         c0 = L.cum[lo]
         w = L.cum[hi] - c0
         # u - acc wraps when u < acc: the second test is then false as well
@@ -695,12 +698,8 @@ cdef uint64_t _gd_near_total(const uint64_t* cum, int64_t N, const int64_t* sa,
     cdef int64_t s, lo, hi
     cdef uint64_t tot = 0
     for s in range(m):
-        lo = sa[s] - i + N
-        hi = sb[s] - i + N + 1
-        lo = 0 if lo < 0 else lo
-        hi = 2 * N + 1 if hi > 2 * N + 1 else hi
-        if hi > lo:
-            tot += cum[hi] - cum[lo]
+        _gd_span_window(sa, sb, s, i, N, &lo, &hi)
+        tot += cum[hi] - cum[lo]
     if sa[0] == -GD_INF:
         tot += tailw
     if sb[m - 1] == GD_INF:
