@@ -482,8 +482,9 @@ def plan_bounded_laplace(epsilon: float, sensitivity: float, lower: float, upper
         from ..calibrate import bounded_laplace_scale
         scale_hint = float(bounded_laplace_scale(epsilon, sensitivity, lower, upper, delta))
     target = epsilon - math.log1p(-delta)
-    return _plan_1d(LAPLACE, float(target), float(scale_hint), float(sensitivity),
-                    float(lower), float(upper))
+    from .window import plan_row
+    return plan_row(LAPLACE, float(target), float(sensitivity), float(lower), float(upper),
+                    float(scale_hint))
 
 
 # --- multivariate (product) law -----------------------------------------------------------
@@ -634,8 +635,9 @@ def plan_bounded_gaussian(epsilon: float, sensitivity: float, lower: Any, upper:
         from ..calibrate import bounded_gaussian_sigma
         sigma_hint = float(bounded_gaussian_sigma(epsilon, sensitivity, lower, upper))
     if np.ndim(lower) == 0 and np.ndim(upper) == 0:
-        return _plan_1d(GAUSSIAN, float(epsilon), float(sigma_hint), float(sensitivity),
-                        float(lower), float(upper))
+        from .window import plan_row
+        return plan_row(GAUSSIAN, float(epsilon), float(sensitivity), float(lower),
+                        float(upper), float(sigma_hint))
     lo = tuple(float(x) for x in np.ravel(lower))
     hi = tuple(float(x) for x in np.ravel(upper))
     return _plan_product(float(epsilon), float(sigma_hint), float(sensitivity), lo, hi)

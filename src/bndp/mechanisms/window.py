@@ -1,0 +1,561 @@
+r"""The windowed grid law: the default release of :class:`~bndp.BoundedLaplace` and the
+univariate :class:`~bndp.BoundedGaussian`, one kernel table for every row it serves.
+
+The law. A row is an interval :math:`[l, u]` (both public). With the granularity
+:math:`\gamma = 2^e` it has :math:`n = \lfloor (u - l)/\gamma \rfloor` grid intervals and
+the attainable outputs :math:`\mathrm{fl}(l + j\gamma)`, ``j = 0..n`` (the double nearest
+to :math:`l + j\gamma`: exact when :math:`l` is a multiple of :math:`\gamma`, always inside
+:math:`[l, u]`, and distinct, since :math:`\gamma \ge 2\,\mathrm{ulp}(\max(|l|, |u|))`).
+The true value :math:`q`, clipped into :math:`[l, u]`, is rounded to the nearest grid
+point (ties up), computed exactly (``_gw_index``: the scalings by :math:`2^{-e}` are exact,
+the difference is split into a double and its exact error by TwoSum), giving the input
+index ``i``. The output index ``j`` has probability
+
+.. math:: P(j \mid i) = w(j - i) / S_i, \qquad S_i = \sum_{j=0}^{n} w(j - i),
+
+with the integer kernel table :math:`w(d) = W_{|d|} = \mathrm{rint}(2^K \kappa(d))` for
+:math:`|d| \le N` (:math:`\kappa(d) = e^{-|d|/t}`, Laplace, or :math:`e^{-d^2/(2t^2)}`,
+Gaussian, ``t`` the scale in grid steps) and, beyond the table, a geometric tail
+:math:`w(\pm(N + k)) = B\,(m 2^{-s})\,p^{k-1}`, :math:`p = 1 - m2^{-s}`, of integer total
+``B`` per side. The table reaches the offset where :math:`\kappa` has decayed by
+:math:`2^{-24}` (or covers the whole row when the row is narrower): its size depends on the
+scale, not on the width of the row, so wide rows cost no memory and carry no uniform floor
+(the variance does not grow with the range). The tail ratio :math:`p` is chosen at most the
+kernel's next step ratio (:math:`e^{-1/t}`, resp. :math:`e^{-(2N+1)/(2t^2)}`) and within a
+relative :math:`2^{-20}` of it, ``B`` so that the tail continues the table; for the
+Gaussian the released law is therefore a discrete Gaussian whose far tail (beyond
+:math:`\kappa = 2^{-24}`) decays geometrically.
+
+A draw takes a uniform integer below the mass of the table window seen from ``i`` plus a
+whole tail block on each side the window does not reach, and searches the table (the same
+constant-time search as :mod:`bndp.mechanisms.exact`); a draw in a tail block (probability
+about :math:`2^{-24}` or less) draws its geometric offset, and one beyond the row's end is
+made again, so the law is exactly :math:`P(j \mid i)`. Only such rare draws take longer.
+
+Certificate (``_gw_eval`` in ``_core_window.pxi``), for every pair of input indices at most
+:math:`d_k = \lceil \Delta/\gamma \rceil` apart (rounding to the nearest point is monotone
+and ``floor(x + D) - floor(x) <= ceil(D)``; clipping is 1-Lipschitz):
+
+1. *The model kernel.* :math:`\psi(d) = K\ln 2 + \ln\kappa(d)` for :math:`|d| \le N`,
+   continued by :math:`\psi(N) + (|d| - N)\ln p` beyond: a concave function of ``d`` (the
+   tail decays at least as fast as the kernel's last step). Every actual weight satisfies
+   :math:`|\ln w(d) - \psi(d)| \le \eta`, with :math:`\eta = 1/(\min(W_N, B) - 1) + 2^{-45}`
+   (half a unit of rounding on an integer of at least :math:`W_N` or ``B``, plus the errors
+   of ``exp`` and of the argument).
+2. *The worst output.* For :math:`i < i' = i + \delta`,
+   :math:`\ln\frac{w(j-i)}{w(j-i')} \le \psi(j - i) - \psi(j - i - \delta) + 2\eta`, and by
+   concavity the right side is largest at the lowest output ``j = 0``. Hence
+   :math:`\max_j \ln\frac{P(j|i)}{P(j|i')} \le Q_{i'} - Q_i + 2\eta` with
+   :math:`Q_k = \ln S_k - \psi(-k)`: the loss of every pair is a difference of one
+   sequence, and the maximum over all pairs at most :math:`d_k` apart is a sliding-window
+   minimum, :math:`O(n)` instead of the :math:`O(n\,d_k)` of an exhaustive search. The
+   opposite direction is the mirror image (the kernel and the row are symmetric).
+3. *Normalisers.* :math:`S_k` is the exact integer mass of the table window plus the
+   truncated tails :math:`B(1 - p^L)`, evaluated with a relative slack :math:`2^{-40}`
+   (lower and upper bounds enter :math:`Q_i` and :math:`Q_{i'}` respectively).
+4. *Wide rows.* For every row of at least :math:`2N + d_k` intervals the inputs
+   :math:`i < N` see the row's far end only through a tail of mass in :math:`[0, B]`
+   (bounded on both sides), and an input :math:`i \ge N` has kernel ratio at most
+   :math:`d_k(-\ln p)` and :math:`S_{i+\delta}/S_i \le 1 + d_k w(N+1)/\sum_{d=0}^{N} W_d`.
+   So one table and one certificate serve every wide row, whatever its width.
+5. The result is raised by :math:`2^{-40}`, which bounds the floating-point error of the
+   computed :math:`Q` (all terms below 64 in magnitude, each rounded a few times).
+
+The certificate is sound for the sampled law whatever the calibration did; it is tight for
+the Laplace (the worst pair is an end of the row with the output at that end, as for the
+continuous mechanism) and coupled for the Gaussian (the kernel ratio and the normaliser
+ratio are taken at the same input, not maximised apart as in Chen and Hale's sufficient
+condition). The tests compare it with an exhaustive maximum over every pair of inputs and
+every output on thousands of random configurations.
+
+Calibration. The scale in grid steps is the smallest (to a relative :math:`10^{-7}` of the
+loss) whose certificate is at most the target: :math:`\epsilon`, or for the Laplace with
+:math:`\delta > 0` the loss bound :math:`\epsilon - \ln(1 - \delta)` (as in
+:mod:`bndp.mechanisms.exact`). A search on :math:`\ln t` with a secant step, bracketed.
+
+Plans and rows. A kernel (:class:`WindowLaw`) depends on the family, the target, the
+sensitivity, the granularity and the row class: one *wide* kernel serves every row of at
+least ``n_wide`` intervals, and a row narrower than that has its own kernel (calibrated for
+its ``n``). The granularity is :math:`\gamma \le \min(\Delta/\epsilon, \ldots)/16`, refined
+until :math:`\Delta/\gamma` is an integer or at least 256, and :math:`\le \Delta` and
+:math:`\le (u - l)/128`; it depends on the width only for rows narrower than
+:math:`128\gamma`, and on the position only for bounds so far from 0 that
+:math:`2\,\mathrm{ulp}(\max(|l|,|u|)) > \gamma` (the grid is then coarsened, with a
+warning).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections import OrderedDict
+from functools import lru_cache
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .. import _core, _dispatch
+
+__all__ = ["WindowLaw", "RowPlan", "plan_row", "sample_rows", "grid_exponent"]
+
+LAPLACE, GAUSSIAN = 0, 1
+_FAMILY = {LAPLACE: "laplace", GAUSSIAN: "gaussian"}
+SCALE_STEPS = 16          # gamma <= (sensitivity / target) / 16
+SENS_STEPS = 256          # ... refined until sensitivity / gamma is an integer or >= 256
+WIDTH_STEPS = 128         # gamma <= width / 128 (a nearly flat law on n + 1 points)
+REL_TOL = 1e-7            # the calibrated loss is within this of the target (relative)
+MAX_LAWS = 4096           # kernels kept (LRU)
+
+
+@dataclass(frozen=True, eq=False)
+class WindowLaw:
+    """One calibrated kernel of the windowed grid law (see the module docstring).
+
+    Attributes
+    ----------
+    family : str
+    exponent : int
+        The granularity is ``2**exponent``.
+    dk : int
+        Grid steps between neighbouring inputs (at most).
+    scale_grid : float
+        Kernel scale ``t`` in grid steps.
+    N : int
+        Table half-width (offsets ``-N..N``).
+    kexp, tailw, sbits, tm : int
+        ``W = rint(2^kexp kernel)``; tail total ``B = tailw`` per side, success probability
+        ``tm 2^-sbits`` (``tailw = 0``: no tail; the table covers the row).
+    n_min, n_max : int or None
+        The rows served: ``n_min <= n <= n_max`` intervals (``n_max`` None: unbounded).
+    cum : ndarray of uint64
+        Cumulative weights of offsets ``-N..N`` (read-only).
+    target, certified_epsilon : float
+    """
+
+    family: str
+    exponent: int
+    dk: int
+    scale_grid: float
+    N: int
+    kexp: int
+    tailw: int
+    sbits: int
+    tm: int
+    n_min: int
+    n_max: int | None
+    cum: np.ndarray = field(repr=False)
+    target: float
+    certified_epsilon: float
+
+    @property
+    def gamma(self) -> float:
+        return math.ldexp(1.0, self.exponent)
+
+    @property
+    def scale(self) -> float:
+        """Kernel scale in value units."""
+        return self.scale_grid * self.gamma
+
+    @property
+    def tail_ratio(self) -> float:
+        return 1.0 - math.ldexp(self.tm, -self.sbits) if self.tailw else 0.0
+
+    @property
+    def search_tree(self) -> tuple[np.ndarray, int]:
+        tree = self.__dict__.get("_tree")
+        if tree is None:
+            tree = _core.gw_search_tree(self.cum)
+            tree[0].setflags(write=False)
+            object.__setattr__(self, "_tree", tree)
+        return tree
+
+    def serves(self, n: int) -> bool:
+        return n >= self.n_min and (self.n_max is None or n <= self.n_max)
+
+    def weights(self, i: int, n: int, reach: int | None = None) -> tuple[np.ndarray, int, float]:
+        """Weights (float64) of the outputs ``lo..hi`` of a row of ``n`` intervals for input
+        ``i``, their first index ``lo`` and the exact normaliser ``S_i`` (tails summed in
+        closed form). ``reach`` limits the tail offsets listed (their mass beyond is
+        included in ``S_i``)."""
+        N = self.N
+        w_tab = np.diff(self.cum).astype(np.float64)       # offsets -N..N
+        a, b = max(-i, -N), min(n - i, N)
+        s = float(int(self.cum[b + N + 1]) - int(self.cum[a + N]))
+        p = self.tail_ratio
+        lnp = math.log1p(-math.ldexp(self.tm, -self.sbits)) if self.tailw else 0.0
+        left = i - N if i > N else 0                        # tail offsets below the table
+        right = n - i - N if n - i > N else 0
+        if self.tailw:
+            s += self.tailw * (-math.expm1(left * lnp)) + self.tailw * (-math.expm1(right * lnp))
+        if reach is None:
+            reach = max(left, right)
+        kl, kr = min(left, reach), min(right, reach)
+        w1 = self.tailw * math.ldexp(self.tm, -self.sbits)
+        tl = w1 * np.exp(np.arange(kl - 1, -1, -1, dtype=np.float64) * lnp) if kl else np.empty(0)
+        tr = w1 * np.exp(np.arange(0, kr, dtype=np.float64) * lnp) if kr else np.empty(0)
+        del p
+        w = np.concatenate((tl, w_tab[a + N: b + N + 1], tr))
+        return w, i + a - kl, s
+
+
+def _law_shape(fam: int, t: float, n: int, dk: int, wide: bool):
+    return _core.gw_eval(fam, t, n, dk, wide)
+
+
+def _search(fam: int, target: float, t0: float, n: int, dk: int, wide: bool) -> float:
+    """The smallest scale (grid steps) whose certificate is <= target, to REL_TOL of the
+    loss: bracketed secant steps on (ln t, ln cert)."""
+    def cert(t: float) -> float:
+        return _core.gw_eval(fam, t, n, dk, wide)[0]
+
+    aim = target * (1.0 - 0.3 * REL_TOL)
+    t = max(t0, 1e-6)
+    good = bad = None
+    c = cert(t)
+    prev = None
+    for _ in range(200):
+        if c <= target:
+            if good is None or t < good[0]:
+                good = (t, c)
+        elif bad is None or t > bad[0]:
+            bad = (t, c)
+        if good is not None and good[1] >= target * (1.0 - REL_TOL):
+            return good[0]
+        if good is not None and bad is not None and good[0] - bad[0] <= REL_TOL * good[0]:
+            return good[0]
+        # a secant step in (ln t, ln c), the model loss ~ t^-a
+        a = 1.0
+        if prev is not None and prev[0] != t and math.isfinite(c) and math.isfinite(prev[1]):
+            slope = (math.log(c) - math.log(prev[1])) / (math.log(t) - math.log(prev[0]))
+            if -8.0 < slope < -0.05:
+                a = -slope
+        if math.isfinite(c):
+            nxt = t * (c / aim) ** (1.0 / a)
+        else:
+            nxt = t * 2.0
+        if good is not None and bad is not None:
+            lo_t, hi_t = bad[0], good[0]
+            if not (lo_t < nxt < hi_t):
+                nxt = math.sqrt(lo_t * hi_t)
+        elif good is not None:
+            nxt = min(nxt, good[0] * 0.999999)
+            nxt = max(nxt, good[0] / 4.0)
+        else:
+            nxt = max(nxt, t * 1.000001)
+            nxt = min(nxt, t * 4.0)
+            if nxt > 1e11:
+                break
+        prev = (t, c)
+        t = nxt
+        c = cert(t)
+    if good is None:
+        raise ValueError("grid law: no scale certifies the target for these parameters "
+                         "(the kernel would exceed its size limit); pass mode='continuous'")
+    return good[0]
+
+
+@lru_cache(maxsize=1024)
+def _wide_hint(fam: int, target: float, dk: int) -> float:
+    """A starting scale for the wide kernel: the continuous half-line's (Laplace:
+    x + ln(2 - e^-x) = target, x = dk/t) or 5.8 dk/target (Gaussian)."""
+    if fam == GAUSSIAN:
+        return 5.8 * dk / target
+    lo, hi = 0.0, target
+    for _ in range(60):
+        x = 0.5 * (lo + hi)
+        if x + math.log(2.0 - math.exp(-x)) > target:
+            hi = x
+        else:
+            lo = x
+    return dk / max(lo, 1e-300)
+
+
+_LAWS: "OrderedDict[tuple, WindowLaw]" = OrderedDict()
+
+
+def _law(fam: int, target: float, dk: int, e: int, n: int | None, hint: float) -> WindowLaw:
+    """The kernel for rows of ``n`` intervals (``None``: the wide kernel), cached."""
+    key = (fam, target, dk, e, n)
+    law = _LAWS.get(key)
+    if law is not None:
+        _LAWS.move_to_end(key)
+        return law
+    wide = n is None
+    nn = 1 << 40 if wide else n
+    t0 = _wide_hint(fam, target, dk) if wide else (hint if hint > 0 else float(dk) / target)
+    t, cert, shape, cum = _core.gw_calibrate(fam, target, t0, nn, dk, wide, REL_TOL)
+    N, tail, kexp, tailw, sbits, tm, n_wide = shape
+    law = WindowLaw(_FAMILY[fam], e, dk, t, N, kexp, tailw if tail else 0, sbits, tm,
+                    n_wide if wide else n, None if wide else n, cum, target, float(cert))
+    _LAWS[key] = law
+    if len(_LAWS) > MAX_LAWS:
+        _LAWS.popitem(last=False)
+    return law
+
+
+def grid_exponent(target: float, sensitivity: float, width: Any, lo: Any = 0.0,
+                  hi: Any = 0.0) -> np.ndarray:
+    """The granularity exponent per row (vectorised; see the module docstring), and the
+    rows whose grid had to be coarsened for bounds far from 0 (a boolean array)."""
+    dq = float(sensitivity)
+    w = np.asarray(width, dtype=np.float64)
+    base = np.minimum(np.minimum(dq / target / SCALE_STEPS, dq), w / WIDTH_STEPS)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        e = np.frexp(base)[1].astype(np.int64) - 1
+    # sensitivity a multiple of gamma, or at least SENS_STEPS steps
+    for _ in range(8):
+        r = np.ldexp(np.minimum(dq, w), -e)
+        refine = (r != np.floor(r)) & (r < SENS_STEPS)
+        if not refine.any():
+            break
+        e = e - refine
+    # outputs fl(lo + j gamma) distinct: gamma >= 2 ulp(max(|lo|, |hi|))
+    # (or gamma >= ulp(max(|lo|, |hi|)) when lo is a multiple of gamma: the outputs are then
+    # exact doubles)
+    loa = np.asarray(lo, dtype=np.float64)
+    m = np.maximum(np.abs(loa), np.abs(np.asarray(hi, dtype=np.float64)))
+    eu = np.frexp(np.maximum(m, 1e-300))[1].astype(np.int64) - 53      # ulp(m) = 2^eu
+    with np.errstate(invalid="ignore"):
+        r = np.ldexp(loa, -np.maximum(eu, e))
+    eu = eu + (r != np.floor(r))
+    need = np.broadcast_to(eu, np.broadcast_shapes(e.shape, eu.shape))
+    e = np.broadcast_to(e, need.shape)
+    coarse = need > e
+    return np.where(coarse, need, e), coarse
+
+
+def _exponent1(target: float, dq: float, lo: float, hi: float) -> tuple[int, bool]:
+    """:func:`grid_exponent` for one row (scalars, no NumPy)."""
+    w = hi - lo
+    base = min(dq / target / SCALE_STEPS, dq, w / WIDTH_STEPS)
+    if not (base > 0.0 and math.isfinite(base)):
+        return -2000, False
+    e = math.frexp(base)[1] - 1
+    for _ in range(8):
+        r = math.ldexp(min(dq, w), -e)
+        if r == math.floor(r) or r >= SENS_STEPS:
+            break
+        e -= 1
+    m = max(abs(lo), abs(hi), 1e-300)
+    eu = math.frexp(m)[1] - 53
+    r = math.ldexp(lo, -max(eu, e))
+    if r != math.floor(r):
+        eu += 1
+    return (eu, True) if eu > e else (e, False)
+
+
+def _check_exponent(e: np.ndarray, coarse: np.ndarray, dq: float) -> None:
+    if e.size and (int(e.min()) < -1022 or int(e.max()) > 1000):
+        raise ValueError(
+            "grid law: the bounds' width or the sensitivity is outside the representable "
+            f"range (granularity 2^{int(e.min())}..2^{int(e.max())}; widths and sensitivities "
+            "from about 1e-290 to 1e290 are supported); pass mode='continuous'")
+    if coarse.any():
+        warnings.warn(
+            "grid law: bounds far from 0 need a coarser grid than the sensitivity asks for "
+            f"(granularity 2^{int(e.max())} for sensitivity {dq!r}): the noise is calibrated "
+            "on that grid", RuntimeWarning, stacklevel=4)
+
+
+@dataclass(frozen=True, eq=False)
+class RowPlan:
+    """The grid law of one row ``[lower, upper]``: a :class:`WindowLaw` and the row.
+
+    The interface of :class:`bndp.mechanisms.exact.ExactPlan` (grid, index, pmf, law,
+    sample, certified loss)."""
+
+    kernel: WindowLaw
+    lower: float
+    upper: float
+    n: int
+
+    family = property(lambda self: self.kernel.family)
+    exponent = property(lambda self: self.kernel.exponent)
+    gamma = property(lambda self: self.kernel.gamma)
+    scale = property(lambda self: self.kernel.scale)
+    scale_grid = property(lambda self: self.kernel.scale_grid)
+    dk = property(lambda self: self.kernel.dk)
+    target = property(lambda self: self.kernel.target)
+    certified_epsilon = property(lambda self: self.kernel.certified_epsilon)
+
+    def grid(self) -> np.ndarray:
+        """The ``n + 1`` attainable outputs ``fl(lower + j gamma)``."""
+        return self.lower + np.arange(self.n + 1, dtype=np.float64) * self.gamma
+
+    def index(self, value: Any) -> np.ndarray:
+        v = np.ascontiguousarray(np.ravel(np.asarray(value, dtype=np.float64)))
+        k = v.shape[0]
+        out = _core.gw_index(v, np.full(k, self.lower), np.full(k, self.upper),
+                             self.exponent, np.full(k, self.n, dtype=np.int64))
+        return out.reshape(np.shape(value))
+
+    def _reach(self) -> int:
+        if not self.kernel.tailw:
+            return 0
+        # tail offsets listed by the law functions: until p^k < 2^-60 (the rest of the
+        # tail, below 2^-84 of the law, is in the normaliser only)
+        q = self.kernel.tail_ratio
+        return int(min(self.n, math.ceil(60 * math.log(2) / -math.log(q)) + 1))
+
+    def _pmf_window(self, value: float) -> tuple[np.ndarray, np.ndarray]:
+        i = int(self.index(float(value)))
+        w, j0, s = self.kernel.weights(i, self.n, self._reach())
+        j = np.arange(j0, j0 + len(w))
+        return self.lower + j * self.gamma, w / s
+
+    def pmf(self, value: Any) -> np.ndarray:
+        """Output probabilities over :meth:`grid` for one value."""
+        g, p = self._pmf_window(value)
+        out = np.zeros(self.n + 1)
+        j0 = int(round((g[0] - self.lower) / self.gamma)) if len(g) else 0
+        out[j0: j0 + len(p)] = p
+        return out
+
+    def law(self, x: Any, value: Any, what: str):
+        from .exact import _law_from
+        g, p = self._pmf_window(value)
+        if what in ("sf", "logsf", "logcdf", "isf"):
+            c_up = np.cumsum(p[::-1])[::-1]          # P(X >= g_k)
+            above = np.concatenate((c_up[1:], [0.0]))
+            xa = np.asarray(x, dtype=np.float64)
+            out = np.empty(xa.shape)
+            for idx, xv in np.ndenumerate(xa):
+                if what == "isf":
+                    k = int(np.searchsorted(-above, -xv, side="left"))
+                    out[idx] = g[min(k, len(g) - 1)]
+                    continue
+                k = int(np.searchsorted(g, xv, side="right")) - 1
+                if what == "logcdf":
+                    out[idx] = -math.inf if k < 0 else math.log1p(-min(above[k], 1.0)) \
+                        if above[k] < 0.5 else math.log(max(1.0 - above[k], 0.0)) \
+                        if 1.0 - above[k] > 0 else -math.inf
+                else:
+                    v = 1.0 if k < 0 else above[k]
+                    out[idx] = (math.log(v) if v > 0 else -math.inf) if what == "logsf" else v
+            return float(out) if out.ndim == 0 else out
+        return _law_from(g, p, x, what)
+
+    def sample(self, value: np.ndarray, size: Any, gen: np.random.Generator, workers: Any = 1):
+        """Draws for clipped true values (NumPy's size rule)."""
+        q = np.asarray(value, dtype=np.float64)
+        if size is not None:
+            from .._validation import check_size
+            shape = tuple(check_size(size) or ())
+            q = np.broadcast_to(q, np.broadcast_shapes(q.shape, shape))
+            if q.shape != shape:
+                raise ValueError(f"size {shape} does not match the values' shape {np.shape(value)}")
+        scalar = q.ndim == 0 and size is None
+        flat = np.ascontiguousarray(q.ravel())
+        out = _draw(self.kernel, flat, np.full(flat.shape[0], self.lower),
+                    np.full(flat.shape[0], self.upper),
+                    np.full(flat.shape[0], self.n, dtype=np.int64), gen)
+        if scalar:
+            return float(out[0])
+        return out.reshape(q.shape)
+
+
+def _draw(law: WindowLaw, q: np.ndarray, lo: np.ndarray, hi: np.ndarray, n: np.ndarray,
+          gen: np.random.Generator) -> np.ndarray:
+    tree, levels = law.search_tree
+    out = np.empty(q.shape[0])
+    _core.gw_fill(gen, tree, levels, law.N, law.tailw, law.sbits, law.tm, law.exponent,
+                  q, lo, hi, n, out)
+    return out
+
+
+def _surely_narrow(fam: int, target: float, dk: int, n: int) -> bool:
+    """A row of ``n`` intervals is narrower than any wide kernel could serve: the wide
+    certificate is at least dk/t (Laplace) or dk(2N+1)/(2t^2) (Gaussian, N = 5.77t), so
+    t >= dk/target resp. 5.77 dk/target, and n_wide = 2N + dk with N >= 16.6 t resp. 5.77 t
+    (a 10 % margin)."""
+    n_lb = (2.0 * 16.6 * dk / target if fam == LAPLACE else 2.0 * 33.3 * dk / target) + dk
+    return n < 0.9 * n_lb
+
+
+def _row_law(fam: int, target: float, dq: float, e: int, n: int, hint: float) -> WindowLaw:
+    dk = max(1, math.ceil(math.ldexp(dq, -e)))
+    if _surely_narrow(fam, target, dk, n):
+        return _law(fam, target, min(dk, n), e, n, hint)
+    wide = _law(fam, target, dk, e, None, hint)
+    if n >= wide.n_min:
+        return wide
+    return _law(fam, target, min(dk, n), e, n, hint)
+
+
+def _intervals1(lo: float, hi: float, e: int) -> int:
+    """floor((hi - lo) / 2^e) exactly (``gw_intervals`` for one row): TwoSum of the exact
+    scalings."""
+    z, zl = math.ldexp(hi, -e), math.ldexp(lo, -e)
+    d = z - zl
+    bb = d - z
+    err = (z - (d - bb)) + (-zl - bb)
+    if not (0.0 <= d < 2.0 ** 52):
+        return -1 if not d >= 0.0 else 1 << 52
+    fd = math.floor(d)
+    return int(fd) - int((d - fd) < -err)
+
+
+def plan_row(fam: int, target: float, sensitivity: float, lower: float, upper: float,
+             hint: float | None = None) -> RowPlan:
+    """The grid law of one row (validated inputs; ``target`` the loss to certify)."""
+    dq = float(sensitivity)
+    ei, coarse = _exponent1(target, dq, float(lower), float(upper))
+    if coarse or not -1022 <= ei <= 1000:
+        _check_exponent(np.array([ei]), np.array([coarse]), dq)
+    n = _intervals1(float(lower), float(upper), ei)
+    if n < 1:
+        raise ValueError("grid law: the interval holds no grid step; pass mode='continuous'")
+    h = (dq / target if hint is None else hint) / math.ldexp(1.0, ei)
+    return RowPlan(_row_law(fam, target, dq, ei, n, h), float(lower), float(upper), n)
+
+
+def sample_rows(fam: int, target: float, sensitivity: float, q: np.ndarray, lo: np.ndarray,
+                hi: np.ndarray, gen: np.random.Generator) -> np.ndarray:
+    """Per-row bounds: one draw per row (1-D float64 arrays of one length, values clipped
+    into their rows). Rows are grouped by kernel: one wide kernel per granularity, and one
+    per narrow ``n``."""
+    dq = float(sensitivity)
+    e, coarse = grid_exponent(target, dq, hi - lo, lo, hi)
+    e = np.broadcast_to(e, q.shape)
+    _check_exponent(e, coarse, dq)
+    out = np.empty(q.shape[0])
+    es = np.unique(e)
+    for ev in es:
+        ev = int(ev)
+        sel = None if len(es) == 1 else np.flatnonzero(e == ev)
+        qs, los, his = (q, lo, hi) if sel is None else (q[sel], lo[sel], hi[sel])
+        n = _core.gw_intervals(los, his, ev)
+        if n.size and int(n.min()) < 1:
+            raise ValueError("grid law: a row holds no grid step; pass mode='continuous'")
+        h = dq / target / math.ldexp(1.0, ev)
+        dk = max(1, math.ceil(math.ldexp(dq, -ev)))
+        if bool(np.all(n < 0.9 * ((2.0 * 16.6 * dk / target if fam == LAPLACE
+                                  else 2.0 * 33.3 * dk / target) + dk))):
+            wide = None
+            narrow = np.ones(n.shape, dtype=bool)
+        else:
+            wide = _law(fam, target, dk, ev, None, h)
+            narrow = n < wide.n_min
+        res = np.empty(qs.shape[0])
+        if wide is not None and not narrow.any():
+            res = _draw(wide, qs, los, his, n, gen)
+        else:
+            wsel = np.flatnonzero(~narrow)
+            if wsel.size and wide is not None:
+                res[wsel] = _draw(wide, qs[wsel], los[wsel], his[wsel], n[wsel], gen)
+            nsel = np.flatnonzero(narrow)
+            nv, inv = np.unique(n[nsel], return_inverse=True)
+            order = np.argsort(inv, kind="stable")
+            ends = np.cumsum(np.bincount(inv, minlength=len(nv)))
+            start = 0
+            for g, nn in enumerate(nv):
+                rows = nsel[order[start:ends[g]]]
+                start = ends[g]
+                law = _law(fam, target, min(dk, int(nn)), ev, int(nn), h)
+                res[rows] = _draw(law, qs[rows], los[rows], his[rows], n[rows], gen)
+        if sel is None:
+            out = res
+        else:
+            out[sel] = res
+    return out

@@ -1,0 +1,262 @@
+"""The windowed grid law (bndp.mechanisms.window, _core_window.pxi): the fast certificate
+against exhaustive maxima of the sampled law, the sampler against the exact law, the exact
+index and interval arithmetic, per-row plans."""
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import bndp
+from bndp import _core
+from bndp.mechanisms import window
+
+
+def kernel_weights(cum, N, tailw, sbits, tm, n):
+    """Every weight w(d), d = -n..n, of the law as sampled (float64; tails in closed form)."""
+    w_tab = np.diff(np.asarray(cum, dtype=np.uint64)).astype(np.float64)
+    d = np.arange(-n, n + 1)
+    out = np.zeros(2 * n + 1)
+    inside = np.abs(d) <= N
+    out[inside] = w_tab[d[inside] + N]
+    if tailw:
+        p = 1.0 - math.ldexp(tm, -sbits)
+        k = np.abs(d[~inside]) - N
+        out[~inside] = tailw * math.ldexp(tm, -sbits) * p ** (k - 1)
+    return out
+
+
+def exhaustive_loss(w, n, dk):
+    """max over 0 <= i < i' <= min(i + dk, n) and both directions, every output j, of
+    ln P(j | i) / P(j | i') for P(j | i) = w(j - i) / S_i (w indexed by d + n)."""
+    lw = np.log(w)
+    S = np.array([w[n - i: 2 * n - i + 1].sum() for i in range(n + 1)])
+    lS = np.log(S)
+    best = -np.inf
+    j = np.arange(n + 1)
+    for i in range(n + 1):
+        for ip in range(i + 1, min(i + dk, n) + 1):
+            a = lw[j - i + n] - lw[j - ip + n]
+            best = max(best, a.max() + lS[ip] - lS[i], (-a).max() + lS[i] - lS[ip])
+    return best
+
+
+@pytest.mark.parametrize("fam", [0, 1])
+def test_certificate_against_the_exhaustive_oracle_without_tails(fam):
+    """Rows the table covers (n <= N): the old exhaustive certificate (gd_shift_losses, every
+    pair and output of the same integer table) never exceeds the new one, and the new one is
+    tight (log-concavity: the worst output is found, not bounded)."""
+    rng = np.random.default_rng(11 + fam)
+    for _ in range(300):
+        t = float(np.exp(rng.uniform(np.log(0.3), np.log(60.0))))
+        n = int(rng.integers(1, 200))
+        dk = int(rng.integers(1, 24))
+        dk = min(dk, n)
+        cert, shape, cum = _core.gw_eval(fam, t, n, dk, False, table=True)
+        if shape is None or shape[1]:
+            continue
+        old = float(np.max(_core.gd_shift_losses(cum, n, dk)))
+        assert cert >= old - 1e-13, (fam, t, n, dk, cert, old)
+        assert cert - old <= 1e-6 + 4.0 / (int(cum[1]) - 1), (fam, t, n, dk, cert, old)
+
+
+@pytest.mark.parametrize("fam", [0, 1])
+def test_certificate_against_the_exhaustive_oracle_with_tails(fam):
+    """Rows wider than the table: geometric tails, truncated at the row's ends. Heavy tails
+    (the table stops at 2^-4 .. 2^-12) so that they matter."""
+    rng = np.random.default_rng(21 + fam)
+    checked = 0
+    for _ in range(400):
+        t = float(np.exp(rng.uniform(np.log(0.5), np.log(6.0))))
+        bits = int(rng.integers(4, 13))
+        dk = int(rng.integers(1, 12))
+        n = int(rng.integers(2, 160))
+        dk = min(dk, n)
+        cert, shape, cum = _core.gw_eval(fam, t, n, dk, False, tail_bits=bits, table=True)
+        if shape is None:
+            continue
+        N, tail, kexp, tailw, sbits, tm, _ = shape
+        w = kernel_weights(cum, N, tailw if tail else 0, sbits, tm, n)
+        exact = exhaustive_loss(w, n, dk)
+        assert cert >= exact - 1e-12, (fam, t, bits, n, dk, cert, exact)
+        assert cert - exact <= 1e-6, (fam, t, bits, n, dk, cert, exact)
+        checked += tail
+    assert checked > 100
+
+
+@pytest.mark.parametrize("fam", [0, 1])
+def test_wide_certificate_covers_every_wide_row(fam):
+    """One wide kernel serves every row of at least 2N + dk intervals: its certificate is an
+    upper bound of the exact loss at several such widths."""
+    rng = np.random.default_rng(31 + fam)
+    for _ in range(40):
+        t = float(np.exp(rng.uniform(np.log(0.5), np.log(4.0))))
+        bits = int(rng.integers(4, 11))
+        dk = int(rng.integers(1, 8))
+        cert, shape, cum = _core.gw_eval(fam, t, 1 << 40, dk, True, tail_bits=bits, table=True)
+        if shape is None:
+            continue
+        N, tail, kexp, tailw, sbits, tm, n_wide = shape
+        worst = -np.inf
+        for n in (n_wide, n_wide + 1, n_wide + 5, 2 * n_wide + 3, 4 * n_wide):
+            w = kernel_weights(cum, N, tailw, sbits, tm, n)
+            worst = max(worst, exhaustive_loss(w, n, dk))
+        assert cert >= worst - 1e-12, (fam, t, bits, dk, cert, worst)
+        assert cert - worst <= 1e-3 * max(worst, 1e-3) + 1e-6, (fam, t, bits, dk, cert, worst)
+
+
+def test_certificate_would_catch_a_wrong_law():
+    """The oracle sees a difference that matters: the law without its tails (the table's
+    window alone, a support that depends on the input) has an infinite loss, and halving the
+    kernel's scale at a fixed certificate is caught."""
+    cert, shape, cum = _core.gw_eval(0, 2.0, 60, 3, False, tail_bits=6, table=True)
+    N, tail, kexp, tailw, sbits, tm, _ = shape
+    assert tail
+    w = kernel_weights(cum, N, 0, sbits, tm, 60)          # tails dropped: zero weights
+    with np.errstate(divide="ignore", invalid="ignore"):
+        assert not exhaustive_loss(w, 60, 3) <= cert
+    c2, shape2, cum2 = _core.gw_eval(0, 1.0, 60, 3, False, tail_bits=6, table=True)
+    w2 = kernel_weights(cum2, shape2[0], shape2[3], shape2[4], shape2[5], 60)
+    assert exhaustive_loss(w2, 60, 3) > cert + 0.5
+
+
+def exact_pmf(cum, N, tailw, sbits, tm, n, i):
+    w = kernel_weights(cum, N, tailw, sbits, tm, n)
+    p = w[n - i: 2 * n - i + 1]
+    return p / p.sum()
+
+
+@pytest.mark.parametrize("fam,t,bits,n", [(0, 3.0, 4, 40), (1, 2.5, 5, 30), (0, 1.5, 6, 9)])
+def test_sampler_matches_the_law_including_tails_and_rejection(fam, t, bits, n):
+    """gw_fill draws the law P(j | i) exactly: chi-square over all outputs for inputs at
+    the ends and inside, with tails holding several percent of the mass (tail draws and
+    rejections at the row's ends are exercised)."""
+    from scipy import stats
+    cert, shape, cum = _core.gw_eval(fam, t, n, 2, False, tail_bits=bits, table=True)
+    N, tail, kexp, tailw, sbits, tm, _ = shape
+    tree, levels = _core.gw_search_tree(cum)
+    gen = np.random.Generator(np.random.PCG64(5))
+    e = -3
+    for i in (0, 1, n // 2, n):
+        m = 200_000
+        lo = np.full(m, 7.0)
+        q = lo + i * 2.0 ** e
+        out = np.empty(m)
+        _core.gw_fill(gen, tree, levels, N, tailw if tail else 0, sbits, tm, e, q, lo,
+                      lo + n * 2.0 ** e, np.full(m, n, dtype=np.int64), out)
+        j = (out - 7.0) / 2.0 ** e
+        assert np.all(j == np.round(j)) and j.min() >= 0 and j.max() <= n
+        counts = np.bincount(j.astype(np.int64), minlength=n + 1)
+        p = exact_pmf(cum, N, tailw if tail else 0, sbits, tm, n, i)
+        keep = p * m >= 5
+        obs = np.append(counts[keep], counts[~keep].sum())
+        exp_ = np.append(p[keep], p[~keep].sum()) * m
+        if exp_[-1] == 0:
+            obs, exp_ = obs[:-1], exp_[:-1]
+        pv = stats.chisquare(obs, exp_ * obs.sum() / exp_.sum()).pvalue
+        assert pv > 1e-4, (fam, i, pv)
+
+
+def test_sampler_rejects_a_wrong_law():
+    """The chi-square above has power: the law of a neighbouring input is rejected."""
+    from scipy import stats
+    cert, shape, cum = _core.gw_eval(0, 3.0, 40, 2, False, tail_bits=4, table=True)
+    N, tail, kexp, tailw, sbits, tm, _ = shape
+    tree, levels = _core.gw_search_tree(cum)
+    gen = np.random.Generator(np.random.PCG64(6))
+    m = 200_000
+    out = np.empty(m)
+    lo = np.zeros(m)
+    _core.gw_fill(gen, tree, levels, N, tailw, sbits, tm, 0, np.full(m, 10.0), lo,
+                  np.full(m, 40.0), np.full(m, 40, dtype=np.int64), out)
+    counts = np.bincount(out.astype(np.int64), minlength=41)
+    p = exact_pmf(cum, N, tailw, sbits, tm, 40, 11)
+    keep = p * m >= 5
+    pv = stats.chisquare(np.append(counts[keep], counts[~keep].sum()),
+                         np.append(p[keep], p[~keep].sum()) * m).pvalue
+    assert pv < 1e-6
+
+
+def frac_index(q, lo, hi, e, n):
+    q = min(max(q, lo), hi)
+    x = (Fraction(q) - Fraction(lo)) / Fraction(2) ** e
+    i = math.floor(x + Fraction(1, 2))
+    return min(max(i, 0), n)
+
+
+def test_index_and_intervals_are_exact():
+    rng = np.random.default_rng(3)
+    cases = []
+    for _ in range(3000):
+        e = int(rng.integers(-20, 10))
+        lo = float(rng.choice([0.0, 0.1, -3.7, 1e6 + 0.3, -1e-3, 1e15]) + rng.normal() * 10)
+        width = float(np.exp(rng.uniform(np.log(2.0 ** e), np.log(2.0 ** e * 1e5))))
+        hi = lo + width
+        q = float(rng.uniform(lo - width * 0.1, hi + width * 0.1))
+        if rng.random() < 0.3:     # exactly on a rounding boundary
+            k = int(rng.integers(0, max(1, int(width / 2.0 ** e))))
+            q = lo + (k + 0.5) * 2.0 ** e
+        cases.append((q, lo, hi, e))
+    for q, lo, hi, e in cases:
+        n = int(_core.gw_intervals(np.array([lo]), np.array([hi]), e)[0])
+        assert n == math.floor((Fraction(hi) - Fraction(lo)) / Fraction(2) ** e)
+        if n < 1:
+            continue
+        i = int(_core.gw_index(np.array([q]), np.array([lo]), np.array([hi]), e,
+                               np.array([n], dtype=np.int64))[0])
+        assert i == frac_index(q, lo, hi, e, n), (q, lo, hi, e)
+
+
+def test_neighbours_stay_within_dk():
+    """Rounding anchored at an arbitrary lower bound moves inputs at most ceil(D/gamma)
+    steps apart (the certificate's premise), also with inexact differences q - lo."""
+    rng = np.random.default_rng(4)
+    e = -4
+    lo = np.full(100_000, 0.1)
+    hi = lo + 120.0
+    n = _core.gw_intervals(lo, hi, e)
+    q = rng.uniform(0.1, 119.0, 100_000)
+    q2 = q + 1.0
+    i1 = _core.gw_index(q, lo, hi, e, n)
+    i2 = _core.gw_index(q2, lo, hi, e, n)
+    assert (i2 - i1).max() <= 16 and (i2 >= i1).all()
+
+
+@pytest.mark.parametrize("cls", [bndp.BoundedLaplace, bndp.BoundedGaussian])
+def test_one_wide_kernel_serves_rows_of_every_width_and_position(cls):
+    a = cls(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=120.0).exact_plan
+    b = cls(epsilon=1.0, sensitivity=1.0, lower=37.25, upper=37.25 + 5000.0).exact_plan
+    c = cls(epsilon=1.0, sensitivity=1.0, lower=-1e5, upper=4e5).exact_plan
+    assert a.kernel is b.kernel is c.kernel
+    assert a.certified_epsilon <= 1.0
+
+
+@pytest.mark.parametrize("cls,lo,hi", [(bndp.BoundedLaplace, 0.0, 120.0),
+                                       (bndp.BoundedLaplace, 0.0, 1e5),
+                                       (bndp.BoundedLaplace, 0.0, 5e5),
+                                       (bndp.BoundedLaplace, 0.0, 3.0),
+                                       (bndp.BoundedGaussian, 0.0, 120.0),
+                                       (bndp.BoundedGaussian, 0.0, 3.0),
+                                       (bndp.BoundedGaussian, 0.0, 1e5)])
+def test_variance_no_more_than_the_continuous_law(cls, lo, hi):
+    """The default law's variance is within 2 % of the continuous law's (the tight
+    calibration for the Gaussian) or below it, at a bound and in the middle, and does not
+    grow with the range."""
+    kw = dict(epsilon=1.0, sensitivity=1.0, lower=lo, upper=hi)
+    g = cls(**kw)
+    if cls is bndp.BoundedGaussian:
+        c = cls(**kw, mode="continuous", calibration="tight")
+    else:
+        c = cls(**kw, mode="continuous")
+    for v in (lo, 0.5 * (lo + hi)):
+        vg, vc = g.variance(v), c.variance(v)
+        assert vg <= 1.02 * vc, (v, vg, vc)
+
+
+def test_variance_of_the_grid_law_matches_its_samples():
+    m = bndp.BoundedLaplace(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=1e5)
+    x = m.sample(np.zeros(400_000), rng=9)
+    v = m.variance(0.0)
+    assert abs(np.var(x) / v - 1) < 0.03
+    assert abs(np.mean(x) - m.mean(0.0)) < 0.02
