@@ -559,6 +559,51 @@ def test_spec_budget_exceeded_exit_4_nothing_written(tmp_path, capsys):
     assert listing(tmp_path) == ["in.csv", "r.toml"]
 
 
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+@pytest.mark.parametrize("where", ["draw", "per-row planning"])
+def test_failure_after_the_data_checks_charges_nothing(tmp_path, capsys, monkeypatch, fmt, where):
+    # the budget is checked before reading and charged only once every row is drawn (issue
+    # 21, item 7): a release that fails while planning or drawing charges nothing
+    import bndp.api
+    from bndp.integrations._spec import ColumnPlan
+
+    src = write(tmp_path / "in.csv", SPEC_CSV)
+    if fmt == "parquet":
+        import pyarrow.csv as pcsv
+
+        pq.write_table(pcsv.read_csv(src), str(tmp_path / "in.parquet"))
+        os.unlink(src)
+        src = str(tmp_path / "in.parquet")
+    spec = write(tmp_path / "r.toml", SPEC_TOML)
+    charges = []
+    real_charge = bndp.Budget.charge
+
+    def spy(self, *a, **k):
+        charges.append(k.get("label"))
+        return real_charge(self, *a, **k)
+
+    monkeypatch.setattr(bndp.Budget, "charge", spy)
+
+    def boom(*a, **k):
+        raise ValueError("planted failure")
+
+    if where == "draw":
+        real_draw = ColumnPlan.draw
+        monkeypatch.setattr(ColumnPlan, "draw", lambda self, *a, **k: boom() if
+                            self.name == "income" else real_draw(self, *a, **k))
+    else:
+        monkeypatch.setattr(bndp.api, "_grid_rows", boom)
+    dst = str(tmp_path / f"out.{fmt}")
+    code, out, err = run(capsys, "privatize", src, "-o", dst, "--spec", spec)
+    assert code == 3 and "planted failure" in err and err.count("\n") == 1
+    assert charges == [] and not os.path.exists(dst)
+    monkeypatch.undo()
+    monkeypatch.setattr(bndp.Budget, "charge", spy)
+    code, out, err = run(capsys, "privatize", src, "-o", dst, "--spec", spec)
+    assert code == 0, err
+    assert charges == [f"bndp privatize {src}"] and os.path.exists(dst)
+
+
 @pytest.mark.parametrize("text,needle", [
     ("[columns.age]\nlower = 0\nupper = 120\nsensitivity = 1\n", "column 'age', key 'epsilon'"),
     ("[columns.age]\nlower = 0\nupper = 'zz'\nsensitivity = 1\nepsilon = 1\n", "'zz' not found"),

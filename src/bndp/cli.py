@@ -223,11 +223,12 @@ def _load_spec_file(path: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
     return cols, budget
 
 
-def _parse_specs(args: argparse.Namespace) -> tuple[list[_Spec], Any]:
-    """The released columns (validated and calibrated) and the budget, from --spec or
-    --column; usage errors name the column and key."""
+def _parse_specs(args: argparse.Namespace, label: str = "") -> tuple[list[_Spec], Any]:
+    """The released columns (validated, calibrated and planned) and the budget (checked,
+    not charged), from --spec or --column; usage errors name the column and key."""
     from .budget import Budget
-    from .integrations._spec import check_budget_compatible, parse_spec
+    from .exceptions import BudgetError
+    from .integrations._spec import plan_release
 
     budget = None
     if args.spec is not None:
@@ -288,9 +289,10 @@ def _parse_specs(args: argparse.Namespace) -> tuple[list[_Spec], Any]:
             spec[name] = e
         where = ""
     try:
-        plans = parse_spec(spec)  # calibrates every column, before reading anything
-        if budget is not None:
-            check_budget_compatible(plans)
+        # calibrates and plans every column and checks the budget, before reading anything
+        plans = plan_release(spec, budget, label=label)
+    except BudgetError:
+        raise
     except (ValueError, TypeError) as exc:
         msg = " ".join(str(exc).split())
         if args.spec is None:
@@ -744,12 +746,10 @@ def _cmd_privatize(args: argparse.Namespace) -> int:
     if out_fmt is not None and out_fmt != fmt:
         raise CLIError(f"the output is written as {fmt} (like the input) but {dst} names "
                        f"a {out_fmt} file")
-    specs, budget = _parse_specs(args)  # validates and calibrates, before reading anything
-    if budget is not None:
-        from .integrations._spec import spec_costs
-
-        budget.charge(spec_costs([s.plan for s in specs]),
-                      label="bndp privatize " + shown_src)
+    label = "bndp privatize " + shown_src
+    # validates, calibrates and plans; the budget is checked now, charged once every row
+    # is drawn (before the output is put in place)
+    specs, budget = _parse_specs(args, label)
     gen = default_rng(args.seed)
     progress = _Progress(0, "rows", _progress_enabled(args.progress) and not args.quiet)
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(final or 'stdout')}.",
@@ -765,6 +765,9 @@ def _cmd_privatize(args: argparse.Namespace) -> int:
             rows = _privatize_csv(args, specs, tmp, gen, progress, in_path, shown_src)
         else:
             rows = _privatize_parquet(args, specs, tmp, gen, progress, in_path, shown_src)
+        from .integrations._spec import charge_release
+
+        charge_release(budget, [s.plan for s in specs], label)
         if kind == "file":
             _normal_mode(tmp)
             os.replace(tmp, final)  # type: ignore[arg-type]
