@@ -136,7 +136,9 @@ class Budget:
     spends its cost by basic sequential composition (see the module documentation): the
     sum of the :math:`\epsilon` of its columns and the sum of their :math:`\delta`. A
     release that would take the total spent above the budget raises
-    :class:`bndp.BudgetError` **before any noise is drawn**, and spends nothing.
+    :class:`bndp.BudgetError` **before any noise is drawn**, and spends nothing. The release
+    functions charge only once the release is drawn (or, on Spark and Dask, its plan built),
+    so a release that fails spends nothing either.
 
     Parameters
     ----------
