@@ -42,7 +42,8 @@ DOC_FILES = (["README.md"] if os.path.exists(os.path.join(ROOT, "README.md")) el
 
 # the optional engines a block may import, and the module that must be installed for each
 ENGINES = {"pandas": "pandas", "pyarrow": "pyarrow", "pyspark": "pyspark", "bndp.spark": "pyspark",
-           "dask": "dask", "bndp.dask": "dask", "matplotlib": "matplotlib"}
+           "dask": "dask", "bndp.dask": "dask", "matplotlib": "matplotlib", "torch": "torch",
+           "bndp.torch": "torch", "opacus": "opacus", "sklearn": "sklearn"}
 
 
 def python_blocks(path):
