@@ -220,7 +220,7 @@ def test_parquet_string_column_refused(tmp_path, capsys):
     ("id,age\n1,inf\n", [], "row 1 (data rows counted from 1 after the header), column 'age': 'inf' is not a finite number", 3),
     ("id,age\n1,30\n2,130\n", ["--on-outside", "raise"], "row 2 (data rows counted from 1 after the header), column 'age': 130.0 lies outside [0, 120]", 3),
     ("", [], "empty file", 3),
-    ("id,height\n1,2\n", [], "column 'age' not found; columns are: id, height", 2),
+    ("id,height\n1,2\n", [], "column 'age' not found; columns are: id, height", 3),
     ("id,age\n1,2\n", ["--mechanism", "gaussian", "--delta", "0.1"], "delta must be 0", 2),
     ("id,age\n1,2\n", ["--epsilon", "-1"], "`epsilon`", 2),
     ("id,age,age\n1,2,3\n", [], "duplicate column", 3),
@@ -229,7 +229,7 @@ def test_errors_are_one_line(tmp_path, capsys, text, argv, needle, status):
     src = write(tmp_path / "in.csv", text)
     code, out, err = run(capsys, "privatize", src, "-o", str(tmp_path / "out.csv"),
                          "--column", "age", "--lower", "0", "--upper", "120", *PRIV, *argv)
-    assert code == status  # 2: usage error, 3: data error
+    assert code == status  # 2: usage error, 3: data error (a cell, the format, the schema)
     assert err.count("\n") == 1 and err.startswith("bndp: error: ") and "Traceback" not in err
     assert needle in err
     assert listing(tmp_path) == ["in.csv"]  # no output, no temporary file
@@ -268,7 +268,7 @@ def test_format_errors(tmp_path, capsys):
     assert code == 2 and "names a parquet file" in err
     code, _, err = run(capsys, "privatize", str(tmp_path / "nope.csv"), "-o",
                        str(tmp_path / "o.csv"), "--column", "age:0:2", *PRIV)
-    assert code == 2 and "no such file" in err
+    assert code == 1 and "no such file" in err  # an I/O error
     code, _, err = run(capsys, "privatize", src, "-o", str(tmp_path / "o.csv"),
                        "--column", "age", *PRIV)
     assert code == 2 and "has no bounds" in err
@@ -288,7 +288,7 @@ def test_console_script_entry_point_and_progress_bar(tmp_path):
     r = subprocess.run([sys.executable, "-m", "bndp", "privatize", src, "-o",
                         str(tmp_path / "o.csv"), "--column", "nope:0:1", *PRIV],
                        capture_output=True, text=True, env=env(), timeout=120)
-    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+    assert r.returncode == 3 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
 
 
 # ---------------------------------------------------------------------------------------
@@ -559,9 +559,53 @@ def test_spec_budget_exceeded_exit_4_nothing_written(tmp_path, capsys):
     assert listing(tmp_path) == ["in.csv", "r.toml"]
 
 
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+@pytest.mark.parametrize("where", ["draw", "per-row planning"])
+def test_failure_after_the_data_checks_charges_nothing(tmp_path, capsys, monkeypatch, fmt, where):
+    # the budget is checked before reading and charged only once every row is drawn (issue
+    # 21, item 7): a release that fails while planning or drawing charges nothing
+    import bndp.api
+    from bndp.integrations._spec import ColumnPlan
+
+    src = write(tmp_path / "in.csv", SPEC_CSV)
+    if fmt == "parquet":
+        import pyarrow.csv as pcsv
+
+        pq.write_table(pcsv.read_csv(src), str(tmp_path / "in.parquet"))
+        os.unlink(src)
+        src = str(tmp_path / "in.parquet")
+    spec = write(tmp_path / "r.toml", SPEC_TOML)
+    charges = []
+    real_charge = bndp.Budget.charge
+
+    def spy(self, *a, **k):
+        charges.append(k.get("label"))
+        return real_charge(self, *a, **k)
+
+    monkeypatch.setattr(bndp.Budget, "charge", spy)
+
+    def boom(*a, **k):
+        raise ValueError("planted failure")
+
+    if where == "draw":
+        real_draw = ColumnPlan.draw
+        monkeypatch.setattr(ColumnPlan, "draw", lambda self, *a, **k: boom() if
+                            self.name == "income" else real_draw(self, *a, **k))
+    else:
+        monkeypatch.setattr(bndp.api, "_grid_rows", boom)
+    dst = str(tmp_path / f"out.{fmt}")
+    code, out, err = run(capsys, "privatize", src, "-o", dst, "--spec", spec)
+    assert code == 3 and "planted failure" in err and err.count("\n") == 1
+    assert charges == [] and not os.path.exists(dst)
+    monkeypatch.undo()
+    monkeypatch.setattr(bndp.Budget, "charge", spy)
+    code, out, err = run(capsys, "privatize", src, "-o", dst, "--spec", spec)
+    assert code == 0, err
+    assert charges == [f"bndp privatize {src}"] and os.path.exists(dst)
+
+
 @pytest.mark.parametrize("text,needle", [
     ("[columns.age]\nlower = 0\nupper = 120\nsensitivity = 1\n", "column 'age', key 'epsilon'"),
-    ("[columns.age]\nlower = 0\nupper = 'zz'\nsensitivity = 1\nepsilon = 1\n", "'zz' not found"),
     ("[columns.age]\nlower = 0\nupper = 120\nsensitivity = 1\nepsilon = 1\nbogus = 2\n",
      "column 'age', key 'bogus'"),
     ("[colums.age]\nlower = 0\n", "unknown top-level key 'colums'"),
@@ -855,3 +899,89 @@ def test_progress_percentage_follows_rows(tmp_path, capsys, monkeypatch):
         assert len(d) >= width  # each redraw covers the previous one: no stale characters
         width = len(d.rstrip())
     assert "100.0%" in draws[-1] and f"{n:,} rows" in draws[-1]
+
+
+# ---------------------------------------------------------------------------------------
+# exit codes and messages as the README gives them
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_missing_column_is_a_schema_error_exit_3(tmp_path, capsys, fmt):
+    src = write(tmp_path / "in.csv", SPEC_CSV)
+    if fmt == "parquet":
+        import pyarrow.csv as pcsv
+
+        pq.write_table(pcsv.read_csv(src), str(tmp_path / "in.parquet"))
+        os.unlink(src)
+        src = str(tmp_path / "in.parquet")
+    spec = write(tmp_path / "r.toml", "[columns.age]\nlower = 0\nupper = 'zz'\nsensitivity = 1\n"
+                                      "epsilon = 1\n")
+    code, _, err = run(capsys, "privatize", src, "-o", str(tmp_path / f"o.{fmt}"), "--spec", spec)
+    assert code == 3 and "column 'zz' not found" in err and err.count("\n") == 1
+    code, _, err = run(capsys, "privatize", src, "-o", str(tmp_path / f"o.{fmt}"),
+                       "--column", "nope:0:1", *PRIV)
+    assert code == 3 and "column 'nope' not found" in err
+    assert listing(tmp_path) == sorted([os.path.basename(src), "r.toml"])
+
+
+def test_missing_output_directory_is_an_io_error_exit_1(tmp_path, capsys):
+    src = write(tmp_path / "in.csv", "age\n1\n")
+    code, _, err = run(capsys, "privatize", src, "-o", str(tmp_path / "nodir" / "o.csv"),
+                       "--column", "age:0:2", *PRIV)
+    assert code == 1 and "does not exist" in err and err.count("\n") == 1
+    pytest.importorskip("matplotlib")
+    code, _, err = run(capsys, "plot", *PRIV, "--lower", "0", "--upper", "1", "-o",
+                       str(tmp_path / "nodir" / "x.png"))
+    assert code == 1 and "does not exist" in err
+    assert listing(tmp_path) == ["in.csv"]
+
+
+def test_column_errors_name_the_flags_not_a_spec(tmp_path, capsys):
+    src = write(tmp_path / "in.csv", "age\n1\n")
+    code, _, err = run(capsys, "privatize", src, "-o", str(tmp_path / "o.csv"),
+                       "--column", "age:0:2", "--epsilon", "-1", "--sensitivity", "1")
+    assert code == 2 and "spec" not in err and "--column 'age'" in err and "epsilon" in err
+    code, _, err = run(capsys, "privatize", src, "-o", str(tmp_path / "o.csv"),
+                       "--column", "age:0:2", *PRIV, "--mechanism", "gaussian", "--delta", "0.1")
+    assert code == 2 and "spec" not in err and "--column 'age', --delta" in err
+    assert listing(tmp_path) == ["in.csv"]
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_per_row_bound_errors_print_plain_numbers(tmp_path, capsys, fmt):
+    text = "id,v,lo,hi\n1,5,0,10\n2,5,9,3\n"
+    src = write(tmp_path / "in.csv", text)
+    if fmt == "parquet":
+        import pyarrow.csv as pcsv
+
+        pq.write_table(pcsv.read_csv(src), str(tmp_path / "in.parquet"))
+        src = str(tmp_path / "in.parquet")
+    spec = write(tmp_path / "r.toml", "[columns.v]\nlower = 'lo'\nupper = 'hi'\n"
+                                      "sensitivity = 1\nepsilon = 1\n")
+    code, _, err = run(capsys, "privatize", src, "-o", str(tmp_path / f"o.{fmt}"), "--spec", spec)
+    assert code == 3 and "row 2" in err and "got [9.0, 3.0]" in err and "np." not in err
+    write(tmp_path / "in.csv", "id,v,lo,hi\n1,5,0,10\n2,50,0,10\n")
+    code, _, err = run(capsys, "privatize", str(tmp_path / "in.csv"), "-o",
+                       str(tmp_path / "o.csv"), "--spec", spec, "--on-outside", "raise")
+    assert code == 3 and "per-row bounds [0.0, 10.0]" in err and "np." not in err
+
+
+@pytest.mark.parametrize("extra", [["--epsilon", "3"], ["--mechanism", "laplace"],
+                                   ["--sensitivity", "2"], ["--delta", "0"],
+                                   ["--lower", "0", "--upper", "1"]])
+def test_spec_with_column_settings_is_refused(tmp_path, capsys, extra):
+    src = write(tmp_path / "in.csv", SPEC_CSV)
+    spec = write(tmp_path / "r.toml", SPEC_TOML)
+    code, out, err = run(capsys, "privatize", src, "-o", str(tmp_path / "out.csv"), "--spec",
+                         spec, *extra)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert extra[0] in err and "with --spec set each column's settings in the spec file" in err
+    assert listing(tmp_path) == ["in.csv", "r.toml"]
+
+
+@pytest.mark.parametrize("bounds", [["0", "inf"], ["-inf", "0"], ["nan", "1"]])
+def test_plot_with_a_non_finite_bound_is_a_usage_error(tmp_path, capsys, bounds):
+    pytest.importorskip("matplotlib")
+    code, _, err = run(capsys, "plot", *PRIV, f"--lower={bounds[0]}", f"--upper={bounds[1]}",
+                       "-o", str(tmp_path / "x.png"))
+    assert code == 2 and "must be finite" in err and err.count("\n") == 1
+    assert listing(tmp_path) == []

@@ -208,3 +208,27 @@ def test_dask_constrained_laplace_releases_the_grid_law():
         sel = x[v == t]
         z = (sel.mean() - m.mean(t)) / np.sqrt(m.variance(t) / sel.size)
         assert abs(z) < 5
+
+
+# a release that fails before the graph is handed back spends nothing (issue 21, item 7)
+@pytest.mark.parametrize("where", ["planning", "graph"])
+def test_dask_failure_on_the_client_spends_nothing(ddf, monkeypatch, where):
+    from bndp.mechanisms import BoundedLaplace
+
+    spec = {"age": {"lower": 0, "upper": 120, "sensitivity": 1, "epsilon": 0.5}}
+
+    def boom(*a, **k):
+        raise ValueError("planted failure")
+
+    if where == "planning":  # the mechanism is built (and its grid law planned) here
+        monkeypatch.setattr(BoundedLaplace, "__init__", boom)
+    else:
+        monkeypatch.setattr(type(ddf), "map_partitions", boom)
+    b = bndp.Budget(epsilon=0.5)
+    with pytest.raises(ValueError, match="planted"):
+        bndp.dask.privatize(ddf, spec, budget=b)
+    assert b.spent == (0.0, 0.0) and b.log == []
+    monkeypatch.undo()
+    out = bndp.dask.privatize(ddf, spec, budget=b)
+    assert b.spent == (0.5, 0.0) and [r.label for r in b.log] == ["dask privatize(age)"]
+    assert len(out.compute(scheduler="sync")) == N

@@ -42,7 +42,8 @@ DOC_FILES = (["README.md"] if os.path.exists(os.path.join(ROOT, "README.md")) el
 
 # the optional engines a block may import, and the module that must be installed for each
 ENGINES = {"pandas": "pandas", "pyarrow": "pyarrow", "pyspark": "pyspark", "bndp.spark": "pyspark",
-           "dask": "dask", "bndp.dask": "dask", "matplotlib": "matplotlib"}
+           "dask": "dask", "bndp.dask": "dask", "matplotlib": "matplotlib", "torch": "torch",
+           "bndp.torch": "torch", "opacus": "opacus", "sklearn": "sklearn"}
 
 
 def python_blocks(path):
@@ -81,7 +82,9 @@ def test_doc_files_are_found():
     assert all(python_blocks(os.path.join(ROOT, f)) for f in ("README.md", "docs/etl.md"))
 
 
-@pytest.mark.parametrize("doc", DOC_FILES)
+# the README's blocks each run on their own (test_readme_blocks_run_each_on_its_own), which
+# is stronger than running them in order
+@pytest.mark.parametrize("doc", [d for d in DOC_FILES if d != "README.md"])
 def test_python_blocks_run_as_written(doc, tmp_path, monkeypatch):
     """Every ```python block of the README and docs/*.md runs, each file's blocks in order in
     one namespace, as a reader pasting them top to bottom would run them (in an empty
@@ -120,3 +123,48 @@ def test_python_blocks_run_as_written(doc, tmp_path, monkeypatch):
                 active.stop()
     if not ran:
         pytest.skip(f"{doc}: every block needs something missing: {skipped}")
+
+
+README_BLOCKS = (python_blocks(os.path.join(ROOT, "README.md"))
+                 if "README.md" in DOC_FILES else [])
+
+
+@pytest.mark.parametrize("line, block", README_BLOCKS,
+                         ids=[f"line{line + 1}" for line, _ in README_BLOCKS])
+def test_readme_blocks_run_each_on_its_own(line, block, tmp_path, monkeypatch):
+    """Each ```python block of the README runs alone, in a fresh namespace, as a reader
+    pasting only that block would run it: it defines (and imports) what it uses."""
+    from .conftest import bndp_import_root
+
+    missing = missing_engines(block)
+    if missing:
+        pytest.skip(f"README.md line {line + 1} needs {missing}")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    monkeypatch.setenv("PYSPARK_PYTHON", sys.executable)
+    monkeypatch.setenv("PYSPARK_DRIVER_PYTHON", sys.executable)
+    monkeypatch.setenv("PYTHONPATH", bndp_import_root() + os.pathsep
+                       + os.environ.get("PYTHONPATH", ""))
+    code = compile("\n" * line + block, os.path.join(ROOT, "README.md"), "exec")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            exec(code, {"__name__": "__doc_example__"})
+    finally:
+        if "pyspark" in sys.modules:
+            from pyspark.sql import SparkSession
+
+            active = SparkSession.getActiveSession()
+            if active is not None:
+                active.stop()
+
+
+def test_readme_gives_the_docs_build_and_the_extras():
+    if "README.md" not in DOC_FILES:
+        pytest.skip("needs the source tree")
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        text = " ".join(f.read().split())
+    assert "python -m sphinx -W -b html docs docs/_build/html" in text
+    for extra in ("bndp[arrow]", "bndp[plot]", "bndp[spark]", "bndp[dask]", "bndp[torch]",
+                  ".[docs]", ".[bench]"):
+        assert extra in text, extra

@@ -321,6 +321,91 @@ def test_budget_metric_guarantee_is_refused():
     assert b.spent == (0.0, 0.0)
 
 
+# a release that fails after the data checks spends nothing (issue 21, item 7)
+def _fail_on(monkeypatch, target, attr, when=lambda *a, **k: True):
+    real = getattr(target, attr)
+
+    def boom(*a, **k):
+        if when(*a, **k):
+            raise ValueError("planted failure while planning or drawing")
+        return real(*a, **k)
+
+    monkeypatch.setattr(target, attr, boom)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_failed_draw_spends_nothing_and_retry_works(kind, monkeypatch):
+    b = bndp.Budget(epsilon=0.75)
+    # the second column fails after the first was drawn
+    _fail_on(monkeypatch, ColumnPlan, "draw", lambda self, *a, **k: self.name == "income")
+    with pytest.raises(ValueError, match="planted"):
+        bndp.privatize(make(kind, data(200)), SPEC, budget=b, rng=1)
+    assert b.spent == (0.0, 0.0) and b.log == []
+    monkeypatch.undo()
+    out = to_pandas(bndp.privatize(make(kind, data(200)), SPEC, budget=b, rng=1))
+    assert b.spent == (0.75, 0.0) and len(b.log) == 1
+    assert out["age"].between(0, 120).all()
+
+
+def test_failed_per_row_planning_spends_nothing(monkeypatch):
+    # the per-row grid plans are built while drawing (a refusal such as too many distinct
+    # (lower, upper) pairs comes from there)
+    import bndp.api
+
+    _fail_on(monkeypatch, bndp.api, "_grid_rows")
+    b = bndp.Budget(epsilon=1.0)
+    with pytest.raises(ValueError, match="planted"):
+        bndp.privatize(pd.DataFrame(data(200)), SPEC, budget=b, rng=1)
+    assert b.spent == (0.0, 0.0) and b.log == []
+    monkeypatch.undo()
+    bndp.privatize(pd.DataFrame(data(200)), SPEC, budget=b, rng=1)
+    assert b.spent == (0.75, 0.0)
+
+
+def test_failed_fixed_bounds_planning_spends_nothing(monkeypatch):
+    from bndp.mechanisms import BoundedGaussian
+
+    _fail_on(monkeypatch, BoundedGaussian, "__init__")
+    b = bndp.Budget(epsilon=1.0)
+    with pytest.raises(ValueError, match="planted"):
+        bndp.privatize(pd.DataFrame(data(50)), SPEC, budget=b, rng=1)
+    assert b.spent == (0.0, 0.0)
+    monkeypatch.undo()
+    bndp.privatize(pd.DataFrame(data(50)), SPEC, budget=b, rng=1)
+    assert b.spent == (0.75, 0.0)
+
+
+def test_budget_refused_before_data_is_read(no_draws):
+    # the budget is checked (not charged) right after the spec is planned: a release it
+    # cannot pay is refused before the data is checked or drawn
+    d = data(50)
+    d["age"] = d["age"].astype(float)
+    d["age"][3] = np.nan
+    b = bndp.Budget(epsilon=0.5)
+    with pytest.raises(bndp.BudgetError):
+        bndp.privatize(pd.DataFrame(d), SPEC, budget=b, rng=1)
+    assert no_draws == [] and b.spent == (0.0, 0.0)
+
+
+def test_charge_refused_after_the_draw_releases_nothing(monkeypatch):
+    # another release spends the budget between the check and the charge: the charge is
+    # refused and nothing is returned
+    import bndp.integrations._spec as spec_mod
+
+    b = bndp.Budget(epsilon=1.0)
+    real = spec_mod.charge_release
+
+    def racing(budget, plans, label):
+        b.spend(0.5, label="someone else")
+        return real(budget, plans, label)
+
+    monkeypatch.setattr(spec_mod, "charge_release", racing)
+    monkeypatch.setattr(bndp.frames, "charge_release", racing)
+    with pytest.raises(bndp.BudgetError):
+        bndp.privatize(pd.DataFrame(data(50)), SPEC, budget=b, rng=1)
+    assert b.spent == (0.5, 0.0) and [r.label for r in b.log] == ["someone else"]
+
+
 def test_frames_guide_python_blocks_run():
     import os
     import re

@@ -30,11 +30,14 @@ def _names(reqs):
     return {re.split(r"[\[<>=!~ ;]", r, maxsplit=1)[0].lower() for r in reqs}
 
 
-def test_core_depends_only_on_numpy_scipy_and_the_secure_generator(project):
+def test_core_depends_only_on_numpy_scipy_the_secure_generator_and_narwhals(project):
     # randomgen provides the AES-CTR / ChaCha20 BitGenerators of the secure default stream;
-    # no data-engine package (pandas, pyarrow, pyspark, dask, matplotlib) is a core dependency
+    # narwhals (pure Python, no dependencies) lets bndp.privatize take any data frame after
+    # the README's own install command; no data-engine package (pandas, pyarrow, pyspark,
+    # dask, matplotlib) is a core dependency
     deps = project["project"]["dependencies"]
-    assert _names(d for d in deps if "python_version" not in d) == {"numpy", "scipy", "randomgen"}
+    assert _names(d for d in deps if "python_version" not in d) == {
+        "numpy", "scipy", "randomgen", "narwhals"}
     # the TOML reader of the CLI's --spec, only where the standard library lacks tomllib
     assert [d for d in deps if "python_version" in d] == ["tomli>=2.0; python_version < '3.11'"]
 
@@ -45,8 +48,7 @@ def test_optional_extras(project):
     assert "dask" in extras["dask"] and "pandas" in extras["dask"]
     assert extras["plot"] == {"matplotlib"}
     assert extras["arrow"] == {"pyarrow"}
-    assert extras["frames"] == {"narwhals"}
-    assert "narwhals" in extras["spark"] and "narwhals" in extras["dask"]
+    assert extras["frames"] == {"narwhals"}  # kept for existing install commands
     assert {"pyspark", "dask", "pandas", "pyarrow", "matplotlib", "pytest", "mpmath", "polars",
             "narwhals"} <= extras["test"]
 

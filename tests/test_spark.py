@@ -263,3 +263,29 @@ def test_spark_spec_per_column_epsilon_per_row_bounds_8_partitions(spark):
         bndp.spark.privatize(df, {"score": dict(spec["score"], upper="nope")})
     with pytest.raises(TypeError, match="not both"):
         bndp.spark.privatize(df, spec, epsilon=1.0)
+
+
+# a release that fails on the driver spends nothing (issue 21, item 7)
+@pytest.mark.parametrize("where", ["planning", "spark plan"])
+def test_spark_failure_on_the_driver_spends_nothing(spark, monkeypatch, where):
+    import bndp.integrations.spark as bspark
+    from bndp.mechanisms import BoundedLaplace
+
+    df = spark.createDataFrame([(1, 23.0), (2, 35.0)], ["id", "age"])
+    spec = {"age": {"lower": 0, "upper": 120, "sensitivity": 1, "epsilon": 0.5}}
+
+    def boom(*a, **k):
+        raise ValueError("planted failure")
+
+    if where == "planning":  # the mechanism is built (and its grid law planned) here
+        monkeypatch.setattr(BoundedLaplace, "__init__", boom)
+    else:
+        monkeypatch.setattr(bspark, "partition_releaser", boom)
+    b = bndp.Budget(epsilon=0.5)
+    with pytest.raises(ValueError, match="planted"):
+        bndp.spark.privatize(df, spec, budget=b)
+    assert b.spent == (0.0, 0.0) and b.log == []
+    monkeypatch.undo()
+    out = bndp.spark.privatize(df, spec, budget=b)
+    assert b.spent == (0.5, 0.0) and [r.label for r in b.log] == ["spark privatize(age)"]
+    assert len(out.collect()) == 2

@@ -1269,29 +1269,6 @@ def bg_sigma_scalar(double eps, double dq, double w):
     return _bg_sigma(eps, dq, &w, 1, &cs)
 
 
-def bg_sigma_array(const double[:] eps, const double[:] dq, const double[::1] w,
-                   double[::1] out):
-    cdef Py_ssize_t i, n = out.shape[0], m = w.shape[0]
-    cdef double* cs = <double*> malloc(m * sizeof(double))
-    if cs == NULL:
-        raise MemoryError()
-    with nogil:
-        for i in range(n):
-            out[i] = _bg_sigma(eps[i], dq[i], &w[0], m, cs)
-    free(cs)
-
-
-def bg_sigma_uni_array(const double[:] eps, const double[:] dq, const double[:] w,
-                       double[::1] out):
-    """Univariate sigma* for arrays of (eps, dq, w) (already broadcast)."""
-    cdef Py_ssize_t i, n = out.shape[0]
-    cdef double cs, wi
-    with nogil:
-        for i in range(n):
-            wi = w[i]
-            out[i] = _bg_sigma(eps[i], dq[i], &wi, 1, &cs)
-
-
 def ndtri_central(double q):
     """Phi^-1(1/2 + q) for |q| <= 0.425 (exposed for tests)."""
     return _ppnd_central(q)

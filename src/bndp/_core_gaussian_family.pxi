@@ -594,13 +594,6 @@ def gf_delta(int notion, double sigma, double eps, double dq):
     return _gf_delta(notion, sigma, eps, dq)
 
 
-def gf_log_delta(int notion, double sigma, double eps, double dq):
-    """(log delta, bound on its absolute rounding error)."""
-    cdef double err = 0.0
-    cdef double ld = _gf_log_delta(notion, sigma / dq, eps, &err)
-    return ld, err
-
-
 def gf_delta_array(int notion, const double[:] sigma, const double[:] eps, const double[:] dq,
                    double[::1] out):
     cdef Py_ssize_t i, n = out.shape[0]

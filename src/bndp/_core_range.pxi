@@ -807,19 +807,6 @@ def cl_loss(const double[::1] L, const double[::1] R, const double[::1] Lr,
     return v
 
 
-def cl_log_norm(const double[::1] L, const double[::1] R, double sigma, const double[::1] mu,
-                double[::1] out):
-    """ln N(mu) (log Laplace mass of the allowed set) at points mu of A."""
-    cdef _CLBuf b = _CLBuf(L, R)
-    cdef Py_ssize_t i, k, m = L.shape[0]
-    b.w.s = sigma
-    with nogil:
-        _cl_recur(&b.w)
-        for i in range(mu.shape[0]):
-            k = _cl_locate(&L[0], m, mu[i])
-            out[i] = _cl_logn(&b.w, k, mu[i])
-
-
 def cl_one(object gen, double mu, double sigma, const double[::1] L, const double[::1] R):
     cdef _CLBuf b = _CLBuf(L, R)
     bit_gen = gen.bit_generator

@@ -392,12 +392,6 @@ def vf_bg_loss(double sigma, double dq, const double[::1] w):
     return up, low, cstar
 
 
-def vf_bg_loss_h(double c, double w, double sigma):
-    """h(c) = c(2w - c)/(2 sigma^2) - rho(c): one coordinate's worst loss at shift c."""
-    cdef double mg
-    return _vf_h(c, w, sigma, &mg)
-
-
 def vf_bl_loss(double b, double dq, double w):
     """Certified exact worst-case loss dQ/b + ln dC(b) of the bounded Laplace mechanism."""
     return _vf_bl_loss(b, dq, w)

@@ -8,7 +8,6 @@ shapes; messages name the argument and quote the offending value:
 
 from __future__ import annotations
 
-import math
 import numbers
 from typing import Any
 
@@ -352,10 +351,6 @@ def fast_real(x: Any, name: str) -> float:
     if v is None:
         raise TypeError(f"`{name}` must be a real number; got {_show(x)}")
     return v
-
-
-def isfinite_scalar(x: float) -> bool:
-    return math.isfinite(x)
 
 
 def check_forbidden(forbidden: Any, lower: float, upper: float) -> np.ndarray:

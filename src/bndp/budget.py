@@ -23,7 +23,7 @@ import math
 import threading
 import time
 from fractions import Fraction
-from typing import Any, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 from .exceptions import BudgetError
 
@@ -136,7 +136,9 @@ class Budget:
     spends its cost by basic sequential composition (see the module documentation): the
     sum of the :math:`\epsilon` of its columns and the sum of their :math:`\delta`. A
     release that would take the total spent above the budget raises
-    :class:`bndp.BudgetError` **before any noise is drawn**, and spends nothing.
+    :class:`bndp.BudgetError` **before any noise is drawn**, and spends nothing. The release
+    functions charge only once the release is drawn (or, on Spark and Dask, its plan built),
+    so a release that fails spends nothing either.
 
     Parameters
     ----------
@@ -257,31 +259,50 @@ class Budget:
     def charge(self, costs: "dict[str, tuple[float, float]]", label: str = "") -> Cost:
         """Spend the sequential composition of per-column costs (sum of epsilon, sum of
         delta, kept exactly) as one release. Used by the release functions."""
+        e, d = self._sums(costs)
+        return self._spend_exact(e, d, label, costs)
+
+    def _check_charge(self, costs: "dict[str, tuple[float, float]]", label: str = "") -> None:
+        """Raise :class:`bndp.BudgetError` if :meth:`charge` of ``costs`` would be refused
+        now; spends nothing. The release functions call it before drawing and charge after
+        (the charge can still be refused if another release spent in between; nothing is
+        released then)."""
+        e, d = self._sums(costs)
+        with self._lock:
+            self._refuse_if_over(e, d, label, costs)
+
+    @staticmethod
+    def _sums(costs: "dict[str, tuple[float, float]]") -> tuple[Fraction, Fraction]:
         e = sum((Fraction(float(c[0])) for c in costs.values()), Fraction(0))
         d = sum((Fraction(float(c[1])) for c in costs.values()), Fraction(0))
-        return self._spend_exact(e, d, label, costs)
+        return e, d
+
+    def _refuse_if_over(self, e: Fraction, d: Fraction, label: str,
+                        columns: "dict[str, tuple[float, float]]") -> None:
+        """Raise BudgetError if spending ``(e, d)`` would exceed the budget (lock held)."""
+        new_e = self._spent_eps + e
+        new_d = self._spent_delta + d
+        if new_e > self._eps or new_d > self._delta:
+            parts = []
+            if new_e > self._eps:
+                parts.append(f"epsilon {_up(e):g} (remaining "
+                             f"{_down(self._eps - self._spent_eps):g} of {float(self._eps):g})")
+            if new_d > self._delta:
+                parts.append(f"delta {_up(d):g} (remaining "
+                             f"{_down(self._delta - self._spent_delta):g} of "
+                             f"{float(self._delta):g})")
+            name = f"release {label!r}" if label else "the release"
+            how = (f" (sequential composition over {len(columns)} column(s))"
+                   if columns else "")
+            raise BudgetError(f"{name} would exceed the privacy budget: it costs "
+                              f"{' and '.join(parts)}{how}; nothing was spent or released")
 
     def _spend_exact(self, e: Fraction, d: Fraction, label: str,
                      columns: "dict[str, tuple[float, float]]") -> Cost:
         with self._lock:
-            new_e = self._spent_eps + e
-            new_d = self._spent_delta + d
-            if new_e > self._eps or new_d > self._delta:
-                parts = []
-                if new_e > self._eps:
-                    parts.append(f"epsilon {_up(e):g} (remaining "
-                                 f"{_down(self._eps - self._spent_eps):g} of {float(self._eps):g})")
-                if new_d > self._delta:
-                    parts.append(f"delta {_up(d):g} (remaining "
-                                 f"{_down(self._delta - self._spent_delta):g} of "
-                                 f"{float(self._delta):g})")
-                name = f"release {label!r}" if label else "the release"
-                how = (f" (sequential composition over {len(columns)} column(s))"
-                       if columns else "")
-                raise BudgetError(f"{name} would exceed the privacy budget: it costs "
-                                  f"{' and '.join(parts)}{how}; nothing was spent or released")
-            self._spent_eps = new_e
-            self._spent_delta = new_d
+            self._refuse_if_over(e, d, label, columns)
+            self._spent_eps += e
+            self._spent_delta += d
             cols = {k: Cost(float(v[0]), float(v[1])) for k, v in columns.items()}
             cost = Cost(_up(e), _up(d))
             self._log.append(Release(label, cost, cols, time.time()))
@@ -293,6 +314,3 @@ def check_budget(budget: Any) -> "Budget | None":
         raise TypeError(f"`budget` must be a bndp.Budget or None; got {type(budget).__name__}")
     return budget
 
-
-def column_costs(plans: Sequence[Any]) -> "dict[str, tuple[float, float]]":
-    return {p.name: p.cost() for p in plans}

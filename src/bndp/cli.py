@@ -16,7 +16,8 @@ usage error); a continuous release prints a one-line warning with the summary.
 
 Errors are reported as one line on stderr (``bndp: error: ...``). Exit status: 0 success;
 2 usage error (command line, spec file, arguments); 3 data error (a cell, the input's format
-or schema); 4 the release would exceed the spec's budget; 1 other errors (I/O); 130
+or schema, such as a column not found); 4 the release would exceed the spec's budget; 1
+other errors (I/O, such as an input file or an output directory that does not exist); 130
 (SIGINT) or 143 (SIGTERM) when interrupted. ``BNDP_DEBUG=1`` shows tracebacks.
 """
 
@@ -40,12 +41,14 @@ import numpy as np
 __all__ = ["main"]
 
 
+EXIT_IO = 1
 EXIT_USAGE = 2
 EXIT_DATA = 3
 EXIT_BUDGET = 4
 _EXIT_CODES = ("Exit status: 0 success; 2 usage error (command line, spec file, arguments); "
-               "3 data error (a cell, the input's format or schema); 4 the release would "
-               "exceed the spec's [budget] (nothing written); 1 other errors (I/O); 130/143 "
+               "3 data error (a cell, the input's format or schema, such as a column not "
+               "found); 4 the release would exceed the spec's [budget] (nothing written); 1 "
+               "other errors (I/O, such as a missing input file or output directory); 130/143 "
                "interrupted (SIGINT/SIGTERM; nothing written). Errors are one line on stderr.")
 
 
@@ -59,6 +62,12 @@ class DataError(CLIError):
     """An error in the input data (a cell, the file's format or schema): exit 3."""
 
     code = EXIT_DATA
+
+
+class FileError(CLIError):
+    """An I/O error (an input file or an output directory that does not exist): exit 1."""
+
+    code = EXIT_IO
 
 
 class _Terminated(BaseException):
@@ -223,11 +232,12 @@ def _load_spec_file(path: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
     return cols, budget
 
 
-def _parse_specs(args: argparse.Namespace) -> tuple[list[_Spec], Any]:
-    """The released columns (validated and calibrated) and the budget, from --spec or
-    --column; usage errors name the column and key."""
+def _parse_specs(args: argparse.Namespace, label: str = "") -> tuple[list[_Spec], Any]:
+    """The released columns (validated, calibrated and planned) and the budget (checked,
+    not charged), from --spec or --column; usage errors name the column and key."""
     from .budget import Budget
-    from .integrations._spec import check_budget_compatible, parse_spec
+    from .exceptions import BudgetError
+    from .integrations._spec import plan_release
 
     budget = None
     if args.spec is not None:
@@ -236,6 +246,10 @@ def _parse_specs(args: argparse.Namespace) -> tuple[list[_Spec], Any]:
         if args.mode is not None:
             raise CLIError("--mode applies to --column; with --spec set each column's mode in "
                            "the spec file (mode = \"continuous\" in its [columns.NAME] table)")
+        given = [f"--{opt}" for opt in _COLUMN_OPTIONS if getattr(args, opt) is not None]
+        if given:
+            raise CLIError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to "
+                           "--column; with --spec set each column's settings in the spec file")
         cols, bspec = _load_spec_file(args.spec)
         spec: dict[str, Any] = {}
         for name, entry in cols.items():
@@ -279,24 +293,43 @@ def _parse_specs(args: argparse.Namespace) -> tuple[list[_Spec], Any]:
                                f"--column {name}:LOWER:UPPER")
             if name in spec:
                 raise CLIError(f"column {name!r} is given twice")
-            e = {"mechanism": args.mechanism, "lower": float(lo), "upper": float(hi),
+            mechanism = args.mechanism or "laplace"
+            e = {"mechanism": mechanism, "lower": float(lo), "upper": float(hi),
                  "epsilon": args.epsilon, "sensitivity": args.sensitivity,
                  "nulls": args.nulls, "on_outside": args.on_outside, "workers": args.workers,
                  "mode": args.mode or "exact"}
-            if args.delta or args.mechanism != "gaussian":
-                e["delta"] = args.delta
+            if args.delta or mechanism != "gaussian":
+                e["delta"] = args.delta or 0.0
             spec[name] = e
         where = ""
     try:
-        plans = parse_spec(spec)  # calibrates every column, before reading anything
-        if budget is not None:
-            check_budget_compatible(plans)
+        # calibrates and plans every column and checks the budget, before reading anything
+        plans = plan_release(spec, budget, label=label)
+    except BudgetError:
+        raise
     except (ValueError, TypeError) as exc:
         msg = " ".join(str(exc).split())
         if args.spec is None:
-            msg = _mode_as_flag(msg)
+            msg = _column_flags(_mode_as_flag(msg))
         raise CLIError(where + msg) from None
     return [_Spec(p) for p in plans], budget
+
+
+# the privatize options that set the --column columns' settings (refused with --spec)
+_COLUMN_OPTIONS = ("mechanism", "epsilon", "sensitivity", "delta", "lower", "upper")
+
+
+def _column_flags(msg: str) -> str:
+    """A spec error about a --column column, in this command's words: ``spec column 'age',
+    key 'epsilon'`` becomes ``--column 'age', --epsilon``."""
+    import re
+
+    def flag(m: "re.Match[str]") -> str:
+        key = m.group(2)
+        return f"--column {m.group(1)}" + ("" if key is None else
+                                            ", --" + key.replace("_", "-"))
+
+    return re.sub(r"spec column ('(?:[^'\\]|\\.)*'|\"[^\"]*\")(?:, key '(\w+)')?", flag, msg)
 
 
 def _mode_as_flag(msg: str) -> str:
@@ -337,6 +370,11 @@ def _mechanism_label(plan: Any) -> str:
 def _cell_error(path: str, row: int, column: str, what: str) -> CLIError:
     return DataError(f"{path}: row {row:,} (data rows counted from 1 after the header), "
                      f"column {column!r}: {what}")
+
+
+def _num(x: Any) -> str:
+    """A number as Python writes a float (``9.0``), never as a NumPy scalar's repr."""
+    return repr(float(x))
 
 
 def _fmt_bound(b: Any) -> str:
@@ -383,8 +421,8 @@ def _release_block(spec: _Spec, vals: np.ndarray, missing: np.ndarray | None, ro
         if order.any():
             j = int(np.flatnonzero(order)[0])
             raise _cell_error(path, row0 + row_of(j), spec.name,
-                              f"per-row bounds need lower < upper; got [{lo_a[j]!r}, "
-                              f"{hi_a[j]!r}]")
+                              f"per-row bounds need lower < upper; got "
+                              f"[{_num(lo_a[j])}, {_num(hi_a[j])}]")
         if present.size:
             from .calibrate import bounded_laplace_scale
 
@@ -405,7 +443,7 @@ def _release_block(spec: _Spec, vals: np.ndarray, missing: np.ndarray | None, ro
             if lo is None and hi is None:
                 where = f"[{_fmt_bound(lo_c)}, {_fmt_bound(hi_c)}]"
             else:
-                where = f"its per-row bounds [{lo_a[j]!r}, {hi_a[j]!r}]"
+                where = f"its per-row bounds [{_num(lo_a[j])}, {_num(hi_a[j])}]"
             raise _cell_error(path, row0 + idx, spec.name,
                               f"{float(vals[idx])!r} lies outside {where} (--on-outside raise)")
         spec.clipped += int(outside.sum())
@@ -541,8 +579,8 @@ def _privatize_csv(args: argparse.Namespace, specs: list[_Spec], tmp: str,
     for s in specs:
         for c in [s.name] + s.plan.bound_columns():
             if c not in header:
-                raise CLIError(f"{shown}: column {c!r} not found; columns are: "
-                               f"{', '.join(header)}")
+                raise DataError(f"{shown}: column {c!r} not found; columns are: "
+                                f"{', '.join(header)}")
     if progress.enabled:
         progress.total = float(max(0, _count_lines(path) - 1))
     # the first block must hold the header line: a smaller block cannot be parsed
@@ -620,8 +658,8 @@ def _privatize_parquet(args: argparse.Namespace, specs: list[_Spec], tmp: str,
     for s in specs:
         for c in [s.name] + s.plan.bound_columns():
             if c not in names:
-                raise CLIError(f"{shown}: column {c!r} not found; columns are: "
-                               f"{', '.join(names)}")
+                raise DataError(f"{shown}: column {c!r} not found; columns are: "
+                                f"{', '.join(names)}")
     bound_cols = {c for s in specs for c in s.plan.bound_columns()}
     fields = []
     for f in schema:
@@ -723,7 +761,7 @@ def _cmd_privatize(args: argparse.Namespace) -> int:
     shown_dst = "<stdout>" if dst == "-" else dst
     spooled = src == "-" or (os.path.exists(src) and not os.path.isfile(src))
     if not spooled and not os.path.isfile(src):
-        raise CLIError(f"{src}: no such file")
+        raise FileError(f"{src}: no such file")
     kind, final = _output_kind(dst)
     if kind == "file":
         assert final is not None
@@ -732,7 +770,7 @@ def _cmd_privatize(args: argparse.Namespace) -> int:
             raise CLIError(f"refusing to write over the input file {src}; choose another output")
         out_dir = os.path.dirname(os.path.abspath(final))
         if not os.path.isdir(out_dir):
-            raise CLIError(f"{dst}: directory {out_dir} does not exist")
+            raise FileError(f"{dst}: directory {out_dir} does not exist")
     else:
         out_dir = None
     fmt = args.format if args.format != "auto" else (
@@ -744,12 +782,10 @@ def _cmd_privatize(args: argparse.Namespace) -> int:
     if out_fmt is not None and out_fmt != fmt:
         raise CLIError(f"the output is written as {fmt} (like the input) but {dst} names "
                        f"a {out_fmt} file")
-    specs, budget = _parse_specs(args)  # validates and calibrates, before reading anything
-    if budget is not None:
-        from .integrations._spec import spec_costs
-
-        budget.charge(spec_costs([s.plan for s in specs]),
-                      label="bndp privatize " + shown_src)
+    label = "bndp privatize " + shown_src
+    # validates, calibrates and plans; the budget is checked now, charged once every row
+    # is drawn (before the output is put in place)
+    specs, budget = _parse_specs(args, label)
     gen = default_rng(args.seed)
     progress = _Progress(0, "rows", _progress_enabled(args.progress) and not args.quiet)
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(final or 'stdout')}.",
@@ -765,6 +801,9 @@ def _cmd_privatize(args: argparse.Namespace) -> int:
             rows = _privatize_csv(args, specs, tmp, gen, progress, in_path, shown_src)
         else:
             rows = _privatize_parquet(args, specs, tmp, gen, progress, in_path, shown_src)
+        from .integrations._spec import charge_release
+
+        charge_release(budget, [s.plan for s in specs], label)
         if kind == "file":
             _normal_mode(tmp)
             os.replace(tmp, final)  # type: ignore[arg-type]
@@ -919,9 +958,13 @@ def _cmd_plot(args: argparse.Namespace) -> int:
 
     if not args.output.lower().endswith((".png", ".svg", ".pdf")):
         raise CLIError(f"{args.output}: the plot is written as .png, .svg or .pdf")
+    if not (math.isfinite(args.lower) and math.isfinite(args.upper)):
+        raise CLIError(f"bndp plot draws the density over [--lower, --upper]: both must be "
+                       f"finite; got [{args.lower!r}, {args.upper!r}] (bndp calibrate takes "
+                       "a half-line)")
     out_dir = os.path.dirname(os.path.abspath(args.output))
     if not os.path.isdir(out_dir):
-        raise CLIError(f"{args.output}: directory {out_dir} does not exist")
+        raise FileError(f"{args.output}: directory {out_dir} does not exist")
     # the densities drawn are those of the continuous law; the default release is its
     # floating-point-safe discretisation on a fine power-of-two grid
     from .integrations._engine import build_mechanism
@@ -1023,7 +1066,9 @@ def _add_privacy_args(p: argparse.ArgumentParser, bounds_required: bool,
     """The mechanism options; ``mode``: add ``--mode`` ("privatize": the release law of the
     --column columns; "calibrate": the law whose scale is reported; None: no --mode)."""
     g = p.add_argument_group("mechanism")
-    g.add_argument("--mechanism", choices=("laplace", "gaussian"), default="laplace",
+    # privatize: None when not given, so that --spec can refuse them
+    g.add_argument("--mechanism", choices=("laplace", "gaussian"),
+                   default="laplace" if bounds_required else None,
                    help="bounded Laplace ((epsilon, delta)-DP; pure for delta = 0) or bounded "
                         "Gaussian (pure epsilon-DP) (default: laplace)")
     g.add_argument("--epsilon", type=float, required=bounds_required,
@@ -1032,7 +1077,7 @@ def _add_privacy_args(p: argparse.ArgumentParser, bounds_required: bool,
     g.add_argument("--sensitivity", type=float, required=bounds_required,
                    help="sensitivity of each value: the most one person can change it"
                         + ("" if bounds_required else " (with --column)"))
-    g.add_argument("--delta", type=float, default=0.0,
+    g.add_argument("--delta", type=float, default=0.0 if bounds_required else None,
                    help="delta in [0, 1) for the Laplace mechanism (default 0; must be 0 for "
                         "gaussian)")
     g.add_argument("--lower", type=float, required=bounds_required, default=None,

@@ -34,7 +34,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ._random import RNGLike
-from .integrations._spec import ColumnPlan, parse_spec, spec_costs
+from .integrations._spec import ColumnPlan, charge_release, plan_release, release_label
 
 __all__ = ["privatize"]
 
@@ -123,10 +123,6 @@ def draw(nw: Any, frame: Any, plans: Sequence[ColumnPlan], prepared: Sequence[Pr
     return frame.with_columns(*new)
 
 
-def _label(plans: Sequence[ColumnPlan]) -> str:
-    return "privatize(" + ", ".join(p.name for p in plans) + ")"
-
-
 def privatize(frame: Any, spec: Any, budget: Any = None, rng: RNGLike = None) -> Any:
     r"""Release the columns named in ``spec``, each with its own bounds and privacy loss.
 
@@ -145,7 +141,8 @@ def privatize(frame: Any, spec: Any, budget: Any = None, rng: RNGLike = None) ->
     budget : bndp.Budget, optional
         Spends the release's cost: by sequential composition, the sum of the columns'
         :math:`\epsilon` and the sum of their :math:`\delta`. Refused with
-        :class:`bndp.BudgetError` before any noise is drawn if it would exceed the budget.
+        :class:`bndp.BudgetError` before any noise is drawn if it would exceed the budget;
+        charged only once every column is drawn, so a release that fails spends nothing.
     rng : None, int, SeedSequence, BitGenerator or Generator
         ``None`` (a real release): a fresh cryptographically secure stream per column,
         keyed from the OS. Otherwise one independent child stream per column, spawned from
@@ -167,13 +164,15 @@ def privatize(frame: Any, spec: Any, budget: Any = None, rng: RNGLike = None) ->
         For an invalid spec (the message names the column and key) or invalid data (the
         column and row); raised before any noise is drawn.
     bndp.BudgetError
-        If ``budget`` cannot pay for the release; nothing is drawn or spent.
+        If ``budget`` cannot pay for the release; nothing is drawn or spent. Any error
+        raised while planning or drawing also leaves the budget unspent.
 
     Notes
     -----
     The whole spec is validated and every column with fixed bounds calibrated (its
-    mechanism built once) before the data is read; then every column's data is checked;
-    then the budget is charged; only then is noise drawn. Columns are released
+    mechanism built once) and the budget checked (not charged) before the data is read;
+    then every column's data is checked; then noise is drawn (per-row bounds are planned
+    here); only when every column is drawn is the budget charged. Columns are released
     independently, so a record's privacy loss over the release is at most the sum over
     the columns (Dwork & Roth 2014, Theorem 3.16).
 
@@ -201,9 +200,9 @@ def privatize(frame: Any, spec: Any, budget: Any = None, rng: RNGLike = None) ->
 
     try:
         import narwhals.stable.v2 as nw
-    except ImportError:
+    except ImportError:  # pragma: no cover - a core dependency
         raise ImportError("bndp.privatize on a data frame needs narwhals; install it with: "
-                          "pip install 'bndp[frames]'") from None
+                          "pip install narwhals") from None
     try:
         nwf = nw.from_native(frame)
     except TypeError:
@@ -213,21 +212,18 @@ def privatize(frame: Any, spec: Any, budget: Any = None, rng: RNGLike = None) ->
     if not isinstance(nwf, (nw.DataFrame, nw.LazyFrame)):
         raise TypeError(f"`frame` must be a data frame; got {type(frame).__name__} (for a "
                         "single column use bndp.sample)")
-    plans = parse_spec(spec)  # validation and calibration: no data read, nothing drawn
-    if budget is not None:
-        from .integrations._spec import check_budget_compatible
-
-        check_budget_compatible(plans)
+    # validation, calibration and planning, and the budget checked (not charged): no data
+    # read, nothing drawn
+    plans = plan_release(spec, budget)
     lazy = isinstance(nwf, nw.LazyFrame)
     impl = nwf.implementation
     eager = nwf.collect() if lazy else nwf  # type: ignore[union-attr]
     prepared = prepare(nw, eager, plans)  # every column's data checked
-    if budget is not None:
-        budget.charge(spec_costs(plans), label=_label(plans))
     from ._random import default_rng, spawn
 
     gens = [default_rng(None) for _ in plans] if rng is None else spawn(rng, len(plans))
     out = draw(nw, eager, plans, prepared, gens)
-    if lazy:
-        return out.lazy(backend=impl).to_native()
-    return out.to_native()
+    result = out.lazy(backend=impl).to_native() if lazy else out.to_native()
+    # charged only once every column is drawn: a release that fails spends nothing
+    charge_release(budget, plans, release_label(plans))
+    return result

@@ -4,6 +4,12 @@
 (building its mechanism once), without looking at any data; :class:`ColumnPlan` then checks
 a column's data (:meth:`ColumnPlan.check`) and draws its noise (:meth:`ColumnPlan.draw`)
 through bndp's mechanisms and :func:`bndp.sample`. Nothing here samples by itself.
+
+Every release path (``bndp.privatize`` on frames, Spark, Dask, the CLI) runs the same
+order: :func:`plan_release` (spec validated, every fixed-bounds mechanism built and its plan
+certified, budget checked without charging), then the data checks and, on the eager paths,
+the draws, and only then :func:`charge_release`, the one place a budget is charged. A
+release that fails before the charge spends nothing.
 """
 
 from __future__ import annotations
@@ -14,7 +20,8 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-__all__ = ["ColumnPlan", "parse_spec", "spec_costs", "SpecError", "MECHANISMS", "BASE_KEYS"]
+__all__ = ["ColumnPlan", "parse_spec", "spec_costs", "SpecError", "MECHANISMS", "BASE_KEYS",
+           "plan_release", "charge_release", "release_label"]
 
 MECHANISMS = ("laplace", "gaussian", "constrained_laplace")
 BASE_KEYS = ("mechanism", "lower", "upper", "sensitivity", "epsilon", "delta", "on_outside",
@@ -335,6 +342,38 @@ def parse_spec(spec: Any) -> list[ColumnPlan]:
 
 def spec_costs(plans: Iterable[ColumnPlan]) -> dict[str, tuple[float, float]]:
     return {p.name: p.cost() for p in plans}
+
+
+def release_label(plans: Iterable[ColumnPlan], engine: str = "") -> str:
+    """The label a release records in the budget's log."""
+    text = "privatize(" + ", ".join(p.name for p in plans) + ")"
+    return f"{engine} {text}" if engine else text
+
+
+def plan_release(spec: Any, budget: Any = None, engine: str = "",
+                 label: str | None = None) -> list[ColumnPlan]:
+    """The first step of every release: validate ``spec`` and build every column's
+    mechanism with scalar bounds (planned and certified), then refuse with
+    :class:`bndp.BudgetError` if ``budget`` cannot account the guarantee or pay the cost.
+    Reads no data, draws nothing and charges nothing."""
+    from ..budget import check_budget
+
+    check_budget(budget)
+    plans = parse_spec(spec)
+    if budget is not None:
+        check_budget_compatible(plans)
+        budget._check_charge(spec_costs(plans),
+                             release_label(plans, engine) if label is None else label)
+    return plans
+
+
+def charge_release(budget: Any, plans: Iterable[ColumnPlan], label: str) -> None:
+    """Charge a release to ``budget`` (None: nothing to do): the last step, once every
+    mechanism is planned and, on the eager paths, every column drawn, right before the
+    result is handed back. Raises :class:`bndp.BudgetError` (spending nothing) if another
+    release spent the budget since :func:`plan_release` checked it."""
+    if budget is not None:
+        budget.charge(spec_costs(plans), label=label)
 
 
 def check_budget_compatible(plans: Iterable[ColumnPlan]) -> None:

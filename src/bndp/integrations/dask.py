@@ -56,8 +56,11 @@ def privatize(ddf: Any, spec: Any, *, budget: Any = None, mechanism: str | None 
         keyword form, column name(s) released with the keywords below.
     budget : bndp.Budget, optional
         Charged when this is called (sum of the columns' :math:`\epsilon` and
-        :math:`\delta`); refused with :class:`bndp.BudgetError` before the graph is built
-        if it would exceed.
+        :math:`\delta`), as the last step: after every fixed-bounds column's mechanism is
+        planned and the graph is built, so an error raised here spends nothing; refused
+        with :class:`bndp.BudgetError` before the graph is built if it would exceed. Data
+        errors and the planning of per-row bounds (which needs the data) surface when the
+        graph runs, after the charge.
     mechanism, epsilon, sensitivity, lower, upper, delta, on_outside, nulls
         Keyword form only, as the spec keys. ``lower``/``upper`` may also be Dask Series
         aligned with ``ddf`` (per-row bounds): they are joined into the graph lazily,
@@ -95,7 +98,7 @@ def privatize(ddf: Any, spec: Any, *, budget: Any = None, mechanism: str | None 
     import pandas as pd
 
     from ..budget import check_budget
-    from ._spec import check_budget_compatible, parse_spec, spec_costs
+    from ._spec import charge_release, plan_release, release_label
     from .spark import _keyword_form
 
     check_budget(budget)
@@ -114,7 +117,9 @@ def privatize(ddf: Any, spec: Any, *, budget: Any = None, mechanism: str | None 
     spec = _keyword_form(spec, dict(mechanism=mechanism, epsilon=epsilon,
                                     sensitivity=sensitivity, lower=lower, upper=upper,
                                     delta=delta, on_outside=on_outside, nulls=nulls))
-    plans = parse_spec(spec)
+    # validation, calibration and planning of every fixed-bounds column; the budget is
+    # checked here and charged only once the graph is built
+    plans = plan_release(spec, budget, engine="dask")
     meta = ddf._meta
     for p in plans:
         for col, role in [(p.name, f"spec column {p.name!r}")] + [
@@ -125,11 +130,6 @@ def privatize(ddf: Any, spec: Any, *, budget: Any = None, mechanism: str | None 
             dt = meta[col].dtype
             if not pd.api.types.is_numeric_dtype(dt) or pd.api.types.is_bool_dtype(dt):
                 raise TypeError(f"{role}: column {col!r} must be numeric; got {dt}")
-    if budget is not None:
-        check_budget_compatible(plans)
-        from ..frames import _label
-
-        budget.charge(spec_costs(plans), label="dask " + _label(plans))
     out_meta = meta.copy()
     dtypes = {}
     for p in plans:
@@ -140,4 +140,5 @@ def privatize(ddf: Any, spec: Any, *, budget: Any = None, mechanism: str | None 
                              meta=out_meta)
     if tmp:
         out = out.drop(columns=tmp)
+    charge_release(budget, plans, release_label(plans, "dask"))
     return out

@@ -75,8 +75,10 @@ def privatize(df: Any, spec: Any, *, budget: Any = None, mechanism: str | None =
         the same settings for every column (each column a separate release).
     budget : bndp.Budget, optional
         Charged on the driver when this is called (sum of the columns' :math:`\epsilon`
-        and :math:`\delta`, sequential composition); refused with :class:`bndp.BudgetError`
-        before the plan is built if it would exceed.
+        and :math:`\delta`, sequential composition), as the last step: after every
+        fixed-bounds column's mechanism is planned and the Spark plan is built, so an error
+        raised here spends nothing; refused with :class:`bndp.BudgetError` before the plan
+        is built if it would exceed.
     mechanism, epsilon, sensitivity, lower, upper, delta, on_outside, nulls
         Keyword form only: as the spec keys of the same names.
 
@@ -94,9 +96,10 @@ def privatize(df: Any, spec: Any, *, budget: Any = None, mechanism: str | None =
     Raises
     ------
     ValueError, TypeError
-        Invalid spec or schema, on the driver. Data errors (a missing value with
-        ``nulls="raise"``, a value outside its bounds with ``on_outside="raise"``) surface
-        when the action runs.
+        Invalid spec or schema, or a mechanism that cannot be planned, on the driver,
+        before the budget is charged. Data errors (a missing value with ``nulls="raise"``,
+        a value outside its bounds with ``on_outside="raise"``) and the planning of per-row
+        bounds (which needs the data) surface when the action runs, after the charge.
 
     Notes
     -----
@@ -123,13 +126,15 @@ def privatize(df: Any, spec: Any, *, budget: Any = None, mechanism: str | None =
     from pyspark.sql.types import DoubleType, NumericType, StructField, StructType
 
     from ..budget import check_budget
-    from ._spec import check_budget_compatible, parse_spec, spec_costs
+    from ._spec import charge_release, plan_release, release_label
 
     check_budget(budget)
     spec = _keyword_form(spec, dict(mechanism=mechanism, epsilon=epsilon,
                                     sensitivity=sensitivity, lower=lower, upper=upper,
                                     delta=delta, on_outside=on_outside, nulls=nulls))
-    plans = parse_spec(spec)  # driver-side validation and calibration
+    # driver-side validation, calibration and planning of every fixed-bounds column; the
+    # budget is checked here and charged only once the Spark plan is built
+    plans = plan_release(spec, budget, engine="spark")
     fields = {f.name: f for f in df.schema.fields}
     for p in plans:
         for col, role in [(p.name, f"spec column {p.name!r}")] + [
@@ -140,12 +145,9 @@ def privatize(df: Any, spec: Any, *, budget: Any = None, mechanism: str | None =
             if not isinstance(fields[col].dataType, NumericType):
                 raise TypeError(f"{role}: column {col!r} must be numeric; got "
                                 f"{fields[col].dataType.simpleString()}")
-    if budget is not None:
-        check_budget_compatible(plans)
-        from ..frames import _label
-
-        budget.charge(spec_costs(plans), label="spark " + _label(plans))
     released = {p.name for p in plans}
     schema = StructType([StructField(f.name, DoubleType(), True) if f.name in released else f
                          for f in df.schema.fields])
-    return df.mapInArrow(partition_releaser(plans), schema)
+    out = df.mapInArrow(partition_releaser(plans), schema)
+    charge_release(budget, plans, release_label(plans, "spark"))
+    return out
