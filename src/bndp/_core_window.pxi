@@ -153,7 +153,7 @@ cdef double _gw_cert(const gw_law_t* L, const uint64_t* cum, int64_t n, int64_t 
     # of n intervals (wide = 0) or for every row of at least 2N + dk intervals (wide = 1)
     cdef int64_t N = L.N, nn, kmax, imax, k, lo_d, hi_d, head, tail_, i
     cdef double eta, wmin, lnk, sl, sh, tab, part, up_lo, up_hi, best, v, inter, wn1, hhalf
-    cdef double B = <double> L.tailw
+    cdef double B = <double> L.tailw, vmax = 0.0
     wmin = <double> (cum[1] - cum[0])             # the weight of offset -N (the least)
     if wmin < 2.0:
         return 1e300
@@ -188,6 +188,8 @@ cdef double _gw_cert(const gw_law_t* L, const uint64_t* cum, int64_t n, int64_t 
         sl = tab + (part + up_lo) * (1.0 - GW_REL)
         sh = tab + (part + up_hi) * (1.0 + GW_REL)
         v = lnk + _gw_phi(L, k)
+        if fabs(v) > vmax:
+            vmax = fabs(v)
         qlo[k] = log(sl) - v
         # ln(sh) <= ln(sl) + (sh - sl)/sl (ln(1 + x) <= x); the division rounds by at most
         # half an ulp, covered by the 2^-40 slack of the result
@@ -217,7 +219,9 @@ cdef double _gw_cert(const gw_law_t* L, const uint64_t* cum, int64_t n, int64_t 
         inter = (<double> dk) * (-L.lnp) * (1.0 + 1e-15) + log1p((<double> dk) * wn1 / hhalf) * (1.0 + 1e-15)
         if inter > best:
             best = inter
-    return best + 2.0 * eta + GD_ERR
+    # GD_ERR covers the rounding of terms below 2^10 in magnitude; a steep tail can make
+    # psi larger: a few ulps of it more
+    return best + 2.0 * eta + GD_ERR + 8.0 * 2.220446049250313e-16 * vmax
 
 
 def gw_eval(int fam, double t, int64_t n, int64_t dk, bint wide, int tail_bits=24,
