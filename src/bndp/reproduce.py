@@ -714,7 +714,8 @@ def _rc_theorem1_draw(path: str) -> None:
        "spanning constraint, and its hockey-stick delta", "Croft, appendix, Theorem 1 (A1)",
        "eps = dF = 1, allowed set [0, inf); u = eps*ell/dF. The appendix prints no numbers. "
        "The mechanism is NOT eps-DP (the density ratio is checked only at the boundary); "
-       "the delta rows are its hockey-stick delta for neighbours dF apart.",
+       "the delta rows are its hockey-stick delta (ConstrainedLaplace.delta: a numerical "
+       "maximum over pairs of true values at most dF apart, both directions).",
        draw=_rc_theorem1_draw)
 def _rc_theorem1() -> list:
     m = _rc_theorem1_mech()
