@@ -262,7 +262,7 @@ _CH_NOTE = ("Setting of section 4: Q(G) = [lambda_2, N^i] on a 10-node graph, bo
 def _ch_pair(eps: float) -> tuple:
     from . import calibrate
 
-    bg = calibrate.bounded_gaussian_sigma(eps, float(np.hypot(*_CH_SENS)), _CH_LOWER, _CH_UPPER)
+    bg = calibrate.bounded_gaussian_sigma(eps, math.hypot(*_CH_SENS), _CH_LOWER, _CH_UPPER)
     gg = calibrate.generalized_gaussian_sigma(eps, _CH_SENS, _CH_LOWER, _CH_UPPER)
     return gg * gg, bg * bg
 
