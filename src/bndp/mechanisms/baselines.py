@@ -115,8 +115,8 @@ class ClampedLaplace(Mechanism):
         return self.epsilon
 
     def sample(self, value: Any, size: Any = None, rng: RNGLike = None):
-        """Release ``value`` (clamped into the bounds first): Laplace noise by inverse CDF,
-        then the result clamped into ``[lower, upper]``.
+        """Release ``value`` (clamped into the bounds first): :class:`bndp.Laplace` noise
+        (compiled inverse CDF), then the result clamped into ``[lower, upper]``.
 
         Parameters
         ----------
@@ -131,11 +131,11 @@ class ClampedLaplace(Mechanism):
         -------
         float or ndarray
         """
+        from .unbounded import Laplace
+
         q = self._value(value)
-        gen = as_generator(rng)
-        shape = np.shape(q) if size is None else size
-        z = gen.laplace(0.0, self.scale, size=shape)
-        return _out(np.clip(q + z, self.lower, self.upper))
+        x = Laplace(self.epsilon, self.sensitivity).sample(q, size=size, rng=as_generator(rng))
+        return _out(np.clip(x, self.lower, self.upper))
 
     def _ac(self, value: Any):
         q = self._value(value)
