@@ -42,7 +42,8 @@ extensions = [
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
 templates_path = ["_templates"]
-exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "reference/generated/*.md"]
+exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "reference/generated/*.md",
+                    "reproductions_build.py"]
 
 # -- API reference -------------------------------------------------------------------------
 autosummary_generate = True
@@ -254,3 +255,9 @@ def setup(app):
 
 write_reference()
 write_citations()
+
+# -- Reproductions: the papers' tables and figures, from bndp.reproduce ----------------------
+sys.path.insert(0, HERE)
+import reproductions_build  # noqa: E402
+
+reproductions_build.write(HERE)

@@ -17,8 +17,10 @@ from .exceptions import BudgetError, PrivacyLeakWarning
 from .frames import privatize
 from .mechanisms import BoundedGaussian
 from .mechanisms import BoundedLaplace
+from .mechanisms import ClampedLaplace
 from .mechanisms import ConstrainedLaplace
 from .mechanisms import Gaussian
+from .mechanisms import GeneralizedGaussian
 from .mechanisms import Laplace
 from .mechanisms import Mechanism
 from .mechanisms import RectifiedGaussian
@@ -48,8 +50,10 @@ __all__ = [
     "BoundedLaplace",
     "Budget",
     "BudgetError",
+    "ClampedLaplace",
     "ConstrainedLaplace",
     "Gaussian",
+    "GeneralizedGaussian",
     "Laplace",
     "Mechanism",
     "PrivacyLeakWarning",

@@ -5,7 +5,8 @@ Commands
 ``bndp privatize``  release numeric columns of a CSV or Parquet file, streamed in chunks;
 ``bndp calibrate``  print the calibrated scale beside the unbounded mechanism's;
 ``bndp plot``       draw the output density beside the clamped unbounded mechanism;
-``bndp demo``       the main job on a small example column shipped with the package.
+``bndp demo``       the main job on a small example column shipped with the package;
+``bndp reproduce``  a table or figure of the papers, recomputed next to the printed numbers.
 
 ``bndp privatize`` takes a release spec (``--spec release.toml`` or ``.json``: one
 ``[columns.NAME]`` table per column, an optional ``[budget]``) or ``--column`` options; ``-``
@@ -1259,6 +1260,10 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--seed", type=int, default=None,
                    help="seed for a reproducible demo (default: OS entropy)")
     d.set_defaults(func=_cmd_demo)
+
+    from .reproduce import _add_cli  # `bndp reproduce`: the papers' tables (bndp.reproduce)
+
+    _add_cli(sub)
     return p
 
 

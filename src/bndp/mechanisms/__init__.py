@@ -1,6 +1,7 @@
 """bndp's mechanisms (flat re-exports)."""
 
 from ._base import Mechanism
+from .baselines import ClampedLaplace, GeneralizedGaussian
 from .gaussian import BoundedGaussian
 from .gradients import RectifiedGaussian, StochasticSign, TruncatedGaussian
 from .laplace import BoundedLaplace
@@ -12,6 +13,8 @@ __all__ = [
     "BoundedLaplace",
     "BoundedGaussian",
     "ConstrainedLaplace",
+    "ClampedLaplace",
+    "GeneralizedGaussian",
     "Gaussian",
     "Laplace",
     "RectifiedGaussian",
