@@ -8,10 +8,15 @@ import numpy as np
 
 from . import _core, _dispatch
 from ._random import RNGLike, as_generator
-from ._validation import apply_domain, as_float_array, check_bounds, fast_real
-from .calibrate import bounded_laplace_scale
+from ._validation import (apply_domain, as_float_array, check_bounds, check_epsilon,
+                          check_positive, fast_real)
+import math
+
+from .calibrate import bounded_gaussian_sigma, bounded_laplace_scale
+from .distributions import truncated_normal
 from .integrations._columns import Nulls, columnar
 from .mechanisms import BoundedGaussian, BoundedLaplace
+from .mechanisms import window
 from .mechanisms.exact import check_mode
 
 __all__ = ["sample", "MECHANISMS"]
@@ -22,7 +27,8 @@ MECHANISMS = ("laplace", "gaussian")
 @columnar
 def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lower: Any,
            upper: Any, delta: float = 0.0, rng: RNGLike = None, on_outside: str = "clip",
-           workers: int = 1, mode: str | None = "exact", nulls: Nulls = "raise"):
+           workers: int = 1, mode: str | None = "exact", nulls: Nulls = "raise",
+           multivariate: bool = False):
     r"""Privatise a column of bounded values in one call.
 
     Parameters
@@ -38,11 +44,12 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
     epsilon, sensitivity, delta : float
         Privacy parameters, as for the mechanisms.
     lower, upper : float or array_like
-        The valid range. For ``"laplace"`` they may be arrays broadcasting with ``value``
-        (per-row bounds; the scale is calibrated per row). For ``"gaussian"``, scalars mean
-        the univariate mechanism and 1-D arrays of length m the m-dimensional one (``value``
-        then has a trailing dimension m). With per-row Laplace bounds the scale is calibrated
-        once per distinct width ``upper - lower``.
+        The valid range: scalars, or arrays broadcasting with ``value`` (per-row bounds: each
+        element is released by the univariate mechanism on its own ``[lower, upper]``, for
+        ``"laplace"`` and ``"gaussian"`` alike, any number of distinct pairs). In the default
+        mode the rows share kernels: one for every row wider than a few noise scales, one
+        per grid width below that (:mod:`bndp.mechanisms.window`); in continuous mode the
+        scale is calibrated once per distinct width ``upper - lower``.
     rng : None, int, SeedSequence, BitGenerator or Generator
         Source of randomness; ``None`` is the secure default.
     on_outside : {"clip", "raise"}
@@ -54,13 +61,16 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
         ``"exact"``: the floating-point-safe grid law of the mechanism (outputs on a
         power-of-two grid, loss certified from the sampler's own table;
         :mod:`bndp.mechanisms.exact`). ``"continuous"``: raw doubles of the continuous law
-        (explicit opt-in; attackable when the raw outputs are published). With per-row
-        Laplace bounds the grid law is planned once per distinct ``(lower, upper)`` pair
-        (at most 4096 distinct pairs).
+        (explicit opt-in; attackable when the raw outputs are published).
     nulls : {"raise", "keep"}, default "raise"
         Missing values (NaN, None, pd.NA, Arrow nulls, masked entries): ``"raise"`` refuses
         them with an error naming the first position; ``"keep"`` leaves them missing in the
         result (no noise is drawn for them).
+    multivariate : bool, default False
+        ``"gaussian"`` only: ``lower`` and ``upper`` (length m) are one m-dimensional box,
+        ``sensitivity`` an :math:`\ell_2` sensitivity and ``value`` has a trailing dimension
+        m (:class:`bndp.BoundedGaussian` with vector bounds). Without it, array bounds are
+        per-row bounds.
 
     Returns
     -------
@@ -76,7 +86,7 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
     >>> out.shape, bool(((out >= 0) & (out <= 120)).all())
     ((4,), True)
 
-    Per-row bounds (Laplace only):
+    Per-row bounds (either mechanism):
 
     >>> out = bndp.sample([5.0, 50.0], mechanism="laplace", epsilon=1.0, sensitivity=1.0,
     ...                   lower=[0, 10], upper=[10, 100], rng=0)
@@ -85,66 +95,63 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
     """
     if not isinstance(mechanism, str) or mechanism not in MECHANISMS:
         raise ValueError(f"`mechanism` must be one of {MECHANISMS}; got {mechanism!r}")
+    if not isinstance(multivariate, (bool, np.bool_)):
+        raise TypeError(f"`multivariate` must be True or False; got {multivariate!r}")
     if mechanism == "gaussian":
         if fast_real(delta, "delta") != 0.0:
             raise ValueError(
                 "the bounded Gaussian mechanism is pure epsilon-DP: `delta` must be 0; "
                 f"got {delta!r}"
             )
-        mech = BoundedGaussian(epsilon, sensitivity, lower, upper, mode=mode)
-        return mech.sample(value, rng=rng, on_outside=on_outside, workers=workers)
+        if multivariate:
+            mech = BoundedGaussian(epsilon, sensitivity, lower, upper, mode=mode)
+            return mech.sample(value, rng=rng, on_outside=on_outside, workers=workers)
+    elif multivariate:
+        raise ValueError("`multivariate=True` is for mechanism='gaussian' (one m-dimensional "
+                         "box); the Laplace mechanism is univariate")
     lo = as_float_array(lower, "lower")
     hi = as_float_array(upper, "upper")
     if lo.ndim == 0 and hi.ndim == 0:
-        lap = BoundedLaplace(epsilon, sensitivity, float(lo), float(hi), delta, mode=mode)
-        return lap.sample(value, rng=rng, on_outside=on_outside, workers=workers)
+        if mechanism == "gaussian":
+            mech = BoundedGaussian(epsilon, sensitivity, float(lo), float(hi), mode=mode)
+        else:
+            mech = BoundedLaplace(epsilon, sensitivity, float(lo), float(hi), delta, mode=mode)
+        return mech.sample(value, rng=rng, on_outside=on_outside, workers=workers)
     mode = check_mode(mode)
-    # per-row bounds: the scale depends on the bounds only through the width u - l, so it is
-    # calibrated once per distinct width, then one kernel pass draws every row
+    # per-row bounds: one univariate law per element, for either mechanism
+    eps = fast_real(epsilon, "epsilon")
+    dq = fast_real(sensitivity, "sensitivity")
+    dl = fast_real(delta, "delta")
     check_bounds(lo, hi)
+    if mechanism == "laplace":
+        bounded_laplace_scale(eps, dq, 0.0, 1.0, dl)        # validates the parameters
+    else:
+        check_epsilon(np.float64(eps))
+        check_positive(np.float64(dq), "sensitivity")
     q = as_float_array(value, "value")
     q = apply_domain(q, lo, hi, on_outside)
-    if mode == "exact":
-        return _grid_rows(q, lo, hi, epsilon, sensitivity, delta, as_generator(rng))
-    widths, inverse = np.unique(hi - lo, return_inverse=True)
-    scale = bounded_laplace_scale(epsilon, sensitivity, 0.0, widths, delta)[inverse]
-    scale = scale.reshape(np.broadcast_shapes(lo.shape, hi.shape))
-    gen = as_generator(rng)
     shape = np.broadcast_shapes(q.shape, lo.shape, hi.shape)
+    gen = as_generator(rng)
+    if mode == "exact":
+        fam = window.LAPLACE if mechanism == "laplace" else window.GAUSSIAN
+        target = eps - math.log1p(-dl) if mechanism == "laplace" else eps
+        flat = [np.ascontiguousarray(np.broadcast_to(a, shape), dtype=np.float64).ravel()
+                for a in (q, lo, hi)]
+        return _grid_rows(fam, target, dq, flat, gen).reshape(shape)
+    widths, inverse = np.unique(hi - lo, return_inverse=True)
+    if mechanism == "gaussian":
+        sigma = np.asarray(bounded_gaussian_sigma(eps, dq, 0.0, widths))[inverse]
+        sigma = sigma.reshape(np.broadcast_shapes(lo.shape, hi.shape))
+        return np.asarray(truncated_normal(np.broadcast_to(q, shape), np.broadcast_to(sigma, shape),
+                                           np.broadcast_to(lo, shape), np.broadcast_to(hi, shape),
+                                           rng=gen), dtype=np.float64).reshape(shape)
+    scale = bounded_laplace_scale(eps, dq, 0.0, widths, dl)[inverse]
+    scale = scale.reshape(np.broadcast_shapes(lo.shape, hi.shape))
     return _dispatch.sample(_core.bl_one, _core.bl_fill, _core.bl_fill_rows,
                             [q, np.asarray(scale), lo, hi], shape, gen, workers)
 
 
-MAX_BOUND_PAIRS = 4096
-
-
-def _grid_rows(q: np.ndarray, lo: np.ndarray, hi: np.ndarray, epsilon: float,
-               sensitivity: float, delta: float, gen: np.random.Generator) -> np.ndarray:
-    """Per-row bounds, grid law: one plan per distinct (lower, upper) pair, rows drawn
-    group by group (each group's table read by the same constant-time kernel)."""
-    shape = np.broadcast_shapes(q.shape, lo.shape, hi.shape)
-    qb = np.broadcast_to(q, shape).ravel()
-    # the (lower, upper) pairs as complex numbers: np.unique sorts them lexicographically,
-    # an order of magnitude faster than np.unique(..., axis=0) on a 2-column array
-    pairs = np.empty(qb.shape[0], dtype=np.complex128)
-    pairs.real = np.broadcast_to(lo, shape).ravel()
-    pairs.imag = np.broadcast_to(hi, shape).ravel()
-    uniq_c, inverse = np.unique(pairs, return_inverse=True)
-    uniq = np.stack([uniq_c.real, uniq_c.imag], 1)
-    if len(uniq) > MAX_BOUND_PAIRS:
-        raise ValueError(
-            f"per-row bounds: {len(uniq)} distinct (lower, upper) pairs; the grid law plans "
-            f"each pair and takes at most {MAX_BOUND_PAIRS}: round the bounds to fewer "
-            "values, or pass mode='continuous'")
-    inverse = inverse.ravel()
-    order = np.argsort(inverse, kind="stable")
-    ends = np.cumsum(np.bincount(inverse, minlength=len(uniq)))
-    out = np.empty(qb.shape[0])
-    start = 0
-    for g, (l, h) in enumerate(uniq):
-        rows = order[start:ends[g]]
-        start = ends[g]
-        plan = BoundedLaplace(epsilon, sensitivity, float(l), float(h), delta).exact_plan
-        assert plan is not None  # the default mode
-        out[rows] = plan.sample(qb[rows], None, gen)
-    return out.reshape(shape)
+def _grid_rows(fam: int, target: float, dq: float, flat: list, gen: np.random.Generator):
+    """Per-row bounds, grid law: the rows' kernels planned and drawn
+    (:func:`bndp.mechanisms.window.sample_rows`)."""
+    return window.sample_rows(fam, target, dq, flat[0], flat[1], flat[2], gen)

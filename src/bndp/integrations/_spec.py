@@ -105,7 +105,8 @@ class ColumnPlan:
     def describe(self) -> str:
         m = self.mech
         if m is None:
-            return "bounded Laplace, per-row bounds (scale calibrated per distinct width)"
+            return (f"bounded {'Laplace' if self.mechanism == 'laplace' else 'Gaussian'}, "
+                    "per-row bounds (one kernel for every wide row, one per narrow width)")
         if self.mechanism == "laplace":
             return f"bounded Laplace scale b = {m.scale:.6g}"
         if self.mechanism == "gaussian":
@@ -189,7 +190,7 @@ class ColumnPlan:
 
         lo_v = np.float64(self.lower) if lo is None else lo
         hi_v = np.float64(self.upper) if hi is None else hi
-        return np.asarray(sample(values, mechanism="laplace", epsilon=self.epsilon,
+        return np.asarray(sample(values, mechanism=self.mechanism, epsilon=self.epsilon,
                                  sensitivity=self.sensitivity, lower=lo_v, upper=hi_v,
                                  delta=self.delta, rng=gen, on_outside=self.on_outside,
                                  **self.options), dtype=np.float64)
@@ -236,9 +237,9 @@ def _parse_column(col: str, entry: Any, memo: dict | None = None) -> ColumnPlan:
                             "a column holding per-row bounds)")
         b = entry[key]
         if isinstance(b, str):
-            if mechanism != "laplace":
+            if mechanism not in ("laplace", "gaussian"):
                 raise SpecError(f"{_where(col, key)}: per-row bounds from a column ({b!r}) "
-                                "need mechanism 'laplace'")
+                                "need mechanism 'laplace' or 'gaussian'")
             if b == col:
                 raise SpecError(f"{_where(col, key)}: a column cannot bound itself")
             bounds[key] = b
@@ -279,6 +280,9 @@ def _parse_column(col: str, entry: Any, memo: dict | None = None) -> ColumnPlan:
                     raise SpecError(f"{_where(col, k)}: not supported with per-row bounds")
             from ..calibrate import bounded_laplace_scale
 
+            if mechanism == "gaussian" and delta != 0.0:
+                raise SpecError(f"{_where(col, 'delta')}: the bounded Gaussian mechanism is "
+                                f"pure epsilon-DP; delta must be 0, got {delta!r}")
             bounded_laplace_scale(eps, dq, 0.0, 1.0, delta)
             for key, b in (("lower", lo), ("upper", hi)):
                 if not isinstance(b, str) and not math.isfinite(b):  # type: ignore[arg-type]

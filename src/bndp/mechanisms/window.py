@@ -352,10 +352,20 @@ def _check_exponent(e: np.ndarray, coarse: np.ndarray, dq: float) -> None:
             f"range (granularity 2^{int(e.min())}..2^{int(e.max())}; widths and sensitivities "
             "from about 1e-290 to 1e290 are supported); pass mode='continuous'")
     if coarse.any():
+        top = int(e[coarse].max())
+        if math.ldexp(1.0, top) > dq:
+            # a grid step beyond the sensitivity would multiply the noise by gamma / dq
+            raise ValueError(
+                f"grid law: bounds too far from 0 for sensitivity {dq!r}: doubles there are "
+                f"spaced 2^{top - 1} apart, more than the sensitivity; the default release "
+                "needs |lower|, |upper| below 2^51 * sensitivity (shift the data towards 0, "
+                "or pass mode='continuous')")
         warnings.warn(
             "grid law: bounds far from 0 need a coarser grid than the sensitivity asks for "
-            f"(granularity 2^{int(e.max())} for sensitivity {dq!r}): the noise is calibrated "
-            "on that grid", RuntimeWarning, stacklevel=4)
+            f"(granularity 2^{top} for sensitivity {dq!r}; doubles there are spaced "
+            f"2^{top - 1} apart): the noise is calibrated on that grid, at most "
+            f"{math.ceil(math.ldexp(dq, -top)) * math.ldexp(1.0, top) / dq:.3g} times the "
+            "sensitivity", RuntimeWarning, stacklevel=4)
 
 
 @dataclass(frozen=True, eq=False)
@@ -404,16 +414,43 @@ class RowPlan:
         j = np.arange(j0, j0 + len(w))
         return self.lower + j * self.gamma, w / s
 
+    def _tail(self, x: Any, value: Any, what: str):
+        from .exact import ExactPlan
+        return ExactPlan._tail(self, x, value, what)  # type: ignore[arg-type]
+
+    @property
+    def kl(self) -> float:
+        """``lower / gamma`` (an integer when ``lower`` is on the grid gamma Z)."""
+        return math.ldexp(self.lower, -self.exponent)
+
     def pmf(self, value: Any) -> np.ndarray:
         """Output probabilities over :meth:`grid` for one value."""
+        if not self.kernel.tailw and self.kernel.N == self.n:
+            w, s = self.weights_for(value)
+            return w.astype(np.float64) / float(s)
         g, p = self._pmf_window(value)
         out = np.zeros(self.n + 1)
         j0 = int(round((g[0] - self.lower) / self.gamma)) if len(g) else 0
         out[j0: j0 + len(p)] = p
         return out
 
+    def weights_for(self, value: Any) -> tuple[np.ndarray, int]:
+        """Integer weights over the grid for one value and their total ``S_i`` (rows the
+        table covers, ``n <= N``: every weight is a table entry)."""
+        if self.kernel.tailw or self.kernel.N != self.n:
+            raise NotImplementedError("integer weights: only for rows the table covers")
+        i = int(self.index(float(value)))
+        n = self.n
+        w = np.diff(self.kernel.cum)[n - i: 2 * n - i + 1]
+        return w, int(self.kernel.cum[2 * n - i + 1] - self.kernel.cum[n - i])
+
     def law(self, x: Any, value: Any, what: str):
-        from .exact import _law_from
+        """pmf/cdf/ppf/mean/var or a tail function of the law for one value: exact integer
+        sums when the table covers the row, float64 sums with the tails (summed to 2^-60 of
+        their mass, the rest in the normaliser) otherwise."""
+        from .exact import ExactPlan, _law_from
+        if not self.kernel.tailw and self.kernel.N == self.n:
+            return ExactPlan.law(self, x, value, what)  # type: ignore[arg-type]
         g, p = self._pmf_window(value)
         if what in ("sf", "logsf", "logcdf", "isf"):
             c_up = np.cumsum(p[::-1])[::-1]          # P(X >= g_k)
