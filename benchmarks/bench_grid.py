@@ -75,6 +75,48 @@ class GridPlanning:
     time_plan_laplace_n_2_20.repeat = 1
 
 
+class NewParameters:
+    """A mechanism with parameters not seen before, plus one draw: the default law's plan
+    (calibration and certificate) against the continuous law's."""
+
+    params = (["laplace", "gaussian"], ["exact", "continuous"])
+    param_names = ["mechanism", "mode"]
+
+    def setup(self, mechanism, mode):
+        self.cls = bndp.BoundedLaplace if mechanism == "laplace" else bndp.BoundedGaussian
+        self.k = 0
+
+    def time_new_plan_and_draw(self, mechanism, mode):
+        self.k += 1
+        m = self.cls(epsilon=1.0 + self.k * 1e-9, sensitivity=1.0, lower=0.0, upper=120.0,
+                     mode=mode)
+        m.sample(3.0, rng=self.k)
+
+
+class ManyDistinctPairs:
+    """Per-row bounds with 10^4 distinct (lower, upper) pairs over 10^6 rows (plausible
+    per-record ranges), new parameters each call."""
+
+    params = (["laplace", "gaussian"], ["exact", "continuous"])
+    param_names = ["mechanism", "mode"]
+    timeout = 120
+
+    def setup(self, mechanism, mode):
+        r = np.random.default_rng(3)
+        centre = np.round(r.uniform(0.0, 1e4, 10**4), 1)
+        half = np.round(r.uniform(5.0, 200.0, 10**4), 1)
+        pick = r.integers(0, 10**4, N)
+        self.lo, self.hi = centre[pick] - half[pick], centre[pick] + half[pick]
+        self.values = r.uniform(self.lo, self.hi)
+        self.gen = np.random.default_rng(0)
+        self.k = 0
+
+    def time_per_row_distinct_pairs(self, mechanism, mode):
+        self.k += 1
+        bndp.sample(self.values, mechanism=mechanism, epsilon=1.0 + self.k * 1e-9,
+                    sensitivity=1.0, lower=self.lo, upper=self.hi, rng=self.gen, mode=mode)
+
+
 class PerRowBounds:
     def setup(self):
         r = np.random.default_rng(2)

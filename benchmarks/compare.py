@@ -114,6 +114,7 @@ def main() -> None:
         print(f"{name:44s}{t * 1e6:10.2f}  target <=5 us {'ok' if t <= 5e-6 else 'MISS'}")
     print(f"{'bounded_gaussian_sigma (Table 1, m = 2)':44s}{t_cal_bg2 * 1e6:10.0f}")
     grid_section(n, rep)
+    scale_section(rep)
 
 
 def grid_section(n: int, rep: int) -> None:
@@ -148,3 +149,70 @@ def grid_section(n: int, rep: int) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def _new_params(cls, mode, lo, hi, reps):
+    """Seconds per new-parameter mechanism plus one draw (a fresh epsilon each call, so no
+    plan is reused)."""
+    k = [0]
+
+    def one():
+        for _ in range(reps):
+            k[0] += 1
+            m = cls(epsilon=1.0 + k[0] * 1e-9, sensitivity=1.0, lower=lo, upper=hi, mode=mode)
+            m.sample(3.0, rng=k[0])
+    return one
+
+
+def scale_section(rep: int, rows: int = 10**6, pairs: int = 10**4) -> None:
+    """The default law at every scale of parameters (issue: plans in microseconds, per-row
+    bounds without limit): new-parameter plans and per-row bounds with many distinct pairs
+    against the continuous mode, interleaved in one run; the variance of the default law
+    against the continuous law."""
+    print()
+    print(f"{'default law at every scale':44s}{'default':>10s}{'continuous':>12s}{'ratio':>9s}"
+          f"{'goal':>8s}")
+    reps = 200
+    for cls in (bndp.BoundedLaplace, bndp.BoundedGaussian):
+        for lo, hi in ((0.0, 120.0), (0.0, 1.0), (0.0, 1e5)):
+            td, tc = [], []
+            for _ in range(max(rep, 3)):      # interleaved
+                td.append(best_of(_new_params(cls, "exact", lo, hi, reps), 1) / reps)
+                tc.append(best_of(_new_params(cls, "continuous", lo, hi, reps), 1) / reps)
+            d, c = min(td), min(tc)
+            name = f"{cls.__name__} new plan + 1 draw [{lo:g}, {hi:g}]"
+            print(f"{name:44s}{d * 1e6:8.0f}us{c * 1e6:10.0f}us{d / c:8.1f}x{'<=10x':>8s}")
+    r = np.random.default_rng(3)
+    # plausible per-record ranges: a centre and a half-width of 5..200 sensitivities, drawn
+    # from `pairs` distinct (lower, upper) pairs
+    centre = np.round(r.uniform(0.0, 1e4, pairs), 1)
+    half = np.round(r.uniform(5.0, 200.0, pairs), 1)
+    pick = r.integers(0, pairs, rows)
+    lo, hi = centre[pick] - half[pick], centre[pick] + half[pick]
+    vals = r.uniform(lo, hi)
+    g = np.random.default_rng(0)
+    for mech in ("laplace", "gaussian"):
+        kw = dict(mechanism=mech, epsilon=1.0, sensitivity=1.0, lower=lo, upper=hi)
+        td, tc = [], []
+        for i in range(max(rep, 3)):
+            eps = 1.0 + 1e-9 * (i + 1)    # new parameters each round: the plans are included
+            td.append(best_of(lambda: bndp.sample(vals, rng=g, **{**kw, "epsilon": eps}), 1))
+            tc.append(best_of(lambda: bndp.sample(vals, rng=g, mode="continuous",
+                                                  **{**kw, "epsilon": eps}), 1))
+        d, c = min(td), min(tc)
+        name = f"per-row {mech}, {rows:.0e} rows, {pairs:.0e} pairs"
+        print(f"{name:44s}{d:9.3f}s{c:11.3f}s{d / c:8.2f}x{'<=3x':>8s}")
+    print(f"{'variance, default / continuous (eps = 1)':44s}{'bound':>10s}{'middle':>12s}")
+    for cls, lo, hi, kw in ((bndp.BoundedLaplace, 0.0, 120.0, {}),
+                            (bndp.BoundedLaplace, 0.0, 1e5, {}),
+                            (bndp.BoundedLaplace, 0.0, 5e5, {}),
+                            (bndp.BoundedLaplace, 0.0, 2.0, {}),
+                            (bndp.BoundedGaussian, 0.0, 120.0, {"calibration": "tight"}),
+                            (bndp.BoundedGaussian, 0.0, 2.0, {"calibration": "tight"}),
+                            (bndp.BoundedGaussian, 0.0, 1e5, {"calibration": "tight"})):
+        m = cls(epsilon=1.0, sensitivity=1.0, lower=lo, upper=hi)
+        c = cls(epsilon=1.0, sensitivity=1.0, lower=lo, upper=hi, mode="continuous", **kw)
+        rb = m.variance(lo) / c.variance(lo)
+        rm = m.variance(0.5 * (lo + hi)) / c.variance(0.5 * (lo + hi))
+        name = f"{cls.__name__} [{lo:g}, {hi:g}]"
+        print(f"{name:44s}{rb:10.3f}{rm:12.3f}")

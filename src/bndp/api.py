@@ -112,11 +112,12 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
     lo = as_float_array(lower, "lower")
     hi = as_float_array(upper, "upper")
     if lo.ndim == 0 and hi.ndim == 0:
+        one: BoundedGaussian | BoundedLaplace
         if mechanism == "gaussian":
-            mech = BoundedGaussian(epsilon, sensitivity, float(lo), float(hi), mode=mode)
+            one = BoundedGaussian(epsilon, sensitivity, float(lo), float(hi), mode=mode)
         else:
-            mech = BoundedLaplace(epsilon, sensitivity, float(lo), float(hi), delta, mode=mode)
-        return mech.sample(value, rng=rng, on_outside=on_outside, workers=workers)
+            one = BoundedLaplace(epsilon, sensitivity, float(lo), float(hi), delta, mode=mode)
+        return one.sample(value, rng=rng, on_outside=on_outside, workers=workers)
     mode = check_mode(mode)
     # per-row bounds: one univariate law per element, for either mechanism
     eps = fast_real(epsilon, "epsilon")
@@ -140,7 +141,9 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
         return _grid_rows(fam, target, dq, flat, gen).reshape(shape)
     widths, inverse = np.unique(hi - lo, return_inverse=True)
     if mechanism == "gaussian":
-        sigma = np.asarray(bounded_gaussian_sigma(eps, dq, 0.0, widths))[inverse]
+        # (one univariate calibration per distinct width: array bounds would mean a box)
+        sigma = np.array([bounded_gaussian_sigma(eps, dq, 0.0, float(w))
+                          for w in np.ravel(widths)])[inverse]
         sigma = sigma.reshape(np.broadcast_shapes(lo.shape, hi.shape))
         return np.asarray(truncated_normal(np.broadcast_to(q, shape), np.broadcast_to(sigma, shape),
                                            np.broadcast_to(lo, shape), np.broadcast_to(hi, shape),

@@ -104,8 +104,8 @@ def privatize(df: Any, spec: Any, *, budget: Any = None, mechanism: str | None =
     Notes
     -----
     Calibration runs once here, on the driver (columns with the same settings share one
-    mechanism). Per-row bounds are calibrated on the executors per distinct width
-    (:func:`bndp.sample`). The released columns and the bound columns are converted from
+    mechanism). Per-row bounds are planned on the executors (:func:`bndp.sample`: one
+    kernel for the wide rows, one per narrow width). The released columns and the bound columns are converted from
     Arrow without going through pandas. Each partition draws from its own secure stream
     (AES-CTR or ChaCha20) keyed from the executor's OS CSPRNG.
 

@@ -476,8 +476,9 @@ def _plan_1d(fam: int, target: float, hint: float, dq: float, lo: float,
 
 
 def plan_bounded_laplace(epsilon: float, sensitivity: float, lower: float, upper: float,
-                         delta: float = 0.0, scale_hint: float | None = None) -> ExactPlan:
-    """Grid bounded Laplace for validated inputs; target loss ``eps - ln(1 - delta)``."""
+                         delta: float = 0.0, scale_hint: float | None = None) -> Any:
+    """Grid bounded Laplace for validated inputs (a :class:`~bndp.mechanisms.window.RowPlan`
+    of the windowed grid law); target loss ``eps - ln(1 - delta)``."""
     if scale_hint is None:
         from ..calibrate import bounded_laplace_scale
         scale_hint = float(bounded_laplace_scale(epsilon, sensitivity, lower, upper, delta))

@@ -282,12 +282,15 @@ def _law(fam: int, target: float, dk: int, e: int, n: int | None, hint: float) -
         _LAWS.move_to_end(key)
         return law
     wide = n is None
-    nn = 1 << 40 if wide else n
+    nn = 1 << 40 if n is None else n
     t0 = _wide_hint(fam, target, dk) if wide else (hint if hint > 0 else float(dk) / target)
+    # a starting scale the kernel can represent (the search moves from there)
+    t0 = min(max(t0, 1e-3), 1e7 if wide else 1e3 * nn)
     t, cert, shape, cum = _core.gw_calibrate(fam, target, t0, nn, dk, wide, REL_TOL)
     N, tail, kexp, tailw, sbits, tm, n_wide = shape
+    n_min = n_wide if n is None else n
     law = WindowLaw(_FAMILY[fam], e, dk, t, N, kexp, tailw if tail else 0, sbits, tm,
-                    n_wide if wide else n, None if wide else n, cum, target, float(cert))
+                    n_min, n, cum, target, float(cert))
     _LAWS[key] = law
     if len(_LAWS) > MAX_LAWS:
         _LAWS.popitem(last=False)
@@ -295,7 +298,7 @@ def _law(fam: int, target: float, dk: int, e: int, n: int | None, hint: float) -
 
 
 def grid_exponent(target: float, sensitivity: float, width: Any, lo: Any = 0.0,
-                  hi: Any = 0.0) -> np.ndarray:
+                  hi: Any = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """The granularity exponent per row (vectorised; see the module docstring), and the
     rows whose grid had to be coarsened for bounds far from 0 (a boolean array)."""
     dq = float(sensitivity)
