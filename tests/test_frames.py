@@ -188,7 +188,8 @@ def no_draws(monkeypatch):
     ({"on_outside": "wrap"}, ValueError, r"column 'income', key 'on_outside'"),
     ({"mode": "fuzzy"}, ValueError, r"column 'income'.*mode"),
     ({"delta": 0.1}, ValueError, r"column 'income', key 'delta'"),
-    ({"upper": "score_hi"}, ValueError, r"column 'income', key 'upper'.*'laplace'"),
+    ({"mechanism": "constrained_laplace", "upper": "score_hi"}, ValueError,
+     r"column 'income', key 'upper'.*'laplace' or 'gaussian'"),
     ({"mechanism": "laplace", "upper": "nope"}, ValueError, r"key 'upper'.*'nope' not found"),
     ({"mechanism": "laplace", "upper": "age"}, ValueError, r"key 'upper'.*itself released"),
 ])

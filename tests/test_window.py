@@ -12,6 +12,8 @@ import bndp
 from bndp import _core
 from bndp.mechanisms import window
 
+from ._helpers import chi2_pvalue, grid_counts
+
 
 def kernel_weights(cum, N, tailw, sbits, tm, n):
     """The log of every weight w(d), d = -n..n, of the law as sampled (tails in closed
@@ -265,3 +267,64 @@ def test_variance_of_the_grid_law_matches_its_samples():
     v = m.variance(0.0)
     assert abs(np.var(x) / v - 1) < 0.03
     assert abs(np.mean(x) - m.mean(0.0)) < 0.02
+
+
+def test_per_row_gaussian_means_per_row_laws():
+    """Array bounds shaped like the values are per-row univariate laws for "gaussian" as
+    for "laplace"; the box only with multivariate=True (the same draws as the mechanism)."""
+
+    v = np.array([3.0, 5.0])
+    lo, hi = np.array([0.0, 1.0]), np.array([10.0, 9.0])
+    out = bndp.sample(np.tile(v, (50_000, 1)), mechanism="gaussian", epsilon=1.0,
+                      sensitivity=1.0, lower=lo, upper=hi, rng=4)
+    assert out.shape == (50_000, 2) and (out >= lo).all() and (out <= hi).all()
+    for j in range(2):
+        plan = bndp.BoundedGaussian(1.0, 1.0, lo[j], hi[j]).exact_plan
+        assert chi2_pvalue(grid_counts(plan, out[:, j]), plan.pmf(v[j])) > 1e-4
+    box = bndp.sample([[3.2, 4.0], [9.9, 1.0]], mechanism="gaussian", epsilon=1.0,
+                      sensitivity=2 * 5 ** 0.5, lower=[0, 1], upper=[10, 9], rng=7,
+                      multivariate=True)
+    ref = bndp.BoundedGaussian(1.0, 2 * 5 ** 0.5, [0, 1], [10, 9]).sample(
+        [[3.2, 4.0], [9.9, 1.0]], rng=7)
+    assert np.array_equal(box, ref)
+    with pytest.raises(ValueError, match="multivariate"):
+        bndp.sample([1.0], mechanism="laplace", epsilon=1.0, sensitivity=1.0, lower=[0.0],
+                    upper=[2.0], multivariate=True)
+
+
+@pytest.mark.parametrize("mech", ["laplace", "gaussian"])
+def test_many_distinct_pairs_each_row_follows_its_law(mech):
+    """10^4 distinct (lower, upper) pairs, narrow and wide rows, arbitrary positions: every
+    draw lies on its own row's grid, and the rows of one pair follow that pair's law."""
+
+    r = np.random.default_rng(8)
+    pairs = 10_000
+    centre = np.round(r.uniform(-500.0, 1e4, pairs), 2)
+    half = np.round(np.exp(r.uniform(np.log(0.5), np.log(300.0), pairs)), 2)
+    pick = r.integers(0, pairs, 200_000)
+    pick[:60_000] = 17                        # one pair with many rows, for the law check
+    lo, hi = centre[pick] - half[pick], centre[pick] + half[pick]
+    vals = r.uniform(lo, hi)
+    vals[:60_000] = lo[0] + 0.25 * (hi[0] - lo[0])
+    out = bndp.sample(vals, mechanism=mech, epsilon=1.0, sensitivity=1.0, lower=lo,
+                      upper=hi, rng=5)
+    assert ((out >= lo) & (out <= hi)).all()
+    cls = bndp.BoundedLaplace if mech == "laplace" else bndp.BoundedGaussian
+    for k in r.choice(np.arange(60_000, 200_000), 200, replace=False):
+        plan = cls(1.0, 1.0, float(lo[k]), float(hi[k])).exact_plan
+        grid_counts(plan, out[k:k + 1])        # on that row's grid
+    plan = cls(1.0, 1.0, float(lo[0]), float(hi[0])).exact_plan
+    assert chi2_pvalue(grid_counts(plan, out[:60_000]), plan.pmf(vals[0])) > 1e-4
+
+
+def test_per_row_gaussian_through_a_release_spec():
+    pd = pytest.importorskip("pandas")
+    r = np.random.default_rng(2)
+    lo = np.round(r.uniform(0.0, 50.0, 500), 1)
+    df = pd.DataFrame({"x": lo + 3.0, "lo": lo, "hi": lo + 20.0})
+    spec = {"x": {"mechanism": "gaussian", "lower": "lo", "upper": "hi", "sensitivity": 1.0,
+                  "epsilon": 1.0}}
+    out = bndp.privatize(df, spec, rng=3)
+    assert out["x"].between(df["lo"], df["hi"]).all()
+    with pytest.raises(ValueError, match="delta"):
+        bndp.privatize(df, {"x": dict(spec["x"], delta=1e-5)}, rng=3)
