@@ -105,7 +105,7 @@ SCALE_STEPS = 16          # gamma <= (sensitivity / target) / 16
 SENS_STEPS = 256          # ... refined until sensitivity / gamma is an integer or >= 256
 WIDTH_STEPS = 128         # gamma <= width / 128 (a nearly flat law on n + 1 points)
 REL_TOL = 1e-7            # the calibrated loss is within this of the target (relative)
-MAX_LAWS = 4096           # kernels kept (LRU)
+MAX_LAWS = 2048          # kernels kept (LRU; a narrow kernel holds about 50 KB with its search table)
 
 
 @dataclass(frozen=True, eq=False)
