@@ -460,6 +460,71 @@ def _bisect(cert, u0: float, target: float):
     return ok
 
 
+def _search(cert, u0: float, target: float, rel: float = REL_TOL):
+    """Smallest scale (to ``rel``) whose certificate is <= target, as :func:`_bisect`, but
+    by secant steps on (ln u, ln cert) with a bracket: the certificate is smooth in the
+    scale (about proportional to 1/u), so a handful of evaluations suffice; each proposal
+    is followed by the probe just below it, which closes the bracket once the secant is
+    accurate. Falls back to geometric bisection when a step does not shrink the bracket.
+    Only the returned table is used: soundness does not depend on the search."""
+    good = bad = None           # (u, result): the smallest certified, largest refused
+    pts: list[tuple[float, float]] = []
+
+    def ev(u):
+        nonlocal good, bad
+        r = cert(u)
+        if r[0] <= target:
+            if good is None or u < good[0]:
+                good = (u, r)
+        elif bad is None or u > bad[0]:
+            bad = (u, r)
+        if math.isfinite(r[0]) and r[0] > 0:
+            pts.append((math.log(u), math.log(r[0])))
+        return r[0]
+
+    lt = math.log(target)
+    u = u0
+    c = ev(u)
+    for _ in range(200):
+        if good is not None and bad is not None and good[0] - bad[0] <= rel * good[0]:
+            return good
+        if bad is not None and math.isinf(bad[1][0]) and good is None:
+            u = bad[0] * 2.0                               # nothing usable yet: grow
+        elif len(pts) >= 2:
+            # secant through the two evaluated points nearest the target
+            (x1, y1), (x2, y2) = sorted(pts, key=lambda p: abs(p[1] - lt))[:2]
+            if y1 != y2 and x1 != x2:
+                u = math.exp(x1 + (lt - y1) * (x2 - x1) / (y2 - y1))
+            else:
+                u = math.exp(x1 - (lt - y1))
+        else:
+            x1, y1 = pts[-1]
+            u = math.exp(x1 + (y1 - lt))                    # certificate ~ 1/u
+        u *= 1.0 + 0.25 * rel                               # aim just above the root
+        if good is not None and bad is not None:
+            lo_u, hi_u = bad[0], good[0]
+            if not (lo_u < u < hi_u) or (hi_u - lo_u) > 0.5 * hi_u:
+                u = math.sqrt(lo_u * hi_u) if not (lo_u < u < hi_u) else u
+        elif good is not None:
+            u = min(u, good[0] * (1.0 - 0.5 * rel)) if u < good[0] else good[0] * 0.8
+        elif bad is not None:
+            u = max(u, bad[0] * (1.0 + 0.5 * rel)) if u > bad[0] else bad[0] * 1.25
+        if not (u > 0 and math.isfinite(u)):
+            break
+        before = (good[0] - bad[0]) if (good is not None and bad is not None) else math.inf
+        c = ev(u)
+        if c <= target and (bad is None or u - bad[0] > rel * u):
+            ev(u * (1.0 - 0.5 * rel))                       # the probe just below
+        after = (good[0] - bad[0]) if (good is not None and bad is not None) else math.inf
+        if math.isfinite(before) and after > 0.5 * before:
+            m = math.sqrt(good[0] * bad[0])                 # a slow step: bisect as well
+            ev(m)
+    if good is None:
+        raise ValueError("grid law: no scale certifies the target on this grid; pass "
+                         "mode='continuous'")
+    return good
+
+
 @lru_cache(maxsize=256)
 def _plan_1d(fam: int, target: float, hint: float, dq: float, lo: float,
              hi: float) -> ExactPlan:
@@ -1084,23 +1149,21 @@ def _plan_constrained(target: float, hint: float, dq: float, lo: float, hi: floa
     def _cert(u):
         cum, k, tw, sbits = _set_table(u, n, tails)
         if metric:
-            lam, kap = _core.gd_set_losses(cum, n, big, sa, sb, tw, sbits, 1, 1, 2)
-            lam1 = max(float(lam[0]), far(cum, tw, kap, 1))
+            lam1, kap1 = _core.gd_set_bound(cum, n, big, sa, sb, tw, sbits, u, 1, 2)
+            lam1 = max(lam1, far(cum, tw, [kap1], 1))
             jumps = [_core.gd_set_pair_loss(cum, n, sa, sb, tw, sbits, int(sb[s]),
                                             int(sa[s + 1]))
                      for s in range(len(gaps))]
             c = _metric_bound(lam1, jumps, e, dq, gaps)
-            return c, cum, k, tw, sbits, lam, c
-        lam, kap = _core.gd_set_losses(cum, n, big, sa, sb, tw, sbits, 1, dk, 0)
-        lam = np.maximum.accumulate(np.where(np.isfinite(lam), lam, 0.0))
-        c = max(float(lam[-1]), far(cum, tw, kap, dk))
+            return c, cum, k, tw, sbits, np.array([lam1]), c
+        lam, kap = _core.gd_set_bound(cum, n, big, sa, sb, tw, sbits, u, dk, 0)
+        c = max(lam, 0.0, far(cum, tw, [kap], dk))
         if gaps and not on_grid:
-            extra = float(_core.gd_set_losses(cum, n, big, sa, sb, tw, sbits, dk + 1, dk + 1,
-                                              1)[0][0])
-            c = max(c, extra)
-        return c, cum, k, tw, sbits, lam, math.inf
+            c = max(c, _core.gd_set_bound(cum, n, big, sa, sb, tw, sbits, u, dk + 1, 1)[0])
+        # one bound for every shift up to dk (the fast certificate does not split by shift)
+        return c, cum, k, tw, sbits, np.full(dk, c), math.inf
 
-    u, (c, cum, k, tw, sbits, lam, me) = _bisect(cert, hint / gamma, target)
+    u, (c, cum, k, tw, sbits, lam, me) = _search(cert, hint / gamma, target)
     lam.setflags(write=False)
     gh = np.array([b for _, b in gaps], dtype=np.float64)
     gh.setflags(write=False)
