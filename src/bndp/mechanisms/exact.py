@@ -52,7 +52,8 @@ with :math:`\sum_c (r_c - 1)_+^2 < (\Delta Q/\gamma)^2`, so the loss is at most
 dual :math:`\min_{\mu \ge 0} \mu B + \sum_c \max_r [\lambda^{(c)}_r - \mu (r - 1)_+^2]`
 (weak duality; :math:`B = \lfloor(\Delta Q/\gamma)^2\rfloor`).
 
-Calibration. The scale in grid steps is the bisection point (relative width :math:`10^{-7}`)
+Calibration. The scale in grid steps is the bisection point (relative width :math:`10^{-7}`;
+for :class:`ConstrainedPlan` a bracketed secant search to the same width, ``_search``)
 whose table is certified :math:`\le` the target: :math:`\epsilon`, or for the Laplace with
 :math:`\delta > 0` the loss bound :math:`\epsilon - \ln(1 - \delta)` behind Theorem 3.5 of
 [HABM20]_ (a loss bound :math:`L` implies :math:`(\epsilon, \delta)`-DP since
@@ -744,10 +745,18 @@ class ConstrainedPlan(ExactPlan):
       holds a grid point. Plain rounding moves neighbours at most :math:`d_k` steps apart
       (as for :class:`ExactPlan`); the clip into a span adds one step, and only when the
       lower point ends a span before a gap or the upper point starts one after a gap (a
-      clip at ``l`` or ``u`` is 1-Lipschitz). The certificate is the exact maximum of the
-      loss over every pair of allowed inputs in ``0..L`` at most :math:`d_k` apart, and over
-      the pairs :math:`d_k + 1` apart that meet a gap whose end is off the grid, both
-      directions. A pair with an input beyond ``0..L`` (unbounded sets) is bounded by
+      clip at ``l`` or ``u`` is 1-Lipschitz). The certificate bounds the loss over every
+      pair of allowed inputs in ``0..L`` at most :math:`d_k` apart, and over the pairs
+      :math:`d_k + 1` apart that meet a gap whose end is off the grid, both directions, in
+      :math:`O(N + L m)` (``gd_set_bound`` in ``_core_exact.pxi``, where the proof is): the
+      loss of a pair :math:`\delta` apart is at most :math:`\kappa_\delta + |\ln S_{i'} -
+      \ln S_i|`, with :math:`\kappa_\delta \le \delta\tau + c` (:math:`\tau \ge 1/t`,
+      ``c`` the largest deviation of the table's log-weights from that slope over windows of
+      at most :math:`d_k` offsets, computed on the table), so the maximum over pairs is a
+      sliding-window maximum of :math:`\ln S_k \pm k\tau`. For the Laplace kernel the
+      worst output of a pair is an input itself, so the bound is within about
+      :math:`10^{-9}` of the exhaustive maximum (``gd_set_losses``, kept as the tests'
+      oracle). A pair with an input beyond ``0..L`` (unbounded sets) is bounded by
       :math:`\kappa_\delta + \rho/(1-\rho)`: :math:`\kappa_\delta` the largest
       :math:`|\ln W_d - \ln W_{d-\delta}|` over all offsets (tails included, computed
       exactly on the table), and :math:`\rho` the mass, relative to the whole law, of the
@@ -762,7 +771,9 @@ class ConstrainedPlan(ExactPlan):
       end and the nearest grid point. Its log-likelihood is Lipschitz in :math:`\mu` inside
       a span with constant :math:`(e^{\lambda_1} - 1)/\gamma` (:math:`\lambda_1` the
       largest loss between adjacent grid points of one span), and it jumps across gap
-      ``k`` by at most the loss :math:`J_k` between the span end points. Along any path,
+      ``k`` by at most the loss :math:`J_k` between the span end points (``gd_set_pair_loss``:
+      tail log-weight differences are computed as :math:`(k_1 - k_2)\ln p`, so a gap of
+      any width in noise scales is handled). Along any path,
       :math:`\ell(\mu,\mu') \le \epsilon'|\mu - \mu'|/\Delta` with
       :math:`\epsilon' = \Delta\max((e^{\lambda_1} - 1)/\gamma, \max_k J_k/(b_k - a_k))`,
       evaluated in exact rationals from the certified losses and rounded up.
