@@ -409,15 +409,24 @@ def test_pair_loss_across_a_gap_far_beyond_the_old_tail_limit():
     assert ref <= got <= ref + 1e-9 * max(1.0, ref)
 
 
-def test_unbounded_metric_with_small_sensitivity_plans_certified_and_samples():
-    # refused before ("no scale certifies the target on this grid"): the jump across the
-    # gap needs tail log-weights beyond the old rounding argument's range
-    kw = dict(forbidden=[(10.0, 12.0)], lower=0.0, guarantee="metric")
+@pytest.mark.parametrize("kw", [dict(forbidden=[(0.0, 20.0)]),
+                                dict(forbidden=[(10.0, 60.0)], lower=0.0),
+                                dict(forbidden=[(10.0, 12.0), (80.0, 90.0)], lower=0.0)])
+def test_unbounded_metric_with_small_sensitivity_plans_certified_and_samples(kw):
+    # the first two were refused before ("no scale certifies the target on this grid"), the
+    # third planned at 3.4 times the continuous scale: the jump across a gap hundreds of
+    # noise scales wide needs tail log-weights beyond the old rounding argument's range
+    kw = dict(kw, guarantee="metric")
     m = bndp.ConstrainedLaplace(3.78, 0.14, **kw)
     c = bndp.ConstrainedLaplace(3.78, 0.14, mode="continuous", **kw)
     assert m.metric_loss() == m.privacy_loss() == m.exact_plan.certified_epsilon <= 3.78
     assert m.metric_loss() >= 3.78 * (1 - 1e-6)
     assert 0.95 * c.sigma <= m.sigma <= 1.002 * c.sigma
-    x = m.sample(np.repeat([0.0, 5.0, 10.0, 12.0, 50.0], 400), rng=3)
-    assert (x >= 0).all() and not ((x > 10.0) & (x < 12.0)).any()
+    vals = np.array([v for v in (-5.0, 0.0, 5.0, 10.0, 12.0, 20.0, 60.0, 100.0)
+                     if v >= kw.get("lower", -INF)
+                     and not any(a < v < b for a, b in kw["forbidden"])])
+    x = m.sample(np.repeat(vals, 400), rng=3)
+    assert (x >= kw.get("lower", -INF)).all()
+    for a, b in kw["forbidden"]:
+        assert not ((x > a) & (x < b)).any()
     assert (np.ldexp(x, -m.exact_plan.exponent) % 1 == 0).all()
