@@ -25,6 +25,24 @@ class TimeCalibration:
                                 upper=float(self.f[-1, 1]) + 5.0, guarantee=guarantee)
 
 
+PLAN_GAPS = {1: [(10.0, 12.0)], 3: [(10.0, 12.0), (30.0, 31.0), (50.0, 55.0)],
+             5: [(10.0, 12.0), (30.0, 31.0), (50.0, 55.0), (70.0, 70.5), (80.0, 90.0)]}
+
+
+class TimePlanConstrained:
+    """Planning the default grid law with new parameters (the plan cache cleared): 1-5 gaps,
+    both guarantees, bounded [0, 100] or the half-line [0, inf); the smallest sensitivity
+    (0.14) gives the largest tables."""
+    params = ([1, 3, 5], ["dp", "metric"], [100.0, float("inf")], [0.14, 1.0])
+    param_names = ["n_gaps", "guarantee", "upper", "sensitivity"]
+
+    def time_plan_constrained(self, n, guarantee, upper, sens):
+        from bndp.mechanisms import exact
+        exact._plan_constrained.cache_clear()
+        bndp.ConstrainedLaplace(1.0, sens, forbidden=PLAN_GAPS[n], lower=0.0, upper=upper,
+                                guarantee=guarantee)
+
+
 class TimeSampling:
     """One forbidden interval; compare with Generator.laplace."""
 

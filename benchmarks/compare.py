@@ -3,6 +3,7 @@ measured in one run on this machine. Prints times and ratios next to the project
 
     python benchmarks/compare.py            # 10^7 draws (as in the targets)
     python benchmarks/compare.py --n 1e6    # quicker
+    python benchmarks/compare.py --constrained-only   # ConstrainedLaplace planning only
 
 Baselines: NumPy's plain (untruncated) `normal` and `laplace`, `scipy.stats.truncnorm.rvs`,
 and diffprivlib's `LaplaceBoundedDomain` when it is installed (it draws one value per call,
@@ -34,7 +35,18 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=float, default=1e7, help="draws per sampler call (default 1e7)")
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--constrained-only", action="store_true",
+                    help="only the ConstrainedLaplace planning section")
+    ap.add_argument("--scale-only", action="store_true",
+                    help="only the section on the default law at every scale (new "
+                         "parameters, per-row bounds with many distinct pairs, variance)")
     args = ap.parse_args()
+    if args.constrained_only:
+        constrained_plan_section()
+        return
+    if args.scale_only:
+        scale_section(args.repeat)
+        return
     n = int(args.n)
     rep = args.repeat
     g = np.random.default_rng(0)
@@ -115,6 +127,43 @@ def main() -> None:
     print(f"{'bounded_gaussian_sigma (Table 1, m = 2)':44s}{t_cal_bg2 * 1e6:10.0f}")
     grid_section(n, rep)
     scale_section(rep)
+    constrained_plan_section()
+
+
+CONSTRAINED_GAPS = {1: [(10.0, 12.0)], 3: [(10.0, 12.0), (30.0, 31.0), (50.0, 55.0)],
+                    5: [(10.0, 12.0), (30.0, 31.0), (50.0, 55.0), (70.0, 70.5), (80.0, 90.0)]}
+
+
+def constrained_configs():
+    """The ConstrainedLaplace planning set: 1, 3, 5 gaps x both guarantees x [0, 100] or
+    [0, inf) x epsilon 0.5, 1, 3.78 x sensitivity 0.14, 1, 5 (108 configurations)."""
+    for upper in (100.0, float("inf")):
+        for ng in (1, 3, 5):
+            for g in ("dp", "metric"):
+                for eps in (0.5, 1.0, 3.78):
+                    for sens in (0.14, 1.0, 5.0):
+                        yield dict(epsilon=eps, sensitivity=sens, forbidden=CONSTRAINED_GAPS[ng],
+                                   lower=0.0, upper=upper, guarantee=g)
+
+
+def constrained_plan_section() -> None:
+    """ConstrainedLaplace plans with new parameters (cache cleared): median and worst over
+    the configuration set, against the goals (median <= 50 ms, worst <= 1 s)."""
+    from bndp.mechanisms import exact
+    times, refused = [], 0
+    for kw in constrained_configs():
+        exact._plan_constrained.cache_clear()
+        t = time.perf_counter()
+        try:
+            bndp.ConstrainedLaplace(**kw)
+        except ValueError:
+            refused += 1
+        times.append(time.perf_counter() - t)
+    med, worst = float(np.median(times)), max(times)
+    print(f"{'ConstrainedLaplace plan (108 configurations)':44s}{'seconds':>10s}")
+    print(f"{'  median':44s}{med:10.4f}  target <=0.05 {'ok' if med <= 0.05 else 'MISS'}")
+    print(f"{'  worst':44s}{worst:10.4f}  target <=1 {'ok' if worst <= 1.0 else 'MISS'}")
+    print(f"{'  refused':44s}{refused:10d}  target 0 {'ok' if refused == 0 else 'MISS'}")
 
 
 def grid_section(n: int, rep: int) -> None:

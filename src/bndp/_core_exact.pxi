@@ -826,10 +826,33 @@ def gd_set_losses(const uint64_t[::1] cum, int64_t N, int64_t L, const int64_t[:
     return out, kap
 
 
+cdef inline double _gd_lnw_diff(const uint64_t* cum, int64_t N, double lnwn, double lnp,
+                                int64_t d1, int64_t d2) noexcept nogil:
+    # ln W(d1) - ln W(d2), tails included; in a tail ln W(d) = ln W(N) + (|d| - N) ln p, and
+    # when both offsets lie in the tails the difference is computed as (k1 - k2) ln p, not
+    # as a difference of two large tail log-weights (no cancellation, any tail length)
+    cdef int64_t a1 = d1 if d1 >= 0 else -d1, a2 = d2 if d2 >= 0 else -d2
+    if a1 > N and a2 > N:
+        return (<double> (a1 - a2)) * lnp
+    if a1 > N:
+        return (lnwn - log(<double> (cum[d2 + N + 1] - cum[d2 + N]))) + (<double> (a1 - N)) * lnp
+    if a2 > N:
+        return (log(<double> (cum[d1 + N + 1] - cum[d1 + N])) - lnwn) - (<double> (a2 - N)) * lnp
+    return log(<double> (cum[d1 + N + 1] - cum[d1 + N])) - log(<double> (cum[d2 + N + 1] - cum[d2 + N]))
+
+
 def gd_set_pair_loss(const uint64_t[::1] cum, int64_t N, const int64_t[::1] sa,
                      const int64_t[::1] sb, uint64_t tailw, int sbits, int64_t i, int64_t k):
     """Certified max |ln P(j | i) - ln P(j | k)| over allowed j for one pair of inputs whose
-    windows hold every finite span end (plus GD_ERR, as gd_set_losses)."""
+    windows hold every finite span end.
+
+    Tail log-weight differences are computed as (k1 - k2) ln p (``_gd_lnw_diff``), so any
+    distance between i and k is handled (the former limit |k ln p| <= 64 is gone).
+    Rounding: each ln of an integer <= 2^58 errs by < 2^-47 + 2^-52; ln p by one ulp
+    (relative 2^-52); a product k ln p and each sum or difference are rounded once (half an
+    ulp, relative 2^-53 of a magnitude at most M, the largest |term| met). The error of a
+    computed loss is therefore below 2^-44 + 2^-49 M; the result is raised by
+    GD_ERR + 2^-46 M, M taken as |result| + 64 + the largest |k ln p| used."""
     cdef Py_ssize_t m = sa.shape[0], s
     if cum.shape[0] != 2 * N + 2 or sb.shape[0] != m or m < 1:
         raise ValueError("gd_set_pair_loss: inconsistent arguments")
@@ -842,11 +865,9 @@ def gd_set_pair_loss(const uint64_t[::1] cum, int64_t N, const int64_t[::1] sa,
     cdef int64_t jlo = (i if i < k else k) - N - X, jhi = (i if i > k else k) + N + X
     cdef double lnp = log1p(-_gd_ldexp(1.0, -sbits)) if tails else 0.0
     cdef double lnwn = log(<double> cum[1])
-    if tails and not ((<double> (2 * X)) * (-lnp) <= 64.0):
-        raise ValueError("gd_set_pair_loss: tail too long for the rounding bound")
     cdef double lsi = log(<double> _gd_near_total(&cum[0], N, &sa[0], &sb[0], m, tailw, i))
     cdef double lsk = log(<double> _gd_near_total(&cum[0], N, &sa[0], &sb[0], m, tailw, k))
-    cdef double best = -1e300, v
+    cdef double best = -1e300, v, mag
     cdef int64_t j, a, b
     for s in range(m):
         a = jlo if sa[s] < jlo else sa[s]
@@ -855,13 +876,195 @@ def gd_set_pair_loss(const uint64_t[::1] cum, int64_t N, const int64_t[::1] sa,
             a = (i if i > k else k) - N if a < (i if i > k else k) - N else a
             b = (i if i < k else k) + N if b > (i if i < k else k) + N else b
         for j in range(a, b + 1):
-            v = (_gd_lnw_ext(&cum[0], N, lnwn, lnp, j - i)
-                 - _gd_lnw_ext(&cum[0], N, lnwn, lnp, j - k))
+            v = _gd_lnw_diff(&cum[0], N, lnwn, lnp, j - i, j - k)
             if v + (lsk - lsi) > best:
                 best = v + (lsk - lsi)
             if (lsi - lsk) - v > best:
                 best = (lsi - lsk) - v
-    return best + GD_ERR
+    mag = fabs(best) + 64.0 + (<double> (2 * X + N)) * fabs(lnp)
+    return best + GD_ERR + _gd_ldexp(mag, -46)
+
+
+cdef void _gd_slide_max(const double* x, const unsigned char* ok, int64_t n, int64_t D, double* out,
+                        int64_t* dq) noexcept nogil:
+    # out[b] = max of x[a] over ok a in [b - D, b - 1] (-1e300 if none): a monotone deque
+    cdef int64_t b, h = 0, t = 0
+    for b in range(n):
+        if b >= 1 and ok[b - 1]:
+            while t > h and x[dq[t - 1]] <= x[b - 1]:
+                t -= 1
+            dq[t] = b - 1
+            t += 1
+        while t > h and dq[h] < b - D:
+            h += 1
+        out[b] = x[dq[h]] if t > h else -1e300
+
+
+def gd_set_bound(const uint64_t[::1] cum, int64_t N, int64_t L, const int64_t[::1] sa,
+                 const int64_t[::1] sb, uint64_t tailw, int sbits, double u, int64_t D,
+                 int which):
+    """A certified bound of the set law's loss in O(N + L m) (the fast certificate).
+
+    Returns (lam, kap): ``lam`` bounds max |ln P(j | i) - ln P(j | i')| over allowed j and
+    the pairs of allowed inputs i < i' in [0, L] selected by ``which`` (0: every pair at
+    most D apart; 1: the pairs exactly D apart whose lower index ends a span that is not
+    the last or whose upper index starts a span that is not the first; 2: adjacent pairs
+    inside one span, D = 1), -inf if there is none; ``kap`` bounds
+    kappa_delta = max over all offsets d of |ln W(d) - ln W(d - delta)|, tails included, for
+    every delta <= D.
+
+    Proof. ln P(j|i) - ln P(j|i') = [ln W(j - i) - ln W(j - i')] + [ln S(i') - ln S(i)], so
+    every pair at distance delta has loss <= kappa_delta + |ln S(i') - ln S(i)|. With
+    tau >= 1/u and tau >= -ln p (both rounded up), and c the largest of
+    E(a) - E(b) and G(b) - G(a) over one-sided offsets 0 <= a < b <= a + D of the extended
+    table, E(a) = ln W(a) + a tau, G(a) = ln W(a) - a tau (and 0): every one-sided pair at
+    distance delta' <= D has |ln W(a) - ln W(b)| <= delta' tau + c (telescoping); a pair of
+    offsets of opposite signs at distance delta is, by the symmetry of the table (checked
+    here entry by entry), a one-sided pair at a smaller distance; two offsets both beyond the
+    extension N + D + 1 lie in one tail or in opposite tails, where the difference is
+    (|d1| - |d2|) (-ln p) <= delta tau. Hence kappa_delta <= delta tau + c, and
+    loss(i, i') <= c + max(Q+(i') - Q+(i), Q-(i) - Q-(i')) with Q+-(k) = ln S(k) +- k tau:
+    a sliding-window maximum over i' - D <= i < i'. For the Laplace table c is of the order
+    of the weights' rounding (the kernel's log is linear with slope 1/u on each side), so
+    the bound is within that of the exhaustive maximum (the worst output of a pair is the
+    input itself, j = i or j = i').
+
+    Rounding: every computed quantity has magnitude at most M (tracked) and is obtained with
+    at most 6 roundings of relative 2^-53 plus log errors below 2^-46 absolute; the result
+    is raised by GD_ERR + 2^-46 M, which exceeds the accumulated error."""
+    cdef Py_ssize_t m = sa.shape[0], s
+    if cum.shape[0] != 2 * N + 2 or N < 1 or L < 0 or D < 1 or m < 1 or sb.shape[0] != m \
+            or which < 0 or which > 2 or not (u > 0) or (which == 2 and D != 1):
+        raise ValueError("gd_set_bound: inconsistent arguments")
+    cdef bint tails = (sa[0] == -GD_INF) or (sb[m - 1] == GD_INF)
+    if tails and not (tailw > 0 and 1 <= sbits <= 62):
+        raise ValueError("gd_set_bound: an unbounded set needs a geometric tail")
+    if not tails:
+        tailw = 0
+    for s in range(m):
+        if sb[s] < sa[s] or (s > 0 and sa[s] <= sb[s - 1]):
+            raise ValueError("gd_set_bound: inconsistent spans")
+        if (sa[s] > -GD_INF and not (L - N <= sa[s] <= N)) \
+                or (sb[s] < GD_INF and not (L - N <= sb[s] <= N)):
+            raise ValueError("gd_set_bound: a finite span end lies outside the inputs' windows")
+    if cum[2 * N + 1] + 2 * tailw > (<uint64_t> 1) << 58:
+        raise ValueError("gd_set_bound: table total exceeds 2^58")
+    cdef int64_t a, b, k, X = D + 1 if tails else 0, A = N + X + 1
+    for a in range(N + 1):
+        if cum[N + a + 1] - cum[N + a] != cum[N - a + 1] - cum[N - a]:
+            raise ValueError("gd_set_bound: the table is not symmetric")
+    cdef double lnp = log1p(-_gd_ldexp(1.0, -sbits)) if tails else 0.0
+    cdef double tau = 1.0 / u
+    tau = nextafter(tau, 1e300)
+    if tails and -lnp * (1.0 + 1.8e-15) > tau:
+        tau = -lnp * (1.0 + 1.8e-15)
+    cdef double lnwn = log(<double> cum[1])
+    e_ = _np.empty(A)
+    g_ = _np.empty(A)
+    w_ = _np.empty(max(A, L + 1))
+    q1 = _np.empty(L + 1)
+    q2 = _np.empty(L + 1)
+    okb = _np.zeros(max(A, L + 1), dtype=_np.uint8)
+    span = _np.full(L + 1, -1, dtype=_np.int64)
+    dqb = _np.empty(max(A, L + 1) + 1, dtype=_np.int64)
+    cdef double[::1] E = e_, G = g_, W = w_, Q1 = q1, Q2 = q2
+    cdef unsigned char[::1] OK = okb
+    cdef int64_t[::1] SP = span, DQ = dqb
+    cdef double c = 0.0, v, lw, M = 64.0, best = -1e300, x
+    cdef int64_t lo_, hi_
+    cdef bint any_ = False
+    cdef int64_t si, sk
+    with nogil:
+        # kappa: c over one-sided offsets 0..N+X
+        for a in range(A):
+            if a <= N:
+                lw = log(<double> (cum[N + a + 1] - cum[N + a]))
+            else:
+                lw = lnwn + (<double> (a - N)) * lnp
+            x = (<double> a) * tau
+            E[a] = lw + x
+            G[a] = lw - x
+            if fabs(E[a]) > M:
+                M = fabs(E[a])
+            if fabs(G[a]) > M:
+                M = fabs(G[a])
+            if fabs(x) > M:
+                M = fabs(x)
+            OK[a] = 1
+        # max over a < b <= a + D of E(a) - E(b): for each b the max of E over [b - D, b - 1]
+        _gd_slide_max(&E[0], &OK[0], A, D, &W[0], &DQ[0])
+        for b in range(1, A):
+            v = W[b] - E[b]
+            if v > c:
+                c = v
+        # max over a < b <= a + D of G(b) - G(a) = max of (-G)(a) over the window + G(b)
+        for a in range(A):
+            G[a] = -G[a]
+        _gd_slide_max(&G[0], &OK[0], A, D, &W[0], &DQ[0])
+        for b in range(1, A):
+            v = W[b] - G[b]
+            if v > c:
+                c = v
+        # the normalisers of the inputs 0..L, and their spans
+        for s in range(m):
+            lo_ = 0 if sa[s] < 0 else sa[s]
+            hi_ = L if sb[s] > L else sb[s]
+            for k in range(lo_, hi_ + 1):
+                SP[k] = s
+        for k in range(L + 1):
+            OK[k] = SP[k] >= 0
+            if OK[k]:
+                lw = log(<double> _gd_near_total(&cum[0], N, &sa[0], &sb[0], m, tailw, k))
+                x = (<double> k) * tau
+                Q1[k] = lw + x
+                Q2[k] = x - lw
+                if fabs(Q1[k]) > M:
+                    M = fabs(Q1[k])
+                if fabs(Q2[k]) > M:
+                    M = fabs(Q2[k])
+        if which == 0:
+            # max over allowed i in [k - D, k - 1] of (-Q1(i)), then + Q1(k)
+            for k in range(L + 1):
+                Q1[k] = -Q1[k]
+            _gd_slide_max(&Q1[0], &OK[0], L + 1, D, &W[0], &DQ[0])
+            for k in range(1, L + 1):
+                if OK[k] and W[k] > -1e299:
+                    any_ = True
+                    v = W[k] - Q1[k]
+                    if v > best:
+                        best = v
+            # Q-(i) - Q-(i') with Q- = ln S - k tau = -Q2: max over the window of (-Q2(i)) + Q2(k)
+            for k in range(L + 1):
+                Q2[k] = -Q2[k]
+            _gd_slide_max(&Q2[0], &OK[0], L + 1, D, &W[0], &DQ[0])
+            for k in range(1, L + 1):
+                if OK[k] and W[k] > -1e299:
+                    v = W[k] - Q2[k]
+                    if v > best:
+                        best = v
+        else:
+            for k in range(D, L + 1):
+                a = k - D
+                if not (OK[k] and OK[a]):
+                    continue
+                si = SP[a]
+                sk = SP[k]
+                if which == 1 and not ((si < m - 1 and a == sb[si]) or (sk > 0 and k == sa[sk])):
+                    continue
+                if which == 2 and si != sk:
+                    continue
+                any_ = True
+                v = Q1[k] - Q1[a]
+                if v > best:
+                    best = v
+                v = Q2[k] - Q2[a]
+                if v > best:
+                    best = v
+    cdef double slack = GD_ERR + _gd_ldexp(M, -46)
+    kap = (<double> D) * tau * (1.0 + 2.3e-16) + c + slack
+    if not any_:
+        return -_np.inf, kap
+    return best + c + slack, kap
 
 
 def gd_search_table_layout(int levels):
