@@ -594,3 +594,67 @@ def gw_search_tree(const uint64_t[::1] cum):
             for k in range(j):
                 o[off + k] = o[k * step]
     return out, levels
+
+
+cdef void _gw_block(bitgen_t* bg, const gw_rows_t* R, const double* q, Py_ssize_t qstride,
+                    int c, double lo, double hi, int64_t nr, double inv_g, double gamma,
+                    double* out) noexcept nogil:
+    # c <= GD_LANES draws of one row [lo, hi] (n = nr intervals) for the values q[r * qstride]
+    cdef int64_t idx[GD_LANES]
+    cdef int64_t pos[GD_LANES]
+    cdef uint64_t tt[GD_LANES]
+    cdef int where[GD_LANES]
+    cdef int r
+    cdef int64_t j
+    for r in range(c):
+        idx[r] = _gw_index(q[r * qstride], lo, hi, inv_g, nr)
+        tt[r] = _gw_target(R, idx[r], nr, bg, &where[r])
+        tt[r] = tt[r] if where[r] == 0 else 0
+    for r in range(c, GD_LANES):
+        tt[r] = 0
+    bndp_gd_search(R.cum, R.levels, tt, pos)
+    for r in range(c):
+        j = pos[r] - R.N + idx[r]
+        if where[r] != 0:
+            if where[r] == 1:
+                j = idx[r] - R.N - _gw_geometric(bg, R.sbits, R.tm)
+            else:
+                j = idx[r] + R.N + _gw_geometric(bg, R.sbits, R.tm)
+            if j < 0 or j > nr:
+                j = _gw_draw_one(bg, R, idx[r], nr)
+        out[r] = lo + (<double> j) * gamma
+
+
+def gw_fill_row(object gen, const uint64_t[::1] tree, int levels, int64_t N, uint64_t tailw,
+                int sbits, uint64_t tm, int e, double lo, double hi, int64_t nrow,
+                const double[:, :] q, double[:, ::1] out):
+    """Windowed grid draws for one row ``[lo, hi]`` of ``nrow`` intervals: true values ``q``
+    (broadcast to ``out``; stride 0 welcome)."""
+    bit_gen = gen.bit_generator
+    cdef bitgen_t* bg = _borrow(bit_gen)
+    cdef Py_ssize_t a, b, n0 = out.shape[0], n1 = out.shape[1]
+    if q.shape[0] != n0 or q.shape[1] != n1:
+        raise ValueError("grid law: the values must have the output's shape (broadcast them)")
+    _gd_check_tree(tree, levels, N)
+    _gd_check_exponent(e)
+    if tailw > 0 and not (1 <= sbits <= 53 and 0 < tm < ((<uint64_t> 1) << sbits)):
+        raise ValueError("grid law: inconsistent tail")
+    if nrow < 1 or nrow > GW_MAX_ROW or (tailw == 0 and nrow > N) or not (lo < hi):
+        raise ValueError("grid law: a row the table does not serve")
+    cdef gw_rows_t R
+    R.cum = &tree[0]
+    R.levels = levels
+    R.N = N
+    R.tailw = tailw
+    R.sbits = sbits
+    R.tm = tm
+    cdef int c
+    cdef Py_ssize_t qs = q.strides[1] // sizeof(double)
+    cdef double inv_g = _gd_ldexp(1.0, -e), gamma = _gd_ldexp(1.0, e)
+    with bit_gen.lock, nogil:
+        for a in range(n0):
+            b = 0
+            while b < n1:
+                c = GD_LANES if n1 - b >= GD_LANES else <int> (n1 - b)
+                _gw_block(bg, &R, &q[a, b], qs, c, lo, hi, nrow, inv_g, gamma, &out[a, b])
+                b += c

@@ -477,22 +477,26 @@ class RowPlan:
         return _law_from(g, p, x, what)
 
     def sample(self, value: np.ndarray, size: Any, gen: np.random.Generator, workers: Any = 1):
-        """Draws for clipped true values (NumPy's size rule)."""
-        q = np.asarray(value, dtype=np.float64)
-        if size is not None:
-            from .._validation import check_size
-            shape = tuple(check_size(size) or ())
-            q = np.broadcast_to(q, np.broadcast_shapes(q.shape, shape))
-            if q.shape != shape:
-                raise ValueError(f"size {shape} does not match the values' shape {np.shape(value)}")
-        scalar = q.ndim == 0 and size is None
-        flat = np.ascontiguousarray(q.ravel())
-        out = _draw(self.kernel, flat, np.full(flat.shape[0], self.lower),
-                    np.full(flat.shape[0], self.upper),
-                    np.full(flat.shape[0], self.n, dtype=np.int64), gen)
-        if scalar:
-            return float(out[0])
-        return out.reshape(q.shape)
+        """Draws for clipped true values (NumPy's size rule; ``workers`` as for
+        :func:`bndp.sample`)."""
+        k = self.kernel
+        (tree, levels) = k.search_tree
+        args = (tree, levels, k.N, k.tailw, k.sbits, k.tm, k.exponent, self.lower, self.upper,
+                self.n)
+
+        def rows(gen, q, out):
+            _core.gw_fill_row(gen, *args, q, out)
+
+        def fill(gen, q, out):
+            rows(gen, np.broadcast_to(np.float64(q), (1, out.shape[0])), out.reshape(1, -1))
+
+        def one(gen, q):
+            out = np.empty((1, 1))
+            rows(gen, np.full((1, 1), q), out)
+            return float(out[0, 0])
+
+        return _dispatch.sample(one, fill, rows, [np.asarray(value, dtype=np.float64)], size,
+                                gen, workers)
 
 
 def _draw(law: WindowLaw, q: np.ndarray, lo: np.ndarray, hi: np.ndarray, n: np.ndarray,
