@@ -284,6 +284,13 @@ def _parse_column(col: str, entry: Any, memo: dict | None = None) -> ColumnPlan:
                 raise SpecError(f"{_where(col, 'delta')}: the bounded Gaussian mechanism is "
                                 f"pure epsilon-DP; delta must be 0, got {delta!r}")
             bounded_laplace_scale(eps, dq, 0.0, 1.0, delta)
+            if options.get("mode", "exact") in ("exact", None):
+                # the kernel every wide row will use, planned now (before any charge)
+                from ..mechanisms import window
+
+                window.plan_wide(window.LAPLACE if mechanism == "laplace" else window.GAUSSIAN,
+                                 eps - math.log1p(-delta) if mechanism == "laplace" else eps,
+                                 dq)
             for key, b in (("lower", lo), ("upper", hi)):
                 if not isinstance(b, str) and not math.isfinite(b):  # type: ignore[arg-type]
                     raise SpecError(f"{_where(col, key)}: must be finite; got {b!r}")

@@ -554,6 +554,18 @@ def plan_row(fam: int, target: float, sensitivity: float, lower: float, upper: f
     return RowPlan(_row_law(fam, target, dq, ei, n, h), float(lower), float(upper), n)
 
 
+def plan_wide(fam: int, target: float, sensitivity: float) -> WindowLaw:
+    """The kernel of every wide row at bounds near 0 (planned and cached): checks before
+    any data is seen that the privacy parameters have a default release (per-row bounds
+    plan their narrow rows from the data)."""
+    dq = float(sensitivity)
+    e, coarse = _exponent1(target, dq, 0.0, math.inf)
+    if not -1022 <= e <= 1000:
+        _check_exponent(np.array([e]), np.array([coarse]), dq)
+    dk = max(1, math.ceil(math.ldexp(dq, -e)))
+    return _law(fam, target, dk, e, None, 0.0)
+
+
 def sample_rows(fam: int, target: float, sensitivity: float, q: np.ndarray, lo: np.ndarray,
                 hi: np.ndarray, gen: np.random.Generator) -> np.ndarray:
     """Per-row bounds: one draw per row (1-D float64 arrays of one length, values clipped
