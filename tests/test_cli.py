@@ -565,7 +565,7 @@ def test_failure_after_the_data_checks_charges_nothing(tmp_path, capsys, monkeyp
     # the budget is checked before reading and charged only once every row is drawn (issue
     # 21, item 7): a release that fails while planning or drawing charges nothing
     import bndp.api
-    from bndp.integrations._spec import ColumnPlan
+    from bndp._release import ColumnPlan
 
     src = write(tmp_path / "in.csv", SPEC_CSV)
     if fmt == "parquet":

@@ -10,13 +10,15 @@ from . import _core, _dispatch
 from ._random import RNGLike, as_generator
 from ._validation import apply_domain, as_float_array, check_bounds, fast_real
 from .calibrate import bounded_laplace_scale
-from .integrations._columns import Nulls, columnar
+from ._columns import Nulls, columnar
 from .mechanisms import BoundedGaussian, BoundedLaplace
 from .mechanisms.exact import check_mode
+from .mechanisms.registry import SAMPLE_MECHANISMS
 
 __all__ = ["sample", "MECHANISMS"]
 
-MECHANISMS = ("laplace", "gaussian")
+#: The mechanism names :func:`sample` accepts (from :mod:`bndp.mechanisms.registry`).
+MECHANISMS = SAMPLE_MECHANISMS
 
 
 @columnar

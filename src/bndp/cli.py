@@ -39,6 +39,17 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from . import __version__
+from ._columns import to_numpy
+from ._random import default_rng
+from ._release import charge_release, plan_release
+from .budget import Budget
+from .calibrate import bounded_laplace_scale, gaussian_sigma
+from .exceptions import BudgetError
+from .mechanisms import BoundedGaussian, BoundedLaplace
+from .mechanisms.registry import SAMPLE_MECHANISMS, build_mechanism
+from .reproduce import _add_cli  # `bndp reproduce`: the papers' tables (bndp.reproduce)
+
 __all__ = ["main"]
 
 
@@ -170,7 +181,7 @@ def _guess_format(path: str) -> str | None:
 
 
 class _Spec:
-    """One released column of the CLI: its plan (bndp.integrations._spec.ColumnPlan) and
+    """One released column of the CLI: its plan (bndp._release.ColumnPlan) and
     the counters of the summary."""
 
     __slots__ = ("plan", "rows", "missing", "clipped")
@@ -236,10 +247,6 @@ def _load_spec_file(path: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
 def _parse_specs(args: argparse.Namespace, label: str = "") -> tuple[list[_Spec], Any]:
     """The released columns (validated, calibrated and planned) and the budget (checked,
     not charged), from --spec or --column; usage errors name the column and key."""
-    from .budget import Budget
-    from .exceptions import BudgetError
-    from .integrations._spec import plan_release
-
     budget = None
     if args.spec is not None:
         if args.column:
@@ -425,8 +432,6 @@ def _release_block(spec: _Spec, vals: np.ndarray, missing: np.ndarray | None, ro
                               f"per-row bounds need lower < upper; got "
                               f"[{_num(lo_a[j])}, {_num(hi_a[j])}]")
         if present.size:
-            from .calibrate import bounded_laplace_scale
-
             w = hi_a - lo_a
             try:  # the scale is monotone in the width: the block's extreme widths decide
                 bounded_laplace_scale(plan.epsilon, plan.sensitivity, 0.0,
@@ -648,8 +653,6 @@ def _privatize_parquet(args: argparse.Namespace, specs: list[_Spec], tmp: str,
                        shown: str) -> int:
     pa = _need("pyarrow", "arrow", "bndp privatize")
     pq = _need("pyarrow.parquet", "arrow", "bndp privatize")
-    from .integrations._columns import to_numpy
-
     try:
         pf = pq.ParquetFile(path)
     except (pa.ArrowInvalid, OSError) as exc:
@@ -755,8 +758,6 @@ def _spool_input(src: str) -> str:
 
 
 def _cmd_privatize(args: argparse.Namespace) -> int:
-    from ._random import default_rng
-
     src, dst = args.input, args.output
     shown_src = "<stdin>" if src == "-" else src
     shown_dst = "<stdout>" if dst == "-" else dst
@@ -802,8 +803,6 @@ def _cmd_privatize(args: argparse.Namespace) -> int:
             rows = _privatize_csv(args, specs, tmp, gen, progress, in_path, shown_src)
         else:
             rows = _privatize_parquet(args, specs, tmp, gen, progress, in_path, shown_src)
-        from .integrations._spec import charge_release
-
         charge_release(budget, [s.plan for s in specs], label)
         if kind == "file":
             _normal_mode(tmp)
@@ -889,14 +888,7 @@ def _main_thread() -> bool:
 # ------------------------------------------------------------------------------------------
 # calibrate and plot
 # ------------------------------------------------------------------------------------------
-def _classical_gaussian_sigma(eps: float, dq: float, delta: float) -> float:
-    # Definition 1.4 of [CH24] (the standard Gaussian mechanism; stated for eps, delta in (0,1))
-    return dq * math.sqrt(2.0 * math.log(1.25 / delta)) / eps
-
-
 def _mech_from_args(args: argparse.Namespace) -> Any:
-    from .integrations._engine import build_mechanism
-
     try:
         return build_mechanism(args.mechanism, args.epsilon, args.sensitivity, args.lower,
                                args.upper, args.delta, mode=args.mode)
@@ -914,7 +906,13 @@ def _unbounded(args: argparse.Namespace) -> tuple[str, float, float]:
     rd = args.reference_delta
     if not 0.0 < rd < 1.0:
         raise CLIError(f"--reference-delta must be in (0, 1); got {rd!r}")
-    s = _classical_gaussian_sigma(args.epsilon, args.sensitivity, rd)
+    try:  # the classical Gaussian mechanism (Definition 1.4 of [CH24], Eq. (2) of [ZWB19])
+        s = float(gaussian_sigma(args.epsilon, rd, args.sensitivity, method="dwork2014",
+                                 allow_unproven=True))
+    except ValueError:  # above its failure threshold it is not DP: the exact calibration
+        s = float(gaussian_sigma(args.epsilon, rd, args.sensitivity, method="optimal"))
+        return (f"Gaussian sigma = optimal (Balle-Wang) at delta = {rd:g}; the classical "
+                "sqrt(2 ln(1.25/delta)) rule is not DP here", s, s * s)
     note = "" if args.epsilon < 1 else ", stated for epsilon < 1"
     return f"Gaussian sigma = sensitivity*sqrt(2 ln(1.25/delta))/epsilon at delta = {rd:g}{note}", s, s * s
 
@@ -968,8 +966,6 @@ def _cmd_plot(args: argparse.Namespace) -> int:
         raise FileError(f"{args.output}: directory {out_dir} does not exist")
     # the densities drawn are those of the continuous law; the default release is its
     # floating-point-safe discretisation on a fine power-of-two grid
-    from .integrations._engine import build_mechanism
-
     mech = build_mechanism(args.mechanism, args.epsilon, args.sensitivity, args.lower,
                            args.upper, args.delta, mode="continuous")
     desc, ub_scale, _ = _unbounded(args)
@@ -1037,8 +1033,6 @@ def _load_example() -> dict[str, np.ndarray]:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from . import BoundedGaussian, BoundedLaplace, default_rng
-
     data = _load_example()
     ages = data["age"]
     lo, hi = 0.0, 120.0
@@ -1068,7 +1062,7 @@ def _add_privacy_args(p: argparse.ArgumentParser, bounds_required: bool,
     --column columns; "calibrate": the law whose scale is reported; None: no --mode)."""
     g = p.add_argument_group("mechanism")
     # privatize: None when not given, so that --spec can refuse them
-    g.add_argument("--mechanism", choices=("laplace", "gaussian"),
+    g.add_argument("--mechanism", choices=SAMPLE_MECHANISMS,
                    default="laplace" if bounds_required else None,
                    help="bounded Laplace ((epsilon, delta)-DP; pure for delta = 0) or bounded "
                         "Gaussian (pure epsilon-DP) (default: laplace)")
@@ -1131,8 +1125,6 @@ def _delimiter(text: str) -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from . import __version__
-
     p = argparse.ArgumentParser(
         prog="bndp",
         description="Differentially private noise for bounded values.",
@@ -1261,8 +1253,6 @@ def _parser() -> argparse.ArgumentParser:
                    help="seed for a reproducible demo (default: OS entropy)")
     d.set_defaults(func=_cmd_demo)
 
-    from .reproduce import _add_cli  # `bndp reproduce`: the papers' tables (bndp.reproduce)
-
     _add_cli(sub)
     return p
 
@@ -1273,8 +1263,6 @@ def _one_line(exc: BaseException) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from .exceptions import BudgetError
-
     parser = _parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
