@@ -119,10 +119,12 @@ def privatize(frame: Any, spec: Any, budget: Any = None, rng: RNGLike = None) ->
             raise ValueError(f"`rng` must be None for a {kind.capitalize()} DataFrame: each "
                              "partition seeds its own secure stream from the OS")
         if kind == "spark":
-            from .integrations import spark as engine
-        else:
-            from .integrations import dask as engine
-        return engine.privatize(frame, spec, budget=budget)
+            from .integrations import spark
+
+            return spark.privatize(frame, spec, budget=budget)
+        from .integrations import dask
+
+        return dask.privatize(frame, spec, budget=budget)
 
     try:
         import narwhals.stable.v2 as nw
