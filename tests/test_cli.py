@@ -565,7 +565,7 @@ def test_failure_after_the_data_checks_charges_nothing(tmp_path, capsys, monkeyp
     # the budget is checked before reading and charged only once every row is drawn (issue
     # 21, item 7): a release that fails while planning or drawing charges nothing
     import bndp.api
-    from bndp.integrations._spec import ColumnPlan
+    from bndp._release import ColumnPlan
 
     src = write(tmp_path / "in.csv", SPEC_CSV)
     if fmt == "parquet":
@@ -823,8 +823,8 @@ def test_output_fifo_is_a_stream(tmp_path, capsys):
 def test_dev_stdout_is_treated_as_a_stream():
     # never renamed onto: /dev/stdout (a link to the process's fd 1) is a stream
     if os.path.exists("/dev/stdout"):
-        assert cli._output_kind("/dev/stdout")[0] == "stream"
-    assert cli._output_kind("-") == ("stream", None)
+        assert cli._io._output_kind("/dev/stdout")[0] == "stream"
+    assert cli._io._output_kind("-") == ("stream", None)
 
 
 def test_blank_line_in_one_column_csv_is_a_missing_value(tmp_path, capsys):
@@ -883,7 +883,7 @@ def test_progress_percentage_follows_rows(tmp_path, capsys, monkeypatch):
     n = 20000
     src = write(tmp_path / "in.csv", "id,age\n" + "".join(f"{i},{i % 100}\n" for i in range(n)))
     clock = iter(range(10**6))
-    monkeypatch.setattr(cli.time, "monotonic", lambda: float(next(clock)))  # redraw each time
+    monkeypatch.setattr(cli._io.time, "monotonic", lambda: float(next(clock)))  # redraw each time
     code, _, err = run(capsys, "privatize", src, "-o", str(tmp_path / "o.csv"),
                        "--column", "age:0:120", *PRIV, "--progress", "always",
                        "--block-size", "16384")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import bndp
-from bndp.integrations._spec import ColumnPlan
+from bndp._release import ColumnPlan
 
 from ._helpers import assert_independent_streams, grid_counts
 
@@ -391,7 +391,7 @@ def test_budget_refused_before_data_is_read(no_draws):
 def test_charge_refused_after_the_draw_releases_nothing(monkeypatch):
     # another release spends the budget between the check and the charge: the charge is
     # refused and nothing is returned
-    import bndp.integrations._spec as spec_mod
+    import bndp._release as spec_mod
 
     b = bndp.Budget(epsilon=1.0)
     real = spec_mod.charge_release

@@ -165,7 +165,7 @@ def test_wheel_builds_installs_and_passes_tests_in_a_fresh_venv(tmp_path):
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     (whl,) = list(wheels.glob("bndp-*.whl"))
     names = zipfile.ZipFile(whl).namelist()
-    for want in ("bndp/py.typed", "bndp/_core.pyi", "bndp/data/people.csv", "bndp/cli.py",
+    for want in ("bndp/py.typed", "bndp/_core.pyi", "bndp/data/people.csv", "bndp/cli/__init__.py",
                  "bndp/integrations/spark.py", "bndp/integrations/dask.py",
                  f"bndp-{bndp.__version__}.dist-info/licenses/LICENSE"):
         assert want in names, want

@@ -15,7 +15,7 @@ import bndp
 
 torch = pytest.importorskip("torch")
 
-from bndp.integrations import _torch_noise  # noqa: E402
+from bndp.mechanisms import _torch_noise  # noqa: E402
 
 from .conftest import bndp_import_root  # noqa: E402
 
@@ -141,7 +141,7 @@ def test_tensor_nulls_keep_and_per_row_bounds():
 def test_gradient_mechanisms_tensor_nulls_and_device_rng_on_the_cpu():
     # a CPU tensor takes the host path of the column adapter: NaN are missing values as in
     # NumPy, and device_rng has no effect there
-    from bndp.integrations import _arrays
+    from bndp._columns import _arrays
 
     theta = np.array([0.2, np.nan, -0.4, 3.0])
     t = torch.tensor(theta, dtype=torch.float32)
@@ -169,7 +169,7 @@ def test_array_api_strict_arrays():
 
 
 # ---------------------------------------------------------------------------------------
-# Device-native path (bndp.integrations._torch_noise), exercised on CPU tensors
+# Device-native path (bndp.mechanisms._torch_noise), exercised on CPU tensors
 # ---------------------------------------------------------------------------------------
 
 THETA_WIDE = np.concatenate([np.random.default_rng(5).normal(0.0, 3.0, 20000),

@@ -36,6 +36,8 @@ from typing import Union
 
 import numpy as np
 
+from .exceptions import PrivacyLeakWarning
+
 __all__ = ["default_rng", "secure_bit_generator", "as_generator", "spawn", "RNGLike"]
 
 RNGLike = Union[None, int, np.random.SeedSequence, np.random.BitGenerator, np.random.Generator]
@@ -109,8 +111,6 @@ def _secure_or_fallback() -> np.random.BitGenerator:
     if _AESCounter is not None:
         return secure_bit_generator()
     if not _warned_fallback:  # pragma: no cover - randomgen is a declared dependency
-        from .exceptions import PrivacyLeakWarning
-
         warnings.warn("randomgen is not installed: the default generator falls back to an "
                       "OS-seeded PCG64, which is not cryptographically secure",
                       PrivacyLeakWarning, stacklevel=3)

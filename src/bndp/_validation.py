@@ -126,7 +126,7 @@ def as_float_array(x: Any, name: str) -> np.ndarray:
     ``[0, True, 5.0]``), complex numbers, strings, ``None``, object arrays that do not hold
     real numbers, tables (DataFrames, Arrow Tables: pass one column) and NumPy masked arrays
     (their mask would be lost; the samplers accept them as ``value``, see
-    :mod:`bndp.integrations._columns`).
+    :mod:`bndp._columns`).
     """
     if x is None:
         raise TypeError(f"`{name}` must be a real number or an array of real numbers; got None")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -10,18 +11,18 @@ from . import _core, _dispatch
 from ._random import RNGLike, as_generator
 from ._validation import (apply_domain, as_float_array, check_bounds, check_epsilon,
                           check_positive, fast_real)
-import math
-
 from .calibrate import bounded_gaussian_sigma, bounded_laplace_scale
 from .distributions import truncated_normal
-from .integrations._columns import Nulls, columnar
+from ._columns import Nulls, columnar
 from .mechanisms import BoundedGaussian, BoundedLaplace
 from .mechanisms import window
 from .mechanisms.exact import check_mode
+from .mechanisms.registry import SAMPLE_MECHANISMS
 
 __all__ = ["sample", "MECHANISMS"]
 
-MECHANISMS = ("laplace", "gaussian")
+#: The mechanism names :func:`sample` accepts (from :mod:`bndp.mechanisms.registry`).
+MECHANISMS = SAMPLE_MECHANISMS
 
 
 @columnar

@@ -29,12 +29,11 @@ mechanism's own constructor options (for example ``mode``; ``calibration`` for
 from __future__ import annotations
 
 import sys
-from typing import Any, Sequence
+from typing import Any
 
-import numpy as np
-
-from ._random import RNGLike
-from .integrations._spec import ColumnPlan, charge_release, plan_release, release_label
+from ._random import RNGLike, default_rng, spawn
+from ._release import charge_release, draw, plan_release, prepare, release_label
+from .budget import check_budget
 
 __all__ = ["privatize"]
 
@@ -49,78 +48,6 @@ def _engine_kind(frame: Any) -> str | None:
         if isinstance(frame, dd.DataFrame):
             return "dask"
     return None
-
-
-class Prepared:
-    """A checked column: float64 values, missing mask, per-row bounds, the source series."""
-
-    __slots__ = ("values", "missing", "lo", "hi", "series")
-
-    def __init__(self, values: np.ndarray, missing: np.ndarray | None, lo: np.ndarray | None,
-                 hi: np.ndarray | None, series: Any) -> None:
-        self.values = values
-        self.missing = missing
-        self.lo = lo
-        self.hi = hi
-        self.series = series
-
-
-def _numeric(nw: Any, frame: Any, col: str, role: str) -> Any:
-    if col not in frame.columns:
-        raise ValueError(f"{role}: column {col!r} not found; columns are: "
-                         f"{', '.join(map(str, frame.columns))}")
-    s = frame.get_column(col)
-    dt = s.dtype
-    if dt == nw.Boolean or not dt.is_numeric():
-        raise TypeError(f"{role}: column {col!r} must be numeric; got {dt}")
-    return s
-
-
-def _as_float(nw: Any, s: Any) -> tuple[np.ndarray, np.ndarray | None]:
-    """float64 values (NaN where missing) and the missing mask (null or NaN), or None."""
-    f = s if s.dtype == nw.Float64 else s.cast(nw.Float64)
-    vals = np.asarray(f.to_numpy(), dtype=np.float64)
-    missing = np.isnan(vals)
-    if s.null_count():  # a null whose placeholder is not NaN (never, after the cast; safe)
-        missing |= np.asarray(s.is_null().to_numpy(), dtype=bool)
-    return vals, (missing if missing.any() else None)
-
-
-def prepare(nw: Any, frame: Any, plans: Sequence[ColumnPlan]) -> list[Prepared]:
-    """Read and check every released column of an eager narwhals frame; draws nothing."""
-    out = []
-    for p in plans:
-        s = _numeric(nw, frame, p.name, f"spec column {p.name!r}")
-        vals, missing = _as_float(nw, s)
-        bnds: dict[str, np.ndarray | None] = {"lower": None, "upper": None}
-        for key in ("lower", "upper"):
-            b = getattr(p, key)
-            if isinstance(b, str):
-                bs = _numeric(nw, frame, b, f"spec column {p.name!r}, key {key!r}")
-                bnds[key], _ = _as_float(nw, bs)
-        p.check(vals, missing, bnds["lower"], bnds["upper"])
-        out.append(Prepared(vals, missing, bnds["lower"], bnds["upper"], s))
-    return out
-
-
-def draw(nw: Any, frame: Any, plans: Sequence[ColumnPlan], prepared: Sequence[Prepared],
-         gens: Sequence[np.random.Generator]) -> Any:
-    """Draw every column (each from its own generator) and return the new eager frame."""
-    impl = frame.implementation
-    new = []
-    for p, d, g in zip(plans, prepared, gens):
-        if d.missing is None:
-            noisy = p.draw(d.values, g, d.lo, d.hi)
-            new.append(nw.new_series(p.name, noisy, nw.Float64, backend=impl))
-        else:
-            keep = ~d.missing
-            idx = np.flatnonzero(keep)
-            noisy = p.draw(d.values[keep], g, None if d.lo is None else d.lo[keep],
-                           None if d.hi is None else d.hi[keep])
-            base = d.series if d.series.dtype == nw.Float64 else d.series.cast(nw.Float64)
-            # missing cells stay as they were (null stays null, NaN stays NaN)
-            new.append(base.scatter(idx, noisy) if idx.size else base)
-    return frame.with_columns(*new)
 
 
 def privatize(frame: Any, spec: Any, budget: Any = None, rng: RNGLike = None) -> Any:
@@ -185,18 +112,19 @@ def privatize(frame: Any, spec: Any, budget: Any = None, rng: RNGLike = None) ->
     >>> list(out.columns), bool(out["age"].between(0, 120).all())
     (['age', 'city'], True)
     """
-    from .budget import check_budget
-
     check_budget(budget)
     kind = _engine_kind(frame)
     if kind is not None:
         if rng is not None:
             raise ValueError(f"`rng` must be None for a {kind.capitalize()} DataFrame: each "
                              "partition seeds its own secure stream from the OS")
-        import importlib
+        if kind == "spark":
+            from .integrations import spark
 
-        mod = importlib.import_module(f"bndp.integrations.{kind}")
-        return mod.privatize(frame, spec, budget=budget)
+            return spark.privatize(frame, spec, budget=budget)
+        from .integrations import dask
+
+        return dask.privatize(frame, spec, budget=budget)
 
     try:
         import narwhals.stable.v2 as nw
@@ -219,8 +147,6 @@ def privatize(frame: Any, spec: Any, budget: Any = None, rng: RNGLike = None) ->
     impl = nwf.implementation
     eager = nwf.collect() if lazy else nwf  # type: ignore[union-attr]
     prepared = prepare(nw, eager, plans)  # every column's data checked
-    from ._random import default_rng, spawn
-
     gens = [default_rng(None) for _ in plans] if rng is None else spawn(rng, len(plans))
     out = draw(nw, eager, plans, prepared, gens)
     result = out.lazy(backend=impl).to_native() if lazy else out.to_native()

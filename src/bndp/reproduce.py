@@ -33,6 +33,11 @@ from typing import Any, Callable
 
 import numpy as np
 
+from . import accounting, calibrate
+from .accounting import fisher_information_loss, gaussian_rdp, per_instance_rdp
+from .mechanisms import (ClampedLaplace, ConstrainedLaplace, Laplace, RectifiedGaussian,
+                         StochasticSign, TruncatedGaussian)
+
 __all__ = ["Row", "Item", "PAPERS", "STATUSES", "matches_printed", "items", "get_item", "run",
            "plot", "format_table"]
 
@@ -260,8 +265,6 @@ _CH_NOTE = ("Setting of section 4: Q(G) = [lambda_2, N^i] on a 10-node graph, bo
 
 
 def _ch_pair(eps: float) -> tuple:
-    from . import calibrate
-
     bg = calibrate.bounded_gaussian_sigma(eps, math.hypot(*_CH_SENS), _CH_LOWER, _CH_UPPER)
     gg = calibrate.generalized_gaussian_sigma(eps, _CH_SENS, _CH_LOWER, _CH_UPPER)
     return gg * gg, bg * bg
@@ -338,8 +341,6 @@ _HO_EPS = (0.001, 0.01, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0)
 
 
 def _ho_ratio(dq: float, eps: float) -> float:
-    from . import calibrate
-
     return eps * calibrate.bounded_laplace_scale(eps, dq, 0.0, 1.0) / dq
 
 
@@ -380,9 +381,6 @@ def _holohan_figure3() -> list:
        "Bayes, eps split in 8, variances bounded to [0, 1e10]; dQ = 1 assumed (the variance "
        "sensitivity is not stated).")
 def _holohan_examples() -> list:
-    from . import calibrate
-    from .mechanisms import ClampedLaplace, Laplace
-
     lap = Laplace(1.0, 1.0)
     rows = [Row.make("Ex 1.1: share of Laplace outputs below the true count 0, %",
                      100.0 * lap.cdf(0.0, 0.0), "50%")]
@@ -462,8 +460,6 @@ def _zhao_table1_errata(paper: str, eps: float, computed: float, column: str) ->
        "method='optimal'). The note of each 'resulting' row gives the delta that sigma "
        "really achieves (calibrate.gaussian_delta): every row exceeds its target.")
 def _zhao_table1() -> list:
-    from . import calibrate
-
     rows = []
     for paper, mech, eps, delta, p_res, p_least in _ZH_TABLE1:
         tag = f"{paper} eps={eps:g} delta={delta:g}"
@@ -488,8 +484,6 @@ _ZH_G = [("dwork2014", 1e-3, "7.47"), ("dwork2014", 1e-4, "8.00"), ("dwork2014",
 
 
 def _zhao_figure1_draw(path: str) -> None:
-    from . import calibrate
-
     plt = _plt()
     deltas = np.logspace(-10, -0.05, 80)
     fig, axes = plt.subplots(1, 2, figsize=(9, 4), constrained_layout=True, sharey=True)
@@ -512,8 +506,6 @@ def _zhao_figure1_draw(path: str) -> None:
        "G(delta) solves delta_exact(sigma_classical(eps), eps) = delta "
        "(calibrate.classical_failure_threshold).", draw=_zhao_figure1_draw)
 def _zhao_figure1() -> list:
-    from . import calibrate
-
     rows = []
     for mech, delta, printed in _ZH_G:
         g = calibrate.classical_failure_threshold(delta, mech)
@@ -534,8 +526,6 @@ _ZH_FIG2_DELTA = (1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-8, 1e-10)
 
 
 def _zhao_sigma(method: str, eps: float, delta: float) -> float:
-    from . import calibrate
-
     if method.startswith("dwork"):
         return _classical_sigma(method, eps, delta)
     return calibrate.gaussian_sigma(eps, delta, 1.0, method=method)
@@ -575,8 +565,6 @@ def _zhao_figure2() -> list:
 def _pdp_threshold(method: str, delta: float) -> float:
     from scipy.optimize import brentq
 
-    from . import calibrate
-
     def f(eps: float) -> float:
         s = _classical_sigma(method, eps, delta)
         return math.log(calibrate.gaussian_delta(s, eps, 1.0, notion="pdp")) - math.log(delta)
@@ -597,8 +585,6 @@ def _zhao_figure3() -> list:
        "mechanisms", "Zhao et al. 2019, section VII and Lemma 15",
        "Sensitivity 1, (eps, delta) = (1, 1e-5). The section prints no numbers.")
 def _zhao_section7() -> list:
-    from . import accounting, calibrate
-
     rows = [
         Row.make("sigma_zCDP (= RDP route)", calibrate.zcdp_sigma(1.0, 1e-5, 1.0),
                  note="the paper prints sqrt(2 eps) in the denominator; its derivation gives "
@@ -623,16 +609,12 @@ _HU_THETA = (0.0, 0.5, 1.0, 2.0, 3.0)
 
 
 def _hu_mechs(sigma: float) -> dict:
-    from . import RectifiedGaussian, StochasticSign, TruncatedGaussian
-
     return {"rectified": RectifiedGaussian(sigma, -1.0, 1.0),
             "truncated": TruncatedGaussian(sigma, -1.0, 1.0),
             "sign": StochasticSign(sigma)}
 
 
 def _hu_figure1_draw(path: str) -> None:
-    from .accounting import fisher_information_loss, gaussian_rdp, per_instance_rdp
-
     plt = _plt()
     theta = np.linspace(-3.0, 3.0, 301)
     fig, axes = plt.subplots(2, 2, figsize=(10, 7.5), constrained_layout=True)
@@ -663,8 +645,6 @@ def _hu_figure1_draw(path: str) -> None:
        "Algorithm 1, mode 'alg1') and the reverse (mode 'rev'). No numbers are printed.",
        draw=_hu_figure1_draw)
 def _hu_figure1() -> list:
-    from .accounting import fisher_information_loss, gaussian_rdp, per_instance_rdp
-
     rows = []
     for sigma in (1.0, 0.5):
         rows.append(Row.make(f"sigma={sigma:g} Gaussian (2, eps)-RDP", gaussian_rdp(sigma, 1.0, 2.0)))
@@ -689,8 +669,6 @@ _RC_U = (0.0, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 1.0, 1.01, 1.1, 1.5, 2.0, 3
 
 
 def _rc_theorem1_mech(eps: float = 1.0):
-    from . import ConstrainedLaplace
-
     return ConstrainedLaplace(eps, 1.0, lower=0.0, scale_rule="distance_dependent",
                               mode="continuous")
 
@@ -737,8 +715,6 @@ _RC_A2 = [((0, 1),), ((0, 0.1),), ((0, 10),), ((0, 1), (2, 3)), ((0, 1), (1.2, 5
        "configurations are chosen here. The dp rows give the smaller scale that standard "
        "eps-DP needs.")
 def _rc_theorem3() -> list:
-    from . import ConstrainedLaplace
-
     rows = []
     for forb in _RC_A2:
         for g in ("metric", "dp"):

@@ -10,7 +10,7 @@ Opacus computes per-sample gradients; :class:`BoundedNoiseOptimizer` (an Opacus
   one vector): :class:`bndp.TruncatedGaussian`, :class:`bndp.RectifiedGaussian`,
   :class:`bndp.StochasticSign`, or, for the Gaussian baseline with the same clipping, a float
   ``sigma`` (:math:`\hat g + \sigma Z`). The noise is drawn on the gradients' device
-  (see :mod:`bndp.integrations._torch_noise`) from the bndp stream ``rng`` (by default the
+  (see :mod:`bndp.mechanisms._torch_noise`) from the bndp stream ``rng`` (by default the
   cryptographically secure one).
 
 Opacus's own accountant is kept out: its subsampled-Gaussian RDP does not describe these
@@ -53,7 +53,7 @@ from opacus.optimizers.optimizer import DPOptimizer, _check_processed_flag, _mar
 
 from ._random import RNGLike, as_generator
 from .accounting import DEFAULT_ALPHAS, PerInstanceAccountant, gaussian_rdp, rdp_to_dp
-from .integrations import _torch_noise
+from .mechanisms import _torch_noise
 from .mechanisms.gradients import RectifiedGaussian, StochasticSign, TruncatedGaussian
 
 __all__ = ["BoundedNoiseOptimizer", "GaussianRDPTally", "make_private", "linf_clip_sum"]

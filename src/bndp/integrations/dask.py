@@ -12,7 +12,10 @@ from __future__ import annotations
 import secrets
 from typing import Any, Mapping, Sequence
 
-from ._spec import ColumnPlan
+from .._random import default_rng
+from .._release import ColumnPlan, charge_release, draw, plan_release, prepare, release_label
+from ..budget import check_budget
+from .spark import _keyword_form
 
 __all__ = ["privatize"]
 
@@ -22,9 +25,6 @@ def _privatize_partition(part: Any, plans: Sequence[ColumnPlan], dtypes: dict[st
     # ``nonce`` only makes every privatize() call a distinct task in the graph: Dask merges
     # tasks with equal names, and two releases must never share their noise.
     import narwhals.stable.v2 as nw
-
-    from .._random import default_rng
-    from ..frames import draw, prepare
 
     gen = default_rng(None)  # fresh OS entropy for this partition
     frame = nw.from_native(part, eager_only=True)
@@ -96,10 +96,6 @@ def privatize(ddf: Any, spec: Any, *, budget: Any = None, mechanism: str | None 
     True
     """
     import pandas as pd
-
-    from ..budget import check_budget
-    from ._spec import charge_release, plan_release, release_label
-    from .spark import _keyword_form
 
     check_budget(budget)
     tmp: list[str] = []

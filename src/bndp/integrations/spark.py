@@ -12,7 +12,10 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Mapping, Sequence
 
-from ._spec import ColumnPlan
+from .._random import default_rng
+from .._release import (ColumnPlan, charge_release, draw, keyword_spec, plan_release, prepare,
+                        release_label)
+from ..budget import check_budget
 
 __all__ = ["privatize"]
 
@@ -25,9 +28,6 @@ def partition_releaser(plans: Sequence[ColumnPlan]):
         import narwhals.stable.v2 as nw
         import pyarrow as pa
 
-        from .._random import default_rng
-        from ..frames import draw, prepare
-
         gen = default_rng(None)  # 256 bits of executor-side OS entropy, per partition
         for rb in batches:
             frame = nw.from_native(pa.Table.from_batches([rb]), eager_only=True)
@@ -39,8 +39,6 @@ def partition_releaser(plans: Sequence[ColumnPlan]):
 
 
 def _keyword_form(spec: Any, kw: dict[str, Any]) -> dict[str, Any]:
-    from ._spec import keyword_spec
-
     if isinstance(spec, Mapping):
         given = [k for k, v in kw.items() if v is not None]
         if given:
@@ -124,9 +122,6 @@ def privatize(df: Any, spec: Any, *, budget: Any = None, mechanism: str | None =
     ([1, 2, 3, 4], True)
     """
     from pyspark.sql.types import DoubleType, NumericType, StructField, StructType
-
-    from ..budget import check_budget
-    from ._spec import charge_release, plan_release, release_label
 
     check_budget(budget)
     spec = _keyword_form(spec, dict(mechanism=mechanism, epsilon=epsilon,

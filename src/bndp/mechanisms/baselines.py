@@ -34,6 +34,7 @@ from .._validation import as_float_array, check_box, fast_real
 from ..calibrate import generalized_gaussian_sigma
 from ..distributions import truncated_normal
 from ._base import Mechanism
+from .unbounded import Laplace
 
 __all__ = ["ClampedLaplace", "GeneralizedGaussian"]
 
@@ -131,8 +132,6 @@ class ClampedLaplace(Mechanism):
         -------
         float or ndarray
         """
-        from .unbounded import Laplace
-
         q = self._value(value)
         x = Laplace(self.epsilon, self.sensitivity).sample(q, size=size, rng=as_generator(rng))
         return _out(np.clip(x, self.lower, self.upper))

@@ -18,9 +18,9 @@ from .._validation import (apply_domain, as_float_array, as_probability, check_b
                            check_size, fast_real)
 from ..calibrate import bounded_gaussian_sigma
 from ..distributions import truncnorm_eval, truncnorm_tail_eval
-from ..verify import bounded_gaussian_loss, bounded_gaussian_tight_sigma
+from .._loss import bounded_gaussian_loss, bounded_gaussian_tight_sigma
 from . import exact
-from ..integrations._columns import Nulls, columnar
+from .._columns import Nulls, columnar
 from ._base import Mechanism
 
 __all__ = ["BoundedGaussian"]

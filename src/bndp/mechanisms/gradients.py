@@ -24,7 +24,8 @@ from .._dispatch import _shape2, as_2d
 from .._random import RNGLike, as_generator
 from .._validation import as_float_array, as_probability, check_bounds, check_finite, fast_real
 from ..distributions import truncnorm_eval, truncnorm_tail_eval
-from ..integrations._columns import Nulls, columnar
+from .._columns import Nulls, columnar
+from . import _torch_noise
 from ._base import Mechanism
 
 __all__ = ["RectifiedGaussian", "TruncatedGaussian", "StochasticSign"]
@@ -64,10 +65,8 @@ def _ret(out: np.ndarray):
 
 def _device_sample(self: Any, theta: Any, rng: RNGLike = None, device_rng: str = "bndp"):
     # A torch tensor on a GPU (or any non-CPU device): the draw runs there with torch
-    # elementwise operations (bndp.integrations._torch_noise), the tensor never leaves it.
+    # elementwise operations (bndp.mechanisms._torch_noise), the tensor never leaves it.
     import torch
-
-    from ..integrations import _torch_noise
 
     _torch_noise.check_device_rng(device_rng)
     th = theta.detach()
@@ -154,7 +153,7 @@ class _BoxGaussian(Mechanism):
         the result has its type, device, shape and floating dtype (float64 for integer
         input), rounded from the float64 draw at the end. On the CPU the compiled kernels
         draw through a NumPy view; on a GPU the draw runs on the device (inverse CDF in
-        torch, float64, log-space tails; see :mod:`bndp.integrations._torch_noise`), and
+        torch, float64, log-space tails; see :mod:`bndp.mechanisms._torch_noise`), and
         ``device_rng`` says where its uniforms come from: ``"bndp"`` (default) from
         ``rng``'s stream (the secure default stream unless you pass another), ``"torch"``
         from torch's generator on the device seeded with 64 bits of that stream (faster,

@@ -20,7 +20,7 @@ from .._validation import as_float_array, as_probability, fast_real
 from ..calibrate import bounded_laplace_scale
 from ..distributions import bounded_laplace_eval
 from . import exact
-from ..integrations._columns import Nulls, columnar
+from .._columns import Nulls, columnar
 from ._base import Mechanism
 
 __all__ = ["BoundedLaplace"]
@@ -170,7 +170,7 @@ class BoundedLaplace(Mechanism):
         -------
         float, ndarray, Series, pyarrow array or masked array
             A float for a scalar ``value`` without ``size``, else float64 values of the
-            kind of ``value`` (see :mod:`bndp.integrations._columns`).
+            kind of ``value`` (see :mod:`bndp._columns`).
         """
         q = self._value(value, on_outside)
         gen = as_generator(rng)

@@ -25,7 +25,7 @@ from .. import _core, _dispatch
 from .._random import RNGLike, as_generator
 from .._validation import (as_float_array, as_probability, check_finite, check_forbidden,
                            check_on_outside, fast_real)
-from ..integrations._columns import Nulls, columnar
+from .._columns import Nulls, columnar
 from . import exact
 from ._base import Mechanism
 

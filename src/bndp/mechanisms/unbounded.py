@@ -21,7 +21,7 @@ from .. import _core, _dispatch
 from .._random import RNGLike, as_generator
 from .._validation import as_float_array, as_probability, check_finite, fast_real
 from ..calibrate import GAUSSIAN_METHODS, gaussian_delta, gaussian_sigma
-from ..integrations._columns import Nulls, columnar
+from .._columns import Nulls, columnar
 from ._base import Mechanism
 
 __all__ = ["Gaussian", "Laplace"]

@@ -25,7 +25,7 @@ Every sampler declares ``nulls`` in its own signature (so that it is documented 
 Parameters and visible to type checkers); :func:`columnar` implements it.
 
 A torch tensor or an array-API array (the released values, ``lower``, ``upper``) goes
-through :mod:`bndp.integrations._arrays`: drawn as float64 NumPy on the host (its NaN
+through :mod:`bndp._columns._arrays`: drawn as float64 NumPy on the host (its NaN
 entries are missing values, as in NumPy), returned with the input's type, device and
 floating dtype. A mechanism with a device-native draw (the gradient mechanisms) keeps a
 tensor on a GPU there, unless it has missing values (those go through the host path).
@@ -43,6 +43,7 @@ from typing import Any, Callable, Literal, TypeVar
 
 import numpy as np
 
+from .._validation import as_float_array
 from . import _arrays
 
 __all__ = ["columnar", "to_numpy", "Column", "check_nulls", "is_column", "Nulls"]
@@ -140,8 +141,6 @@ def to_numpy(x: Any, name: str = "value") -> Column:
     """Convert a pandas Series, a pyarrow (Chunked)Array, a NumPy masked array or anything
     NumPy accepts (tables are refused)."""
     if isinstance(x, np.ma.MaskedArray):
-        from .._validation import as_float_array
-
         vals = as_float_array(np.ma.getdata(x), name)
         masked = np.ma.getmaskarray(x)
         vals = np.where(masked, np.nan, vals)  # the hidden values go no further
@@ -176,8 +175,6 @@ def to_numpy(x: Any, name: str = "value") -> Column:
         missing = null | np.isnan(vals)
         return Column(kind, vals, missing if missing.any() else None, x,
                       null if null.any() else None)
-    from .._validation import as_float_array
-
     a = as_float_array(x, name)
     missing = np.isnan(a)
     return Column("numpy", a, missing if missing.any() else None, x)
@@ -262,8 +259,8 @@ def columnar(func: F) -> F:
     A mechanism with a ``_device_sample(value, **other_arguments)`` method draws natively
     on a torch tensor's device: it is called for a tensor on a device other than the CPU
     that holds no missing value (the gradient mechanisms, see
-    :mod:`bndp.integrations._torch_noise`). Everything else that is a tensor or an
-    array-API array is drawn on the host (:mod:`bndp.integrations._arrays`).
+    :mod:`bndp.mechanisms._torch_noise`). Everything else that is a tensor or an
+    array-API array is drawn on the host (:mod:`bndp._columns._arrays`).
     """
     sig = inspect.signature(func)
     params = list(sig.parameters)

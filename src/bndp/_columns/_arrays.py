@@ -1,6 +1,6 @@
 """Tensors in, tensors out: PyTorch tensors and array-API arrays through bndp's samplers.
 
-One adapter for every mechanism's ``sample``: :func:`bndp.integrations._columns.columnar`
+One adapter for every mechanism's ``sample``: :func:`bndp._columns.columnar`
 (which wraps every sampler, whose data argument is ``value`` for the release mechanisms and
 ``theta`` for the gradient mechanisms) calls :func:`foreign` and :func:`host_values` here,
 and :func:`on_device` to choose a mechanism's device-native draw. A sampler accepts, besides
@@ -20,7 +20,7 @@ the draw, which always happens in double precision). The result comes back as a 
 nearest is monotone, so a released value in ``[lower, upper]`` lands in
 ``[fl(lower), fl(upper)]`` of the narrower type; rounding is post-processing and costs no
 privacy. A mechanism may provide a device-native path (the gradient mechanisms do, see
-:mod:`bndp.integrations._torch_noise`): a CUDA tensor then never leaves its device (unless it
+:mod:`bndp.mechanisms._torch_noise`): a CUDA tensor then never leaves its device (unless it
 holds missing values, NaN: those take the host path, where ``nulls=`` handles them). Other
 mechanisms copy device tensors to the host, draw there, and copy the result back.
 

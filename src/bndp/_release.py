@@ -1,9 +1,12 @@
-"""The release spec: one mapping ``{column: {key: value}}`` for frames, engines and the CLI.
+"""The release pipeline: one spec ``{column: {key: value}}`` and one order of steps for
+frames (:func:`bndp.privatize`), Spark, Dask and the CLI.
 
 :func:`parse_spec` validates a whole spec and calibrates every column with scalar bounds
-(building its mechanism once), without looking at any data; :class:`ColumnPlan` then checks
-a column's data (:meth:`ColumnPlan.check`) and draws its noise (:meth:`ColumnPlan.draw`)
-through bndp's mechanisms and :func:`bndp.sample`. Nothing here samples by itself.
+(building its mechanism once, from :mod:`bndp.mechanisms.registry`), without looking at any
+data; :class:`ColumnPlan` then checks a column's data (:meth:`ColumnPlan.check`) and draws
+its noise (:meth:`ColumnPlan.draw`) through bndp's mechanisms and :func:`bndp.sample`;
+:func:`prepare` and :func:`draw` do both for every column of a narwhals frame. Nothing here
+samples by itself.
 
 Every release path (``bndp.privatize`` on frames, Spark, Dask, the CLI) runs the same
 order: :func:`plan_release` (spec validated, every fixed-bounds mechanism built and its plan
@@ -16,14 +19,22 @@ from __future__ import annotations
 
 import inspect
 import math
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["ColumnPlan", "parse_spec", "spec_costs", "SpecError", "MECHANISMS", "BASE_KEYS",
-           "plan_release", "charge_release", "release_label"]
+from ._columns import check_nulls
+from ._validation import check_on_outside
+from .api import sample
+from .budget import check_budget
+from .calibrate import bounded_laplace_scale
+from .mechanisms import window
+from .mechanisms.registry import MECHANISMS, REGISTRY
 
-MECHANISMS = ("laplace", "gaussian", "constrained_laplace")
+__all__ = ["ColumnPlan", "parse_spec", "spec_costs", "SpecError", "MECHANISMS", "BASE_KEYS",
+           "plan_release", "charge_release", "release_label", "Prepared", "prepare", "draw",
+           "keyword_spec"]
+
 BASE_KEYS = ("mechanism", "lower", "upper", "sensitivity", "epsilon", "delta", "on_outside",
              "nulls")
 
@@ -34,13 +45,6 @@ class SpecError(ValueError):
 
 def _where(col: str, key: str | None = None) -> str:
     return f"spec column {col!r}" + (f", key {key!r}" if key is not None else "")
-
-
-def _mech_classes() -> dict[str, Any]:
-    from ..mechanisms import BoundedGaussian, BoundedLaplace, ConstrainedLaplace
-
-    return {"laplace": BoundedLaplace, "gaussian": BoundedGaussian,
-            "constrained_laplace": ConstrainedLaplace}
 
 
 def _ctor_options(cls: Any) -> tuple[str, ...]:
@@ -54,7 +58,7 @@ def _ctor_options(cls: Any) -> tuple[str, ...]:
 
 def mechanism_options(mechanism: str) -> tuple[str, ...]:
     """The mechanism-specific keys a spec column may carry."""
-    opts = _ctor_options(_mech_classes()[mechanism])
+    opts = _ctor_options(REGISTRY[mechanism])
     if mechanism in ("laplace", "gaussian"):
         opts = opts + ("workers",)  # a sampling option of their ``sample``
     return opts
@@ -158,8 +162,6 @@ class ColumnPlan:
                                  f"{rows(j)} has lower = {float(lo_v[j])!r}, upper = "
                                  f"{float(hi_v[j])!r}")
             if v.size:
-                from ..calibrate import bounded_laplace_scale
-
                 w = hi_v - lo_v
                 try:  # the scale is monotone in the width: the extreme widths decide
                     bounded_laplace_scale(self.epsilon, self.sensitivity, 0.0,
@@ -186,8 +188,6 @@ class ColumnPlan:
             kw = {"workers": self.options["workers"]} if "workers" in self.options else {}
             return np.asarray(self.mech.sample(values, rng=gen, on_outside=self.on_outside, **kw),
                               dtype=np.float64)
-        from ..api import sample
-
         lo_v = np.float64(self.lower) if lo is None else lo
         hi_v = np.float64(self.upper) if hi is None else hi
         return np.asarray(sample(values, mechanism=self.mechanism, epsilon=self.epsilon,
@@ -197,8 +197,6 @@ class ColumnPlan:
 
 
 def _per_row_sample_options() -> tuple[str, ...]:
-    from ..api import sample
-
     params = inspect.signature(sample).parameters
     return tuple(p for p in params if p not in (
         "value", "mechanism", "epsilon", "sensitivity", "lower", "upper", "delta", "rng",
@@ -206,9 +204,6 @@ def _per_row_sample_options() -> tuple[str, ...]:
 
 
 def _parse_column(col: str, entry: Any, memo: dict | None = None) -> ColumnPlan:
-    from .._validation import check_on_outside
-    from ._columns import check_nulls
-
     if not isinstance(entry, Mapping):
         raise SpecError(f"{_where(col)}: must be a mapping of settings (mechanism, lower, "
                         f"upper, sensitivity, epsilon, ...); got {type(entry).__name__}")
@@ -262,7 +257,7 @@ def _parse_column(col: str, entry: Any, memo: dict | None = None) -> ColumnPlan:
             raise SpecError(f"{_where(col, 'workers')}: must be a positive integer or -1; "
                             f"got {w!r}")
     lo, hi = bounds["lower"], bounds["upper"]
-    cls = _mech_classes()[mechanism]
+    cls = REGISTRY[mechanism]
     ctor = {k: v for k, v in options.items() if k != "workers"}
     mech = None
     # columns with the same settings share one calibrated mechanism (calibrated once)
@@ -278,16 +273,12 @@ def _parse_column(col: str, entry: Any, memo: dict | None = None) -> ColumnPlan:
             for k in ctor:
                 if k not in allowed:
                     raise SpecError(f"{_where(col, k)}: not supported with per-row bounds")
-            from ..calibrate import bounded_laplace_scale
-
             if mechanism == "gaussian" and delta != 0.0:
                 raise SpecError(f"{_where(col, 'delta')}: the bounded Gaussian mechanism is "
                                 f"pure epsilon-DP; delta must be 0, got {delta!r}")
             bounded_laplace_scale(eps, dq, 0.0, 1.0, delta)
             if options.get("mode", "exact") in ("exact", None):
                 # the kernel every wide row will use, planned now (before any charge)
-                from ..mechanisms import window
-
                 window.plan_wide(window.LAPLACE if mechanism == "laplace" else window.GAUSSIAN,
                                  eps - math.log1p(-delta) if mechanism == "laplace" else eps,
                                  dq)
@@ -367,8 +358,6 @@ def plan_release(spec: Any, budget: Any = None, engine: str = "",
     mechanism with scalar bounds (planned and certified), then refuse with
     :class:`bndp.BudgetError` if ``budget`` cannot account the guarantee or pay the cost.
     Reads no data, draws nothing and charges nothing."""
-    from ..budget import check_budget
-
     check_budget(budget)
     plans = parse_spec(spec)
     if budget is not None:
@@ -393,6 +382,79 @@ def check_budget_compatible(plans: Iterable[ColumnPlan]) -> None:
         if p.mechanism == "constrained_laplace" and getattr(p.mech, "guarantee", "dp") != "dp":
             raise SpecError(f"{_where(p.name, 'guarantee')}: the metric guarantee is not "
                             "(epsilon, delta)-DP and cannot be charged to a Budget")
+
+
+# frames (narwhals) -----------------------------------------------------------------------
+class Prepared:
+    """A checked column: float64 values, missing mask, per-row bounds, the source series."""
+
+    __slots__ = ("values", "missing", "lo", "hi", "series")
+
+    def __init__(self, values: np.ndarray, missing: np.ndarray | None, lo: np.ndarray | None,
+                 hi: np.ndarray | None, series: Any) -> None:
+        self.values = values
+        self.missing = missing
+        self.lo = lo
+        self.hi = hi
+        self.series = series
+
+
+def _numeric(nw: Any, frame: Any, col: str, role: str) -> Any:
+    if col not in frame.columns:
+        raise ValueError(f"{role}: column {col!r} not found; columns are: "
+                         f"{', '.join(map(str, frame.columns))}")
+    s = frame.get_column(col)
+    dt = s.dtype
+    if dt == nw.Boolean or not dt.is_numeric():
+        raise TypeError(f"{role}: column {col!r} must be numeric; got {dt}")
+    return s
+
+
+def _as_float(nw: Any, s: Any) -> tuple[np.ndarray, np.ndarray | None]:
+    """float64 values (NaN where missing) and the missing mask (null or NaN), or None."""
+    f = s if s.dtype == nw.Float64 else s.cast(nw.Float64)
+    vals = np.asarray(f.to_numpy(), dtype=np.float64)
+    missing = np.isnan(vals)
+    if s.null_count():  # a null whose placeholder is not NaN (never, after the cast; safe)
+        missing |= np.asarray(s.is_null().to_numpy(), dtype=bool)
+    return vals, (missing if missing.any() else None)
+
+
+def prepare(nw: Any, frame: Any, plans: Sequence[ColumnPlan]) -> list[Prepared]:
+    """Read and check every released column of an eager narwhals frame; draws nothing."""
+    out = []
+    for p in plans:
+        s = _numeric(nw, frame, p.name, f"spec column {p.name!r}")
+        vals, missing = _as_float(nw, s)
+        bnds: dict[str, np.ndarray | None] = {"lower": None, "upper": None}
+        for key in ("lower", "upper"):
+            b = getattr(p, key)
+            if isinstance(b, str):
+                bs = _numeric(nw, frame, b, f"spec column {p.name!r}, key {key!r}")
+                bnds[key], _ = _as_float(nw, bs)
+        p.check(vals, missing, bnds["lower"], bnds["upper"])
+        out.append(Prepared(vals, missing, bnds["lower"], bnds["upper"], s))
+    return out
+
+
+def draw(nw: Any, frame: Any, plans: Sequence[ColumnPlan], prepared: Sequence[Prepared],
+         gens: Sequence[np.random.Generator]) -> Any:
+    """Draw every column (each from its own generator) and return the new eager frame."""
+    impl = frame.implementation
+    new = []
+    for p, d, g in zip(plans, prepared, gens):
+        if d.missing is None:
+            noisy = p.draw(d.values, g, d.lo, d.hi)
+            new.append(nw.new_series(p.name, noisy, nw.Float64, backend=impl))
+        else:
+            keep = ~d.missing
+            idx = np.flatnonzero(keep)
+            noisy = p.draw(d.values[keep], g, None if d.lo is None else d.lo[keep],
+                           None if d.hi is None else d.hi[keep])
+            base = d.series if d.series.dtype == nw.Float64 else d.series.cast(nw.Float64)
+            # missing cells stay as they were (null stays null, NaN stays NaN)
+            new.append(base.scatter(idx, noisy) if idx.size else base)
+    return frame.with_columns(*new)
 
 
 def keyword_spec(columns: Any, *, mechanism: str, epsilon: float, sensitivity: float,

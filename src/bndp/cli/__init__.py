@@ -1,0 +1,283 @@
+"""Command-line interface: ``bndp`` / ``python -m bndp``.
+
+Commands
+--------
+``bndp privatize``  release numeric columns of a CSV or Parquet file, streamed in chunks;
+``bndp calibrate``  print the calibrated scale beside the unbounded mechanism's;
+``bndp plot``       draw the output density beside the clamped unbounded mechanism;
+``bndp demo``       the main job on a small example column shipped with the package;
+``bndp reproduce``  a table or figure of the papers, recomputed next to the printed numbers.
+
+``bndp privatize`` takes a release spec (``--spec release.toml`` or ``.json``: one
+``[columns.NAME]`` table per column, an optional ``[budget]``) or ``--column`` options; ``-``
+reads stdin / writes stdout; the summary goes to stderr (``-q`` silences it). It releases the
+certified grid law (mode ``exact``) unless told otherwise: ``--mode continuous`` for the
+``--column`` columns, ``mode = "continuous"`` in a spec column (``--mode`` with ``--spec`` is a
+usage error); a continuous release prints a one-line warning with the summary.
+
+Errors are reported as one line on stderr (``bndp: error: ...``). Exit status: 0 success;
+2 usage error (command line, spec file, arguments); 3 data error (a cell, the input's format
+or schema, such as a column not found); 4 the release would exceed the spec's budget; 1
+other errors (I/O, such as an input file or an output directory that does not exist); 130
+(SIGINT) or 143 (SIGTERM) when interrupted. ``BNDP_DEBUG=1`` shows tracebacks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Sequence
+
+from .. import __version__
+from ..exceptions import BudgetError
+from ..mechanisms.registry import SAMPLE_MECHANISMS
+from ..reproduce import _add_cli  # `bndp reproduce`: the papers' tables (bndp.reproduce)
+from ._errors import CLIError, EXIT_BUDGET, EXIT_USAGE, _EXIT_CODES, _Terminated, _one_line
+from .calibrate import _cmd_calibrate, _cmd_plot
+from .demo import _cmd_demo
+from .privatize import _cmd_privatize
+
+
+__all__ = ["main"]
+
+
+def _add_privacy_args(p: argparse.ArgumentParser, bounds_required: bool,
+                      mode: str | None = None) -> None:
+    """The mechanism options; ``mode``: add ``--mode`` ("privatize": the release law of the
+    --column columns; "calibrate": the law whose scale is reported; None: no --mode)."""
+    g = p.add_argument_group("mechanism")
+    # privatize: None when not given, so that --spec can refuse them
+    g.add_argument("--mechanism", choices=SAMPLE_MECHANISMS,
+                   default="laplace" if bounds_required else None,
+                   help="bounded Laplace ((epsilon, delta)-DP; pure for delta = 0) or bounded "
+                        "Gaussian (pure epsilon-DP) (default: laplace)")
+    g.add_argument("--epsilon", type=float, required=bounds_required,
+                   help="privacy budget epsilon > 0" + ("" if bounds_required else
+                                                        " (with --column)"))
+    g.add_argument("--sensitivity", type=float, required=bounds_required,
+                   help="sensitivity of each value: the most one person can change it"
+                        + ("" if bounds_required else " (with --column)"))
+    g.add_argument("--delta", type=float, default=0.0 if bounds_required else None,
+                   help="delta in [0, 1) for the Laplace mechanism (default 0; must be 0 for "
+                        "gaussian)")
+    g.add_argument("--lower", type=float, required=bounds_required, default=None,
+                   help="lower end of the valid range" + ("" if bounds_required else
+                                                          " (default for every --column)"))
+    g.add_argument("--upper", type=float, required=bounds_required, default=None,
+                   help="upper end of the valid range" + ("" if bounds_required else
+                                                          " (default for every --column)"))
+    if mode == "privatize":
+        g.add_argument("--mode", choices=("exact", "continuous"), default=None,
+                       help="release law of the --column columns: exact (default), the "
+                            "certified law on a power-of-two grid, whose raw doubles are safe "
+                            "to publish; continuous, the continuous law in raw doubles, which "
+                            "are attackable when published (explicit opt-in for outputs that "
+                            "are post-processed before anyone sees them; see "
+                            "docs/threat_model.md). With --spec, set mode in each column's "
+                            "table instead")
+    elif mode == "calibrate":
+        g.add_argument("--mode", choices=("exact", "continuous"), default="exact",
+                       help="law whose scale, variance and bias are reported: exact (default; "
+                            "the grid law bndp privatize releases by default) or continuous "
+                            "(the law of bndp privatize --mode continuous)")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer; got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer; got {v}")
+    return v
+
+
+def _workers(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or -1; got {text!r}") from None
+    if v < 1 and v != -1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or -1; got {v}")
+    return v
+
+
+def _delimiter(text: str) -> str:
+    t = "\t" if text in ("\\t", "tab") else text
+    if len(t) != 1:
+        raise argparse.ArgumentTypeError(f"the delimiter must be one character; got {text!r}")
+    return t
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="bndp",
+        description="Differentially private noise for bounded values.",
+        epilog="Run 'bndp COMMAND --help' for a command's options. " + _EXIT_CODES,
+    )
+    p.add_argument("--version", action="version", version=f"bndp {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    pr = sub.add_parser(
+        "privatize", help="release numeric columns of a CSV or Parquet file",
+        description="Release one or more numeric columns of a CSV or Parquet file with a "
+                    "bounded mechanism, streaming the file in chunks (memory does not grow "
+                    "with the file). Other columns are copied unchanged (CSV cells keep their "
+                    "text; Parquet keeps its schema, the released columns becoming float64). "
+                    "The columns and their settings come from a release spec (--spec, TOML "
+                    "or JSON: one [columns.NAME] table per column with mechanism, lower, "
+                    "upper (numbers or names of columns with per-row bounds), sensitivity, "
+                    "epsilon, delta, on_outside, nulls, mode; an optional [budget] with "
+                    "epsilon and delta that the release must fit in), or from --column with "
+                    "the same settings for every column. The law released is the certified "
+                    "grid law (mode exact) unless a column's spec says mode = \"continuous\" "
+                    "or --mode continuous is given with --column (raw doubles of the "
+                    "continuous law, attackable when published: a warning says so). The "
+                    "output is written to a "
+                    "temporary file in the output's directory and renamed into place only on "
+                    "success (a symbolic link is followed; a stream such as '-', a FIFO or "
+                    "/dev/stdout is written into at the end, never replaced): an error, "
+                    "Ctrl-C or SIGTERM leaves no output and the input is never written. The "
+                    "summary goes to stderr.",
+        epilog="Examples: bndp privatize people.csv -o released.csv --spec release.toml; "
+               "cat people.csv | bndp privatize - -o - --column age:0:120 --epsilon 1 "
+               "--sensitivity 1 > released.csv. " + _EXIT_CODES,
+    )
+    pr.add_argument("input", help="input .csv or .parquet file; '-' reads stdin (CSV unless "
+                                  "--format parquet)")
+    pr.add_argument("-o", "--output", required=True,
+                    help="output file (same format as the input; must differ from it); '-' "
+                         "writes stdout")
+    pr.add_argument("--spec", metavar="FILE",
+                    help="release spec, TOML (.toml) or JSON (.json): [columns.NAME] tables "
+                         "and an optional [budget]")
+    pr.add_argument("--column", action="append", metavar="NAME[:LOWER:UPPER]",
+                    help="column to release, optionally with its own bounds; repeat for several "
+                         "columns (one pass; each column is a separate release)")
+    pr.add_argument("-q", "--quiet", action="store_true",
+                    help="print nothing on success (no summary, no progress bar)")
+    pr.add_argument("-v", "--verbose", action="store_true",
+                    help="print more details in the summary")
+    _add_privacy_args(pr, bounds_required=False, mode="privatize")
+    io = pr.add_argument_group("input and output")
+    io.add_argument("--format", choices=("auto", "csv", "parquet"), default="auto",
+                    help="input format (default: from the file name)")
+    io.add_argument("--delimiter", type=_delimiter, default=",",
+                    help="CSV delimiter (default ','; 'tab' for tabs)")
+    io.add_argument("--nulls", choices=("raise", "keep"), default="raise",
+                    help="missing cells (empty CSV cells, Parquet nulls): an error naming the "
+                         "row (default) or kept missing")
+    io.add_argument("--on-outside", choices=("clip", "raise"), default="clip",
+                    help="values outside [lower, upper]: clip them into the range (default; "
+                         "the guarantee holds) or stop with an error naming the row")
+    io.add_argument("--block-size", type=_positive_int, default=1 << 20, metavar="BYTES",
+                    help="CSV bytes parsed per chunk (default 1 MiB; raised to hold the "
+                         "header line; a row longer than a block is an error)")
+    io.add_argument("--batch-rows", type=_positive_int, default=1 << 17, metavar="ROWS",
+                    help="Parquet rows per chunk (default 131072)")
+    io.add_argument("--compression", default="snappy",
+                    help="Parquet compression codec of the output (default snappy)")
+    io.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
+                    help="progress bar by rows on stderr (default: when stderr is a terminal)")
+    io.add_argument("--workers", type=_workers, default=1,
+                    help="threads drawing noise for each chunk (default 1; -1: every CPU)")
+    io.add_argument("--seed", type=int, default=None,
+                    help="seed for a reproducible run (tests only: a real release must use "
+                         "the default, fresh OS entropy)")
+    pr.set_defaults(func=_cmd_privatize)
+
+    ca = sub.add_parser(
+        "calibrate", help="print the calibrated scale and the released value's variance",
+        description="Print the calibrated scale of a bounded mechanism next to the scale of "
+                    "the unbounded mechanism, and the variance of the released value for a "
+                    "few true values. By default these are the grid law's (--mode exact), "
+                    "which bndp privatize releases by default; --mode continuous reports the "
+                    "continuous law of bndp privatize --mode continuous.",
+        epilog="Example: bndp calibrate --epsilon 1 --sensitivity 1 --lower 0 --upper 120",
+    )
+    _add_privacy_args(ca, bounds_required=True, mode="calibrate")
+    ca.add_argument("--value", type=float, nargs="+", metavar="Q",
+                    help="true values to report (default: lower, lower + 10%% of the range, "
+                         "midpoint; on a half-line: its finite end and 1 "
+                         "and 10 sensitivities inside)")
+    ca.add_argument("--reference-delta", type=float, default=1e-5,
+                    help="delta of the classical (unbounded) Gaussian mechanism shown for "
+                         "comparison with --mechanism gaussian (default 1e-5)")
+    ca.set_defaults(func=_cmd_calibrate)
+
+    pl = sub.add_parser(
+        "plot", help="plot the output density beside the clamped unbounded mechanism",
+        description="Draw the output density of the bounded mechanism for a few true values, "
+                    "beside the unbounded mechanism clamped to the range, whose probability "
+                    "piles up on the bounds (needs matplotlib: pip install 'bndp[plot]'). The "
+                    "densities and the scale in the title are the continuous law's; the "
+                    "default release (--mode exact) is its discretisation on a fine "
+                    "power-of-two grid, with its own calibrated scale (bndp calibrate).",
+        epilog="Example: bndp plot --epsilon 1 --sensitivity 1 --lower 0 --upper 10 "
+               "-o density.png",
+    )
+    _add_privacy_args(pl, bounds_required=True)
+    pl.add_argument("-o", "--output", required=True, help="image file (.png, .svg or .pdf)")
+    pl.add_argument("--value", type=float, nargs="+", metavar="Q",
+                    help="true values to draw (default: lower, lower + 10%% of the range, "
+                         "midpoint)")
+    pl.add_argument("--reference-delta", type=float, default=1e-5,
+                    help="delta of the classical Gaussian mechanism drawn for comparison with "
+                         "--mechanism gaussian (default 1e-5)")
+    pl.add_argument("--width", type=float, default=10.0, help="figure width, inches (default 10)")
+    pl.add_argument("--height", type=float, default=4.5, help="figure height, inches (default 4.5)")
+    pl.add_argument("--dpi", type=_positive_int, default=100, help="resolution (default 100)")
+    pl.set_defaults(func=_cmd_plot)
+
+    d = sub.add_parser("demo", help="calibrate both mechanisms on a built-in bounded column, "
+                                    "sample, and print a summary")
+    d.add_argument("--epsilon", type=float, default=1.0, help="privacy budget (default 1)")
+    d.add_argument("--sensitivity", type=float, default=1.0,
+                   help="sensitivity of each value (default 1)")
+    d.add_argument("--seed", type=int, default=None,
+                   help="seed for a reproducible demo (default: OS entropy)")
+    d.set_defaults(func=_cmd_demo)
+
+    _add_cli(sub)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        return int(args.func(args))
+    except CLIError as exc:
+        if os.environ.get("BNDP_DEBUG"):
+            raise
+        print(f"bndp: error: {_one_line(exc)}", file=sys.stderr)
+        return exc.code
+    except BudgetError as exc:
+        if os.environ.get("BNDP_DEBUG"):
+            raise
+        print(f"bndp: error: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_BUDGET
+    except KeyboardInterrupt:
+        print("bndp: interrupted; no output was written", file=sys.stderr)
+        return 130
+    except _Terminated:
+        print("bndp: terminated; no output was written", file=sys.stderr)
+        return 143
+    except (ValueError, TypeError) as exc:  # invalid arguments of calibrate, plot, demo
+        if os.environ.get("BNDP_DEBUG"):
+            raise
+        print(f"bndp: error: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as exc:
+        if os.environ.get("BNDP_DEBUG"):
+            raise
+        print(f"bndp: error: {_one_line(exc)}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

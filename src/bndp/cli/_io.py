@@ -1,0 +1,284 @@
+"""The command line's I/O: input formats, CSV/Parquet blocks through Arrow, the output's kind and
+atomic replacement, the progress bar and signal handling."""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import stat
+import sys
+import tempfile
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+from ._errors import CLIError, DataError, _Terminated, _cell_error
+
+
+# ------------------------------------------------------------------------------------------
+# progress bar
+# ------------------------------------------------------------------------------------------
+class _Progress:
+    """A one-line progress bar on stderr by rows written, redrawn at most 5 times a second.
+
+    ``total`` is the number of data rows (0 when unknown: no percentage is shown). Each
+    redraw pads to the previous line's width, so no stale characters remain."""
+
+    def __init__(self, total: float, unit: str, enabled: bool) -> None:
+        self.total = float(total) if total else 0.0
+        self.unit = unit
+        self.enabled = enabled
+        self.t0 = time.monotonic()
+        self.last = 0.0
+        self.drawn = False
+        self.width = 0
+
+    def update(self, done: float, rows: int, force: bool = False) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if not force and now - self.last < 0.2:
+            return
+        self.last = now
+        el = now - self.t0
+        rate = rows / el if el > 0 else 0.0
+        if self.total > 0:
+            frac = min(1.0, rows / self.total)
+            if not force:
+                frac = min(frac, 0.999)  # 100 % only once the output is complete
+            fill = int(frac * 30)
+            bar = f"[{'#' * fill}{'.' * (30 - fill)}] {100 * frac:5.1f}% "
+        else:
+            bar = ""
+        text = f"bndp: {bar}{rows:,} rows, {el:6.1f} s, {rate:,.0f} rows/s"
+        pad = max(0, self.width - len(text))
+        sys.stderr.write("\r" + text + " " * pad)
+        sys.stderr.flush()
+        self.width = len(text)
+        self.drawn = True
+
+    def close(self, done: float, rows: int) -> None:
+        if self.enabled:
+            if self.total <= 0 or rows >= self.total:
+                self.total = float(rows)
+            self.update(rows, rows, force=True)
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+def _progress_enabled(mode: str) -> bool:
+    if mode == "always":
+        return True
+    if mode == "never":
+        return False
+    return sys.stderr.isatty()
+
+
+def _count_lines(path: str) -> int:
+    """Line breaks in a file (a fast count of the data rows of a CSV, plus the header)."""
+    n = 0
+    last = b"\n"
+    with open(path, "rb") as f:
+        while True:
+            chunk = f.read(1 << 22)
+            if not chunk:
+                break
+            n += chunk.count(b"\n")
+            last = chunk[-1:]
+    return n + (last != b"\n")
+
+
+# ------------------------------------------------------------------------------------------
+# privatize
+# ------------------------------------------------------------------------------------------
+_FORMATS = {".csv": "csv", ".tsv": "csv", ".txt": "csv", ".parquet": "parquet",
+            ".pq": "parquet", ".parq": "parquet"}
+
+
+def _guess_format(path: str) -> str | None:
+    return _FORMATS.get(os.path.splitext(path)[1].lower())
+
+
+def _is_float(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _arrow_f64(pa: Any, values: np.ndarray, missing: np.ndarray | None) -> Any:
+    """A NumPy float64 (or uint8) array as an Arrow array, nulls where ``missing``, built from
+    buffers (``pa.array`` on NumPy input loads pandas when it is installed, which alone
+    costs more memory than a chunk)."""
+    values = np.ascontiguousarray(values)
+    typ = pa.float64() if values.dtype == np.float64 else pa.uint8()
+    validity = None
+    nulls = 0
+    if missing is not None and missing.any():
+        validity = pa.py_buffer(np.packbits(~missing, bitorder="little"))
+        nulls = int(missing.sum())
+    return pa.Array.from_buffers(typ, len(values), [validity, pa.py_buffer(values)],
+                                 null_count=nulls)
+
+
+def _cell_text(arr: Any) -> Callable[[int], str]:
+    def show(i: int) -> str:
+        return repr(arr[i].as_py())
+
+    return show
+
+
+def _first_unparsable(arr: Any, pc: Any, pa: Any) -> int:
+    """Index of the first cell of a string array that does not parse as a float (bisection
+    on slices: O(log n) casts, only on the error path)."""
+    lo, hi = 0, len(arr)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        try:
+            pc.cast(arr.slice(lo, mid - lo), pa.float64())
+        except (pa.ArrowInvalid, ValueError):
+            hi = mid
+        else:
+            lo = mid
+    return lo
+
+
+def _read_header(path: str, delimiter: str, shown: str | None = None
+                 ) -> tuple[list[str], int, bool]:
+    """The header, an upper bound of its length in bytes, and whether the file has no
+    line after it (a header-only file, with or without a final newline)."""
+    shown = shown or path
+    with open(path, "r", newline="", encoding="utf-8-sig") as f:
+        reader = csv.reader(f, delimiter=delimiter)
+        try:
+            header = next(reader, None)
+            only_header = header is not None and next(reader, None) is None
+        except (csv.Error, UnicodeDecodeError) as exc:
+            raise DataError(f"{shown}: cannot read the CSV header: {exc}") from None
+    if not header:
+        raise DataError(f"{shown}: empty file (no header line)")
+    dup = sorted({h for h in header if header.count(h) > 1})
+    if dup:
+        raise DataError(f"{shown}: duplicate column name(s) in the header: {', '.join(dup)}")
+    return header, 2 * len(_csv_header(header, delimiter)) + 64, only_header
+
+
+def _csv_header(header: list[str], delimiter: str) -> bytes:
+    import io
+
+    buf = io.StringIO()
+    csv.writer(buf, delimiter=delimiter, lineterminator="\n").writerow(header)
+    return buf.getvalue().encode("utf-8")
+
+
+def _csv_lines(cols: list[Any], delimiter: str, pa: Any, pc: Any) -> bytes | memoryview:
+    """Rows of string columns as CSV bytes, quoting only the cells that need it (those with
+    the delimiter, a quote or a line break), as the csv module's QUOTE_MINIMAL does."""
+    special = "[" + "".join("\\" + c if c in "\\^]-[" else c
+                            for c in (delimiter, '"')) + "\r\n]"
+    quoted = []
+    for c in cols:
+        need = pc.match_substring_regex(c, special)
+        if pc.any(need).as_py():
+            esc = pc.binary_join_element_wise('"', pc.replace_substring(c, '"', '""'), '"', "")
+            c = pc.if_else(need, esc, c)
+        quoted.append(c)
+    lines = pc.binary_join_element_wise(*quoted, delimiter)
+    lines = pc.binary_join_element_wise(lines, "", "\n")
+    if len(lines) == 0:
+        return b""
+    width = np.int64 if lines.type == pa.large_string() else np.int32
+    offsets = np.frombuffer(lines.buffers()[1], dtype=width)
+    a, b = int(offsets[lines.offset]), int(offsets[lines.offset + len(lines)])
+    return memoryview(lines.buffers()[2])[a:b]
+
+
+def _parse_numbers(text: Any, name: str, row0: int, path: str, pa: Any, pc: Any,
+                   allow_empty: bool, nulls: str) -> tuple[np.ndarray, np.ndarray]:
+    """A block of CSV cells (strings) as float64 and the mask of empty cells."""
+    trimmed = pc.utf8_trim_whitespace(text)
+    empty = np.asarray(pc.equal(trimmed, ""))
+    filled = (pc.if_else(_arrow_f64(pa, empty.view(np.uint8), None).cast(pa.bool_()),
+                         "0", trimmed) if empty.any() else trimmed)
+    try:
+        nums = pc.cast(filled, pa.float64())
+    except (pa.ArrowInvalid, ValueError):
+        i = _first_unparsable(filled, pc, pa)
+        if (not allow_empty or nulls == "raise") and empty[:i].any():
+            i = int(np.flatnonzero(empty)[0])
+            raise _cell_error(path, row0 + i, name, "missing value (empty cell); pass --nulls "
+                              "keep to leave missing values untouched") from None
+        raise _cell_error(path, row0 + i, name, f"{text[i].as_py()!r} is not a number") from None
+    vals = np.asarray(nums.to_numpy(zero_copy_only=False), dtype=np.float64)
+    if not allow_empty and empty.any():
+        i = int(np.flatnonzero(empty)[0])
+        raise _cell_error(path, row0 + i, name, "empty cell in a column of per-row bounds")
+    return vals, empty
+
+
+def _arrow_msg(exc: BaseException, block: int) -> str:
+    msg = " ".join(str(exc).split())
+    if "straddl" in msg:
+        return (f"a row is longer than the block of {block:,} bytes parsed at a time; pass a "
+                "larger --block-size")
+    return msg
+
+
+def _normal_mode(path: str) -> None:
+    """Give a temporary file (created 0600) the mode a newly created file would have."""
+    if os.name == "posix":
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(path, 0o666 & ~mask)
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise _Terminated()
+
+
+def _output_kind(dst: str) -> tuple[str, str | None]:
+    """How to write ``dst``: ``("file", path)`` (a temporary file renamed onto ``path``; a
+    symbolic link is followed, so the link stays and its target gets the data) or
+    ``("stream", path)`` (``-``, a FIFO, a character device such as /dev/stdout: written
+    into at the end, never replaced)."""
+    if dst == "-":
+        return "stream", None
+    special = ("/dev/", "/proc/")
+    if os.path.abspath(dst).startswith(special) or os.path.realpath(dst).startswith(special):
+        return "stream", dst  # /dev/stdout, /dev/fd/N, /proc/self/fd/N: the process's files
+    if os.path.lexists(dst):
+        try:
+            st = os.stat(dst)  # follows links
+        except OSError:
+            st = None  # a dangling link: create its target
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            raise CLIError(f"{dst}: is a directory; give the output file name")
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            return "stream", dst
+        return "file", os.path.realpath(dst)
+    return "file", dst
+
+
+def _spool_input(src: str) -> str:
+    """Copy stdin (``-``) or a non-regular input (a pipe) to a temporary file."""
+    fd, tmp = tempfile.mkstemp(prefix=".bndp-input.", suffix=".bndp-partial")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            if src == "-":
+                shutil.copyfileobj(sys.stdin.buffer, out, 1 << 20)
+            else:
+                with open(src, "rb") as f:
+                    shutil.copyfileobj(f, out, 1 << 20)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return tmp
+
+
+def _main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()

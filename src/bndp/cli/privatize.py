@@ -1,0 +1,510 @@
+"""``bndp privatize``: release columns of a CSV or Parquet file, streamed in blocks."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import shutil
+import signal
+import sys
+import tempfile
+from typing import Any, Callable
+
+import numpy as np
+
+from .._columns import to_numpy
+from .._random import default_rng
+from .._release import charge_release, plan_release
+from ..budget import Budget
+from ..calibrate import bounded_laplace_scale
+from ..exceptions import BudgetError
+from ._errors import (CLIError, DataError, FileError, _COLUMN_OPTIONS, _cell_error, _column_flags,
+                      _fmt_bound, _mode_as_flag, _need, _num)
+from ._io import (_Progress, _arrow_f64, _arrow_msg, _cell_text, _count_lines, _csv_header,
+                  _csv_lines, _guess_format, _is_float, _main_thread, _normal_mode, _on_sigterm,
+                  _output_kind, _parse_numbers, _progress_enabled, _read_header, _spool_input)
+
+
+class _Spec:
+    """One released column of the CLI: its plan (bndp._release.ColumnPlan) and
+    the counters of the summary."""
+
+    __slots__ = ("plan", "rows", "missing", "clipped")
+
+    def __init__(self, plan: Any) -> None:
+        self.plan = plan
+        self.rows = 0
+        self.missing = 0
+        self.clipped = 0
+
+    @property
+    def name(self) -> str:
+        return self.plan.name
+
+    @property
+    def mech(self) -> Any:
+        return self.plan.mech
+
+
+def _load_spec_file(path: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """Read a release spec (TOML or JSON): ``[columns.NAME]`` tables (or a ``"columns"``
+    object) and an optional ``[budget]`` (``epsilon``, ``delta``)."""
+    import json
+
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as exc:
+        raise CLIError(f"--spec {path}: cannot read: {exc.strerror or exc}") from None
+    text = raw.decode("utf-8-sig", errors="replace")
+    if path.lower().endswith(".json") or text.lstrip().startswith("{"):
+        try:
+            doc = json.loads(text)
+        except ValueError as exc:
+            raise CLIError(f"--spec {path}: not valid JSON: {exc}") from None
+    else:
+        if sys.version_info >= (3, 11):
+            import tomllib
+        else:  # pragma: no cover - Python 3.10
+            tomllib = _need("tomli", "cli", "--spec in TOML on Python 3.10")
+        try:
+            doc = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise CLIError(f"--spec {path}: not valid TOML: {exc}") from None
+    if not isinstance(doc, dict):
+        raise CLIError(f"--spec {path}: expected a table with [columns.NAME] entries")
+    unknown = [k for k in doc if k not in ("columns", "budget")]
+    if unknown:
+        raise CLIError(f"--spec {path}: unknown top-level key {unknown[0]!r}; expected "
+                       "'columns' and optionally 'budget'")
+    cols = doc.get("columns")
+    if not isinstance(cols, dict) or not cols:
+        raise CLIError(f"--spec {path}: no columns; give one [columns.NAME] table per "
+                       "released column")
+    budget = doc.get("budget")
+    if budget is not None:
+        if not isinstance(budget, dict) or "epsilon" not in budget or \
+                any(k not in ("epsilon", "delta") for k in budget):
+            raise CLIError(f"--spec {path}: [budget] takes epsilon (required) and delta")
+    return cols, budget
+
+
+def _parse_specs(args: argparse.Namespace, label: str = "") -> tuple[list[_Spec], Any]:
+    """The released columns (validated, calibrated and planned) and the budget (checked,
+    not charged), from --spec or --column; usage errors name the column and key."""
+    budget = None
+    if args.spec is not None:
+        if args.column:
+            raise CLIError("give either --spec or --column, not both")
+        if args.mode is not None:
+            raise CLIError("--mode applies to --column; with --spec set each column's mode in "
+                           "the spec file (mode = \"continuous\" in its [columns.NAME] table)")
+        given = [f"--{opt}" for opt in _COLUMN_OPTIONS if getattr(args, opt) is not None]
+        if given:
+            raise CLIError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to "
+                           "--column; with --spec set each column's settings in the spec file")
+        cols, bspec = _load_spec_file(args.spec)
+        spec: dict[str, Any] = {}
+        for name, entry in cols.items():
+            if not isinstance(entry, dict):
+                raise CLIError(f"--spec {args.spec}: column {name!r}: expected a table of "
+                               "settings")
+            e = dict(entry)
+            e.setdefault("nulls", args.nulls)
+            e.setdefault("on_outside", args.on_outside)
+            if e.get("mechanism", "laplace") in ("laplace", "gaussian"):
+                e.setdefault("workers", args.workers)
+            spec[name] = e
+        if bspec is not None:
+            try:
+                budget = Budget(bspec["epsilon"], bspec.get("delta", 0.0))
+            except (TypeError, ValueError) as exc:
+                raise CLIError(f"--spec {args.spec}: [budget]: {exc}") from None
+        where = f"--spec {args.spec}: "
+    else:
+        if not args.column:
+            raise CLIError("give the columns to release: --spec FILE, or --column "
+                           "NAME[:LOWER:UPPER] with --epsilon and --sensitivity")
+        for opt in ("epsilon", "sensitivity"):
+            if getattr(args, opt) is None:
+                raise CLIError(f"--column needs --{opt} (or give a --spec file)")
+        spec = {}
+        for raw in args.column:
+            name, lo, hi = raw, args.lower, args.upper
+            parts = raw.rsplit(":", 2)
+            if len(parts) == 3:
+                name = parts[0]
+                try:
+                    lo, hi = float(parts[1]), float(parts[2])
+                except ValueError:
+                    bad = next(x for x in parts[1:] if not _is_float(x))
+                    raise CLIError(f"--column {raw}: {bad!r} is not a number (expected "
+                                   "NAME:LOWER:UPPER; for a column name with ':' use --spec)"
+                                   ) from None
+            if lo is None or hi is None:
+                raise CLIError(f"column {name!r} has no bounds: give --lower and --upper, or "
+                               f"--column {name}:LOWER:UPPER")
+            if name in spec:
+                raise CLIError(f"column {name!r} is given twice")
+            mechanism = args.mechanism or "laplace"
+            e = {"mechanism": mechanism, "lower": float(lo), "upper": float(hi),
+                 "epsilon": args.epsilon, "sensitivity": args.sensitivity,
+                 "nulls": args.nulls, "on_outside": args.on_outside, "workers": args.workers,
+                 "mode": args.mode or "exact"}
+            if args.delta or mechanism != "gaussian":
+                e["delta"] = args.delta or 0.0
+            spec[name] = e
+        where = ""
+    try:
+        # calibrates and plans every column and checks the budget, before reading anything
+        plans = plan_release(spec, budget, label=label)
+    except BudgetError:
+        raise
+    except (ValueError, TypeError) as exc:
+        msg = " ".join(str(exc).split())
+        if args.spec is None:
+            msg = _column_flags(_mode_as_flag(msg))
+        raise CLIError(where + msg) from None
+    return [_Spec(p) for p in plans], budget
+
+
+def _continuous_warning(specs: list[_Spec]) -> str | None:
+    """The one-line warning for the columns released in continuous mode (None if none):
+    their raw doubles are attackable when published (docs/threat_model.md)."""
+    names = [s.name for s in specs if getattr(s.mech, "mode", "exact") == "continuous"]
+    if not names:
+        return None
+    cols = ", ".join(repr(n) for n in names)
+    return (f"bndp: warning: column{'s' if len(names) > 1 else ''} {cols} released in mode "
+            "continuous: raw doubles, attackable when published (see docs/threat_model.md; "
+            "the default mode exact is not)")
+
+
+def _mechanism_label(plan: Any) -> str:
+    mech = plan.mech
+    if plan.mechanism == "laplace" and mech is not None:
+        return (f"bounded Laplace scale b = {mech.scale:.6g} (unbounded Laplace: "
+                f"{mech.sensitivity / mech.epsilon:.6g})")
+    return plan.describe()
+
+
+def _release_block(spec: _Spec, vals: np.ndarray, missing: np.ndarray | None, row0: int,
+                   path: str, args: argparse.Namespace, gen: np.random.Generator,
+                   cells: Callable[[int], str] | None = None,
+                   lo: np.ndarray | None = None, hi: np.ndarray | None = None) -> np.ndarray:
+    """Check a block of one column and release it. ``row0`` is the 1-based row of vals[0];
+    ``lo``/``hi``: the block's per-row bounds (when the spec names bound columns)."""
+    plan = spec.plan
+    if missing is not None and missing.any():
+        if plan.nulls == "raise":
+            i = int(np.flatnonzero(missing)[0])
+            raise _cell_error(path, row0 + i, spec.name,
+                              "missing value (empty cell or null); pass --nulls keep to leave "
+                              "missing values untouched")
+        spec.missing += int(missing.sum())
+    keep = None if missing is None else ~missing
+    present = vals if keep is None else vals[keep]
+
+    def row_of(j: int) -> int:
+        return int(np.flatnonzero(keep)[j]) if keep is not None else j
+
+    bad = ~np.isfinite(present)
+    if bad.any():
+        idx = row_of(int(np.flatnonzero(bad)[0]))
+        shown = cells(int(idx)) if cells is not None else repr(float(vals[idx]))
+        raise _cell_error(path, row0 + int(idx), spec.name, f"{shown} is not a finite number")
+    lo_p: Any = plan.lower if lo is None else (lo if keep is None else lo[keep])
+    hi_p: Any = plan.upper if hi is None else (hi if keep is None else hi[keep])
+    if lo is not None or hi is not None:
+        lo_a = np.broadcast_to(np.asarray(lo_p, dtype=np.float64), present.shape)
+        hi_a = np.broadcast_to(np.asarray(hi_p, dtype=np.float64), present.shape)
+        for b, arr in ((plan.lower, lo_a), (plan.upper, hi_a)):
+            nb = ~np.isfinite(arr)
+            if nb.any() and isinstance(b, str):
+                raise _cell_error(path, row0 + row_of(int(np.flatnonzero(nb)[0])), b,
+                                  f"per-row bound of column {spec.name!r} is not a finite "
+                                  "number")
+        order = ~(lo_a < hi_a)
+        if order.any():
+            j = int(np.flatnonzero(order)[0])
+            raise _cell_error(path, row0 + row_of(j), spec.name,
+                              f"per-row bounds need lower < upper; got "
+                              f"[{_num(lo_a[j])}, {_num(hi_a[j])}]")
+        if present.size:
+            w = hi_a - lo_a
+            try:  # the scale is monotone in the width: the block's extreme widths decide
+                bounded_laplace_scale(plan.epsilon, plan.sensitivity, 0.0,
+                                      np.array([w.min(), w.max()]), plan.delta)
+            except (ValueError, OverflowError) as exc:
+                raise DataError(f"{path}: rows {row0:,}-{row0 + vals.size - 1:,}, column "
+                                f"{spec.name!r}: {exc}") from None
+    lo_c = -np.inf if lo_p is None else lo_p
+    hi_c = np.inf if hi_p is None else hi_p
+    outside = (present < lo_c) | (present > hi_c)
+    if outside.any():
+        if plan.on_outside == "raise":
+            j = int(np.flatnonzero(outside)[0])
+            idx = row_of(j)
+            if lo is None and hi is None:
+                where = f"[{_fmt_bound(lo_c)}, {_fmt_bound(hi_c)}]"
+            else:
+                where = f"its per-row bounds [{_num(lo_a[j])}, {_num(hi_a[j])}]"
+            raise _cell_error(path, row0 + idx, spec.name,
+                              f"{float(vals[idx])!r} lies outside {where} (--on-outside raise)")
+        spec.clipped += int(outside.sum())
+    try:
+        noisy = plan.draw(present, gen, None if lo is None else lo_a, None if hi is None else hi_a)
+    except ValueError as exc:
+        raise DataError(f"{path}: column {spec.name!r}: {exc}") from None
+    spec.rows += present.size
+    if missing is None:
+        return np.asarray(noisy, dtype=np.float64)
+    out = np.full(vals.shape, np.nan)
+    out[~missing] = noisy
+    return out
+
+
+def _privatize_csv(args: argparse.Namespace, specs: list[_Spec], tmp: str,
+                   gen: np.random.Generator, progress: _Progress, path: str,
+                   shown: str) -> int:
+    pa = _need("pyarrow", "arrow", "bndp privatize")
+    pc = _need("pyarrow.compute", "arrow", "bndp privatize")
+    pcsv = _need("pyarrow.csv", "arrow", "bndp privatize")
+    header, header_bytes, only_header = _read_header(path, args.delimiter, shown)
+    for s in specs:
+        for c in [s.name] + s.plan.bound_columns():
+            if c not in header:
+                raise DataError(f"{shown}: column {c!r} not found; columns are: "
+                                f"{', '.join(header)}")
+    if progress.enabled:
+        progress.total = float(max(0, _count_lines(path) - 1))
+    # the first block must hold the header line: a smaller block cannot be parsed
+    block = max(args.block_size, header_bytes + 1)
+    ropts = pcsv.ReadOptions(block_size=block, use_threads=True)
+    # a blank line in a one-column CSV is a row with an empty (missing) cell
+    popts = pcsv.ParseOptions(delimiter=args.delimiter, ignore_empty_lines=len(header) > 1)
+    copts = pcsv.ConvertOptions(column_types={h: pa.string() for h in header},
+                                strings_can_be_null=False, quoted_strings_can_be_null=False)
+    rows = 0
+    with open(path, "rb") as raw, open(tmp, "wb") as out_f:
+        out_f.write(_csv_header(header, args.delimiter))
+        if not only_header:
+            try:
+                reader = pcsv.open_csv(raw, read_options=ropts, parse_options=popts,
+                                       convert_options=copts)
+            except pa.ArrowInvalid as exc:
+                raise DataError(f"{shown}: cannot parse as CSV: {_arrow_msg(exc, block)}") from None
+            while True:
+                try:
+                    batch = reader.read_next_batch()
+                except StopIteration:
+                    break
+                except pa.ArrowInvalid as exc:
+                    raise DataError(f"{shown}: malformed CSV after data row {rows:,}: "
+                                    f"{_arrow_msg(exc, block)}") from None
+                cols = list(batch.columns)
+                for s in specs:
+                    k = header.index(s.name)
+                    text = cols[k]
+                    vals, empty = _parse_numbers(text, s.name, rows + 1, shown, pa, pc, True,
+                                                 s.plan.nulls)
+                    bnd = {}
+                    for key in ("lower", "upper"):
+                        b = getattr(s.plan, key)
+                        if isinstance(b, str):
+                            bnd[key], _ = _parse_numbers(cols[header.index(b)], b, rows + 1,
+                                                         shown, pa, pc, False, "raise")
+                    noisy = _release_block(s, vals, empty if empty.any() else None, rows + 1,
+                                           shown, args, gen, cells=_cell_text(text),
+                                           lo=bnd.get("lower"), hi=bnd.get("upper"))
+                    released = pc.cast(_arrow_f64(pa, noisy, empty if empty.any() else None),
+                                       pa.string())
+                    cols[k] = pc.fill_null(released, "")
+                out_f.write(_csv_lines(cols, args.delimiter, pa, pc))
+                rows += batch.num_rows
+                progress.update(rows, rows)
+        out_f.flush()
+        os.fsync(out_f.fileno())
+    progress.close(rows, rows)
+    return rows
+
+
+def _privatize_parquet(args: argparse.Namespace, specs: list[_Spec], tmp: str,
+                       gen: np.random.Generator, progress: _Progress, path: str,
+                       shown: str) -> int:
+    pa = _need("pyarrow", "arrow", "bndp privatize")
+    pq = _need("pyarrow.parquet", "arrow", "bndp privatize")
+    try:
+        pf = pq.ParquetFile(path)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise DataError(f"{shown}: cannot read as Parquet: {exc}") from None
+    schema = pf.schema_arrow
+    names = schema.names
+    for s in specs:
+        for c in [s.name] + s.plan.bound_columns():
+            if c not in names:
+                raise DataError(f"{shown}: column {c!r} not found; columns are: "
+                                f"{', '.join(names)}")
+    bound_cols = {c for s in specs for c in s.plan.bound_columns()}
+    fields = []
+    for f in schema:
+        sp = next((x for x in specs if x.name == f.name), None)
+        t = f.type
+        numeric = pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)
+        if (sp is not None or f.name in bound_cols) and not numeric:
+            raise DataError(f"{shown}: column {f.name!r} must be numeric; got {t}")
+        if sp is not None:
+            f = pa.field(f.name, pa.float64(), nullable=f.nullable, metadata=f.metadata)
+        fields.append(f)
+    out_schema = pa.schema(fields, metadata=schema.metadata)
+    total = pf.metadata.num_rows
+    progress.total = float(total)
+    rows = 0
+    with pq.ParquetWriter(tmp, out_schema, compression=args.compression) as writer:
+        for batch in pf.iter_batches(batch_size=args.batch_rows):
+            cols = list(batch.columns)
+            for s in specs:
+                k = names.index(s.name)
+                col = to_numpy(cols[k], s.name)
+                bnd = {}
+                for key in ("lower", "upper"):
+                    b = getattr(s.plan, key)
+                    if isinstance(b, str):
+                        bc = to_numpy(cols[names.index(b)], b)
+                        if bc.missing is not None:
+                            i = int(np.flatnonzero(bc.missing)[0])
+                            raise _cell_error(shown, rows + 1 + i, b, "missing value in a "
+                                              "column of per-row bounds")
+                        bnd[key] = bc.values
+                noisy = _release_block(s, col.values, col.missing, rows + 1, shown, args, gen,
+                                       lo=bnd.get("lower"), hi=bnd.get("upper"))
+                null = col.missing if col.missing is not None and col.missing.any() else None
+                cols[k] = _arrow_f64(pa, noisy, null)
+            writer.write_batch(pa.RecordBatch.from_arrays(cols, schema=out_schema))
+            rows += batch.num_rows
+            progress.update(rows, rows)
+    progress.close(rows, rows)
+    return rows
+
+
+def _cmd_privatize(args: argparse.Namespace) -> int:
+    src, dst = args.input, args.output
+    shown_src = "<stdin>" if src == "-" else src
+    shown_dst = "<stdout>" if dst == "-" else dst
+    spooled = src == "-" or (os.path.exists(src) and not os.path.isfile(src))
+    if not spooled and not os.path.isfile(src):
+        raise FileError(f"{src}: no such file")
+    kind, final = _output_kind(dst)
+    if kind == "file":
+        assert final is not None
+        if not spooled and (os.path.abspath(src) == os.path.abspath(final) or (
+                os.path.exists(final) and os.path.samefile(src, final))):
+            raise CLIError(f"refusing to write over the input file {src}; choose another output")
+        out_dir = os.path.dirname(os.path.abspath(final))
+        if not os.path.isdir(out_dir):
+            raise FileError(f"{dst}: directory {out_dir} does not exist")
+    else:
+        out_dir = None
+    fmt = args.format if args.format != "auto" else (
+        "csv" if src == "-" else _guess_format(src))
+    if fmt is None:
+        raise CLIError(f"{src}: cannot tell the format from the file name; pass --format csv "
+                       "or --format parquet")
+    out_fmt = _guess_format(dst) if dst != "-" else None
+    if out_fmt is not None and out_fmt != fmt:
+        raise CLIError(f"the output is written as {fmt} (like the input) but {dst} names "
+                       f"a {out_fmt} file")
+    label = "bndp privatize " + shown_src
+    # validates, calibrates and plans; the budget is checked now, charged once every row
+    # is drawn (before the output is put in place)
+    specs, budget = _parse_specs(args, label)
+    gen = default_rng(args.seed)
+    progress = _Progress(0, "rows", _progress_enabled(args.progress) and not args.quiet)
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(final or 'stdout')}.",
+                               suffix=".bndp-partial", dir=out_dir)
+    os.close(fd)
+    in_path = None
+    old = signal.signal(signal.SIGTERM, _on_sigterm) if _main_thread() else None
+    try:
+        in_path = _spool_input(src) if spooled else src
+        if os.path.getsize(in_path) == 0:
+            raise DataError(f"{shown_src}: empty file")
+        if fmt == "csv":
+            rows = _privatize_csv(args, specs, tmp, gen, progress, in_path, shown_src)
+        else:
+            rows = _privatize_parquet(args, specs, tmp, gen, progress, in_path, shown_src)
+        charge_release(budget, [s.plan for s in specs], label)
+        if kind == "file":
+            _normal_mode(tmp)
+            os.replace(tmp, final)  # type: ignore[arg-type]
+        else:  # a stream: written into, never replaced
+            with open(tmp, "rb") as f:
+                if final is None:
+                    sys.stdout.flush()
+                    shutil.copyfileobj(f, sys.stdout.buffer, 1 << 20)
+                    sys.stdout.buffer.flush()
+                else:
+                    with open(final, "wb") as out:
+                        shutil.copyfileobj(f, out, 1 << 20)
+            os.unlink(tmp)
+    except BaseException:
+        if progress.drawn:
+            sys.stderr.write("\n")
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    finally:
+        if spooled and in_path is not None:
+            try:
+                os.unlink(in_path)
+            except OSError:
+                pass
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)
+    if args.quiet:
+        return 0
+
+    def say(text: str) -> None:
+        print(text, file=sys.stderr)
+
+    warning = _continuous_warning(specs)
+    if warning is not None:
+        say(warning)
+    for s in specs:
+        p = s.plan
+        extra = []
+        if s.missing:
+            extra.append(f"{s.missing:,} missing kept")
+        if s.clipped:
+            extra.append(f"{s.clipped:,} clipped into the domain")
+        more = f"; {', '.join(extra)}" if extra else ""
+        lo = -math.inf if p.lower is None else p.lower
+        hi = math.inf if p.upper is None else p.upper
+        where = (f"in per-row bounds [{_fmt_bound(lo)}, {_fmt_bound(hi)}]" if p.per_row
+                 else f"in [{_fmt_bound(lo)}, {_fmt_bound(hi)}]")
+        eps, delta = p.cost()
+        dtxt = f", delta = {delta:g}" if delta else ""
+        say(f"bndp: {s.name}: {s.rows:,} values released {where} with epsilon = {eps:g}{dtxt}, "
+            f"sensitivity = {p.sensitivity:g}: {_mechanism_label(p)}{more}")
+    if len(specs) > 1:
+        costs = [s.plan.cost() for s in specs]
+        te, td = sum(c[0] for c in costs), sum(c[1] for c in costs)
+        say(f"bndp: {len(specs)} columns released: by sequential composition a record's total "
+            f"privacy loss adds up over its columns (up to epsilon = {te:g}"
+            + (f", delta = {td:g})" if td else ")"))
+    if budget is not None:
+        sp, rem = budget.spent, budget.remaining
+        say(f"bndp: budget epsilon = {budget.epsilon:g}, delta = {budget.delta:g}: spent "
+            f"epsilon = {sp.epsilon:g}, delta = {sp.delta:g}; remaining epsilon = "
+            f"{rem.epsilon:g}, delta = {rem.delta:g}")
+    if rows == 0:
+        say(f"bndp: {shown_src} has a header but no data rows; wrote an empty {fmt} file")
+    say(f"bndp: wrote {rows:,} rows to {shown_dst}")
+    if args.verbose:
+        say(f"bndp: format {fmt}; randomness: "
+            + ("seeded (--seed: for tests only)" if args.seed is not None
+               else "fresh OS entropy (cryptographically secure stream)"))
+    return 0

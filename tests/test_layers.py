@@ -1,0 +1,155 @@
+"""The package's layers stay clean (issue 23): read from the source with :mod:`ast`, so that
+function-local imports count as much as top-level ones.
+
+Nodes are bndp's top-level modules and subpackages (``bndp.api``, ``bndp.mechanisms``,
+``bndp._columns``, ...; imports inside one subpackage stay inside its node) and the root
+package ``bndp`` itself (``from bndp import X`` where X is no submodule)."""
+
+from __future__ import annotations
+
+import ast
+import os
+
+import pytest
+
+SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src", "bndp")
+
+# what the mechanisms must never import: adapters and engines sit above them
+ABOVE_MECHANISMS = ("bndp.integrations", "bndp.frames", "bndp.cli", "bndp.spark", "bndp.dask",
+                    "bndp.torch", "bndp.verify", "bndp.api", "bndp._release")
+
+
+def _modules() -> dict[str, str]:
+    """Dotted module name -> path, for every Python module of the package; compiled
+    extension modules (``_core``) are listed by their Cython source, with no path."""
+    mods: dict[str, str] = {}
+    root = os.path.dirname(SRC)
+    for dirpath, dirnames, filenames in os.walk(SRC):
+        dirnames[:] = [d for d in dirnames if not d.startswith((".", "__pycache__"))]
+        for f in filenames:
+            stem, ext = os.path.splitext(f)
+            if ext not in (".py", ".pyx"):
+                continue
+            parts = os.path.relpath(os.path.join(dirpath, stem), root).split(os.sep)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            name = ".".join(parts)
+            if ext == ".py":
+                mods[name] = os.path.join(dirpath, f)
+            else:
+                mods.setdefault(name, "")
+    return mods
+
+
+MODULES = _modules()
+
+
+def _node(module: str) -> str:
+    return ".".join(module.split(".")[:2])
+
+
+def _imports(module: str) -> list[tuple[str, int]]:
+    """(imported bndp module, line) for every import statement of ``module``, anywhere in
+    its body; ``from pkg import name`` counts as an import of ``pkg.name`` when that is a
+    module, else of ``pkg``."""
+    path = MODULES[module]
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), path)
+    is_pkg = os.path.basename(path) == "__init__.py"
+    package = module if is_pkg else module.rpartition(".")[0]
+    out = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import):
+            out += [(a.name, n.lineno) for a in n.names]
+        elif isinstance(n, ast.ImportFrom):
+            if n.level:
+                base = package.split(".")[: len(package.split(".")) - (n.level - 1)]
+                target = ".".join(base + ([n.module] if n.module else []))
+            else:
+                target = n.module or ""
+            for a in n.names:
+                sub = f"{target}.{a.name}"
+                out.append((sub if sub in MODULES else target, n.lineno))
+    return list(dict.fromkeys((t, line) for t, line in out
+                              if t == "bndp" or t.startswith("bndp.")))
+
+
+def _graph() -> dict[str, dict[str, list[str]]]:
+    """Layer -> imported layer -> the import sites ("module:line")."""
+    g: dict[str, dict[str, list[str]]] = {}
+    for m, path in MODULES.items():
+        if not path:
+            continue
+        for t, line in _imports(m):
+            a, b = _node(m), _node(t)
+            if a != b:
+                g.setdefault(a, {}).setdefault(b, []).append(f"{m}:{line}")
+    return g
+
+
+def _find_cycle(g: dict[str, dict[str, list[str]]]) -> list[str] | None:
+    state: dict[str, int] = {}  # 1: on the stack, 2: done
+    stack: list[str] = []
+
+    def visit(v: str) -> list[str] | None:
+        state[v] = 1
+        stack.append(v)
+        for w in sorted(g.get(v, {})):
+            if state.get(w) == 1:
+                return stack[stack.index(w):] + [w]
+            if w not in state:
+                found = visit(w)
+                if found:
+                    return found
+        stack.pop()
+        state[v] = 2
+        return None
+
+    for v in sorted(g):
+        if v not in state:
+            found = visit(v)
+            if found:
+                return found
+    return None
+
+
+def test_the_graph_is_read():
+    g = _graph()
+    # a few edges that must be seen, function-local ones included
+    assert "bndp.mechanisms" in g["bndp.verify"]
+    assert "bndp._columns" in g["bndp.mechanisms"]
+    assert "bndp.integrations" in g["bndp.frames"]  # the engine hand-off, function-local
+    assert "bndp._core" in g["bndp.calibrate"]  # the compiled core is a node too
+
+
+def test_no_import_cycle_between_layers():
+    g = _graph()
+    cycle = _find_cycle(g)
+    if cycle:
+        sites = [f"{a} -> {b} ({', '.join(g[a][b][:3])})" for a, b in zip(cycle, cycle[1:])]
+        pytest.fail("import cycle between layers:\n  " + "\n  ".join(sites))
+
+
+def test_mechanisms_import_no_adapter_or_engine():
+    bad = []
+    for m in MODULES:
+        if not (m == "bndp.mechanisms" or m.startswith("bndp.mechanisms.")) or not MODULES[m]:
+            continue
+        for t, line in _imports(m):
+            if any(t == a or t.startswith(a + ".") for a in ABOVE_MECHANISMS):
+                bad.append(f"{m}:{line} imports {t}")
+    assert not bad, bad
+
+
+def test_the_budget_is_charged_in_one_module():
+    charging = set()
+    for m, path in MODULES.items():
+        if not path or m == "bndp.budget":  # the Budget itself (its doctests are text)
+            continue
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read(), path)
+        for n in ast.walk(tree):
+            if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                    and n.func.attr == "charge"):
+                charging.add(m)
+    assert charging == {"bndp._release"}, charging
