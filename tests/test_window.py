@@ -328,3 +328,37 @@ def test_per_row_gaussian_through_a_release_spec():
     assert out["x"].between(df["lo"], df["hi"]).all()
     with pytest.raises(ValueError, match="delta"):
         bndp.privatize(df, {"x": dict(spec["x"], delta=1e-5)}, rng=3)
+
+
+@pytest.mark.parametrize("fam", [0, 1])
+def test_tail_keeps_the_model_kernel_log_concave(fam):
+    """The certificate's premise: the tail decays at least as fast as the table's last step
+    (so the model kernel is log-concave and the worst output is the row's end), and no
+    faster than 2^-19 (relative) beyond the kernel's next step (no noise wasted)."""
+    rng = np.random.default_rng(41 + fam)
+    for _ in range(300):
+        t = float(np.exp(rng.uniform(np.log(0.7), np.log(5e4))))
+        cert, shape, cum = _core.gw_eval(fam, t, 1 << 40, 4, True, table=True)
+        if shape is None:
+            continue
+        N, tail, kexp, tailw, sbits, tm, _ = shape
+        assert tail
+        x = math.ldexp(tm, -sbits)                # 1 - p
+        if fam == 0:
+            last = nxt = 1.0 / t
+        else:
+            last, nxt = (2 * N - 1) / (2 * t * t), (2 * N + 1) / (2 * t * t)
+        assert -math.log1p(-x) >= last            # concave at the junction and beyond
+        assert x <= -math.expm1(-nxt) * (1 + 2.0 ** -19)
+
+
+@pytest.mark.parametrize("fam", [0, 1])
+def test_wide_certificate_at_a_realistic_scale(fam):
+    """The calibrated kernel of epsilon = 1, sensitivity 1 (16 grid steps) against the
+    exhaustive loss of rows of n_wide and 2 n_wide + 1 intervals (2^-24 tails)."""
+    law = window.plan_wide(fam, 1.0, 1.0)
+    for n in (law.n_min, 2 * law.n_min + 1):
+        lw = kernel_weights(law.cum, law.N, law.tailw, law.sbits, law.tm, n)
+        exact = exhaustive_loss(lw, n, law.dk)
+        assert law.certified_epsilon >= exact - 1e-12
+        assert law.certified_epsilon - exact <= 1e-6
