@@ -517,7 +517,8 @@ def _search(cert, u0: float, target: float, rel: float = REL_TOL):
         if c <= target and (bad is None or u - bad[0] > rel * u):
             ev(u * (1.0 - 0.5 * rel))                       # the probe just below
         after = (good[0] - bad[0]) if (good is not None and bad is not None) else math.inf
-        if math.isfinite(before) and after > 0.5 * before:
+        if (math.isfinite(before) and after > 0.5 * before and good is not None
+                and bad is not None):
             m = math.sqrt(good[0] * bad[0])                 # a slow step: bisect as well
             ev(m)
     if good is None:
