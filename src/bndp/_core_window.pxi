@@ -285,7 +285,8 @@ cdef inline int64_t _gw_index(double q, double lo, double hi, double inv_g,
     # (scaling by a power of two), d + err == z - zl exactly (TwoSum), 0 <= d <= n + 1 <
     # 2^52 makes |err| <= ulp(d)/2 <= 1/4 and fr = d - floor(d) exact; fr - 1/2 is exact
     # when fr >= 1/4 or d >= 1, and otherwise below -1/4 < -err: the comparison
-    # fr - 1/2 >= -err decides fr + err >= 1/2 exactly (see window.py). Selects only.
+    # fr - 1/2 >= -err decides fr + err >= 1/2 exactly (see window.py). Selects only; the
+    # floor of d >= 0 is its truncation (an integer conversion, no libm call).
     cdef double z, zl, d, bb, err, fd, fr
     cdef int64_t i
     q = lo if q != q else q
@@ -297,9 +298,10 @@ cdef inline int64_t _gw_index(double q, double lo, double hi, double inv_g,
     bb = d - z
     err = (z - (d - bb)) + (-zl - bb)
     d = 0.0 if d < 0.0 else d
-    fd = _gw_floorf(d)
+    i = <int64_t> d
+    fd = <double> i
     fr = d - fd
-    i = (<int64_t> fd) + <int64_t> ((fr - 0.5) >= -err)
+    i = i + <int64_t> ((fr - 0.5) >= -err)
     i = 0 if i < 0 else i
     i = n if i > n else i
     return i
@@ -384,6 +386,7 @@ def gw_fill(object gen, const uint64_t[::1] tree, int levels, int64_t N, uint64_
             c = GD_LANES if total - a >= GD_LANES else <int> (total - a)
             for r in range(c):
                 idx[r] = _gw_index(q[a + r], lo[a + r], hi[a + r], inv_g, nrow[a + r])
+            for r in range(c):
                 tt[r] = _gw_target(&R, idx[r], nrow[a + r], bg, &where[r])
                 tt[r] = tt[r] if where[r] == 0 else 0
             for r in range(c, GD_LANES):
@@ -606,8 +609,9 @@ cdef void _gw_block(bitgen_t* bg, const gw_rows_t* R, const double* q, Py_ssize_
     cdef int where[GD_LANES]
     cdef int r
     cdef int64_t j
-    for r in range(c):
+    for r in range(c):                  # (a separate pass: no call, vectorisable)
         idx[r] = _gw_index(q[r * qstride], lo, hi, inv_g, nr)
+    for r in range(c):
         tt[r] = _gw_target(R, idx[r], nr, bg, &where[r])
         tt[r] = tt[r] if where[r] == 0 else 0
     for r in range(c, GD_LANES):
