@@ -362,3 +362,33 @@ def test_wide_certificate_at_a_realistic_scale(fam):
         exact = exhaustive_loss(lw, n, law.dk)
         assert law.certified_epsilon >= exact - 1e-12
         assert law.certified_epsilon - exact <= 1e-6
+
+
+@pytest.mark.parametrize("cls", [bndp.BoundedLaplace, bndp.BoundedGaussian])
+def test_extreme_parameters_release_soundly_or_refuse_clearly(cls):
+    """Huge or tiny sensitivities, epsilons and widths: a certified release at about the
+    continuous scale, or a ValueError naming the parameter; never a RuntimeError, never a
+    silent blow-up of the scale."""
+    import warnings
+    ok = [dict(sensitivity=1e160), dict(sensitivity=1e5), dict(epsilon=1e-6),
+          dict(epsilon=50.0), dict(lower=0.0, upper=1e-10), dict(lower=-1e6, upper=4e6)]
+    for kw in ok:
+        a = {**dict(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=120.0), **kw}
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")         # no coarsening here
+            m = cls(**a)
+        x = m.sample(np.array([a["lower"], a["upper"]]), rng=1)
+        assert ((x >= a["lower"]) & (x <= a["upper"])).all()
+        assert m.privacy_loss() <= a["epsilon"]
+        width = a["upper"] - a["lower"]
+        # the scale never exceeds what the width and the continuous law would need
+        cont = cls(**a, mode="continuous")
+        ref = cont.scale if cls is bndp.BoundedLaplace else cont.sigma
+        assert m.exact_plan.scale <= 1.01 * max(ref, 0.0) or m.exact_plan.scale <= width, kw
+    # far from 0: a coarser grid with a warning, or a ValueError naming the sensitivity
+    with pytest.warns(RuntimeWarning, match="coarser grid"):
+        m = cls(epsilon=1.0, sensitivity=1.0, lower=1e15, upper=1e15 + 1000.0)
+    assert m.exact_plan.gamma == 0.125 and m.privacy_loss() <= 1.0
+    for lo, hi, dq in ((0.0, 1e16, 1.0), (-1e300, 1e300, 1.0), (0.0, 120.0, 1e-160)):
+        with pytest.raises(ValueError, match="sensitivity"):
+            cls(epsilon=1.0, sensitivity=dq, lower=lo, upper=hi)
