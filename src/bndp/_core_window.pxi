@@ -599,6 +599,11 @@ def gw_search_tree(const uint64_t[::1] cum):
     return out, levels
 
 
+cdef extern from "_window.h":
+    void bndp_gw_index_pass(const double* q, Py_ssize_t m, double lo, double hi,
+                            double inv_g, double n, double* idx) nogil
+
+
 cdef void _gw_block(bitgen_t* bg, const gw_rows_t* R, const double* q, Py_ssize_t qstride,
                     int c, double lo, double hi, int64_t nr, double inv_g, double gamma,
                     double* out) noexcept nogil:
@@ -606,11 +611,19 @@ cdef void _gw_block(bitgen_t* bg, const gw_rows_t* R, const double* q, Py_ssize_
     cdef int64_t idx[GD_LANES]
     cdef int64_t pos[GD_LANES]
     cdef uint64_t tt[GD_LANES]
+    cdef double qb[GD_LANES]
+    cdef double fi[GD_LANES]
     cdef int where[GD_LANES]
     cdef int r
     cdef int64_t j
-    for r in range(c):                  # (a separate pass: no call, vectorisable)
-        idx[r] = _gw_index(q[r * qstride], lo, hi, inv_g, nr)
+    cdef const double* qp = q
+    if qstride != 1:
+        for r in range(c):
+            qb[r] = q[r * qstride]
+        qp = qb
+    bndp_gw_index_pass(qp, c, lo, hi, inv_g, <double> nr, fi)      # vectorised
+    for r in range(c):
+        idx[r] = <int64_t> fi[r]
     for r in range(c):
         tt[r] = _gw_target(R, idx[r], nr, bg, &where[r])
         tt[r] = tt[r] if where[r] == 0 else 0
