@@ -34,6 +34,9 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    # MathJax itself, shipped in the wheel (docs extra) and copied to _static/mathjax: the
+    # formulas render offline, with no script from a CDN (see the HTML section below)
+    "sphinx-mathjax-offline",
     "numpydoc",
     "myst_parser",
     "matplotlib.sphinxext.plot_directive",
@@ -76,6 +79,10 @@ plot_rcparams = {"figure.figsize": (7.0, 4.2), "font.size": 10}
 plot_basedir = HERE
 
 # -- HTML ----------------------------------------------------------------------------------
+# MathJax from the site itself, never from a CDN: sphinx-mathjax-offline copies its MathJax
+# 3 build to _static/mathjax after a successful build; the path is set here as well so that
+# the pages point there even if that package's own default changes (tests/test_docs.py).
+mathjax_path = "mathjax/tex-chtml.js"
 html_theme = "pydata_sphinx_theme"
 html_title = f"bndp {release}"
 html_theme_options = {

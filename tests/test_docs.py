@@ -168,3 +168,81 @@ def test_readme_gives_the_docs_build_and_the_extras():
     for extra in ("bndp[arrow]", "bndp[plot]", "bndp[spark]", "bndp[dask]", "bndp[torch]",
                   ".[docs]", ".[bench]"):
         assert extra in text, extra
+
+
+# -- the reference site renders its formulas offline (issue 23) -----------------------------
+CDN = re.compile(r"(?i)(?:https?:)?//[^\s\"']*(?:cdn|jsdelivr|unpkg|cloudflare|googleapis|"
+                 r"mathjax\.org|polyfill\.io)")
+
+
+def _conf_assignments():
+    """The top-level assignments of docs/conf.py, literal values only (read with ast: the
+    file is not executed, it writes the reference pages)."""
+    path = os.path.join(DOCS, "conf.py")
+    if not os.path.exists(path):
+        pytest.skip("needs the source tree")
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    values = {}
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(
+                node.targets[0], ast.Name):
+            try:
+                values[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                pass
+    return text, values
+
+
+def test_docs_config_loads_mathjax_from_the_site():
+    """MathJax comes from the site's own _static (sphinx-mathjax-offline ships it), and no
+    string of conf.py names a CDN."""
+    text, conf = _conf_assignments()
+    assert "sphinx.ext.mathjax" in conf["extensions"]
+    assert "sphinx-mathjax-offline" in conf["extensions"]
+    path = conf["mathjax_path"]
+    assert not re.match(r"(?i)([a-z]+:)?//", path), path  # relative: inside _static
+    assert path == "mathjax/tex-chtml.js"
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            assert not CDN.search(node.value), node.value
+    for key in ("mathjax3_config", "mathjax2_config", "katex_js_path", "katex_css_path"):
+        assert not CDN.search(repr(conf.get(key, ""))), key
+
+
+def test_docs_extra_installs_the_offline_mathjax():
+    tomllib = pytest.importorskip("tomllib")
+    path = os.path.join(ROOT, "pyproject.toml")
+    if not os.path.exists(path):
+        pytest.skip("needs the source tree")
+    with open(path, "rb") as f:
+        docs = tomllib.load(f)["project"]["optional-dependencies"]["docs"]
+    assert any(re.match(r"sphinx-mathjax-offline\b", r) for r in docs), docs
+
+
+def test_math_page_builds_without_a_cdn(tmp_path):
+    """A one-formula site built with conf.py's math settings: the page loads MathJax from
+    _static/mathjax (present after the build), and no script or stylesheet from elsewhere.
+    Needs the docs extra (CI builds the full site after the tests, with -W)."""
+    pytest.importorskip("sphinx")
+    if importlib.util.find_spec("sphinx-mathjax-offline") is None:
+        pytest.skip("needs sphinx-mathjax-offline (the docs extra)")
+    from sphinx.application import Sphinx
+
+    _, conf = _conf_assignments()
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "conf.py").write_text(
+        "extensions = ['sphinx.ext.mathjax', 'sphinx-mathjax-offline']\n"
+        f"mathjax_path = {conf['mathjax_path']!r}\n", encoding="utf-8")
+    (src / "index.rst").write_text("Math\n====\n\n.. math:: e^{i\\pi} + 1 = 0\n",
+                                   encoding="utf-8")
+    out = tmp_path / "html"
+    app = Sphinx(str(src), str(src), str(out), str(tmp_path / "doctrees"), "html",
+                 status=None, warning=None, freshenv=True, warningiserror=True)
+    app.build()
+    html = (out / "index.html").read_text(encoding="utf-8")
+    assert '_static/mathjax/tex-chtml.js"' in html
+    assert (out / "_static" / "mathjax" / "tex-chtml.js").is_file()
+    for tag in re.findall(r"<(?:script|link)\b[^>]*>", html):
+        assert not re.search(r"(?i)(?:src|href)=\"(?:[a-z]+:)?//", tag), tag
