@@ -215,6 +215,27 @@ def test_index_and_intervals_are_exact():
         assert i == frac_index(q, lo, hi, e, n), (q, lo, hi, e)
 
 
+def test_vectorised_index_pass_equals_the_exact_index():
+    """gw_fill_row's index pass (C, target clones, the 2^52 floor) gives the integers of
+    gw_index, ties and clipping included."""
+    rng = np.random.default_rng(12)
+    for _ in range(200):
+        e = int(rng.integers(-20, 6))
+        lo = float(rng.choice([0.0, 0.1, -3.7, 1e6 + 0.3, 1e12]) + rng.normal())
+        width = float(np.exp(rng.uniform(np.log(2.0 ** e * 2), np.log(2.0 ** e * 1e6))))
+        hi = lo + width
+        n = int(_core.gw_intervals(np.array([lo]), np.array([hi]), e)[0])
+        if n < 1:
+            continue
+        g = 2.0 ** e
+        k = rng.integers(-3, n + 4, 300)
+        q = np.concatenate((lo + (k + 0.5) * g, lo + k * g, rng.uniform(lo - g, hi + g, 300),
+                            [np.nan, lo, hi, -np.inf, np.inf]))
+        ref = _core.gw_index(q, np.full(q.size, lo), np.full(q.size, hi), e,
+                             np.full(q.size, n, dtype=np.int64))
+        assert np.array_equal(_core.gw_index_pass(q, lo, hi, e, n), ref)
+
+
 def test_neighbours_stay_within_dk():
     """Rounding anchored at an arbitrary lower bound moves inputs at most ceil(D/gamma)
     steps apart (the certificate's premise), also with inexact differences q - lo."""

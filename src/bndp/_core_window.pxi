@@ -675,3 +675,14 @@ def gw_fill_row(object gen, const uint64_t[::1] tree, int levels, int64_t N, uin
                 c = GD_LANES if n1 - b >= GD_LANES else <int> (n1 - b)
                 _gw_block(bg, &R, &q[a, b], qs, c, lo, hi, nrow, inv_g, gamma, &out[a, b])
                 b += c
+
+
+def gw_index_pass(const double[::1] q, double lo, double hi, int e, int64_t nrow):
+    """Grid indices of true values in one row by the vectorised pass gw_fill_row uses (for
+    tests: the same integers as :func:`gw_index`)."""
+    _gd_check_exponent(e)
+    out = _np.empty(q.shape[0])
+    cdef double[::1] o = out
+    if q.shape[0]:
+        bndp_gw_index_pass(&q[0], q.shape[0], lo, hi, _gd_ldexp(1.0, -e), <double> nrow, &o[0])
+    return out.astype(_np.int64)
