@@ -13,6 +13,7 @@ from bndp import _core
 from bndp.mechanisms import window
 
 from ._helpers import chi2_pvalue, grid_counts
+from .conftest import sweep
 
 
 def kernel_weights(cum, N, tailw, sbits, tm, n):
@@ -46,13 +47,14 @@ def exhaustive_loss(lw, n, dk):
     return best
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fam", [0, 1])
 def test_certificate_against_the_exhaustive_oracle_without_tails(fam):
     """Rows the table covers (n <= N): the old exhaustive certificate (gd_shift_losses, every
     pair and output of the same integer table) never exceeds the new one, and the new one is
     tight (log-concavity: the worst output is found, not bounded)."""
     rng = np.random.default_rng(11 + fam)
-    for _ in range(300):
+    for _ in range(sweep(3000, 300)):
         t = float(np.exp(rng.uniform(np.log(0.3), np.log(60.0))))
         n = int(rng.integers(1, 200))
         dk = int(rng.integers(1, 24))
@@ -65,13 +67,14 @@ def test_certificate_against_the_exhaustive_oracle_without_tails(fam):
         assert cert - old <= 1e-6 + 4.0 / (int(cum[1]) - 1), (fam, t, n, dk, cert, old)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fam", [0, 1])
 def test_certificate_against_the_exhaustive_oracle_with_tails(fam):
     """Rows wider than the table: geometric tails, truncated at the row's ends. Heavy tails
     (the table stops at 2^-4 .. 2^-12) so that they matter."""
     rng = np.random.default_rng(21 + fam)
     checked = 0
-    for _ in range(400):
+    for _ in range(sweep(3000, 400)):
         # (steeper Gaussian tails than t >= 1.5 give tiny tail totals B, whose rounding the
         # certificate covers by its eta = 1/(B - 1): sound, but not tight)
         t = float(np.exp(rng.uniform(np.log(0.5 if fam == 0 else 1.5), np.log(6.0))))
@@ -91,12 +94,13 @@ def test_certificate_against_the_exhaustive_oracle_with_tails(fam):
     assert checked > 100
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fam", [0, 1])
 def test_wide_certificate_covers_every_wide_row(fam):
     """One wide kernel serves every row of at least 2N + dk intervals: its certificate is an
     upper bound of the exact loss at several such widths."""
     rng = np.random.default_rng(31 + fam)
-    for _ in range(40):
+    for _ in range(sweep(300, 40)):
         t = float(np.exp(rng.uniform(np.log(0.5 if fam == 0 else 1.5), np.log(4.0))))
         bits = int(rng.integers(4, 11))
         dk = int(rng.integers(1, 8))
