@@ -23,11 +23,11 @@ import numpy as np
 
 from .. import _core, _dispatch
 from .._random import RNGLike, as_generator
-from .._validation import (as_float_array, as_probability, check_finite, check_forbidden,
+from .._validation import (as_float_array, check_finite, check_forbidden,
                            check_on_outside, fast_real)
 from .._columns import Nulls, columnar
 from . import exact
-from ._base import Mechanism
+from ._law import GridLawMechanism
 
 __all__ = ["ConstrainedLaplace"]
 
@@ -83,7 +83,7 @@ def _dd_hockey_u(u1: np.ndarray, u2: np.ndarray, eps: float, rev: bool) -> np.nd
     return out
 
 
-class ConstrainedLaplace(Mechanism):
+class ConstrainedLaplace(GridLawMechanism):
     r"""Truncated and normalised Laplace mechanism on an allowed set with gaps [CSS22]_.
 
     Releases :math:`Y \sim \mathrm{Laplace}(\mu, \sigma)` conditioned on :math:`Y \in A`,
@@ -398,121 +398,61 @@ class ConstrainedLaplace(Mechanism):
 
         return _dispatch.sample(one, fill, rows, [v, s], size, gen)
 
-    # law -----------------------------------------------------------------------------
-    def _grid(self, what: str, x: Any, value: Any):
-        v = self._value(value)
-        if what == "logpdf":
-            raise NotImplementedError("the default (exact) mode releases a discrete law on "
-                                      "a grid: use pmf(x, value)")
-        if what in ("cdf", "pmf", "sf", "logsf", "logcdf"):
-            x = as_float_array(x, "x")
-        elif what in ("ppf", "isf"):
-            x = as_probability(x)
-        plan = self.exact_plan
-        assert plan is not None  # exact mode
-        return exact.grid_law(plan, what, x, v)
+    # law hooks (the public methods are in LawMechanism) ---------------------------------
+    _law_docs = {
+        "pmf": "Probability that the grid law releases ``x`` for true value ``value`` (0 off "
+               "the allowed grid points). Exact mode only.",
+        "logpdf": "Log density of the output at ``x`` (``-inf`` outside the allowed set).",
+        "pdf": "Density of the output at ``x`` (0 outside the allowed set).",
+        "cdf": r"CDF of the output: :math:`\mathrm{mass}(A \cap (-\infty, x])/N(\mu)`.",
+        "sf": r""":math:`P(Y > x) = \mathrm{mass}(A \cap (x, \infty))/N(\mu)`, computed from
+the upper end (the CDF of the reflected mechanism), not as ``1 - cdf``.""",
+        "logsf": r":math:`\log P(Y > x)` (from :meth:`sf`).",
+        "logcdf": r""":math:`\log P(Y \le x)` (from :meth:`cdf`, which is computed from the
+lower end).""",
+        "isf": "Inverse survival function: the reflected mechanism's quantile, negated "
+               "(accurate for tiny ``p``).",
+        "mean": r":math:`E[Y]`, summing the closed-form exponential moments of the pieces.",
+        "bias": r":math:`E[Y] - \mu` for the (clipped) true value.",
+        "variance": "Variance of the released value (closed-form piece moments).",
+    }
+    _value_doc = " (in the allowed set; clipped into [lower, upper])"
 
-    def pmf(self, x: Any, value: Any):
-        """Probability that the grid law releases ``x`` for true value ``value`` (0 off the
-        allowed grid points). Exact mode only."""
-        if self.exact_plan is None:
-            raise NotImplementedError("the continuous law has a density: use pdf")
-        return self._grid("pmf", x, value)
-
-    def _eval(self, what: int, x: Any, value: Any):
-        if self.exact_plan is not None:
-            if what in (3, 4):
-                v = self._value(value)
-                mean = exact.grid_law(self.exact_plan, "mean", 0.0, v)
-                if what == 3:
-                    return mean - v
-                return exact.grid_law(self.exact_plan, "var", 0.0, v)
-            return self._grid(("logpdf", "cdf", "ppf")[what], x, value)
-        v = self._value(value)
-        xa = as_float_array(x, "x")
-        s = self._sig(v)
-        L, R = self._L, self._R
+    def _kernel(self, what: int, x: np.ndarray, v: np.ndarray, mirror: bool = False):
+        """The compiled law (0 logpdf, 1 cdf, 2 ppf, 3 bias, 4 variance) of this mechanism
+        or, ``mirror``, of its reflection through 0 (allowed set -A, value -mu, same scale):
+        the reflection's CDF at -x is the survival function here, computed from the far end
+        (no 1 - cdf)."""
+        s = np.asarray(self._sig(v))
+        L, R = (self._Lr, self._Rr) if mirror else (self._L, self._R)
 
         def kern(w, xx, mu, sig, out):
             _core.cl_eval_rows(w, xx, mu, sig, L, R, out)
 
-        return _dispatch.evaluate(kern, what, xa, [v, np.asarray(s)])
+        if mirror:
+            x, v = (x if what == 2 else -x), -v          # a probability is not reflected
+        return _dispatch.evaluate(kern, what, x, [v, s])
 
-    def _eval_mirror(self, what: int, x: Any, value: Any):
-        if self.exact_plan is not None:
-            return self._grid(("", "sf", "isf")[what], x, value)
-        # the mechanism reflected through 0 (allowed set -A, value -mu, same scale): its CDF
-        # at -x is the survival function here, computed from the far end (no 1 - cdf)
-        v = self._value(value)
-        xa = as_float_array(x, "x")
-        s = self._sig(v)
-        L, R = self._Lr, self._Rr
+    def _logpdf(self, x: np.ndarray, v: np.ndarray):
+        return self._kernel(0, x, v)
 
-        def kern(w, xx, mu, sig, out):
-            _core.cl_eval_rows(w, xx, mu, sig, L, R, out)
+    def _cdf(self, x: np.ndarray, v: np.ndarray):
+        return self._kernel(1, x, v)
 
-        xm = xa if what == 2 else -xa          # a probability is not reflected
-        return _dispatch.evaluate(kern, what, xm, [-v, np.asarray(s)])
+    def _ppf(self, p: np.ndarray, v: np.ndarray):
+        return self._kernel(2, p, v)
 
-    def sf(self, x: Any, value: Any):
-        """:math:`P(Y > x) = \\mathrm{mass}(A \\cap (x, \\infty))/N(\\mu)`, computed from the
-        upper end (the CDF of the reflected mechanism), not as ``1 - cdf``."""
-        return self._eval_mirror(1, x, value)
+    def _sf(self, x: np.ndarray, v: np.ndarray):
+        return self._kernel(1, x, v, mirror=True)
 
-    def logsf(self, x: Any, value: Any):
-        """:math:`\\log P(Y > x)` (from :meth:`sf`)."""
-        if self.exact_plan is not None:
-            return self._grid("logsf", x, value)
-        with np.errstate(divide="ignore"):
-            return np.log(self.sf(x, value))
+    def _isf(self, p: np.ndarray, v: np.ndarray):
+        return -np.asarray(self._kernel(2, p, v, mirror=True))
 
-    def logcdf(self, x: Any, value: Any):
-        """:math:`\\log P(Y \\le x)` (from :meth:`cdf`, which is computed from the lower
-        end)."""
-        if self.exact_plan is not None:
-            return self._grid("logcdf", x, value)
-        with np.errstate(divide="ignore"):
-            return np.log(self.cdf(x, value))
+    def _bias(self, x: None, v: np.ndarray):
+        return self._kernel(3, np.zeros(()), v)
 
-    def isf(self, p: Any, value: Any):
-        """Inverse survival function: the reflected mechanism's quantile, negated (accurate
-        for tiny ``p``)."""
-        if self.exact_plan is not None:
-            return self._grid("isf", p, value)
-        pa = as_probability(p)
-        return -np.asarray(self._eval_mirror(2, pa, value)) if np.ndim(pa) else \
-            -float(self._eval_mirror(2, pa, value))
-
-    def logpdf(self, x: Any, value: Any):
-        """Log density of the output at ``x`` (``-inf`` outside the allowed set)."""
-        return self._eval(0, x, value)
-
-    def pdf(self, x: Any, value: Any):
-        """Density of the output at ``x`` (0 outside the allowed set)."""
-        return np.exp(self.logpdf(x, value))
-
-    def cdf(self, x: Any, value: Any):
-        """CDF of the output: :math:`\\mathrm{mass}(A \\cap (-\\infty, x])/N(\\mu)`."""
-        return self._eval(1, x, value)
-
-    def ppf(self, p: Any, value: Any):
-        """Quantile function (the sampler's inverse CDF); ``p`` in [0, 1]."""
-        pa = as_probability(p)
-        return self._eval(2, pa, value)
-
-    def mean(self, value: Any):
-        r""":math:`E[Y]`, summing the closed-form exponential moments of the pieces."""
-        v = self._value(value)
-        out = v + self._eval(3, np.zeros(()), value)
-        return float(out) if np.ndim(out) == 0 else out
-
-    def bias(self, value: Any):
-        """:math:`E[Y] - \\mu` for the (clipped) true value."""
-        return self._eval(3, np.zeros(()), value)
-
-    def variance(self, value: Any):
-        """Variance of the released value (closed-form piece moments)."""
-        return self._eval(4, np.zeros(()), value)
+    def _variance(self, x: None, v: np.ndarray):
+        return self._kernel(4, np.zeros(()), v)
 
     # privacy -------------------------------------------------------------------------
     def privacy_loss(self) -> float:
