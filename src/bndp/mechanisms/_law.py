@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 import types
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar, TypeVar
 
 import numpy as np
 
@@ -22,6 +22,8 @@ from . import exact
 from ._base import Mechanism
 
 __all__ = ["GridLawMechanism", "LawMechanism"]
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def out(a: Any):
@@ -58,7 +60,7 @@ _ARG_DOC = {
 }
 
 
-def _doc(cls: type, name: str) -> str:
+def _doc(cls: Any, name: str) -> str:
     summary = cls._law_docs.get(name, _SUMMARY[name])
     arg = _ARG[name]
     bcast = f", broadcasting with ``{arg}``" if arg else ""
@@ -72,7 +74,17 @@ def _doc(cls: type, name: str) -> str:
     return text
 
 
-def _own_copy(cls: type, name: str) -> types.FunctionType:
+def examples(make: str, **cases: tuple[str, ...]) -> dict[str, str]:
+    """``_law_examples`` from one constructor call: ``make`` with ``{}`` for each case's
+    first item, then the case's doctest lines (expressions and expected outputs)."""
+    out = {}
+    for name, (arg, *lines) in cases.items():
+        body = "\n".join(line if line in ("True", "False") else ">>> " + line for line in lines)
+        out[name] = f">>> import bndp\n>>> {make.format(arg)}\n{body}"
+    return out
+
+
+def _own_copy(cls: Any, name: str) -> types.FunctionType:
     """The base method ``name`` as a function of ``cls``'s module (so that doctest finds its
     examples there), with the class's docstring and defaults."""
     base = next(k.__dict__[name] for k in cls.__mro__[1:] if name in k.__dict__)
@@ -85,6 +97,23 @@ def _own_copy(cls: type, name: str) -> types.FunctionType:
     f.__qualname__ = f"{cls.__qualname__}.{name}"
     f.__doc__ = _doc(cls, name)
     return f
+
+
+def _method(what: str) -> Callable[..., Any]:
+    """The public law method ``what``: its body uses no module globals (``_own_copy`` runs
+    it in another module), only the closure's ``what``."""
+    if _ARG[what] == "x":
+        def method(self: Any, x: Any, value: Any):
+            return self._law(what, x, value)
+    elif _ARG[what] == "p":
+        def method(self: Any, p: Any, value: Any):  # type: ignore[misc]
+            return self._law(what, p, value)
+    else:
+        def method(self: Any, value: Any):  # type: ignore[misc]
+            return self._law(what, None, value)
+    method.__name__ = method.__qualname__ = what
+    method.__doc__ = _SUMMARY[what]
+    return method
 
 
 class LawMechanism(Mechanism):
@@ -114,39 +143,18 @@ class LawMechanism(Mechanism):
             if name not in cls.__dict__:
                 setattr(cls, name, _own_copy(cls, name))
 
-    # the public law: these bodies use no module globals (see _own_copy) ------------------
-    def logpdf(self, x: Any, value: Any):
-        return self._law("logpdf", x, value)
-
-    def pdf(self, x: Any, value: Any):
-        return self._law("pdf", x, value)
-
-    def cdf(self, x: Any, value: Any):
-        return self._law("cdf", x, value)
-
-    def logcdf(self, x: Any, value: Any):
-        return self._law("logcdf", x, value)
-
-    def sf(self, x: Any, value: Any):
-        return self._law("sf", x, value)
-
-    def logsf(self, x: Any, value: Any):
-        return self._law("logsf", x, value)
-
-    def ppf(self, p: Any, value: Any):
-        return self._law("ppf", p, value)
-
-    def isf(self, p: Any, value: Any):
-        return self._law("isf", p, value)
-
-    def mean(self, value: Any):
-        return self._law("mean", None, value)
-
-    def bias(self, value: Any):
-        return self._law("bias", None, value)
-
-    def variance(self, value: Any):
-        return self._law("variance", None, value)
+    # the public law (see _method: each body is one call of _law) ----------------------
+    logpdf = _method("logpdf")
+    pdf = _method("pdf")
+    cdf = _method("cdf")
+    logcdf = _method("logcdf")
+    sf = _method("sf")
+    logsf = _method("logsf")
+    ppf = _method("ppf")
+    isf = _method("isf")
+    mean = _method("mean")
+    bias = _method("bias")
+    variance = _method("variance")
 
     # routing -----------------------------------------------------------------------------
     def _law(self, what: str, x: Any, value: Any):
@@ -197,8 +205,43 @@ class GridLawMechanism(LawMechanism):
     __slots__ = ()
     _law_methods = ("pmf",) + LawMechanism._law_methods
 
-    def pmf(self, x: Any, value: Any):
-        return self._law("pmf", x, value)
+    pmf = _method("pmf")
 
     def _pmf(self, x: np.ndarray, q: np.ndarray):
         raise NotImplementedError("the continuous law has a density: use pdf")
+
+
+# the samplers' docstrings ----------------------------------------------------------------
+_SAMPLE_PARAMS = {
+    "value": "value : float, array_like, pandas Series, pyarrow (Chunked)Array or masked array\n"
+             "    {value}",
+    "size": "size : None, int or tuple of int\n    {size}",
+    "rng": "rng : None, int, SeedSequence, BitGenerator or Generator\n"
+           "    Source of randomness; ``None`` is the secure default.",
+    "on_outside": 'on_outside : {{"clip", "raise"}}',
+    "workers": "workers : int, default 1\n    Threads for large arrays (``-1``: every CPU), "
+               "each on its own child stream.",
+    "nulls": 'nulls : {{"raise", "keep"}}, default "raise"\n    Missing values (NaN, None, '
+             'pd.NA, Arrow nulls, masked entries): ``"raise"``\n    refuses them; ``"keep"`` '
+             "leaves them missing in the result, drawing no noise\n    for them{nulls}.",
+}
+
+
+def sample_doc(summary: str = "Release ``value`` (scalar or array; one independent draw per "
+               "element).", *, value: str = "True values; clipped into ``[lower, upper]`` "
+               'unless ``on_outside="raise"``.', size: str = "Follows NumPy: the output shape, "
+               "to which ``value`` must broadcast.", nulls: str = "",
+               returns: str = "") -> Callable[[F], F]:
+    """Decorator: the numpydoc docstring of a mechanism's ``sample``, its Parameters read
+    from the signature (one template for every mechanism)."""
+    def deco(func: F) -> F:
+        code = func.__code__
+        names = code.co_varnames[1:code.co_argcount + code.co_kwonlyargcount]
+        fields = {"value": value, "size": size, "nulls": nulls}
+        params = "\n".join(_SAMPLE_PARAMS[n].format(**fields) for n in names)
+        func.__doc__ = (f"{summary}\n\nParameters\n----------\n{params}\n\nReturns\n-------\n"
+                        "float, ndarray, Series, pyarrow array or masked array\n"
+                        "    A float for a scalar ``value`` without ``size``, else float64 "
+                        f"values of the\n    kind of ``value``{returns}.\n")
+        return func
+    return deco

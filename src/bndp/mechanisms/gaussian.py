@@ -7,20 +7,20 @@ r"""The bounded (truncated) Gaussian mechanism, univariate and multivariate (Che
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
 from .. import _core, _dispatch
 from .._random import RNGLike, as_generator
-from .._validation import apply_domain, as_float_array, check_box, check_size, fast_real
+from .._validation import (apply_domain, as_float_array, check_box, check_size,
+                           positive_real)
 from ..calibrate import bounded_gaussian_sigma
 from ..distributions import truncnorm_eval, truncnorm_tail_eval
 from .._loss import bounded_gaussian_loss, bounded_gaussian_tight_sigma
 from . import exact
 from .._columns import Nulls, columnar
-from ._law import GridLawMechanism
+from ._law import GridLawMechanism, examples, sample_doc
 
 __all__ = ["BoundedGaussian"]
 
@@ -112,12 +112,8 @@ class BoundedGaussian(GridLawMechanism):
         if calibration not in ("paper", "tight"):
             raise ValueError(f'`calibration` must be "paper" or "tight"; got {calibration!r}')
         mode = exact.check_mode(mode)
-        eps = fast_real(epsilon, "epsilon")
-        dq = fast_real(sensitivity, "sensitivity")
-        if not (math.isfinite(eps) and eps > 0):
-            raise ValueError(f"`epsilon` must be finite and > 0; got {eps!r}")
-        if not (math.isfinite(dq) and dq > 0):
-            raise ValueError(f"`sensitivity` must be finite and > 0; got {dq!r}")
+        eps = positive_real(epsilon, "epsilon")
+        dq = positive_real(sensitivity, "sensitivity")
         lo, hi = check_box(lower, upper)
         if lo.ndim == 0 and hi.ndim == 0:
             lower_v: Any = float(lo)
@@ -172,35 +168,16 @@ class BoundedGaussian(GridLawMechanism):
 
     # sampling ------------------------------------------------------------------------
     @columnar
+    @sample_doc(
+        "Release ``value``: one independent draw per element (per row of m coordinates in "
+        "the multivariate case).",
+        value="True values (trailing dimension m when multivariate); clipped into the box "
+              'unless ``on_outside="raise"``.',
+        size="Follows NumPy: for the univariate mechanism the output shape; for the "
+             "multivariate one the batch shape (the output has shape ``size + (m,)``).",
+        nulls=" (univariate only)")
     def sample(self, value: Any, size: Any = None, rng: RNGLike = None,
                on_outside: str = "clip", workers: int = 1, *, nulls: Nulls = "raise"):
-        """Release ``value``: one independent draw per element (per row of m coordinates in
-        the multivariate case).
-
-        Parameters
-        ----------
-        value : float, array_like, pandas Series, pyarrow (Chunked)Array or masked array
-            True values (trailing dimension m when multivariate); clipped into the box
-            unless ``on_outside="raise"``.
-        size : None, int or tuple of int
-            Follows NumPy: for the univariate mechanism the output shape; for the
-            multivariate one the batch shape (the output has shape ``size + (m,)``).
-        rng : None, int, SeedSequence, BitGenerator or Generator
-            Source of randomness; ``None`` is the secure default.
-        on_outside : {"clip", "raise"}
-        workers : int, default 1
-            Threads for large arrays (``-1``: every CPU), each on its own child stream.
-        nulls : {"raise", "keep"}, default "raise"
-            Missing values (NaN, None, pd.NA, Arrow nulls, masked entries): ``"raise"``
-            refuses them; ``"keep"`` leaves them missing in the result, drawing no noise
-            for them (univariate only).
-
-        Returns
-        -------
-        float, ndarray, Series, pyarrow array or masked array
-            A float for a scalar ``value`` without ``size``, else float64 values of the
-            kind of ``value``.
-        """
         q = self._value(value, on_outside)
         gen = as_generator(rng)
         if self.exact_plan is not None:
@@ -232,25 +209,15 @@ quadrature where that closed form cancels).""",
 :math:`\sigma^2[1 + (a\phi(a) - b\phi(b))/Z - ((\phi(a) - \phi(b))/Z)^2]`
 (quadrature where the closed form cancels).""",
     }
-    _law_examples = {
-        "sf": """>>> import bndp
->>> g = bndp.BoundedGaussian(1.0, 1.0, 0.0, 120.0, mode="continuous")
->>> 0 < g.sf(119.0, 0.0) < 1e-16
-True""",
-        "logsf": """>>> import bndp
->>> g = bndp.BoundedGaussian(1.0, 1.0, 0.0, 1000.0, mode="continuous")
->>> bool(g.logsf(999.0, 0.0) < -400)   # sf itself is below 1e-170
-True""",
-        "logcdf": """>>> import bndp
->>> g = bndp.BoundedGaussian(1.0, 1.0, 0.0, 1000.0, mode="continuous")
->>> bool(g.logcdf(1.0, 1000.0) < -400)
-True""",
-        "isf": """>>> import bndp
->>> g = bndp.BoundedGaussian(1.0, 1.0, 0.0, 120.0, mode="continuous")
->>> x = g.isf(1e-30, 0.0)
->>> bool(abs(g.sf(x, 0.0) / 1e-30 - 1) < 1e-8)
-True""",
-    }
+    _law_examples = examples(
+        'g = bndp.BoundedGaussian(1.0, 1.0, 0.0, {}, mode="continuous")',
+        sf=("120.0", "0 < g.sf(119.0, 0.0) < 1e-16", "True"),
+        logsf=("1000.0", "bool(g.logsf(999.0, 0.0) < -400)   # sf itself is below 1e-170",
+               "True"),
+        logcdf=("1000.0", "bool(g.logcdf(1.0, 1000.0) < -400)", "True"),
+        isf=("120.0", "x = g.isf(1e-30, 0.0)",
+             "bool(abs(g.sf(x, 0.0) / 1e-30 - 1) < 1e-8)", "True"),
+    )
     _grid_hint = "use pmf(x, value) (univariate) or exact_plan.pmf(value) (per coordinate)"
 
     def _grid(self, what: str, x: Any, q: np.ndarray):

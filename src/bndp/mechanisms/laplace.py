@@ -9,6 +9,7 @@ r"""The bounded Laplace mechanism (Holohan et al. [HABM20]_).
 from __future__ import annotations
 
 import math
+from functools import partialmethod
 from typing import Any
 
 import numpy as np
@@ -21,21 +22,21 @@ from ..calibrate import bounded_laplace_scale
 from ..distributions import bounded_laplace_eval
 from . import exact
 from .._columns import Nulls, columnar
-from ._law import GridLawMechanism
+from ._law import GridLawMechanism, examples, sample_doc
 
 __all__ = ["BoundedLaplace"]
 
 
-def _bounds(lower: Any, upper: Any) -> tuple[float, float]:
+def _bounds(lower: Any, upper: Any, line: bool = False) -> tuple[float, float]:
     """An interval or a half-line: ``lower`` finite or -inf, ``upper`` finite or +inf, not
-    both infinite, ``lower < upper``."""
+    both infinite (unless ``line``), ``lower < upper``."""
     lo = fast_real(lower, "lower")
     hi = fast_real(upper, "upper")
     if math.isnan(lo) or lo == math.inf:
         raise ValueError(f"`lower` must be finite or -inf; got {lo!r}")
     if math.isnan(hi) or hi == -math.inf:
         raise ValueError(f"`upper` must be finite or +inf; got {hi!r}")
-    if math.isinf(lo) and math.isinf(hi):
+    if math.isinf(lo) and math.isinf(hi) and not line:
         raise ValueError("`lower` and `upper` cannot both be infinite: for noise on the whole "
                          "line use bndp.Laplace")
     if not lo < hi:
@@ -146,32 +147,9 @@ class BoundedLaplace(GridLawMechanism):
 
     # sampling ------------------------------------------------------------------------
     @columnar
+    @sample_doc(returns=" (see :mod:`bndp._columns`)")
     def sample(self, value: Any, size: Any = None, rng: RNGLike = None,
                on_outside: str = "clip", workers: int = 1, *, nulls: Nulls = "raise"):
-        """Release ``value`` (scalar or array; one independent draw per element).
-
-        Parameters
-        ----------
-        value : float, array_like, pandas Series, pyarrow (Chunked)Array or masked array
-            True values; clipped into ``[lower, upper]`` unless ``on_outside="raise"``.
-        size : None, int or tuple of int
-            Follows NumPy: the output shape, to which ``value`` must broadcast.
-        rng : None, int, SeedSequence, BitGenerator or Generator
-            Source of randomness; ``None`` is the secure default.
-        on_outside : {"clip", "raise"}
-        workers : int, default 1
-            Threads for large arrays (``-1``: every CPU), each on its own child stream.
-        nulls : {"raise", "keep"}, default "raise"
-            Missing values (NaN, None, pd.NA, Arrow nulls, masked entries): ``"raise"``
-            refuses them; ``"keep"`` leaves them missing in the result, drawing no noise
-            for them.
-
-        Returns
-        -------
-        float, ndarray, Series, pyarrow array or masked array
-            A float for a scalar ``value`` without ``size``, else float64 values of the
-            kind of ``value`` (see :mod:`bndp._columns`).
-        """
         q = self._value(value, on_outside)
         gen = as_generator(rng)
         if self.exact_plan is not None:
@@ -201,38 +179,22 @@ PMF.""",
 :math:`b^2[P(3,a) + P(3,c)]/C_q - (E[W_q] - q)^2` (continuous mode); in exact mode
 the variance of the grid law, summed over its PMF.""",
     }
-    _law_examples = {
-        "sf": """>>> import bndp
->>> m = bndp.BoundedLaplace(1.0, 1.0, 0.0, 100.0, mode="continuous")
->>> 0 < m.sf(99.0, 0.0) < 1e-20
-True""",
-        "logsf": """>>> import bndp
->>> m = bndp.BoundedLaplace(1.0, 1.0, 0.0, 2000.0, mode="continuous")
->>> bool(m.logsf(1900.0, 0.0) < -1000)
-True""",
-        "logcdf": """>>> import bndp
->>> m = bndp.BoundedLaplace(1.0, 1.0, 0.0, 2000.0, mode="continuous")
->>> bool(m.logcdf(100.0, 2000.0) < -1000)
-True""",
-        "isf": """>>> import bndp
->>> m = bndp.BoundedLaplace(1.0, 1.0, 0.0, 100.0, mode="continuous")
->>> x = m.isf(1e-30, 0.0)
->>> bool(abs(m.sf(x, 0.0) / 1e-30 - 1) < 1e-10)
-True""",
-    }
+    _law_examples = examples(
+        'm = bndp.BoundedLaplace(1.0, 1.0, 0.0, {}, mode="continuous")',
+        sf=("100.0", "0 < m.sf(99.0, 0.0) < 1e-20", "True"),
+        logsf=("2000.0", "bool(m.logsf(1900.0, 0.0) < -1000)", "True"),
+        logcdf=("2000.0", "bool(m.logcdf(100.0, 2000.0) < -1000)", "True"),
+        isf=("100.0", "x = m.isf(1e-30, 0.0)",
+             "bool(abs(m.sf(x, 0.0) / 1e-30 - 1) < 1e-10)", "True"),
+    )
 
     def _continuous(self, what: int, x: np.ndarray, q: np.ndarray):
         return bounded_laplace_eval(what, x, q, np.float64(self.scale),
                                     np.float64(self.lower), np.float64(self.upper))
 
-    def _logpdf(self, x: np.ndarray, q: np.ndarray):
-        return self._continuous(0, x, q)
-
-    def _cdf(self, x: np.ndarray, q: np.ndarray):
-        return self._continuous(1, x, q)
-
-    def _ppf(self, p: np.ndarray, q: np.ndarray):
-        return self._continuous(2, p, q)
+    _logpdf = partialmethod(_continuous, 0)
+    _cdf = partialmethod(_continuous, 1)
+    _ppf = partialmethod(_continuous, 2)
 
     # upper and lower tails without 1 - cdf ---------------------------------------------
     def _isf(self, p: np.ndarray, q: np.ndarray):

@@ -16,6 +16,7 @@ half-line or an interval, minus finitely many forbidden open intervals. For a tr
 from __future__ import annotations
 
 import math
+from functools import partialmethod
 import warnings
 from typing import Any
 
@@ -23,11 +24,12 @@ import numpy as np
 
 from .. import _core, _dispatch
 from .._random import RNGLike, as_generator
-from .._validation import (as_float_array, check_finite, check_forbidden,
-                           check_on_outside, fast_real)
+from .._validation import (as_float_array, check_finite, check_forbidden, check_on_outside,
+                           positive_real)
 from .._columns import Nulls, columnar
 from . import exact
-from ._law import GridLawMechanism
+from .laplace import _bounds
+from ._law import GridLawMechanism, sample_doc
 
 __all__ = ["ConstrainedLaplace"]
 
@@ -262,20 +264,9 @@ class ConstrainedLaplace(GridLawMechanism):
                           '(the attribute `scale` is the numeric Laplace scale)',
                           DeprecationWarning, stacklevel=2)
             scale_rule = scale
-        eps = fast_real(epsilon, "epsilon")
-        dF = fast_real(sensitivity, "sensitivity")
-        lo = fast_real(lower, "lower")
-        hi = fast_real(upper, "upper")
-        if not (math.isfinite(eps) and eps > 0):
-            raise ValueError(f"`epsilon` must be finite and > 0; got {eps!r}")
-        if not (math.isfinite(dF) and dF > 0):
-            raise ValueError(f"`sensitivity` must be finite and > 0; got {dF!r}")
-        if math.isnan(lo) or lo == math.inf:
-            raise ValueError(f"`lower` must be finite or -inf; got {lo!r}")
-        if math.isnan(hi) or hi == -math.inf:
-            raise ValueError(f"`upper` must be finite or +inf; got {hi!r}")
-        if not lo < hi:
-            raise ValueError(f"`lower` must be < `upper`; got lower = {lo!r}, upper = {hi!r}")
+        eps = positive_real(epsilon, "epsilon")
+        dF = positive_real(sensitivity, "sensitivity")
+        lo, hi = _bounds(lower, upper, line=True)
         if guarantee not in ("dp", "metric"):
             raise ValueError(f'`guarantee` must be "dp" or "metric"; got {guarantee!r}')
         if scale_rule not in ("constant", "distance_dependent"):
@@ -355,31 +346,11 @@ class ConstrainedLaplace(GridLawMechanism):
 
     # sampling ------------------------------------------------------------------------
     @columnar
+    @sample_doc("Release ``value`` (scalar or array; one independent draw per element). "
+                "Every output lies in the allowed set.",
+                value="True values in the allowed set (see the class notes on clipping).")
     def sample(self, value: Any, size: Any = None, rng: RNGLike = None, on_outside: str = "clip",
                *, nulls: Nulls = "raise"):
-        """Release ``value`` (scalar or array; one independent draw per element). Every
-        output lies in the allowed set.
-
-        Parameters
-        ----------
-        value : float, array_like, pandas Series, pyarrow (Chunked)Array or masked array
-            True values in the allowed set (see the class notes on clipping).
-        size : None, int or tuple of int
-            Follows NumPy: the output shape, to which ``value`` must broadcast.
-        rng : None, int, SeedSequence, BitGenerator or Generator
-            Source of randomness; ``None`` is the secure default.
-        on_outside : {"clip", "raise"}
-        nulls : {"raise", "keep"}, default "raise"
-            Missing values (NaN, None, pd.NA, Arrow nulls, masked entries): ``"raise"``
-            refuses them; ``"keep"`` leaves them missing in the result, drawing no noise
-            for them.
-
-        Returns
-        -------
-        float, ndarray, Series, pyarrow array or masked array
-            A float for a scalar ``value`` without ``size``, else float64 values of the
-            kind of ``value``.
-        """
         v = self._value(value, on_outside)
         gen = as_generator(rng)
         if self.exact_plan is not None:
@@ -433,17 +404,10 @@ lower end).""",
             x, v = (x if what == 2 else -x), -v          # a probability is not reflected
         return _dispatch.evaluate(kern, what, x, [v, s])
 
-    def _logpdf(self, x: np.ndarray, v: np.ndarray):
-        return self._kernel(0, x, v)
-
-    def _cdf(self, x: np.ndarray, v: np.ndarray):
-        return self._kernel(1, x, v)
-
-    def _ppf(self, p: np.ndarray, v: np.ndarray):
-        return self._kernel(2, p, v)
-
-    def _sf(self, x: np.ndarray, v: np.ndarray):
-        return self._kernel(1, x, v, mirror=True)
+    _logpdf = partialmethod(_kernel, 0)
+    _cdf = partialmethod(_kernel, 1)
+    _ppf = partialmethod(_kernel, 2)
+    _sf = partialmethod(_kernel, 1, mirror=True)
 
     def _isf(self, p: np.ndarray, v: np.ndarray):
         return -np.asarray(self._kernel(2, p, v, mirror=True))
@@ -482,10 +446,13 @@ lower end).""",
         """
         if self.exact_plan is not None:
             return self.exact_plan.certified_epsilon
+        return self._continuous_loss(metric=False)
+
+    def _continuous_loss(self, metric: bool) -> float:
         if self.scale_rule != "constant":
             return math.inf
         return _core.cl_loss(self._L, self._R, self._Lr, self._Rr, self.sigma,
-                             self.sensitivity, False)
+                             self.sensitivity, metric)
 
     def metric_loss(self) -> float:
         r""":math:`\Delta F` times the Lipschitz constant of :math:`\ell(\mu,\mu')` in
@@ -497,7 +464,4 @@ lower end).""",
         rounding boundary are arbitrarily close but released from different laws)."""
         if self.exact_plan is not None:
             return self.exact_plan.metric_epsilon
-        if self.scale_rule != "constant":
-            return math.inf
-        return _core.cl_loss(self._L, self._R, self._Lr, self._Rr, self.sigma,
-                             self.sensitivity, True)
+        return self._continuous_loss(metric=True)

@@ -19,10 +19,10 @@ from scipy import special
 
 from .. import _core, _dispatch
 from .._random import RNGLike, as_generator
-from .._validation import as_float_array, check_finite, fast_real
+from .._validation import as_float_array, check_finite, fast_real, positive_real
 from ..calibrate import GAUSSIAN_METHODS, gaussian_delta, gaussian_sigma
 from .._columns import Nulls, columnar
-from ._law import LawMechanism
+from ._law import LawMechanism, sample_doc
 
 __all__ = ["Gaussian", "Laplace"]
 
@@ -101,9 +101,9 @@ class Gaussian(_Unbounded):
 
     def __init__(self, epsilon: float, delta: float, sensitivity: float,
                  method: str = "optimal", allow_unproven: bool = False) -> None:
-        eps = fast_real(epsilon, "epsilon")
+        eps = positive_real(epsilon, "epsilon")
         dl = fast_real(delta, "delta")
-        dq = fast_real(sensitivity, "sensitivity")
+        dq = positive_real(sensitivity, "sensitivity")
         if not isinstance(allow_unproven, (bool, np.bool_)):
             raise TypeError(f"`allow_unproven` must be a bool; got {allow_unproven!r}")
         sigma = gaussian_sigma(eps, dl, dq, method, allow_unproven=bool(allow_unproven))
@@ -120,29 +120,9 @@ class Gaussian(_Unbounded):
         return self.sigma * self.sigma
 
     @columnar
+    @sample_doc(value="True values, finite.")
     def sample(self, value: Any, size: Any = None, rng: RNGLike = None, *,
                nulls: Nulls = "raise"):
-        """Release ``value`` (scalar or array; one independent draw per element).
-
-        Parameters
-        ----------
-        value : float, array_like, pandas Series, pyarrow (Chunked)Array or masked array
-            True values, finite.
-        size : None, int or tuple of int
-            Follows NumPy: the output shape, to which ``value`` must broadcast.
-        rng : None, int, SeedSequence, BitGenerator or Generator
-            Source of randomness; ``None`` is the secure default.
-        nulls : {"raise", "keep"}, default "raise"
-            Missing values (NaN, None, pd.NA, Arrow nulls, masked entries): ``"raise"``
-            refuses them; ``"keep"`` leaves them missing in the result, drawing no noise
-            for them.
-
-        Returns
-        -------
-        float, ndarray, Series, pyarrow array or masked array
-            A float for a scalar ``value`` without ``size``, else float64 values of the
-            kind of ``value``.
-        """
         return self._sample(_core.gn_one, _core.gn_fill, _core.gn_fill_rows, value, size, rng)
 
     _law_docs = {
@@ -220,41 +200,18 @@ class Laplace(_Unbounded):
 
     def __init__(self, epsilon: float, sensitivity: float) -> None:
         eps = fast_real(epsilon, "epsilon")
-        dq = fast_real(sensitivity, "sensitivity")
-        if not (math.isfinite(eps) and eps > 0):
-            raise ValueError(f"`epsilon` must be finite and > 0; got {eps!r}")
-        if not (math.isfinite(dq) and dq > 0):
-            raise ValueError(f"`sensitivity` must be finite and > 0; got {dq!r}")
+        dq = positive_real(sensitivity, "sensitivity")
         self._set(epsilon=eps, sensitivity=dq, scale=dq / eps)
 
     def _noise_var(self) -> float:
         return 2.0 * self.scale * self.scale
 
     @columnar
+    @sample_doc("Release ``value`` (scalar or array; one independent draw per element), "
+                "by the closed-form inverse CDF of one open-interval uniform.",
+                value="True values, finite.")
     def sample(self, value: Any, size: Any = None, rng: RNGLike = None, *,
                nulls: Nulls = "raise"):
-        """Release ``value`` (scalar or array; one independent draw per element), by the
-        closed-form inverse CDF of one open-interval uniform.
-
-        Parameters
-        ----------
-        value : float, array_like, pandas Series, pyarrow (Chunked)Array or masked array
-            True values, finite.
-        size : None, int or tuple of int
-            Follows NumPy: the output shape, to which ``value`` must broadcast.
-        rng : None, int, SeedSequence, BitGenerator or Generator
-            Source of randomness; ``None`` is the secure default.
-        nulls : {"raise", "keep"}, default "raise"
-            Missing values (NaN, None, pd.NA, Arrow nulls, masked entries): ``"raise"``
-            refuses them; ``"keep"`` leaves them missing in the result, drawing no noise
-            for them.
-
-        Returns
-        -------
-        float, ndarray, Series, pyarrow array or masked array
-            A float for a scalar ``value`` without ``size``, else float64 values of the
-            kind of ``value``.
-        """
         return self._sample(_core.lp_one, _core.lp_fill, _core.lp_fill_rows, value, size, rng)
 
     _law_docs = {
