@@ -101,9 +101,9 @@ class Gaussian(_Unbounded):
 
     def __init__(self, epsilon: float, delta: float, sensitivity: float,
                  method: str = "optimal", allow_unproven: bool = False) -> None:
-        eps = positive_real(epsilon, "epsilon")
+        eps = fast_real(epsilon, "epsilon")
         dl = fast_real(delta, "delta")
-        dq = positive_real(sensitivity, "sensitivity")
+        dq = fast_real(sensitivity, "sensitivity")
         if not isinstance(allow_unproven, (bool, np.bool_)):
             raise TypeError(f"`allow_unproven` must be a bool; got {allow_unproven!r}")
         sigma = gaussian_sigma(eps, dl, dq, method, allow_unproven=bool(allow_unproven))
@@ -199,7 +199,7 @@ class Laplace(_Unbounded):
     _init_args = ("epsilon", "sensitivity")
 
     def __init__(self, epsilon: float, sensitivity: float) -> None:
-        eps = fast_real(epsilon, "epsilon")
+        eps = positive_real(epsilon, "epsilon")
         dq = positive_real(sensitivity, "sensitivity")
         self._set(epsilon=eps, sensitivity=dq, scale=dq / eps)
 
