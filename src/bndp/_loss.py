@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import _core
-from ._validation import check_box, check_positive, fast_real
+from ._validation import check_box, check_positive, positive_real
 from .calibrate import bounded_gaussian_sigma
 
 __all__ = ["LossCertificate", "bounded_gaussian_loss", "bounded_laplace_loss",
@@ -63,11 +63,7 @@ def _widths(lower: Any, upper: Any) -> np.ndarray:
     return w
 
 
-def _pos(x: Any, name: str) -> float:
-    v = fast_real(x, name)
-    if not (math.isfinite(v) and v > 0):
-        raise ValueError(f"`{name}` must be finite and > 0; got {v!r}")
-    return v
+_pos = positive_real
 
 
 def _unit_exponent(w: np.ndarray, dq: float) -> int:

@@ -8,6 +8,7 @@ shapes; messages name the argument and quote the offending value:
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any
 
@@ -350,6 +351,14 @@ def fast_real(x: Any, name: str) -> float:
     v = scalar_or_none(x)
     if v is None:
         raise TypeError(f"`{name}` must be a real number; got {_show(x)}")
+    return v
+
+
+def positive_real(x: Any, name: str) -> float:
+    """``x`` as a float, refusing anything but a finite number > 0 (``ValueError``)."""
+    v = fast_real(x, name)
+    if not (math.isfinite(v) and v > 0):
+        raise ValueError(f"`{name}` must be finite and > 0; got {v!r}")
     return v
 
 

@@ -30,7 +30,7 @@ import numpy as np
 from scipy import special as _sp
 
 from .._random import RNGLike, as_generator
-from .._validation import as_float_array, check_box, fast_real
+from .._validation import as_float_array, check_box, fast_real, positive_real
 from ..calibrate import generalized_gaussian_sigma
 from ..distributions import truncated_normal
 from ._base import Mechanism
@@ -87,14 +87,10 @@ class ClampedLaplace(Mechanism):
     _init_args = ("epsilon", "sensitivity", "lower", "upper")
 
     def __init__(self, epsilon: float, sensitivity: float, lower: float, upper: float) -> None:
-        eps = fast_real(epsilon, "epsilon")
-        dq = fast_real(sensitivity, "sensitivity")
+        eps = positive_real(epsilon, "epsilon")
+        dq = positive_real(sensitivity, "sensitivity")
         lo = fast_real(lower, "lower")
         hi = fast_real(upper, "upper")
-        if not (math.isfinite(eps) and eps > 0):
-            raise ValueError(f"`epsilon` must be finite and > 0; got {eps!r}")
-        if not (math.isfinite(dq) and dq > 0):
-            raise ValueError(f"`sensitivity` must be finite and > 0; got {dq!r}")
         if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
             raise ValueError(f"`lower` < `upper`, both finite, is required; got {lo!r}, {hi!r}")
         self._set(epsilon=eps, sensitivity=dq, lower=lo, upper=hi, scale=dq / eps)

@@ -7,26 +7,25 @@ r"""The bounded (truncated) Gaussian mechanism, univariate and multivariate (Che
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
 from .. import _core, _dispatch
 from .._random import RNGLike, as_generator
-from .._validation import (apply_domain, as_float_array, as_probability, check_box,
-                           check_size, fast_real)
+from .._validation import (apply_domain, as_float_array, check_box, check_size,
+                           positive_real)
 from ..calibrate import bounded_gaussian_sigma
 from ..distributions import truncnorm_eval, truncnorm_tail_eval
 from .._loss import bounded_gaussian_loss, bounded_gaussian_tight_sigma
 from . import exact
 from .._columns import Nulls, columnar
-from ._base import Mechanism
+from ._law import GridLawMechanism, examples, sample_doc
 
 __all__ = ["BoundedGaussian"]
 
 
-class BoundedGaussian(Mechanism):
+class BoundedGaussian(GridLawMechanism):
     r"""Bounded Gaussian mechanism: :math:`N(q, \sigma^2)` truncated to the domain.
 
     Univariate (scalar bounds, Definition 2.1 of [CH24]_):
@@ -113,12 +112,8 @@ class BoundedGaussian(Mechanism):
         if calibration not in ("paper", "tight"):
             raise ValueError(f'`calibration` must be "paper" or "tight"; got {calibration!r}')
         mode = exact.check_mode(mode)
-        eps = fast_real(epsilon, "epsilon")
-        dq = fast_real(sensitivity, "sensitivity")
-        if not (math.isfinite(eps) and eps > 0):
-            raise ValueError(f"`epsilon` must be finite and > 0; got {eps!r}")
-        if not (math.isfinite(dq) and dq > 0):
-            raise ValueError(f"`sensitivity` must be finite and > 0; got {dq!r}")
+        eps = positive_real(epsilon, "epsilon")
+        dq = positive_real(sensitivity, "sensitivity")
         lo, hi = check_box(lower, upper)
         if lo.ndim == 0 and hi.ndim == 0:
             lower_v: Any = float(lo)
@@ -173,35 +168,16 @@ class BoundedGaussian(Mechanism):
 
     # sampling ------------------------------------------------------------------------
     @columnar
+    @sample_doc(
+        "Release ``value``: one independent draw per element (per row of m coordinates in "
+        "the multivariate case).",
+        value="True values (trailing dimension m when multivariate); clipped into the box "
+              'unless ``on_outside="raise"``.',
+        size="Follows NumPy: for the univariate mechanism the output shape; for the "
+             "multivariate one the batch shape (the output has shape ``size + (m,)``).",
+        nulls=" (univariate only)")
     def sample(self, value: Any, size: Any = None, rng: RNGLike = None,
                on_outside: str = "clip", workers: int = 1, *, nulls: Nulls = "raise"):
-        """Release ``value``: one independent draw per element (per row of m coordinates in
-        the multivariate case).
-
-        Parameters
-        ----------
-        value : float, array_like, pandas Series, pyarrow (Chunked)Array or masked array
-            True values (trailing dimension m when multivariate); clipped into the box
-            unless ``on_outside="raise"``.
-        size : None, int or tuple of int
-            Follows NumPy: for the univariate mechanism the output shape; for the
-            multivariate one the batch shape (the output has shape ``size + (m,)``).
-        rng : None, int, SeedSequence, BitGenerator or Generator
-            Source of randomness; ``None`` is the secure default.
-        on_outside : {"clip", "raise"}
-        workers : int, default 1
-            Threads for large arrays (``-1``: every CPU), each on its own child stream.
-        nulls : {"raise", "keep"}, default "raise"
-            Missing values (NaN, None, pd.NA, Arrow nulls, masked entries): ``"raise"``
-            refuses them; ``"keep"`` leaves them missing in the result, drawing no noise
-            for them (univariate only).
-
-        Returns
-        -------
-        float, ndarray, Series, pyarrow array or masked array
-            A float for a scalar ``value`` without ``size``, else float64 values of the
-            kind of ``value``.
-        """
         q = self._value(value, on_outside)
         gen = as_generator(rng)
         if self.exact_plan is not None:
@@ -211,174 +187,71 @@ class BoundedGaussian(Mechanism):
         return _dispatch.sample(_core.tn_one, _core.tn_fill, _core.tn_fill_rows,
                                 self._params(q), size, gen, workers)
 
-    # law -----------------------------------------------------------------------------
-    def _eval(self, what: int, x: Any, value: Any):
-        q = self._value(value)
-        if self.exact_plan is not None:
-            if what == 0 or self.dim is not None:
-                raise NotImplementedError(
-                    "the default (exact) mode releases a discrete law on a grid: use "
-                    "pmf(x, value) (univariate) or exact_plan.pmf(value) (per coordinate)")
-            name = ("", "cdf", "ppf", "mean", "var")[what]
-            return exact.grid_law(self.exact_plan, name, x, q)
-        return truncnorm_eval(what, x, *self._params(q))
+    # law hooks (the public methods are in LawMechanism) ---------------------------------
+    _law_docs = {
+        "pmf": "Probability that the grid law releases ``x`` for true value ``value`` (0 off "
+               "the grid). Exact mode, univariate.",
+        "logpdf": "Log density at ``x`` (joint over the trailing axis when multivariate).",
+        "pdf": "Density at ``x`` (joint over the trailing axis when multivariate).",
+        "cdf": r"""CDF at ``x``; in the multivariate case the joint CDF
+:math:`\prod_i F_i(x_i)` (the coordinates are independent).""",
+        "ppf": "Quantile function (per coordinate in the multivariate case); ``p`` in [0, 1].",
+        "sf": r"""Survival function :math:`P(X > x)` (per coordinate when multivariate),
+computed in log space, not as ``1 - cdf``; in exact mode an exact sum of the grid law's
+integer weights.""",
+        "isf": r"""Inverse survival function: the ``x`` with :math:`P(X > x) = p`, from the
+upper tail in log space; in exact mode the smallest grid point whose survival probability
+is at most ``p``.""",
+        "mean": r""":math:`E[X] = q + \sigma(\phi(a) - \phi(b))/Z` per coordinate (computed by
+quadrature where that closed form cancels).""",
+        "bias": ":math:`E[X] - q` per coordinate (for the clipped true value).",
+        "variance": r"""Variance of the released value per coordinate,
+:math:`\sigma^2[1 + (a\phi(a) - b\phi(b))/Z - ((\phi(a) - \phi(b))/Z)^2]`
+(quadrature where the closed form cancels).""",
+    }
+    _law_examples = examples(
+        'g = bndp.BoundedGaussian(1.0, 1.0, 0.0, {}, mode="continuous")',
+        sf=("120.0", "0 < g.sf(119.0, 0.0) < 1e-16", "True"),
+        logsf=("1000.0", "bool(g.logsf(999.0, 0.0) < -400)   # sf itself is below 1e-170",
+               "True"),
+        logcdf=("1000.0", "bool(g.logcdf(1.0, 1000.0) < -400)", "True"),
+        isf=("120.0", "x = g.isf(1e-30, 0.0)",
+             "bool(abs(g.sf(x, 0.0) / 1e-30 - 1) < 1e-8)", "True"),
+    )
+    _grid_hint = "use pmf(x, value) (univariate) or exact_plan.pmf(value) (per coordinate)"
 
-    def pmf(self, x: Any, value: Any):
-        """Probability that the grid law releases ``x`` for true value ``value`` (0 off the
-        grid). Exact mode, univariate."""
-        if self.exact_plan is None:
-            raise NotImplementedError("the continuous law has a density: use pdf")
-        return self._eval(5, x, value) if self.dim is not None else exact.grid_law(
-            self.exact_plan, "pmf", x, self._value(value))
+    def _grid(self, what: str, x: Any, q: np.ndarray):
+        if self.dim is not None:
+            raise NotImplementedError("the multivariate grid law: use exact_plan.pmf(value) "
+                                      "per coordinate")
+        return super()._grid(what, x, q)
 
-    def logpdf(self, x: Any, value: Any):
-        """Log density at ``x`` (joint over the trailing axis when multivariate)."""
-        lp = self._eval(0, x, value)
-        if self.dim is None:
-            return lp
-        out = np.sum(lp, axis=-1)
-        return float(out) if np.ndim(out) == 0 else out
+    def _logpdf(self, x: np.ndarray, q: np.ndarray):
+        lp = truncnorm_eval(0, x, *self._params(q))
+        return lp if self.dim is None else np.sum(lp, axis=-1)
 
-    def pdf(self, x: Any, value: Any):
-        """Density at ``x`` (joint over the trailing axis when multivariate)."""
-        return np.exp(self.logpdf(x, value))
+    def _cdf(self, x: np.ndarray, q: np.ndarray):
+        c = truncnorm_eval(1, x, *self._params(q))
+        return c if self.dim is None else np.prod(c, axis=-1)
 
-    def cdf(self, x: Any, value: Any):
-        """CDF at ``x``; in the multivariate case the joint CDF
-        :math:`\\prod_i F_i(x_i)` (the coordinates are independent)."""
-        c = self._eval(1, x, value)
-        if self.dim is None:
-            return c
-        out = np.prod(c, axis=-1)
-        return float(out) if np.ndim(out) == 0 else out
+    def _ppf(self, p: np.ndarray, q: np.ndarray):
+        return truncnorm_eval(2, p, *self._params(q))
 
-    def ppf(self, p: Any, value: Any):
-        """Quantile function (per coordinate in the multivariate case); ``p`` in [0, 1]."""
-        pa = as_probability(p)
-        return self._eval(2, pa, value)
+    def _mean(self, x: None, q: np.ndarray):
+        return truncnorm_eval(3, 0.0, *self._params(q))
 
-    # upper and lower tails without 1 - cdf ---------------------------------------------
-    def _tails(self, what: str, x: Any, value: Any):
-        q = self._value(value)
-        if self.exact_plan is not None:
-            if self.dim is not None:
-                raise NotImplementedError("the multivariate grid law: use exact_plan.pmf(value) "
-                                          "per coordinate")
-            return exact.grid_law(self.exact_plan, what, x, q)
-        code = {"logcdf": 0, "logsf": 1, "sf": 2, "isf": 3}[what]
-        xa = as_probability(x) if what == "isf" else x
-        return truncnorm_tail_eval(code, xa, *self._params(q))
+    def _variance(self, x: None, q: np.ndarray):
+        return truncnorm_eval(4, 0.0, *self._params(q))
 
-    def sf(self, x: Any, value: Any):
-        r"""Survival function :math:`P(X > x)` (per coordinate when multivariate), computed
-        in log space, not as ``1 - cdf``; in exact mode an exact sum of the grid law's
-        integer weights.
+    # upper and lower tails without 1 - cdf, in compiled code ------------------------------
+    def _logcdf(self, x: np.ndarray, q: np.ndarray):
+        return truncnorm_tail_eval(0, x, *self._params(q))
 
-        Parameters
-        ----------
-        x : float or array_like
-            Points at which to evaluate.
-        value : float or array_like
-            True value (clipped into the bounds), broadcasting with ``x``.
+    def _logsf(self, x: np.ndarray, q: np.ndarray):
+        return truncnorm_tail_eval(1, x, *self._params(q))
 
-        Returns
-        -------
-        float or ndarray
+    def _sf(self, x: np.ndarray, q: np.ndarray):
+        return truncnorm_tail_eval(2, x, *self._params(q))
 
-        Examples
-        --------
-        >>> import bndp
-        >>> g = bndp.BoundedGaussian(1.0, 1.0, 0.0, 120.0, mode="continuous")
-        >>> 0 < g.sf(119.0, 0.0) < 1e-16
-        True
-        """
-        return self._tails("sf", x, value)
-
-    def logsf(self, x: Any, value: Any):
-        r""":math:`\log P(X > x)`, without underflow.
-
-        Parameters
-        ----------
-        x : float or array_like
-            Points at which to evaluate.
-        value : float or array_like
-            True value, broadcasting with ``x``.
-
-        Returns
-        -------
-        float or ndarray
-
-        Examples
-        --------
-        >>> import bndp
-        >>> g = bndp.BoundedGaussian(1.0, 1.0, 0.0, 1000.0, mode="continuous")
-        >>> bool(g.logsf(999.0, 0.0) < -400)   # sf itself is below 1e-170
-        True
-        """
-        return self._tails("logsf", x, value)
-
-    def logcdf(self, x: Any, value: Any):
-        r""":math:`\log P(X \le x)`, without underflow.
-
-        Parameters
-        ----------
-        x : float or array_like
-            Points at which to evaluate.
-        value : float or array_like
-            True value, broadcasting with ``x``.
-
-        Returns
-        -------
-        float or ndarray
-
-        Examples
-        --------
-        >>> import bndp
-        >>> g = bndp.BoundedGaussian(1.0, 1.0, 0.0, 1000.0, mode="continuous")
-        >>> bool(g.logcdf(1.0, 1000.0) < -400)
-        True
-        """
-        return self._tails("logcdf", x, value)
-
-    def isf(self, p: Any, value: Any):
-        r"""Inverse survival function: the ``x`` with :math:`P(X > x) = p`, from the upper
-        tail in log space; in exact mode the smallest grid point whose survival probability
-        is at most ``p``.
-
-        Parameters
-        ----------
-        p : float or array_like
-            Upper-tail probabilities in [0, 1].
-        value : float or array_like
-            True value, broadcasting with ``p``.
-
-        Returns
-        -------
-        float or ndarray
-
-        Examples
-        --------
-        >>> import bndp
-        >>> g = bndp.BoundedGaussian(1.0, 1.0, 0.0, 120.0, mode="continuous")
-        >>> x = g.isf(1e-30, 0.0)
-        >>> bool(abs(g.sf(x, 0.0) / 1e-30 - 1) < 1e-8)
-        True
-        """
-        return self._tails("isf", p, value)
-
-    def mean(self, value: Any):
-        r""":math:`E[X] = q + \sigma(\phi(a) - \phi(b))/Z` per coordinate (computed by
-        quadrature where that closed form cancels)."""
-        return self._eval(3, 0.0, value)
-
-    def bias(self, value: Any):
-        """:math:`E[X] - q` per coordinate (for the clipped true value)."""
-        q = self._value(value)
-        out = np.asarray(self.mean(q)) - q
-        return float(out) if out.ndim == 0 else out
-
-    def variance(self, value: Any):
-        r"""Variance of the released value per coordinate,
-        :math:`\sigma^2[1 + (a\phi(a) - b\phi(b))/Z - ((\phi(a) - \phi(b))/Z)^2]`
-        (quadrature where the closed form cancels)."""
-        return self._eval(4, 0.0, value)
+    def _isf(self, p: np.ndarray, q: np.ndarray):
+        return truncnorm_tail_eval(3, p, *self._params(q))

@@ -9,6 +9,7 @@ r"""The bounded Laplace mechanism (Holohan et al. [HABM20]_).
 from __future__ import annotations
 
 import math
+from functools import partialmethod
 from typing import Any
 
 import numpy as np
@@ -16,26 +17,26 @@ from scipy import special
 
 from .. import _core, _dispatch
 from .._random import RNGLike, as_generator
-from .._validation import as_float_array, as_probability, fast_real
+from .._validation import fast_real
 from ..calibrate import bounded_laplace_scale
 from ..distributions import bounded_laplace_eval
 from . import exact
 from .._columns import Nulls, columnar
-from ._base import Mechanism
+from ._law import GridLawMechanism, examples, sample_doc
 
 __all__ = ["BoundedLaplace"]
 
 
-def _bounds(lower: Any, upper: Any) -> tuple[float, float]:
+def _bounds(lower: Any, upper: Any, line: bool = False) -> tuple[float, float]:
     """An interval or a half-line: ``lower`` finite or -inf, ``upper`` finite or +inf, not
-    both infinite, ``lower < upper``."""
+    both infinite (unless ``line``), ``lower < upper``."""
     lo = fast_real(lower, "lower")
     hi = fast_real(upper, "upper")
     if math.isnan(lo) or lo == math.inf:
         raise ValueError(f"`lower` must be finite or -inf; got {lo!r}")
     if math.isnan(hi) or hi == -math.inf:
         raise ValueError(f"`upper` must be finite or +inf; got {hi!r}")
-    if math.isinf(lo) and math.isinf(hi):
+    if math.isinf(lo) and math.isinf(hi) and not line:
         raise ValueError("`lower` and `upper` cannot both be infinite: for noise on the whole "
                          "line use bndp.Laplace")
     if not lo < hi:
@@ -43,7 +44,7 @@ def _bounds(lower: Any, upper: Any) -> tuple[float, float]:
     return lo, hi
 
 
-class BoundedLaplace(Mechanism):
+class BoundedLaplace(GridLawMechanism):
     r"""Bounded Laplace mechanism: Laplace noise restricted to :math:`[l, u]`, renormalised.
 
     For a true value :math:`q \in [l, u]` the output has density
@@ -146,32 +147,9 @@ class BoundedLaplace(Mechanism):
 
     # sampling ------------------------------------------------------------------------
     @columnar
+    @sample_doc(returns=" (see :mod:`bndp._columns`)")
     def sample(self, value: Any, size: Any = None, rng: RNGLike = None,
                on_outside: str = "clip", workers: int = 1, *, nulls: Nulls = "raise"):
-        """Release ``value`` (scalar or array; one independent draw per element).
-
-        Parameters
-        ----------
-        value : float, array_like, pandas Series, pyarrow (Chunked)Array or masked array
-            True values; clipped into ``[lower, upper]`` unless ``on_outside="raise"``.
-        size : None, int or tuple of int
-            Follows NumPy: the output shape, to which ``value`` must broadcast.
-        rng : None, int, SeedSequence, BitGenerator or Generator
-            Source of randomness; ``None`` is the secure default.
-        on_outside : {"clip", "raise"}
-        workers : int, default 1
-            Threads for large arrays (``-1``: every CPU), each on its own child stream.
-        nulls : {"raise", "keep"}, default "raise"
-            Missing values (NaN, None, pd.NA, Arrow nulls, masked entries): ``"raise"``
-            refuses them; ``"keep"`` leaves them missing in the result, drawing no noise
-            for them.
-
-        Returns
-        -------
-        float, ndarray, Series, pyarrow array or masked array
-            A float for a scalar ``value`` without ``size``, else float64 values of the
-            kind of ``value`` (see :mod:`bndp._columns`).
-        """
         q = self._value(value, on_outside)
         gen = as_generator(rng)
         if self.exact_plan is not None:
@@ -179,222 +157,103 @@ class BoundedLaplace(Mechanism):
         params = [q, np.float64(self.scale), np.float64(self.lower), np.float64(self.upper)]
         return _dispatch.sample(_core.bl_one, _core.bl_fill, _core.bl_fill_rows, params, size, gen, workers)
 
-    # law -----------------------------------------------------------------------------
-    def _eval(self, what: int, x: Any, value: Any):
-        q = self._value(value)
-        if self.exact_plan is not None:
-            if what == 0:
-                self._continuous_only()
-            return exact.grid_law(self.exact_plan, ("", "cdf", "ppf")[what], x, q)
+    # law hooks (the public methods are in LawMechanism) ---------------------------------
+    _law_docs = {
+        "cdf": r"""CDF of the output: for :math:`x \le q`,
+:math:`-\tfrac12 e^{-(q-x)/b}\,\mathrm{expm1}(-(x-l)/b)/C_q`; for :math:`x \ge q`,
+:math:`(m_L - \tfrac12\mathrm{expm1}(-(x-q)/b))/C_q`.""",
+        "pdf": "Density of the output at ``x`` for true value ``value`` (0 outside [l, u]).",
+        "sf": r"""Survival function :math:`P(W_q > x)`, computed directly (not as ``1 - cdf``):
+for :math:`x \ge q`, :math:`\tfrac12 e^{-(x-q)/b}(1 - e^{-(u-x)/b})/C_q`. In exact
+mode, an exact sum of the grid law's integer weights (far below 1e-16 where it is).""",
+        "logsf": r":math:`\log P(W_q > x)`, in log space (no underflow).",
+        "logcdf": r":math:`\log P(W_q \le x)`, in log space (no underflow).",
+        "isf": r"""Inverse survival function: the ``x`` with :math:`P(W_q > x) = p`, solved in
+closed form from the upper tail (accurate where ``ppf(1 - p)`` cannot be formed).
+In exact mode, the smallest grid point whose survival probability is at most ``p``.""",
+        "mean": r""":math:`E[W_q] = q + \tfrac{b}{2}\,[P(2,c) - P(2,a)]/C_q` with
+:math:`a = (q-l)/b`, :math:`c = (u-q)/b` and :math:`P` the regularised lower incomplete
+gamma function (continuous mode); in exact mode the mean of the grid law, summed over its
+PMF.""",
+        "variance": r"""Variance of the released value:
+:math:`b^2[P(3,a) + P(3,c)]/C_q - (E[W_q] - q)^2` (continuous mode); in exact mode
+the variance of the grid law, summed over its PMF.""",
+    }
+    _law_examples = examples(
+        'm = bndp.BoundedLaplace(1.0, 1.0, 0.0, {}, mode="continuous")',
+        sf=("100.0", "0 < m.sf(99.0, 0.0) < 1e-20", "True"),
+        logsf=("2000.0", "bool(m.logsf(1900.0, 0.0) < -1000)", "True"),
+        logcdf=("2000.0", "bool(m.logcdf(100.0, 2000.0) < -1000)", "True"),
+        isf=("100.0", "x = m.isf(1e-30, 0.0)",
+             "bool(abs(m.sf(x, 0.0) / 1e-30 - 1) < 1e-10)", "True"),
+    )
+
+    def _continuous(self, what: int, x: np.ndarray, q: np.ndarray):
         return bounded_laplace_eval(what, x, q, np.float64(self.scale),
                                     np.float64(self.lower), np.float64(self.upper))
 
-    def pmf(self, x: Any, value: Any):
-        """Probability that the grid law releases ``x`` for true value ``value`` (0 off the
-        grid). Exact mode only."""
-        if self.exact_plan is None:
-            raise NotImplementedError("the continuous law has a density: use pdf")
-        return exact.grid_law(self.exact_plan, "pmf", x, self._value(value))
-
-    def logpdf(self, x: Any, value: Any):
-        """Log density of the output at ``x`` for true value ``value``."""
-        return self._eval(0, x, value)
-
-    def pdf(self, x: Any, value: Any):
-        """Density of the output at ``x`` for true value ``value`` (0 outside [l, u])."""
-        return np.exp(self.logpdf(x, value))
-
-    def cdf(self, x: Any, value: Any):
-        r"""CDF of the output: for :math:`x \le q`,
-        :math:`-\tfrac12 e^{-(q-x)/b}\,\mathrm{expm1}(-(x-l)/b)/C_q`; for :math:`x \ge q`,
-        :math:`(m_L - \tfrac12\mathrm{expm1}(-(x-q)/b))/C_q`."""
-        return self._eval(1, x, value)
-
-    def ppf(self, p: Any, value: Any):
-        """Quantile function (the sampler's inverse CDF); ``p`` in [0, 1]."""
-        pa = as_probability(p)
-        return self._eval(2, pa, value)
+    _logpdf = partialmethod(_continuous, 0)
+    _cdf = partialmethod(_continuous, 1)
+    _ppf = partialmethod(_continuous, 2)
 
     # upper and lower tails without 1 - cdf ---------------------------------------------
-    def _tails(self, what: str, x: Any, value: Any):
-        q = self._value(value)
-        if self.exact_plan is not None:
-            return exact.grid_law(self.exact_plan, what, x, q)
-        xa = np.asarray(as_float_array(x, "x"), dtype=np.float64)
-        xb, qb = np.broadcast_arrays(xa, q)
+    def _isf(self, p: np.ndarray, q: np.ndarray):
+        pb, qb = np.broadcast_arrays(p, q)
         b, lo, hi = self.scale, self.lower, self.upper
-        a = (qb - lo) / b
         c = (hi - qb) / b
-        half_c = -0.5 * (np.expm1(-a) + np.expm1(-c))            # C_q, cancellation-free
+        half_c = -0.5 * (np.expm1(-(qb - lo) / b) + np.expm1(-c))    # C_q, cancellation-free
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-            if what == "isf":
-                p = as_probability(xb)
-                upper_mass = -0.5 * np.expm1(-c) / half_c         # sf(q)
-                up = q - b * np.log(2.0 * p * half_c + np.exp(-c))          # x >= q
-                down = qb + b * np.log(2.0 - np.exp(-c) - 2.0 * p * half_c)  # x < q
-                out = np.where(p <= upper_mass, up, down)
-                out = np.clip(out, lo, hi)
-            else:
-                xc = np.clip(xb, lo, hi)
-                if what in ("sf", "logsf"):
-                    # x >= q: (1/2) e^{-(x-q)/b} (1 - e^{-(u-x)/b}) / C_q;
-                    # x < q: (1/2) (1 - e^{-(q-x)/b} + 1 - e^{-c}) / C_q
-                    right = (np.log(0.5) - (xc - qb) / b + np.log(-np.expm1(-(hi - xc) / b))
-                             - np.log(half_c))
-                    left = (np.log(0.5 * (-np.expm1(-(qb - xc) / b) - np.expm1(-c)))
-                            - np.log(half_c))
-                    lg = np.where(xc >= qb, right, left)
-                    lg = np.where(xb >= hi, -np.inf, np.where(xb < lo, 0.0, lg))
-                else:  # logcdf, the mirror image
-                    left = (np.log(0.5) - (qb - xc) / b + np.log(-np.expm1(-(xc - lo) / b))
-                            - np.log(half_c))
-                    right = (np.log(0.5 * (-np.expm1(-a) - np.expm1(-(xc - qb) / b)))
-                             - np.log(half_c))
-                    lg = np.where(xc <= qb, left, right)
-                    lg = np.where(xb < lo, -np.inf, np.where(xb >= hi, 0.0, lg))
-                out = np.exp(lg) if what == "sf" else lg
-        out = np.asarray(out, dtype=np.float64)
-        return float(out) if out.ndim == 0 else out
+            upper_mass = -0.5 * np.expm1(-c) / half_c         # sf(q)
+            up = q - b * np.log(2.0 * pb * half_c + np.exp(-c))          # x >= q
+            down = qb + b * np.log(2.0 - np.exp(-c) - 2.0 * pb * half_c)  # x < q
+            return np.clip(np.where(pb <= upper_mass, up, down), lo, hi)
 
-    def sf(self, x: Any, value: Any):
-        r"""Survival function :math:`P(W_q > x)`, computed directly (not as ``1 - cdf``):
-        for :math:`x \ge q`, :math:`\tfrac12 e^{-(x-q)/b}(1 - e^{-(u-x)/b})/C_q`. In exact
-        mode, an exact sum of the grid law's integer weights.
+    def _log_tail(self, upper: bool, x: np.ndarray, q: np.ndarray):
+        """log sf (``upper``) or log cdf: the mirror images of one closed form."""
+        x, q = np.broadcast_arrays(x, q)
+        b, lo, hi = self.scale, self.lower, self.upper
+        xb, qb = (x, q) if upper else (-x, -q)   # reflect: [l, u] -> [-u, -l]
+        if not upper:
+            lo, hi = -hi, -lo
+        c = (hi - qb) / b
+        half_c = -0.5 * (np.expm1(-(qb - lo) / b) + np.expm1(-c))    # C_q
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            xc = np.clip(xb, lo, hi)
+            # x >= q: (1/2) e^{-(x-q)/b} (1 - e^{-(u-x)/b}) / C_q;
+            # x < q: (1/2) (1 - e^{-(q-x)/b} + 1 - e^{-c}) / C_q
+            right = (np.log(0.5) - (xc - qb) / b + np.log(-np.expm1(-(hi - xc) / b))
+                     - np.log(half_c))
+            left = np.log(0.5 * (-np.expm1(-(qb - xc) / b) - np.expm1(-c))) - np.log(half_c)
+            lg = np.where(xc >= qb, right, left)
+        if upper:
+            return np.where(x >= self.upper, -np.inf, np.where(x < self.lower, 0.0, lg))
+        return np.where(x < self.lower, -np.inf, np.where(x >= self.upper, 0.0, lg))
 
-        Parameters
-        ----------
-        x : float or array_like
-            Points at which to evaluate.
-        value : float or array_like
-            True value (clipped into the bounds), broadcasting with ``x``.
+    def _logsf(self, x: np.ndarray, q: np.ndarray):
+        return self._log_tail(True, x, q)
 
-        Returns
-        -------
-        float or ndarray
-            Upper-tail probabilities (far below 1e-16 where they are).
+    def _logcdf(self, x: np.ndarray, q: np.ndarray):
+        return self._log_tail(False, x, q)
 
-        Examples
-        --------
-        >>> import bndp
-        >>> m = bndp.BoundedLaplace(1.0, 1.0, 0.0, 100.0, mode="continuous")
-        >>> 0 < m.sf(99.0, 0.0) < 1e-20
-        True
-        """
-        return self._tails("sf", x, value)
+    def _sf(self, x: np.ndarray, q: np.ndarray):
+        with np.errstate(over="ignore"):
+            return np.exp(self._log_tail(True, x, q))
 
-    def logsf(self, x: Any, value: Any):
-        r""":math:`\log P(W_q > x)`, in log space (no underflow).
+    def _incomplete_gamma(self, s: int, q: np.ndarray):
+        """``(C_q, P(s, a), P(s, c))`` with ``a = (q-l)/b``, ``c = (u-q)/b`` (incomplete-gamma
+        forms, no cancellation: P(1,t) = -expm1(-t), P(s,t) = gammainc)."""
+        a = (q - self.lower) / self.scale
+        c = (self.upper - q) / self.scale
+        return -0.5 * (np.expm1(-a) + np.expm1(-c)), special.gammainc(s, a), special.gammainc(s, c)
 
-        Parameters
-        ----------
-        x : float or array_like
-            Points at which to evaluate.
-        value : float or array_like
-            True value, broadcasting with ``x``.
+    def _bias(self, x: None, q: np.ndarray):
+        C, pa, pc = self._incomplete_gamma(2, q)
+        return 0.5 * self.scale * (pc - pa) / C
 
-        Returns
-        -------
-        float or ndarray
-
-        Examples
-        --------
-        >>> import bndp
-        >>> m = bndp.BoundedLaplace(1.0, 1.0, 0.0, 2000.0, mode="continuous")
-        >>> bool(m.logsf(1900.0, 0.0) < -1000)
-        True
-        """
-        return self._tails("logsf", x, value)
-
-    def logcdf(self, x: Any, value: Any):
-        r""":math:`\log P(W_q \le x)`, in log space (no underflow).
-
-        Parameters
-        ----------
-        x : float or array_like
-            Points at which to evaluate.
-        value : float or array_like
-            True value, broadcasting with ``x``.
-
-        Returns
-        -------
-        float or ndarray
-
-        Examples
-        --------
-        >>> import bndp
-        >>> m = bndp.BoundedLaplace(1.0, 1.0, 0.0, 2000.0, mode="continuous")
-        >>> bool(m.logcdf(100.0, 2000.0) < -1000)
-        True
-        """
-        return self._tails("logcdf", x, value)
-
-    def isf(self, p: Any, value: Any):
-        r"""Inverse survival function: the ``x`` with :math:`P(W_q > x) = p`, solved in
-        closed form from the upper tail (accurate where ``ppf(1 - p)`` cannot be formed).
-        In exact mode, the smallest grid point whose survival probability is at most ``p``.
-
-        Parameters
-        ----------
-        p : float or array_like
-            Upper-tail probabilities in [0, 1].
-        value : float or array_like
-            True value, broadcasting with ``p``.
-
-        Returns
-        -------
-        float or ndarray
-
-        Examples
-        --------
-        >>> import bndp
-        >>> m = bndp.BoundedLaplace(1.0, 1.0, 0.0, 100.0, mode="continuous")
-        >>> x = m.isf(1e-30, 0.0)
-        >>> bool(abs(m.sf(x, 0.0) / 1e-30 - 1) < 1e-10)
-        True
-        """
-        return self._tails("isf", p, value)
-
-    def _continuous_only(self) -> None:
-        if self.exact_plan is not None:
-            raise NotImplementedError("the default (exact) mode releases a discrete law on "
-                                      "a grid: use pmf(x, value)")
-
-    def _moments(self, value: Any):
-        q = self._value(value)
-        if self.exact_plan is not None:
-            mean = exact.grid_law(self.exact_plan, "mean", 0.0, q)
-            var = exact.grid_law(self.exact_plan, "var", 0.0, q)
-            shift = mean - q
-            return q, shift, var + shift * shift
-        b = self.scale
-        a = (q - self.lower) / b
-        c = (self.upper - q) / b
-        # incomplete-gamma forms (no cancellation): P(1,t) = -expm1(-t), P(s,t) = gammainc
-        C = -0.5 * (np.expm1(-a) + np.expm1(-c))
-        shift = 0.5 * b * (special.gammainc(2, c) - special.gammainc(2, a)) / C
-        second = b * b * (special.gammainc(3, a) + special.gammainc(3, c)) / C
-        return q, shift, second
-
-    def mean(self, value: Any):
-        r""":math:`E[W_q] = q + \tfrac{b}{2}\,[P(2,c) - P(2,a)]/C_q` with :math:`a = (q-l)/b`,
-        :math:`c = (u-q)/b` and :math:`P` the regularised lower incomplete gamma function
-        (continuous mode); in exact mode the mean of the grid law, summed over its PMF."""
-        q, shift, _ = self._moments(value)
-        out = q + shift
-        return float(out) if np.ndim(out) == 0 else out
-
-    def bias(self, value: Any):
-        """:math:`E[W_q] - q` (for the clipped true value)."""
-        _, shift, _ = self._moments(value)
-        return float(shift) if np.ndim(shift) == 0 else shift
-
-    def variance(self, value: Any):
-        r"""Variance of the released value:
-        :math:`b^2[P(3,a) + P(3,c)]/C_q - (E[W_q] - q)^2` (continuous mode); in exact mode
-        the variance of the grid law, summed over its PMF."""
-        _, shift, second = self._moments(value)
-        out = second - shift * shift
-        return float(out) if np.ndim(out) == 0 else out
+    def _variance(self, x: None, q: np.ndarray):
+        C, pa, pc = self._incomplete_gamma(3, q)
+        shift = self._bias(x, q)
+        return self.scale * self.scale * (pa + pc) / C - shift * shift
 
     def privacy_loss(self) -> float:
         r"""Exact worst-case privacy loss :math:`\Delta Q/b + \ln\Delta C(b)` of the

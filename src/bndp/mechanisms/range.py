@@ -16,6 +16,7 @@ half-line or an interval, minus finitely many forbidden open intervals. For a tr
 from __future__ import annotations
 
 import math
+from functools import partialmethod
 import warnings
 from typing import Any
 
@@ -23,11 +24,12 @@ import numpy as np
 
 from .. import _core, _dispatch
 from .._random import RNGLike, as_generator
-from .._validation import (as_float_array, as_probability, check_finite, check_forbidden,
-                           check_on_outside, fast_real)
+from .._validation import (as_float_array, check_finite, check_forbidden, check_on_outside,
+                           positive_real)
 from .._columns import Nulls, columnar
 from . import exact
-from ._base import Mechanism
+from .laplace import _bounds
+from ._law import GridLawMechanism, sample_doc
 
 __all__ = ["ConstrainedLaplace"]
 
@@ -83,7 +85,7 @@ def _dd_hockey_u(u1: np.ndarray, u2: np.ndarray, eps: float, rev: bool) -> np.nd
     return out
 
 
-class ConstrainedLaplace(Mechanism):
+class ConstrainedLaplace(GridLawMechanism):
     r"""Truncated and normalised Laplace mechanism on an allowed set with gaps [CSS22]_.
 
     Releases :math:`Y \sim \mathrm{Laplace}(\mu, \sigma)` conditioned on :math:`Y \in A`,
@@ -262,20 +264,9 @@ class ConstrainedLaplace(Mechanism):
                           '(the attribute `scale` is the numeric Laplace scale)',
                           DeprecationWarning, stacklevel=2)
             scale_rule = scale
-        eps = fast_real(epsilon, "epsilon")
-        dF = fast_real(sensitivity, "sensitivity")
-        lo = fast_real(lower, "lower")
-        hi = fast_real(upper, "upper")
-        if not (math.isfinite(eps) and eps > 0):
-            raise ValueError(f"`epsilon` must be finite and > 0; got {eps!r}")
-        if not (math.isfinite(dF) and dF > 0):
-            raise ValueError(f"`sensitivity` must be finite and > 0; got {dF!r}")
-        if math.isnan(lo) or lo == math.inf:
-            raise ValueError(f"`lower` must be finite or -inf; got {lo!r}")
-        if math.isnan(hi) or hi == -math.inf:
-            raise ValueError(f"`upper` must be finite or +inf; got {hi!r}")
-        if not lo < hi:
-            raise ValueError(f"`lower` must be < `upper`; got lower = {lo!r}, upper = {hi!r}")
+        eps = positive_real(epsilon, "epsilon")
+        dF = positive_real(sensitivity, "sensitivity")
+        lo, hi = _bounds(lower, upper, line=True)
         if guarantee not in ("dp", "metric"):
             raise ValueError(f'`guarantee` must be "dp" or "metric"; got {guarantee!r}')
         if scale_rule not in ("constant", "distance_dependent"):
@@ -355,31 +346,11 @@ class ConstrainedLaplace(Mechanism):
 
     # sampling ------------------------------------------------------------------------
     @columnar
+    @sample_doc("Release ``value`` (scalar or array; one independent draw per element). "
+                "Every output lies in the allowed set.",
+                value="True values in the allowed set (see the class notes on clipping).")
     def sample(self, value: Any, size: Any = None, rng: RNGLike = None, on_outside: str = "clip",
                *, nulls: Nulls = "raise"):
-        """Release ``value`` (scalar or array; one independent draw per element). Every
-        output lies in the allowed set.
-
-        Parameters
-        ----------
-        value : float, array_like, pandas Series, pyarrow (Chunked)Array or masked array
-            True values in the allowed set (see the class notes on clipping).
-        size : None, int or tuple of int
-            Follows NumPy: the output shape, to which ``value`` must broadcast.
-        rng : None, int, SeedSequence, BitGenerator or Generator
-            Source of randomness; ``None`` is the secure default.
-        on_outside : {"clip", "raise"}
-        nulls : {"raise", "keep"}, default "raise"
-            Missing values (NaN, None, pd.NA, Arrow nulls, masked entries): ``"raise"``
-            refuses them; ``"keep"`` leaves them missing in the result, drawing no noise
-            for them.
-
-        Returns
-        -------
-        float, ndarray, Series, pyarrow array or masked array
-            A float for a scalar ``value`` without ``size``, else float64 values of the
-            kind of ``value``.
-        """
         v = self._value(value, on_outside)
         gen = as_generator(rng)
         if self.exact_plan is not None:
@@ -398,121 +369,54 @@ class ConstrainedLaplace(Mechanism):
 
         return _dispatch.sample(one, fill, rows, [v, s], size, gen)
 
-    # law -----------------------------------------------------------------------------
-    def _grid(self, what: str, x: Any, value: Any):
-        v = self._value(value)
-        if what == "logpdf":
-            raise NotImplementedError("the default (exact) mode releases a discrete law on "
-                                      "a grid: use pmf(x, value)")
-        if what in ("cdf", "pmf", "sf", "logsf", "logcdf"):
-            x = as_float_array(x, "x")
-        elif what in ("ppf", "isf"):
-            x = as_probability(x)
-        plan = self.exact_plan
-        assert plan is not None  # exact mode
-        return exact.grid_law(plan, what, x, v)
+    # law hooks (the public methods are in LawMechanism) ---------------------------------
+    _law_docs = {
+        "pmf": "Probability that the grid law releases ``x`` for true value ``value`` (0 off "
+               "the allowed grid points). Exact mode only.",
+        "logpdf": "Log density of the output at ``x`` (``-inf`` outside the allowed set).",
+        "pdf": "Density of the output at ``x`` (0 outside the allowed set).",
+        "cdf": r"CDF of the output: :math:`\mathrm{mass}(A \cap (-\infty, x])/N(\mu)`.",
+        "sf": r""":math:`P(Y > x) = \mathrm{mass}(A \cap (x, \infty))/N(\mu)`, computed from
+the upper end (the CDF of the reflected mechanism), not as ``1 - cdf``.""",
+        "logsf": r":math:`\log P(Y > x)` (from :meth:`sf`).",
+        "logcdf": r""":math:`\log P(Y \le x)` (from :meth:`cdf`, which is computed from the
+lower end).""",
+        "isf": "Inverse survival function: the reflected mechanism's quantile, negated "
+               "(accurate for tiny ``p``).",
+        "mean": r":math:`E[Y]`, summing the closed-form exponential moments of the pieces.",
+        "bias": r":math:`E[Y] - \mu` for the (clipped) true value.",
+        "variance": "Variance of the released value (closed-form piece moments).",
+    }
+    _value_doc = " (in the allowed set; clipped into [lower, upper])"
 
-    def pmf(self, x: Any, value: Any):
-        """Probability that the grid law releases ``x`` for true value ``value`` (0 off the
-        allowed grid points). Exact mode only."""
-        if self.exact_plan is None:
-            raise NotImplementedError("the continuous law has a density: use pdf")
-        return self._grid("pmf", x, value)
-
-    def _eval(self, what: int, x: Any, value: Any):
-        if self.exact_plan is not None:
-            if what in (3, 4):
-                v = self._value(value)
-                mean = exact.grid_law(self.exact_plan, "mean", 0.0, v)
-                if what == 3:
-                    return mean - v
-                return exact.grid_law(self.exact_plan, "var", 0.0, v)
-            return self._grid(("logpdf", "cdf", "ppf")[what], x, value)
-        v = self._value(value)
-        xa = as_float_array(x, "x")
-        s = self._sig(v)
-        L, R = self._L, self._R
+    def _kernel(self, what: int, x: np.ndarray, v: np.ndarray, mirror: bool = False):
+        """The compiled law (0 logpdf, 1 cdf, 2 ppf, 3 bias, 4 variance) of this mechanism
+        or, ``mirror``, of its reflection through 0 (allowed set -A, value -mu, same scale):
+        the reflection's CDF at -x is the survival function here, computed from the far end
+        (no 1 - cdf)."""
+        s = np.asarray(self._sig(v))
+        L, R = (self._Lr, self._Rr) if mirror else (self._L, self._R)
 
         def kern(w, xx, mu, sig, out):
             _core.cl_eval_rows(w, xx, mu, sig, L, R, out)
 
-        return _dispatch.evaluate(kern, what, xa, [v, np.asarray(s)])
+        if mirror:
+            x, v = (x if what == 2 else -x), -v          # a probability is not reflected
+        return _dispatch.evaluate(kern, what, x, [v, s])
 
-    def _eval_mirror(self, what: int, x: Any, value: Any):
-        if self.exact_plan is not None:
-            return self._grid(("", "sf", "isf")[what], x, value)
-        # the mechanism reflected through 0 (allowed set -A, value -mu, same scale): its CDF
-        # at -x is the survival function here, computed from the far end (no 1 - cdf)
-        v = self._value(value)
-        xa = as_float_array(x, "x")
-        s = self._sig(v)
-        L, R = self._Lr, self._Rr
+    _logpdf = partialmethod(_kernel, 0)
+    _cdf = partialmethod(_kernel, 1)
+    _ppf = partialmethod(_kernel, 2)
+    _sf = partialmethod(_kernel, 1, mirror=True)
 
-        def kern(w, xx, mu, sig, out):
-            _core.cl_eval_rows(w, xx, mu, sig, L, R, out)
+    def _isf(self, p: np.ndarray, v: np.ndarray):
+        return -np.asarray(self._kernel(2, p, v, mirror=True))
 
-        xm = xa if what == 2 else -xa          # a probability is not reflected
-        return _dispatch.evaluate(kern, what, xm, [-v, np.asarray(s)])
+    def _bias(self, x: None, v: np.ndarray):
+        return self._kernel(3, np.zeros(()), v)
 
-    def sf(self, x: Any, value: Any):
-        """:math:`P(Y > x) = \\mathrm{mass}(A \\cap (x, \\infty))/N(\\mu)`, computed from the
-        upper end (the CDF of the reflected mechanism), not as ``1 - cdf``."""
-        return self._eval_mirror(1, x, value)
-
-    def logsf(self, x: Any, value: Any):
-        """:math:`\\log P(Y > x)` (from :meth:`sf`)."""
-        if self.exact_plan is not None:
-            return self._grid("logsf", x, value)
-        with np.errstate(divide="ignore"):
-            return np.log(self.sf(x, value))
-
-    def logcdf(self, x: Any, value: Any):
-        """:math:`\\log P(Y \\le x)` (from :meth:`cdf`, which is computed from the lower
-        end)."""
-        if self.exact_plan is not None:
-            return self._grid("logcdf", x, value)
-        with np.errstate(divide="ignore"):
-            return np.log(self.cdf(x, value))
-
-    def isf(self, p: Any, value: Any):
-        """Inverse survival function: the reflected mechanism's quantile, negated (accurate
-        for tiny ``p``)."""
-        if self.exact_plan is not None:
-            return self._grid("isf", p, value)
-        pa = as_probability(p)
-        return -np.asarray(self._eval_mirror(2, pa, value)) if np.ndim(pa) else \
-            -float(self._eval_mirror(2, pa, value))
-
-    def logpdf(self, x: Any, value: Any):
-        """Log density of the output at ``x`` (``-inf`` outside the allowed set)."""
-        return self._eval(0, x, value)
-
-    def pdf(self, x: Any, value: Any):
-        """Density of the output at ``x`` (0 outside the allowed set)."""
-        return np.exp(self.logpdf(x, value))
-
-    def cdf(self, x: Any, value: Any):
-        """CDF of the output: :math:`\\mathrm{mass}(A \\cap (-\\infty, x])/N(\\mu)`."""
-        return self._eval(1, x, value)
-
-    def ppf(self, p: Any, value: Any):
-        """Quantile function (the sampler's inverse CDF); ``p`` in [0, 1]."""
-        pa = as_probability(p)
-        return self._eval(2, pa, value)
-
-    def mean(self, value: Any):
-        r""":math:`E[Y]`, summing the closed-form exponential moments of the pieces."""
-        v = self._value(value)
-        out = v + self._eval(3, np.zeros(()), value)
-        return float(out) if np.ndim(out) == 0 else out
-
-    def bias(self, value: Any):
-        """:math:`E[Y] - \\mu` for the (clipped) true value."""
-        return self._eval(3, np.zeros(()), value)
-
-    def variance(self, value: Any):
-        """Variance of the released value (closed-form piece moments)."""
-        return self._eval(4, np.zeros(()), value)
+    def _variance(self, x: None, v: np.ndarray):
+        return self._kernel(4, np.zeros(()), v)
 
     # privacy -------------------------------------------------------------------------
     def privacy_loss(self) -> float:
@@ -542,10 +446,13 @@ class ConstrainedLaplace(Mechanism):
         """
         if self.exact_plan is not None:
             return self.exact_plan.certified_epsilon
+        return self._continuous_loss(metric=False)
+
+    def _continuous_loss(self, metric: bool) -> float:
         if self.scale_rule != "constant":
             return math.inf
         return _core.cl_loss(self._L, self._R, self._Lr, self._Rr, self.sigma,
-                             self.sensitivity, False)
+                             self.sensitivity, metric)
 
     def metric_loss(self) -> float:
         r""":math:`\Delta F` times the Lipschitz constant of :math:`\ell(\mu,\mu')` in
@@ -557,7 +464,4 @@ class ConstrainedLaplace(Mechanism):
         rounding boundary are arbitrarily close but released from different laws)."""
         if self.exact_plan is not None:
             return self.exact_plan.metric_epsilon
-        if self.scale_rule != "constant":
-            return math.inf
-        return _core.cl_loss(self._L, self._R, self._Lr, self._Rr, self.sigma,
-                             self.sensitivity, True)
+        return self._continuous_loss(metric=True)

@@ -19,23 +19,20 @@ from scipy import special
 
 from .. import _core, _dispatch
 from .._random import RNGLike, as_generator
-from .._validation import as_float_array, as_probability, check_finite, fast_real
+from .._validation import as_float_array, check_finite, fast_real, positive_real
 from ..calibrate import GAUSSIAN_METHODS, gaussian_delta, gaussian_sigma
 from .._columns import Nulls, columnar
-from ._base import Mechanism
+from ._law import LawMechanism, sample_doc
 
 __all__ = ["Gaussian", "Laplace"]
 
 
-def _out(a: Any):
-    a = np.asarray(a, dtype=np.float64)
-    return float(a) if a.ndim == 0 else a
-
-
-class _Unbounded(Mechanism):
+class _Unbounded(LawMechanism):
     """Location-scale noise ``value + scale * Z`` on the real line."""
 
     __slots__ = ()
+    _value_doc = " (finite)"
+    _law_defaults = {"variance": (0.0,)}
 
     def _value(self, value: Any, on_outside: str = "clip") -> np.ndarray:
         q = as_float_array(value, "value")
@@ -47,22 +44,14 @@ class _Unbounded(Mechanism):
         gen = as_generator(rng)
         return _dispatch.sample(one, fill, fill_rows, [q, np.float64(self.scale)], size, gen)
 
-    def _z(self, x: Any, value: Any) -> np.ndarray:
-        xa = as_float_array(x, "x")
-        q = self._value(value)
-        return (xa - q) / self.scale
+    def _mean(self, x: None, q: np.ndarray):
+        return q
 
-    def mean(self, value: Any):
-        """:math:`E[M(q)] = q` (the noise is centred)."""
-        return _out(self._value(value))
+    def _bias(self, x: None, q: np.ndarray):
+        return np.zeros_like(q)
 
-    def bias(self, value: Any):
-        """0: the mechanism is unbiased."""
-        return _out(np.zeros_like(self._value(value)))
-
-    def variance(self, value: Any = 0.0):
-        """Variance of the released value (independent of ``value``)."""
-        return _out(np.full(np.shape(self._value(value)), self._var()))
+    def _variance(self, x: None, q: np.ndarray):
+        return np.full(np.shape(q), self._noise_var())
 
 
 class Gaussian(_Unbounded):
@@ -127,71 +116,51 @@ class Gaussian(_Unbounded):
         """Alias of :attr:`sigma`."""
         return self.sigma
 
-    def _var(self) -> float:
+    def _noise_var(self) -> float:
         return self.sigma * self.sigma
 
     @columnar
+    @sample_doc(value="True values, finite.")
     def sample(self, value: Any, size: Any = None, rng: RNGLike = None, *,
                nulls: Nulls = "raise"):
-        """Release ``value`` (scalar or array; one independent draw per element).
-
-        Parameters
-        ----------
-        value : float, array_like, pandas Series, pyarrow (Chunked)Array or masked array
-            True values, finite.
-        size : None, int or tuple of int
-            Follows NumPy: the output shape, to which ``value`` must broadcast.
-        rng : None, int, SeedSequence, BitGenerator or Generator
-            Source of randomness; ``None`` is the secure default.
-        nulls : {"raise", "keep"}, default "raise"
-            Missing values (NaN, None, pd.NA, Arrow nulls, masked entries): ``"raise"``
-            refuses them; ``"keep"`` leaves them missing in the result, drawing no noise
-            for them.
-
-        Returns
-        -------
-        float, ndarray, Series, pyarrow array or masked array
-            A float for a scalar ``value`` without ``size``, else float64 values of the
-            kind of ``value``.
-        """
         return self._sample(_core.gn_one, _core.gn_fill, _core.gn_fill_rows, value, size, rng)
 
-    def logpdf(self, x: Any, value: Any):
-        """Log density of the output at ``x`` for true value ``value``."""
-        z = self._z(x, value)
-        return _out(-0.5 * z * z - math.log(self.sigma) - 0.5 * math.log(2 * math.pi))
+    _law_docs = {
+        "cdf": r":math:`\Phi((x - q)/\sigma)`.",
+        "sf": r""":math:`P(X > x) = \Phi(-(x - q)/\sigma)` (not ``1 - cdf``: exact far in the
+upper tail).""",
+        "logsf": r":math:`\log\Phi(-(x - q)/\sigma)`, without underflow.",
+        "logcdf": r":math:`\log\Phi((x - q)/\sigma)`, without underflow.",
+        "isf": r"""Inverse survival function :math:`q - \sigma\Phi^{-1}(p)` (accurate for tiny
+``p``, where ``ppf(1 - p)`` cannot be formed).""",
+        "ppf": r":math:`q + \sigma\Phi^{-1}(p)` for ``p`` in [0, 1] (infinite at 0 and 1).",
+        "mean": ":math:`E[M(q)] = q` (the noise is centred).",
+        "bias": "0: the mechanism is unbiased.",
+        "variance": r"Variance of the released value, :math:`\sigma^2` (independent of "
+                    "``value``).",
+    }
 
-    def pdf(self, x: Any, value: Any):
-        """Density of the output at ``x`` for true value ``value``."""
-        return _out(np.exp(self.logpdf(x, value)))
+    def _logpdf(self, x: np.ndarray, q: np.ndarray):
+        z = (x - q) / self.sigma
+        return -0.5 * z * z - math.log(self.sigma) - 0.5 * math.log(2 * math.pi)
 
-    def cdf(self, x: Any, value: Any):
-        r""":math:`\Phi((x - q)/\sigma)`."""
-        return _out(special.ndtr(self._z(x, value)))
+    def _cdf(self, x: np.ndarray, q: np.ndarray):
+        return special.ndtr((x - q) / self.sigma)
 
-    def sf(self, x: Any, value: Any):
-        r""":math:`P(X > x) = \Phi(-(x - q)/\sigma)` (not ``1 - cdf``: exact far in the
-        upper tail)."""
-        return _out(special.ndtr(-self._z(x, value)))
+    def _sf(self, x: np.ndarray, q: np.ndarray):
+        return special.ndtr(-((x - q) / self.sigma))
 
-    def logsf(self, x: Any, value: Any):
-        r""":math:`\log\Phi(-(x - q)/\sigma)`, without underflow."""
-        return _out(special.log_ndtr(-self._z(x, value)))
+    def _logsf(self, x: np.ndarray, q: np.ndarray):
+        return special.log_ndtr(-((x - q) / self.sigma))
 
-    def logcdf(self, x: Any, value: Any):
-        r""":math:`\log\Phi((x - q)/\sigma)`, without underflow."""
-        return _out(special.log_ndtr(self._z(x, value)))
+    def _logcdf(self, x: np.ndarray, q: np.ndarray):
+        return special.log_ndtr((x - q) / self.sigma)
 
-    def isf(self, p: Any, value: Any):
-        r"""Inverse survival function :math:`q - \sigma\Phi^{-1}(p)` (accurate for tiny
-        ``p``, where ``ppf(1 - p)`` cannot be formed)."""
-        pa = as_probability(p)
-        return _out(self._value(value) - self.sigma * special.ndtri(pa))
+    def _isf(self, p: np.ndarray, q: np.ndarray):
+        return q - self.sigma * special.ndtri(p)
 
-    def ppf(self, p: Any, value: Any):
-        r""":math:`q + \sigma\Phi^{-1}(p)` for ``p`` in [0, 1] (infinite at 0 and 1)."""
-        pa = as_probability(p)
-        return _out(self._value(value) + self.sigma * special.ndtri(pa))
+    def _ppf(self, p: np.ndarray, q: np.ndarray):
+        return q + self.sigma * special.ndtri(p)
 
     def privacy_delta(self, epsilon: Any):
         """Exact delta of this mechanism at ``epsilon`` (its privacy profile; pDP profile
@@ -230,92 +199,66 @@ class Laplace(_Unbounded):
     _init_args = ("epsilon", "sensitivity")
 
     def __init__(self, epsilon: float, sensitivity: float) -> None:
-        eps = fast_real(epsilon, "epsilon")
-        dq = fast_real(sensitivity, "sensitivity")
-        if not (math.isfinite(eps) and eps > 0):
-            raise ValueError(f"`epsilon` must be finite and > 0; got {eps!r}")
-        if not (math.isfinite(dq) and dq > 0):
-            raise ValueError(f"`sensitivity` must be finite and > 0; got {dq!r}")
+        eps = positive_real(epsilon, "epsilon")
+        dq = positive_real(sensitivity, "sensitivity")
         self._set(epsilon=eps, sensitivity=dq, scale=dq / eps)
 
-    def _var(self) -> float:
+    def _noise_var(self) -> float:
         return 2.0 * self.scale * self.scale
 
     @columnar
+    @sample_doc("Release ``value`` (scalar or array; one independent draw per element), "
+                "by the closed-form inverse CDF of one open-interval uniform.",
+                value="True values, finite.")
     def sample(self, value: Any, size: Any = None, rng: RNGLike = None, *,
                nulls: Nulls = "raise"):
-        """Release ``value`` (scalar or array; one independent draw per element), by the
-        closed-form inverse CDF of one open-interval uniform.
-
-        Parameters
-        ----------
-        value : float, array_like, pandas Series, pyarrow (Chunked)Array or masked array
-            True values, finite.
-        size : None, int or tuple of int
-            Follows NumPy: the output shape, to which ``value`` must broadcast.
-        rng : None, int, SeedSequence, BitGenerator or Generator
-            Source of randomness; ``None`` is the secure default.
-        nulls : {"raise", "keep"}, default "raise"
-            Missing values (NaN, None, pd.NA, Arrow nulls, masked entries): ``"raise"``
-            refuses them; ``"keep"`` leaves them missing in the result, drawing no noise
-            for them.
-
-        Returns
-        -------
-        float, ndarray, Series, pyarrow array or masked array
-            A float for a scalar ``value`` without ``size``, else float64 values of the
-            kind of ``value``.
-        """
         return self._sample(_core.lp_one, _core.lp_fill, _core.lp_fill_rows, value, size, rng)
 
-    def logpdf(self, x: Any, value: Any):
-        """Log density of the output at ``x`` for true value ``value``."""
-        z = self._z(x, value)
-        return _out(-np.abs(z) - math.log(2.0 * self.scale))
+    _law_docs = {
+        "cdf": r""":math:`\tfrac12 e^{z}` for :math:`z = (x-q)/b \le 0`,
+:math:`1 - \tfrac12 e^{-z}` otherwise.""",
+        "sf": r""":math:`P(X > x)`: :math:`\tfrac12 e^{-z}` for :math:`z = (x-q)/b \ge 0`
+(exact far in the upper tail), :math:`1 - \tfrac12 e^{z}` otherwise.""",
+        "logsf": r":math:`\log P(X > x)`: :math:`\log\tfrac12 - z` for :math:`z \ge 0`.",
+        "logcdf": r":math:`\log P(X \le x)`: :math:`\log\tfrac12 + z` for :math:`z \le 0`.",
+        "isf": r"""Inverse survival function :math:`q - b\log(2p)` for p < 1/2 (accurate for
+tiny ``p``), :math:`q + b\log(2(1-p))` otherwise.""",
+        "ppf": r"""Quantile :math:`q + b\log(2p)` for p < 1/2, :math:`q - b\log(2(1-p))`
+otherwise.""",
+        "mean": ":math:`E[M(q)] = q` (the noise is centred).",
+        "bias": "0: the mechanism is unbiased.",
+        "variance": "Variance of the released value, :math:`2b^2` (independent of ``value``).",
+    }
 
-    def pdf(self, x: Any, value: Any):
-        """Density of the output at ``x`` for true value ``value``."""
-        return _out(np.exp(self.logpdf(x, value)))
+    def _logpdf(self, x: np.ndarray, q: np.ndarray):
+        return -np.abs((x - q) / self.scale) - math.log(2.0 * self.scale)
 
-    def cdf(self, x: Any, value: Any):
-        r""":math:`\tfrac12 e^{z}` for :math:`z = (x-q)/b \le 0`, :math:`1 - \tfrac12 e^{-z}`
-        otherwise."""
-        z = self._z(x, value)
-        return _out(np.where(z <= 0, 0.5 * np.exp(np.minimum(z, 0)),
-                             -0.5 * np.expm1(-np.maximum(z, 0)) + 0.5))
+    def _lower_tail(self, z: np.ndarray, log: bool):
+        """P(Z <= z) (or its log) of the standard Laplace; the upper tail is that at -z."""
+        if log:
+            return np.where(z <= 0, math.log(0.5) + np.minimum(z, 0),
+                            np.log1p(-0.5 * np.exp(-np.maximum(z, 0))))
+        return np.where(z <= 0, 0.5 * np.exp(np.minimum(z, 0)),
+                        -0.5 * np.expm1(-np.maximum(z, 0)) + 0.5)
 
-    def sf(self, x: Any, value: Any):
-        r""":math:`P(X > x)`: :math:`\tfrac12 e^{-z}` for :math:`z = (x-q)/b \ge 0` (exact
-        far in the upper tail), :math:`1 - \tfrac12 e^{z}` otherwise."""
-        z = self._z(x, value)
-        return _out(np.where(z >= 0, 0.5 * np.exp(-np.maximum(z, 0)),
-                             -0.5 * np.expm1(np.minimum(z, 0)) + 0.5))
+    def _cdf(self, x: np.ndarray, q: np.ndarray):
+        return self._lower_tail((x - q) / self.scale, False)
 
-    def logsf(self, x: Any, value: Any):
-        r""":math:`\log P(X > x)`: :math:`\log\tfrac12 - z` for :math:`z \ge 0`."""
-        z = self._z(x, value)
-        return _out(np.where(z >= 0, math.log(0.5) - np.maximum(z, 0),
-                             np.log1p(-0.5 * np.exp(np.minimum(z, 0)))))
+    def _sf(self, x: np.ndarray, q: np.ndarray):
+        return self._lower_tail(-((x - q) / self.scale), False)
 
-    def logcdf(self, x: Any, value: Any):
-        r""":math:`\log P(X \le x)`: :math:`\log\tfrac12 + z` for :math:`z \le 0`."""
-        z = self._z(x, value)
-        return _out(np.where(z <= 0, math.log(0.5) + np.minimum(z, 0),
-                             np.log1p(-0.5 * np.exp(-np.maximum(z, 0)))))
+    def _logcdf(self, x: np.ndarray, q: np.ndarray):
+        return self._lower_tail((x - q) / self.scale, True)
 
-    def isf(self, p: Any, value: Any):
-        """Inverse survival function :math:`q - b\\log(2p)` for p < 1/2 (accurate for tiny
-        ``p``), :math:`q + b\\log(2(1-p))` otherwise."""
-        pa = as_probability(p)
-        q = self._value(value)
+    def _logsf(self, x: np.ndarray, q: np.ndarray):
+        return self._lower_tail(-((x - q) / self.scale), True)
+
+    def _ppf(self, p: np.ndarray, q: np.ndarray):
         with np.errstate(divide="ignore"):
-            z = np.where(pa < 0.5, -np.log(2.0 * pa), np.log(2.0 * (1.0 - pa)))
-        return _out(q + self.scale * z)
+            z = np.where(p < 0.5, np.log(2.0 * p), -np.log(2.0 * (1.0 - p)))
+        return q + self.scale * z
 
-    def ppf(self, p: Any, value: Any):
-        """Quantile :math:`q + b\\log(2p)` for p < 1/2, :math:`q - b\\log(2(1-p))` otherwise."""
-        pa = as_probability(p)
-        q = self._value(value)
+    def _isf(self, p: np.ndarray, q: np.ndarray):
         with np.errstate(divide="ignore"):
-            z = np.where(pa < 0.5, np.log(2.0 * pa), -np.log(2.0 * (1.0 - pa)))
-        return _out(q + self.scale * z)
+            z = np.where(p < 0.5, -np.log(2.0 * p), np.log(2.0 * (1.0 - p)))
+        return q + self.scale * z

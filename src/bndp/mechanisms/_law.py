@@ -1,0 +1,247 @@
+"""The law of a mechanism's release, written once over per-family hooks (as ``scipy.stats``
+does): the public methods (``pdf``, ``cdf``, ``sf``, ``ppf``, ``mean``, ...) validate their
+arguments, route a grid law (``exact_plan``) to :func:`bndp.mechanisms.exact.grid_law`, and
+otherwise call the family's hook ``_logpdf``, ``_cdf``, ``_ppf``, ``_sf``, ``_isf``,
+``_mean``/``_bias``, ``_var`` (``_pdf``, ``_logsf`` and ``_logcdf`` have defaults).
+
+Each concrete class gets its own copy of every law method, with a docstring filled from a
+template with the class's summaries (``_law_docs``) and examples (``_law_examples``), so the
+reference pages and the doctests show each family's formulas and examples.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from typing import Any, Callable, ClassVar, TypeVar
+
+import numpy as np
+
+from .._validation import as_float_array, as_probability
+from . import exact
+from ._base import Mechanism
+
+__all__ = ["GridLawMechanism", "LawMechanism"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def out(a: Any):
+    """A float for a 0-d result, else a float64 array."""
+    a = np.asarray(a, dtype=np.float64)
+    return float(a) if a.ndim == 0 else a
+
+
+#: what each law method takes: "x" (a point), "p" (a probability) or "" (the value only)
+_ARG = {"pmf": "x", "logpdf": "x", "pdf": "x", "cdf": "x", "logcdf": "x", "sf": "x",
+        "logsf": "x", "ppf": "p", "isf": "p", "mean": "", "bias": "", "variance": ""}
+
+#: default summaries (a class overrides them in ``_law_docs``)
+_SUMMARY = {
+    "pmf": "Probability that the grid law releases ``x`` for true value ``value`` (0 off the "
+           "grid). Exact mode only.",
+    "logpdf": "Log density of the output at ``x`` for true value ``value``.",
+    "pdf": "Density of the output at ``x`` for true value ``value``.",
+    "cdf": r"CDF of the output, :math:`P(X \le x)`.",
+    "logcdf": r":math:`\log P(X \le x)`, without underflow.",
+    "sf": r"Survival function :math:`P(X > x)`, not computed as ``1 - cdf``.",
+    "logsf": r":math:`\log P(X > x)`, without underflow.",
+    "ppf": "Quantile function (the sampler's inverse CDF); ``p`` in [0, 1].",
+    "isf": r"Inverse survival function: the ``x`` with :math:`P(X > x) = p`.",
+    "mean": "Mean of the released value.",
+    "bias": ":math:`E[X] - q` (for the clipped true value).",
+    "variance": "Variance of the released value.",
+}
+
+_ARG_DOC = {
+    "x": "x : float or array_like\n    Points at which to evaluate.\n",
+    "p": "p : float or array_like\n    Probabilities in [0, 1].\n",
+    "": "",
+}
+
+
+def _doc(cls: Any, name: str) -> str:
+    summary = cls._law_docs.get(name, _SUMMARY[name])
+    arg = _ARG[name]
+    bcast = f", broadcasting with ``{arg}``" if arg else ""
+    text = (f"{summary}\n\nParameters\n----------\n{_ARG_DOC[arg]}"
+            f"value : float or array_like\n    True value{cls._value_doc}{bcast}.\n\n"
+            "Returns\n-------\nfloat or ndarray\n    A float for scalar arguments, else an "
+            "array of their broadcast shape.\n")
+    example = cls._law_examples.get(name)
+    if example:
+        text += f"\nExamples\n--------\n{example}\n"
+    return text
+
+
+def examples(make: str, **cases: tuple[str, ...]) -> dict[str, str]:
+    """``_law_examples`` from one constructor call: ``make`` with ``{}`` for each case's
+    first item, then the case's doctest lines (expressions and expected outputs)."""
+    out = {}
+    for name, (arg, *lines) in cases.items():
+        body = "\n".join(line if line in ("True", "False") else ">>> " + line for line in lines)
+        out[name] = f">>> import bndp\n>>> {make.format(arg)}\n{body}"
+    return out
+
+
+def _own_copy(cls: Any, name: str) -> types.FunctionType:
+    """The base method ``name`` as a function of ``cls``'s module (so that doctest finds its
+    examples there), with the class's docstring and defaults."""
+    base = next(k.__dict__[name] for k in cls.__mro__[1:] if name in k.__dict__)
+    module = sys.modules[cls.__module__]
+    f = types.FunctionType(base.__code__, module.__dict__, name,
+                           cls._law_defaults.get(name, base.__defaults__), base.__closure__)
+    f.__kwdefaults__ = base.__kwdefaults__
+    f.__annotations__ = dict(base.__annotations__)
+    f.__module__ = cls.__module__
+    f.__qualname__ = f"{cls.__qualname__}.{name}"
+    f.__doc__ = _doc(cls, name)
+    return f
+
+
+def _method(what: str) -> Callable[..., Any]:
+    """The public law method ``what``: its body uses no module globals (``_own_copy`` runs
+    it in another module), only the closure's ``what``."""
+    if _ARG[what] == "x":
+        def method(self: Any, x: Any, value: Any):
+            return self._law(what, x, value)
+    elif _ARG[what] == "p":
+        def method(self: Any, p: Any, value: Any):  # type: ignore[misc]
+            return self._law(what, p, value)
+    else:
+        def method(self: Any, value: Any):  # type: ignore[misc]
+            return self._law(what, None, value)
+    method.__name__ = method.__qualname__ = what
+    method.__doc__ = _SUMMARY[what]
+    return method
+
+
+class LawMechanism(Mechanism):
+    """A mechanism with a univariate law: the methods below are written once; subclasses
+    implement the hooks of their family.
+
+    Class attributes a concrete subclass sets: ``_law_docs`` (``{method: summary}``, the
+    formulas of its family), ``_law_examples`` (``{method: doctest text}``), ``_value_doc``
+    (what a true value may be) and ``_law_defaults`` (``{method: defaults tuple}``).
+    """
+
+    __slots__ = ()
+    exact_plan: Any = None
+    _law_methods: ClassVar[tuple[str, ...]] = ("logpdf", "pdf", "cdf", "logcdf", "sf",
+                                               "logsf", "ppf", "isf", "mean", "bias",
+                                               "variance")
+    _law_docs: ClassVar[dict[str, str]] = {}
+    _law_examples: ClassVar[dict[str, str]] = {}
+    _law_defaults: ClassVar[dict[str, tuple]] = {}
+    _value_doc: ClassVar[str] = " (clipped into the bounds)"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "_law_docs" not in cls.__dict__:
+            return  # an intermediate class: its concrete subclasses get the copies
+        for name in cls._law_methods:
+            if name not in cls.__dict__:
+                setattr(cls, name, _own_copy(cls, name))
+
+    # the public law (see _method: each body is one call of _law) ----------------------
+    logpdf = _method("logpdf")
+    pdf = _method("pdf")
+    cdf = _method("cdf")
+    logcdf = _method("logcdf")
+    sf = _method("sf")
+    logsf = _method("logsf")
+    ppf = _method("ppf")
+    isf = _method("isf")
+    mean = _method("mean")
+    bias = _method("bias")
+    variance = _method("variance")
+
+    # routing -----------------------------------------------------------------------------
+    def _law(self, what: str, x: Any, value: Any):
+        q = self._value(value)
+        if x is not None:
+            x = as_probability(x) if _ARG[what] == "p" else as_float_array(x, "x")
+        if self.exact_plan is not None:
+            return out(self._grid(what, x, q))
+        return out(getattr(self, "_" + what)(x, q))
+
+    # default hooks -------------------------------------------------------------------------
+    def _pdf(self, x: np.ndarray, q: np.ndarray):
+        return np.exp(self._logpdf(x, q))
+
+    def _logsf(self, x: np.ndarray, q: np.ndarray):
+        with np.errstate(divide="ignore"):
+            return np.log(self._sf(x, q))
+
+    def _logcdf(self, x: np.ndarray, q: np.ndarray):
+        with np.errstate(divide="ignore"):
+            return np.log(self._cdf(x, q))
+
+    def _mean(self, x: None, q: np.ndarray):
+        return q + np.asarray(self._bias(x, q))
+
+    def _bias(self, x: None, q: np.ndarray):
+        return np.asarray(self._mean(x, q)) - q
+
+    # the grid law (exact mode) ---------------------------------------------------------------
+    _grid_hint: ClassVar[str] = "use pmf(x, value)"
+
+    def _grid(self, what: str, x: Any, q: np.ndarray):
+        if what in ("logpdf", "pdf"):
+            raise NotImplementedError("the default (exact) mode releases a discrete law on a "
+                                      f"grid: {self._grid_hint}")
+        plan = self.exact_plan
+        if what in ("mean", "bias"):
+            mean = exact.grid_law(plan, "mean", 0.0, q)
+            return mean if what == "mean" else mean - q
+        if what == "variance":
+            return exact.grid_law(plan, "var", 0.0, q)
+        return exact.grid_law(plan, what, x, q)
+
+
+class GridLawMechanism(LawMechanism):
+    """A :class:`LawMechanism` with a grid law in its default (exact) mode: adds ``pmf``."""
+
+    __slots__ = ()
+    _law_methods = ("pmf",) + LawMechanism._law_methods
+
+    pmf = _method("pmf")
+
+    def _pmf(self, x: np.ndarray, q: np.ndarray):
+        raise NotImplementedError("the continuous law has a density: use pdf")
+
+
+# the samplers' docstrings ----------------------------------------------------------------
+_SAMPLE_PARAMS = {
+    "value": "value : float, array_like, pandas Series, pyarrow (Chunked)Array or masked array\n"
+             "    {value}",
+    "size": "size : None, int or tuple of int\n    {size}",
+    "rng": "rng : None, int, SeedSequence, BitGenerator or Generator\n"
+           "    Source of randomness; ``None`` is the secure default.",
+    "on_outside": 'on_outside : {{"clip", "raise"}}',
+    "workers": "workers : int, default 1\n    Threads for large arrays (``-1``: every CPU), "
+               "each on its own child stream.",
+    "nulls": 'nulls : {{"raise", "keep"}}, default "raise"\n    Missing values (NaN, None, '
+             'pd.NA, Arrow nulls, masked entries): ``"raise"``\n    refuses them; ``"keep"`` '
+             "leaves them missing in the result, drawing no noise\n    for them{nulls}.",
+}
+
+
+def sample_doc(summary: str = "Release ``value`` (scalar or array; one independent draw per "
+               "element).", *, value: str = "True values; clipped into ``[lower, upper]`` "
+               'unless ``on_outside="raise"``.', size: str = "Follows NumPy: the output shape, "
+               "to which ``value`` must broadcast.", nulls: str = "",
+               returns: str = "") -> Callable[[F], F]:
+    """Decorator: the numpydoc docstring of a mechanism's ``sample``, its Parameters read
+    from the signature (one template for every mechanism)."""
+    def deco(func: F) -> F:
+        code = func.__code__
+        names = code.co_varnames[1:code.co_argcount + code.co_kwonlyargcount]
+        fields = {"value": value, "size": size, "nulls": nulls}
+        params = "\n".join(_SAMPLE_PARAMS[n].format(**fields) for n in names)
+        func.__doc__ = (f"{summary}\n\nParameters\n----------\n{params}\n\nReturns\n-------\n"
+                        "float, ndarray, Series, pyarrow array or masked array\n"
+                        "    A float for a scalar ``value`` without ``size``, else float64 "
+                        f"values of the\n    kind of ``value``{returns}.\n")
+        return func
+    return deco
