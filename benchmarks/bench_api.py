@@ -53,7 +53,8 @@ class BoundedGaussianBox:
 
     def setup(self):
         self.lower, self.upper = np.array([0.0, 1.0]), np.array([10.0, 9.0])
-        self.mech = bndp.BoundedGaussian(1.0, 2.0 * math.sqrt(5.0), self.lower, self.upper)
+        self.mech = bndp.BoundedGaussian(1.0, sensitivity=2.0 * math.sqrt(5.0), lower=self.lower,
+                                         upper=self.upper)
         self.values = np.random.default_rng(1).uniform(self.lower, self.upper, (N, 2))
         self.gen = np.random.default_rng(0)
 
@@ -108,11 +109,12 @@ class Verify:
 
     def setup(self, mechanism):
         if mechanism == "bounded_laplace":
-            self.mech = bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0)
+            self.mech = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0)
         elif mechanism == "bounded_gaussian":
-            self.mech = bndp.BoundedGaussian(1.0, 1.0, 0.0, 10.0)
+            self.mech = bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=10.0)
         else:
-            self.mech = bndp.ConstrainedLaplace(1.0, 1.0, forbidden=[(10.0, 20.0)], lower=0.0)
+            self.mech = bndp.ConstrainedLaplace(1.0, sensitivity=1.0, forbidden=[(10.0, 20.0)],
+                                                lower=0.0)
 
     def time_verify(self, mechanism):
         verify_loss(self.mech)
@@ -120,7 +122,7 @@ class Verify:
 
 class LaplaceLoss:
     def setup(self):
-        self.mech = bndp.BoundedLaplace(0.5, 1.0, 0.0, 10.0, delta=0.01)
+        self.mech = bndp.BoundedLaplace(0.5, sensitivity=1.0, lower=0.0, upper=10.0, delta=0.01)
 
     def time_bounded_laplace_loss(self):
         bounded_laplace_loss(1.5, 1.0, 0.0, 10.0)
@@ -134,7 +136,7 @@ class Accounting:
 
     def setup(self):
         rng = np.random.default_rng(0)
-        self.mech = bndp.TruncatedGaussian(1.0, -1.0, 1.0)
+        self.mech = bndp.TruncatedGaussian(1.0, lower=-1.0, upper=1.0)
         self.grads = rng.normal(0.0, 2.0, (5, 2000))
         self.theta = rng.normal(0.0, 2.0, N)
         self.alphas = np.asarray(accounting.DEFAULT_ALPHAS, dtype=float)

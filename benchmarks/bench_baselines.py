@@ -15,10 +15,13 @@ class BaselineSampling:
     def setup(self, n):
         self.q = np.linspace(0.0, 10.0, n)
         self.q2 = np.column_stack([np.linspace(0.0, 10.0, n), np.linspace(1.0, 9.0, n)])
-        self.clamped = bndp.ClampedLaplace(1.0, 1.0, 0.0, 10.0)
-        self.bounded = bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0, mode="continuous")
-        self.gg = bndp.GeneralizedGaussian(1.0, [4.0, 2.0], [0.0, 1.0], [10.0, 9.0])
-        self.bg = bndp.BoundedGaussian(1.0, 2 * np.sqrt(5), [0.0, 1.0], [10.0, 9.0],
+        self.clamped = bndp.ClampedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0)
+        self.bounded = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0,
+                                           mode="continuous")
+        self.gg = bndp.GeneralizedGaussian(1.0, sensitivity=[4.0, 2.0], lower=[0.0, 1.0],
+                                           upper=[10.0, 9.0])
+        self.bg = bndp.BoundedGaussian(1.0, sensitivity=2 * np.sqrt(5), lower=[0.0, 1.0],
+                                       upper=[10.0, 9.0],
                                        mode="continuous")
         self.rng = np.random.default_rng(0)
 

@@ -30,7 +30,8 @@ class TruncatedNormal:
 class BoundedLaplace:
     def setup(self):
         self.gen = np.random.default_rng(0)
-        self.mech = bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0, mode="continuous")
+        self.mech = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0,
+                                        mode="continuous")
         self.values = np.random.default_rng(1).uniform(0.0, 10.0, N)
         self.value = np.full(N, 5.0)
 
@@ -47,7 +48,8 @@ class BoundedLaplace:
 class BoundedGaussianSampling:
     def setup(self):
         self.gen = np.random.default_rng(0)
-        self.mech = bndp.BoundedGaussian(1.0, 1.0, 0.0, 120.0, mode="continuous")
+        self.mech = bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=120.0,
+                                         mode="continuous")
         self.values = np.random.default_rng(1).uniform(0.0, 120.0, N)
 
     def time_per_row_values(self):

@@ -16,8 +16,9 @@ class TimeWorkers:
     param_names = ["workers", "mechanism"]
 
     def setup(self, workers, mechanism):
-        self.mech = (bndp.BoundedLaplace(1.0, 1.0, 0.0, 120.0) if mechanism == "laplace"
-                     else bndp.BoundedGaussian(1.0, 1.0, 0.0, 120.0))
+        self.mech = (bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0,
+                                         upper=120.0) if mechanism == "laplace"
+                     else bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=120.0))
         self.rng = np.random.default_rng(0)
         self.x = np.random.default_rng(1).uniform(0, 120, 2_000_000)
 
@@ -39,7 +40,7 @@ class TimeColumns:
         self.series_na = self.series.copy()
         self.series_na.iloc[::10] = np.nan
         self.arrow = pa.chunked_array([x[:500_000], x[500_000:]])
-        self.mech = bndp.BoundedLaplace(1.0, 1.0, 0.0, 120.0)
+        self.mech = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=120.0)
         self.rng = np.random.default_rng(0)
 
     def time_numpy(self):

@@ -38,8 +38,8 @@ class GaussianProfile:
 
 class UnboundedSampling:
     def setup(self):
-        self.g = bndp.Gaussian(1.0, 1e-5, 1.0)
-        self.lap = bndp.Laplace(1.0, 1.0)
+        self.g = bndp.Gaussian(1.0, delta=1e-5, sensitivity=1.0)
+        self.lap = bndp.Laplace(1.0, sensitivity=1.0)
         self.rng = np.random.default_rng(0)
         self.rows = self.rng.uniform(0, 10, 1_000_000)
 

@@ -30,8 +30,8 @@ class FIL:
 
     def setup(self, mechanism):
         self.theta = np.random.default_rng(0).normal(0.0, 2.0, 10**6)
-        self.m = {"rectified": bndp.RectifiedGaussian(1.0, -1.0, 1.0),
-                  "truncated": bndp.TruncatedGaussian(1.0, -1.0, 1.0),
+        self.m = {"rectified": bndp.RectifiedGaussian(1.0, lower=-1.0, upper=1.0),
+                  "truncated": bndp.TruncatedGaussian(1.0, lower=-1.0, upper=1.0),
                   "sign": bndp.StochasticSign(1.0)}[mechanism]
 
     def time_fil(self, mechanism):
@@ -45,8 +45,8 @@ class Sampling:
     def setup(self, sampler):
         self.theta = np.random.default_rng(0).normal(0.0, 2.0, 10**7)
         self.gen = np.random.default_rng(1)
-        self.r = bndp.RectifiedGaussian(1.0, -1.0, 1.0)
-        self.t = bndp.TruncatedGaussian(1.0, -1.0, 1.0)
+        self.r = bndp.RectifiedGaussian(1.0, lower=-1.0, upper=1.0)
+        self.t = bndp.TruncatedGaussian(1.0, lower=-1.0, upper=1.0)
 
     def time_sample(self, sampler):
         if sampler == "rectified":

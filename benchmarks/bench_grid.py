@@ -32,7 +32,7 @@ class GridHalfLine:
     param_names = ["mode", "where"]
 
     def setup(self, mode, where):
-        self.mech = bndp.BoundedLaplace(1.0, 1.0, 0.0, np.inf, mode=mode)
+        self.mech = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=np.inf, mode=mode)
         self.values = np.full(N, 0.0 if where == "bound" else 1e4)
         self.gen = np.random.default_rng(0)
 
@@ -60,16 +60,16 @@ class GridPlanning:
     def time_plan_laplace_ages(self):
         # a range not seen before (the plans are cached per configuration)
         self._w = getattr(self, "_w", 120.0) + 2.0 ** -20
-        bndp.BoundedLaplace(1.0, 1.0, 0.0, self._w)
+        bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=self._w)
 
     def time_plan_gaussian_m2(self):
         self._g = getattr(self, "_g", 10.0) + 2.0 ** -20
-        bndp.BoundedGaussian(1.0, 1.0, [0.0, 0.0], [10.0, self._g])
+        bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=[0.0, 0.0], upper=[10.0, self._g])
 
     def time_plan_laplace_n_2_20(self):
         # 0..65536 at granularity 1/16: n = 2^20 grid intervals, d_k = 16
         self._h = getattr(self, "_h", 65536.0) + 2.0 ** -20
-        bndp.BoundedLaplace(1.0, 1.0, 0.0, self._h)
+        bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=self._h)
 
     time_plan_laplace_n_2_20.number = 1
     time_plan_laplace_n_2_20.repeat = 1

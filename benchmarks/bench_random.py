@@ -23,8 +23,10 @@ class Samplers:
 
     def setup(self, name):
         self.gen = _gen(name)
-        self.lap = bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0, mode="continuous")
-        self.gau = bndp.BoundedGaussian(1.0, 1.0, 0.0, 10.0, mode="continuous")
+        self.lap = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0,
+                                       mode="continuous")
+        self.gau = bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=10.0,
+                                        mode="continuous")
         self.values = np.random.default_rng(1).uniform(0.0, 10.0, N)
 
     def time_raw_uint64(self, name):
@@ -46,8 +48,8 @@ class ExactMode:
 
     def setup(self, name):
         self.gen = _gen(name)
-        self.lap = bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0, mode="exact")
-        self.gau = bndp.BoundedGaussian(1.0, 1.0, 0.0, 10.0, mode="exact")
+        self.lap = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0, mode="exact")
+        self.gau = bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=10.0, mode="exact")
         self.values = np.random.default_rng(1).uniform(0.0, 10.0, N)
 
     def time_exact_bounded_laplace(self, name):
@@ -59,7 +61,7 @@ class ExactMode:
 
 class ExactCalibration:
     def time_exact_laplace_plan(self):
-        bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0, mode="exact")
+        bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0, mode="exact")
 
     def time_exact_gaussian_plan(self):
-        bndp.BoundedGaussian(1.0, 1.0, 0.0, 10.0, mode="exact")
+        bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=10.0, mode="exact")

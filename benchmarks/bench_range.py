@@ -18,10 +18,10 @@ class TimeCalibration:
         self.f = _intervals(n)
 
     def time_calibrate(self, n, guarantee):
-        bndp.ConstrainedLaplace(1.0, 1.0, forbidden=self.f, guarantee=guarantee)
+        bndp.ConstrainedLaplace(1.0, sensitivity=1.0, forbidden=self.f, guarantee=guarantee)
 
     def time_calibrate_bounded(self, n, guarantee):
-        bndp.ConstrainedLaplace(1.0, 1.0, forbidden=self.f, lower=-5.0,
+        bndp.ConstrainedLaplace(1.0, sensitivity=1.0, forbidden=self.f, lower=-5.0,
                                 upper=float(self.f[-1, 1]) + 5.0, guarantee=guarantee)
 
 
@@ -39,7 +39,8 @@ class TimePlanConstrained:
     def time_plan_constrained(self, n, guarantee, upper, sens):
         from bndp.mechanisms import exact
         exact._plan_constrained.cache_clear()
-        bndp.ConstrainedLaplace(1.0, sens, forbidden=PLAN_GAPS[n], lower=0.0, upper=upper,
+        bndp.ConstrainedLaplace(1.0, sensitivity=sens, forbidden=PLAN_GAPS[n], lower=0.0,
+                                upper=upper,
                                 guarantee=guarantee)
 
 
@@ -47,7 +48,7 @@ class TimeSampling:
     """One forbidden interval; compare with Generator.laplace."""
 
     def setup(self):
-        self.m = bndp.ConstrainedLaplace(1.0, 1.0, forbidden=[(0.0, 1.0)])
+        self.m = bndp.ConstrainedLaplace(1.0, sensitivity=1.0, forbidden=[(0.0, 1.0)])
         self.values = np.linspace(-3.0, -0.1, 1_000_000)
         self.gen = np.random.default_rng(0)
 
@@ -70,8 +71,8 @@ class TimeSamplingGrid:
 
     def setup(self):
         kw = dict(forbidden=[(0.0, 1.0)], lower=-10.0, upper=10.0)
-        self.m = bndp.ConstrainedLaplace(1.0, 1.0, **kw)
-        self.c = bndp.ConstrainedLaplace(1.0, 1.0, mode="continuous", **kw)
+        self.m = bndp.ConstrainedLaplace(1.0, sensitivity=1.0, **kw)
+        self.c = bndp.ConstrainedLaplace(1.0, sensitivity=1.0, mode="continuous", **kw)
         self.values = np.linspace(-3.0, -0.1, 1_000_000)
         self.gen = np.random.default_rng(0)
 

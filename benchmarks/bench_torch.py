@@ -17,9 +17,10 @@ class TensorInput:
             raise NotImplementedError("torch is not installed") from None
         x = np.random.default_rng(0).uniform(0.0, 10.0, 10**6)
         if mechanism == "bounded_laplace":
-            self.m = bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0, mode="continuous")
+            self.m = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0,
+                                         mode="continuous")
         else:
-            self.m = bndp.TruncatedGaussian(1.0, 0.0, 10.0)
+            self.m = bndp.TruncatedGaussian(1.0, lower=0.0, upper=10.0)
         self.x = {"numpy": x, "torch64": torch.from_numpy(x),
                   "torch32": torch.from_numpy(x).float()}[kind]
         self.gen = np.random.default_rng(1)

@@ -34,7 +34,7 @@ class VerifyGaussian:
         bounded_gaussian_tight_sigma(1.0, DQ2, L2, U2)
 
     def time_mechanism_tight_m2(self):
-        bndp.BoundedGaussian(1.0, DQ2, L2, U2, calibration="tight")
+        bndp.BoundedGaussian(1.0, sensitivity=DQ2, lower=L2, upper=U2, calibration="tight")
 
 
 class VerifyLaplace:
@@ -44,7 +44,7 @@ class VerifyLaplace:
 
 class Audit:
     def setup(self):
-        self.m = bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0)
+        self.m = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0)
 
     def time_audit_200k(self):
         m = self.m

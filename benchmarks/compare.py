@@ -67,7 +67,7 @@ def main() -> None:
 
     t_tn_scalar = best_of(lambda: bndp.truncated_normal(5.0, sigma, lo, hi, size=n, rng=g), rep)
     t_tn_rows = best_of(lambda: bndp.truncated_normal(rows, sigma, lo, hi, rng=g), rep)
-    lap = bndp.BoundedLaplace(1.0, 1.0, lo, hi, mode="continuous")
+    lap = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=lo, upper=hi, mode="continuous")
     t_bl_scalar = best_of(lambda: lap.sample(5.0, size=n, rng=g), rep)
     t_bl_rows = best_of(lambda: lap.sample(rows, rng=g), rep)
 

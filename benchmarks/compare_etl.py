@@ -184,8 +184,8 @@ def bench_workers(n=10**7):
     print(f"\n== workers=, {n:,} draws, best of 5 ({load()})")
     print(f"{'path':<36}{'1 thread s':>12}{'2 threads s':>13}{'speed-up':>10}"
           f"{'cpu/wall (2)':>14}")
-    lap = bndp.BoundedLaplace(1.0, 1.0, 0.0, 120.0)
-    gau = bndp.BoundedGaussian(1.0, 1.0, 0.0, 120.0)
+    lap = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=120.0)
+    gau = bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=120.0)
     x = np.random.default_rng(0).uniform(0, 120, n)
     g = np.random.default_rng(1)
     cases = [

@@ -111,7 +111,7 @@ def main(d=1_000_000, repeats=3):
     g = np.random.default_rng(1)
     t_np = best(lambda: g.normal(th, 1.0), repeats)
     t_npc = best(lambda: np.clip(g.normal(th, 1.0), -1.0, 1.0), repeats)
-    r = bndp.RectifiedGaussian(1.0, -1.0, 1.0)
+    r = bndp.RectifiedGaussian(1.0, lower=-1.0, upper=1.0)
     t_r = best(lambda: r.sample(th, rng=g), repeats)
     print(f"\n[sampling {n} coordinates]")
     print(f"  numpy normal(theta, 1)          {t_np:7.3f} s")

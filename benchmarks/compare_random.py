@@ -30,10 +30,10 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     N = int(argv[0]) if argv else 10**6
     values = np.random.default_rng(1).uniform(0.0, 10.0, N)
-    lap = bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0, mode="continuous")
-    gau = bndp.BoundedGaussian(1.0, 1.0, 0.0, 10.0, mode="continuous")
-    lap_x = bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0, mode="exact")
-    gau_x = bndp.BoundedGaussian(1.0, 1.0, 0.0, 10.0, mode="exact")
+    lap = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0, mode="continuous")
+    gau = bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=10.0, mode="continuous")
+    lap_x = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0, mode="exact")
+    gau_x = bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=10.0, mode="exact")
     work = {
         "raw uint64": lambda g: g.integers(0, 2**64, size=N, dtype=np.uint64),
         "bounded Laplace (continuous)": lambda g: lap.sample(values, rng=g),

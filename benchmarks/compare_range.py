@@ -23,7 +23,7 @@ def best(f, repeat=5):
 def main():
     n = 1_000_000
     gen = np.random.default_rng(0)
-    m = bndp.ConstrainedLaplace(1.0, 1.0, forbidden=[(0.0, 1.0)])
+    m = bndp.ConstrainedLaplace(1.0, sensitivity=1.0, forbidden=[(0.0, 1.0)])
     vals = np.linspace(-3.0, -0.1, n)
     t_np = best(lambda: gen.laplace(2.0, 1.0, size=n))
     t_cl = best(lambda: m.sample(2.0, size=n, rng=gen))
@@ -37,8 +37,8 @@ def main():
     rng = np.random.default_rng(0)
     f = np.cumsum(rng.uniform(0.1, 2.0, 200)).reshape(100, 2)
     for g in ("dp", "metric"):
-        t = best(lambda: bndp.ConstrainedLaplace(1.0, 1.0, forbidden=f, guarantee=g))
-        tb = best(lambda: bndp.ConstrainedLaplace(1.0, 1.0, forbidden=f, lower=-5.0,
+        t = best(lambda: bndp.ConstrainedLaplace(1.0, sensitivity=1.0, forbidden=f, guarantee=g))
+        tb = best(lambda: bndp.ConstrainedLaplace(1.0, sensitivity=1.0, forbidden=f, lower=-5.0,
                                                   upper=float(f[-1, 1]) + 5.0, guarantee=g))
         print(f"calibration, n = 100 forbidden intervals, guarantee={g!r}: {t * 1e3:.2f} ms "
               f"(with finite lower/upper: {tb * 1e3:.2f} ms)")

@@ -23,8 +23,8 @@ def table1():
           "| Var reduction (centre) | Var reduction (corner l) |")
     print("|---|---|---|---|---|---|---|")
     for eps in (0.1, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0):
-        p = bndp.BoundedGaussian(eps, dq, lo, hi)
-        t = bndp.BoundedGaussian(eps, dq, lo, hi, calibration="tight")
+        p = bndp.BoundedGaussian(eps, sensitivity=dq, lower=lo, upper=hi)
+        t = bndp.BoundedGaussian(eps, sensitivity=dq, lower=lo, upper=hi, calibration="tight")
         mid = 0.5 * (lo + hi)
         vp_c, vt_c = np.sum(p.variance(mid)), np.sum(t.variance(mid))
         vp_l, vt_l = np.sum(p.variance(lo)), np.sum(t.variance(lo))

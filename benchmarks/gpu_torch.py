@@ -35,7 +35,7 @@ def main(argv=None) -> int:
     import bndp
 
     dev = torch.device("cuda")
-    m = bndp.TruncatedGaussian(1.0, -1.0, 1.0)
+    m = bndp.TruncatedGaussian(1.0, lower=-1.0, upper=1.0)
 
     def timed(fn):
         fn()

@@ -62,7 +62,7 @@ def train(kind: str, *, noise_multiplier: float, clip: float, support: float, st
     if kind == "gaussian":
         mech: object = sigma
     else:
-        mech = bndp.TruncatedGaussian(sigma, -support * sigma, support * sigma)
+        mech = bndp.TruncatedGaussian(sigma, lower=-support * sigma, upper=support * sigma)
     model, opt, loader = make_private(model, torch.optim.SGD(model.parameters(), lr=lr[kind]), loader,
                                       mechanism=mech, clip_bound=clip, rng=seed + 1)
     loss_fn = nn.CrossEntropyLoss()

@@ -32,8 +32,8 @@ def main(path: str = "figure1_bounded_support.png") -> str:
     colors = {"Gaussian": "k", "Rectified": "tab:blue", "Truncated": "tab:green",
               "Stochastic sign": "tab:orange"}
     for col, sigma in enumerate((0.5, 1.0)):
-        mechs = {"Rectified": bndp.RectifiedGaussian(sigma, -1.0, 1.0),
-                 "Truncated": bndp.TruncatedGaussian(sigma, -1.0, 1.0),
+        mechs = {"Rectified": bndp.RectifiedGaussian(sigma, lower=-1.0, upper=1.0),
+                 "Truncated": bndp.TruncatedGaussian(sigma, lower=-1.0, upper=1.0),
                  "Stochastic sign": bndp.StochasticSign(sigma)}
         ax_eta, ax_eps = axes[0, col], axes[1, col]
         ax_eta.plot(theta, np.full_like(theta, 1.0 / sigma), color=colors["Gaussian"],

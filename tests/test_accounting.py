@@ -34,7 +34,8 @@ THETAS = np.array([0.0, 0.5, 1.0, 2.0, 3.0])
 
 
 def mechs(sigma, lo=-1.0, hi=1.0):
-    return (bndp.RectifiedGaussian(sigma, lo, hi), bndp.TruncatedGaussian(sigma, lo, hi),
+    return (bndp.RectifiedGaussian(sigma, lower=lo, upper=hi), bndp.TruncatedGaussian(sigma,
+                                   lower=lo, upper=hi),
             bndp.StochasticSign(sigma))
 
 
@@ -116,7 +117,7 @@ def test_reference_single_values():
 
 
 def test_alg1_versus_sup_at_theta_minus_3():
-    r = bndp.RectifiedGaussian(0.5, -1.0, 1.0)
+    r = bndp.RectifiedGaussian(0.5, lower=-1.0, upper=1.0)
     a1 = per_instance_rdp(r, -3.0, 1.0, 2.0, mode="alg1")
     sup = per_instance_rdp(r, -3.0, 1.0, 2.0, mode="sup")
     assert a1 == pytest.approx(0.02294962, abs=1e-8)
@@ -132,7 +133,7 @@ def test_modes_are_ordered_and_sup_is_max_of_four_directions():
         sp = per_instance_rdp(m, th, 0.8, 3.0, "sup", per_coordinate=True)
         assert np.all(a1 <= tx) and np.all(tx <= sp)
     # sup = max over the four divergences, on a symmetric support (reflection gives -C)
-    r = bndp.RectifiedGaussian(0.7, -1.0, 1.0)
+    r = bndp.RectifiedGaussian(0.7, lower=-1.0, upper=1.0)
     four = np.max([fwd(r, th, 0.8, 3.0), fwd(r, -th - 0.8, 0.8, 3.0),
                    fwd(r, -th, 0.8, 3.0), fwd(r, th - 0.8, 0.8, 3.0)], axis=0)
     np.testing.assert_allclose(per_instance_rdp(r, th, 0.8, 3.0, "sup", per_coordinate=True),
@@ -164,15 +165,16 @@ def test_small_shift_regime_of_the_paper():
     # C = 1e-3, sigma = 1, a = 4 (C/sigma as in the paper's CIFAR grids), theta = a * k
     th = 4.0 * np.array([0.0, 0.5, 1.0, 1.25, 1.75, 2.0])
     g = gaussian_rdp(1.0, 1e-3, 2.0)
-    rr = per_instance_rdp(bndp.RectifiedGaussian(1.0, -4, 4), th, 1e-3, 2.0,
+    rr = per_instance_rdp(bndp.RectifiedGaussian(1.0, lower=-4, upper=4), th, 1e-3, 2.0,
                           per_coordinate=True) / g
-    tr = per_instance_rdp(bndp.TruncatedGaussian(1.0, -4, 4), th, 1e-3, 2.0,
+    tr = per_instance_rdp(bndp.TruncatedGaussian(1.0, lower=-4, upper=4), th, 1e-3, 2.0,
                           per_coordinate=True) / g
     np.testing.assert_allclose(rr, [0.999997, 0.9974, 0.8187, 0.4708, 0.0147, 0.00057],
                                rtol=2e-3)
     np.testing.assert_allclose(tr, [0.99893, 0.8866, 0.3636, 0.1992, 0.0706, 0.0467], rtol=2e-3)
     # local expansion D ~ alpha C^2 eta^2 / 2
-    for m in (bndp.RectifiedGaussian(1.0, -4, 4), bndp.TruncatedGaussian(1.0, -4, 4)):
+    for m in (bndp.RectifiedGaussian(1.0, lower=-4, upper=4), bndp.TruncatedGaussian(1.0, lower=-4,
+                                     upper=4)):
         d = per_instance_rdp(m, th, 1e-3, 2.0, "alg1", per_coordinate=True)
         taylor = 2.0 * 1e-6 * fisher_information_loss_squared(m, th) / 2
         np.testing.assert_allclose(d, taylor, rtol=3e-3)
@@ -258,11 +260,11 @@ def mp_rect(alpha, th, c, s, lo, hi):
 @pytest.mark.parametrize("th,alpha,c", [(1e3, 2.0, 1.0), (40.0, 2.0, 1.0), (8.0, 3.0, 1.0),
                                         (-12.0, 2.0, 0.5), (5.0, 7.5, 0.3), (-1e3, 4.0, 2.0)])
 def test_far_tails_keep_relative_precision(th, alpha, c):
-    t = bndp.TruncatedGaussian(1.0, -1.0, 1.0)
+    t = bndp.TruncatedGaussian(1.0, lower=-1.0, upper=1.0)
     ref = mp_trunc(alpha, th, c, 1.0, -1.0, 1.0)
     assert per_instance_rdp(t, th, c, alpha, "alg1") == pytest.approx(ref, rel=1e-9)
     if abs(th) < 30:
-        r = bndp.RectifiedGaussian(1.0, -1.0, 1.0)
+        r = bndp.RectifiedGaussian(1.0, lower=-1.0, upper=1.0)
         ref = mp_rect(alpha, th, c, 1.0, -1.0, 1.0)
         assert per_instance_rdp(r, th, c, alpha, "alg1") == pytest.approx(ref, rel=1e-9, abs=1e-300)
 
@@ -357,7 +359,7 @@ def test_rectified_fil_is_the_quantisation_limit_theorem_f1():
         dp = -np.diff(stats.norm.pdf(edges, th, 1.0))
         return float(np.sum(dp ** 2 / p))
 
-    e2 = fisher_information_loss_squared(bndp.RectifiedGaussian(1.0, -1, 1), 0.4)
+    e2 = fisher_information_loss_squared(bndp.RectifiedGaussian(1.0, lower=-1, upper=1), 0.4)
     assert e2 == pytest.approx(0.917917, abs=1e-6)
     assert quantised(0.4, 1024) == pytest.approx(e2, abs=3e-4)
     assert abs(quantised(0.4, 4096) - e2) < abs(quantised(0.4, 256) - e2)
@@ -366,9 +368,9 @@ def test_rectified_fil_is_the_quantisation_limit_theorem_f1():
 def test_fil_figure1_claims():
     # eta_R / eta_G at theta = 0: 0.99740 (sigma = 1/2), 0.96790 (sigma = 1);
     # stochastic sign at theta = 0: sqrt(2/pi)/sigma; gap to Gaussian grows toward tails
-    assert fisher_information_loss(bndp.RectifiedGaussian(0.5, -1, 1), 0.0) * 0.5 == \
+    assert fisher_information_loss(bndp.RectifiedGaussian(0.5, lower=-1, upper=1), 0.0) * 0.5 == \
         pytest.approx(0.99740, abs=1e-5)
-    assert fisher_information_loss(bndp.RectifiedGaussian(1.0, -1, 1), 0.0) == \
+    assert fisher_information_loss(bndp.RectifiedGaussian(1.0, lower=-1, upper=1), 0.0) == \
         pytest.approx(0.96790, abs=1e-5)
     for s in (0.5, 1.0):
         assert fisher_information_loss(bndp.StochasticSign(s), 0.0) == \
@@ -379,12 +381,12 @@ def test_fil_figure1_claims():
 
 
 def test_fil_far_tail():
-    t = bndp.TruncatedGaussian(1.0, -1, 1)
+    t = bndp.TruncatedGaussian(1.0, lower=-1, upper=1)
     # mpmath, 50 digits: 0.02038273596902666002...; the value pinned here before,
     # 0.020382718700599798, was the cancelling closed form's (8.5e-7 low)
     assert fisher_information_loss(t, 50.0) == pytest.approx(0.02038273596902666, rel=1e-13)
     assert fisher_information_loss(t, -50.0) == pytest.approx(0.02038273596902666, rel=1e-13)
-    assert fisher_information_loss(bndp.RectifiedGaussian(1.0, -1, 1), 50.0) < 1e-250
+    assert fisher_information_loss(bndp.RectifiedGaussian(1.0, lower=-1, upper=1), 50.0) < 1e-250
 
 
 # ---------------------------------------------------------------------------------------
@@ -392,7 +394,7 @@ def test_fil_far_tail():
 # ---------------------------------------------------------------------------------------
 
 def test_alpha_grid_and_shapes():
-    m = bndp.RectifiedGaussian(1.0, [-1.0, -2.0, -0.5], [1.0, 2.0, 3.0])
+    m = bndp.RectifiedGaussian(1.0, lower=[-1.0, -2.0, -0.5], upper=[1.0, 2.0, 3.0])
     th = np.array([[0.1, 2.0, -1.0], [0.3, 0.0, 4.0]])
     al = np.array([1.5, 2.0, 8.0])
     tot = per_instance_rdp(m, th, 0.5, al)
@@ -402,25 +404,26 @@ def test_alpha_grid_and_shapes():
     for k, a in enumerate(al):
         for i in range(2):
             for j in range(3):
-                mj = bndp.RectifiedGaussian(1.0, m.lower[j], m.upper[j])
+                mj = bndp.RectifiedGaussian(1.0, lower=m.lower[j], upper=m.upper[j])
                 assert each[k, i, j] == pytest.approx(per_instance_rdp(mj, th[i, j], 0.5, a), rel=1e-14)
     assert isinstance(per_instance_rdp(m, th, 0.5, 2.0), float)
     assert fisher_information_loss(m, th).shape == (2, 3)
     # per-coordinate sensitivity
     cs = np.array([0.1, 0.5, 1.0])
     v = per_instance_rdp(m, th, cs, 2.0, per_coordinate=True)
-    assert v[0, 0] == pytest.approx(per_instance_rdp(bndp.RectifiedGaussian(1.0, -1, 1), 0.1, 0.1, 2.0))
+    m1 = bndp.RectifiedGaussian(1.0, lower=-1, upper=1)
+    assert v[0, 0] == pytest.approx(per_instance_rdp(m1, 0.1, 0.1, 2.0))
 
 
 @pytest.mark.parametrize("alpha", [1.0, 0.5, -2.0, np.nan, np.inf, [2.0, 1.0]])
 def test_bad_alpha(alpha):
-    m = bndp.TruncatedGaussian(1.0, -1, 1)
+    m = bndp.TruncatedGaussian(1.0, lower=-1, upper=1)
     with pytest.raises(ValueError, match="alpha"):
         per_instance_rdp(m, 0.0, 1.0, alpha)
 
 
 def test_bad_inputs():
-    m = bndp.TruncatedGaussian(1.0, -1, 1)
+    m = bndp.TruncatedGaussian(1.0, lower=-1, upper=1)
     with pytest.raises(ValueError, match="theta"):
         per_instance_rdp(m, [0.0, np.nan], 1.0, 2.0)
     with pytest.raises(ValueError, match="theta"):
@@ -432,9 +435,11 @@ def test_bad_inputs():
     with pytest.raises(ValueError, match="mode"):
         per_instance_rdp(m, 0.0, 1.0, 2.0, mode="both")
     with pytest.raises(TypeError, match="mechanism"):
-        per_instance_rdp(bndp.BoundedLaplace(1.0, 1.0, 0.0, 1.0), 0.0, 1.0, 2.0)
+        per_instance_rdp(bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0,
+                                             upper=1.0), 0.0, 1.0, 2.0)
     with pytest.raises(ValueError, match="broadcast"):
-        per_instance_rdp(bndp.TruncatedGaussian(1.0, [-1, -1], [1, 1]), [0.0, 0.0, 0.0], 1.0, 2.0)
+        per_instance_rdp(bndp.TruncatedGaussian(1.0, lower=[-1, -1], upper=[1, 1]), [0.0, 0.0,
+                                                0.0], 1.0, 2.0)
     with pytest.raises(ValueError, match="sigma"):
         gaussian_rdp(0.0, 1.0, 2.0)
 
@@ -488,7 +493,7 @@ def test_algorithm1_toy(cls, alg1, sup):
 
 
 def test_accountant_epsilon_and_fil():
-    m = bndp.TruncatedGaussian(2.0, -1.0, 1.0)
+    m = bndp.TruncatedGaussian(2.0, lower=-1.0, upper=1.0)
     acc = PerInstanceAccountant(m, 0.5)
     rng = np.random.default_rng(0)
     J = rng.normal(size=(3, 4))
@@ -512,7 +517,7 @@ def test_accountant_epsilon_and_fil():
 
 
 def test_accountant_refuses_subsampled_rdp_and_unclipped_gradients():
-    m = bndp.RectifiedGaussian(1.0, -1, 1)
+    m = bndp.RectifiedGaussian(1.0, lower=-1, upper=1)
     sub = PerInstanceAccountant(m, 1.0, sampling_rate=0.01)   # FIL only
     with pytest.raises(ValueError, match="subsampling"):
         sub.epsilon(1e-5)
@@ -533,7 +538,7 @@ def test_accountant_refuses_subsampled_rdp_and_unclipped_gradients():
 def test_minibatch_fil_scales_with_the_sampling_rate():
     # one coordinate at theta = 0, sigma = 1, S = [-1, 1]: eta_T^2 = 0.2911250948 (Eq. (3));
     # Jacobians 1 and 2, three steps: FIL_i = q * 3 * eta^2 * J_i^2, bound q * 3 * J_i^2
-    m = bndp.TruncatedGaussian(1.0, -1.0, 1.0)
+    m = bndp.TruncatedGaussian(1.0, lower=-1.0, upper=1.0)
     J = np.array([[1.0], [2.0]])
     prev = None
     for q in (1.0, 0.5, 0.2, 0.05, 0.01):
@@ -648,7 +653,7 @@ def test_reverse_and_negative_shift_against_mpmath_quadrature(sigma, lo, hi):
 
 
 def test_sup_is_the_max_of_the_four_named_divergences_and_option_errors():
-    r = bndp.RectifiedGaussian(0.7, -1.0, 1.5)
+    r = bndp.RectifiedGaussian(0.7, lower=-1.0, upper=1.5)
     th = np.linspace(-4, 4, 33)
     one = lambda mode, neg: per_instance_rdp(r, th, 0.6, 3.0, mode,  # noqa: E731
                                              per_coordinate=True, negative_shift=neg)

@@ -24,7 +24,7 @@ from ._helpers import assert_independent_streams, grid_counts  # noqa: E402
 from .conftest import bndp_import_root  # noqa: E402
 
 SRC = bndp_import_root()  # where this run imports bndp from (src/ or site-packages)
-LAP = bndp.BoundedLaplace(1.0, 1.0, 0.0, 120.0)
+LAP = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=120.0)
 
 PRIV = ["--epsilon", "1", "--sensitivity", "1"]
 
@@ -100,7 +100,8 @@ def test_csv_released_column_in_bounds_other_cells_verbatim(tmp_path, capsys):
     assert ((ages >= 0) & (ages <= 120)).all()
     # the default release is the grid law: the written values are grid points, read back
     # exactly from their decimal form
-    plan = bndp.BoundedLaplace(float(PRIV[1]), float(PRIV[3]), 0.0, 120.0).exact_plan
+    plan = bndp.BoundedLaplace(float(PRIV[1]), sensitivity=float(PRIV[3]), lower=0.0,
+                               upper=120.0).exact_plan
     grid_counts(plan, ages)
     # the cells that need no quoting are written bare, as the csv module does
     assert open(dst).read().splitlines()[2].startswith("2,") and ",Doe," in open(dst).read()
@@ -141,7 +142,7 @@ def test_csv_several_columns_in_one_pass(tmp_path, capsys):
     assert ((a >= 0) & (a <= 5)).all() and ((b >= 0) & (b <= 1000)).all()
     assert [r["c"] for r in rows] == ["x", "y", "z"]
     assert err.count("bounded Gaussian sigma") == 2 and "up to epsilon = 2" in err
-    s5 = bndp.BoundedGaussian(1, 1, 0, 5).sigma
+    s5 = bndp.BoundedGaussian(1, sensitivity=1, lower=0, upper=5).sigma
     assert f"sigma = {s5:.6g}" in err
 
 
@@ -396,7 +397,7 @@ def test_calibrate_prints_scales_and_variances(capsys):
     row0 = lines[-2].split()
     assert float(row0[0]) == 0 and abs(float(row0[1]) - LAP.variance(0.0)) < 1e-5 * LAP.variance(0.0)
     assert float(row0[2]) == 2.0  # 2 b^2 of the unbounded Laplace
-    g = bndp.BoundedGaussian(0.5, 1.0, 0.0, 120.0)
+    g = bndp.BoundedGaussian(0.5, sensitivity=1.0, lower=0.0, upper=120.0)
     code, out, _ = run(capsys, "calibrate", "--mechanism", "gaussian", "--epsilon", "0.5",
                        "--sensitivity", "1", "--lower", "0", "--upper", "120")
     assert code == 0 and f"calibrated sigma = {g.sigma:.10g}" in out
@@ -445,7 +446,8 @@ def test_csv_cells_with_spaces_parse_and_workers_option(tmp_path, capsys):
                        "--workers", "2", "--seed", "3")
     assert code == 0, err
     got = np.loadtxt(dst, delimiter=",", skiprows=1, usecols=0)
-    np.testing.assert_array_equal(got, bndp.BoundedLaplace(1, 1, 0, 5).sample([1.0, 2.0], rng=3))
+    np.testing.assert_array_equal(got, bndp.BoundedLaplace(1, sensitivity=1, lower=0,
+                                                           upper=5).sample([1.0, 2.0], rng=3))
 
 
 # ---------------------------------------------------------------------------------------
@@ -492,9 +494,10 @@ def spec_laws():
     of SPEC_CSV (the default grid law; the score column is planned per (lo, hi) pair)."""
     if not _SPEC_LAWS:
         i = np.arange(300)
-        age = bndp.BoundedLaplace(0.25, 1.0, 0.0, 120.0).exact_plan
-        inc = bndp.BoundedGaussian(0.5, 1000.0, 0.0, 500000.0).exact_plan
-        bands = [bndp.BoundedLaplace(0.25, 1.0, 10.0 * k, 10.0 * k + 5).exact_plan
+        age = bndp.BoundedLaplace(0.25, sensitivity=1.0, lower=0.0, upper=120.0).exact_plan
+        inc = bndp.BoundedGaussian(0.5, sensitivity=1000.0, lower=0.0, upper=500000.0).exact_plan
+        bands = [bndp.BoundedLaplace(0.25, sensitivity=1.0, lower=10.0 * k,
+                                     upper=10.0 * k + 5).exact_plan
                  for k in range(3)]
         _SPEC_LAWS.append({"age": [(age, 20.0 + k % 60) for k in i],
                            "income": [(inc, 1000.0 * k) for k in i],
@@ -757,7 +760,7 @@ def test_half_line_column_is_released_on_the_grid_by_default(tmp_path, capsys):
     code, _, err = run(capsys, *argv, "--seed", "2")
     assert code == 0, err
     x = _released(tmp_path / "o.csv")
-    plan = bndp.BoundedLaplace(1.0, 1.0, 0.0, math.inf).exact_plan
+    plan = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=math.inf).exact_plan
     assert (x >= 0).all() and (np.ldexp(x, -plan.exponent) % 1 == 0).all()
     code, _, err = run(capsys, *argv, "--mode", "continuous", "--seed", "2")
     assert code == 0, err

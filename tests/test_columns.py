@@ -9,8 +9,8 @@ from bndp import _core, _parallel
 pd = pytest.importorskip("pandas")
 pa = pytest.importorskip("pyarrow")
 
-LAP = bndp.BoundedLaplace(1.0, 1.0, 0.0, 120.0, mode="continuous")
-GAU = bndp.BoundedGaussian(1.0, 1.0, 0.0, 120.0, mode="continuous")
+LAP = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=120.0, mode="continuous")
+GAU = bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=120.0, mode="continuous")
 
 
 # ---------------------------------------------------------------------------------------
@@ -150,7 +150,7 @@ def test_numpy_nan_with_nulls_keep():
 
 
 def test_multivariate_refuses_nulls_keep_with_missing_values():
-    m = bndp.BoundedGaussian(1.0, 1.0, [0.0, 0.0], [1.0, 1.0])
+    m = bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=[0.0, 0.0], upper=[1.0, 1.0])
     with pytest.raises(ValueError, match="multivariate"):
         m.sample(np.array([[0.5, np.nan]]), nulls="keep")
 
@@ -191,7 +191,7 @@ def test_workers_per_row_path_splits_a_column():
 
 
 def test_workers_per_row_path_splits_rows_of_a_matrix():
-    m = bndp.BoundedGaussian(1.0, 1.0, [0.0, 0.0], [1.0, 2.0])
+    m = bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=[0.0, 0.0], upper=[1.0, 2.0])
     x = np.full((N_BIG // 2 + 2, 2), 0.5)
     a = m.sample(x, rng=5, workers=2)
     b = m.sample(x, rng=5, workers=2)

@@ -53,8 +53,9 @@ def test_dask_privatize(ddf, scheduler, mechanism):
     pd.testing.assert_frame_equal(res[["id", "name", "other"]], src[["id", "name", "other"]])
     age = res["age"].to_numpy()
     assert ((age >= 0) & (age <= 120)).all()
-    mech = (bndp.BoundedLaplace(1.0, 1.0, 0.0, 120.0) if mechanism == "laplace"
-            else bndp.BoundedGaussian(1.0, 1.0, 0.0, 120.0))
+    mech = (bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0,
+                                upper=120.0) if mechanism == "laplace"
+            else bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=120.0))
     grid_counts(mech.exact_plan, age)     # the default release: grid points only
     v = mech.variance(60.0)
     assert abs(age.mean() - mech.mean(60.0)) < 5 * np.sqrt(v / N)
@@ -124,7 +125,8 @@ def test_dask_series_bounds_are_not_pulled_to_the_client():
     assert ((v >= lo) & (v <= lo + 5)).all()
     # grid points of each row's own bounds; the 4 partitions (same bounds and true values
     # row by row) have their own streams: their ordered draws agree only by chance
-    plans = {k: bndp.BoundedLaplace(1.0, 1.0, 10.0 * k, 10.0 * k + 5).exact_plan
+    plans = {k: bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=10.0 * k,
+                                    upper=10.0 * k + 5).exact_plan
              for k in range(4)}
     k = np.arange(n) % 4
     for j, plan in plans.items():
@@ -162,14 +164,15 @@ def test_dask_spec_8_partitions_per_row_bounds_budget():
     assert ((age >= 0) & (age <= 120)).all()
     assert ((inc >= 0) & (inc <= 500000)).all() and abs(inc.mean() - 3e5) < 5000
     assert ((score >= pdf["lo"].to_numpy()) & (score <= pdf["hi"].to_numpy())).all()
-    lap = bndp.BoundedLaplace(0.25, 1.0, 0.0, 120.0)
+    lap = bndp.BoundedLaplace(0.25, sensitivity=1.0, lower=0.0, upper=120.0)
     v = lap.variance(60.0)  # the grid law's (the default mode)
     assert abs(age.var() - v) < 5 * v * np.sqrt(5.0 / n)
     # every value a point of its column's grid; no stream repeated across the 8 partitions:
     # their ordered draws (same true values and bounds row by row) agree only by chance
     age_plan = lap.exact_plan
-    inc_plan = bndp.BoundedGaussian(0.5, 1000.0, 0.0, 500000.0).exact_plan
-    bands = {k: bndp.BoundedLaplace(0.25, 1.0, 10.0 * k, 10.0 * k + 5).exact_plan
+    inc_plan = bndp.BoundedGaussian(0.5, sensitivity=1000.0, lower=0.0, upper=500000.0).exact_plan
+    bands = {k: bndp.BoundedLaplace(0.25, sensitivity=1.0, lower=10.0 * k,
+                                    upper=10.0 * k + 5).exact_plan
              for k in range(5)}
     grid_counts(age_plan, age)
     grid_counts(inc_plan, inc)
@@ -200,7 +203,7 @@ def test_dask_constrained_laplace_releases_the_grid_law():
                   "sensitivity": 1, "epsilon": 1}}
     res = bndp.dask.privatize(dd.from_pandas(pdf, npartitions=4), spec).compute()
     x = res["v"].to_numpy()
-    m = bndp.ConstrainedLaplace(1.0, 1.0, forbidden=[(10.0, 20.0)], lower=0.0)
+    m = bndp.ConstrainedLaplace(1.0, sensitivity=1.0, forbidden=[(10.0, 20.0)], lower=0.0)
     assert ((x >= 0) & ((x <= 10) | (x >= 20))).all()
     assert (np.ldexp(x, -m.exact_plan.exponent) % 1 == 0).all()
     v = pdf["v"].to_numpy()

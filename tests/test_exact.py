@@ -57,9 +57,10 @@ def test_kernel_certificate_against_exact_rationals(fam, u, n, dk):
 
 
 @pytest.mark.parametrize("make,target", [
-    (lambda: bndp.BoundedLaplace(1.0, 1.0, 0.0, 1.0), 1.0),
-    (lambda: bndp.BoundedLaplace(0.5, 0.5, -0.5, 0.5, delta=0.05), 0.5 - math.log1p(-0.05)),
-    (lambda: bndp.BoundedGaussian(1.0, 0.5, 0.0, 1.0), 1.0),
+    (lambda: bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=1.0), 1.0),
+    (lambda: bndp.BoundedLaplace(0.5, sensitivity=0.5, lower=-0.5, upper=0.5,
+                                 delta=0.05), 0.5 - math.log1p(-0.05)),
+    (lambda: bndp.BoundedGaussian(1.0, sensitivity=0.5, lower=0.0, upper=1.0), 1.0),
 ])
 def test_mechanism_certificate_exhaustive(make, target, monkeypatch):
     # a coarse grid (at least 16 intervals instead of 1024) keeps the reference small
@@ -82,7 +83,7 @@ def test_mechanism_certificate_exhaustive(make, target, monkeypatch):
 def test_multivariate_certificate_exhaustive():
     """m = 2: the certificate bounds the maximum, over every shift vector whose rounding is
     compatible with an l2 shift <= sensitivity, of the summed per-coordinate losses."""
-    m = bndp.BoundedGaussian(1.0, 0.25, [0.0, 0.0], [0.5, 0.75])
+    m = bndp.BoundedGaussian(1.0, sensitivity=0.25, lower=[0.0, 0.0], upper=[0.5, 0.75])
     plan = m.exact_plan
     assert plan.certified_epsilon <= 1.0 and bndp.verify(m) == plan.certified_epsilon
     # per-coordinate shift losses: the kernel's (checked against exact rationals above);
@@ -99,7 +100,7 @@ def test_multivariate_certificate_exhaustive():
 
 def test_real_neighbours_within_certificate():
     """From true values, not indices: pmf ratios of random neighbours (ties included)."""
-    m = bndp.BoundedLaplace(1.0, 0.75, -3.0, 4.0)
+    m = bndp.BoundedLaplace(1.0, sensitivity=0.75, lower=-3.0, upper=4.0)
     plan = m.exact_plan
     r = np.random.default_rng(3)
     worst = 0.0
@@ -114,10 +115,12 @@ def test_real_neighbours_within_certificate():
 # --- every release path: on the grid, in bounds, the law it reports ------------------------
 
 MECHS = {
-    "laplace": lambda: bndp.BoundedLaplace(1.0, 1.0, 0.0, 120.0),
-    "laplace_delta": lambda: bndp.BoundedLaplace(0.5, 1.0, 0.0, 10.0, delta=1e-3),
-    "laplace_offgrid_bounds": lambda: bndp.BoundedLaplace(1.0, 0.3, -1.7, 2.9),
-    "gaussian": lambda: bndp.BoundedGaussian(1.0, 1.0, 0.0, 120.0),
+    "laplace": lambda: bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=120.0),
+    "laplace_delta": lambda: bndp.BoundedLaplace(0.5, sensitivity=1.0, lower=0.0, upper=10.0,
+                                                 delta=1e-3),
+    "laplace_offgrid_bounds": lambda: bndp.BoundedLaplace(1.0, sensitivity=0.3, lower=-1.7,
+                                                          upper=2.9),
+    "gaussian": lambda: bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=120.0),
 }
 
 
@@ -136,15 +139,15 @@ def test_default_outputs_on_grid_in_bounds_and_follow_the_pmf(name):
 
 
 def test_chi_square_has_power():
-    m = bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0)
-    wrong = bndp.BoundedLaplace(0.9, 1.0, 0.0, 10.0).exact_plan
+    m = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0)
+    wrong = bndp.BoundedLaplace(0.9, sensitivity=1.0, lower=0.0, upper=10.0).exact_plan
     x = m.sample(3.0, size=100_000, rng=5)
     if wrong.exponent == m.exact_plan.exponent and wrong.n == m.exact_plan.n:
         assert chi2_pvalue(grid_counts(m.exact_plan, x), wrong.pmf(3.0)) < 1e-6
 
 
 def test_multivariate_default_on_grid_and_law():
-    m = bndp.BoundedGaussian(1.0, 1.0, [0.0, -1.0], [4.0, 3.0])
+    m = bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=[0.0, -1.0], upper=[4.0, 3.0])
     plan = m.exact_plan
     assert m.mode == "exact" and plan.certified_epsilon <= 1.0
     x = m.sample([1.0, 2.9], size=60_000, rng=8)
@@ -162,10 +165,10 @@ def test_bndp_sample_default_scalar_and_per_row_bounds():
     v = np.linspace(0, 120, 1001)
     x = bndp.sample(v, mechanism="laplace", epsilon=1.0, sensitivity=1.0, lower=0, upper=120,
                     rng=1)
-    grid_counts(bndp.BoundedLaplace(1.0, 1.0, 0.0, 120.0).exact_plan, x)
+    grid_counts(bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=120.0).exact_plan, x)
     g = bndp.sample(v, mechanism="gaussian", epsilon=1.0, sensitivity=1.0, lower=0,
                     upper=120, rng=1)
-    grid_counts(bndp.BoundedGaussian(1.0, 1.0, 0.0, 120.0).exact_plan, g)
+    grid_counts(bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=120.0).exact_plan, g)
     lo = np.where(np.arange(v.size) % 2, 0.0, -5.0)
     hi = np.where(np.arange(v.size) % 3, 120.0, 200.0)
     y = bndp.sample(v, mechanism="laplace", epsilon=1.0, sensitivity=1.0, lower=lo, upper=hi,
@@ -173,7 +176,7 @@ def test_bndp_sample_default_scalar_and_per_row_bounds():
     assert ((y >= lo) & (y <= hi)).all()
     for l, h in {(a, b) for a, b in zip(lo, hi)}:
         sel = (lo == l) & (hi == h)
-        grid_counts(bndp.BoundedLaplace(1.0, 1.0, l, h).exact_plan, y[sel])
+        grid_counts(bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=l, upper=h).exact_plan, y[sel])
     # any number of distinct pairs (no cap)
     z = bndp.sample(np.zeros(5000), mechanism="laplace", epsilon=1.0, sensitivity=1.0,
                     lower=-np.arange(5000.0), upper=1.0, rng=3)
@@ -185,7 +188,7 @@ def test_bndp_sample_default_scalar_and_per_row_bounds():
 
 
 def test_moments_and_distribution_functions_from_the_grid_law():
-    m = bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0)
+    m = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0)
     plan = m.exact_plan
     g, p = plan.grid(), plan.pmf(2.0)
     mu = float(np.dot(g, p))
@@ -202,23 +205,23 @@ def test_moments_and_distribution_functions_from_the_grid_law():
     np.testing.assert_allclose(m.variance([1.0, 2.0]), [m.variance(1.0), m.variance(2.0)])
     with pytest.raises(NotImplementedError, match="pmf"):
         m.pdf(1.0, 2.0)
-    gm = bndp.BoundedGaussian(1.0, 1.0, 0.0, 10.0)
+    gm = bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=10.0)
     assert gm.variance(5.0) > 0 and gm.cdf(10.0, 5.0) == 1.0
     # the grid law's variance is within 1 % of the continuous law's (Laplace) or below it
-    c = bndp.BoundedLaplace(1.0, 1.0, 0.0, 120.0, mode="continuous")
-    d = bndp.BoundedLaplace(1.0, 1.0, 0.0, 120.0)
+    c = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=120.0, mode="continuous")
+    d = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=120.0)
     for v in (0.0, 60.0):
         assert d.variance(v) <= 1.01 * c.variance(v)
 
 
 def test_modes_and_errors():
-    m = bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0)
+    m = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0)
     assert repr(m) == ("BoundedLaplace(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=10.0, "
                        "delta=0.0, mode='exact')")
     assert eval("bndp." + repr(m)) == m
-    assert m == bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0, mode="exact")
-    assert m == bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0, mode=None)
-    c = bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0, mode="continuous")
+    assert m == bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0, mode="exact")
+    assert m == bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0, mode=None)
+    c = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0, mode="continuous")
     assert c != m and c.exact_plan is None and "mode='continuous'" in repr(c)
     assert isinstance(m.sample(2.0, rng=1), float)
     assert m.sample([1.0, 2.0], size=(3, 2), rng=1).shape == (3, 2)
@@ -227,9 +230,9 @@ def test_modes_and_errors():
         m.sample(11.0, on_outside="raise")
     assert m.sample(1e9, rng=1) <= 10.0
     with pytest.raises(ValueError, match="`mode`"):
-        bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0, mode="fast")
+        bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0, mode="fast")
     with pytest.raises(ValueError, match="far from 0"):
-        bndp.BoundedLaplace(1.0, 1e-6, 1e12, 1e12 + 1.0)
+        bndp.BoundedLaplace(1.0, sensitivity=1e-6, lower=1e12, upper=1e12 + 1.0)
     assert bndp.verify(m) == m.privacy_loss() <= 1.0
     # the profile of the grid Laplace: 0 at its certified loss, positive below
     from bndp.verify import privacy_profile
@@ -240,7 +243,7 @@ def test_modes_and_errors():
 def test_sampler_time_does_not_branch_on_the_value():
     """The kernel's search visits a fixed number of table entries: same draws for the same
     uniforms whatever the lane mix (a block of 8 equals 8 single draws)."""
-    m = bndp.BoundedLaplace(1.0, 1.0, 0.0, 120.0)
+    m = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=120.0)
     q = np.array([0.0, 120.0, 60.0, 1.0, 119.0, 30.0, 0.0, 77.0, 5.0])
     a = m.sample(q, rng=9)
     g = np.random.Generator(np.random.PCG64(9))
@@ -251,7 +254,7 @@ def test_sampler_time_does_not_branch_on_the_value():
 
 def test_rounding_sensitivity_bound():
     """Inputs at most dq apart land at most dk grid steps apart (ties included)."""
-    m = bndp.BoundedLaplace(1.0, 0.75, -3.0, 4.0, mode=None)
+    m = bndp.BoundedLaplace(1.0, sensitivity=0.75, lower=-3.0, upper=4.0, mode=None)
     plan = m.exact_plan
     g = plan.gamma
     r = np.random.default_rng(4)
@@ -272,7 +275,7 @@ def test_rounding_sensitivity_bound():
 
 
 def test_output_support_does_not_depend_on_input():
-    m = bndp.BoundedGaussian(1.0, 1.0, 0.0, 3.0, mode=None)
+    m = bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=3.0, mode=None)
     plan = m.exact_plan
     for v in (0.0, 1.0, 3.0):
         assert (plan.pmf(v) > 0).all()
@@ -327,7 +330,7 @@ def test_continuous_mode_support_depends_on_input():
     the input. For q1 = 1 every output in (0, 1/2) is 1 + eta with eta in (-1, -1/2), an
     exact sum (Sterbenz) and so a multiple of 2^-53; from q0 = 0 the outputs there are
     arbitrary doubles, and any that is not a multiple of 2^-53 reveals q0 with certainty."""
-    m = bndp.BoundedLaplace(1.0, 1.0, -10.0, 10.0, mode="continuous")
+    m = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=-10.0, upper=10.0, mode="continuous")
     y0 = m.sample(0.0, size=200_000, rng=15)
     y1 = m.sample(1.0, size=200_000, rng=16)
     win0 = y0[(y0 > 0) & (y0 < 0.5)]
@@ -343,7 +346,7 @@ def test_continuous_mode_support_depends_on_input():
 
 @pytest.mark.parametrize("mode", ["exact", None])
 def test_mironov_attack_fails_on_the_default(mode):
-    m = bndp.BoundedLaplace(1.0, 1.0, -20.0, 20.0, mode=mode)
+    m = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=-20.0, upper=20.0, mode=mode)
     plan = m.exact_plan
     q0, q1 = 0.0, 1.0
     y0 = m.sample(q0, size=200_000, rng=13)
@@ -371,7 +374,7 @@ def test_mironov_attack_fails_on_the_default(mode):
 # --- threads, portability ------------------------------------------------------------------
 
 def test_exact_mode_threads_share_a_generator():
-    m = bndp.BoundedGaussian(1.0, 1.0, 0.0, 10.0, mode=None)
+    m = bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=10.0, mode=None)
     g = np.random.Generator(np.random.PCG64(77))
     ref_g = np.random.Generator(np.random.PCG64(77))
     q = np.linspace(0.0, 10.0, 300)
@@ -487,9 +490,11 @@ def test_draws_identical_on_every_search_variant():
     variants = _search_variants()
     if len(variants) < 2:
         pytest.skip("one search implementation on this machine")
-    cases = [bndp.BoundedLaplace(1.0, 1.0, 0.0, 120.0), bndp.BoundedGaussian(0.5, 2.0, -5.0, 50.0),
-             bndp.BoundedLaplace(2.0, 1.0, 0.0, 3000.0),
-             bndp.BoundedGaussian(1.0, 1.0, [0.0, -1.0], [120.0, 1.0])]
+    cases = [bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0,
+                                 upper=120.0), bndp.BoundedGaussian(0.5, sensitivity=2.0,
+                                 lower=-5.0, upper=50.0),
+             bndp.BoundedLaplace(2.0, sensitivity=1.0, lower=0.0, upper=3000.0),
+             bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=[0.0, -1.0], upper=[120.0, 1.0])]
     old = _core.gd_search_variant()
     try:
         for m in cases:

@@ -30,7 +30,7 @@ def test_bounded_laplace_unrepresentable_scale_is_refused(eps, dq, name):
     with pytest.raises(ValueError, match="`epsilon`"):
         bounded_laplace_scale(np.array([1.0, eps]), dq, 0.0, 10.0)      # array path too
     with pytest.raises(ValueError, match="`epsilon`"):
-        bndp.BoundedLaplace(eps, dq, 0.0, 10.0, mode="continuous")
+        bndp.BoundedLaplace(eps, sensitivity=dq, lower=0.0, upper=10.0, mode="continuous")
 
 
 @pytest.mark.parametrize("eps, dq, lo, hi", [
@@ -41,7 +41,7 @@ def test_bounded_laplace_unrepresentable_scale_is_refused(eps, dq, name):
     (1.0, 1e-300, 0.0, 1e-290),
 ])
 def test_bounded_laplace_extreme_but_representable(eps, dq, lo, hi):
-    m = bndp.BoundedLaplace(eps, dq, lo, hi, mode="continuous")
+    m = bndp.BoundedLaplace(eps, sensitivity=dq, lower=lo, upper=hi, mode="continuous")
     assert math.isfinite(m.scale) and m.scale > 0
     assert m.privacy_loss() <= eps * (1 + 1e-12)
     assert bounded_laplace_loss(m.scale, dq, lo, hi) <= eps * (1 + 1e-12)
@@ -91,7 +91,8 @@ def test_cli_privatize_refuses_epsilon_1e_320(tmp_path, capsys):
 def test_bounded_gaussian_extreme_but_representable(dq, lo, hi):
     eps = 1.0
     for calibration in ("paper", "tight"):
-        m = bndp.BoundedGaussian(eps, dq, lo, hi, calibration=calibration, mode="continuous")
+        m = bndp.BoundedGaussian(eps, sensitivity=dq, lower=lo, upper=hi, calibration=calibration,
+                                 mode="continuous")
         assert math.isfinite(m.sigma) and m.sigma > 0
         loss = bounded_gaussian_loss(m.sigma, dq, lo, hi)
         assert 0 <= loss <= eps
@@ -111,7 +112,8 @@ def test_bounded_gaussian_multivariate_tiny_sensitivity_is_tight():
     # at dq/w -> 0 the paper's condition tends to (W dq)/sigma^2 <= eps and the exact loss
     # to dq W / sigma^2: the certified loss must approach eps from below, not sqrt(m) eps
     for m in (2, 5):
-        mech = bndp.BoundedGaussian(1.0, 1e-300, [0.0] * m, [1.0] * m, mode="continuous")
+        mech = bndp.BoundedGaussian(1.0, sensitivity=1e-300, lower=[0.0] * m, upper=[1.0] * m,
+                                    mode="continuous")
         assert mech.sigma ** 2 == pytest.approx(math.sqrt(m) * 1e-300, rel=1e-12)
         loss = mech.privacy_loss()
         assert 1 - 1e-12 < loss <= 1.0
@@ -142,7 +144,7 @@ HALF_LINE_1 = 1.0 / math.log((math.e + 1) / 2)
 
 @pytest.mark.parametrize("w", [1e12, 1e14, 1e16, 1e20, 1e100, 1e200])
 def test_constrained_laplace_sigma_independent_of_the_width(w):
-    m = bndp.ConstrainedLaplace(1.0, 1.0, lower=0.0, upper=w, mode="continuous")
+    m = bndp.ConstrainedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=w, mode="continuous")
     assert HALF_LINE_1 <= m.sigma <= HALF_LINE_1 * (1 + 1e-12)
     assert m.privacy_loss() <= 1.0           # was 2.5e70 at w = 1e200
     y = m.sample(np.array([0.0, 0.5 * w, w]), rng=2)
@@ -157,14 +159,14 @@ def test_constrained_laplace_sigma_independent_of_the_width(w):
     (1e-3, 0.0, 1e12, [(1.0, 2.0), (1e11, 1e11 + 1.0)]),
 ])
 def test_constrained_laplace_is_scale_and_translation_invariant(dF, lo, hi, forbidden):
-    m = bndp.ConstrainedLaplace(1.0, dF, forbidden=forbidden, lower=lo, upper=hi,
+    m = bndp.ConstrainedLaplace(1.0, sensitivity=dF, forbidden=forbidden, lower=lo, upper=hi,
                                 mode="continuous")
     assert math.isfinite(m.sigma) and m.sigma > 0
     assert m.privacy_loss() <= 1.0
     # the same problem in units of dF, translated to the origin, gives the same sigma/dF
     c = lo if math.isfinite(lo) else forbidden[0][0]
     f1 = [((a - c) / dF, (b - c) / dF) for a, b in forbidden]
-    ref = bndp.ConstrainedLaplace(1.0, 1.0, forbidden=f1, lower=(lo - c) / dF,
+    ref = bndp.ConstrainedLaplace(1.0, sensitivity=1.0, forbidden=f1, lower=(lo - c) / dF,
                                   upper=(hi - c) / dF, mode="continuous")
     assert m.sigma / dF == pytest.approx(ref.sigma, rel=1e-9)
 

@@ -81,10 +81,11 @@ def test_privatize_same_kind_bounds_and_untouched_columns(kind):
     # every value is a point of its column's grid (the default law); the grid law repeats
     # values, so what must not repeat is the noise: the first and second halves (same true
     # values and bounds row by row) agree only as often as independent draws do
-    lap = bndp.BoundedLaplace(0.25, 1.0, 0.0, 120.0)
+    lap = bndp.BoundedLaplace(0.25, sensitivity=1.0, lower=0.0, upper=120.0)
     age_plan = lap.exact_plan
-    inc_plan = bndp.BoundedGaussian(0.25, 1000.0, 0.0, 500000.0).exact_plan
-    bands = {k: bndp.BoundedLaplace(0.25, 1.0, 10.0 * k, 10.0 * k + 5).exact_plan
+    inc_plan = bndp.BoundedGaussian(0.25, sensitivity=1000.0, lower=0.0, upper=500000.0).exact_plan
+    bands = {k: bndp.BoundedLaplace(0.25, sensitivity=1.0, lower=10.0 * k,
+                                    upper=10.0 * k + 5).exact_plan
              for k in range(5)}
     grid_counts(age_plan, age)
     grid_counts(inc_plan, inc)
@@ -114,7 +115,8 @@ def test_privatize_reproducible_and_uses_the_mechanisms(kind):
     b = to_pandas(bndp.privatize(make(kind, d), spec, rng=5))
     pd.testing.assert_frame_equal(a, b)
     g_age, g_score = np.random.SeedSequence(5).spawn(2)
-    want_age = bndp.BoundedLaplace(0.25, 1.0, 0.0, 120.0, mode="continuous").sample(
+    want_age = bndp.BoundedLaplace(0.25, sensitivity=1.0, lower=0.0, upper=120.0,
+                                   mode="continuous").sample(
         d["age"].astype(float), rng=np.random.default_rng(g_age))
     np.testing.assert_array_equal(a["age"].to_numpy(), want_age)
     want_score = bndp.sample(d["score"], mechanism="laplace", epsilon=0.25, sensitivity=1.0,
@@ -126,7 +128,7 @@ def test_privatize_reproducible_and_uses_the_mechanisms(kind):
 def test_privatize_columns_get_independent_streams():
     d = {"a": np.full(1000, 5.0), "b": np.full(1000, 5.0)}
     s = {"lower": 0, "upper": 10, "sensitivity": 1, "epsilon": 1}
-    plan = bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0).exact_plan
+    plan = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0).exact_plan
     laws = [(plan, 5.0)] * 1000
     # same true values, same mechanism: a shared stream would give equal columns
     for out in (bndp.privatize(pl.DataFrame(d), {"a": s, "b": s}, rng=3),

@@ -363,7 +363,7 @@ def test_dp_by_hockey_stick_integral_of_the_mechanism_density():
     # delta = int max(0, p_0(x) - e^eps p_Delta(x)) dx, integrated from the mechanism's own
     # pdf; the integrand is positive exactly left of x* = (Delta^2 - 2 sigma^2 eps)/(2 Delta)
     for eps, delta in ((0.5, 1e-3), (1.0, 1e-5), (4.0, 1e-2)):
-        m = bndp.Gaussian(eps, delta, 1.0)
+        m = bndp.Gaussian(eps, delta=delta, sensitivity=1.0)
         s = m.sigma
         xs = (1.0 - 2 * s * s * eps) / 2.0
         f = lambda x: m.pdf(x, 0.0) - math.exp(eps) * m.pdf(x, 1.0)
@@ -373,7 +373,7 @@ def test_dp_by_hockey_stick_integral_of_the_mechanism_density():
 
 
 def test_laplace_worst_case_density_ratio():
-    m = bndp.Laplace(0.7, 2.0)
+    m = bndp.Laplace(0.7, sensitivity=2.0)
     x = np.linspace(-30, 30, 20001)
     for q0, q1 in ((0.0, 2.0), (5.0, 3.0), (-1.0, 1.0)):
         lr = np.abs(m.logpdf(x, q0) - m.logpdf(x, q1))
@@ -505,7 +505,7 @@ def test_classical_refused_outside_proven_range(method):
     with pytest.raises(ValueError, match="proved only"):
         gaussian_sigma([0.5, 2.0], 1e-5, 1.0, method)
     with pytest.raises(ValueError, match="proved only"):
-        bndp.Gaussian(3.0, 1e-5, 1.0, method=method)
+        bndp.Gaussian(3.0, delta=1e-5, sensitivity=1.0, calibration=method)
     # allowed (and indeed DP) between 1 and G(delta) when asked
     s = gaussian_sigma(5.0, 1e-5, 1.0, method, allow_unproven=True)
     assert gaussian_delta(s, 5.0, 1.0) <= 1e-5
@@ -541,11 +541,11 @@ def test_bad_epsilon_and_sensitivity(bad):
     with pytest.raises(ValueError, match="sigma"):
         gaussian_epsilon(bad, 1e-5, 1.0)
     with pytest.raises(ValueError):
-        bndp.Gaussian(bad, 1e-5, 1.0)
+        bndp.Gaussian(bad, delta=1e-5, sensitivity=1.0)
     with pytest.raises(ValueError):
-        bndp.Laplace(bad, 1.0)
+        bndp.Laplace(bad, sensitivity=1.0)
     with pytest.raises(ValueError):
-        bndp.Laplace(1.0, bad)
+        bndp.Laplace(1.0, sensitivity=bad)
 
 
 @pytest.mark.parametrize("bad", [math.nan, 0.0, 1.0, -0.1, 1.5, math.inf])
@@ -574,28 +574,28 @@ def test_non_numeric_is_type_error(bad):
     with pytest.raises(TypeError):
         classical_failure_threshold(bad)
     with pytest.raises(TypeError):
-        bndp.Gaussian(bad, 1e-5, 1.0)
+        bndp.Gaussian(bad, delta=1e-5, sensitivity=1.0)
 
 
 def test_bad_method_and_notion():
-    with pytest.raises(ValueError, match="method"):
+    with pytest.raises(ValueError, match="calibration"):
         gaussian_sigma(1.0, 1e-5, 1.0, "analytic")
-    with pytest.raises(TypeError, match="method"):
+    with pytest.raises(TypeError, match="calibration"):
         gaussian_sigma(1.0, 1e-5, 1.0, 2)
-    with pytest.raises(ValueError, match="method"):
+    with pytest.raises(ValueError, match="calibration"):
         classical_failure_threshold(1e-5, "optimal")
     with pytest.raises(ValueError, match="notion"):
         gaussian_delta(1.0, 1.0, 1.0, notion="rdp")
     with pytest.raises(ValueError, match="epsilon"):
         gaussian_delta(1.0, -1.0, 1.0)
     with pytest.raises(TypeError):
-        bndp.Gaussian(1.0, 1e-5, 1.0, allow_unproven="yes")
+        bndp.Gaussian(1.0, delta=1e-5, sensitivity=1.0, allow_unproven="yes")
 
 
 def test_pdp_methods_are_labelled():
     assert {m for m, n in GAUSSIAN_METHODS.items() if n == "pDP"} == set(PDP_METHODS)
-    assert bndp.Gaussian(1.0, 1e-5, 1.0, method="zhao3").notion == "pDP"
-    assert bndp.Gaussian(1.0, 1e-5, 1.0).notion == "DP"
+    assert bndp.Gaussian(1.0, delta=1e-5, sensitivity=1.0, calibration="zhao3").notion == "pDP"
+    assert bndp.Gaussian(1.0, delta=1e-5, sensitivity=1.0).notion == "DP"
     assert "pDP" in gaussian_sigma.__doc__
 
 
@@ -649,9 +649,9 @@ def test_laplace_mechanism_interface():
 
 def test_cost_of_boundedness_is_comparable():
     # the unbounded mechanisms share the bounded ones' interface
-    g = bndp.Gaussian(1.0, 1e-5, 1.0)
-    bl = bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0)
-    lp = bndp.Laplace(1.0, 1.0)
+    g = bndp.Gaussian(1.0, delta=1e-5, sensitivity=1.0)
+    bl = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0)
+    lp = bndp.Laplace(1.0, sensitivity=1.0)
     for mech in (g, bl, lp):
         assert np.shape(mech.mse(np.array([1.0, 5.0]))) == (2,)
     assert lp.mse(5.0) == pytest.approx(2.0)

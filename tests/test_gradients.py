@@ -55,7 +55,9 @@ def test_bad_constructor_inputs(cls):
         bndp.StochasticSign(0.0)
 
 
-@pytest.mark.parametrize("m", [bndp.RectifiedGaussian(1.0, -1, 1), bndp.TruncatedGaussian(1.0, -1, 1),
+@pytest.mark.parametrize("m", [bndp.RectifiedGaussian(1.0, lower=-1,
+                                                      upper=1), bndp.TruncatedGaussian(1.0,
+                                                      lower=-1, upper=1),
                                bndp.StochasticSign(1.0)])
 def test_bad_theta(m):
     with pytest.raises(ValueError, match="theta"):
@@ -69,7 +71,7 @@ def test_bad_theta(m):
 
 
 def test_theta_must_broadcast_with_bounds():
-    m = bndp.RectifiedGaussian(1.0, [-1.0, -1.0], [1.0, 1.0])
+    m = bndp.RectifiedGaussian(1.0, lower=[-1.0, -1.0], upper=[1.0, 1.0])
     with pytest.raises(ValueError, match="broadcast"):
         m.sample(np.zeros(3), rng=0)
 
@@ -96,7 +98,7 @@ def test_sample_shapes_and_support():
 
 
 def test_truncated_far_outside_support_is_exact_and_finite():
-    t = bndp.TruncatedGaussian(1.0, -1.0, 1.0)
+    t = bndp.TruncatedGaussian(1.0, lower=-1.0, upper=1.0)
     x = t.sample(np.full(20000, 1e3), rng=3)
     assert np.all(np.isfinite(x)) and np.all((x >= -1) & (x <= 1))
     # N(1000, 1) on [-1, 1] is (up to 1e-6) an exponential of rate 999 below 1
@@ -134,7 +136,7 @@ def test_normal_kernel_ks_and_tails(seed):
 @pytest.mark.parametrize("theta,lo,hi", [(0.0, -1.0, 1.0), (0.8, -1.0, 1.0), (3.0, -1.0, 1.0),
                                          (-2.5, -0.5, 2.0), (1.0, 0.9, 1.1)])
 def test_rectified_sampler_atoms_and_interior(theta, lo, hi):
-    m = bndp.RectifiedGaussian(1.0, lo, hi)
+    m = bndp.RectifiedGaussian(1.0, lower=lo, upper=hi)
     x = m.sample(np.full(N_KS, theta), rng=11)
     n = x.size
     for at, p in ((lo, ndtr(lo - theta)), (hi, ndtr(theta - hi))):
@@ -151,7 +153,7 @@ def test_rectified_sampler_atoms_and_interior(theta, lo, hi):
                                                (3.0, -1.0, 1.0, 1.0), (-6.0, -1.0, 2.0, 1.0),
                                                (0.0, -1e-3, 1e-3, 1.0), (40.0, -1.0, 1.0, 2.0)])
 def test_truncated_sampler_ks(theta, lo, hi, sigma):
-    m = bndp.TruncatedGaussian(sigma, lo, hi)
+    m = bndp.TruncatedGaussian(sigma, lower=lo, upper=hi)
     x = m.sample(np.full(N_KS, theta), rng=12)
     law = stats.truncnorm((lo - theta) / sigma, (hi - theta) / sigma, loc=theta, scale=sigma)
     assert stats.kstest(x, law.cdf).pvalue > 1e-3
@@ -176,7 +178,7 @@ def test_rectified_is_clip_of_gaussian_draws():
     z = np.empty(1000)
     _core.gr_normal_fill(np.random.default_rng(5), z)
     th = np.linspace(-3, 3, 1000)
-    x = bndp.RectifiedGaussian(0.7, -1, 1).sample(th, rng=5)
+    x = bndp.RectifiedGaussian(0.7, lower=-1, upper=1).sample(th, rng=5)
     np.testing.assert_array_equal(x, np.clip(th + 0.7 * z, -1, 1))
 
 
@@ -198,7 +200,7 @@ def _rect_moments_mp(theta, s, lo, hi):
 @pytest.mark.parametrize("theta,lo,hi,s", [(0.0, -1, 1, 1.0), (0.4, -1, 2, 0.5), (3.0, -1, 1, 1.0),
                                            (-12.0, -1, 1, 1.0), (30.0, -1, 1, 2.0)])
 def test_rectified_moments(theta, lo, hi, s):
-    m = bndp.RectifiedGaussian(s, lo, hi)
+    m = bndp.RectifiedGaussian(s, lower=lo, upper=hi)
     mean, var = _rect_moments_mp(theta, s, lo, hi)
     assert m.mean(theta) == pytest.approx(mean, rel=1e-10, abs=1e-14)
     # far outside S the variance is ~1e-49 and keeps ~9 digits
@@ -212,7 +214,7 @@ def test_truncated_variance_equals_sigma4_eta_squared():
     th = np.array([-7.0, -2.0, -0.3, 0.0, 0.5, 1.9, 4.0, 12.0])
     for s in (1.0, 2.5):
         for lo, hi in ((-1.0, 1.0), (-0.5, 3.0), (2.0, 2.5)):
-            m = bndp.TruncatedGaussian(s, lo, hi)
+            m = bndp.TruncatedGaussian(s, lower=lo, upper=hi)
             np.testing.assert_allclose(m.var(th) / s ** 4, fisher_information_loss_squared(m, th),
                                        rtol=1e-9, atol=1e-16)
 
@@ -229,15 +231,17 @@ def _trunc_var_mp(theta, s, lo, hi):
 @pytest.mark.parametrize("theta,s", [(-7.0, 0.3), (12.0, 0.3), (4.0, 0.3), (50.0, 1.0), (0.2, 3.0)])
 def test_truncated_fil_absolute_accuracy(theta, s):
     # sigma^2 eta_T^2 is accurate to ~eps (distance/sigma)^4 absolute far outside S
-    m = bndp.TruncatedGaussian(s, -1.0, 1.0)
+    m = bndp.TruncatedGaussian(s, lower=-1.0, upper=1.0)
     want = _trunc_var_mp(theta, s, -1.0, 1.0)
     t = max(1.0, abs(theta) / s)
     assert abs(fisher_information_loss_squared(m, theta) * s * s - want) <= 1e-15 * t ** 4
 
 
 def test_monte_carlo_moments():
-    for m, th in ((bndp.RectifiedGaussian(1.0, -1, 1), 0.8), (bndp.TruncatedGaussian(1.0, -1, 1), 0.8),
-                  (bndp.TruncatedGaussian(0.5, -1, 2), -1.5)):
+    for m, th in ((bndp.RectifiedGaussian(1.0, lower=-1,
+                                          upper=1), 0.8), (bndp.TruncatedGaussian(1.0, lower=-1,
+                                          upper=1), 0.8),
+                  (bndp.TruncatedGaussian(0.5, lower=-1, upper=2), -1.5)):
         x = m.sample(np.full(N_KS, th), rng=21)
         v = m.var(th)
         assert abs(x.mean() - m.mean(th)) < 5 * math.sqrt(v / x.size)
@@ -245,8 +249,8 @@ def test_monte_carlo_moments():
 
 
 def test_densities_integrate_to_one():
-    r = bndp.RectifiedGaussian(0.7, -1.0, 1.5)
-    t = bndp.TruncatedGaussian(0.7, -1.0, 1.5)
+    r = bndp.RectifiedGaussian(0.7, lower=-1.0, upper=1.5)
+    t = bndp.TruncatedGaussian(0.7, lower=-1.0, upper=1.5)
     for th in (-2.0, 0.3, 4.0):
         inner = integrate.quad(lambda x: r.pdf(x, th), -1.0, 1.5)[0]
         atoms = r.pdf(-1.0, th) + r.pdf(1.5, th)

@@ -24,16 +24,18 @@ pa = pytest.importorskip("pyarrow")
 INF = math.inf
 # mechanisms whose law does not depend on the default mode (or that have no mode)
 NO_MODE = {
-    "ConstrainedLaplace": lambda: bndp.ConstrainedLaplace(1.0, 1.0, lower=0.0, upper=10.0),
-    "Laplace": lambda: bndp.Laplace(1.0, 1.0),
-    "Gaussian": lambda: bndp.Gaussian(1.0, 1e-5, 1.0),
-    "TruncatedGaussian": lambda: bndp.TruncatedGaussian(1.0, 0.0, 10.0),
-    "RectifiedGaussian": lambda: bndp.RectifiedGaussian(1.0, 0.0, 10.0),
+    "ConstrainedLaplace": lambda: bndp.ConstrainedLaplace(1.0, sensitivity=1.0, lower=0.0,
+                                                          upper=10.0),
+    "Laplace": lambda: bndp.Laplace(1.0, sensitivity=1.0),
+    "Gaussian": lambda: bndp.Gaussian(1.0, delta=1e-5, sensitivity=1.0),
+    "TruncatedGaussian": lambda: bndp.TruncatedGaussian(1.0, lower=0.0, upper=10.0),
+    "RectifiedGaussian": lambda: bndp.RectifiedGaussian(1.0, lower=0.0, upper=10.0),
     "StochasticSign": lambda: bndp.StochasticSign(1.0),
 }
 ALL = dict(NO_MODE,
-           BoundedLaplace=lambda: bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0, mode="continuous"),
-           BoundedGaussian=lambda: bndp.BoundedGaussian(1.0, 1.0, 0.0, 10.0,
+           BoundedLaplace=lambda: bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0,
+                                                      mode="continuous"),
+           BoundedGaussian=lambda: bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=10.0,
                                                         mode="continuous"))
 LAP = ALL["BoundedLaplace"]()
 
@@ -116,9 +118,9 @@ def test_tables_are_refused_pointing_to_the_frame_api(what, table):
     with pytest.raises(TypeError, match=msg):
         bndp.sample(table, mechanism="gaussian", epsilon=1, sensitivity=1, lower=0, upper=10)
     with pytest.raises(TypeError, match=msg):
-        bndp.Laplace(1.0, 1.0).sample(table, rng=0)
+        bndp.Laplace(1.0, sensitivity=1.0).sample(table, rng=0)
     with pytest.raises(TypeError, match=r"`theta` is a"):
-        bndp.TruncatedGaussian(1.0, 0.0, 10.0).sample(table, rng=0)
+        bndp.TruncatedGaussian(1.0, lower=0.0, upper=10.0).sample(table, rng=0)
 
 
 def test_a_dataframe_as_bounds_is_refused():
@@ -176,7 +178,7 @@ def test_every_sampler_keeps_the_column_kind(name):
 
 
 def test_per_coordinate_bounds_refuse_nulls_keep_with_missing_values():
-    m = bndp.TruncatedGaussian(1.0, np.zeros(3), np.ones(3))
+    m = bndp.TruncatedGaussian(1.0, lower=np.zeros(3), upper=np.ones(3))
     with pytest.raises(ValueError, match="per-coordinate bounds"):
         m.sample(pd.Series([0.5, None, 0.5]), nulls="keep")
     out = m.sample(pd.Series([0.5, 0.2, 0.5]), rng=0)  # nothing missing: fine
@@ -205,7 +207,7 @@ def test_misbroadcast_bounds_name_the_arguments():
 def test_accounting_errors_name_the_argument():
     with pytest.raises(ValueError, match="`alphas` must be finite and > 1"):
         accounting.rdp_to_dp([1.0], [0.5], 1e-5)
-    m = bndp.TruncatedGaussian(1.0, -np.ones(3), np.ones(3))
+    m = bndp.TruncatedGaussian(1.0, lower=-np.ones(3), upper=np.ones(3))
     acc = accounting.PerInstanceAccountant(m, 1.0)
     with pytest.raises(ValueError, match="`summed_gradient` must be finite"):
         acc.step([np.nan, 0.0, 0.0])
@@ -254,15 +256,17 @@ def test_mypy_strict_accepts_nulls_and_checks_its_values(tmp_path):
         x = np.array([1.0, np.nan, 3.0])
         a = bndp.sample(x, mechanism="laplace", epsilon=1.0, sensitivity=1.0, lower=0.0,
                         upper=10.0, nulls="keep")
-        b = bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0).sample(x, nulls="keep")
-        c = bndp.BoundedGaussian(1.0, 1.0, 0.0, 10.0).sample(x, nulls="raise")
-        d = bndp.ConstrainedLaplace(1.0, 1.0, lower=0.0).sample(x, nulls="keep")
-        e = bndp.Laplace(1.0, 1.0).sample(x, nulls="keep")
-        f = bndp.Gaussian(1.0, 1e-5, 1.0).sample(x, nulls="keep")
-        g = bndp.TruncatedGaussian(1.0, 0.0, 10.0).sample(x, nulls="keep")
+        b = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0).sample(x, nulls="keep")
+        c = bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=10.0).sample(x,
+                                 nulls="raise")
+        d = bndp.ConstrainedLaplace(1.0, sensitivity=1.0, lower=0.0).sample(x, nulls="keep")
+        e = bndp.Laplace(1.0, sensitivity=1.0).sample(x, nulls="keep")
+        f = bndp.Gaussian(1.0, delta=1e-5, sensitivity=1.0).sample(x, nulls="keep")
+        g = bndp.TruncatedGaussian(1.0, lower=0.0, upper=10.0).sample(x, nulls="keep")
         h = bndp.StochasticSign(1.0).sample(x, nulls="keep")
-        v: float = bndp.verify(bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0))
-        bad = bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0).sample(x, nulls="drop")
+        v: float = bndp.verify(bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0))
+        bad = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0).sample(x,
+                                  nulls="drop")
         '''))
     env = dict(os.environ, PYTHONPATH=bndp_import_root())
     r = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental",
@@ -279,8 +283,8 @@ def test_mypy_strict_accepts_nulls_and_checks_its_values(tmp_path):
 # ---------------------------------------------------------------------------------------
 @pytest.mark.parametrize("eps,dq", [(1.0, 1.0), (0.1, 3.0), (5.0, 0.5)])
 def test_half_line_scale_is_the_closed_form_and_loss_is_at_most_epsilon(eps, dq):
-    up = bndp.BoundedLaplace(eps, dq, 0.0, INF, mode="continuous")
-    down = bndp.BoundedLaplace(eps, dq, -INF, 0.0, mode="continuous")
+    up = bndp.BoundedLaplace(eps, sensitivity=dq, lower=0.0, upper=INF, mode="continuous")
+    down = bndp.BoundedLaplace(eps, sensitivity=dq, lower=-INF, upper=0.0, mode="continuous")
     b = dq / math.log((1.0 + math.exp(eps)) / 2.0)
     assert up.scale == pytest.approx(b, rel=1e-14) and up.scale >= b * (1 - 1e-15)
     assert down.scale == up.scale
@@ -290,7 +294,7 @@ def test_half_line_scale_is_the_closed_form_and_loss_is_at_most_epsilon(eps, dq)
 
 
 def test_half_line_law_cdf_and_samples():
-    m = bndp.BoundedLaplace(1.0, 1.0, 0.0, INF, mode="continuous")
+    m = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=INF, mode="continuous")
     b = m.scale
     # closed form on [0, inf): C_q = 1 - exp(-q/b)/2; F(x) for x <= q and x >= q
     for q in (0.0, 0.7, 4.0):
@@ -316,31 +320,31 @@ def test_half_line_law_cdf_and_samples():
 
 
 def test_half_line_default_is_the_grid_law_and_the_whole_line_is_refused():
-    m = bndp.BoundedLaplace(1.0, 1.0, 0.0, INF)
+    m = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=INF)
     assert m.mode == "exact" and m.privacy_loss() <= 1.0
     x = m.sample(np.array([0.0, 3.0, 1e6]), rng=4)
     assert (x >= 0).all() and (np.ldexp(x, -m.exact_plan.exponent) % 1 == 0).all()
     with pytest.raises(NotImplementedError, match="pmf"):
         m.pdf(1.0, 0.0)
-    md = bndp.BoundedLaplace(1.0, 1.0, -INF, 0.0, delta=0.01)
+    md = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=-INF, upper=0.0, delta=0.01)
     assert md.privacy_loss() <= 1.0 - math.log1p(-0.01)
     assert (md.sample(np.zeros(100), rng=1) <= 0).all()
     with pytest.raises(ValueError, match="both be infinite.*bndp.Laplace"):
-        bndp.BoundedLaplace(1.0, 1.0, -INF, INF, mode="continuous")
+        bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=-INF, upper=INF, mode="continuous")
     with pytest.raises(ValueError, match="`upper` must be finite or \\+inf"):
-        bndp.BoundedLaplace(1.0, 1.0, 0.0, -INF, mode="continuous")
+        bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=-INF, mode="continuous")
 
 
 # ---------------------------------------------------------------------------------------
 # one vocabulary: scale is a number
 # ---------------------------------------------------------------------------------------
 def test_constrained_laplace_scale_is_numeric():
-    m = bndp.ConstrainedLaplace(1.0, 1.0, forbidden=[(0.0, 1.0)], guarantee="metric",
+    m = bndp.ConstrainedLaplace(1.0, sensitivity=1.0, forbidden=[(0.0, 1.0)], guarantee="metric",
                                 mode="continuous")
     assert isinstance(m.scale, float) and m.scale == m.sigma
     assert m.scale_rule == "constant"
     assert eval(repr(m), {"ConstrainedLaplace": bndp.ConstrainedLaplace, "inf": INF}) == m
-    dd = bndp.ConstrainedLaplace(1.0, 2.0, lower=0.0, scale_rule="distance_dependent",
+    dd = bndp.ConstrainedLaplace(1.0, sensitivity=2.0, lower=0.0, scale_rule="distance_dependent",
                                  mode="continuous")
     assert dd.scale_rule == "distance_dependent" and dd.sigma is None
     assert isinstance(dd.scale, float)
@@ -354,12 +358,12 @@ def test_constrained_laplace_scale_is_numeric():
 
 def test_constrained_laplace_scale_keyword_is_a_deprecated_alias():
     with pytest.warns(DeprecationWarning, match="scale_rule"):
-        m = bndp.ConstrainedLaplace(1.0, 1.0, lower=0.0, scale="distance_dependent",
+        m = bndp.ConstrainedLaplace(1.0, sensitivity=1.0, lower=0.0, scale="distance_dependent",
                                     mode="continuous")
     assert m.scale_rule == "distance_dependent"
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        bndp.ConstrainedLaplace(1.0, 1.0, lower=0.0, scale_rule="distance_dependent",
+        bndp.ConstrainedLaplace(1.0, sensitivity=1.0, lower=0.0, scale_rule="distance_dependent",
                                 mode="continuous")
 
 
@@ -372,7 +376,7 @@ def test_verify_is_callable_and_the_module():
         import bndp.verify as v
         from bndp.verify import verify, privacy_profile
         import bndp
-        m = bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0, mode="continuous")
+        m = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0, mode="continuous")
         assert bndp.verify(m) == v(m) == verify(m) == m.privacy_loss()
         assert bndp.verify.privacy_profile is privacy_profile is v.privacy_profile
         assert bndp.verify.bounded_laplace_loss(m.scale, 1.0, 0.0, 10.0) <= 1.0

@@ -38,7 +38,7 @@ def test_bounded_laplace_moments(q, b, dom, mean, var):
 
 
 def test_bounded_laplace_sample_moments_match():
-    m = bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0)
+    m = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0)
     x = m.sample(np.full(200000, 1.0), rng=4)
     se = math.sqrt(m.variance(1.0) / x.size)
     assert abs(x.mean() - m.mean(1.0)) < 5 * se
@@ -46,7 +46,7 @@ def test_bounded_laplace_sample_moments_match():
 
 
 def test_bounded_laplace_pdf_integrates_to_one_and_matches_cdf():
-    m = bndp.BoundedLaplace(0.5, 1.0, -3.0, 7.0, mode="continuous")
+    m = bndp.BoundedLaplace(0.5, sensitivity=1.0, lower=-3.0, upper=7.0, mode="continuous")
     for q in (-3.0, 0.0, 6.5):
         total, _ = integrate.quad(lambda t: m.pdf(t, q), -3, 7, points=[q], epsabs=1e-13)
         assert total == pytest.approx(1.0, abs=1e-10)
@@ -58,7 +58,7 @@ def test_bounded_laplace_pdf_integrates_to_one_and_matches_cdf():
 
 
 def test_bounded_gaussian_law_matches_scipy_truncnorm():
-    m = bndp.BoundedGaussian(1.0, 1.0, 0.0, 10.0, mode="continuous")
+    m = bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=10.0, mode="continuous")
     s = m.sigma
     for q in (0.0, 3.0, 10.0):
         d = stats.truncnorm(-q / s, (10 - q) / s, loc=q, scale=s)
@@ -84,14 +84,16 @@ def test_bounded_gaussian_variance_where_the_closed_form_cancels():
 
 
 def test_multivariate_table_setting_variances():
-    m = bndp.BoundedGaussian(1.0, 2 * math.sqrt(5), [0.0, 1.0], [10.0, 9.0], mode="continuous")
+    m = bndp.BoundedGaussian(1.0, sensitivity=2 * math.sqrt(5), lower=[0.0, 1.0],
+                             upper=[10.0, 9.0], mode="continuous")
     assert m.dim == 2
     np.testing.assert_allclose(m.variance([0.0, 1.0]), [7.8801, 5.1643], atol=1e-4)
     assert float(np.sum(m.variance([5.0, 5.0]))) == pytest.approx(13.209, abs=1e-3)
 
 
 def test_multivariate_shapes_and_joint_density():
-    m = bndp.BoundedGaussian(1.0, 1.0, [0.0, 0.0, 0.0], [1.0, 2.0, 3.0], mode="continuous")
+    m = bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=[0.0, 0.0, 0.0], upper=[1.0, 2.0, 3.0],
+                             mode="continuous")
     v = np.array([[0.5, 1.0, 1.5], [0.0, 0.0, 0.0]])
     x = m.sample(v, rng=1)
     assert x.shape == (2, 3)
@@ -109,7 +111,7 @@ def test_multivariate_shapes_and_joint_density():
 
 
 def test_outside_values_are_clipped_or_refused():
-    m = bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0)
+    m = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0)
     a = m.sample([-5.0, 15.0], rng=3)
     b = m.sample([0.0, 10.0], rng=3)
     np.testing.assert_array_equal(a, b)  # clipping is the documented default
@@ -117,20 +119,22 @@ def test_outside_values_are_clipped_or_refused():
         m.sample([-5.0], on_outside="raise")
     with pytest.raises(ValueError, match="on_outside"):
         m.sample([1.0], on_outside="ignore")
-    g = bndp.BoundedGaussian(1.0, 1.0, 0.0, 10.0)
+    g = bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=10.0)
     with pytest.raises(ValueError):
         g.sample(11.0, on_outside="raise")
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
 def test_non_finite_values_refused(bad):
-    for m in (bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0), bndp.BoundedGaussian(1.0, 1.0, 0.0, 10.0)):
+    for m in (bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0,
+                                  upper=10.0), bndp.BoundedGaussian(1.0, sensitivity=1.0,
+                                  lower=0.0, upper=10.0)):
         with pytest.raises(ValueError, match="value"):
             m.sample([1.0, bad])
 
 
 def test_non_numeric_values_refused():
-    m = bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0)
+    m = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0)
     for bad in (["a", "b"], [True, False], [1 + 2j], None, [object()]):
         with pytest.raises(TypeError, match="value"):
             m.sample(bad)
@@ -161,24 +165,27 @@ def test_mechanism_bad_parameters(cls, kwargs, exc):
 
 def test_laplace_delta_range():
     with pytest.raises(ValueError, match="delta"):
-        bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0, delta=1.0, mode="continuous")
+        bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0, delta=1.0,
+                            mode="continuous")
     with pytest.raises(ValueError, match="delta"):
-        bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0, delta=-0.01, mode="continuous")
-    m = bndp.BoundedLaplace(0.0, 1.0, 0.0, 100.0, delta=0.1, mode="continuous")  # eps = 0 allowed with delta > 0
+        bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0, delta=-0.01,
+                            mode="continuous")
+    m = bndp.BoundedLaplace(0.0, sensitivity=1.0, lower=0.0, upper=100.0, delta=0.1,
+                            mode="continuous")  # eps = 0 allowed with delta > 0
     assert m.scale == pytest.approx(18.493242007617887, rel=1e-13)
 
 
 def test_mismatched_bound_shapes():
     with pytest.raises(ValueError, match="length"):
-        bndp.BoundedGaussian(1.0, 1.0, [0.0, 0.0], [1.0, 1.0, 1.0])
+        bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=[0.0, 0.0], upper=[1.0, 1.0, 1.0])
     with pytest.raises(ValueError):
         bndp.sample([1.0, 2.0], mechanism="laplace", epsilon=1.0, sensitivity=1.0,
                      lower=[0.0, 0.0, 0.0], upper=10.0)
 
 
 def test_repr_round_trips_and_immutability():
-    for m in (bndp.BoundedLaplace(0.5, 1.0, 0.0, 10.0, delta=1e-6),
-              bndp.BoundedGaussian(1.0, 2.0, [0.0, 1.0], [10.0, 9.0])):
+    for m in (bndp.BoundedLaplace(0.5, sensitivity=1.0, lower=0.0, upper=10.0, delta=1e-6),
+              bndp.BoundedGaussian(1.0, sensitivity=2.0, lower=[0.0, 1.0], upper=[10.0, 9.0])):
         again = eval("bndp." + repr(m))
         assert again == m and hash(again) == hash(m)
         with pytest.raises(AttributeError):
@@ -207,7 +214,7 @@ def test_sample_api_shapes_and_dtype():
 def test_sample_api_matches_mechanism_stream():
     v = np.linspace(0, 10, 50)
     a = bndp.sample(v, mechanism="laplace", epsilon=1.0, sensitivity=1.0, lower=0, upper=10, rng=5)
-    b = bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0).sample(v, rng=5)
+    b = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0).sample(v, rng=5)
     np.testing.assert_array_equal(a, b)
 
 
@@ -220,7 +227,7 @@ def test_sample_api_per_row_bounds():
     assert out.shape == (20000, 3)
     assert (out >= lo).all() and (out <= hi).all()
     for j in range(3):   # the default grid law: on each pair's grid, chi-square vs its PMF
-        plan = bndp.BoundedLaplace(1.0, 1.0, lo[j], hi[j]).exact_plan
+        plan = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=lo[j], upper=hi[j]).exact_plan
         assert chi2_pvalue(grid_counts(plan, out[:, j]), plan.pmf(v[j])) > 1e-4
 
 
@@ -232,7 +239,7 @@ def test_sample_api_per_row_bounds_continuous():
                       sensitivity=1.0, lower=lo, upper=hi, rng=2, mode="continuous")
     assert (out >= lo).all() and (out <= hi).all()
     for j in range(3):
-        m = bndp.BoundedLaplace(1.0, 1.0, lo[j], hi[j], mode="continuous")
+        m = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=lo[j], upper=hi[j], mode="continuous")
         assert stats.kstest(out[:, j], lambda t: m.cdf(t, v[j])).pvalue > 1e-3
 
 

@@ -45,7 +45,7 @@ def _one_step(model, opt, loader):
 
 def test_optimizer_adds_the_bounded_mechanism_noise_to_the_linf_clipped_sum():
     model, loader = _setup()
-    mech = bndp.TruncatedGaussian(0.5, -1.0, 1.0)
+    mech = bndp.TruncatedGaussian(0.5, lower=-1.0, upper=1.0)
     C = 0.1
     model, opt, loader = make_private(model, torch.optim.SGD(model.parameters(), lr=0.1),
                                       loader, mechanism=mech, clip_bound=C,
@@ -68,7 +68,7 @@ def test_optimizer_adds_the_bounded_mechanism_noise_to_the_linf_clipped_sum():
 
 
 def test_training_a_few_steps_and_the_gaussian_baseline_epsilon():
-    for mech in (bndp.RectifiedGaussian(0.05, -2.0, 2.0), 0.05):
+    for mech in (bndp.RectifiedGaussian(0.05, lower=-2.0, upper=2.0), 0.05):
         model, loader = _setup(n=32, seed=1)
         before = [p.detach().clone() for p in model.parameters()]
         model, opt, loader = make_private(model, torch.optim.SGD(model.parameters(), lr=0.5),
@@ -97,7 +97,7 @@ def test_training_a_few_steps_and_the_gaussian_baseline_epsilon():
 def test_poisson_sampling_accounts_fil_only_and_bad_arguments():
     model, loader = _setup(n=40, seed=2)
     loader = torch.utils.data.DataLoader(loader.dataset, batch_size=10)
-    mech = bndp.TruncatedGaussian(0.5, -1.0, 1.0)
+    mech = bndp.TruncatedGaussian(0.5, lower=-1.0, upper=1.0)
     model, opt, dl = make_private(model, torch.optim.SGD(model.parameters(), lr=0.1), loader,
                                   mechanism=mech, clip_bound=0.1, poisson_sampling=True, rng=1)
     assert opt.sampling_rate == pytest.approx(0.25) and opt.expected_batch_size == 10

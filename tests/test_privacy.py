@@ -31,7 +31,7 @@ def test_bounded_laplace_worst_case_ratio_is_at_most_epsilon_and_tight():
         w = 10 ** rng.uniform(-1, 2)
         dq = w * rng.uniform(0.02, 1.0)
         eps = 10 ** rng.uniform(-1, 0.8)
-        m = bndp.BoundedLaplace(eps, dq, lo, lo + w, mode="continuous")
+        m = bndp.BoundedLaplace(eps, sensitivity=dq, lower=lo, upper=lo + w, mode="continuous")
         loss = _bl_worst_loss(m.scale, dq, lo, lo + w)
         assert loss <= eps * (1 + 1e-12)
         assert loss >= eps * (1 - 1e-9)  # tight for delta = 0 (attained at q = l, x = l)
@@ -58,20 +58,20 @@ def test_bounded_gaussian_univariate_worst_case_ratio():
         w = 10 ** rng.uniform(-1, 2)
         dq = w * 10 ** rng.uniform(-2, 0.3)
         eps = 10 ** rng.uniform(-1, 1)
-        m = bndp.BoundedGaussian(eps, dq, lo, lo + w, mode="continuous")
+        m = bndp.BoundedGaussian(eps, sensitivity=dq, lower=lo, upper=lo + w, mode="continuous")
         loss = _bg_worst_loss_1d(m.sigma, dq, lo, lo + w)
         assert loss <= eps
     # known values of the realised loss at sigma* (the condition is sufficient, not tight)
-    m = bndp.BoundedGaussian(0.5, 1.0, 0.0, 10.0, mode="continuous")
+    m = bndp.BoundedGaussian(0.5, sensitivity=1.0, lower=0.0, upper=10.0, mode="continuous")
     assert _bg_worst_loss_1d(m.sigma, 1.0, 0.0, 10.0, nq=401) / 0.5 == pytest.approx(0.445, abs=0.005)
-    m = bndp.BoundedGaussian(1.0, 0.8, 0.0, 1.0, mode="continuous")
+    m = bndp.BoundedGaussian(1.0, sensitivity=0.8, lower=0.0, upper=1.0, mode="continuous")
     assert _bg_worst_loss_1d(m.sigma, 0.8, 0.0, 1.0, nq=401) / 1.0 == pytest.approx(0.328, abs=0.005)
 
 
 def test_bounded_gaussian_under_noised_violates():
     # a third of the calibrated scale breaks epsilon-DP (the test can fail)
     for eps, dq, w in [(1.0, 1.0, 10.0), (0.5, 0.5, 2.0)]:
-        m = bndp.BoundedGaussian(eps, dq, 0.0, w)
+        m = bndp.BoundedGaussian(eps, sensitivity=dq, lower=0.0, upper=w)
         assert _bg_worst_loss_1d(m.sigma / 3, dq, 0.0, w) > eps
 
 
@@ -100,7 +100,8 @@ def _bg_worst_loss_multi(m, nq=41, ndir=64):
 
 def test_bounded_gaussian_multivariate_worst_case_ratio_table1():
     for eps, ratio in [(0.1, 0.336), (1.0, 0.357), (3.0, 0.404)]:
-        m = bndp.BoundedGaussian(eps, 2 * math.sqrt(5), [0.0, 1.0], [10.0, 9.0], mode="continuous")
+        m = bndp.BoundedGaussian(eps, sensitivity=2 * math.sqrt(5), lower=[0.0, 1.0],
+                                 upper=[10.0, 9.0], mode="continuous")
         loss = _bg_worst_loss_multi(m)
         assert loss <= eps
         assert loss / eps == pytest.approx(ratio, abs=0.01)
@@ -113,5 +114,5 @@ def test_bounded_gaussian_multivariate_random_boxes():
         w = 10 ** rng.uniform(-0.5, 1.5, 2)
         dq = float(np.linalg.norm(w)) * 10 ** rng.uniform(-1.5, 0)
         eps = 10 ** rng.uniform(-1, 0.7)
-        m = bndp.BoundedGaussian(eps, dq, lo, lo + w)
+        m = bndp.BoundedGaussian(eps, sensitivity=dq, lower=lo, upper=lo + w)
         assert _bg_worst_loss_multi(m, nq=31, ndir=48) <= eps

@@ -164,7 +164,7 @@ WORKED = [  # constraints, eps, dF, sigma*
 
 @pytest.mark.parametrize("forb,eps,dF,ref", WORKED)
 def test_metric_worked_examples(forb, eps, dF, ref):
-    m = ConstrainedLaplace(eps, dF, forbidden=forb, guarantee="metric")
+    m = ConstrainedLaplace(eps, sensitivity=dF, forbidden=forb, guarantee="metric")
     assert m.sigma == pytest.approx(ref, rel=1e-10)
     assert m.metric_loss() <= eps
     assert m.privacy_loss() <= eps
@@ -179,7 +179,7 @@ def test_metric_one_interval_lambert_closed_form(w, ref):
     # sigma* = w/(kappa + W0(kappa e^-kappa)), kappa = eps w/(2 dF), eps = dF = 1
     kap = w / 2
     closed = w / (kap + bndp.special.lambertw(kap * math.exp(-kap)))
-    m = ConstrainedLaplace(1.0, 1.0, forbidden=[(3.0, 3.0 + w)], guarantee="metric")
+    m = ConstrainedLaplace(1.0, sensitivity=1.0, forbidden=[(3.0, 3.0 + w)], guarantee="metric")
     assert closed == pytest.approx(ref, rel=1e-9)
     assert m.sigma == pytest.approx(closed, rel=1e-12)
     assert m.sigma >= closed
@@ -191,13 +191,13 @@ def _metric_sweep(n_cfg, seed):
     rng = np.random.default_rng(seed)
     for _ in range(n_cfg):
         forb, _, _, eps, dF = _random_config(rng, outer=False)
-        m = ConstrainedLaplace(eps, dF, forbidden=forb, guarantee="metric")
+        m = ConstrainedLaplace(eps, sensitivity=dF, forbidden=forb, guarantee="metric")
         s = m.sigma
         assert dF / eps <= s <= 2 * dF / eps * (1 + 1e-12)            # Lemma 10
         assert _endpoint_slope_excess(forb, s, eps, dF) <= 1e-12 * eps / dF
         assert _endpoint_slope_excess(forb, s * (1 - 1e-4), eps, dF) > 0
         assert m.metric_loss() <= eps
-        lo = ConstrainedLaplace(eps, dF, forbidden=forb, guarantee="metric")
+        lo = ConstrainedLaplace(eps, sensitivity=dF, forbidden=forb, guarantee="metric")
         assert lo.sigma == s                                           # deterministic
 
 
@@ -214,7 +214,7 @@ def test_metric_matches_paper_3n2_bounds_random():
     rng = np.random.default_rng(5)
     for _ in range(25):
         forb, _, _, eps, dF = _random_config(rng, outer=False)
-        m = ConstrainedLaplace(eps, dF, forbidden=forb, guarantee="metric")
+        m = ConstrainedLaplace(eps, sensitivity=dF, forbidden=forb, guarantee="metric")
         assert m.sigma == pytest.approx(_paper_sigma(forb, eps, dF), rel=1e-9)
 
 
@@ -226,7 +226,7 @@ def _dp_sweep(n_cfg, seed):
     rng = np.random.default_rng(seed)
     for _ in range(n_cfg):
         forb, lo, hi, eps, dF = _random_config(rng)
-        m = ConstrainedLaplace(eps, dF, forbidden=forb, lower=lo, upper=hi)
+        m = ConstrainedLaplace(eps, sensitivity=dF, forbidden=forb, lower=lo, upper=hi)
         s = m.sigma
         # exact loss at sigma* is <= eps, the independent grid (a lower bound) agrees
         assert m.privacy_loss() <= eps
@@ -234,11 +234,12 @@ def _dp_sweep(n_cfg, seed):
         assert g <= eps * (1 + 1e-12)
         assert eps - g <= 2e-3 * eps                 # the grid sees the binding pair
         # tight: sigma*(1 - 1e-4) violates
-        m2 = ConstrainedLaplace(eps, dF, forbidden=forb, lower=lo, upper=hi)
+        m2 = ConstrainedLaplace(eps, sensitivity=dF, forbidden=forb, lower=lo, upper=hi)
         lower_s = bndp._core.cl_loss(m2._L, m2._R, m2._Lr, m2._Rr, s * (1 - 1e-4), dF, False)
         assert lower_s > eps
         # never more noise than the metric calibration
-        mm = ConstrainedLaplace(eps, dF, forbidden=forb, lower=lo, upper=hi, guarantee="metric")
+        mm = ConstrainedLaplace(eps, sensitivity=dF, forbidden=forb, lower=lo, upper=hi,
+                                guarantee="metric")
         assert s <= mm.sigma * (1 + 1e-12)
 
 
@@ -257,7 +258,7 @@ def test_exact_loss_against_grid_at_arbitrary_sigma():
     rng = np.random.default_rng(3)
     for _ in range(60):
         forb, lo, hi, eps, dF = _random_config(rng)
-        m = ConstrainedLaplace(eps, dF, forbidden=forb, lower=lo, upper=hi)
+        m = ConstrainedLaplace(eps, sensitivity=dF, forbidden=forb, lower=lo, upper=hi)
         s = m.sigma * rng.uniform(0.5, 2.5)
         ex = bndp._core.cl_loss(m._L, m._R, m._Lr, m._Rr, s, dF, False)
         g = _grid_loss(forb, lo, hi, s, dF, npts=400)
@@ -267,9 +268,9 @@ def test_exact_loss_against_grid_at_arbitrary_sigma():
 
 def test_dp_half_line_closed_form_and_tightness():
     for eps, ref in [(1.0, 1.6126053959051823), (0.125, 15.515457293925589 / 1.0)]:
-        m = ConstrainedLaplace(eps, 1.0, lower=0.0)
+        m = ConstrainedLaplace(eps, sensitivity=1.0, lower=0.0)
         assert m.sigma == pytest.approx(ref, rel=1e-11) and m.sigma >= ref
-        mu = ConstrainedLaplace(eps, 1.0, upper=0.0)
+        mu = ConstrainedLaplace(eps, sensitivity=1.0, upper=0.0)
         assert mu.sigma == m.sigma
     # worst pair (0, dF) at output 0: ln(2 e^{dF/s} - 1); at 0.99 sigma*: 1.0086 > 1
     s = 0.99 * 1.6126053959051823
@@ -281,7 +282,7 @@ def test_dp_half_line_closed_form_and_tightness():
 def test_metric_half_line_and_interval_need_2dF_over_eps():
     for kw in (dict(lower=0.0), dict(upper=0.0), dict(lower=0.0, upper=10.0),
                dict(lower=-3.0, upper=10.0, forbidden=[(0.0, 1.0)])):
-        m = ConstrainedLaplace(0.7, 1.3, guarantee="metric", **kw)
+        m = ConstrainedLaplace(0.7, sensitivity=1.3, guarantee="metric", **kw)
         assert m.sigma == pytest.approx(2 * 1.3 / 0.7, rel=1e-13)
     # 1.99 dF/eps violates the metric guarantee on [0, inf) at the pair (0, 0.01)
     s = 1.99
@@ -291,23 +292,25 @@ def test_metric_half_line_and_interval_need_2dF_over_eps():
 
 
 def test_dp_interval_without_gaps_is_bounded_laplace():
-    m = ConstrainedLaplace(1.0, 1.0, lower=0.0, upper=10.0)
+    m = ConstrainedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0)
     assert m.sigma == pytest.approx(1.6115601044179806, rel=1e-11)
-    assert m.sigma == pytest.approx(bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0, mode="continuous").scale, rel=1e-11)
-    m = ConstrainedLaplace(0.1, 1.0, lower=0.0, upper=10.0)
+    assert m.sigma == pytest.approx(bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0,
+                                                        upper=10.0,
+                                                        mode="continuous").scale, rel=1e-11)
+    m = ConstrainedLaplace(0.1, sensitivity=1.0, lower=0.0, upper=10.0)
     assert m.sigma == pytest.approx(18.772741302489432, rel=1e-11)
 
 
 def test_dp_real_line_is_laplace():
-    m = ConstrainedLaplace(0.5, 2.0)
+    m = ConstrainedLaplace(0.5, sensitivity=2.0)
     # dF/eps, rounded up by the certification margin (a few hundred ulps of the loss)
     assert m.sigma == pytest.approx(4.0, rel=1e-12) and m.sigma >= 4.0
     assert m.privacy_loss() <= 0.5
 
 
 def test_dp_needs_less_noise_than_metric_one_interval():
-    d = ConstrainedLaplace(1.0, 1.0, forbidden=[(0.0, 1.0)])
-    mt = ConstrainedLaplace(1.0, 1.0, forbidden=[(0.0, 1.0)], guarantee="metric")
+    d = ConstrainedLaplace(1.0, sensitivity=1.0, forbidden=[(0.0, 1.0)])
+    mt = ConstrainedLaplace(1.0, sensitivity=1.0, forbidden=[(0.0, 1.0)], guarantee="metric")
     assert d.sigma < mt.sigma
     assert mt.metric_loss() <= 1.0 < d.metric_loss()
 
@@ -326,7 +329,7 @@ G_TABLE = [(0, 1.585954172178), (0.01, 1.581829925247), (0.1, 1.546140991124),
 
 
 def test_theorem1_sigma_profile():
-    m = ConstrainedLaplace(1.0, 1.0, lower=0.0, scale_rule="distance_dependent")
+    m = ConstrainedLaplace(1.0, sensitivity=1.0, lower=0.0, scale_rule="distance_dependent")
     u = np.array([x for x, _ in G_TABLE])
     ref = np.array([g for _, g in G_TABLE])
     assert np.allclose(m.sigma_at(u), ref, rtol=2e-12, atol=0)
@@ -338,14 +341,16 @@ def test_theorem1_sigma_profile():
     g = m.sigma_at(uu)
     assert np.all(np.diff(g) < 0) and np.max(np.abs(np.diff(g))) < 2e-6
     # scale invariance sigma = (dF/eps) g(eps ell/dF); mirror constraint (-inf, c]
-    assert ConstrainedLaplace(0.5, 2.0, lower=0.0, scale_rule="distance_dependent").sigma_at(3.0) \
+    assert ConstrainedLaplace(0.5, sensitivity=2.0, lower=0.0,
+                              scale_rule="distance_dependent").sigma_at(3.0) \
         == pytest.approx(5.411705429624, rel=1e-11)
-    assert ConstrainedLaplace(0.1, 1.0, upper=5.0, scale_rule="distance_dependent").sigma_at(-8.0) \
+    assert ConstrainedLaplace(0.1, sensitivity=1.0, upper=5.0,
+                              scale_rule="distance_dependent").sigma_at(-8.0) \
         == pytest.approx(12.530405460137, rel=1e-11)
 
 
 def test_theorem1_boundary_check_holds_but_pure_dp_fails():
-    m = ConstrainedLaplace(1.0, 1.0, lower=0.0, scale_rule="distance_dependent")
+    m = ConstrainedLaplace(1.0, sensitivity=1.0, lower=0.0, scale_rule="distance_dependent")
     # the paper's check, at the boundary output y = c: ratio <= e^{eps |l1 - l2|/dF}
     ell = np.linspace(0, 10, 101)
     lp = m.logpdf(0.0, ell)
@@ -362,21 +367,22 @@ def test_theorem1_boundary_check_holds_but_pure_dp_fails():
 @pytest.mark.parametrize("eps,ref", [(0.1, 1.652e-4), (0.5, 3.057e-4), (1.0, 1.563e-4),
                                      (2.0, 1.547e-5)])
 def test_theorem1_hockey_stick_delta(eps, ref):
-    m = ConstrainedLaplace(eps, 1.0, lower=0.0, scale_rule="distance_dependent")
+    m = ConstrainedLaplace(eps, sensitivity=1.0, lower=0.0, scale_rule="distance_dependent")
     assert m.delta == pytest.approx(ref, rel=2e-3)
     assert m.sigma is None
 
 
 def test_theorem1_delta_independent_quadrature():
     # delta for the pair (0, dF) at eps = 1 by adaptive quadrature of max(0, p0 - e p1)
-    m = ConstrainedLaplace(1.0, 1.0, lower=0.0, scale_rule="distance_dependent")
+    m = ConstrainedLaplace(1.0, sensitivity=1.0, lower=0.0, scale_rule="distance_dependent")
     f = lambda y: max(0.0, m.pdf(y, 0.0) - math.e * m.pdf(y, 1.0))  # noqa: E731
     q = sum(integrate.quad(f, a, b, limit=200)[0] for a, b in [(0, 1), (1, 30), (30, 200)])
     assert q == pytest.approx(1.563e-4, rel=2e-3)
     assert m.delta >= q * (1 - 1e-6)
     # at eps = 5 neighbours closer than dF are worse than the pair at distance dF
     # (1.78e-9), so the reported delta (sup over |mu - mu'| <= dF) is larger
-    assert ConstrainedLaplace(5.0, 1.0, lower=0.0, scale_rule="distance_dependent").delta > 5e-9
+    assert ConstrainedLaplace(5.0, sensitivity=1.0, lower=0.0,
+                              scale_rule="distance_dependent").delta > 5e-9
 
 
 # ---------------------------------------------------------------------------------------
@@ -385,7 +391,7 @@ def test_theorem1_delta_independent_quadrature():
 
 def test_samples_avoid_forbidden_and_match_piece_masses():
     forb = [(0.0, 1.0), (1.2, 5.0)]
-    m = ConstrainedLaplace(1.0, 1.0, forbidden=forb, guarantee="metric")
+    m = ConstrainedLaplace(1.0, sensitivity=1.0, forbidden=forb, guarantee="metric")
     n = 200_000
     for mu in (1.0, 1.1, 5.0, -0.5):
         y = m.sample(mu, size=n, rng=42)
@@ -398,7 +404,8 @@ def test_samples_avoid_forbidden_and_match_piece_masses():
 
 
 def test_cdf_is_integral_of_pdf_and_quantile_inverse():
-    m = ConstrainedLaplace(0.8, 1.0, forbidden=[(0.0, 1.0), (2.0, 3.5)], lower=-4.0, upper=9.0)
+    m = ConstrainedLaplace(0.8, sensitivity=1.0, forbidden=[(0.0, 1.0), (2.0, 3.5)], lower=-4.0,
+                           upper=9.0)
     mu = 1.5
     for x in (-3.0, 0.0, 1.7, 2.0, 4.0, 8.0):
         q = 0.0
@@ -416,7 +423,7 @@ def test_cdf_is_integral_of_pdf_and_quantile_inverse():
 
 
 def test_far_tail_quantile_is_exact():
-    m = ConstrainedLaplace(1.0, 1.0, forbidden=[(0.0, 1.0)], guarantee="metric")
+    m = ConstrainedLaplace(1.0, sensitivity=1.0, forbidden=[(0.0, 1.0)], guarantee="metric")
     s = m.sigma
     # true value 3: N = 1 - mass of (0, 1) = 1 - e^{-2/s}(1 - e^{-1/s})/2; in the left
     # unbounded piece mass(A cap (-inf, y]) = e^{(y - 3)/s}/2 = p N
@@ -432,7 +439,7 @@ def test_far_tail_quantile_is_exact():
 
 
 def test_moments_against_quadrature():
-    m = ConstrainedLaplace(1.0, 1.0, forbidden=[(0.0, 1.0)], lower=-3.0, upper=inf)
+    m = ConstrainedLaplace(1.0, sensitivity=1.0, forbidden=[(0.0, 1.0)], lower=-3.0, upper=inf)
     mu = 1.3
     pieces = [(-3.0, 0.0), (1.0, 60.0)]
     e1 = sum(integrate.quad(lambda t: t * m.pdf(t, mu), a, b, points=[mu] if a < mu < b else None)[0]
@@ -445,7 +452,7 @@ def test_moments_against_quadrature():
 
 
 def test_vectorised_rows_and_reproducibility():
-    m = ConstrainedLaplace(1.0, 1.0, forbidden=[(10.0, 20.0)], lower=0.0, upper=100.0)
+    m = ConstrainedLaplace(1.0, sensitivity=1.0, forbidden=[(10.0, 20.0)], lower=0.0, upper=100.0)
     v = np.array([[0.0, 9.0, 20.0], [25.0, 60.0, 100.0]])
     y = m.sample(v, rng=3)
     assert y.shape == (2, 3) and y.dtype == np.float64
@@ -455,7 +462,7 @@ def test_vectorised_rows_and_reproducibility():
     med = np.median(y, axis=0)
     assert np.allclose(med, m.ppf(0.5, v), atol=0.1)
     assert isinstance(m.sample(5.0, rng=1), float)
-    dd = ConstrainedLaplace(1.0, 1.0, lower=0.0, scale_rule="distance_dependent")
+    dd = ConstrainedLaplace(1.0, sensitivity=1.0, lower=0.0, scale_rule="distance_dependent")
     y = dd.sample(np.array([0.0, 1.0, 30.0]), size=(20000, 3), rng=5)
     assert (y >= 0).all()
     # per-row scales: the median of row 30 (far from the bound) is ~30
@@ -463,7 +470,7 @@ def test_vectorised_rows_and_reproducibility():
 
 
 def test_outer_bounds_clip_but_gaps_raise():
-    m = ConstrainedLaplace(1.0, 1.0, forbidden=[(10.0, 20.0)], lower=0.0, upper=100.0)
+    m = ConstrainedLaplace(1.0, sensitivity=1.0, forbidden=[(10.0, 20.0)], lower=0.0, upper=100.0)
     # clipping onto [lower, upper] is 1-Lipschitz: allowed by default
     assert m.sample(-5.0, rng=0) == m.sample(0.0, rng=0)
     with pytest.raises(ValueError, match="lower, upper"):
@@ -511,7 +518,7 @@ def test_bad_inputs(kw, exc, msg):
 
 
 def test_immutable_and_repr_round_trip():
-    m = ConstrainedLaplace(1.0, 2.0, forbidden=[(0.0, 1.0), (3.0, 4.0)], lower=-10.0)
+    m = ConstrainedLaplace(1.0, sensitivity=2.0, forbidden=[(0.0, 1.0), (3.0, 4.0)], lower=-10.0)
     with pytest.raises(AttributeError):
         m.sigma = 3.0
     m2 = eval(repr(m), {"ConstrainedLaplace": ConstrainedLaplace, "inf": inf})
@@ -525,7 +532,7 @@ def test_calibration_100_intervals_is_fast_and_valid():
     f = np.cumsum(rng.uniform(0.1, 2, 200)).reshape(100, 2)
     for g in ("dp", "metric"):
         t = time.perf_counter()
-        m = ConstrainedLaplace(1.0, 1.0, forbidden=f, guarantee=g)
+        m = ConstrainedLaplace(1.0, sensitivity=1.0, forbidden=f, guarantee=g)
         dt = time.perf_counter() - t
         assert m.privacy_loss() <= 1.0
         assert dt < 0.5          # benchmark target 10 ms; loose here (shared CI machine)
@@ -537,7 +544,7 @@ def test_loss_decreases_with_sigma():
     rng = np.random.default_rng(9)
     for _ in range(40):
         forb, lo, hi, eps, dF = _random_config(rng)
-        m = ConstrainedLaplace(eps, dF, forbidden=forb, lower=lo, upper=hi)
+        m = ConstrainedLaplace(eps, sensitivity=dF, forbidden=forb, lower=lo, upper=hi)
         for metric in (False, True):
             v = np.array([bndp._core.cl_loss(m._L, m._R, m._Lr, m._Rr, s, dF, metric)
                           for s in m.sigma * np.geomspace(0.3, 4.0, 120)])
@@ -550,7 +557,7 @@ def test_density_ratio_over_outputs_bounded_by_privacy_loss():
     rng = np.random.default_rng(17)
     for _ in range(12):
         forb, lo, hi, eps, dF = _random_config(rng)
-        m = ConstrainedLaplace(eps, dF, forbidden=forb, lower=lo, upper=hi)
+        m = ConstrainedLaplace(eps, sensitivity=dF, forbidden=forb, lower=lo, upper=hi)
         s = m.sigma
         L, R = _spans(forb, lo, hi)
         ys = []

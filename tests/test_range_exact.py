@@ -41,7 +41,7 @@ GUARANTEES = ["dp", "metric"]
 
 def make(name, guarantee, **kw):
     eps, dq, lo, hi, f = CASES[name]
-    return bndp.ConstrainedLaplace(eps, dq, forbidden=f, lower=lo, upper=hi,
+    return bndp.ConstrainedLaplace(eps, sensitivity=dq, forbidden=f, lower=lo, upper=hi,
                                    guarantee=guarantee, **kw)
 
 
@@ -361,7 +361,7 @@ SMALL_DP = {
 @pytest.mark.parametrize("name", sorted(SMALL_DP))
 def test_dp_certificate_against_exhaustive_reference(name, small_grid):
     eps, dq, lo, hi, f, on_grid = SMALL_DP[name]
-    m = bndp.ConstrainedLaplace(eps, dq, forbidden=f, lower=lo, upper=hi)
+    m = bndp.ConstrainedLaplace(eps, sensitivity=dq, forbidden=f, lower=lo, upper=hi)
     plan = m.exact_plan
     assert plan.n <= 400 and plan.metric_epsilon == math.inf == m.metric_loss()
     ref = Reference(m)
@@ -412,7 +412,7 @@ def test_dp_edge_pairs_matter(small_grid):
     a gap near a bound those pairs carry the largest loss (a certificate over shifts <= dk
     alone would be too small: 0.982 against 1.000 here)."""
     eps, dq, lo, hi, f, _ = SMALL_DP["gap_clipped_near_bound"]
-    m = bndp.ConstrainedLaplace(eps, dq, forbidden=f, lower=lo, upper=hi)
+    m = bndp.ConstrainedLaplace(eps, sensitivity=dq, forbidden=f, lower=lo, upper=hi)
     ref = Reference(m)
     plan = m.exact_plan
     _, _, pairs = reachable_pairs(ref)
@@ -495,7 +495,8 @@ def test_metric_certificate_against_exact_pairs(name, request):
     if name in COARSE_METRIC:
         request.getfixturevalue("coarse_grid")
     eps, dq, lo, hi, f = METRIC.get(name) or COARSE_METRIC[name]
-    m = bndp.ConstrainedLaplace(eps, dq, forbidden=f, lower=lo, upper=hi, guarantee="metric")
+    m = bndp.ConstrainedLaplace(eps, sensitivity=dq, forbidden=f, lower=lo, upper=hi,
+                                guarantee="metric")
     plan = m.exact_plan
     ref = Reference(m)
     me = m.metric_loss()
@@ -528,7 +529,8 @@ def test_deterministic_rounding_would_break_the_metric_guarantee():
     values one ulp apart on either side of a midpoint to adjacent grid inputs, whose laws
     differ by the full one-step loss."""
     eps, dq, lo, hi, f = METRIC["gap_off_grid"]
-    m = bndp.ConstrainedLaplace(eps, dq, forbidden=f, lower=lo, upper=hi, guarantee="metric")
+    m = bndp.ConstrainedLaplace(eps, sensitivity=dq, forbidden=f, lower=lo, upper=hi,
+                                guarantee="metric")
     ref = Reference(m)
     g = float(ref.gamma)
     mid = (ref.kl + int(ref.allowed[len(ref.allowed) // 2]) + 0.5) * g
@@ -541,7 +543,8 @@ def test_deterministic_rounding_would_break_the_metric_guarantee():
     rnd = ref.loss_between(ref.round_metric(mu), ref.round_metric(nu))
     assert rnd <= m.metric_loss() * dist * (1 + 1e-12)     # the randomised rounding holds
     # and the "dp" guarantee, which rounds to the nearest point, claims no metric guarantee
-    assert bndp.ConstrainedLaplace(eps, dq, forbidden=f, lower=lo, upper=hi).metric_loss() \
+    assert bndp.ConstrainedLaplace(eps, sensitivity=dq, forbidden=f, lower=lo,
+                                   upper=hi).metric_loss() \
         == math.inf
 
 
@@ -609,7 +612,7 @@ def test_coarse_grid_dp_rounding_is_what_the_sampler_does(coarse_grid):
     the gap is clipped to its own span; the sampler's law is that one, and the alternatives
     (ties down, no clip) are rejected."""
     eps, dq, lo, hi, f = COARSE
-    m = bndp.ConstrainedLaplace(eps, dq, forbidden=f, lower=lo, upper=hi)
+    m = bndp.ConstrainedLaplace(eps, sensitivity=dq, forbidden=f, lower=lo, upper=hi)
     plan = m.exact_plan
     ref = Reference(m)
     assert plan.gamma == 0.5 and ref.spans == [(0, 4), (10, 16)]
@@ -628,7 +631,8 @@ def test_coarse_grid_metric_mixture_is_what_the_sampler_does(coarse_grid):
     """The random rounding: weight 1 - f on floor(mu / gamma), f on the next point, both
     clipped to the span; the swapped weights and the unclipped mixture are rejected."""
     eps, dq, lo, hi, f = COARSE
-    m = bndp.ConstrainedLaplace(eps, dq, forbidden=f, lower=lo, upper=hi, guarantee="metric")
+    m = bndp.ConstrainedLaplace(eps, sensitivity=dq, forbidden=f, lower=lo, upper=hi,
+                                guarantee="metric")
     plan = m.exact_plan
     ref = Reference(m)
     assert plan.gamma == 0.5 and plan.metric_epsilon <= eps
@@ -683,7 +687,7 @@ def test_continuous_mode_support_depends_on_the_value():
     mu = 0 the outputs there are arbitrary doubles, and one that is not a multiple of 2^-53
     reveals mu = 0 with certainty."""
     kw = dict(forbidden=[(3.0, 4.5)], lower=-10.0, upper=10.0)
-    c = bndp.ConstrainedLaplace(1.0, 1.0, mode="continuous", **kw)
+    c = bndp.ConstrainedLaplace(1.0, sensitivity=1.0, mode="continuous", **kw)
     y0 = c.sample(np.zeros(200_000), rng=15)
     y1 = c.sample(np.ones(200_000), rng=16)
     win0 = y0[(y0 > 0) & (y0 < 0.5)]
@@ -697,7 +701,7 @@ def test_continuous_mode_support_depends_on_the_value():
     assert off_lattice(win0).mean() > 0.5
     # the default: every output of mu = 0 has positive probability under mu = 1, and the
     # outputs' likelihood ratios stay within the certificate
-    d = bndp.ConstrainedLaplace(1.0, 1.0, **kw)
+    d = bndp.ConstrainedLaplace(1.0, sensitivity=1.0, **kw)
     x0 = d.sample(np.zeros(200_000), rng=15)
     assert (d.pmf(x0, 1.0) > 0).all()
     assert not off_lattice(x0[(x0 > 0) & (x0 < 0.5)]).any()
@@ -802,7 +806,8 @@ def test_mixture_log_tails_relative_accuracy():
 
 
 def test_cdf_plus_sf_is_one():
-    m = bndp.ConstrainedLaplace(2.0, 1.0, forbidden=[(20.0, 30.0)], lower=0.0, upper=120.0,
+    m = bndp.ConstrainedLaplace(2.0, sensitivity=1.0, forbidden=[(20.0, 30.0)], lower=0.0,
+                                upper=120.0,
                                 guarantee="metric")
     grid = m.exact_plan.grid()
     for v in (0.0, 60.0):
@@ -838,7 +843,8 @@ def test_repr_modes_and_errors():
     with pytest.raises(ValueError, match="`mode`"):
         make("two_gaps", "dp", mode="grid")
     with pytest.raises(ValueError, match="distance_dependent"):
-        bndp.ConstrainedLaplace(1.0, 1.0, lower=0.0, upper=5.0, scale_rule="distance_dependent")
+        bndp.ConstrainedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=5.0,
+                                scale_rule="distance_dependent")
 
 
 # values of the continuous law before the grid law was added (commit 1568f54, where
@@ -865,7 +871,7 @@ OLD_CONTINUOUS = [
 
 @pytest.mark.parametrize("g,eps,dq,lo,hi,f,sigma,draws,var", OLD_CONTINUOUS)
 def test_continuous_mode_unchanged(g, eps, dq, lo, hi, f, sigma, draws, var):
-    c = bndp.ConstrainedLaplace(eps, dq, forbidden=f, lower=lo, upper=hi, guarantee=g,
+    c = bndp.ConstrainedLaplace(eps, sensitivity=dq, forbidden=f, lower=lo, upper=hi, guarantee=g,
                                 mode="continuous")
     assert c.sigma == sigma and c.scale == sigma
     x = c.sample([lo, hi, f[0][0], f[-1][1]], rng=7)
@@ -873,7 +879,7 @@ def test_continuous_mode_unchanged(g, eps, dq, lo, hi, f, sigma, draws, var):
     assert c.variance(lo) == pytest.approx(var, rel=1e-13)
     assert c.pdf(lo, lo) > 0
     # the default differs: its own (certified) scale and a grid
-    d = bndp.ConstrainedLaplace(eps, dq, forbidden=f, lower=lo, upper=hi, guarantee=g)
+    d = bndp.ConstrainedLaplace(eps, sensitivity=dq, forbidden=f, lower=lo, upper=hi, guarantee=g)
     assert d.sigma == d.exact_plan.scale != sigma
 
 
@@ -885,7 +891,8 @@ VAR_SETS = {"ages": (0.0, 120.0, [(20.0, 30.0)], (0.0, 10.0, 20.0, 30.0, 60.0, 1
             "small": (0.0, 10.0, [(2.0, 3.0)], (0.0, 1.0, 2.0, 3.0, 5.0, 10.0))}
 # measured ratios grid / continuous (dp, ages): eps 0.5: 0.977-0.994, eps 1: 0.963-0.975,
 # eps 2: 0.976. The grid law certifies a scale 0.8-1.4 % below the continuous sigma there,
-# as BoundedLaplace(eps, 1, 0, 120) does without a gap (0.971 at eps 1): gamma = 1/16 or
+# as BoundedLaplace(eps, sensitivity=1, lower=0, upper=120) does without a gap (0.971 at
+# eps 1): gamma = 1/16 or
 # 1/32 is a few percent of sigma, and at a bound the discrete normaliser exceeds the
 # continuous one by about half a cell (gamma / (2 sigma)), which lowers the worst loss.
 # Less noise at the same certified epsilon is no utility cost: the requirement is at most
@@ -897,8 +904,8 @@ VAR_PARAMS = [(s, g, e) for s in sorted(VAR_SETS) for g in GUARANTEES for e in (
 def test_variance_close_to_the_continuous_law(which, guarantee, eps):
     lo, hi, f, vals = VAR_SETS[which]
     kw = dict(forbidden=f, lower=lo, upper=hi, guarantee=guarantee)
-    d = bndp.ConstrainedLaplace(eps, 1.0, **kw)
-    c = bndp.ConstrainedLaplace(eps, 1.0, mode="continuous", **kw)
+    d = bndp.ConstrainedLaplace(eps, sensitivity=1.0, **kw)
+    c = bndp.ConstrainedLaplace(eps, sensitivity=1.0, mode="continuous", **kw)
     r = np.array([d.variance(v) / c.variance(v) for v in vals])
     assert (r <= 1.01).all(), r          # never more than 1 % more noise ...
     assert (r >= 0.95).all(), r          # ... and the same law up to the grid's few percent
@@ -918,7 +925,7 @@ def test_privatize_spec_releases_the_grid_law():
         out = bndp.privatize(df, spec, rng=3)
         assert out["w"].tolist() == df["w"].tolist()
         x = out["v"].to_numpy()
-        m = bndp.ConstrainedLaplace(1.0, 1.0, forbidden=f, lower=lo, upper=hi,
+        m = bndp.ConstrainedLaplace(1.0, sensitivity=1.0, forbidden=f, lower=lo, upper=hi,
                                     guarantee=guarantee)
         plan = m.exact_plan
         assert in_allowed(x, lo, hi, f).all()
@@ -950,7 +957,7 @@ def test_cli_spec_releases_the_grid_law(tmp_path, capsys):
     rows = np.loadtxt(dst, delimiter=",", skiprows=1)
     assert rows[:, 0].tolist() == list(range(len(v)))
     x = rows[:, 1]
-    plan = bndp.ConstrainedLaplace(1.0, 1.0, forbidden=[(10.0, 20.0)], lower=0.0,
+    plan = bndp.ConstrainedLaplace(1.0, sensitivity=1.0, forbidden=[(10.0, 20.0)], lower=0.0,
                                    upper=40.0).exact_plan
     assert in_allowed(x, 0.0, 40.0, [(10.0, 20.0)]).all()
     allowed_counts(plan, x)           # every cell parses back to an allowed grid point

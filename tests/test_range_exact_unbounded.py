@@ -187,8 +187,8 @@ def plan_law(plan):
 @pytest.mark.parametrize("guarantee", ["dp", "metric"])
 @pytest.mark.parametrize("kw", CASES)
 def test_unbounded_default_is_certified_and_on_the_grid(kw, guarantee):
-    m = bndp.ConstrainedLaplace(1.0, 1.0, guarantee=guarantee, **kw)
-    c = bndp.ConstrainedLaplace(1.0, 1.0, guarantee=guarantee, mode="continuous", **kw)
+    m = bndp.ConstrainedLaplace(1.0, sensitivity=1.0, guarantee=guarantee, **kw)
+    c = bndp.ConstrainedLaplace(1.0, sensitivity=1.0, guarantee=guarantee, mode="continuous", **kw)
     plan = m.exact_plan
     assert m.mode == "exact" and not plan.bounded
     assert m.privacy_loss() <= 1.0
@@ -216,7 +216,7 @@ def test_unbounded_default_is_certified_and_on_the_grid(kw, guarantee):
 def test_unbounded_dp_certificate_covers_the_exact_loss_of_every_pair(kw):
     # epsilon 2 keeps the table small; pairs over the exact inputs 0..L and beyond it
     # (where the far bound applies), every shift up to dk
-    m = bndp.ConstrainedLaplace(2.0, 1.0, **kw)
+    m = bndp.ConstrainedLaplace(2.0, sensitivity=1.0, **kw)
     plan = m.exact_plan
     law = plan_law(plan)
     L, dk = plan.inputs, plan.dk
@@ -237,7 +237,7 @@ def test_unbounded_dp_certificate_covers_the_exact_loss_of_every_pair(kw):
 
 
 def test_unbounded_law_functions_and_samples():
-    m = bndp.ConstrainedLaplace(1.0, 1.0, lower=0.0, forbidden=[(2.0, 3.0)])
+    m = bndp.ConstrainedLaplace(1.0, sensitivity=1.0, lower=0.0, forbidden=[(2.0, 3.0)])
     for value in (0.0, 2.0, 3.0, 50.0):
         g, p = m.exact_plan.support(value)
         assert abs(math.fsum(p) - 1.0) < 1e-12
@@ -256,8 +256,8 @@ def test_unbounded_law_functions_and_samples():
 
 
 def test_half_line_bounded_laplace_default_matches_constrained():
-    b = bndp.BoundedLaplace(1.0, 1.0, 0.0, INF)
-    c = bndp.ConstrainedLaplace(1.0, 1.0, lower=0.0)
+    b = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=INF)
+    c = bndp.ConstrainedLaplace(1.0, sensitivity=1.0, lower=0.0)
     # the same law up to the bisection's tolerance (the two start from different hints)
     assert b.scale == pytest.approx(c.scale, rel=1e-6)
     assert b.privacy_loss() <= 1.0 and c.privacy_loss() <= 1.0
@@ -276,23 +276,23 @@ def test_half_line_bounded_laplace_default_matches_constrained():
 def test_span_ends_are_exact_when_the_quotient_is_subnormal():
     # ends / 2^e below the normal range: the first and last grid points of a span must
     # still lie in the allowed set (math.ldexp rounded 2e-310 / 2^e to 0)
-    m = bndp.ConstrainedLaplace(1.0, 2.0 ** 60, forbidden=[(-1.0, 2e-310)])
+    m = bndp.ConstrainedLaplace(1.0, sensitivity=2.0 ** 60, forbidden=[(-1.0, 2e-310)])
     x = m.sample(np.full(20000, 2e-310), rng=1)
     assert not ((x > -1.0) & (x < 2e-310)).any()
-    b = bndp.BoundedLaplace(1.0, 2.0 ** 60, lower=5e-324, upper=INF)
+    b = bndp.BoundedLaplace(1.0, sensitivity=2.0 ** 60, lower=5e-324, upper=INF)
     assert (b.sample(np.full(20000, 1.0), rng=1) >= 5e-324).all()
-    f = bndp.BoundedLaplace(1.0, 2.0 ** 60, 5e-324, 2.0 ** 70)
+    f = bndp.BoundedLaplace(1.0, sensitivity=2.0 ** 60, lower=5e-324, upper=2.0 ** 70)
     assert (f.sample(np.full(20000, 1.0), rng=1) >= 5e-324).all()
 
 
 @pytest.mark.parametrize("make", [
-    lambda: bndp.ConstrainedLaplace(1e-9, 1.0, forbidden=[(0.0, 1.0)]),
-    lambda: bndp.BoundedLaplace(1e-6, 1.0, -INF, 0.0),
-    lambda: bndp.ConstrainedLaplace(1.0, 1e-300, forbidden=[(0.0, 1.0)]),
-    lambda: bndp.ConstrainedLaplace(1.0, 1e300, forbidden=[(0.0, 1.0)]),
-    lambda: bndp.BoundedLaplace(1.0, 1e300, -INF, 0.0),
-    lambda: bndp.ConstrainedLaplace(1.0, 1.0, lower=-1e308, upper=1e308),
-    lambda: bndp.ConstrainedLaplace(1e-300, 1.0, lower=0.0),
+    lambda: bndp.ConstrainedLaplace(1e-9, sensitivity=1.0, forbidden=[(0.0, 1.0)]),
+    lambda: bndp.BoundedLaplace(1e-6, sensitivity=1.0, lower=-INF, upper=0.0),
+    lambda: bndp.ConstrainedLaplace(1.0, sensitivity=1e-300, forbidden=[(0.0, 1.0)]),
+    lambda: bndp.ConstrainedLaplace(1.0, sensitivity=1e300, forbidden=[(0.0, 1.0)]),
+    lambda: bndp.BoundedLaplace(1.0, sensitivity=1e300, lower=-INF, upper=0.0),
+    lambda: bndp.ConstrainedLaplace(1.0, sensitivity=1.0, lower=-1e308, upper=1e308),
+    lambda: bndp.ConstrainedLaplace(1e-300, sensitivity=1.0, lower=0.0),
 ])
 def test_unreachable_grids_are_refused_at_once_with_the_way_out(make):
     import time
@@ -305,10 +305,10 @@ def test_unreachable_grids_are_refused_at_once_with_the_way_out(make):
 def test_large_epsilon_and_wide_gaps_still_plan_and_are_certified():
     # scales whose tail entries leave the rounding argument's range are treated as not
     # certified (the bisection moves to a larger scale) instead of aborting the plan
-    for m, eps in ((bndp.ConstrainedLaplace(40.0, 1.0, forbidden=[(0.0, 1.0)]), 40.0),
-                   (bndp.BoundedLaplace(40.0, 1.0, 0.0, INF), 40.0)):
+    for m, eps in ((bndp.ConstrainedLaplace(40.0, sensitivity=1.0, forbidden=[(0.0, 1.0)]), 40.0),
+                   (bndp.BoundedLaplace(40.0, sensitivity=1.0, lower=0.0, upper=INF), 40.0)):
         assert m.privacy_loss() <= eps
-    w = bndp.ConstrainedLaplace(1.0, 1.0, forbidden=[(0.0, 300.0)], guarantee="metric")
+    w = bndp.ConstrainedLaplace(1.0, sensitivity=1.0, forbidden=[(0.0, 300.0)], guarantee="metric")
     assert w.metric_loss() <= 1.0
     x = w.sample(np.array([0.0, 300.0]), rng=2)
     assert not ((x > 0) & (x < 300)).any()
@@ -316,7 +316,7 @@ def test_large_epsilon_and_wide_gaps_still_plan_and_are_certified():
 
 def test_random_rounding_draws_one_word_whatever_the_position():
     # the stream's use must not depend on the value's position on the grid
-    m = bndp.ConstrainedLaplace(1.0, 1.0, lower=0.0, upper=10.0, guarantee="metric")
+    m = bndp.ConstrainedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0, guarantee="metric")
     g = m.exact_plan.gamma
     states = []
     for v in (3.0, 3.0 + g / 3, 3.0 + g / 2):
@@ -417,8 +417,8 @@ def test_unbounded_metric_with_small_sensitivity_plans_certified_and_samples(kw)
     # third planned at 3.4 times the continuous scale: the jump across a gap hundreds of
     # noise scales wide needs tail log-weights beyond the old rounding argument's range
     kw = dict(kw, guarantee="metric")
-    m = bndp.ConstrainedLaplace(3.78, 0.14, **kw)
-    c = bndp.ConstrainedLaplace(3.78, 0.14, mode="continuous", **kw)
+    m = bndp.ConstrainedLaplace(3.78, sensitivity=0.14, **kw)
+    c = bndp.ConstrainedLaplace(3.78, sensitivity=0.14, mode="continuous", **kw)
     assert m.metric_loss() == m.privacy_loss() == m.exact_plan.certified_epsilon <= 3.78
     assert m.metric_loss() >= 3.78 * (1 - 1e-6)
     assert 0.95 * c.sigma <= m.sigma <= 1.002 * c.sigma

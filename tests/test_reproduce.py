@@ -436,7 +436,7 @@ def test_generalized_gaussian_sigma_table1_column():
 
 
 def test_generalized_gaussian_mechanism():
-    m = bndp.GeneralizedGaussian(1.0, [4.0, 2.0], [0.0, 1.0], [10.0, 9.0])
+    m = bndp.GeneralizedGaussian(1.0, sensitivity=[4.0, 2.0], lower=[0.0, 1.0], upper=[10.0, 9.0])
     assert m.scale ** 2 == pytest.approx(132.0)
     assert m.privacy_loss() == 1.0
     x = m.sample([0.0, 1.0], size=(200_000, 2), rng=3)
@@ -450,7 +450,7 @@ def test_generalized_gaussian_mechanism():
 
 
 def test_clamped_laplace():
-    m = bndp.ClampedLaplace(1.0, 1.0, 0.0, 10.0)
+    m = bndp.ClampedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0)
     assert m.scale == 1.0 and m.privacy_loss() == 1.0
     lo, hi = m.boundary_mass(0.0)
     assert lo == 0.5 and hi == pytest.approx(0.5 * math.exp(-10))
@@ -462,9 +462,9 @@ def test_clamped_laplace():
     assert m.variance(5.0) == pytest.approx(m.mse(5.0) - m.bias(5.0) ** 2)
     assert m.mse(5.0) < 2.0  # clamping only shrinks the error of the unbounded Laplace
     with pytest.raises(ValueError):
-        bndp.ClampedLaplace(1.0, 1.0, 1.0, 0.0)
+        bndp.ClampedLaplace(1.0, sensitivity=1.0, lower=1.0, upper=0.0)
     with pytest.raises(ValueError):
-        bndp.ClampedLaplace(0.0, 1.0, 0.0, 1.0)
+        bndp.ClampedLaplace(0.0, sensitivity=1.0, lower=0.0, upper=1.0)
     assert "ClampedLaplace" in bndp.__all__
 
 
@@ -476,7 +476,8 @@ def test_zcdp_sigma_and_helpers():
     eps = np.array([0.1, 1.0, 5.0, 10.0])
     for d in (1e-2, 1e-5, 1e-10):
         z = calibrate.zcdp_sigma(eps, d, 1.0)
-        m4 = np.array([calibrate.gaussian_sigma(float(e), d, 1.0, method="zhao4") for e in eps])
+        m4 = np.array([calibrate.gaussian_sigma(float(e), d, 1.0, calibration="zhao4")
+                       for e in eps])
         assert (z >= m4).all()  # section VII: zCDP is worse than Mechanism 4
     assert calibrate.zcdp_sigma(1.0, 1e-5, 3.0) == pytest.approx(3 * s)
     with pytest.raises(ValueError):
@@ -491,7 +492,7 @@ def test_mcdp_sigma():
     # the paper's claim "this gives sigma_pDP-OPT" is false: it is larger
     for e, d in [(0.5, 1e-3), (1.0, 1e-5), (5.0, 1e-8)]:
         assert calibrate.mcdp_sigma(e, d, 1.0) > calibrate.gaussian_sigma(
-            e, d, 1.0, method="pdp_optimal")
+            e, d, 1.0, calibration="pdp_optimal")
     with pytest.raises(ValueError):
         accounting.gaussian_mcdp_delta(0.1, 1.0, 1.0)  # epsilon <= mu: Lemma 7 says nothing
 

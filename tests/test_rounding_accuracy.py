@@ -60,7 +60,7 @@ def test_gaussian_sigma_refuses_overflow_and_unevaluable_methods():
         gaussian_sigma(np.array([1.0, 1e-300]), 1e-300, 1e10)
     # zhao1 cannot be evaluated at eps = delta = 1e-300 (was RuntimeError)
     with pytest.raises(ValueError, match="zhao1"):
-        gaussian_sigma(1e-300, 1e-300, 1.0, method="zhao1")
+        gaussian_sigma(1e-300, 1e-300, 1.0, calibration="zhao1")
     # while the documented range of "optimal" works, certified
     s = gaussian_sigma(1e-300, 1e-300, 1.0)
     assert math.isfinite(s) and gaussian_delta(s, 1e-300, 1.0) <= 1e-300

@@ -77,8 +77,9 @@ def test_spark_privatize_bounds_columns_variance(spark, people, mechanism):
     np.testing.assert_array_equal(pdf["other"].to_numpy(), (np.arange(N) % 7).astype(float))
     age = pdf["age"].to_numpy()
     assert ((age >= 0) & (age <= 120)).all()
-    mech = (bndp.BoundedLaplace(1.0, 1.0, 0.0, 120.0) if mechanism == "laplace"
-            else bndp.BoundedGaussian(1.0, 1.0, 0.0, 120.0))
+    mech = (bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0,
+                                upper=120.0) if mechanism == "laplace"
+            else bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=120.0))
     grid_counts(mech.exact_plan, age)     # the default release: grid points only
     v = mech.variance(60.0)
     assert abs(age.mean() - mech.mean(60.0)) < 5 * np.sqrt(v / N)
@@ -153,7 +154,8 @@ def test_spark_constrained_laplace_releases_the_grid_law(spark):
                   "forbidden": [(10, 20)], "sensitivity": 1, "epsilon": 1}}
     rows = sorted(bndp.spark.privatize(df, spec).collect(), key=lambda r: r["id"])
     x = np.array([r["v"] for r in rows])
-    m = bndp.ConstrainedLaplace(1.0, 1.0, forbidden=[(10.0, 20.0)], lower=0.0, upper=40.0)
+    m = bndp.ConstrainedLaplace(1.0, sensitivity=1.0, forbidden=[(10.0, 20.0)], lower=0.0,
+                                upper=40.0)
     assert ((x >= 0) & (x <= 40) & ((x <= 10) | (x >= 20))).all()
     assert (np.ldexp(x, -m.exact_plan.exponent) % 1 == 0).all()
     true = np.arange(800) % 4 * 10.0
@@ -177,7 +179,7 @@ def test_spark_decimal_column_is_released(spark):
     assert len(vals) == 200 and ((vals >= 0) & (vals <= 120)).all()
     # the decimals were read as their values: grid points of the mechanism, centred on
     # the true prices (z-score of the total against the law's mean and variance)
-    mech = bndp.BoundedLaplace(1.0, 1.0, 0.0, 120.0)
+    mech = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=120.0)
     true = np.arange(200) % 100 + 0.25
     grid_counts(mech.exact_plan, vals)
     z = (vals - mech.mean(true)).sum() / np.sqrt(mech.variance(true).sum())
@@ -229,14 +231,15 @@ def test_spark_spec_per_column_epsilon_per_row_bounds_8_partitions(spark):
     assert ((inc >= 0) & (inc <= 500000)).all() and abs(inc.mean() - 300000) < 5000
     assert ((score >= lo) & (score <= hi)).all()
     # per-column epsilon: age's variance is its own mechanism's (eps = 0.25)
-    lap = bndp.BoundedLaplace(0.25, 1.0, 0.0, 120.0)
+    lap = bndp.BoundedLaplace(0.25, sensitivity=1.0, lower=0.0, upper=120.0)
     v = lap.variance(60.0)  # the grid law's (the default mode)
     assert abs(age.var() - v) < 5 * v * np.sqrt(5.0 / n)
     # every value a point of its column's grid; no stream repeated across the 8 partitions:
     # their ordered draws (same true values and bounds row by row) agree only by chance
     age_plan = lap.exact_plan
-    inc_plan = bndp.BoundedGaussian(0.5, 1000.0, 0.0, 500000.0).exact_plan
-    bands = {k: bndp.BoundedLaplace(0.25, 1.0, 10.0 * k, 10.0 * k + 5).exact_plan
+    inc_plan = bndp.BoundedGaussian(0.5, sensitivity=1000.0, lower=0.0, upper=500000.0).exact_plan
+    bands = {k: bndp.BoundedLaplace(0.25, sensitivity=1.0, lower=10.0 * k,
+                                    upper=10.0 * k + 5).exact_plan
              for k in range(5)}
     grid_counts(age_plan, age)
     grid_counts(inc_plan, inc)

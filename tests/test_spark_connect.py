@@ -61,8 +61,9 @@ def test_spark_connect_spec_release(connect):
     assert ((pdf["price"] >= pdf["lo"]) & (pdf["price"] <= pdf["hi"])).all()
     # grid points of each column's law (price: of its row's (lo, hi) pair)
     age, price = pdf["age"].to_numpy(), pdf["price"].to_numpy()
-    age_plan = bndp.BoundedLaplace(0.5, 1.0, 0.0, 120.0).exact_plan
-    bands = {k: bndp.BoundedLaplace(0.5, 1.0, k, k + 5.0).exact_plan for k in range(3)}
+    age_plan = bndp.BoundedLaplace(0.5, sensitivity=1.0, lower=0.0, upper=120.0).exact_plan
+    bands = {k: bndp.BoundedLaplace(0.5, sensitivity=1.0, lower=k,
+                                    upper=k + 5.0).exact_plan for k in range(3)}
     grid_counts(age_plan, age)
     i = np.arange(n)
     for k, plan in bands.items():

@@ -164,7 +164,7 @@ def _bl_sf_ref(x, q, b, lo, hi):
 @pytest.mark.parametrize("x,q", [(99.0, 0.0), (99.999, 100.0), (50.0, 60.0), (1.0, 0.0),
                                  (30.0, 10.0), (0.5, 0.0)])
 def test_bounded_laplace_tails_against_mpmath(x, q):
-    m = bndp.BoundedLaplace(1.0, 1.0, 0.0, 100.0, mode="continuous")
+    m = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=100.0, mode="continuous")
     ref = _bl_sf_ref(x, q, m.scale, 0.0, 100.0)
     assert m.sf(x, q) == pytest.approx(float(ref), rel=1e-13)
     with mpmath.workdps(50):
@@ -178,7 +178,7 @@ def test_bounded_laplace_tails_against_mpmath(x, q):
 
 
 def test_bounded_gaussian_tails_against_mpmath():
-    g = bndp.BoundedGaussian(1.0, 1.0, 0.0, 120.0, mode="continuous")
+    g = bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=120.0, mode="continuous")
     s = g.sigma
     with mpmath.workdps(50):
         def sf_ref(x, q):
@@ -211,7 +211,7 @@ def test_grid_law_tails_are_exact_sums(cls):
 
 def test_unbounded_and_rectified_tails():
     with mpmath.workdps(50):
-        g = bndp.Gaussian(1.0, 1e-5, 1.0)
+        g = bndp.Gaussian(1.0, delta=1e-5, sensitivity=1.0)
         s = mpmath.mpf(g.sigma)
         x = 1.0 + 40.0 * g.sigma                      # sf about 1e-350: below 1 - cdf's reach
         ref = mpmath.ncdf(-(mpmath.mpf(x) - 1) / s)
@@ -221,7 +221,7 @@ def test_unbounded_and_rectified_tails():
         ref = mpmath.ncdf(-(mpmath.mpf(x) - 1) / s)
         assert g.sf(x, 1.0) == pytest.approx(float(ref), rel=1e-12)
         assert g.isf(float(ref), 1.0) == pytest.approx(x, rel=1e-12)
-        lap = bndp.Laplace(1.0, 1.0)
+        lap = bndp.Laplace(1.0, sensitivity=1.0)
         b = mpmath.mpf(lap.scale)
         ref = mpmath.e ** (-(mpmath.mpf(100.0)) / b) / 2
         assert lap.sf(100.0, 0.0) == pytest.approx(float(ref), rel=1e-13)
@@ -229,19 +229,21 @@ def test_unbounded_and_rectified_tails():
         assert lap.logcdf(-100.0, 0.0) == pytest.approx(float(mpmath.log(ref)), rel=1e-13)
         assert lap.isf(float(ref), 0.0) == pytest.approx(100.0, rel=1e-12)
         assert lap.sf(-1.0, 0.0) == pytest.approx(1 - float(mpmath.e ** (-1 / b) / 2), rel=1e-15)
-        r = bndp.RectifiedGaussian(1.0, -50.0, 50.0)
+        r = bndp.RectifiedGaussian(1.0, lower=-50.0, upper=50.0)
         ref = mpmath.ncdf(-mpmath.mpf(40.0))           # about 4e-350: logsf only
         assert r.logsf(40.0, 0.0) == pytest.approx(float(mpmath.log(ref)), rel=1e-12)
         ref = mpmath.ncdf(-mpmath.mpf(30.0))
         assert r.sf(30.0, 0.0) == pytest.approx(float(ref), rel=1e-12)
         assert r.sf(50.0, 0.0) == 0.0 and r.sf(-51.0, 0.0) == 1.0
         assert r.isf(float(ref), 0.0) == pytest.approx(30.0, rel=1e-12)
-        narrow = bndp.RectifiedGaussian(1.0, -5.0, 5.0)   # atom of 2.9e-7 at the upper bound
+        narrow = bndp.RectifiedGaussian(1.0, lower=-5.0,
+                                        upper=5.0)   # atom of 2.9e-7 at the upper bound
         assert narrow.isf(1e-9, 0.0) == 5.0 and narrow.isf(1e-6, 0.0) < 5.0
 
 
 def test_constrained_laplace_tails():
-    h = bndp.ConstrainedLaplace(1.0, 1.0, lower=0.0, mode="continuous")   # half-line [0, inf), true value 0
+    h = bndp.ConstrainedLaplace(1.0, sensitivity=1.0, lower=0.0,
+                                mode="continuous")   # half-line [0, inf), true value 0
     with mpmath.workdps(50):
         s = mpmath.mpf(h.sigma)
         for x in (1.0, 100.0, 500.0):
@@ -250,7 +252,8 @@ def test_constrained_laplace_tails():
             assert h.logsf(x, 0.0) == pytest.approx(float(mpmath.log(ref)), rel=1e-12)
         assert h.isf(1e-40, 0.0) == pytest.approx(float(-s * mpmath.log(mpmath.mpf("1e-40"))),
                                                   rel=1e-12)
-    m = bndp.ConstrainedLaplace(1.0, 1.0, forbidden=[(0.0, 1.0)], lower=-10.0, upper=100.0,
+    m = bndp.ConstrainedLaplace(1.0, sensitivity=1.0, forbidden=[(0.0, 1.0)], lower=-10.0,
+                                upper=100.0,
                                 mode="continuous")
     x = np.array([-5.0, -0.5, 2.0, 20.0])
     # 1 - cdf carries an absolute error of ~1e-16: the reference for the body of the law

@@ -34,14 +34,17 @@ def test_import_bndp_does_not_load_torch():
 # every mechanism with a sample(value/theta, rng=...) method; the release mechanisms whose
 # law is tested by KS here are built with mode="continuous" explicitly
 MECHS = {
-    "bounded_laplace": lambda: bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0, mode="continuous"),
-    "bounded_gaussian": lambda: bndp.BoundedGaussian(1.0, 1.0, 0.0, 10.0, mode="continuous"),
-    "constrained_laplace": lambda: bndp.ConstrainedLaplace(1.0, 1.0, forbidden=[(4.0, 5.0)],
+    "bounded_laplace": lambda: bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0,
+                                                   mode="continuous"),
+    "bounded_gaussian": lambda: bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=10.0,
+                                                     mode="continuous"),
+    "constrained_laplace": lambda: bndp.ConstrainedLaplace(1.0, sensitivity=1.0,
+                                                           forbidden=[(4.0, 5.0)],
                                                            lower=0.0, upper=10.0),
-    "laplace": lambda: bndp.Laplace(1.0, 1.0),
-    "gaussian": lambda: bndp.Gaussian(1.0, 1e-5, 1.0),
-    "rectified": lambda: bndp.RectifiedGaussian(1.0, -1.0, 1.0),
-    "truncated": lambda: bndp.TruncatedGaussian(1.0, -1.0, 1.0),
+    "laplace": lambda: bndp.Laplace(1.0, sensitivity=1.0),
+    "gaussian": lambda: bndp.Gaussian(1.0, delta=1e-5, sensitivity=1.0),
+    "rectified": lambda: bndp.RectifiedGaussian(1.0, lower=-1.0, upper=1.0),
+    "truncated": lambda: bndp.TruncatedGaussian(1.0, lower=-1.0, upper=1.0),
     "sign": lambda: bndp.StochasticSign(1.0),
 }
 VALUES = np.array([[0.5, 2.0, 3.0, 7.5], [9.0, 1.0, 6.0, 2.5], [0.0, 10.0, 5.5, 3.3]])
@@ -146,7 +149,7 @@ def test_gradient_mechanisms_tensor_nulls_and_device_rng_on_the_cpu():
     theta = np.array([0.2, np.nan, -0.4, 3.0])
     t = torch.tensor(theta, dtype=torch.float32)
     assert not _arrays.on_device(t)
-    for mech in (bndp.TruncatedGaussian(0.7, -1.0, 1.0), bndp.StochasticSign(1.0)):
+    for mech in (bndp.TruncatedGaussian(0.7, lower=-1.0, upper=1.0), bndp.StochasticSign(1.0)):
         out = mech.sample(t, rng=3, nulls="keep", device_rng="torch")
         assert isinstance(out, torch.Tensor) and out.dtype == torch.float32
         ref = mech.sample(theta.astype(np.float32).astype(np.float64), rng=3, nulls="keep")
@@ -181,7 +184,7 @@ THETA_WIDE = np.concatenate([np.random.default_rng(5).normal(0.0, 3.0, 20000),
 def test_device_truncated_matches_compiled_kernel(lo, hi, sigma):
     # device_rng="bndp" consumes the stream exactly as the compiled kernel does: the draws
     # agree to the rounding of loc + scale * z
-    m = bndp.TruncatedGaussian(sigma, lo, hi)
+    m = bndp.TruncatedGaussian(sigma, lower=lo, upper=hi)
     a = m.sample(THETA_WIDE, rng=np.random.default_rng(9))
     b = m._device_sample(torch.from_numpy(THETA_WIDE), rng=np.random.default_rng(9)).numpy()
     assert ((b >= lo) & (b <= hi)).all()
@@ -192,7 +195,7 @@ def test_device_truncated_matches_compiled_kernel(lo, hi, sigma):
 @pytest.mark.parametrize("theta", [0.0, 0.8, 3.0, -40.0, 1000.5])
 @pytest.mark.parametrize("device_rng", ["bndp", "torch"])
 def test_device_truncated_law_ks(theta, device_rng):
-    m = bndp.TruncatedGaussian(1.0, -1.0, 1.0)
+    m = bndp.TruncatedGaussian(1.0, lower=-1.0, upper=1.0)
     x = m._device_sample(torch.full((20000,), theta, dtype=torch.float64), rng=31,
                          device_rng=device_rng).numpy()
     assert _ks(x, lambda v: m.cdf(v, theta)) > 1e-3
@@ -200,7 +203,7 @@ def test_device_truncated_law_ks(theta, device_rng):
 
 @pytest.mark.parametrize("device_rng", ["bndp", "torch"])
 def test_device_rectified_and_sign_law(device_rng):
-    m = bndp.RectifiedGaussian(1.0, -1.0, 1.0)
+    m = bndp.RectifiedGaussian(1.0, lower=-1.0, upper=1.0)
     x = m._device_sample(torch.full((40000,), 0.5, dtype=torch.float64), rng=12,
                          device_rng=device_rng).numpy()
     _atoms_ok(x, -1.0, 1.0, 0.0668072, 0.3085375)
@@ -208,14 +211,14 @@ def test_device_rectified_and_sign_law(device_rng):
                                                 device_rng=device_rng)
     assert s.dtype == torch.float32
     _atoms_ok(s.numpy().astype(np.float64), 1.0, -1.0, 0.6179114, 0.3820886)
-    g = bndp.RectifiedGaussian(2.0, -1e9, 1e9)     # effectively the Gaussian
+    g = bndp.RectifiedGaussian(2.0, lower=-1e9, upper=1e9)     # effectively the Gaussian
     z = g._device_sample(torch.zeros(20000, dtype=torch.float64), rng=14,
                          device_rng=device_rng).numpy()
     assert _ks(z / 2.0, stats.norm.cdf) > 1e-3
 
 
 def test_device_float32_stays_in_rounded_support_and_errors():
-    m = bndp.TruncatedGaussian(0.3, -0.1, 0.1)
+    m = bndp.TruncatedGaussian(0.3, lower=-0.1, upper=0.1)
     out = m._device_sample(torch.linspace(-50, 50, 5001, dtype=torch.float32), rng=3)
     assert out.dtype == torch.float32
     assert bool(((out >= np.float32(-0.1)) & (out <= np.float32(0.1))).all())
@@ -225,7 +228,7 @@ def test_device_float32_stays_in_rounded_support_and_errors():
         m._device_sample(torch.zeros(2), rng=1, device_rng="cuda")
     with pytest.raises(ValueError, match="device_rng"):
         m.sample(np.zeros(2), rng=1, device_rng="philox")
-    pm = bndp.TruncatedGaussian(1.0, np.zeros(3), np.ones(3))
+    pm = bndp.TruncatedGaussian(1.0, lower=np.zeros(3), upper=np.ones(3))
     with pytest.raises(ValueError, match="broadcast"):
         pm._device_sample(torch.zeros(4), rng=1)
     out = pm._device_sample(torch.zeros(2, 3), rng=1)
@@ -273,7 +276,7 @@ def test_far_tail_quantiles_against_mpmath():
 @pytest.mark.skipif(not CUDA, reason="needs a CUDA device")
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_cuda_draws_stay_on_device_and_match_cpu(dtype):
-    m = bndp.TruncatedGaussian(0.7, -1.0, 1.0)
+    m = bndp.TruncatedGaussian(0.7, lower=-1.0, upper=1.0)
     th = torch.from_numpy(THETA_WIDE).to(dtype)
     out = m.sample(th.cuda(), rng=np.random.default_rng(21))
     assert out.is_cuda and out.dtype == dtype and out.shape == th.shape
@@ -282,7 +285,7 @@ def test_cuda_draws_stay_on_device_and_match_cpu(dtype):
     if dtype == torch.float32:
         tol = tol + 2.0 ** -23 * (1.0 + torch.from_numpy(np.abs(THETA_WIDE)))
     assert bool(((out.cpu().double() - ref.double()).abs() <= tol).all())
-    for mech in (bndp.RectifiedGaussian(1.0, -1.0, 1.0), bndp.StochasticSign(1.0)):
+    for mech in (bndp.RectifiedGaussian(1.0, lower=-1.0, upper=1.0), bndp.StochasticSign(1.0)):
         o = mech.sample(th.cuda(), rng=1, device_rng="torch")
         assert o.is_cuda and o.dtype == dtype
     bl = MECHS["bounded_laplace"]()

@@ -58,7 +58,7 @@ UNI_CASES = [
 
 @pytest.mark.parametrize("w, dq, eps, ratio", UNI_CASES)
 def test_univariate_loss_matches_brute_force(w, dq, eps, ratio):
-    m = bndp.BoundedGaussian(eps, dq, 0.0, w, mode="continuous")
+    m = bndp.BoundedGaussian(eps, sensitivity=dq, lower=0.0, upper=w, mode="continuous")
     cert = bounded_gaussian_loss(m.sigma, dq, 0.0, w, details=True)
     assert isinstance(cert, LossCertificate)
     assert round(cert.upper / eps, 3) == ratio
@@ -85,7 +85,8 @@ def test_univariate_closed_form_value():
 # Table 1 of [CH24] (l = (0, 1), u = (10, 9), dQ = 2 sqrt 5): worst loss / eps at sigma*
 @pytest.mark.parametrize("eps, ratio", [(0.1, 0.336), (1.0, 0.357), (3.0, 0.404)])
 def test_table1_loss(eps, ratio):
-    m = bndp.BoundedGaussian(eps, TABLE_DQ, TABLE_L, TABLE_U, mode="continuous")
+    m = bndp.BoundedGaussian(eps, sensitivity=TABLE_DQ, lower=TABLE_L, upper=TABLE_U,
+                             mode="continuous")
     cert = bounded_gaussian_loss(m.sigma, TABLE_DQ, TABLE_L, TABLE_U, details=True)
     assert round(cert.upper / eps, 3) == ratio
     assert cert.upper - cert.lower <= 1e-12 * cert.upper
@@ -96,7 +97,8 @@ def test_table1_loss_against_polar_brute_force():
     # independent search: shift c on a polar grid of the ball, q per coordinate on a grid,
     # x at the lower corner, densities from scipy
     eps = 1.0
-    m = bndp.BoundedGaussian(eps, TABLE_DQ, TABLE_L, TABLE_U, mode="continuous")
+    m = bndp.BoundedGaussian(eps, sensitivity=TABLE_DQ, lower=TABLE_L, upper=TABLE_U,
+                             mode="continuous")
     s = m.sigma
     w = np.array([10.0, 8.0])
     up = bounded_gaussian_loss(s, TABLE_DQ, TABLE_L, TABLE_U)
@@ -148,8 +150,9 @@ def test_calibrated_mechanisms_verify_below_epsilon(m):
     n = 300 if FULL else (60 if m == 1 else 20)
     for eps, dq, lo, hi in _configs(rng, n, m):
         lo_, hi_ = (float(lo[0]), float(hi[0])) if m == 1 else (lo, hi)
-        paper = bndp.BoundedGaussian(eps, dq, lo_, hi_, mode="continuous")
-        tight = bndp.BoundedGaussian(eps, dq, lo_, hi_, calibration="tight", mode="continuous")
+        paper = bndp.BoundedGaussian(eps, sensitivity=dq, lower=lo_, upper=hi_, mode="continuous")
+        tight = bndp.BoundedGaussian(eps, sensitivity=dq, lower=lo_, upper=hi_,
+                                     calibration="tight", mode="continuous")
         lp, lt = bndp.verify(paper), bndp.verify(tight)
         assert lp <= eps, (eps, dq, lo, hi)
         assert eps * (1 - 1e-6) <= lt <= eps, (eps, dq, lo, hi, lt)
@@ -168,7 +171,8 @@ def test_under_noised_gaussian_exceeds_epsilon():
 def test_density_ratio_at_worst_configuration_tight():
     # privacy claim through the mechanism's own density: worst pair and random pairs
     eps, dq = 1.0, 1.0
-    m = bndp.BoundedGaussian(eps, dq, 0.0, 10.0, calibration="tight", mode="continuous")
+    m = bndp.BoundedGaussian(eps, sensitivity=dq, lower=0.0, upper=10.0, calibration="tight",
+                             mode="continuous")
     worst = m.logpdf(0.0, 9.0) - m.logpdf(0.0, 10.0)
     assert worst <= eps
     assert worst >= eps * (1 - 1e-6)
@@ -181,7 +185,8 @@ def test_density_ratio_at_worst_configuration_tight():
 
 def test_density_ratio_multivariate_tight():
     eps = 1.0
-    m = bndp.BoundedGaussian(eps, TABLE_DQ, TABLE_L, TABLE_U, calibration="tight", mode="continuous")
+    m = bndp.BoundedGaussian(eps, sensitivity=TABLE_DQ, lower=TABLE_L, upper=TABLE_U,
+                             calibration="tight", mode="continuous")
     c = bounded_gaussian_loss(m.sigma, TABLE_DQ, TABLE_L, TABLE_U, details=True).shift
     u = np.array(TABLE_U)
     lo = np.array(TABLE_L)
@@ -200,7 +205,8 @@ def test_density_ratio_multivariate_tight():
     (1.5, 55.76795412628909), (2.0, 41.47137359306165), (2.5, 32.90375285230956),
     (3.0, 27.201259999373384)])
 def test_tight_table1(eps, paper_var):
-    paper = bndp.BoundedGaussian(eps, TABLE_DQ, TABLE_L, TABLE_U, mode="continuous")
+    paper = bndp.BoundedGaussian(eps, sensitivity=TABLE_DQ, lower=TABLE_L, upper=TABLE_U,
+                                 mode="continuous")
     assert paper.sigma ** 2 == pytest.approx(paper_var, rel=1e-9)
     s = bounded_gaussian_tight_sigma(eps, TABLE_DQ, TABLE_L, TABLE_U)
     loss = bounded_gaussian_loss(s, TABLE_DQ, TABLE_L, TABLE_U)
@@ -224,12 +230,15 @@ def test_tight_small_epsilon():
 
 
 def test_calibration_keyword():
-    m = bndp.BoundedGaussian(1.0, 1.0, 0.0, 10.0, calibration="tight", mode="continuous")
+    m = bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=10.0, calibration="tight",
+                             mode="continuous")
     assert m.calibration == "tight"
     assert eval("bndp." + repr(m)) == m
-    assert bndp.BoundedGaussian(1.0, 1.0, 0.0, 10.0, mode="continuous").calibration == "paper"
+    assert bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=10.0,
+                                mode="continuous").calibration == "paper"
     with pytest.raises(ValueError, match="calibration"):
-        bndp.BoundedGaussian(1.0, 1.0, 0.0, 10.0, calibration="exact", mode="continuous")
+        bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=10.0, calibration="exact",
+                             mode="continuous")
 
 
 # ---------------------------------------------------------------------------------------
@@ -269,7 +278,7 @@ def _laplace_brute(b, dq, w):
 
 @pytest.mark.parametrize("eps, dq, w", [(1.0, 1.0, 10.0), (0.5, 0.5, 1.0), (2.0, 0.3, 4.0)])
 def test_laplace_bound_equals_verifier(eps, dq, w):
-    m = bndp.BoundedLaplace(eps, dq, 0.0, w, mode="continuous")
+    m = bndp.BoundedLaplace(eps, sensitivity=dq, lower=0.0, upper=w, mode="continuous")
     v = bndp.verify(m)
     assert v == pytest.approx(eps, rel=1e-13)          # Theorem 3.5 is tight for delta = 0
     assert v == pytest.approx(bounded_laplace_loss(m.scale, dq, 0.0, w), rel=1e-14)
@@ -363,12 +372,13 @@ def test_laplace_profile(b, dq, w, eps, ref):
 
 def test_profile_dispatch():
     from bndp.verify import privacy_profile
-    m = bndp.BoundedLaplace(0.5, 1.0, 0.0, 10.0, delta=0.1, mode="continuous")
+    m = bndp.BoundedLaplace(0.5, sensitivity=1.0, lower=0.0, upper=10.0, delta=0.1,
+                            mode="continuous")
     d = privacy_profile(m, 0.5)
     assert 0.0 < d < 0.1 * 0.1          # the certified 0.1 overstates it 15-fold
     assert privacy_profile(m, bndp.verify(m)) <= 1e-13      # rounding level
     assert privacy_profile(m, bndp.verify(m) * (1 + 1e-12)) == 0.0
-    g = bndp.BoundedGaussian(1.0, 1.0, 0.0, 10.0, mode="continuous")
+    g = bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=10.0, mode="continuous")
     assert privacy_profile(g, 1.0) == 0.0
     with pytest.raises(NotImplementedError):
         privacy_profile(g, 0.1)
@@ -415,7 +425,7 @@ def test_calibrated_laplace_random_configs_exact():
         eps = float(10 ** rng.uniform(-3, 1))
         w = float(10 ** rng.uniform(-1, 2))
         dq = float(w * 10 ** rng.uniform(-3, 0))
-        m = bndp.BoundedLaplace(eps, dq, 0.0, w, mode="continuous")
+        m = bndp.BoundedLaplace(eps, sensitivity=dq, lower=0.0, upper=w, mode="continuous")
         v = bndp.verify(m)
         assert eps * (1 - 1e-12) <= v <= eps, (eps, dq, w)
         # the rounding-margin evaluator agrees and a 1e-9 smaller scale is not eps-DP

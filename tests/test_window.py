@@ -304,12 +304,12 @@ def test_per_row_gaussian_means_per_row_laws():
                       sensitivity=1.0, lower=lo, upper=hi, rng=4)
     assert out.shape == (50_000, 2) and (out >= lo).all() and (out <= hi).all()
     for j in range(2):
-        plan = bndp.BoundedGaussian(1.0, 1.0, lo[j], hi[j]).exact_plan
+        plan = bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=lo[j], upper=hi[j]).exact_plan
         assert chi2_pvalue(grid_counts(plan, out[:, j]), plan.pmf(v[j])) > 1e-4
     box = bndp.sample([[3.2, 4.0], [9.9, 1.0]], mechanism="gaussian", epsilon=1.0,
                       sensitivity=2 * 5 ** 0.5, lower=[0, 1], upper=[10, 9], rng=7,
                       multivariate=True)
-    ref = bndp.BoundedGaussian(1.0, 2 * 5 ** 0.5, [0, 1], [10, 9]).sample(
+    ref = bndp.BoundedGaussian(1.0, sensitivity=2 * 5 ** 0.5, lower=[0, 1], upper=[10, 9]).sample(
         [[3.2, 4.0], [9.9, 1.0]], rng=7)
     assert np.array_equal(box, ref)
     with pytest.raises(ValueError, match="multivariate"):

@@ -131,7 +131,7 @@ def grid_cost(value: float = 5.0):
     modes: dict = {}
     for spec in (None, "exact"):
         try:
-            probe = bndp.BoundedLaplace(1.0, SENSITIVITY, LOWER, UPPER,
+            probe = bndp.BoundedLaplace(1.0, sensitivity=SENSITIVITY, lower=LOWER, upper=UPPER,
                                         **({} if spec is None else {"mode": spec}))
         except (TypeError, ValueError):
             continue
@@ -146,7 +146,8 @@ def grid_cost(value: float = 5.0):
     ax.plot(EPSILONS, ref, color="C0", label='mode="continuous"')
     for i, (label, spec) in enumerate(modes.items()):
         kw = {} if spec is None else {"mode": spec}
-        v = [_variance(bndp.BoundedLaplace(e, SENSITIVITY, LOWER, UPPER, **kw), value)
+        v = [_variance(bndp.BoundedLaplace(e, sensitivity=SENSITIVITY, lower=LOWER, upper=UPPER,
+                                           **kw), value)
              for e in EPSILONS]
         ok = np.array([x is not None for x in v])
         if not ok.any():

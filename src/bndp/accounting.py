@@ -844,7 +844,7 @@ def gaussian_composition_sigma(sigmas: Any, sensitivities: Any) -> float:
 
     The composition is :math:`(\epsilon,\delta)`-DP (resp. -pDP) exactly when
     ``sigma_star >= bndp.calibrate.gaussian_sigma(epsilon, delta, 1.0)`` (resp. with
-    ``method="pdp_optimal"``); any upper-bound calibration gives a sufficient condition.
+    ``calibration="pdp_optimal"``); any upper-bound calibration gives a sufficient condition.
 
     Parameters
     ----------

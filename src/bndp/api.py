@@ -105,7 +105,8 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
                 f"got {delta!r}"
             )
         if multivariate:
-            mech = BoundedGaussian(epsilon, sensitivity, lower, upper, mode=mode)
+            mech = BoundedGaussian(epsilon, sensitivity=sensitivity, lower=lower, upper=upper,
+                                   mode=mode)
             return mech.sample(value, rng=rng, on_outside=on_outside, workers=workers)
     elif multivariate:
         raise ValueError("`multivariate=True` is for mechanism='gaussian' (one m-dimensional "
@@ -115,9 +116,11 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
     if lo.ndim == 0 and hi.ndim == 0:
         one: BoundedGaussian | BoundedLaplace
         if mechanism == "gaussian":
-            one = BoundedGaussian(epsilon, sensitivity, float(lo), float(hi), mode=mode)
+            one = BoundedGaussian(epsilon, sensitivity=sensitivity, lower=float(lo),
+                                  upper=float(hi), mode=mode)
         else:
-            one = BoundedLaplace(epsilon, sensitivity, float(lo), float(hi), delta, mode=mode)
+            one = BoundedLaplace(epsilon, sensitivity=sensitivity, lower=float(lo),
+                                 upper=float(hi), delta=delta, mode=mode)
         return one.sample(value, rng=rng, on_outside=on_outside, workers=workers)
     mode = check_mode(mode)
     # per-row bounds: one univariate law per element, for either mechanism

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from . import _core
+from ._deprecate import renamed_keyword
 from ._validation import (
     as_float_array,
     check_bounds,
@@ -545,12 +546,12 @@ _NOTIONS = {"dp": 0, "pdp": 1}
 
 def _gf_method(method: Any) -> int:
     if not isinstance(method, str):
-        raise TypeError(f"`method` must be a string; got {type(method).__name__} {method!r}")
+        raise TypeError(
+            f"`calibration` must be a string; got {type(method).__name__} {method!r}")
     code = _GF_CODE.get(method)
     if code is None:
-        raise ValueError(
-            f"`method` must be one of {', '.join(repr(m) for m in GAUSSIAN_METHODS)}; got {method!r}"
-        )
+        raise ValueError(f"`calibration` must be one of "
+                         f"{', '.join(repr(m) for m in GAUSSIAN_METHODS)}; got {method!r}")
     return code
 
 
@@ -566,8 +567,9 @@ def _notion(notion: Any) -> int:
 def _unproven_error(method: str, eps: float) -> ValueError:
     ref = "Dwork et al. 2006, p. 6" if method == "dwork2006" else "Dwork & Roth 2014, Thm A.1"
     return ValueError(
-        f"method={method!r} is proved only for 0 < epsilon <= 1 ({ref}); got epsilon = {eps!r}. "
-        "Use method='optimal' (the exact, smallest Gaussian noise for every epsilon), or pass "
+        f"calibration={method!r} is proved only for 0 < epsilon <= 1 ({ref}); got epsilon = "
+        f"{eps!r}. "
+        "Use calibration='optimal' (the exact, smallest Gaussian noise for every epsilon), or pass "
         "allow_unproven=True to use the classical formula where it happens to hold "
         "(it is still refused where it fails, epsilon > G(delta))"
     )
@@ -578,9 +580,9 @@ def _fails_error(method: str, eps: float, delta: float, where: str = "") -> Valu
     g = _core.gf_threshold(code, delta)
     ach = _core.gf_delta(0, _classical_sigma(code, eps, delta), eps, 1.0)
     return ValueError(
-        f"method={method!r} is NOT (epsilon, delta)-DP at epsilon = {eps!r}, delta = {delta!r}"
+        f"calibration={method!r} is NOT (epsilon, delta)-DP at epsilon = {eps!r}, delta = {delta!r}"
         f"{where}: epsilon exceeds its failure threshold G(delta) = {g:.6f} (Theorem 1 of "
-        f"Zhao et al. 2019); its noise achieves only delta = {ach:.4e}. Use method='optimal'"
+        f"Zhao et al. 2019); its noise achieves only delta = {ach:.4e}. Use calibration='optimal'"
     )
 
 
@@ -588,8 +590,8 @@ def _classical_sigma(code: int, eps: float, delta: float) -> float:
     return math.sqrt(2.0 * math.log((2.0 if code == 0 else 1.25) / delta)) / eps
 
 
-def gaussian_sigma(epsilon: Any, delta: Any, sensitivity: Any, method: str = "optimal", *,
-                   allow_unproven: bool = False):
+def gaussian_sigma(epsilon: Any, delta: Any, sensitivity: Any, calibration: str = "optimal", *,
+                   allow_unproven: bool = False, method: str | None = None):
     r"""Standard deviation :math:`\sigma` of Gaussian noise for :math:`(\epsilon,\delta)`-DP
     (or -pDP), by any of the calibrations reviewed in [ZWB19]_.
 
@@ -638,7 +640,7 @@ def gaussian_sigma(epsilon: Any, delta: Any, sensitivity: Any, method: str = "op
         In :math:`(0, 1)`; in :math:`(0, 1/2)` for ``"zhao2"``.
     sensitivity : float or array_like
         :math:`\ell_2` sensitivity :math:`\Delta`, finite and > 0.
-    method : str, default "optimal"
+    calibration : str, default "optimal"
         One of the keys of :data:`GAUSSIAN_METHODS`.
     allow_unproven : bool, default False
         The classical methods are proved only for :math:`0 < \epsilon \le 1` and refused
@@ -646,6 +648,8 @@ def gaussian_sigma(epsilon: Any, delta: Any, sensitivity: Any, method: str = "op
         :math:`(\epsilon,\delta)`-DP (:math:`\epsilon > G(\delta)`, see
         :func:`classical_failure_threshold`): the exact :math:`\delta` of the classical
         :math:`\sigma` is checked at every point.
+    method : str, optional
+        Deprecated spelling of ``calibration``; emits a ``DeprecationWarning``.
 
     Returns
     -------
@@ -661,7 +665,7 @@ def gaussian_sigma(epsilon: Any, delta: Any, sensitivity: Any, method: str = "op
         Out-of-domain inputs (NaN included); a classical method outside its proven range
         without ``allow_unproven``, or where it fails DP.
     TypeError
-        Non-numeric inputs, or a non-string ``method``.
+        Non-numeric inputs, or a non-string ``calibration``.
 
     Notes
     -----
@@ -712,9 +716,11 @@ def gaussian_sigma(epsilon: Any, delta: Any, sensitivity: Any, method: str = "op
     --------
     >>> round(gaussian_sigma(1.0, 1e-5, 1.0), 6)
     3.730632
-    >>> round(gaussian_sigma(1.0, 1e-5, 1.0, method="dwork2014"), 6)
+    >>> round(gaussian_sigma(1.0, 1e-5, 1.0, calibration="dwork2014"), 6)
     4.844805
     """
+    method = renamed_keyword("gaussian_sigma", "method", "calibration", method, calibration,
+                             "optimal")
     code = _gf_method(method)
     classical = code <= 1
     e = scalar_or_none(epsilon)
@@ -725,7 +731,8 @@ def gaussian_sigma(epsilon: Any, delta: Any, sensitivity: Any, method: str = "op
         if classical and e > 1.0 and not allow_unproven:
             raise _unproven_error(method, e)
         if code == 4 and not d < 0.5:
-            raise ValueError(f"method='zhao2' (Theorem 5) needs delta < 0.5; got delta = {d!r}")
+            raise ValueError(
+                f"calibration='zhao2' (Theorem 5) needs delta < 0.5; got delta = {d!r}")
         out = _core.gf_sigma(code, e, d, s)
         if out < 0.0:
             raise _fails_error(method, e, d)
@@ -742,7 +749,7 @@ def gaussian_sigma(epsilon: Any, delta: Any, sensitivity: Any, method: str = "op
         raise _unproven_error(method, float(eps.flat[int(np.argmax(eps > 1.0))]))
     if code == 4 and (dl >= 0.5).any():
         bad = float(np.broadcast_to(dl, dl.shape).flat[int(np.argmax(dl >= 0.5))])
-        raise ValueError(f"method='zhao2' (Theorem 5) needs delta < 0.5; got {bad!r}")
+        raise ValueError(f"calibration='zhao2' (Theorem 5) needs delta < 0.5; got {bad!r}")
     eb, db, sb = np.broadcast_arrays(eps, dl, dq)
     shape = eb.shape
     out = np.empty(shape)
@@ -764,11 +771,11 @@ def _gf_range_error(method: str, e: float, d: float, s: float, out: float) -> Va
     if out == math.inf:
         return ValueError(
             f"`epsilon` = {e!r}, `delta` = {d!r} and `sensitivity` = {s!r} need a sigma above "
-            f"the largest double (about {sys.float_info.max!r}) with method={method!r}: "
+            f"the largest double (about {sys.float_info.max!r}) with calibration={method!r}: "
             "rescale the data (a smaller sensitivity) or choose a larger epsilon or delta")
     return ValueError(
-        f"method={method!r} cannot be evaluated in floating point at `epsilon` = {e!r}, "
-        f"`delta` = {d!r}; use method='optimal' (valid down to epsilon = delta = 1e-300)")
+        f"calibration={method!r} cannot be evaluated in floating point at `epsilon` = {e!r}, "
+        f"`delta` = {d!r}; use calibration='optimal' (valid down to epsilon = delta = 1e-300)")
 
 
 def gaussian_delta(sigma: Any, epsilon: Any, sensitivity: Any, *, notion: str = "dp"):
@@ -888,7 +895,8 @@ def gaussian_epsilon(sigma: Any, delta: Any, sensitivity: Any, *, notion: str = 
     return float(out) if out.ndim == 0 else out
 
 
-def classical_failure_threshold(delta: Any, method: str = "dwork2014"):
+def classical_failure_threshold(delta: Any, calibration: str = "dwork2014", *,
+                                method: str | None = None):
     r""":math:`G(\delta)`: the largest :math:`\epsilon` at which a classical Gaussian
     mechanism is still :math:`(\epsilon,\delta)`-DP (Theorem 1 and Remark 2 of [ZWB19]_).
 
@@ -909,7 +917,9 @@ def classical_failure_threshold(delta: Any, method: str = "dwork2014"):
     ----------
     delta : float or array_like
         In :math:`(0, 1)`.
-    method : {"dwork2014", "dwork2006"}
+    calibration : {"dwork2014", "dwork2006"}
+    method : str, optional
+        Deprecated spelling of ``calibration``; emits a ``DeprecationWarning``.
 
     Returns
     -------
@@ -929,10 +939,13 @@ def classical_failure_threshold(delta: Any, method: str = "dwork2014"):
     >>> round(classical_failure_threshold(1e-5), 4)
     8.4198
     """
+    method = renamed_keyword("classical_failure_threshold", "method", "calibration", method,
+                             calibration, "dwork2014")
     if method not in _GF_CLASSICAL:
         if not isinstance(method, str):
-            raise TypeError(f"`method` must be a string; got {type(method).__name__} {method!r}")
-        raise ValueError(f"`method` must be 'dwork2014' or 'dwork2006'; got {method!r}")
+            raise TypeError(
+                f"`calibration` must be a string; got {type(method).__name__} {method!r}")
+        raise ValueError(f"`calibration` must be 'dwork2014' or 'dwork2006'; got {method!r}")
     code = _GF_CODE[method]
     d = scalar_or_none(delta)
     if d is not None and 0.0 < d < 1.0:
@@ -1035,7 +1048,7 @@ def zcdp_sigma(epsilon: Any, delta: Any, sensitivity: Any):
               \sqrt{\ln(1/\delta) + \epsilon}\big)}{\sqrt2\,\epsilon}.
 
     RDP optimised over the order gives the same :math:`\sigma`, and tCDP reduces to these
-    two (§VII). The result is always above ``gaussian_sigma(..., method="zhao4")`` (the
+    two (§VII). The result is always above ``gaussian_sigma(..., calibration="zhao4")`` (the
     paper's claim, checked on a grid) and so above the optimal DP calibration.
 
     Parameters
@@ -1112,7 +1125,7 @@ def mcdp_sigma(epsilon: Any, delta: Any, sensitivity: Any) -> float:
     sub-Gaussian tail :math:`e^{-x^2}` stands where Theorem 6 has the exact
     :math:`\tfrac12\mathrm{erfc}(x)`, so the mCDP route needs more noise (at
     :math:`(\epsilon,\delta) = (1, 10^{-5})`: 4.9641 against
-    ``gaussian_sigma(1, 1e-5, 1, method="pdp_optimal")`` = 4.4441).
+    ``gaussian_sigma(1, 1e-5, 1, calibration="pdp_optimal")`` = 4.4441).
 
     Examples
     --------

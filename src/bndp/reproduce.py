@@ -422,7 +422,7 @@ def _holohan_figure3() -> list:
        "Bayes, eps split in 8, variances bounded to [0, 1e10]; dQ = 1 assumed (the variance "
        "sensitivity is not stated).")
 def _holohan_examples() -> list:
-    lap = Laplace(1.0, 1.0)
+    lap = Laplace(1.0, sensitivity=1.0)
     rows = [Row.make("Ex 1.1: share of Laplace outputs below the true count 0, %",
                      100.0 * lap.cdf(0.0, 0.0), "50%")]
     b_star = calibrate.bounded_laplace_scale(1.0, 1.0, 0.0, math.inf)
@@ -433,10 +433,11 @@ def _holohan_examples() -> list:
                          note="the paper's point: naive bounding is not eps-DP "
                               "(eps + ln(2 - e^-eps))"))
     rows.append(Row.make("Ex 1.2: clamped ('truncated') Laplace, P(release = 0) at q = 0",
-                         ClampedLaplace(1.0, 1.0, 0.0, 1e10).boundary_mass(0.0)[0],
+                         ClampedLaplace(1.0, sensitivity=1.0, lower=0.0,
+                                        upper=1e10).boundary_mass(0.0)[0],
                          note="truncation maps every negative draw to 0"))
     rows.append(Row.make("Ex 1.3: ordinary scale b0 at eps/8 = 0.125",
-                         ClampedLaplace(0.125, 1.0, 0.0, 1e10).scale))
+                         ClampedLaplace(0.125, sensitivity=1.0, lower=0.0, upper=1e10).scale))
     rows.append(Row.make("Ex 1.3: bounded scale b* at eps/8 = 0.125 on [0, 1e10]",
                          calibrate.bounded_laplace_scale(0.125, 1.0, 0.0, 1e10),
                          note="= dQ/ln((1 + e^0.125)/2)"))
@@ -500,12 +501,15 @@ def _holohan_figure2_data() -> dict:
         var_t = np.empty(shape)
         for c in range(len(classes)):
             for j in range(X.shape[1]):
-                mu_n[:, c, j] = Laplace(e, sens_mu[c, j]).sample(mu[c, j], size=_HO_F2_SIMS,
+                mu_n[:, c, j] = Laplace(e, sensitivity=sens_mu[c, j]).sample(mu[c, j],
+                                        size=_HO_F2_SIMS,
                                                                   rng=rng)
-                var_b[:, c, j] = BoundedLaplace(e, sens_var[c, j], 0.0, _HO_F2_UPPER,
+                var_b[:, c, j] = BoundedLaplace(e, sensitivity=sens_var[c, j], lower=0.0,
+                                                upper=_HO_F2_UPPER,
                                                mode="continuous").sample(
                     var[c, j], size=_HO_F2_SIMS, rng=rng)
-                var_t[:, c, j] = ClampedLaplace(e, sens_var[c, j], 0.0, _HO_F2_UPPER).sample(
+                var_t[:, c, j] = ClampedLaplace(e, sensitivity=sens_var[c, j], lower=0.0,
+                                                upper=_HO_F2_UPPER).sample(
                     var[c, j], size=_HO_F2_SIMS, rng=rng)
         acc = {}
         for name, v in (("bounded", var_b), ("truncated", var_t)):
@@ -613,7 +617,7 @@ def _zhao_table1_errata(paper: str, eps: float, computed: float, column: str) ->
        "vs least noise)", "Zhao et al. 2019, Table I",
        "Sensitivity 1. 'Resulting' is the classical sigma of the row's mechanism (Eq. (1) or "
        "(2) evaluated literally), 'least' is sigma_DP-OPT (calibrate.gaussian_sigma, "
-       "method='optimal'). The note of each 'resulting' row gives the delta that sigma "
+       "calibration='optimal'). The note of each 'resulting' row gives the delta that sigma "
        "really achieves (calibrate.gaussian_delta): every row exceeds its target.")
 def _zhao_table1() -> list:
     rows = []
@@ -628,7 +632,7 @@ def _zhao_table1() -> list:
         rows.append(Row.make(f"{tag}: least sigma (DP-OPT)", least, p_least,
                              erratum=_zhao_table1_errata(paper, eps, least, "least")))
     rows.append(Row.make("Heikkila et al. [8] eps=31.62 delta=0.0001: pDP-optimal sigma",
-                         calibrate.gaussian_sigma(31.62, 1e-4, 1.0, method="pdp_optimal"),
+                         calibrate.gaussian_sigma(31.62, 1e-4, 1.0, calibration="pdp_optimal"),
                          "0.1976", note="explains the printed 0.1976 (printed in the eps = 10 "
                                         "row)"))
     return rows
@@ -684,7 +688,7 @@ _ZH_FIG2_DELTA = (1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-8, 1e-10)
 def _zhao_sigma(method: str, eps: float, delta: float) -> float:
     if method.startswith("dwork"):
         return _classical_sigma(method, eps, delta)
-    return calibrate.gaussian_sigma(eps, delta, 1.0, method=method)
+    return calibrate.gaussian_sigma(eps, delta, 1.0, calibration=method)
 
 
 def _zhao_figure2_draw(path: str) -> None:
@@ -745,12 +749,13 @@ def _zhao_section7() -> list:
         Row.make("sigma_zCDP (= RDP route)", calibrate.zcdp_sigma(1.0, 1e-5, 1.0),
                  note="the paper prints sqrt(2 eps) in the denominator; its derivation gives "
                       "sqrt(2) eps, computed here"),
-        Row.make("sigma_M4 (zhao4)", calibrate.gaussian_sigma(1.0, 1e-5, 1.0, method="zhao4"),
+        Row.make("sigma_M4 (zhao4)", calibrate.gaussian_sigma(1.0, 1e-5, 1.0, calibration="zhao4"),
                  note="below sigma_zCDP, as claimed"),
         Row.make("sigma_mCDP", calibrate.mcdp_sigma(1.0, 1e-5, 1.0),
                  note="the paper claims this equals sigma_pDP-OPT; it is larger (sub-Gaussian "
                       "tail instead of erfc)"),
-        Row.make("sigma_pDP-OPT", calibrate.gaussian_sigma(1.0, 1e-5, 1.0, method="pdp_optimal")),
+        Row.make("sigma_pDP-OPT",
+                 calibrate.gaussian_sigma(1.0, 1e-5, 1.0, calibration="pdp_optimal")),
         Row.make("sigma_DP-OPT", calibrate.gaussian_sigma(1.0, 1e-5, 1.0)),
         Row.make("Lemma 15: composed sigma* for Delta = (1, 2), sigma = (3, 4)",
                  accounting.gaussian_composition_sigma([3.0, 4.0], [1.0, 2.0])),
@@ -765,8 +770,8 @@ _HU_THETA = (0.0, 0.5, 1.0, 2.0, 3.0)
 
 
 def _hu_mechs(sigma: float) -> dict:
-    return {"rectified": RectifiedGaussian(sigma, -1.0, 1.0),
-            "truncated": TruncatedGaussian(sigma, -1.0, 1.0),
+    return {"rectified": RectifiedGaussian(sigma, lower=-1.0, upper=1.0),
+            "truncated": TruncatedGaussian(sigma, lower=-1.0, upper=1.0),
             "sign": StochasticSign(sigma)}
 
 
@@ -845,7 +850,7 @@ def _hu_mean_estimation(mu: float, a: float, sigma: float = _HU_ME_SIGMA, n: int
     import copy
 
     rng = np.random.default_rng(seed)
-    mech = RectifiedGaussian(sigma, -a, a)
+    mech = RectifiedGaussian(sigma, lower=-a, upper=a)
     eps_g = d * gaussian_rdp(sigma, 1.0, 2.0)
     mse_g, mse_r, eps_r = [], [], []
     for _ in range(trials):
@@ -911,7 +916,7 @@ _RC_U = (0.0, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 1.0, 1.01, 1.1, 1.5, 2.0, 3
 
 
 def _rc_theorem1_mech(eps: float = 1.0):
-    return ConstrainedLaplace(eps, 1.0, lower=0.0, scale_rule="distance_dependent",
+    return ConstrainedLaplace(eps, sensitivity=1.0, lower=0.0, scale_rule="distance_dependent",
                               mode="continuous")
 
 
@@ -960,9 +965,11 @@ def _rc_theorem3() -> list:
     rows = []
     for forb in _RC_A2:
         for g in ("metric", "dp"):
-            m = ConstrainedLaplace(1.0, 1.0, forbidden=forb, guarantee=g, mode="continuous")
+            m = ConstrainedLaplace(1.0, sensitivity=1.0, forbidden=forb, guarantee=g,
+                                   mode="continuous")
             rows.append(Row.make(f"forbidden {list(forb)} eps=1 {g}: sigma*", m.sigma))
-    m = ConstrainedLaplace(0.1, 1.0, forbidden=_RC_A2[-1], guarantee="metric", mode="continuous")
+    m = ConstrainedLaplace(0.1, sensitivity=1.0, forbidden=_RC_A2[-1], guarantee="metric",
+                           mode="continuous")
     rows.append(Row.make(f"forbidden {list(_RC_A2[-1])} eps=0.1 metric: sigma*", m.sigma))
     return rows
 

@@ -195,7 +195,7 @@ class BoundedNoiseOptimizer(DPOptimizer):
     >>> _ = torch.manual_seed(0)
     >>> model = GradSampleModule(torch.nn.Linear(4, 2))
     >>> opt = BoundedNoiseOptimizer(torch.optim.SGD(model.parameters(), lr=0.1),
-    ...                             mechanism=bndp.TruncatedGaussian(0.5, -1.0, 1.0),
+    ...                             mechanism=bndp.TruncatedGaussian(0.5, lower=-1.0, upper=1.0),
     ...                             clip_bound=0.1, loss_reduction="sum", rng=1)
     >>> x, y = torch.randn(8, 4), torch.randint(0, 2, (8,))
     >>> torch.nn.functional.cross_entropy(model(x), y, reduction="sum").backward()

@@ -26,8 +26,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     rng = default_rng(args.seed)
     eps, dq = args.epsilon, args.sensitivity
     # calibrate and sample first: an invalid epsilon fails before any line is printed
-    mechs = (("bounded Laplace", BoundedLaplace(eps, dq, lo, hi), dq / eps),
-             ("bounded Gaussian", BoundedGaussian(eps, dq, lo, hi), None))
+    mechs = (("bounded Laplace", BoundedLaplace(eps, sensitivity=dq, lower=lo, upper=hi), dq / eps),
+             ("bounded Gaussian", BoundedGaussian(eps, sensitivity=dq, lower=lo, upper=hi), None))
     rows = []
     for name, mech, unbounded in mechs:
         noisy = mech.sample(ages, rng=rng)

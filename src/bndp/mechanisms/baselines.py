@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 from scipy import special as _sp
 
+from .._deprecate import keyword_only_after
 from .._random import RNGLike, as_generator
 from .._validation import as_float_array, check_box, fast_real, positive_real
 from ..calibrate import generalized_gaussian_sigma
@@ -86,7 +87,8 @@ class ClampedLaplace(Mechanism):
     __slots__ = ("epsilon", "sensitivity", "lower", "upper", "scale")
     _init_args = ("epsilon", "sensitivity", "lower", "upper")
 
-    def __init__(self, epsilon: float, sensitivity: float, lower: float, upper: float) -> None:
+    @keyword_only_after("sensitivity", "lower", "upper")
+    def __init__(self, epsilon: float, *, sensitivity: float, lower: float, upper: float) -> None:
         eps = positive_real(epsilon, "epsilon")
         dq = positive_real(sensitivity, "sensitivity")
         lo = fast_real(lower, "lower")
@@ -106,7 +108,7 @@ class ClampedLaplace(Mechanism):
         Examples
         --------
         >>> import bndp
-        >>> bndp.ClampedLaplace(0.5, 1.0, 0.0, 1.0).privacy_loss()
+        >>> bndp.ClampedLaplace(0.5, sensitivity=1.0, lower=0.0, upper=1.0).privacy_loss()
         0.5
         """
         return self.epsilon
@@ -129,7 +131,8 @@ class ClampedLaplace(Mechanism):
         float or ndarray
         """
         q = self._value(value)
-        x = Laplace(self.epsilon, self.sensitivity).sample(q, size=size, rng=as_generator(rng))
+        x = Laplace(self.epsilon, sensitivity=self.sensitivity).sample(q, size=size,
+                    rng=as_generator(rng))
         return _out(np.clip(x, self.lower, self.upper))
 
     def _ac(self, value: Any):
@@ -246,7 +249,8 @@ class GeneralizedGaussian(Mechanism):
     Examples
     --------
     >>> import bndp
-    >>> m = bndp.GeneralizedGaussian(1.0, [4.0, 2.0], [0.0, 1.0], [10.0, 9.0])
+    >>> m = bndp.GeneralizedGaussian(1.0, sensitivity=[4.0, 2.0], lower=[0.0, 1.0],
+    ...                              upper=[10.0, 9.0])
     >>> round(m.scale ** 2, 6)
     132.0
     >>> x = m.sample([5.0, 5.0], size=(100, 2), rng=0)
@@ -257,7 +261,8 @@ class GeneralizedGaussian(Mechanism):
     __slots__ = ("epsilon", "sensitivity", "lower", "upper", "scale")
     _init_args = ("epsilon", "sensitivity", "lower", "upper")
 
-    def __init__(self, epsilon: float, sensitivity: Any, lower: Any, upper: Any) -> None:
+    @keyword_only_after("sensitivity", "lower", "upper")
+    def __init__(self, epsilon: float, *, sensitivity: Any, lower: Any, upper: Any) -> None:
         sigma = generalized_gaussian_sigma(epsilon, sensitivity, lower, upper)
         lo, hi = check_box(lower, upper)
         lo, hi = np.broadcast_arrays(lo, hi)
@@ -280,7 +285,7 @@ class GeneralizedGaussian(Mechanism):
         Examples
         --------
         >>> import bndp
-        >>> bndp.GeneralizedGaussian(2.0, 1.0, 0.0, 1.0).privacy_loss()
+        >>> bndp.GeneralizedGaussian(2.0, sensitivity=1.0, lower=0.0, upper=1.0).privacy_loss()
         2.0
         """
         return self.epsilon

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from .. import _core, _dispatch
+from .._deprecate import keyword_only_after
 from .._random import RNGLike, as_generator
 from .._validation import (apply_domain, as_float_array, check_box, check_size,
                            positive_real)
@@ -107,7 +108,8 @@ class BoundedGaussian(GridLawMechanism):
     mode = "exact"
     exact_plan: "exact.ExactPlan | None" = None
 
-    def __init__(self, epsilon: float, sensitivity: float, lower: Any, upper: Any,
+    @keyword_only_after("sensitivity", "lower", "upper", "calibration", "mode")
+    def __init__(self, epsilon: float, *, sensitivity: float, lower: Any, upper: Any,
                  calibration: str = "paper", mode: str | None = "exact") -> None:
         if calibration not in ("paper", "tight"):
             raise ValueError(f'`calibration` must be "paper" or "tight"; got {calibration!r}')
@@ -210,7 +212,7 @@ quadrature where that closed form cancels).""",
 (quadrature where the closed form cancels).""",
     }
     _law_examples = examples(
-        'g = bndp.BoundedGaussian(1.0, 1.0, 0.0, {}, mode="continuous")',
+        'g = bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper={}, mode="continuous")',
         sf=("120.0", "0 < g.sf(119.0, 0.0) < 1e-16", "True"),
         logsf=("1000.0", "bool(g.logsf(999.0, 0.0) < -400)   # sf itself is below 1e-170",
                "True"),

@@ -20,6 +20,7 @@ import numpy as np
 from scipy.special import log_ndtr, ndtr, ndtri
 
 from .. import _core
+from .._deprecate import keyword_only_after
 from .._dispatch import _shape2, as_2d
 from .._random import RNGLike, as_generator
 from .._validation import as_float_array, as_probability, check_bounds, check_finite, fast_real
@@ -95,7 +96,8 @@ class _BoxGaussian(Mechanism):
     lower: Any
     upper: Any
 
-    def __init__(self, sigma: float, lower: Any, upper: Any) -> None:
+    @keyword_only_after("lower", "upper")
+    def __init__(self, sigma: float, *, lower: Any, upper: Any) -> None:
         s = _check_sigma(sigma)
         lo = as_float_array(lower, "lower")
         hi = as_float_array(upper, "upper")

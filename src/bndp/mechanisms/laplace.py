@@ -16,6 +16,7 @@ import numpy as np
 from scipy import special
 
 from .. import _core, _dispatch
+from .._deprecate import keyword_only_after
 from .._random import RNGLike, as_generator
 from .._validation import fast_real
 from ..calibrate import bounded_laplace_scale
@@ -117,7 +118,8 @@ class BoundedLaplace(GridLawMechanism):
     True
     >>> bool(((x * 2 ** -m.exact_plan.exponent) % 1 == 0).all())   # on the grid
     True
-    >>> round(bndp.BoundedLaplace(1.0, 1.0, 0.0, 10.0, mode="continuous").scale, 10)
+    >>> m = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0, mode="continuous")
+    >>> round(m.scale, 10)
     1.6115601044
     """
 
@@ -125,7 +127,8 @@ class BoundedLaplace(GridLawMechanism):
     mode = "exact"
     exact_plan: "exact.ExactPlan | None" = None
 
-    def __init__(self, epsilon: float, sensitivity: float, lower: float, upper: float,
+    @keyword_only_after("sensitivity", "lower", "upper", "delta", "mode")
+    def __init__(self, epsilon: float, *, sensitivity: float, lower: float, upper: float,
                  delta: float = 0.0, mode: str | None = "exact") -> None:
         mode = exact.check_mode(mode)
         eps = fast_real(epsilon, "epsilon")
@@ -180,7 +183,7 @@ PMF.""",
 the variance of the grid law, summed over its PMF.""",
     }
     _law_examples = examples(
-        'm = bndp.BoundedLaplace(1.0, 1.0, 0.0, {}, mode="continuous")',
+        'm = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper={}, mode="continuous")',
         sf=("100.0", "0 < m.sf(99.0, 0.0) < 1e-20", "True"),
         logsf=("2000.0", "bool(m.logsf(1900.0, 0.0) < -1000)", "True"),
         logcdf=("2000.0", "bool(m.logcdf(100.0, 2000.0) < -1000)", "True"),

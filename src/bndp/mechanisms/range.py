@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from .. import _core, _dispatch
+from .._deprecate import keyword_only_after
 from .._random import RNGLike, as_generator
 from .._validation import (as_float_array, check_finite, check_forbidden, check_on_outside,
                            positive_real)
@@ -252,9 +253,11 @@ class ConstrainedLaplace(GridLawMechanism):
     mode = "exact"
     exact_plan: "exact.ConstrainedPlan | None" = None
 
-    def __init__(self, epsilon: float, sensitivity: float, forbidden: Any = (),
+    @keyword_only_after("sensitivity", "forbidden", "lower", "upper", "guarantee",
+                        "scale_rule", "mode")
+    def __init__(self, epsilon: float, *, sensitivity: float, forbidden: Any = (),
                  lower: float = -math.inf, upper: float = math.inf, guarantee: str = "dp",
-                 scale_rule: str = "constant", mode: str | None = "exact", *,
+                 scale_rule: str = "constant", mode: str | None = "exact",
                  scale: str | None = None) -> None:
         mode = exact.check_mode(mode)
         if scale is not None:

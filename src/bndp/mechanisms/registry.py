@@ -43,11 +43,12 @@ def build_mechanism(mechanism: str, epsilon: float, sensitivity: float, lower: f
     calibrated once."""
     cls = mechanism_class(mechanism, SAMPLE_MECHANISMS)
     if cls is BoundedLaplace:
-        return BoundedLaplace(epsilon, sensitivity, lower, upper, delta, mode=mode)
+        return BoundedLaplace(epsilon, sensitivity=sensitivity, lower=lower, upper=upper,
+                              delta=delta, mode=mode)
     if delta != 0:
         raise ValueError("the bounded Gaussian mechanism is pure epsilon-DP: `delta` must be 0; "
                          f"got {delta!r}")
-    m = BoundedGaussian(epsilon, sensitivity, lower, upper, mode=mode)
+    m = BoundedGaussian(epsilon, sensitivity=sensitivity, lower=lower, upper=upper, mode=mode)
     if m.dim is not None:
         raise ValueError("`lower` and `upper` must be scalars for a DataFrame column")
     return m

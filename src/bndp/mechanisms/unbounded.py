@@ -12,12 +12,14 @@ bounded mechanisms, so that the cost of boundedness can be measured against them
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
 from scipy import special
 
 from .. import _core, _dispatch
+from .._deprecate import keyword_only_after, renamed_keyword
 from .._random import RNGLike, as_generator
 from .._validation import as_float_array, check_finite, fast_real, positive_real
 from ..calibrate import GAUSSIAN_METHODS, gaussian_delta, gaussian_sigma
@@ -58,8 +60,8 @@ class Gaussian(_Unbounded):
     r"""Gaussian mechanism: :math:`M(q) = q + N(0, \sigma^2)` per coordinate.
 
     :math:`\sigma` comes from :func:`bndp.calibrate.gaussian_sigma` with the chosen
-    ``method`` (default ``"optimal"``: the least Gaussian noise for
-    :math:`(\epsilon,\delta)`-DP, Theorem 2 of [ZWB19]_). Methods ``"pdp_optimal"``,
+    ``calibration`` (default ``"optimal"``: the least Gaussian noise for
+    :math:`(\epsilon,\delta)`-DP, Theorem 2 of [ZWB19]_). Calibrations ``"pdp_optimal"``,
     ``"zhao3"`` and ``"zhao4"`` target probabilistic DP (pDP), a stronger notion that costs
     more noise; the classical ``"dwork2006"``/``"dwork2014"`` are proved only for
     :math:`\epsilon \le 1` (see ``allow_unproven``).
@@ -75,10 +77,12 @@ class Gaussian(_Unbounded):
     sensitivity : float
         :math:`\ell_2` sensitivity of the query, finite and > 0. For a vector query, every
         coordinate gets independent noise of the same :math:`\sigma`.
-    method : str, default "optimal"
+    calibration : str, default "optimal"
         A key of :data:`bndp.calibrate.GAUSSIAN_METHODS`.
     allow_unproven : bool, default False
         Passed to :func:`~bndp.calibrate.gaussian_sigma`.
+    method : str, optional
+        Deprecated spelling of ``calibration``; emits a ``DeprecationWarning``.
 
     Attributes
     ----------
@@ -95,19 +99,23 @@ class Gaussian(_Unbounded):
     3.730632
     """
 
-    __slots__ = ("epsilon", "delta", "sensitivity", "method", "allow_unproven", "sigma",
+    __slots__ = ("epsilon", "delta", "sensitivity", "calibration", "allow_unproven", "sigma",
                  "notion")
-    _init_args = ("epsilon", "delta", "sensitivity", "method", "allow_unproven")
+    _init_args = ("epsilon", "delta", "sensitivity", "calibration", "allow_unproven")
 
-    def __init__(self, epsilon: float, delta: float, sensitivity: float,
-                 method: str = "optimal", allow_unproven: bool = False) -> None:
+    @keyword_only_after("delta", "sensitivity", "calibration", "allow_unproven")
+    def __init__(self, epsilon: float, *, delta: float, sensitivity: float,
+                 calibration: str = "optimal", allow_unproven: bool = False,
+                 method: str | None = None) -> None:
+        method = renamed_keyword("Gaussian", "method", "calibration", method, calibration,
+                                 "optimal", stacklevel=4)
         eps = fast_real(epsilon, "epsilon")
         dl = fast_real(delta, "delta")
         dq = fast_real(sensitivity, "sensitivity")
         if not isinstance(allow_unproven, (bool, np.bool_)):
             raise TypeError(f"`allow_unproven` must be a bool; got {allow_unproven!r}")
         sigma = gaussian_sigma(eps, dl, dq, method, allow_unproven=bool(allow_unproven))
-        self._set(epsilon=eps, delta=dl, sensitivity=dq, method=method,
+        self._set(epsilon=eps, delta=dl, sensitivity=dq, calibration=method,
                   allow_unproven=bool(allow_unproven), sigma=float(sigma),
                   notion=GAUSSIAN_METHODS[method])
 
@@ -115,6 +123,13 @@ class Gaussian(_Unbounded):
     def scale(self) -> float:
         """Alias of :attr:`sigma`."""
         return self.sigma
+
+    @property
+    def method(self) -> str:
+        """Deprecated spelling of :attr:`calibration`."""
+        warnings.warn("Gaussian.method is deprecated: read Gaussian.calibration",
+                      DeprecationWarning, stacklevel=2)
+        return self.calibration
 
     def _noise_var(self) -> float:
         return self.sigma * self.sigma
@@ -198,7 +213,8 @@ class Laplace(_Unbounded):
     __slots__ = ("epsilon", "sensitivity", "scale")
     _init_args = ("epsilon", "sensitivity")
 
-    def __init__(self, epsilon: float, sensitivity: float) -> None:
+    @keyword_only_after("sensitivity")
+    def __init__(self, epsilon: float, *, sensitivity: float) -> None:
         eps = positive_real(epsilon, "epsilon")
         dq = positive_real(sensitivity, "sensitivity")
         self._set(epsilon=eps, sensitivity=dq, scale=dq / eps)
