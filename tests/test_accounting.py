@@ -155,7 +155,7 @@ AMPL = {  # eps_B / eps_G, 'sup' mode, theta = 0, 0.5, 1, 2, 5
 def test_amplification_table(key):
     name, alpha, sigma, a, c = key
     cls = bndp.RectifiedGaussian if name == "rect" else bndp.TruncatedGaussian
-    m = cls(sigma, -a, a)
+    m = cls(sigma, lower=-a, upper=a)
     th = np.array([0.0, 0.5, 1.0, 2.0, 5.0])
     ratio = per_instance_rdp(m, th, c, alpha, per_coordinate=True) / gaussian_rdp(sigma, c, alpha)
     np.testing.assert_allclose(ratio, AMPL[key], atol=6e-5)
@@ -224,12 +224,12 @@ def test_closed_forms_match_quadrature_on_grid():
     worst = {"rect": 0.0, "trunc": 0.0}
     for al, s, a, c, th in _grid():
         for kind, cls in (("rect", bndp.RectifiedGaussian), ("trunc", bndp.TruncatedGaussian)):
-            m = cls(s, -a, a)
+            m = cls(s, lower=-a, upper=a)
             got = per_instance_rdp(m, th, c, al, "alg1")
             ref = quad_rdp(kind, al, th, c, s, -a, a)
             worst[kind] = max(worst[kind], abs(got - ref) / max(1.0, abs(ref)))
             # the other shift direction, through the asymmetric-support kernel directly
-            got2 = per_instance_rdp(cls(s, -a, 2 * a), th, c, al, "alg1")
+            got2 = per_instance_rdp(cls(s, lower=-a, upper=2 * a), th, c, al, "alg1")
             ref2 = quad_rdp(kind, al, th, c, s, -a, 2 * a)
             worst[kind] = max(worst[kind], abs(got2 - ref2) / max(1.0, abs(ref2)))
     assert worst["rect"] < 1e-9 and worst["trunc"] < 1e-9, worst
@@ -273,14 +273,14 @@ def test_far_tails_keep_relative_precision(th, alpha, c):
 def test_small_shift_absolute_accuracy_against_mpmath(c):
     for th in (0.0, 3.9, 4.0, 5.5):
         for cls, ref in ((bndp.RectifiedGaussian, mp_rect), (bndp.TruncatedGaussian, mp_trunc)):
-            got = per_instance_rdp(cls(1.0, -4.0, 4.0), th, c, 2.0, "alg1")
+            got = per_instance_rdp(cls(1.0, lower=-4.0, upper=4.0), th, c, 2.0, "alg1")
             want = ref(2.0, th, c, 1.0, -4.0, 4.0)
             assert abs(got - want) <= 2e-15 + 1e-9 * want, (cls, th, got, want)
 
 
 def test_large_support_recovers_gaussian():
     for cls in (bndp.RectifiedGaussian, bndp.TruncatedGaussian):
-        v = per_instance_rdp(cls(1.0, -50, 50), 0.3, 1.0, [2.0, 5.0], "sup")
+        v = per_instance_rdp(cls(1.0, lower=-50, upper=50), 0.3, 1.0, [2.0, 5.0], "sup")
         np.testing.assert_allclose(v, [1.0, 2.5], rtol=1e-12)
 
 
@@ -313,7 +313,7 @@ def test_divergence_increases_with_the_shift():
             for a in (0.5, 1.0, 3.0):
                 for th in (-3.0, -0.5, 0.0, 0.5, 3.0):
                     for cls in (bndp.RectifiedGaussian, bndp.TruncatedGaussian):
-                        v = per_instance_rdp(cls(s, -a, a), th, xs, al, "alg1",
+                        v = per_instance_rdp(cls(s, lower=-a, upper=a), th, xs, al, "alg1",
                                              per_coordinate=True)
                         assert np.all(np.diff(v) >= -1e-12)
 
@@ -345,7 +345,7 @@ def test_fil_matches_quadrature_of_squared_score():
         for a in (0.5, 3.0):
             for th in (-5.0, -1.2, 0.0, 0.8, 4.0):
                 for kind, cls in (("rect", bndp.RectifiedGaussian), ("trunc", bndp.TruncatedGaussian)):
-                    got = fisher_information_loss_squared(cls(s, -a, a), th)
+                    got = fisher_information_loss_squared(cls(s, lower=-a, upper=a), th)
                     assert got * s * s == pytest.approx(quad_eta2(kind, th, s, -a, a) * s * s,
                                                         abs=1e-11)
 
@@ -480,7 +480,7 @@ G_TOY = np.array([[1, -1, 0.5, 1], [1, 1, -0.5, 1], [0.2, -1, 0.5, 1], [0, 0, 0,
 @pytest.mark.parametrize("cls,alg1,sup", [(bndp.RectifiedGaussian, 2.887864, 3.491133),
                                           (bndp.TruncatedGaussian, 0.818639, 0.990989)])
 def test_algorithm1_toy(cls, alg1, sup):
-    m = cls(1.0, -1.0, 1.0)
+    m = cls(1.0, lower=-1.0, upper=1.0)
     for mode, want in (("alg1", alg1), ("sup", sup)):
         acc = PerInstanceAccountant(m, 1.0, alphas=[2.0], mode=mode)
         r = acc.step_per_example(G_TOY)
@@ -632,7 +632,7 @@ def test_reverse_and_negative_shift_against_mpmath_quadrature(sigma, lo, hi):
     classes = {"rect": bndp.RectifiedGaussian, "trunc": bndp.TruncatedGaussian,
                "sign": bndp.StochasticSign}
     for kind, cls in classes.items():
-        m = cls(sigma) if kind == "sign" else cls(sigma, lo, hi)
+        m = cls(sigma) if kind == "sign" else cls(sigma, lower=lo, upper=hi)
         b_lo, b_hi = (0.0, 0.0) if kind == "sign" else (lo, hi)
         for theta in (-2.5, -0.3, 0.4, 1.7):
             for alpha in (2.0, 5.0):
@@ -695,7 +695,7 @@ def test_random_configurations_against_mpmath():
         th = float(rng.uniform(-25, 25))
         c = float(np.exp(rng.uniform(np.log(1e-4), np.log(5))))
         for cls, ref in ((bndp.RectifiedGaussian, mp_rect), (bndp.TruncatedGaussian, mp_trunc)):
-            got = per_instance_rdp(cls(s, lo, hi), th, c, al, "alg1")
+            got = per_instance_rdp(cls(s, lower=lo, upper=hi), th, c, al, "alg1")
             want = ref(al, th, c, s, lo, hi)
             assert abs(got - want) <= max(1e-8 * want, 1e-12), (cls, al, s, lo, hi, th, c)
 
@@ -707,7 +707,7 @@ def test_sup_mode_small_shift_against_mpmath(c):
     for lo, hi in ((-4.0, 4.0), (-0.8, 0.8), (-2.0, 16.0)):
         for th in (0.0, 0.7, 3.9, -4.6, 6.0, 16.3):
             for cls, ref in ((bndp.RectifiedGaussian, mp_rect), (bndp.TruncatedGaussian, mp_trunc)):
-                got = per_instance_rdp(cls(1.0, lo, hi), th, c, 2.0, "sup")
+                got = per_instance_rdp(cls(1.0, lower=lo, upper=hi), th, c, 2.0, "sup")
                 want = max(ref(2.0, th, c, 1.0, lo, hi), ref(2.0, th + c, -c, 1.0, lo, hi),
                            ref(2.0, th, -c, 1.0, lo, hi), ref(2.0, th - c, c, 1.0, lo, hi))
                 assert abs(got - want) <= 2e-15 + 1e-9 * want, (cls, lo, hi, th, got, want)

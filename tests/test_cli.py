@@ -658,7 +658,7 @@ MODE_TRUE = np.array([(7.0 * i) % 120 for i in range(400)])
 
 def _mode_mech(mechanism, mode):
     cls = bndp.BoundedLaplace if mechanism == "laplace" else bndp.BoundedGaussian
-    return cls(1.0, 1.0, 0.0, 120.0, mode=mode)
+    return cls(1.0, sensitivity=1.0, lower=0.0, upper=120.0, mode=mode)
 
 
 def _released(path):

@@ -24,7 +24,7 @@ N_KS = 200_000 if FULL else 40_000
 
 @pytest.mark.parametrize("cls", [bndp.RectifiedGaussian, bndp.TruncatedGaussian])
 def test_construction_and_repr(cls):
-    m = cls(0.5, -1.0, 2.0)
+    m = cls(0.5, lower=-1.0, upper=2.0)
     assert m.sigma == 0.5 and m.lower == -1.0 and m.upper == 2.0
     assert eval(repr(m), {cls.__name__: cls}) == m
     with pytest.raises(AttributeError):
@@ -38,19 +38,19 @@ def test_construction_and_repr(cls):
 def test_bad_constructor_inputs(cls):
     for s in (0.0, -1.0, np.nan, np.inf):
         with pytest.raises(ValueError, match="sigma"):
-            cls(s, -1.0, 1.0)
+            cls(s, lower=-1.0, upper=1.0)
     with pytest.raises(TypeError, match="sigma"):
-        cls("1", -1.0, 1.0)
+        cls("1", lower=-1.0, upper=1.0)
     with pytest.raises(ValueError, match="lower"):
-        cls(1.0, 1.0, 1.0)
+        cls(1.0, lower=1.0, upper=1.0)
     with pytest.raises(ValueError, match="lower"):
-        cls(1.0, 2.0, 1.0)
+        cls(1.0, lower=2.0, upper=1.0)
     with pytest.raises(ValueError, match="lower"):
-        cls(1.0, [-1.0, 3.0], [1.0, 2.0])
+        cls(1.0, lower=[-1.0, 3.0], upper=[1.0, 2.0])
     with pytest.raises(ValueError, match="lower|upper"):
-        cls(1.0, np.nan, 1.0)
+        cls(1.0, lower=np.nan, upper=1.0)
     with pytest.raises(ValueError, match="upper"):
-        cls(1.0, -1.0, np.inf)          # the support must be bounded
+        cls(1.0, lower=-1.0, upper=np.inf)          # the support must be bounded
     with pytest.raises(ValueError, match="sigma"):
         bndp.StochasticSign(0.0)
 
@@ -84,12 +84,12 @@ def test_sample_shapes_and_support():
     lo = np.array([-1.0, -2.0, 0.0])
     hi = np.array([1.0, 0.5, 4.0])
     for cls in (bndp.RectifiedGaussian, bndp.TruncatedGaussian):
-        m = cls(2.0, lo, hi)
+        m = cls(2.0, lower=lo, upper=hi)
         x = m.sample(np.zeros((50, 3)), rng=1)
         assert x.shape == (50, 3) and x.dtype == np.float64
         assert np.all((x >= lo) & (x <= hi))
-        assert isinstance(cls(1.0, -1, 1).sample(0.3, rng=1), float)
-        assert cls(1.0, -1, 1).sample(np.zeros((2, 0)), rng=1).shape == (2, 0)
+        assert isinstance(cls(1.0, lower=-1, upper=1).sample(0.3, rng=1), float)
+        assert cls(1.0, lower=-1, upper=1).sample(np.zeros((2, 0)), rng=1).shape == (2, 0)
         a = m.sample(np.ones((4, 3)), rng=7)
         b = m.sample(np.ones((4, 3)), rng=7)
         np.testing.assert_array_equal(a, b)

@@ -194,7 +194,7 @@ def test_bounded_gaussian_tails_against_mpmath():
 @pytest.mark.parametrize("cls", [bndp.BoundedLaplace, bndp.BoundedGaussian])
 def test_grid_law_tails_are_exact_sums(cls):
     from fractions import Fraction
-    m = cls(1.0, 1.0, 0.0, 10.0)
+    m = cls(1.0, sensitivity=1.0, lower=0.0, upper=10.0)
     plan = m.exact_plan
     w, s = plan.weights_for(2.0)
     g = plan.grid()

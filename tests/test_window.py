@@ -336,9 +336,9 @@ def test_many_distinct_pairs_each_row_follows_its_law(mech):
     assert ((out >= lo) & (out <= hi)).all()
     cls = bndp.BoundedLaplace if mech == "laplace" else bndp.BoundedGaussian
     for k in r.choice(np.arange(60_000, 200_000), 200, replace=False):
-        plan = cls(1.0, 1.0, float(lo[k]), float(hi[k])).exact_plan
+        plan = cls(1.0, sensitivity=1.0, lower=float(lo[k]), upper=float(hi[k])).exact_plan
         grid_counts(plan, out[k:k + 1])        # on that row's grid
-    plan = cls(1.0, 1.0, float(lo[0]), float(hi[0])).exact_plan
+    plan = cls(1.0, sensitivity=1.0, lower=float(lo[0]), upper=float(hi[0])).exact_plan
     assert chi2_pvalue(grid_counts(plan, out[:60_000]), plan.pmf(vals[0])) > 1e-4
 
 
