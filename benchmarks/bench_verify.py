@@ -9,7 +9,7 @@ import bndp
 from bndp.verify import (
     bounded_gaussian_loss,
     bounded_gaussian_tight_sigma,
-    bounded_laplace_delta,
+    bounded_laplace_profile,
 )
 
 DQ2 = 2.0 * math.sqrt(5.0)
@@ -39,7 +39,7 @@ class VerifyGaussian:
 
 class VerifyLaplace:
     def time_profile(self):
-        bounded_laplace_delta(1.5, 0.5, 1.0, 0.0, 10.0)
+        bounded_laplace_profile(1.5, 0.5, 1.0, 0.0, 10.0)
 
 
 class Audit:

@@ -13,7 +13,8 @@ import timeit
 import numpy as np
 
 import bndp
-from bndp.verify import bounded_gaussian_loss, bounded_gaussian_tight_sigma, bounded_laplace_delta
+from bndp.verify import (bounded_gaussian_loss, bounded_gaussian_tight_sigma,
+                         bounded_laplace_profile)
 
 
 def table1():
@@ -62,7 +63,7 @@ def timings():
         ("tight calibration, m = 2 (incl. paper sigma)",
          lambda: bounded_gaussian_tight_sigma(1.0, dq, lo, hi)),
         ("bounded Laplace delta(eps) profile",
-         lambda: bounded_laplace_delta(1.5, 0.5, 1.0, 0.0, 10.0)),
+         lambda: bounded_laplace_profile(1.5, 0.5, 1.0, 0.0, 10.0)),
     ]
     print("\nTimings (best of 5 repeats)")
     print("| operation | time |")

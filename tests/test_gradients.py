@@ -169,7 +169,7 @@ def test_stochastic_sign_sampler(theta):
     p = ndtr(theta / 0.8)
     assert abs(np.mean(x == 1.0) - p) < 5 * math.sqrt(p * (1 - p) / x.size)
     assert m.mean(theta) == pytest.approx(2 * p - 1)
-    assert m.var(theta) == pytest.approx(4 * p * (1 - p))
+    assert m.variance(theta) == pytest.approx(4 * p * (1 - p))
     assert m.logpmf(1.0, theta) == pytest.approx(math.log(p))
 
 
@@ -204,7 +204,8 @@ def test_rectified_moments(theta, lo, hi, s):
     mean, var = _rect_moments_mp(theta, s, lo, hi)
     assert m.mean(theta) == pytest.approx(mean, rel=1e-10, abs=1e-14)
     # far outside S the variance is ~1e-49 and keeps ~9 digits
-    assert m.var(theta) == pytest.approx(var, rel=1e-8 if abs(theta) > 10 else 1e-12, abs=1e-300)
+    assert m.variance(theta) == pytest.approx(var, rel=1e-8 if abs(theta) > 10 else 1e-12,
+                                              abs=1e-300)
     assert m.bias(theta) == pytest.approx(mean - theta, rel=1e-10, abs=1e-14)
 
 
@@ -215,7 +216,7 @@ def test_truncated_variance_equals_sigma4_eta_squared():
     for s in (1.0, 2.5):
         for lo, hi in ((-1.0, 1.0), (-0.5, 3.0), (2.0, 2.5)):
             m = bndp.TruncatedGaussian(s, lower=lo, upper=hi)
-            np.testing.assert_allclose(m.var(th) / s ** 4, fisher_information_loss_squared(m, th),
+            np.testing.assert_allclose(m.variance(th) / s ** 4, fisher_information_loss_squared(m, th),
                                        rtol=1e-9, atol=1e-16)
 
 
@@ -243,7 +244,7 @@ def test_monte_carlo_moments():
                                           upper=1), 0.8),
                   (bndp.TruncatedGaussian(0.5, lower=-1, upper=2), -1.5)):
         x = m.sample(np.full(N_KS, th), rng=21)
-        v = m.var(th)
+        v = m.variance(th)
         assert abs(x.mean() - m.mean(th)) < 5 * math.sqrt(v / x.size)
         assert abs(x.var() - v) < 6 * v * math.sqrt(2 / x.size) * 2
 

@@ -44,7 +44,7 @@ def test_truncated_gaussian_moments_far_outside_support(k, lo, hi, sigma):
     for theta in (lo - k * sigma, hi + k * sigma):
         rm, rv = _tn_moments_exact(theta, sigma, lo, hi)
         assert _rel(m.mean(theta), rm) < 1e-12
-        assert _rel(m.var(theta), rv) < 1e-12
+        assert _rel(m.variance(theta), rv) < 1e-12
         # FIL: eta^2 = Var/sigma^4 (Eq. (3)); never clamped to 0
         assert _rel(fisher_information_loss_squared(m, theta), rv / sigma ** 4) < 1e-12
         assert _rel(fisher_information_loss(m, theta), mpmath.sqrt(rv) / sigma ** 2) < 1e-12
@@ -53,7 +53,7 @@ def test_truncated_gaussian_moments_far_outside_support(k, lo, hi, sigma):
 def test_truncated_gaussian_far_moments_are_positive_arrays():
     m = bndp.TruncatedGaussian(sigma=1.0, lower=-1.0, upper=1.0)
     th = np.array([1001.0, -1001.0, 1e100, -1e100])
-    v = m.var(th)
+    v = m.variance(th)
     assert np.all(v > 0) and np.all(np.isfinite(v))
     assert np.all(fisher_information_loss_squared(m, th) > 0)
     mu = m.mean(th)

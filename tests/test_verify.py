@@ -14,7 +14,7 @@ from bndp.verify import (
     LossCertificate,
     bounded_gaussian_loss,
     bounded_gaussian_tight_sigma,
-    bounded_laplace_delta,
+    bounded_laplace_profile,
     bounded_laplace_loss,
 )
 
@@ -359,7 +359,7 @@ def _hockey_stick_brute(b, dq, w, eps, nq=801, nx=4001):
     (0.5, 0.5, 1.0, 0.3, 0.24617667),
 ])
 def test_laplace_profile(b, dq, w, eps, ref):
-    up, low, q = bounded_laplace_delta(b, eps, dq, 0.0, w, details=True)
+    up, low, q = bounded_laplace_profile(b, eps, dq, 0.0, w, details=True)
     assert 0.0 <= q <= w - dq
     assert low <= up <= low * (1 + 1e-6)
     assert low == pytest.approx(ref, abs=1e-8)

@@ -9,7 +9,7 @@ import functools
 import warnings
 from typing import Any, Callable, TypeVar
 
-__all__ = ["keyword_only_after", "renamed_keyword", "deprecated_alias"]
+__all__ = ["keyword_only_after", "renamed_keyword"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -63,16 +63,3 @@ def renamed_keyword(where: str, old: str, new: str, old_value: Any, new_value: A
                   stacklevel=stacklevel)
     return old_value
 
-
-def deprecated_alias(func: F, old: str, new: str) -> F:
-    """``func`` under its deprecated name ``old`` (a ``DeprecationWarning`` naming ``new``)."""
-
-    @functools.wraps(func)
-    def alias(*args: Any, **kwargs: Any) -> Any:
-        warnings.warn(f"{old} is deprecated: use {new} (the same function)", DeprecationWarning,
-                      stacklevel=2)
-        return func(*args, **kwargs)
-
-    alias.__name__ = alias.__qualname__ = old.rpartition(".")[2]
-    alias.__doc__ = f"Deprecated alias of :func:`{new}`."
-    return alias  # type: ignore[return-value]

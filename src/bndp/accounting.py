@@ -28,6 +28,7 @@ training trajectory is what the paper does; it is not a worst-case DP guarantee.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any, Sequence
 
 import numpy as np
@@ -38,7 +39,7 @@ from ._validation import as_float_array, check_finite, check_positive
 from .mechanisms.gradients import RectifiedGaussian, StochasticSign, TruncatedGaussian
 
 __all__ = [
-    "MODES",
+    "RDP_CONVENTIONS",
     "DEFAULT_ALPHAS",
     "per_instance_rdp",
     "fisher_information_loss",
@@ -52,8 +53,10 @@ __all__ = [
     "gaussian_composition_sigma",
 ]
 
-#: Conventions for the per-instance Renyi divergence (see :func:`per_instance_rdp`).
-MODES = ("alg1", "text", "sup", "rev")
+#: Conventions for the per-instance Renyi divergence (the values of ``mode`` in
+#: :func:`per_instance_rdp`). Was ``MODES`` (deprecated: that name is the release modes
+#: ``"exact"``/``"continuous"`` in :mod:`bndp.mechanisms.exact`).
+RDP_CONVENTIONS = ("alg1", "text", "sup", "rev")
 _MODE_CODE = {"alg1": 0, "text": 1, "sup": 2, "rev": 3}
 
 #: Default Renyi orders of :class:`PerInstanceAccountant`.
@@ -91,7 +94,7 @@ def _check_alpha(alpha: Any, name: str = "alpha") -> np.ndarray:
 
 def _check_mode(mode: str) -> int:
     if mode not in _MODE_CODE:
-        raise ValueError(f"`mode` must be one of {MODES}; got {mode!r}")
+        raise ValueError(f"`mode` must be one of {RDP_CONVENTIONS}; got {mode!r}")
     return _MODE_CODE[mode]
 
 
@@ -872,3 +875,11 @@ def gaussian_composition_sigma(sigmas: Any, sensitivities: Any) -> float:
     s, c = np.broadcast_arrays(s, c)
     r = c / s
     return float(1.0 / math.sqrt(float(np.sum(r * r))))
+
+
+def __getattr__(name: str) -> Any:
+    if name == "MODES":   # deprecated (issue 23): MODES is the release modes in mechanisms.exact
+        warnings.warn("bndp.accounting.MODES is deprecated: use bndp.accounting.RDP_CONVENTIONS",
+                      DeprecationWarning, stacklevel=2)
+        return RDP_CONVENTIONS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 import sys
 import types
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
@@ -46,7 +47,7 @@ __all__ = [
     "bounded_gaussian_loss",
     "bounded_laplace_loss",
     "bounded_gaussian_tight_sigma",
-    "bounded_laplace_delta",
+    "bounded_laplace_profile",
     "privacy_profile",
     "LossCertificate",
     "audit",
@@ -97,8 +98,8 @@ def verify(mechanism: Any) -> float:
 # Evaluators
 # ---------------------------------------------------------------------------------------
 
-def bounded_laplace_delta(scale: Any, epsilon: Any, sensitivity: Any, lower: Any, upper: Any,
-                          *, details: bool = False):
+def bounded_laplace_profile(scale: Any, epsilon: Any, sensitivity: Any, lower: Any,
+                            upper: Any, *, details: bool = False):
     r"""Privacy profile of the bounded Laplace mechanism [HABM20]_: the exact smallest
     :math:`\delta` for which it is :math:`(\epsilon, \delta)`-DP at a given scale,
 
@@ -146,8 +147,8 @@ def bounded_laplace_delta(scale: Any, epsilon: Any, sensitivity: Any, lower: Any
     --------
     The example above: the exact profile against Theorem 3.5's bound.
 
-    >>> from bndp.verify import bounded_laplace_delta
-    >>> round(bounded_laplace_delta(1.5, 0.5, 1.0, 0.0, 10.0), 4)
+    >>> from bndp.verify import bounded_laplace_profile
+    >>> round(bounded_laplace_profile(1.5, 0.5, 1.0, 0.0, 10.0), 4)
     0.1049
     >>> import bndp.calibrate
     >>> round(bndp.calibrate.bounded_laplace_delta(1.5, 0.5, 1.0, 0.0, 10.0), 3)
@@ -172,7 +173,7 @@ def privacy_profile(mechanism: Any, epsilon: Any) -> float:
     certified evaluation of one) exists.
 
     ``mechanism.privacy_profile(epsilon)`` is used when the mechanism provides it;
-    :class:`bndp.BoundedLaplace` in continuous mode uses :func:`bounded_laplace_delta` at its
+    :class:`bndp.BoundedLaplace` in continuous mode uses :func:`bounded_laplace_profile` at its
     scale. A grid law (a mechanism with an ``exact_plan``) with certified loss :math:`L` has
     :math:`\delta(\epsilon) \le 1 - e^{\epsilon - L}` (an upper bound: any event has
     :math:`P(A) - e^{\epsilon}P'(A) \le P(A)(1 - e^{\epsilon - L})`). For any other
@@ -213,8 +214,8 @@ def privacy_profile(mechanism: Any, epsilon: Any) -> float:
         # a loss bound L gives P(A) - e^eps P'(A) <= P(A)(1 - e^(eps - L)) <= 1 - e^(eps - L)
         return max(0.0, -math.expm1(eps - mechanism.privacy_loss()))
     if isinstance(mechanism, BoundedLaplace):
-        return bounded_laplace_delta(mechanism.scale, eps, mechanism.sensitivity,
-                                     mechanism.lower, mechanism.upper)
+        return bounded_laplace_profile(mechanism.scale, eps, mechanism.sensitivity,
+                                       mechanism.lower, mechanism.upper)
     if eps >= verify(mechanism):
         return 0.0
     raise NotImplementedError(
@@ -444,3 +445,19 @@ class _CallableModule(types.ModuleType):
 
 
 sys.modules[__name__].__class__ = _CallableModule
+
+
+#: deprecated names of this module -> their replacements (issue 23: one name per meaning)
+_DEPRECATED = {"bounded_laplace_delta": "bounded_laplace_profile"}
+
+
+def __getattr__(name: str) -> Any:
+    # bndp.verify.bounded_laplace_delta (the exact profile) was renamed: that name is the
+    # paper's sufficient delta in bndp.calibrate, a different (larger) number
+    if name in _DEPRECATED:
+        new = _DEPRECATED[name]
+        warnings.warn(f"bndp.verify.{name} is deprecated: use bndp.verify.{new} (the same "
+                      f"function; bndp.calibrate.{name} is the paper's larger sufficient "
+                      "delta)", DeprecationWarning, stacklevel=2)
+        return globals()[new]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

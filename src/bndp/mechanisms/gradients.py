@@ -14,6 +14,7 @@ per-instance Renyi DP and Fisher information loss are in :mod:`bndp.accounting`.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -47,6 +48,11 @@ def _frozen(a: np.ndarray) -> Any:
     a = np.array(a, dtype=np.float64)
     a.setflags(write=False)
     return a
+
+
+def _var_deprecated(m: Any) -> None:
+    warnings.warn(f"{type(m).__name__}.var is deprecated: call {type(m).__name__}.variance "
+                  "(the same values)", DeprecationWarning, stacklevel=3)
 
 
 def _as_theta(theta: Any) -> np.ndarray:
@@ -181,13 +187,14 @@ class _BoxGaussian(Mechanism):
         """Expected output :math:`E[M(\\theta)]` per coordinate."""
         return self._moment(theta, 0)
 
-    def var(self, theta: Any):
+    def variance(self, theta: Any):
         """Variance of the output per coordinate."""
         return self._moment(theta, 1)
 
-    def variance(self, theta: Any):
-        """Alias of :meth:`var`."""
-        return self.var(theta)
+    def var(self, theta: Any):
+        """Deprecated spelling of :meth:`variance` (every mechanism's name for it)."""
+        _var_deprecated(self)
+        return self.variance(theta)
 
     def bias(self, theta: Any):
         """:math:`E[M(\\theta)] - \\theta` per coordinate (the box shrinks outputs toward S)."""
@@ -351,7 +358,7 @@ class TruncatedGaussian(_BoxGaussian):
     --------
     >>> import bndp
     >>> m = bndp.TruncatedGaussian(sigma=1.0, lower=-1.0, upper=1.0)
-    >>> round(m.var(0.0), 6)
+    >>> round(m.variance(0.0), 6)
     0.291125
     """
 
@@ -563,15 +570,16 @@ class StochasticSign(Mechanism):
         th = _as_theta(theta)
         return _ret(np.asarray(2.0 * ndtr(th / self.sigma) - 1.0, dtype=np.float64))
 
-    def var(self, theta: Any):
-        """:math:`4\\Phi(\\theta/\\sigma)\\Phi(-\\theta/\\sigma)`."""
+    def variance(self, theta: Any):
+        """Variance of the output, :math:`4\\Phi(\\theta/\\sigma)\\Phi(-\\theta/\\sigma)`."""
         th = _as_theta(theta)
         return _ret(np.asarray(4.0 * ndtr(th / self.sigma) * ndtr(-th / self.sigma),
                                dtype=np.float64))
 
-    def variance(self, theta: Any):
-        """Variance of the output: the same as :meth:`var`."""
-        return self.var(theta)
+    def var(self, theta: Any):
+        """Deprecated spelling of :meth:`variance` (every mechanism's name for it)."""
+        _var_deprecated(self)
+        return self.variance(theta)
 
     def bias(self, theta: Any):
         """:math:`E[M(\\theta)] - \\theta = 2\\Phi(\\theta/\\sigma) - 1 - \\theta`."""
