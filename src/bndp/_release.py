@@ -286,24 +286,25 @@ def _parse_column(col: str, entry: Any, memo: dict | None = None) -> ColumnPlan:
                 if not isinstance(b, str) and not math.isfinite(b):  # type: ignore[arg-type]
                     raise SpecError(f"{_where(col, key)}: must be finite; got {b!r}")
         elif mechanism == "laplace":
-            mech = cls(eps, dq, lo, hi, delta, **ctor)
+            mech = cls(eps, sensitivity=dq, lower=lo, upper=hi, delta=delta, **ctor)
         elif mechanism == "gaussian":
             if delta != 0.0:
                 raise SpecError(f"{_where(col, 'delta')}: the bounded Gaussian mechanism is "
                                 f"pure epsilon-DP; delta must be 0, got {delta!r}")
-            mech = cls(eps, dq, lo, hi, **ctor)
+            mech = cls(eps, sensitivity=dq, lower=lo, upper=hi, **ctor)
             if getattr(mech, "dim", None) is not None:
                 raise SpecError(f"{_where(col)}: lower and upper must be scalars")
         else:
             if "delta" in entry and delta != 0.0:
                 raise SpecError(f"{_where(col, 'delta')}: set by the constrained Laplace "
-                                "mechanism itself (0, or its own for scale='distance_dependent')")
+                                "mechanism itself (0, or its own for "
+                                "scale_rule='distance_dependent')")
             kw = dict(ctor)
             if lo is not None:
                 kw["lower"] = lo
             if hi is not None:
                 kw["upper"] = hi
-            mech = cls(eps, dq, **kw)
+            mech = cls(eps, sensitivity=dq, **kw)
     except SpecError:
         raise
     except TypeError as exc:

@@ -22,7 +22,7 @@ Keys: ``mechanism`` (``"laplace"``, the default: :class:`bndp.BoundedLaplace`;
 columns holding per-row bounds, which must be public data), ``delta`` (default 0),
 ``on_outside`` (``"clip"``/``"raise"``), ``nulls`` (``"raise"``/``"keep"``) and the
 mechanism's own constructor options (for example ``mode``; ``calibration`` for
-``gaussian``; ``forbidden``, ``guarantee``, ``scale`` for ``constrained_laplace``) and
+``gaussian``; ``forbidden``, ``guarantee``, ``scale_rule`` for ``constrained_laplace``) and
 ``workers``.
 """
 
