@@ -566,7 +566,7 @@ def test_minibatch_fil_with_poisson_batches_is_nonincreasing_in_the_rate():
     out = []
     for q in (1.0, 0.5, 0.25, 0.1, 0.02):
         for kind in (bndp.TruncatedGaussian, bndp.RectifiedGaussian):
-            m = kind(2.0, -4.0, 4.0)
+            m = kind(2.0, lower=-4.0, upper=4.0)
             acc = PerInstanceAccountant(m, 1.0, sampling_rate=q)
             batches = np.random.default_rng(7)
             for _ in range(T):

@@ -257,16 +257,14 @@ def test_mypy_strict_accepts_nulls_and_checks_its_values(tmp_path):
         a = bndp.sample(x, mechanism="laplace", epsilon=1.0, sensitivity=1.0, lower=0.0,
                         upper=10.0, nulls="keep")
         b = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0).sample(x, nulls="keep")
-        c = bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=10.0).sample(x,
-                                 nulls="raise")
+        c = bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=10.0).sample(x, nulls="raise")
         d = bndp.ConstrainedLaplace(1.0, sensitivity=1.0, lower=0.0).sample(x, nulls="keep")
         e = bndp.Laplace(1.0, sensitivity=1.0).sample(x, nulls="keep")
         f = bndp.Gaussian(1.0, delta=1e-5, sensitivity=1.0).sample(x, nulls="keep")
         g = bndp.TruncatedGaussian(1.0, lower=0.0, upper=10.0).sample(x, nulls="keep")
         h = bndp.StochasticSign(1.0).sample(x, nulls="keep")
         v: float = bndp.verify(bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0))
-        bad = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0).sample(x,
-                                  nulls="drop")
+        bad = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0).sample(x, nulls="drop")
         '''))
     env = dict(os.environ, PYTHONPATH=bndp_import_root())
     r = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental",
