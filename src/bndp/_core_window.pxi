@@ -686,3 +686,91 @@ def gw_index_pass(const double[::1] q, double lo, double hi, int e, int64_t nrow
     if q.shape[0]:
         bndp_gw_index_pass(&q[0], q.shape[0], lo, hi, _gd_ldexp(1.0, -e), <double> nrow, &o[0])
     return out.astype(_np.int64)
+
+
+cdef class GwRow:
+    """One row ``[lo, hi]`` of the windowed grid law bound to its search table, checked once
+    (the checks of :func:`gw_fill_row`, at construction): the short path of
+    ``RowPlan.sample`` for one value or a small 1-D array. Draws are those of
+    :func:`gw_fill_row` (the same blocks of ``_gw_block``, in the same order)."""
+
+    cdef object _tree           # keeps the table alive (R.cum points into it)
+    cdef gw_rows_t R
+    cdef readonly double lo, hi
+    cdef double inv_g, gamma
+    cdef readonly int64_t nrow
+
+    def __cinit__(self, object tree, int levels, int64_t N, uint64_t tailw, int sbits,
+                  uint64_t tm, int e, double lo, double hi, int64_t nrow):
+        cdef const uint64_t[::1] t = tree
+        _gd_check_tree(t, levels, N)
+        _gd_check_exponent(e)
+        if tailw > 0 and not (1 <= sbits <= 53 and 0 < tm < ((<uint64_t> 1) << sbits)):
+            raise ValueError("grid law: inconsistent tail")
+        if nrow < 1 or nrow > GW_MAX_ROW or (tailw == 0 and nrow > N) or not (lo < hi):
+            raise ValueError("grid law: a row the table does not serve")
+        self._tree = tree
+        self.R.cum = &t[0]
+        self.R.levels = levels
+        self.R.N = N
+        self.R.tailw = tailw
+        self.R.sbits = sbits
+        self.R.tm = tm
+        self.lo = lo
+        self.hi = hi
+        self.nrow = nrow
+        self.inv_g = _gd_ldexp(1.0, -e)
+        self.gamma = _gd_ldexp(1.0, e)
+
+    def one(self, object gen, double q):
+        """One draw for the true value ``q`` (any double: clipped as by ``gw_fill_row``;
+        callers pass values in ``[lo, hi]``), as a Python float."""
+        bit_gen = gen.bit_generator
+        cdef bitgen_t* bg = _borrow(bit_gen)
+        cdef double out
+        lock = bit_gen.lock
+        lock.acquire()
+        try:
+            _gw_block(bg, &self.R, &q, 1, 1, self.lo, self.hi, self.nrow, self.inv_g,
+                      self.gamma, &out)
+        finally:
+            lock.release()
+        return out
+
+    def fill_inside(self, object gen, const double[::1] q):
+        """Draws for a 1-D C-contiguous float64 array of true values, or ``None`` (nothing
+        drawn) when one of them is not in ``[lo, hi]`` (NaN included): the caller then takes
+        the general path, which checks, clips or refuses."""
+        cdef Py_ssize_t b, m = q.shape[0]
+        cdef int c
+        cdef double lo = self.lo, hi = self.hi
+        for b in range(m):
+            if not (q[b] >= lo and q[b] <= hi):
+                return None
+        out = _np.empty(m)
+        if m == 0:
+            return out
+        cdef double[::1] o = out
+        bit_gen = gen.bit_generator
+        cdef bitgen_t* bg = _borrow(bit_gen)
+        lock = bit_gen.lock
+        lock.acquire()
+        try:
+            if m <= 4 * GD_LANES:
+                b = 0
+                while b < m:
+                    c = GD_LANES if m - b >= GD_LANES else <int> (m - b)
+                    _gw_block(bg, &self.R, &q[b], 1, c, lo, hi, self.nrow, self.inv_g,
+                              self.gamma, &o[b])
+                    b += c
+            else:
+                with nogil:
+                    b = 0
+                    while b < m:
+                        c = GD_LANES if m - b >= GD_LANES else <int> (m - b)
+                        _gw_block(bg, &self.R, &q[b], 1, c, lo, hi, self.nrow, self.inv_g,
+                                  self.gamma, &o[b])
+                        b += c
+        finally:
+            lock.release()
+        return out
