@@ -150,9 +150,11 @@ class BoundedLaplace(GridLawMechanism):
     @sample_doc(returns=" (see :mod:`bndp._columns`)")
     def sample(self, value: Any, size: Any = None, rng: RNGLike = None,
                on_outside: str = "clip", workers: int = 1, *, nulls: Nulls = "raise"):
-        out = window.sample_inside(self.exact_plan, value, size, rng, on_outside, workers)
-        if out is not NotImplemented:     # one value or a small array inside the bounds
-            return out
+        plan = self.exact_plan
+        if type(plan) is window.RowPlan:  # one value or a small array inside the bounds
+            out = plan.row.sample(value, size, rng, on_outside, workers, as_generator)
+            if out is not NotImplemented:
+                return out
         q = self._value(value, on_outside)
         gen = as_generator(rng)
         if self.exact_plan is not None:

@@ -89,7 +89,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections import OrderedDict
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -476,23 +476,19 @@ class RowPlan:
             return float(out) if out.ndim == 0 else out
         return _law_from(g, p, x, what)
 
-    @property
+    @cached_property
     def row(self) -> "_core.GwRow":
         """The row bound to its search table, checked once (:class:`bndp._core.GwRow`):
-        the one-value and small-array draws of :meth:`sample` and :func:`sample_inside`.
-        Built on first use; not pickled (rebuilt from the plan)."""
-        r = self.__dict__.get("_row")
-        if r is None:
-            k = self.kernel
-            tree, levels = k.search_tree
-            r = _core.GwRow(tree, levels, k.N, k.tailw, k.sbits, k.tm, k.exponent, self.lower,
-                            self.upper, self.n)
-            object.__setattr__(self, "_row", r)
-        return r
+        the one-value and small-array draws of :meth:`sample` and the mechanisms' short
+        path. Built on first use; not pickled (rebuilt from the plan)."""
+        k = self.kernel
+        tree, levels = k.search_tree
+        return _core.GwRow(tree, levels, k.N, k.tailw, k.sbits, k.tm, k.exponent, self.lower,
+                           self.upper, self.n)
 
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
-        state.pop("_row", None)     # a compiled object: rebuilt on first use
+        state.pop("row", None)     # a compiled object: rebuilt on first use
         return state
 
     def sample(self, value: np.ndarray, size: Any, gen: np.random.Generator, workers: Any = 1):
@@ -506,8 +502,8 @@ class RowPlan:
             if tv is float or tv is np.float64:
                 if self.lower <= value <= self.upper:
                     return row.one(gen, value)
-            elif tv is np.ndarray and value.ndim == 1 and value.dtype == np.float64 \
-                    and value.flags.c_contiguous:
+            elif tv is np.ndarray and value.ndim == 1 and value.shape[0] <= 4096 \
+                    and value.dtype == np.float64 and value.flags.c_contiguous:
                 out = row.fill_inside(gen, value)
                 if out is not None:
                     return out
@@ -529,39 +525,17 @@ class RowPlan:
                                 gen, workers)
 
 
-_SMALL = 4096       # the short path's largest array (beyond it the checks are a small cost)
-
-
 def sample_inside(plan: Any, value: Any, size: Any, rng: Any, on_outside: Any,
                   workers: Any) -> Any:
-    """The short path of a grid-law mechanism's ``sample`` (one value, or a small 1-D
-    float64 array, every value inside the row; ``size=None``, ``workers=1``, a known
-    ``on_outside``): the draws of the general path, without its conversions and checks
-    (every value is in ``[lower, upper]``, so there is nothing to clip or refuse).
-    ``NotImplemented`` when the call is not of that kind: the caller takes the general path
-    (which validates everything and raises the usual errors)."""
-    if size is not None or type(plan) is not RowPlan or workers != 1 or type(workers) is not int \
-            or not (on_outside == "clip" or on_outside == "raise"):
+    """The short path of a grid-law mechanism's ``sample`` (:meth:`bndp._core.GwRow.sample`:
+    one value or a small 1-D float64 array, every value inside the row, ``size=None``,
+    ``workers=1``, a known ``on_outside``): the draws of the general path without its
+    conversions and checks (there is nothing to clip or refuse). ``NotImplemented`` for any
+    other call: the caller takes the general path, which validates everything and raises
+    the usual errors."""
+    if type(plan) is not RowPlan:
         return NotImplemented
-    tv = type(value)
-    if tv is float or tv is np.float64:
-        if not (plan.lower <= value <= plan.upper):
-            return NotImplemented
-        return plan.row.one(_random.as_generator(rng) if type(rng) is not np.random.Generator
-                            else rng, value)
-    if tv is int:
-        if not (plan.lower <= value <= plan.upper and -9007199254740992 <= value
-                <= 9007199254740992):
-            return NotImplemented
-        return plan.row.one(_random.as_generator(rng) if type(rng) is not np.random.Generator
-                            else rng, float(value))
-    if tv is np.ndarray and value.ndim == 1 and value.dtype == np.float64 \
-            and value.shape[0] <= _SMALL and value.flags.c_contiguous:
-        row = plan.row
-        gen = rng if type(rng) is np.random.Generator else _random.as_generator(rng)
-        out = row.fill_inside(gen, value)
-        return NotImplemented if out is None else out   # None: a value outside the row
-    return NotImplemented
+    return plan.row.sample(value, size, rng, on_outside, workers, _random.as_generator)
 
 
 def _draw(law: WindowLaw, q: np.ndarray, lo: np.ndarray, hi: np.ndarray, n: np.ndarray,
