@@ -113,3 +113,30 @@ def test_secure_default_generator_and_pickling():
     m2 = pickle.loads(pickle.dumps(m))          # the compiled row is not pickled
     assert "_row" not in m2.exact_plan.__dict__
     assert m2.sample(3.0, rng=3) == m.sample(3.0, rng=3)
+
+
+def test_bndp_sample_keeps_warning_on_every_call_for_a_coarse_grid():
+    from bndp import api
+    kw = dict(mechanism="laplace", epsilon=1.0, sensitivity=1.0, lower=1e15, upper=1e15 + 1e3)
+    for _ in range(2):
+        with pytest.warns(RuntimeWarning, match="coarser grid"):
+            bndp.sample(1e15 + 5.0, **kw)
+    assert not any(k[3] == 1e15 for k in api._SCALAR)
+
+
+def test_bndp_sample_cache_is_bounded_and_keyed_by_every_argument():
+    from bndp import api
+    a = bndp.sample(5.0, mechanism="laplace", epsilon=1.0, sensitivity=1.0, lower=0.0,
+                    upper=10.0, rng=1)
+    b = bndp.sample(5.0, mechanism="laplace", epsilon=1.0, sensitivity=1.0, lower=0.0,
+                    upper=10.0, delta=0.1, rng=1)
+    c = bndp.sample(5.0, mechanism="laplace", epsilon=1.0, sensitivity=1.0, lower=0.0,
+                    upper=10.0, mode="continuous", rng=1)
+    assert a == bndp.BoundedLaplace(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=10.0).sample(5.0, rng=1)
+    assert b == bndp.BoundedLaplace(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=10.0, delta=0.1).sample(5.0, rng=1)
+    assert c == bndp.BoundedLaplace(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=10.0,
+                                mode="continuous").sample(5.0, rng=1)
+    for i in range(api._SCALAR_MAX + 5):
+        bndp.sample(1.0, mechanism="laplace", epsilon=1.0, sensitivity=1.0, lower=0.0,
+                    upper=10.0 + i)
+    assert len(api._SCALAR) <= api._SCALAR_MAX
