@@ -58,7 +58,8 @@ def test_one_value_and_small_arrays_draw_as_the_row_kernel(cls, lo, hi):
                                           reference(plan, y, np.random.default_rng(n)))
     # a 2-D array, a strided view, a float32 array: the general path, as before
     x = rng.uniform(lo, hi, (3, 7))
-    np.testing.assert_array_equal(m.sample(x, rng=1)[0], reference(plan, x[0], np.random.default_rng(1)))
+    np.testing.assert_array_equal(m.sample(x, rng=1)[0],
+                                  reference(plan, x[0], np.random.default_rng(1)))
     v = rng.uniform(lo, hi, 40)[::2]
     np.testing.assert_array_equal(m.sample(v, rng=2), reference(plan, v, np.random.default_rng(2)))
 
@@ -132,10 +133,10 @@ def test_bndp_sample_cache_is_bounded_and_keyed_by_every_argument():
                     upper=10.0, delta=0.1, rng=1)
     c = bndp.sample(5.0, mechanism="laplace", epsilon=1.0, sensitivity=1.0, lower=0.0,
                     upper=10.0, mode="continuous", rng=1)
-    assert a == bndp.BoundedLaplace(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=10.0).sample(5.0, rng=1)
-    assert b == bndp.BoundedLaplace(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=10.0, delta=0.1).sample(5.0, rng=1)
-    assert c == bndp.BoundedLaplace(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=10.0,
-                                mode="continuous").sample(5.0, rng=1)
+    kw = dict(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=10.0)
+    assert a == bndp.BoundedLaplace(**kw).sample(5.0, rng=1)
+    assert b == bndp.BoundedLaplace(**kw, delta=0.1).sample(5.0, rng=1)
+    assert c == bndp.BoundedLaplace(**kw, mode="continuous").sample(5.0, rng=1)
     for i in range(api._SCALAR_MAX + 5):
         bndp.sample(1.0, mechanism="laplace", epsilon=1.0, sensitivity=1.0, lower=0.0,
                     upper=10.0 + i)
