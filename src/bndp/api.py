@@ -94,6 +94,23 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
     >>> bool(0 <= out[0] <= 10 and 10 <= out[1] <= 100)
     True
     """
+    key = None
+    if (type(lower) in _NUMBER and type(upper) in _NUMBER and type(epsilon) in _NUMBER
+            and type(sensitivity) in _NUMBER and type(delta) in _NUMBER
+            and type(mechanism) is str and (mode is None or type(mode) is str)
+            and multivariate is False):
+        # scalar bounds and parameters given as numbers: the mechanism of an earlier call
+        # with the same arguments (immutable, so shared; only mechanisms whose arguments
+        # passed every check below are kept), then its short path
+        key = (mechanism, epsilon, sensitivity, lower, upper, delta, mode)
+        one = _SCALAR.get(key)
+        if one is not None:
+            plan = one.exact_plan
+            if type(plan) is window.RowPlan:
+                out = plan.row.sample(value, None, rng, on_outside, workers, as_generator)
+                if out is not NotImplemented:
+                    return out
+            return one.sample(value, rng=rng, on_outside=on_outside, workers=workers)
     if not isinstance(mechanism, str) or mechanism not in MECHANISMS:
         raise ValueError(f"`mechanism` must be one of {MECHANISMS}; got {mechanism!r}")
     if not isinstance(multivariate, (bool, np.bool_)):
@@ -110,21 +127,6 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
     elif multivariate:
         raise ValueError("`multivariate=True` is for mechanism='gaussian' (one m-dimensional "
                          "box); the Laplace mechanism is univariate")
-    key = None
-    if (type(lower) in _NUMBER and type(upper) in _NUMBER and type(epsilon) in _NUMBER
-            and type(sensitivity) in _NUMBER and type(delta) in _NUMBER
-            and (mode is None or type(mode) is str)):
-        # scalar bounds and parameters given as numbers: the mechanism of an earlier call
-        # with the same arguments (immutable, so shared), then its short path
-        key = (mechanism, epsilon, sensitivity, lower, upper, delta, mode)
-        one = _SCALAR.get(key)
-        if one is not None:
-            plan = one.exact_plan
-            if type(plan) is window.RowPlan:
-                out = plan.row.sample(value, None, rng, on_outside, workers, as_generator)
-                if out is not NotImplemented:
-                    return out
-            return one.sample(value, rng=rng, on_outside=on_outside, workers=workers)
     lo = as_float_array(lower, "lower")
     hi = as_float_array(upper, "upper")
     if lo.ndim == 0 and hi.ndim == 0:
