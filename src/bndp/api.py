@@ -103,14 +103,14 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
         # with the same arguments (immutable, so shared; only mechanisms whose arguments
         # passed every check below are kept), then its short path
         key = (mechanism, epsilon, sensitivity, lower, upper, delta, mode)
-        one = _SCALAR.get(key)
-        if one is not None:
-            plan = one.exact_plan
+        hit = _SCALAR.get(key)
+        if hit is not None:
+            plan = hit.exact_plan
             if type(plan) is window.RowPlan:
                 out = plan.row.sample(value, None, rng, on_outside, workers, as_generator)
                 if out is not NotImplemented:
                     return out
-            return one.sample(value, rng=rng, on_outside=on_outside, workers=workers)
+            return hit.sample(value, rng=rng, on_outside=on_outside, workers=workers)
     if not isinstance(mechanism, str) or mechanism not in MECHANISMS:
         raise ValueError(f"`mechanism` must be one of {MECHANISMS}; got {mechanism!r}")
     if not isinstance(multivariate, (bool, np.bool_)):

@@ -495,18 +495,11 @@ class RowPlan:
         """Draws for clipped true values (NumPy's size rule; ``workers`` as for
         :func:`bndp.sample`)."""
         row = self.row
-        if size is None and workers == 1 and type(workers) is int:
-            # one value or a 1-D float64 array in the row: the compiled row directly (the
-            # same blocks of draws as gw_fill_row below)
-            tv = type(value)
-            if tv is float or tv is np.float64:
-                if self.lower <= value <= self.upper:
-                    return row.one(gen, value)
-            elif tv is np.ndarray and value.ndim == 1 and value.shape[0] <= 4096 \
-                    and value.dtype == np.float64 and value.flags.c_contiguous:
-                out = row.fill_inside(gen, value)
-                if out is not None:
-                    return out
+        # one value or a small 1-D float64 array inside the row: the compiled row directly
+        # (the same blocks of draws as gw_fill_row below)
+        out = row.sample(value, size, gen, "clip", workers, _random.as_generator)
+        if out is not NotImplemented:
+            return out
         k = self.kernel
         (tree, levels) = k.search_tree
         args = (tree, levels, k.N, k.tailw, k.sbits, k.tm, k.exponent, self.lower, self.upper,
