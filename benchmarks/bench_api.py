@@ -31,6 +31,48 @@ class Sample:
                     lower=0.0, upper=120.0, rng=self.gen)
 
 
+class OneValue:
+    """One record at a time (issue 23): ``m.sample(x)`` and ``bndp.sample(x, ...)`` for one
+    value, ``m.sample`` for five values, with the secure default generator (``rng=None``)
+    and the plan already built. Goals, against :class:`OneValueNumPy`: one value <= 3x
+    NumPy's one-value ``Generator.laplace``, ``bndp.sample`` <= 5x, five values <= 2x
+    (``benchmarks/compare.py --one-value-only`` prints the ratios side by side)."""
+
+    params = ["laplace", "gaussian"]
+    param_names = ["mechanism"]
+
+    def setup(self, mechanism):
+        self.kw = dict(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=120.0)
+        cls = bndp.BoundedLaplace if mechanism == "laplace" else bndp.BoundedGaussian
+        self.mech = cls(**self.kw)
+        self.five = np.array([3.0, 10.0, 50.0, 100.0, 119.0])
+        self.mech.sample(3.0)
+        bndp.sample(3.0, mechanism=mechanism, **self.kw)
+
+    def time_mechanism_one_value(self, mechanism):
+        self.mech.sample(3.0)
+
+    def time_sample_one_value(self, mechanism):
+        bndp.sample(3.0, mechanism=mechanism, **self.kw)
+
+    def time_mechanism_five_values(self, mechanism):
+        self.mech.sample(self.five)
+
+
+class OneValueNumPy:
+    """The baseline of :class:`OneValue`: NumPy's ``Generator.laplace`` for one value and
+    for five."""
+
+    def setup(self):
+        self.gen = np.random.default_rng()
+
+    def time_laplace_one_value(self):
+        self.gen.laplace(3.0, 1.0)
+
+    def time_laplace_five_values(self):
+        self.gen.laplace(3.0, 1.0, size=5)
+
+
 class SamplePerRowBounds:
     """``bndp.sample(mechanism="laplace")`` with per-row bounds (one calibration per
     distinct width, then one kernel pass)."""

@@ -4,6 +4,7 @@ measured in one run on this machine. Prints times and ratios next to the project
     python benchmarks/compare.py            # 10^7 draws (as in the targets)
     python benchmarks/compare.py --n 1e6    # quicker
     python benchmarks/compare.py --constrained-only   # ConstrainedLaplace planning only
+    python benchmarks/compare.py --one-value-only     # one record at a time (issue 23)
 
 Baselines: NumPy's plain (untruncated) `normal` and `laplace`, `scipy.stats.truncnorm.rvs`,
 and diffprivlib's `LaplaceBoundedDomain` when it is installed (it draws one value per call,
@@ -37,6 +38,9 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--constrained-only", action="store_true",
                     help="only the ConstrainedLaplace planning section")
+    ap.add_argument("--one-value-only", action="store_true",
+                    help="only the one-value section (m.sample(x), bndp.sample(x, ...), "
+                         "five values, against NumPy's Generator.laplace)")
     ap.add_argument("--scale-only", action="store_true",
                     help="only the section on the default law at every scale (new "
                          "parameters, per-row bounds with many distinct pairs, variance)")
@@ -46,6 +50,9 @@ def main() -> None:
         return
     if args.scale_only:
         scale_section(args.repeat)
+        return
+    if args.one_value_only:
+        one_value_section()
         return
     n = int(args.n)
     rep = args.repeat
@@ -126,6 +133,7 @@ def main() -> None:
         print(f"{name:44s}{t * 1e6:10.2f}  target <=5 us {'ok' if t <= 5e-6 else 'MISS'}")
     print(f"{'bounded_gaussian_sigma (Table 1, m = 2)':44s}{t_cal_bg2 * 1e6:10.0f}")
     grid_section(n, rep)
+    one_value_section()
     scale_section(rep)
     constrained_plan_section()
 
@@ -196,10 +204,6 @@ def grid_section(n: int, rep: int) -> None:
               f"target within 5 % {'ok' if abs(rb - 1) <= 0.05 else 'MISS'}")
 
 
-if __name__ == "__main__":
-    main()
-
-
 def _new_params(cls, mode, lo, hi, reps):
     """Seconds per new-parameter mechanism plus one draw (a fresh epsilon each call, so no
     plan is reused)."""
@@ -265,3 +269,39 @@ def scale_section(rep: int, rows: int = 10**6, pairs: int = 10**4) -> None:
         rm = m.variance(0.5 * (lo + hi)) / c.variance(0.5 * (lo + hi))
         name = f"{cls.__name__} [{lo:g}, {hi:g}]"
         print(f"{name:44s}{rb:10.3f}{rm:12.3f}")
+
+
+def one_value_section(repeat: int = 15, number: int = 2000) -> None:
+    """One record at a time (issue 23, goals measured side by side): ``m.sample(x)`` and
+    ``bndp.sample(x, ...)`` for one value, ``m.sample`` for five, with the secure default
+    generator (``rng=None``) and the plan already built, against NumPy's ``Generator.laplace``
+    for one value and for five (best of ``repeat`` runs of ``number`` calls)."""
+    import timeit
+
+    def per_call(f) -> float:
+        return min(timeit.repeat(f, number=number, repeat=repeat)) / number
+
+    g = np.random.default_rng()
+    five = np.array([3.0, 10.0, 50.0, 100.0, 119.0])
+    one_np = per_call(lambda: g.laplace(3.0, 1.0))
+    five_np = per_call(lambda: g.laplace(3.0, 1.0, size=5))
+    print(f"{'one value (rng=None, plan built)':44s}{'ns/call':>10s}{'ratio':>12s}{'target':>12s}")
+    print(f"{'numpy Generator.laplace, one value':44s}{one_np * 1e9:10.0f}")
+    print(f"{'numpy Generator.laplace, five values':44s}{five_np * 1e9:10.0f}")
+    for name, cls in (("laplace", bndp.BoundedLaplace), ("gaussian", bndp.BoundedGaussian)):
+        kw = dict(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=120.0)
+        m = cls(**kw)
+        m.sample(3.0)
+        bndp.sample(3.0, mechanism=name, **kw)
+        rows = (("m.sample(x)", per_call(lambda: m.sample(3.0)), one_np, 3.0),
+                ("bndp.sample(x, ...)", per_call(lambda: bndp.sample(3.0, mechanism=name, **kw)),
+                 one_np, 5.0),
+                ("m.sample(five values)", per_call(lambda: m.sample(five)), five_np, 2.0))
+        for what, t, base, target in rows:
+            r = t / base
+            print(f"{cls.__name__ + ', ' + what:44s}{t * 1e9:10.0f}{r:11.2f}x"
+                  f"{'<=' + format(target, 'g') + 'x':>8s} {'ok' if r <= target else 'MISS'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -23,6 +23,9 @@
 from libc.math cimport log2 as _gw_log2, floor as _gw_floorf
 from libc.stdlib cimport realloc
 from libc.string cimport memcpy
+cimport numpy as _cnp
+
+_cnp.import_array()
 
 DEF GW_MBITS = 20                 # the tail's success probability m 2^-s, 2^20 <= m < 2^21
 cdef double GW_LN2 = 0.6931471805599453
@@ -686,3 +689,135 @@ def gw_index_pass(const double[::1] q, double lo, double hi, int e, int64_t nrow
     if q.shape[0]:
         bndp_gw_index_pass(&q[0], q.shape[0], lo, hi, _gd_ldexp(1.0, -e), <double> nrow, &o[0])
     return out.astype(_np.int64)
+
+
+cdef object _gw_float64 = _np.float64
+cdef object _gw_ndarray = _np.ndarray
+cdef object _gw_Generator = _np.random.Generator
+
+
+cdef inline bint _gw_all_inside(const double* q, Py_ssize_t m, double lo, double hi) noexcept nogil:
+    cdef Py_ssize_t k
+    for k in range(m):
+        if not (q[k] >= lo and q[k] <= hi):
+            return False
+    return True
+
+
+cdef class GwRow:
+    """One row ``[lo, hi]`` of the windowed grid law bound to its search table, checked once
+    (the checks of :func:`gw_fill_row`, at construction): the short path of
+    ``RowPlan.sample`` for one value or a small 1-D array. Draws are those of
+    :func:`gw_fill_row` (the same blocks of ``_gw_block``, in the same order)."""
+
+    cdef object _tree           # keeps the table alive (R.cum points into it)
+    cdef gw_rows_t R
+    cdef readonly double lo, hi
+    cdef double inv_g, gamma
+    cdef readonly int64_t nrow
+
+    def __cinit__(self, object tree, int levels, int64_t N, uint64_t tailw, int sbits,
+                  uint64_t tm, int e, double lo, double hi, int64_t nrow):
+        cdef const uint64_t[::1] t = tree
+        _gd_check_tree(t, levels, N)
+        _gd_check_exponent(e)
+        if tailw > 0 and not (1 <= sbits <= 53 and 0 < tm < ((<uint64_t> 1) << sbits)):
+            raise ValueError("grid law: inconsistent tail")
+        if nrow < 1 or nrow > GW_MAX_ROW or (tailw == 0 and nrow > N) or not (lo < hi):
+            raise ValueError("grid law: a row the table does not serve")
+        self._tree = tree
+        self.R.cum = &t[0]
+        self.R.levels = levels
+        self.R.N = N
+        self.R.tailw = tailw
+        self.R.sbits = sbits
+        self.R.tm = tm
+        self.lo = lo
+        self.hi = hi
+        self.nrow = nrow
+        self.inv_g = _gd_ldexp(1.0, -e)
+        self.gamma = _gd_ldexp(1.0, e)
+
+    def one(self, object gen, double q):
+        """One draw for the true value ``q`` (any double: clipped as by ``gw_fill_row``;
+        callers pass values in ``[lo, hi]``), as a Python float."""
+        return self._one(gen, q)
+
+    cdef object _one(self, object gen, double q):
+        bit_gen = gen.bit_generator
+        cdef bitgen_t* bg = _borrow(bit_gen)
+        cdef double out
+        lock = bit_gen.lock
+        lock.acquire()
+        try:
+            _gw_block(bg, &self.R, &q, 1, 1, self.lo, self.hi, self.nrow, self.inv_g,
+                      self.gamma, &out)
+        finally:
+            lock.release()
+        return out
+
+    def sample(self, object value, object size, object rng, object on_outside,
+               object workers, object resolve):
+        """The short path of ``RowPlan.sample`` for a mechanism's ``sample`` arguments: one
+        value (``float``, ``numpy.float64``, an ``int`` of at most 2^53 in magnitude) or a
+        1-D aligned C-contiguous float64 array of at most 4096 values, every value in
+        ``[lo, hi]``, ``size=None``, ``workers=1``, ``on_outside`` "clip" or "raise";
+        ``rng`` a Generator or resolved by ``resolve`` (``bndp._random.as_generator``).
+        Returns ``NotImplemented`` (nothing drawn, nothing resolved) for any other call:
+        the caller takes the general path, which checks, clips or refuses."""
+        cdef double x
+        cdef _cnp.ndarray a
+        cdef Py_ssize_t m
+        if size is not None or type(workers) is not int or workers != 1:
+            return NotImplemented
+        if not (on_outside == "clip" or on_outside == "raise"):
+            return NotImplemented
+        tv = type(value)
+        if tv is float or tv is _gw_float64:
+            x = value
+        elif tv is int:
+            if not (-9007199254740992 <= value <= 9007199254740992):
+                return NotImplemented
+            x = value                     # exact: |value| <= 2^53
+        elif tv is _gw_ndarray:
+            a = value
+            if (_cnp.PyArray_NDIM(a) != 1 or _cnp.PyArray_TYPE(a) != _cnp.NPY_DOUBLE
+                    or not _cnp.PyArray_ISNOTSWAPPED(a) or not _cnp.PyArray_ISALIGNED(a)
+                    or not _cnp.PyArray_IS_C_CONTIGUOUS(a)):
+                return NotImplemented
+            m = _cnp.PyArray_DIM(a, 0)
+            if m > 4096 or not _gw_all_inside(<const double*> _cnp.PyArray_DATA(a), m,
+                                              self.lo, self.hi):
+                return NotImplemented
+            gen = rng if type(rng) is _gw_Generator else resolve(rng)
+            return self._fill(gen, <const double*> _cnp.PyArray_DATA(a), m, a)
+        else:
+            return NotImplemented
+        if not (x >= self.lo and x <= self.hi):      # NaN fails
+            return NotImplemented
+        gen = rng if type(rng) is _gw_Generator else resolve(rng)
+        return self._one(gen, x)
+
+    cdef object _fill(self, object gen, const double* q, Py_ssize_t m, object keep):
+        # draws for m values already checked to lie in [lo, hi] (``keep`` owns ``q``)
+        cdef _cnp.npy_intp dim = m
+        cdef Py_ssize_t b
+        cdef int c
+        out = _cnp.PyArray_EMPTY(1, &dim, _cnp.NPY_DOUBLE, 0)
+        if m == 0:
+            return out
+        cdef double* o = <double*> _cnp.PyArray_DATA(out)
+        bit_gen = gen.bit_generator
+        cdef bitgen_t* bg = _borrow(bit_gen)
+        lock = bit_gen.lock
+        lock.acquire()
+        try:
+            b = 0
+            while b < m:
+                c = GD_LANES if m - b >= GD_LANES else <int> (m - b)
+                _gw_block(bg, &self.R, q + b, 1, c, self.lo, self.hi, self.nrow, self.inv_g,
+                          self.gamma, o + b)
+                b += c
+        finally:
+            lock.release()
+        return out

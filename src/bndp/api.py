@@ -94,6 +94,23 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
     >>> bool(0 <= out[0] <= 10 and 10 <= out[1] <= 100)
     True
     """
+    key = None
+    if (type(lower) in _NUMBER and type(upper) in _NUMBER and type(epsilon) in _NUMBER
+            and type(sensitivity) in _NUMBER and type(delta) in _NUMBER
+            and type(mechanism) is str and (mode is None or type(mode) is str)
+            and multivariate is False):
+        # scalar bounds and parameters given as numbers: the mechanism of an earlier call
+        # with the same arguments (immutable, so shared; only mechanisms whose arguments
+        # passed every check below are kept), then its short path
+        key = (mechanism, epsilon, sensitivity, lower, upper, delta, mode)
+        hit = _SCALAR.get(key)
+        if hit is not None:
+            plan = hit.exact_plan
+            if type(plan) is window.RowPlan:
+                out = plan.row.sample(value, None, rng, on_outside, workers, as_generator)
+                if out is not NotImplemented:
+                    return out
+            return hit.sample(value, rng=rng, on_outside=on_outside, workers=workers)
     if not isinstance(mechanism, str) or mechanism not in MECHANISMS:
         raise ValueError(f"`mechanism` must be one of {MECHANISMS}; got {mechanism!r}")
     if not isinstance(multivariate, (bool, np.bool_)):
@@ -121,6 +138,8 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
         else:
             one = BoundedLaplace(epsilon, sensitivity=sensitivity, lower=float(lo),
                                  upper=float(hi), delta=delta, mode=mode)
+        if key is not None:
+            _remember(key, one)
         return one.sample(value, rng=rng, on_outside=on_outside, workers=workers)
     mode = check_mode(mode)
     # per-row bounds: one univariate law per element, for either mechanism
@@ -156,6 +175,28 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
     scale = scale.reshape(np.broadcast_shapes(lo.shape, hi.shape))
     return _dispatch.sample(_core.bl_one, _core.bl_fill, _core.bl_fill_rows,
                             [q, np.asarray(scale), lo, hi], shape, gen, workers)
+
+
+#: the exact types whose values key the mechanism cache (bool, Decimal, 0-d arrays... take
+#: the general path, with its checks)
+_NUMBER = (float, int, np.float64)
+#: (mechanism, epsilon, sensitivity, lower, upper, delta, mode) -> the scalar-bounds
+#: mechanism built for them (cleared when full)
+_SCALAR: dict = {}
+_SCALAR_MAX = 256
+
+
+def _remember(key: tuple, mech: Any) -> None:
+    """Keep a scalar-bounds mechanism of the default (grid) release for later calls with the
+    same arguments; not one whose construction warned (a coarse grid: every call warns)."""
+    plan = mech.exact_plan
+    if type(plan) is not window.RowPlan:
+        return
+    if window._exponent1(plan.target, mech.sensitivity, plan.lower, plan.upper)[1]:
+        return
+    if len(_SCALAR) >= _SCALAR_MAX:
+        _SCALAR.clear()
+    _SCALAR[key] = mech
 
 
 def _grid_rows(fam: int, target: float, dq: float, flat: list, gen: np.random.Generator):

@@ -54,6 +54,8 @@ Nulls = Literal["raise", "keep"]
 F = TypeVar("F", bound=Callable[..., Any])
 
 _PLAIN = (float, int, np.ndarray, list, tuple, np.floating, np.integer)
+# bounds that are neither columns nor tensors (exact types; None: not given)
+_PLAIN_BOUND = (float, int, np.ndarray, np.float64, type(None))
 
 
 def check_nulls(nulls: Any) -> str:
@@ -272,6 +274,11 @@ def columnar(func: F) -> F:
     def wrapper(*args: Any, nulls: str = "raise", **kwargs: Any) -> Any:
         if nulls == "raise":
             v = args[pos] if len(args) > pos else kwargs.get(vname)
+            tv = type(v)
+            if (tv is float or tv is np.ndarray or tv is int or tv is np.float64) and (
+                    not kwargs or (type(kwargs.get("lower")) in _PLAIN_BOUND
+                                   and type(kwargs.get("upper")) in _PLAIN_BOUND)):
+                return func(*args, **kwargs)    # the common case, decided by exact types
             if isinstance(v, _PLAIN) and not isinstance(v, np.ma.MaskedArray) and not any(
                     is_column(kwargs.get(b)) or _arrays.is_foreign(kwargs.get(b))
                     for b in ("lower", "upper")):

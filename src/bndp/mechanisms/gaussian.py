@@ -19,7 +19,7 @@ from .._validation import (apply_domain, as_float_array, check_box, check_size,
 from ..calibrate import bounded_gaussian_sigma
 from ..distributions import truncnorm_eval, truncnorm_tail_eval
 from .._loss import bounded_gaussian_loss, bounded_gaussian_tight_sigma
-from . import exact
+from . import exact, window
 from .._columns import Nulls, columnar
 from ._law import GridLawMechanism, examples, sample_doc
 
@@ -180,6 +180,11 @@ class BoundedGaussian(GridLawMechanism):
         nulls=" (univariate only)")
     def sample(self, value: Any, size: Any = None, rng: RNGLike = None,
                on_outside: str = "clip", workers: int = 1, *, nulls: Nulls = "raise"):
+        plan = self.exact_plan
+        if type(plan) is window.RowPlan:  # one value or a small array inside the bounds
+            out = plan.row.sample(value, size, rng, on_outside, workers, as_generator)
+            if out is not NotImplemented:
+                return out
         q = self._value(value, on_outside)
         gen = as_generator(rng)
         if self.exact_plan is not None:

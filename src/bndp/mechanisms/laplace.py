@@ -21,7 +21,7 @@ from .._random import RNGLike, as_generator
 from .._validation import fast_real
 from ..calibrate import bounded_laplace_scale
 from ..distributions import bounded_laplace_eval
-from . import exact
+from . import exact, window
 from .._columns import Nulls, columnar
 from ._law import GridLawMechanism, examples, sample_doc
 
@@ -153,6 +153,11 @@ class BoundedLaplace(GridLawMechanism):
     @sample_doc(returns=" (see :mod:`bndp._columns`)")
     def sample(self, value: Any, size: Any = None, rng: RNGLike = None,
                on_outside: str = "clip", workers: int = 1, *, nulls: Nulls = "raise"):
+        plan = self.exact_plan
+        if type(plan) is window.RowPlan:  # one value or a small array inside the bounds
+            out = plan.row.sample(value, size, rng, on_outside, workers, as_generator)
+            if out is not NotImplemented:
+                return out
         q = self._value(value, on_outside)
         gen = as_generator(rng)
         if self.exact_plan is not None:

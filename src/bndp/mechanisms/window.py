@@ -89,13 +89,13 @@ from __future__ import annotations
 import math
 import warnings
 from collections import OrderedDict
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from .. import _core, _dispatch
+from .. import _core, _dispatch, _random
 
 __all__ = ["WindowLaw", "RowPlan", "plan_row", "sample_rows", "grid_exponent"]
 
@@ -476,9 +476,30 @@ class RowPlan:
             return float(out) if out.ndim == 0 else out
         return _law_from(g, p, x, what)
 
+    @cached_property
+    def row(self) -> "_core.GwRow":
+        """The row bound to its search table, checked once (:class:`bndp._core.GwRow`):
+        the one-value and small-array draws of :meth:`sample` and the mechanisms' short
+        path. Built on first use; not pickled (rebuilt from the plan)."""
+        k = self.kernel
+        tree, levels = k.search_tree
+        return _core.GwRow(tree, levels, k.N, k.tailw, k.sbits, k.tm, k.exponent, self.lower,
+                           self.upper, self.n)
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state.pop("row", None)     # a compiled object: rebuilt on first use
+        return state
+
     def sample(self, value: np.ndarray, size: Any, gen: np.random.Generator, workers: Any = 1):
         """Draws for clipped true values (NumPy's size rule; ``workers`` as for
         :func:`bndp.sample`)."""
+        row = self.row
+        # one value or a small 1-D float64 array inside the row: the compiled row directly
+        # (the same blocks of draws as gw_fill_row below)
+        out = row.sample(value, size, gen, "clip", workers, _random.as_generator)
+        if out is not NotImplemented:
+            return out
         k = self.kernel
         (tree, levels) = k.search_tree
         args = (tree, levels, k.N, k.tailw, k.sbits, k.tm, k.exponent, self.lower, self.upper,
@@ -491,12 +512,23 @@ class RowPlan:
             rows(gen, np.broadcast_to(np.float64(q), (1, out.shape[0])), out.reshape(1, -1))
 
         def one(gen, q):
-            out = np.empty((1, 1))
-            rows(gen, np.full((1, 1), q), out)
-            return float(out[0, 0])
+            return row.one(gen, q)
 
         return _dispatch.sample(one, fill, rows, [np.asarray(value, dtype=np.float64)], size,
                                 gen, workers)
+
+
+def sample_inside(plan: Any, value: Any, size: Any, rng: Any, on_outside: Any,
+                  workers: Any) -> Any:
+    """The short path of a grid-law mechanism's ``sample`` (:meth:`bndp._core.GwRow.sample`:
+    one value or a small 1-D float64 array, every value inside the row, ``size=None``,
+    ``workers=1``, a known ``on_outside``): the draws of the general path without its
+    conversions and checks (there is nothing to clip or refuse). ``NotImplemented`` for any
+    other call: the caller takes the general path, which validates everything and raises
+    the usual errors."""
+    if type(plan) is not RowPlan:
+        return NotImplemented
+    return plan.row.sample(value, size, rng, on_outside, workers, _random.as_generator)
 
 
 def _draw(law: WindowLaw, q: np.ndarray, lo: np.ndarray, hi: np.ndarray, n: np.ndarray,
