@@ -14,6 +14,7 @@ so it is timed on fewer draws and reported per draw).
 from __future__ import annotations
 
 import argparse
+import itertools
 import time
 
 import numpy as np
@@ -204,16 +205,17 @@ def grid_section(n: int, rep: int) -> None:
               f"target within 5 % {'ok' if abs(rb - 1) <= 0.05 else 'MISS'}")
 
 
-def _new_params(cls, mode, lo, hi, reps):
-    """Seconds per new-parameter mechanism plus one draw (a fresh epsilon each call, so no
-    plan is reused)."""
-    k = [0]
+_FRESH = itertools.count(1)
 
+
+def _new_params(cls, mode, lo, hi, reps):
+    """Seconds per new-parameter mechanism plus one draw (a fresh epsilon each call, never
+    used before in this process, so no plan is reused)."""
     def one():
         for _ in range(reps):
-            k[0] += 1
-            m = cls(epsilon=1.0 + k[0] * 1e-9, sensitivity=1.0, lower=lo, upper=hi, mode=mode)
-            m.sample(3.0, rng=k[0])
+            k = next(_FRESH)
+            m = cls(epsilon=1.0 + k * 1e-9, sensitivity=1.0, lower=lo, upper=hi, mode=mode)
+            m.sample(3.0, rng=k)
     return one
 
 
@@ -248,7 +250,7 @@ def scale_section(rep: int, rows: int = 10**6, pairs: int = 10**4) -> None:
         kw = dict(mechanism=mech, epsilon=1.0, sensitivity=1.0, lower=lo, upper=hi)
         td, tc = [], []
         for i in range(max(rep, 3)):
-            eps = 1.0 + 1e-9 * (i + 1)    # new parameters each round: the plans are included
+            eps = 1.0 + 1e-9 * next(_FRESH)   # new parameters each round: plans included
             td.append(best_of(lambda: bndp.sample(vals, rng=g, **{**kw, "epsilon": eps}), 1))
             tc.append(best_of(lambda: bndp.sample(vals, rng=g, mode="continuous",
                                                   **{**kw, "epsilon": eps}), 1))

@@ -550,9 +550,10 @@ def gw_calibrate(int fam, double target, double t0, int64_t n, int64_t dk, bint 
                             &qcap)
             if good_t > 0.0:
                 found = 1
-                t = good_t
-                c = _gw_try(fam, t, n, dk, wide, tail_bits, &L, &cum, &cap, &qlo, &qhi, &dq,
-                            &qcap)
+                if t != good_t:            # the buffers hold the last scale tried
+                    t = good_t
+                    c = _gw_try(fam, t, n, dk, wide, tail_bits, &L, &cum, &cap, &qlo, &qhi,
+                                &dq, &qcap)
         if not found or not (c <= target):
             raise ValueError("grid law: no scale certifies the target for these parameters "
                              "(the kernel table would exceed its size limit); pass "

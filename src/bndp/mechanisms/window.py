@@ -255,6 +255,40 @@ def _search(fam: int, target: float, t0: float, n: int, dk: int, wide: bool) -> 
     return good[0]
 
 
+def _laplace_model(target: float, dk: int, n: int | None) -> float:
+    """The scale (grid steps) at which the ideal discrete Laplace on [0, n] (n None: a
+    half-line) has loss ``target`` at its end: ``dk/t + ln(S_dk / S_0)`` with
+    ``S_k = sum_j r^|j - k|``, ``r = e^(-1/t)`` (closed forms). A starting point for the
+    certified search (the sampled law differs by its integer rounding and its tails)."""
+    d = min(dk, n) if n is not None else dk
+
+    def loss(t: float) -> float:
+        r = math.exp(-1.0 / t)
+        if n is None:
+            ratio = 1.0 + r - r ** (d + 1)
+        else:
+            def s(k: int) -> float:
+                return (2.0 - r ** (k + 1) - r ** (n - k + 1)) / (1.0 - r) - 1.0
+            ratio = s(d) / s(0)
+        return d / t + math.log(ratio)
+
+    # secant steps on (ln t, ln loss) (the loss is close to a power of t), then the
+    # bracketing half of the last step
+    x0, x1 = math.log(d / target), math.log(2.0 * d / target)
+    f0, f1 = math.log(loss(math.exp(x0))) - math.log(target), \
+        math.log(loss(math.exp(x1))) - math.log(target)
+    for _ in range(30):
+        if f1 == f0 or abs(f1) < 1e-12:
+            break
+        x2 = x1 - f1 * (x1 - x0) / (f1 - f0)
+        x2 = min(max(x2, x1 - 3.0), x1 + 3.0)
+        x0, f0 = x1, f1
+        x1 = x2
+        f1 = math.log(loss(math.exp(x1))) - math.log(target)
+    t = math.exp(x1)
+    return t if math.isfinite(t) and t > 0 else d / target
+
+
 @lru_cache(maxsize=1024)
 def _wide_hint(fam: int, target: float, dk: int) -> float:
     """A starting scale for the wide kernel: the continuous half-line's (Laplace:
@@ -283,7 +317,10 @@ def _law(fam: int, target: float, dk: int, e: int, n: int | None, hint: float) -
         return law
     wide = n is None
     nn = 1 << 40 if n is None else n
-    t0 = _wide_hint(fam, target, dk) if wide else (hint if hint > 0 else float(dk) / target)
+    if fam == LAPLACE:
+        t0 = _laplace_model(target, dk, None if n is None else n)
+    else:
+        t0 = _wide_hint(fam, target, dk) if wide else (hint if hint > 0 else float(dk) / target)
     # a starting scale the kernel can represent (the search moves from there)
     t0 = min(max(t0, 1e-3), 1e7 if wide else 1e3 * nn)
     t, cert, shape, cum = _core.gw_calibrate(fam, target, t0, nn, dk, wide, REL_TOL)
