@@ -71,7 +71,9 @@ every output on thousands of random configurations.
 Calibration. The scale in grid steps is the smallest (to a relative :math:`10^{-7}` of the
 loss) whose certificate is at most the target: :math:`\epsilon`, or for the Laplace with
 :math:`\delta > 0` the loss bound :math:`\epsilon - \ln(1 - \delta)` (as in
-:mod:`bndp.mechanisms.exact`). A search on :math:`\ln t` with a secant step, bracketed.
+:mod:`bndp.mechanisms.exact`). A bracketed secant search on :math:`(\ln t, \ln L)` in C
+(``gw_calibrate``), started for the Laplace at the closed-form scale of the ideal discrete
+Laplace (:func:`_laplace_model`); only the returned table's certificate matters.
 
 Plans and rows. A kernel (:class:`WindowLaw`) depends on the family, the target, the
 sensitivity, the granularity and the row class: one *wide* kernel serves every row of at
@@ -182,7 +184,6 @@ class WindowLaw:
         w_tab = np.diff(self.cum).astype(np.float64)       # offsets -N..N
         a, b = max(-i, -N), min(n - i, N)
         s = float(int(self.cum[b + N + 1]) - int(self.cum[a + N]))
-        p = self.tail_ratio
         lnp = math.log1p(-math.ldexp(self.tm, -self.sbits)) if self.tailw else 0.0
         left = i - N if i > N else 0                        # tail offsets below the table
         right = n - i - N if n - i > N else 0
@@ -194,65 +195,8 @@ class WindowLaw:
         w1 = self.tailw * math.ldexp(self.tm, -self.sbits)
         tl = w1 * np.exp(np.arange(kl - 1, -1, -1, dtype=np.float64) * lnp) if kl else np.empty(0)
         tr = w1 * np.exp(np.arange(0, kr, dtype=np.float64) * lnp) if kr else np.empty(0)
-        del p
         w = np.concatenate((tl, w_tab[a + N: b + N + 1], tr))
         return w, i + a - kl, s
-
-
-def _law_shape(fam: int, t: float, n: int, dk: int, wide: bool):
-    return _core.gw_eval(fam, t, n, dk, wide)
-
-
-def _search(fam: int, target: float, t0: float, n: int, dk: int, wide: bool) -> float:
-    """The smallest scale (grid steps) whose certificate is <= target, to REL_TOL of the
-    loss: bracketed secant steps on (ln t, ln cert)."""
-    def cert(t: float) -> float:
-        return _core.gw_eval(fam, t, n, dk, wide)[0]
-
-    aim = target * (1.0 - 0.3 * REL_TOL)
-    t = max(t0, 1e-6)
-    good = bad = None
-    c = cert(t)
-    prev = None
-    for _ in range(200):
-        if c <= target:
-            if good is None or t < good[0]:
-                good = (t, c)
-        elif bad is None or t > bad[0]:
-            bad = (t, c)
-        if good is not None and good[1] >= target * (1.0 - REL_TOL):
-            return good[0]
-        if good is not None and bad is not None and good[0] - bad[0] <= REL_TOL * good[0]:
-            return good[0]
-        # a secant step in (ln t, ln c), the model loss ~ t^-a
-        a = 1.0
-        if prev is not None and prev[0] != t and math.isfinite(c) and math.isfinite(prev[1]):
-            slope = (math.log(c) - math.log(prev[1])) / (math.log(t) - math.log(prev[0]))
-            if -8.0 < slope < -0.05:
-                a = -slope
-        if math.isfinite(c):
-            nxt = t * (c / aim) ** (1.0 / a)
-        else:
-            nxt = t * 2.0
-        if good is not None and bad is not None:
-            lo_t, hi_t = bad[0], good[0]
-            if not (lo_t < nxt < hi_t):
-                nxt = math.sqrt(lo_t * hi_t)
-        elif good is not None:
-            nxt = min(nxt, good[0] * 0.999999)
-            nxt = max(nxt, good[0] / 4.0)
-        else:
-            nxt = max(nxt, t * 1.000001)
-            nxt = min(nxt, t * 4.0)
-            if nxt > 1e11:
-                break
-        prev = (t, c)
-        t = nxt
-        c = cert(t)
-    if good is None:
-        raise ValueError("grid law: no scale certifies the target for these parameters "
-                         "(the kernel would exceed its size limit); pass mode='continuous'")
-    return good[0]
 
 
 def _laplace_model(target: float, dk: int, n: int | None) -> float:
@@ -577,7 +521,7 @@ def _draw(law: WindowLaw, q: np.ndarray, lo: np.ndarray, hi: np.ndarray, n: np.n
     return out
 
 
-def _surely_narrow(fam: int, target: float, dk: int, n: int) -> bool:
+def _surely_narrow(fam: int, target: float, dk: int, n: Any) -> Any:
     """A row of ``n`` intervals is narrower than any wide kernel could serve: the wide
     certificate is at least dk/t (Laplace) or dk(2N+1)/(2t^2) (Gaussian, N = 5.77t), so
     t >= dk/target resp. 5.77 dk/target, and n_wide = 2N + dk with N >= 16.6 t resp. 5.77 t
@@ -655,8 +599,7 @@ def sample_rows(fam: int, target: float, sensitivity: float, q: np.ndarray, lo: 
             raise ValueError("grid law: a row holds no grid step; pass mode='continuous'")
         h = dq / target / math.ldexp(1.0, ev)
         dk = max(1, math.ceil(math.ldexp(dq, -ev)))
-        if bool(np.all(n < 0.9 * ((2.0 * 16.6 * dk / target if fam == LAPLACE
-                                  else 2.0 * 33.3 * dk / target) + dk))):
+        if bool(np.all(_surely_narrow(fam, target, dk, n))):
             wide = None
             narrow = np.ones(n.shape, dtype=bool)
         else:
