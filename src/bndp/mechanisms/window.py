@@ -89,6 +89,7 @@ warning).
 from __future__ import annotations
 
 import math
+import threading
 import warnings
 from collections import OrderedDict
 from functools import cached_property, lru_cache
@@ -250,15 +251,17 @@ def _wide_hint(fam: int, target: float, dk: int) -> float:
 
 
 _LAWS: "OrderedDict[tuple, WindowLaw]" = OrderedDict()
+_LAWS_LOCK = threading.Lock()     # threads (Dask, Spark, workers) share the cache
 
 
 def _law(fam: int, target: float, dk: int, e: int, n: int | None, hint: float) -> WindowLaw:
     """The kernel for rows of ``n`` intervals (``None``: the wide kernel), cached."""
     key = (fam, target, dk, e, n)
-    law = _LAWS.get(key)
-    if law is not None:
-        _LAWS.move_to_end(key)
-        return law
+    with _LAWS_LOCK:
+        law = _LAWS.get(key)
+        if law is not None:
+            _LAWS.move_to_end(key)
+            return law
     wide = n is None
     nn = 1 << 40 if n is None else n
     if fam == LAPLACE:
@@ -272,9 +275,10 @@ def _law(fam: int, target: float, dk: int, e: int, n: int | None, hint: float) -
     n_min = n_wide if n is None else n
     law = WindowLaw(_FAMILY[fam], e, dk, t, N, kexp, tailw if tail else 0, sbits, tm,
                     n_min, n, cum, target, float(cert))
-    _LAWS[key] = law
-    if len(_LAWS) > MAX_LAWS:
-        _LAWS.popitem(last=False)
+    with _LAWS_LOCK:
+        _LAWS[key] = law
+        while len(_LAWS) > MAX_LAWS:
+            _LAWS.popitem(last=False)
     return law
 
 
