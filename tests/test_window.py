@@ -417,3 +417,26 @@ def test_extreme_parameters_release_soundly_or_refuse_clearly(cls):
     for lo, hi, dq in ((0.0, 1e16, 1.0), (-1e300, 1e300, 1.0), (0.0, 120.0, 1e-160)):
         with pytest.raises(ValueError, match="sensitivity"):
             cls(epsilon=1.0, sensitivity=dq, lower=lo, upper=hi)
+
+
+def test_kernel_cache_is_shared_safely_by_threads(monkeypatch):
+    """Threads planning and evicting kernels at once (a small cache forces evictions)."""
+    import threading
+    monkeypatch.setattr(window, "MAX_LAWS", 4)
+    errors = []
+
+    def work(k):
+        try:
+            for j in range(40):
+                eps = 1.0 + 1e-7 * ((k * 40 + j) % 9)
+                m = bndp.BoundedLaplace(eps, sensitivity=1.0, lower=0.0, upper=50.0 + j % 3)
+                assert 0.0 <= m.sample(3.0, rng=j) <= 50.0 + j % 3
+        except Exception as exc:       # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(window._LAWS) <= 4
