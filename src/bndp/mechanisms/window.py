@@ -99,6 +99,7 @@ from typing import Any
 import numpy as np
 
 from .. import _core, _dispatch, _random
+from ._grid import ExactPlan, _law_from, cached_search_tree
 
 __all__ = ["WindowLaw", "RowPlan", "plan_row", "sample_rows", "grid_exponent"]
 
@@ -166,12 +167,8 @@ class WindowLaw:
 
     @property
     def search_tree(self) -> tuple[np.ndarray, int]:
-        tree = self.__dict__.get("_tree")
-        if tree is None:
-            tree = _core.gw_search_tree(self.cum)
-            tree[0].setflags(write=False)
-            object.__setattr__(self, "_tree", tree)
-        return tree
+        """The cumulative table as the sampler searches it: (padded array, levels)."""
+        return cached_search_tree(self)
 
     def serves(self, n: int) -> bool:
         return n >= self.n_min and (self.n_max is None or n <= self.n_max)
@@ -403,7 +400,6 @@ class RowPlan:
         return self.lower + j * self.gamma, w / s
 
     def _tail(self, x: Any, value: Any, what: str):
-        from .exact import ExactPlan
         return ExactPlan._tail(self, x, value, what)  # type: ignore[arg-type]
 
     @property
@@ -436,7 +432,6 @@ class RowPlan:
         """pmf/cdf/ppf/mean/var or a tail function of the law for one value: exact integer
         sums when the table covers the row, float64 sums with the tails (summed to 2^-60 of
         their mass, the rest in the normaliser) otherwise."""
-        from .exact import ExactPlan, _law_from
         if not self.kernel.tailw and self.kernel.N == self.n:
             return ExactPlan.law(self, x, value, what)  # type: ignore[arg-type]
         g, p = self._pmf_window(value)
