@@ -122,6 +122,21 @@ def _sample_doc(summary: str, theta: str, device_rng: str, nulls: str = "",
     return deco
 
 
+def _tail_doc(summary: str, returns: str, example: str, result: str, arg: str = "x",
+              arg_doc: str = "Points at which to evaluate."):
+    """Decorator: the docstring of a :class:`TruncatedGaussian` tail method, its example
+    ``example`` on ``m = TruncatedGaussian(sigma=1.0, lower=-50.0, upper=50.0)``."""
+    def deco(func):
+        func.__doc__ = (f"{summary}\n\nParameters\n----------\n{arg} : float or array_like\n"
+                        f"    {arg_doc}\ntheta : float or array_like\n    True value, finite, "
+                        f"broadcasting with ``{arg}`` and the bounds.\n\nReturns\n-------\n"
+                        f"float or ndarray\n    {returns}\n\nExamples\n--------\n"
+                        ">>> import bndp\n>>> m = bndp.TruncatedGaussian(sigma=1.0, "
+                        f"lower=-50.0, upper=50.0)\n>>> {example}\n{result}\n")
+        return func
+    return deco
+
+
 class _GradientMechanism(Mechanism):
     """Shared parts of the gradient mechanisms: ``sigma`` (alias ``scale``), the draw, ``var``."""
 
@@ -407,108 +422,37 @@ class TruncatedGaussian(_BoxGaussian):
         th, lo, hi, shape = self._params(theta)
         return truncnorm_eval(1, as_float_array(x, "x"), th, self.sigma, lo, hi)
 
+    @_tail_doc(r""":math:`P(X > x)`, computed directly (not as ``1 - cdf``): upper-tail
+probabilities far below 1e-16 keep their relative precision.""",
+               """Survival function, in [0, 1].""",
+               "float(m.sf(30.0, 0.0))  # 1 - cdf would give 0.0", "4.90671392714...e-198")
     def sf(self, x: Any, theta: Any):
-        r""":math:`P(X > x)`, computed directly (not as ``1 - cdf``): upper-tail
-        probabilities far below 1e-16 keep their relative precision.
-
-        Parameters
-        ----------
-        x : float or array_like
-            Points at which to evaluate.
-        theta : float or array_like
-            True value, finite, broadcasting with ``x`` and the bounds.
-
-        Returns
-        -------
-        float or ndarray
-            Survival function, in [0, 1].
-
-        Examples
-        --------
-        >>> import bndp
-        >>> m = bndp.TruncatedGaussian(sigma=1.0, lower=-50.0, upper=50.0)
-        >>> float(m.sf(30.0, 0.0))  # 1 - cdf would give 0.0
-        4.90671392714...e-198
-        """
         th, lo, hi, shape = self._params(theta)
         return truncnorm_tail_eval(2, as_float_array(x, "x"), th, self.sigma, lo, hi)
 
+    @_tail_doc(r"""Inverse survival function: the ``x`` with :math:`P(X > x) = q`, from the
+upper tail in log space (accurate for ``q`` far below 1e-16, where ``ppf(1 - q)``
+cannot be formed).""",
+               """Quantiles, in [lower, upper].""",
+               "round(float(m.isf(1e-30, 0.0)), 10)", "11.4640246884",
+               arg="q", arg_doc="Upper-tail probabilities in [0, 1] (0 gives ``upper``, 1 gives ``lower``).")
     def isf(self, q: Any, theta: Any):
-        r"""Inverse survival function: the ``x`` with :math:`P(X > x) = q`, from the
-        upper tail in log space (accurate for ``q`` far below 1e-16, where ``ppf(1 - q)``
-        cannot be formed).
-
-        Parameters
-        ----------
-        q : float or array_like
-            Upper-tail probabilities in [0, 1] (0 gives ``upper``, 1 gives ``lower``).
-        theta : float or array_like
-            True value, finite, broadcasting with ``q`` and the bounds.
-
-        Returns
-        -------
-        float or ndarray
-            Quantiles, in [lower, upper].
-
-        Examples
-        --------
-        >>> import bndp
-        >>> m = bndp.TruncatedGaussian(sigma=1.0, lower=-50.0, upper=50.0)
-        >>> round(float(m.isf(1e-30, 0.0)), 10)
-        11.4640246884
-        """
         th, lo, hi, shape = self._params(theta)
         return truncnorm_tail_eval(3, as_float_array(q, "q"), th, self.sigma, lo, hi)
 
+    @_tail_doc(r""":math:`\\log P(X \\le x)`, in log space throughout (no underflow).""",
+               """Log CDF, ``-inf`` at or below ``lower``, 0 at or above ``upper``.""",
+               "round(float(m.logcdf(-40.0, 0.0)), 6)", "-804.608442")
     def logcdf(self, x: Any, theta: Any):
-        r""":math:`\\log P(X \\le x)`, in log space throughout (no underflow).
-
-        Parameters
-        ----------
-        x : float or array_like
-            Points at which to evaluate.
-        theta : float or array_like
-            True value, finite, broadcasting with ``x`` and the bounds.
-
-        Returns
-        -------
-        float or ndarray
-            Log CDF, ``-inf`` at or below ``lower``, 0 at or above ``upper``.
-
-        Examples
-        --------
-        >>> import bndp
-        >>> m = bndp.TruncatedGaussian(sigma=1.0, lower=-50.0, upper=50.0)
-        >>> round(float(m.logcdf(-40.0, 0.0)), 6)
-        -804.608442
-        """
         th, lo, hi, shape = self._params(theta)
         return truncnorm_tail_eval(0, as_float_array(x, "x"), th, self.sigma, lo, hi)
 
+    @_tail_doc(r""":math:`\\log P(X > x)`, in log space throughout (no underflow, no
+``1 - cdf``).""",
+               """Log survival function, 0 at or below ``lower``, ``-inf`` at or
+    above ``upper``.""",
+               "round(float(m.logsf(40.0, 0.0)), 6)", "-804.608442")
     def logsf(self, x: Any, theta: Any):
-        r""":math:`\\log P(X > x)`, in log space throughout (no underflow, no
-        ``1 - cdf``).
-
-        Parameters
-        ----------
-        x : float or array_like
-            Points at which to evaluate.
-        theta : float or array_like
-            True value, finite, broadcasting with ``x`` and the bounds.
-
-        Returns
-        -------
-        float or ndarray
-            Log survival function, 0 at or below ``lower``, ``-inf`` at or
-            above ``upper``.
-
-        Examples
-        --------
-        >>> import bndp
-        >>> m = bndp.TruncatedGaussian(sigma=1.0, lower=-50.0, upper=50.0)
-        >>> round(float(m.logsf(40.0, 0.0)), 6)
-        -804.608442
-        """
         th, lo, hi, shape = self._params(theta)
         return truncnorm_tail_eval(1, as_float_array(x, "x"), th, self.sigma, lo, hi)
 
