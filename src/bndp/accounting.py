@@ -35,7 +35,7 @@ import numpy as np
 
 from . import _core
 from ._dispatch import _shape2, as_2d
-from ._validation import as_float_array, check_finite, check_positive
+from ._validation import as_float_array, check_finite, check_positive, checked_arrays
 from .mechanisms.gradients import RectifiedGaussian, StochasticSign, TruncatedGaussian
 
 __all__ = [
@@ -748,10 +748,8 @@ def gaussian_zcdp(sigma: Any, sensitivity: Any):
     >>> gaussian_zcdp(2.0, 1.0)
     0.125
     """
-    s = as_float_array(sigma, "sigma")
-    c = as_float_array(sensitivity, "sensitivity")
-    check_positive(s, "sigma")
-    check_positive(c, "sensitivity")
+    s, c = checked_arrays((sigma, "sigma", check_positive),
+                          (sensitivity, "sensitivity", check_positive))
     r = c / s
     out = 0.5 * r * r
     return float(out) if out.ndim == 0 else out
@@ -823,12 +821,8 @@ def gaussian_mcdp_delta(sigma: Any, epsilon: Any, sensitivity: Any):
     >>> round(gaussian_mcdp_delta(4.9640939877172245, 1.0, 1.0) * 1e5, 6)
     1.0
     """
-    s = as_float_array(sigma, "sigma")
-    e = as_float_array(epsilon, "epsilon")
-    c = as_float_array(sensitivity, "sensitivity")
-    check_positive(s, "sigma")
-    check_positive(e, "epsilon")
-    check_positive(c, "sensitivity")
+    s, e, c = checked_arrays((sigma, "sigma", check_positive), (epsilon, "epsilon", check_positive),
+                             (sensitivity, "sensitivity", check_positive))
     x = c / s
     mu = 0.5 * x * x
     if not (e > mu).all():
