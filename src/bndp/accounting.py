@@ -732,6 +732,7 @@ def gaussian_zcdp(sigma: Any, sensitivity: Any):
     Returns
     -------
     float or ndarray
+        :math:`\rho`, the mechanism's zCDP parameter.
 
     Examples
     --------
