@@ -7,12 +7,8 @@ Public through :mod:`bndp.verify` (:func:`bndp.verify.bounded_gaussian_loss`,
 :class:`bndp.BoundedGaussian` can calibrate and certify itself without importing
 :mod:`bndp.verify`, which imports the mechanisms.
 
-References
-----------
-.. [CH24] B. Chen, M. Hale. "The Bounded Gaussian Mechanism for Differential Privacy".
-   Journal of Privacy and Confidentiality, 2024 (arXiv:2211.17230).
-.. [HABM20] N. Holohan, S. Antonatos, S. Braghin, P. Mac Aonghusa. "The Bounded Laplace
-   Mechanism in Differential Privacy". Journal of Privacy and Confidentiality 10(1), 2020.
+The references cited here ([CH24], [HABM20]) are listed in :mod:`bndp.verify`, where these
+functions are documented.
 """
 
 from __future__ import annotations
@@ -240,7 +236,7 @@ def bounded_gaussian_tight_sigma(epsilon: Any, sensitivity: Any, lower: Any, upp
     Parameters
     ----------
     epsilon : float
-        Finite and > 0.
+        The target worst-case privacy loss, finite and > 0.
     sensitivity : float
         :math:`\ell_2` sensitivity, finite and > 0.
     lower, upper : float or 1-D array_like

@@ -168,6 +168,17 @@ def as_float_array(x: Any, name: str) -> np.ndarray:
     raise TypeError(f"`{name}` must hold real numbers; got dtype {a.dtype}")
 
 
+def checked_arrays(*items: tuple[Any, str, Any]) -> list[np.ndarray]:
+    """``as_float_array(value, name)`` of each ``(value, name, check)``, then
+    ``check(array, name)`` of each in turn (``None``: no check): every conversion comes
+    before any check."""
+    arrays = [as_float_array(value, name) for value, name, _ in items]
+    for a, (_, name, check) in zip(arrays, items):
+        if check is not None:
+            check(a, name)
+    return arrays
+
+
 def check_finite(a: np.ndarray, name: str) -> None:
     bad = ~np.isfinite(a)
     if bad.any():

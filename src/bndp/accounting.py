@@ -35,7 +35,7 @@ import numpy as np
 
 from . import _core
 from ._dispatch import _shape2, as_2d
-from ._validation import as_float_array, check_finite, check_positive
+from ._validation import as_float_array, check_finite, check_positive, checked_arrays
 from .mechanisms.gradients import RectifiedGaussian, StochasticSign, TruncatedGaussian
 
 __all__ = [
@@ -268,6 +268,26 @@ def per_instance_rdp(mechanism: Any, theta: Any, sensitivity: Any, alpha: Any,
     return float(total[0]) if al.ndim == 0 else total.reshape(al.shape)
 
 
+def _fil_doc(returns: str, result: str):
+    """Decorator: the Parameters, Returns and Examples sections of a Fisher information
+    loss function's docstring, at its ``@PARAMETERS@`` and ``@EXAMPLES@`` lines."""
+    def deco(func):
+        name = func.__name__
+        func.__doc__ = func.__doc__.replace(
+            "    @PARAMETERS@\n",
+            "    Parameters\n    ----------\n    mechanism : RectifiedGaussian, TruncatedGaussian or "
+            "StochasticSign\n    theta : float or array_like\n        True value, finite, "
+            "broadcasting with the mechanism's bounds.\n\n    Returns\n    -------\n    float or "
+            f"ndarray\n        {returns}\n").replace(
+            "    @EXAMPLES@\n",
+            f"    Examples\n    --------\n    >>> import bndp\n    >>> from bndp.accounting import "
+            f"{name}\n    >>> m = bndp.RectifiedGaussian(sigma=1.0, lower=-1.0, upper=1.0)\n"
+            f"    >>> round({name}(m, 0.0), 6)\n    {result}\n")
+        return func
+    return deco
+
+
+@_fil_doc(r":math:`\eta^2`, in units of 1/(units of theta)^2.", "0.936824")
 def fisher_information_loss_squared(mechanism: Any, theta: Any):
     r""":math:`\eta^2` per coordinate (Lemma 4.1 of [HMSCG24]_), the squared FIL of one
     coordinate with an identity Jacobian. For a query with Jacobian :math:`J_f` the FIM is
@@ -291,16 +311,7 @@ def fisher_information_loss_squared(mechanism: Any, theta: Any):
     :math:`t = \theta/\sigma`. Gaussian: :math:`\eta^2 = 1/\sigma^2`; every bounded value is
     at most that (Theorem 4.2).
 
-    Parameters
-    ----------
-    mechanism : RectifiedGaussian, TruncatedGaussian or StochasticSign
-    theta : float or array_like
-        True value, finite, broadcasting with the mechanism's bounds.
-
-    Returns
-    -------
-    float or ndarray
-        :math:`\eta^2`, in units of 1/(units of theta)^2.
+    @PARAMETERS@
 
     Notes
     -----
@@ -311,13 +322,7 @@ def fisher_information_loss_squared(mechanism: Any, theta: Any):
     quadrature of the squared score and by the quantisation limit of Theorem F.1, is
     0.936824). Rounding is clamped into :math:`[0, 1/\sigma^2]` (Theorem 4.2).
 
-    Examples
-    --------
-    >>> import bndp
-    >>> from bndp.accounting import fisher_information_loss_squared
-    >>> m = bndp.RectifiedGaussian(sigma=1.0, lower=-1.0, upper=1.0)
-    >>> round(fisher_information_loss_squared(m, 0.0), 6)
-    0.936824
+    @EXAMPLES@
     """
     code = _mech_code(mechanism)
     th = _theta(theta)
@@ -329,6 +334,7 @@ def fisher_information_loss_squared(mechanism: Any, theta: Any):
     return float(out) if out.ndim == 0 else out
 
 
+@_fil_doc(r":math:`\eta`, in units of 1/(units of theta).", "0.967897")
 def fisher_information_loss(mechanism: Any, theta: Any):
     r""":math:`\eta = \sqrt{\eta^2}` per coordinate: the FIL convention
     :math:`\eta = \sqrt{\lVert I \rVert_2}` (Gaussian: :math:`1/\sigma`). See
@@ -338,24 +344,9 @@ def fisher_information_loss(mechanism: Any, theta: Any):
     Appendix A calls :math:`1/\sigma^2` the Gaussian's :math:`\eta`; both are
     :math:`\eta^2` in the convention used elsewhere in the paper and here.
 
-    Parameters
-    ----------
-    mechanism : RectifiedGaussian, TruncatedGaussian or StochasticSign
-    theta : float or array_like
-        True value, finite, broadcasting with the mechanism's bounds.
+    @PARAMETERS@
 
-    Returns
-    -------
-    float or ndarray
-        :math:`\eta`, in units of 1/(units of theta).
-
-    Examples
-    --------
-    >>> import bndp
-    >>> from bndp.accounting import fisher_information_loss
-    >>> m = bndp.RectifiedGaussian(sigma=1.0, lower=-1.0, upper=1.0)
-    >>> round(fisher_information_loss(m, 0.0), 6)
-    0.967897
+    @EXAMPLES@
     """
     e2 = fisher_information_loss_squared(mechanism, theta)
     return math.sqrt(e2) if isinstance(e2, float) else np.sqrt(e2)
@@ -741,6 +732,7 @@ def gaussian_zcdp(sigma: Any, sensitivity: Any):
     Returns
     -------
     float or ndarray
+        :math:`\rho`, the mechanism's zCDP parameter.
 
     Examples
     --------
@@ -748,10 +740,8 @@ def gaussian_zcdp(sigma: Any, sensitivity: Any):
     >>> gaussian_zcdp(2.0, 1.0)
     0.125
     """
-    s = as_float_array(sigma, "sigma")
-    c = as_float_array(sensitivity, "sensitivity")
-    check_positive(s, "sigma")
-    check_positive(c, "sensitivity")
+    s, c = checked_arrays((sigma, "sigma", check_positive),
+                          (sensitivity, "sensitivity", check_positive))
     r = c / s
     out = 0.5 * r * r
     return float(out) if out.ndim == 0 else out
@@ -823,12 +813,8 @@ def gaussian_mcdp_delta(sigma: Any, epsilon: Any, sensitivity: Any):
     >>> round(gaussian_mcdp_delta(4.9640939877172245, 1.0, 1.0) * 1e5, 6)
     1.0
     """
-    s = as_float_array(sigma, "sigma")
-    e = as_float_array(epsilon, "epsilon")
-    c = as_float_array(sensitivity, "sensitivity")
-    check_positive(s, "sigma")
-    check_positive(e, "epsilon")
-    check_positive(c, "sensitivity")
+    s, e, c = checked_arrays((sigma, "sigma", check_positive), (epsilon, "epsilon", check_positive),
+                             (sensitivity, "sensitivity", check_positive))
     x = c / s
     mu = 0.5 * x * x
     if not (e > mu).all():

@@ -40,6 +40,7 @@ from ._validation import (
     check_epsilon_delta,
     check_open_unit,
     check_positive,
+    checked_arrays,
     scalar_or_none,
 )
 
@@ -242,12 +243,9 @@ def bounded_laplace_log_delta_c(scale: Any, sensitivity: Any, lower: Any, upper:
     >>> round(bounded_laplace_log_delta_c(1.0, 1.0, 0.0, 10.0), 6)
     0.48985
     """
-    b = as_float_array(scale, "scale")
-    dq = as_float_array(sensitivity, "sensitivity")
-    lo = as_float_array(lower, "lower")
-    hi = as_float_array(upper, "upper")
-    check_positive(b, "scale")
-    check_positive(dq, "sensitivity")
+    b, dq, lo, hi = checked_arrays((scale, "scale", check_positive),
+                                   (sensitivity, "sensitivity", check_positive),
+                                   (lower, "lower", None), (upper, "upper", None))
     check_bounds(lo, hi, allow_half_infinite=True)
     w = hi - lo
     dqe = np.minimum(dq, w)
@@ -515,10 +513,8 @@ def bounded_gaussian_log_delta_c(sigma: float, sensitivity: float, lower: Any, u
     lo = np.atleast_1d(as_float_array(lower, "lower"))
     hi = np.atleast_1d(as_float_array(upper, "upper"))
     check_bounds(lo, hi)
-    sg = as_float_array(sigma, "sigma")
-    dq = as_float_array(sensitivity, "sensitivity")
-    check_positive(sg, "sigma")
-    check_positive(dq, "sensitivity")
+    sg, dq = checked_arrays((sigma, "sigma", check_positive),
+                            (sensitivity, "sensitivity", check_positive))
     w = np.ascontiguousarray(np.broadcast_to(hi - lo, np.broadcast_shapes(lo.shape, hi.shape)),
                              dtype=np.float64)
     return _core.bg_log_dc(float(sg), float(dq), w)
@@ -739,12 +735,9 @@ def gaussian_sigma(epsilon: Any, delta: Any, sensitivity: Any, calibration: str 
         if not 0.0 < out < math.inf:
             raise _gf_range_error(method, e, d, s, out)
         return out
-    eps = as_float_array(epsilon, "epsilon")
-    dl = as_float_array(delta, "delta")
-    dq = as_float_array(sensitivity, "sensitivity")
-    check_positive(eps, "epsilon")
-    check_open_unit(dl, "delta")
-    check_positive(dq, "sensitivity")
+    eps, dl, dq = checked_arrays((epsilon, "epsilon", check_positive),
+                                 (delta, "delta", check_open_unit),
+                                 (sensitivity, "sensitivity", check_positive))
     if classical and not allow_unproven and (eps > 1.0).any():
         raise _unproven_error(method, float(eps.flat[int(np.argmax(eps > 1.0))]))
     if code == 4 and (dl >= 0.5).any():
@@ -882,12 +875,8 @@ def gaussian_epsilon(sigma: Any, delta: Any, sensitivity: Any, *, notion: str = 
     if (sg is not None and d is not None and s is not None
             and 0.0 < sg < math.inf and 0.0 < d < 1.0 and 0.0 < s < math.inf):
         return _core.gf_epsilon(nt, sg, d, s)
-    sa = as_float_array(sigma, "sigma")
-    dl = as_float_array(delta, "delta")
-    da = as_float_array(sensitivity, "sensitivity")
-    check_positive(sa, "sigma")
-    check_open_unit(dl, "delta")
-    check_positive(da, "sensitivity")
+    sa, dl, da = checked_arrays((sigma, "sigma", check_positive), (delta, "delta", check_open_unit),
+                                (sensitivity, "sensitivity", check_positive))
     arrs = np.broadcast_arrays(sa, dl, da)
     out = np.empty(arrs[0].shape)
     f1, f2, f3 = (np.ascontiguousarray(a).reshape(-1) for a in arrs)

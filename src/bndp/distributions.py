@@ -14,7 +14,7 @@ import numpy as np
 
 from . import _core, _dispatch
 from ._random import RNGLike, as_generator
-from ._validation import as_float_array, check_finite, check_positive
+from ._validation import as_float_array, check_finite, check_positive, checked_arrays
 
 __all__ = ["truncated_normal"]
 
@@ -36,12 +36,8 @@ def _check_interval(lo: np.ndarray, hi: np.ndarray) -> None:
 
 
 def _tn_params(loc: Any, scale: Any, lower: Any, upper: Any) -> list[np.ndarray]:
-    mu = as_float_array(loc, "loc")
-    sg = as_float_array(scale, "scale")
-    lo = as_float_array(lower, "lower")
-    hi = as_float_array(upper, "upper")
-    check_finite(mu, "loc")
-    check_positive(sg, "scale")
+    mu, sg, lo, hi = checked_arrays((loc, "loc", check_finite), (scale, "scale", check_positive),
+                                    (lower, "lower", None), (upper, "upper", None))
     _check_interval(lo, hi)
     return [mu, sg, lo, hi]
 

@@ -258,6 +258,7 @@ def missing_requirements(item_id: str) -> list:
     Parameters
     ----------
     item_id : str
+        An item's ID (see :func:`items`).
 
     Returns
     -------
@@ -290,6 +291,14 @@ def _plt():
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def _save(fig: Any, path: str) -> None:
+    """Write a figure to ``path`` and close it."""
+    import matplotlib.pyplot as plt
+
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 # ------------------------------------------------------------------------------------------
@@ -355,8 +364,7 @@ def _chen_hale_figure1_draw(path: str) -> None:
     ax.legend(loc="upper right")
     ax2.legend(loc="center right")
     ax.set_title("Chen & Hale 2024, Figure 1 (recomputed by bndp)")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _save(fig, path)
 
 
 @_item("chen-hale-2024/figure1", "Figure 1: variance against epsilon, GG vs bounded Gaussian "
@@ -396,8 +404,7 @@ def _holohan_figure3_draw(path: str) -> None:
     ax.set_ylabel(r"$\epsilon / \epsilon'$")
     ax.legend(fontsize=8)
     ax.set_title("Holohan et al., Figure 3 (u - l = 1, delta = 0; recomputed by bndp)")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _save(fig, path)
 
 
 @_item("holohan-2019/figure3", "Figure 3: eps/eps' of the bounded Laplace against dQ and eps "
@@ -540,8 +547,7 @@ def _holohan_figure2_draw(path: str) -> None:
     ax.set_ylim(0, 100)
     ax.legend(loc="lower right")
     ax.set_title("Holohan et al., Figure 2: DP naive Bayes on Iris (recomputed by bndp)")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _save(fig, path)
 
 
 @_item("holohan-2019/figure2", "Figure 2: accuracy of a DP naive Bayes classifier on Iris, "
@@ -657,8 +663,7 @@ def _zhao_figure1_draw(path: str) -> None:
         ax.set_title(f"{mech}: failure region")
     axes[0].set_ylabel(r"$\delta$")
     axes[0].legend(loc="lower right")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _save(fig, path)
 
 
 @_item("zhao-2019/figure1", "Fig. 1 and section V(iii): eps above which the classical Gaussian "
@@ -703,8 +708,7 @@ def _zhao_figure2_draw(path: str) -> None:
         ax.set_xlabel(r"$\delta$")
         ax.set_ylabel(r"$\sigma$")
     axes[0, 0].legend(fontsize=7)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _save(fig, path)
 
 
 @_item("zhao-2019/figure2", "Fig. 2: sigma against delta for the eight Gaussian calibrations",
@@ -713,13 +717,8 @@ def _zhao_figure2_draw(path: str) -> None:
        "sigmas are Eq. (1)/(2) evaluated literally, also where they are not DP (eps > 1).",
        draw=_zhao_figure2_draw)
 def _zhao_figure2() -> list:
-    rows = []
-    for eps in _ZH_FIG2_EPS:
-        for delta in _ZH_FIG2_DELTA:
-            for m in _ZH_METHODS:
-                rows.append(Row.make(f"eps={eps:g} delta={delta:g} {m}",
-                                     _zhao_sigma(m, eps, delta)))
-    return rows
+    return [Row.make(f"eps={eps:g} delta={delta:g} {m}", _zhao_sigma(m, eps, delta))
+            for eps in _ZH_FIG2_EPS for delta in _ZH_FIG2_DELTA for m in _ZH_METHODS]
 
 
 def _pdp_threshold(method: str, delta: float) -> float:
@@ -795,8 +794,7 @@ def _hu_figure1_draw(path: str) -> None:
             ax.set_xlabel(r"$\theta$")
     axes[0, 1].legend(fontsize=8)
     axes[1, 1].legend(fontsize=7)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _save(fig, path)
 
 
 @_item("hu-2024/figure1", "Figure 1: FIL eta and (2, eps)-RDP against theta for Gaussian, "
@@ -882,8 +880,7 @@ def _hu_section61_draw(path: str) -> None:
     ax1.legend()
     ax1.set_title(r"privacy ($\sigma$ = 0.4, n = 900, d = 100)")
     ax2.set_title("utility")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _save(fig, path)
 
 
 @_item("hu-2024/section6.1", "Section 6.1 and Figure 2: synthetic mean estimation, privacy "
@@ -931,8 +928,7 @@ def _rc_theorem1_draw(path: str) -> None:
     ax.set_xlabel(r"$\epsilon\ell/\Delta F$")
     ax.legend()
     ax.set_title("Croft, Theorem 1 scale profile (recomputed by bndp)")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _save(fig, path)
 
 
 @_item("range-constraints/theorem1", "Theorem 1: distance-dependent scale for one infinitely "
@@ -1002,6 +998,7 @@ def get_item(item_id: str) -> Item:
     Parameters
     ----------
     item_id : str
+        The ID to look up, e.g. ``"hu-2024/figure1"``.
 
     Returns
     -------
@@ -1030,6 +1027,7 @@ def run(item_id: str) -> dict:
     Parameters
     ----------
     item_id : str
+        The item to compute.
 
     Returns
     -------
@@ -1063,7 +1061,9 @@ def plot(item_id: str, path: str) -> str:
     Parameters
     ----------
     item_id : str
+        The item to draw (one with a figure).
     path : str
+        File to write; its suffix picks the format.
 
     Returns
     -------

@@ -27,7 +27,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Sequence
+from typing import Any, Sequence
 
 from .. import __version__
 from ..exceptions import BudgetError
@@ -81,6 +81,24 @@ def _add_privacy_args(p: argparse.ArgumentParser, bounds_required: bool,
                        help="law whose scale, variance and bias are reported: exact (default; "
                             "the grid law bndp privatize releases by default) or continuous "
                             "(the law of bndp privatize --mode continuous)")
+
+
+def _command(sub: Any, name: str, func: Any, **kwargs: Any) -> argparse.ArgumentParser:
+    """The subcommand ``name`` (``kwargs``: ``add_parser``'s), run by ``func``."""
+    p = sub.add_parser(name, **kwargs)
+    p.set_defaults(func=func)
+    return p
+
+
+def _add_value_args(p: argparse.ArgumentParser, verb: str, half_line: str,
+                    reference: str) -> None:
+    """``--value`` and ``--reference-delta`` of calibrate and plot."""
+    p.add_argument("--value", type=float, nargs="+", metavar="Q",
+                   help=f"true values to {verb} (default: lower, lower + 10%% of the range, "
+                        f"midpoint{half_line})")
+    p.add_argument("--reference-delta", type=float, default=1e-5,
+                   help=f"delta of the classical {reference} for comparison with "
+                        "--mechanism gaussian (default 1e-5)")
 
 
 def _positive_int(text: str) -> int:
@@ -187,8 +205,8 @@ def _parser() -> argparse.ArgumentParser:
                          "the default, fresh OS entropy)")
     pr.set_defaults(func=_cmd_privatize)
 
-    ca = sub.add_parser(
-        "calibrate", help="print the calibrated scale and the released value's variance",
+    ca = _command(
+        sub, "calibrate", _cmd_calibrate, help="print the calibrated scale and the released value's variance",
         description="Print the calibrated scale of a bounded mechanism next to the scale of "
                     "the unbounded mechanism, and the variance of the released value for a "
                     "few true values. By default these are the grid law's (--mode exact), "
@@ -197,17 +215,11 @@ def _parser() -> argparse.ArgumentParser:
         epilog="Example: bndp calibrate --epsilon 1 --sensitivity 1 --lower 0 --upper 120",
     )
     _add_privacy_args(ca, bounds_required=True, mode="calibrate")
-    ca.add_argument("--value", type=float, nargs="+", metavar="Q",
-                    help="true values to report (default: lower, lower + 10%% of the range, "
-                         "midpoint; on a half-line: its finite end and 1 "
-                         "and 10 sensitivities inside)")
-    ca.add_argument("--reference-delta", type=float, default=1e-5,
-                    help="delta of the classical (unbounded) Gaussian mechanism shown for "
-                         "comparison with --mechanism gaussian (default 1e-5)")
-    ca.set_defaults(func=_cmd_calibrate)
+    _add_value_args(ca, "report", "; on a half-line: its finite end and 1 and 10 "
+                    "sensitivities inside", "(unbounded) Gaussian mechanism shown")
 
-    pl = sub.add_parser(
-        "plot", help="plot the output density beside the clamped unbounded mechanism",
+    pl = _command(
+        sub, "plot", _cmd_plot, help="plot the output density beside the clamped unbounded mechanism",
         description="Draw the output density of the bounded mechanism for a few true values, "
                     "beside the unbounded mechanism clamped to the range, whose probability "
                     "piles up on the bounds (needs matplotlib: pip install 'bndp[plot]'). The "
@@ -219,16 +231,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     _add_privacy_args(pl, bounds_required=True)
     pl.add_argument("-o", "--output", required=True, help="image file (.png, .svg or .pdf)")
-    pl.add_argument("--value", type=float, nargs="+", metavar="Q",
-                    help="true values to draw (default: lower, lower + 10%% of the range, "
-                         "midpoint)")
-    pl.add_argument("--reference-delta", type=float, default=1e-5,
-                    help="delta of the classical Gaussian mechanism drawn for comparison with "
-                         "--mechanism gaussian (default 1e-5)")
+    _add_value_args(pl, "draw", "", "Gaussian mechanism drawn")
     pl.add_argument("--width", type=float, default=10.0, help="figure width, inches (default 10)")
     pl.add_argument("--height", type=float, default=4.5, help="figure height, inches (default 4.5)")
     pl.add_argument("--dpi", type=_positive_int, default=100, help="resolution (default 100)")
-    pl.set_defaults(func=_cmd_plot)
 
     d = sub.add_parser("demo", help="calibrate both mechanisms on a built-in bounded column, "
                                     "sample, and print a summary")

@@ -235,6 +235,14 @@ def _normal_mode(path: str) -> None:
         os.chmod(path, 0o666 & ~mask)
 
 
+def _remove(path: str) -> None:
+    """Delete ``path`` if it can be (a temporary file left by a failed write)."""
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
 def _on_sigterm(signum: int, frame: Any) -> None:
     raise _Terminated()
 

@@ -13,7 +13,7 @@ import numpy as np
 from ..calibrate import gaussian_sigma
 from ..mechanisms.registry import build_mechanism
 from ._errors import CLIError, FileError, _mode_as_flag, _need
-from ._io import _normal_mode
+from ._io import _normal_mode, _remove
 
 
 # ------------------------------------------------------------------------------------------
@@ -144,10 +144,7 @@ def _cmd_plot(args: argparse.Namespace) -> int:
         _normal_mode(tmp)
         os.replace(tmp, args.output)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        _remove(tmp)
         raise
     finally:
         plt.close(fig)

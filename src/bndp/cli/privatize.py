@@ -23,7 +23,8 @@ from ._errors import (CLIError, DataError, FileError, _COLUMN_OPTIONS, _cell_err
                       _fmt_bound, _mode_as_flag, _need, _num)
 from ._io import (_Progress, _arrow_f64, _arrow_msg, _cell_text, _count_lines, _csv_header,
                   _csv_lines, _guess_format, _is_float, _main_thread, _normal_mode, _on_sigterm,
-                  _output_kind, _parse_numbers, _progress_enabled, _read_header, _spool_input)
+                  _output_kind, _parse_numbers, _progress_enabled, _read_header, _remove,
+                  _spool_input)
 
 
 class _Spec:
@@ -265,12 +266,15 @@ def _release_block(spec: _Spec, vals: np.ndarray, missing: np.ndarray | None, ro
     return out
 
 
+def _arrow(*modules: str) -> list[Any]:
+    """The pyarrow ``modules`` that ``bndp privatize`` needs."""
+    return [_need(m, "arrow", "bndp privatize") for m in modules]
+
+
 def _privatize_csv(args: argparse.Namespace, specs: list[_Spec], tmp: str,
                    gen: np.random.Generator, progress: _Progress, path: str,
                    shown: str) -> int:
-    pa = _need("pyarrow", "arrow", "bndp privatize")
-    pc = _need("pyarrow.compute", "arrow", "bndp privatize")
-    pcsv = _need("pyarrow.csv", "arrow", "bndp privatize")
+    pa, pc, pcsv = _arrow("pyarrow", "pyarrow.compute", "pyarrow.csv")
     header, header_bytes, only_header = _read_header(path, args.delimiter, shown)
     for s in specs:
         for c in [s.name] + s.plan.bound_columns():
@@ -333,8 +337,7 @@ def _privatize_csv(args: argparse.Namespace, specs: list[_Spec], tmp: str,
 def _privatize_parquet(args: argparse.Namespace, specs: list[_Spec], tmp: str,
                        gen: np.random.Generator, progress: _Progress, path: str,
                        shown: str) -> int:
-    pa = _need("pyarrow", "arrow", "bndp privatize")
-    pq = _need("pyarrow.parquet", "arrow", "bndp privatize")
+    pa, pq = _arrow("pyarrow", "pyarrow.parquet")
     try:
         pf = pq.ParquetFile(path)
     except (pa.ArrowInvalid, OSError) as exc:
@@ -451,17 +454,11 @@ def _cmd_privatize(args: argparse.Namespace) -> int:
     except BaseException:
         if progress.drawn:
             sys.stderr.write("\n")
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        _remove(tmp)
         raise
     finally:
         if spooled and in_path is not None:
-            try:
-                os.unlink(in_path)
-            except OSError:
-                pass
+            _remove(in_path)
         if old is not None:
             signal.signal(signal.SIGTERM, old)
     if args.quiet:

@@ -17,8 +17,9 @@ from typing import Any, Callable, ClassVar, TypeVar
 
 import numpy as np
 
+from .._random import RNGLike, as_generator
 from .._validation import as_float_array, as_probability
-from . import exact
+from . import exact, window
 from ._base import Mechanism
 
 __all__ = ["GridLawMechanism", "LawMechanism"]
@@ -209,6 +210,23 @@ class GridLawMechanism(LawMechanism):
 
     def _pmf(self, x: np.ndarray, q: np.ndarray):
         raise NotImplementedError("the continuous law has a density: use pdf")
+
+    def _sample(self, value: Any, size: Any, rng: RNGLike, on_outside: str, workers: int):
+        """``sample``'s body: the exact plan's draw (a row plan's first, for one value or a
+        small array inside the bounds), else ``_continuous_sample``."""
+        plan = self.exact_plan
+        if type(plan) is window.RowPlan:  # one value or a small array inside the bounds
+            out = plan.row.sample(value, size, rng, on_outside, workers, as_generator)
+            if out is not NotImplemented:
+                return out
+        q = self._value(value, on_outside)
+        gen = as_generator(rng)
+        if plan is not None:
+            return plan.sample(q, size, gen, workers)
+        return self._continuous_sample(q, size, gen, workers)
+
+    def _continuous_sample(self, q: Any, size: Any, gen: Any, workers: int):
+        raise NotImplementedError
 
 
 # the samplers' docstrings ----------------------------------------------------------------

@@ -45,6 +45,48 @@ def _out(a: np.ndarray):
     return float(a) if a.ndim == 0 else a
 
 
+def _doc(summary: str, value: str = "", returns: str = "float or ndarray"):
+    """Decorator: a method's numpydoc docstring, ``summary`` then the one ``value``
+    parameter (``value``: its description) and the ``returns`` type."""
+    desc = f"\n    {value}" if value else ""
+    text = (f"{summary}\n\nParameters\n----------\nvalue : float or array_like{desc}\n\n"
+            f"Returns\n-------\n{returns}\n")
+
+    def deco(func):
+        func.__doc__ = text
+        return func
+    return deco
+
+
+def _sample_doc(summary: str, value: str):
+    """Decorator: the docstring of a baseline's ``sample``."""
+    text = (f"{summary}\n\nParameters\n----------\nvalue : float or array_like\n    {value}\n"
+            "size : None, int or tuple of int\n    Output shape, to which ``value`` must "
+            "broadcast.\nrng : None, int, SeedSequence, BitGenerator or Generator\n"
+            "    Source of randomness.\n\nReturns\n-------\nfloat or ndarray\n")
+
+    def deco(func):
+        func.__doc__ = text
+        return func
+    return deco
+
+
+def _loss_doc(summary: str, call: str, result: str):
+    """Decorator: the docstring of a baseline's ``privacy_loss``, with its example ``call``
+    (after ``bndp.``) and ``result``."""
+    text = (f"{summary}\n\nReturns\n-------\nfloat\n\nExamples\n--------\n"
+            f">>> import bndp\n>>> bndp.{call}.privacy_loss()\n{result}\n")
+
+    def deco(func):
+        func.__doc__ = text
+        return func
+    return deco
+
+
+def _phi(t):
+    return np.exp(-0.5 * t * t) / math.sqrt(2.0 * math.pi)
+
+
 class ClampedLaplace(Mechanism):
     r"""Laplace mechanism clamped into :math:`[l, u]`: :math:`M(q) = \min(u, \max(l, q + Z))`,
     :math:`Z \sim \mathrm{Laplace}(0, b)`, :math:`b = \Delta/\epsilon`.
@@ -97,39 +139,16 @@ class ClampedLaplace(Mechanism):
             raise ValueError(f"`lower` < `upper`, both finite, is required; got {lo!r}, {hi!r}")
         self._set(epsilon=eps, sensitivity=dq, lower=lo, upper=hi, scale=dq / eps)
 
+    @_loss_doc("The worst-case privacy loss: ``epsilon`` (post-processing of the Laplace "
+               "mechanism).",
+               "ClampedLaplace(0.5, sensitivity=1.0, lower=0.0, upper=1.0)", "0.5")
     def privacy_loss(self) -> float:
-        """The worst-case privacy loss: ``epsilon`` (post-processing of the Laplace
-        mechanism).
-
-        Returns
-        -------
-        float
-
-        Examples
-        --------
-        >>> import bndp
-        >>> bndp.ClampedLaplace(0.5, sensitivity=1.0, lower=0.0, upper=1.0).privacy_loss()
-        0.5
-        """
         return self.epsilon
 
+    @_sample_doc("""Release ``value`` (clamped into the bounds first): :class:`bndp.Laplace` noise
+(compiled inverse CDF), then the result clamped into ``[lower, upper]``.""",
+                 "True values.")
     def sample(self, value: Any, size: Any = None, rng: RNGLike = None):
-        """Release ``value`` (clamped into the bounds first): :class:`bndp.Laplace` noise
-        (compiled inverse CDF), then the result clamped into ``[lower, upper]``.
-
-        Parameters
-        ----------
-        value : float or array_like
-            True values.
-        size : None, int or tuple of int
-            Output shape, to which ``value`` must broadcast.
-        rng : None, int, SeedSequence, BitGenerator or Generator
-            Source of randomness.
-
-        Returns
-        -------
-        float or ndarray
-        """
         q = self._value(value)
         x = Laplace(self.epsilon, sensitivity=self.sensitivity).sample(q, size=size,
                     rng=as_generator(rng))
@@ -139,76 +158,30 @@ class ClampedLaplace(Mechanism):
         q = self._value(value)
         return (q - self.lower) / self.scale, (self.upper - q) / self.scale
 
+    @_doc(r"""The atoms :math:`(P(M(q) = l), P(M(q) = u)) = (\tfrac12 e^{-(q-l)/b},
+\tfrac12 e^{-(u-q)/b})`.""", "True value(s) :math:`q`.", returns="tuple of float or ndarray")
     def boundary_mass(self, value: Any):
-        r"""The atoms :math:`(P(M(q) = l), P(M(q) = u)) = (\tfrac12 e^{-(q-l)/b},
-        \tfrac12 e^{-(u-q)/b})`.
-
-        Parameters
-        ----------
-        value : float or array_like
-            True value(s) :math:`q`.
-
-        Returns
-        -------
-        tuple of float or ndarray
-        """
         a, c = self._ac(value)
         return _out(0.5 * np.exp(-a)), _out(0.5 * np.exp(-c))
 
+    @_doc(r""":math:`E[M(q)] - q = \tfrac b2 (e^{-(q-l)/b} - e^{-(u-q)/b})`.""")
     def bias(self, value: Any):
-        r""":math:`E[M(q)] - q = \tfrac b2 (e^{-(q-l)/b} - e^{-(u-q)/b})`.
-
-        Parameters
-        ----------
-        value : float or array_like
-
-        Returns
-        -------
-        float or ndarray
-        """
         a, c = self._ac(value)
         return _out(0.5 * self.scale * (np.exp(-a) - np.exp(-c)))
 
+    @_doc(""":math:`E[M(q)]`.""")
     def mean(self, value: Any):
-        """:math:`E[M(q)]`.
-
-        Parameters
-        ----------
-        value : float or array_like
-
-        Returns
-        -------
-        float or ndarray
-        """
         return _out(self._value(value) + np.asarray(self.bias(value)))
 
+    @_doc(r""":math:`E[(M(q) - q)^2] = b^2\,[2 - e^{-\alpha}(1+\alpha) - e^{-\gamma}(1+\gamma)]`,
+:math:`\alpha = (q-l)/b`, :math:`\gamma = (u-q)/b`.""")
     def mse(self, value: Any):
-        r""":math:`E[(M(q) - q)^2] = b^2\,[2 - e^{-\alpha}(1+\alpha) - e^{-\gamma}(1+\gamma)]`,
-        :math:`\alpha = (q-l)/b`, :math:`\gamma = (u-q)/b`.
-
-        Parameters
-        ----------
-        value : float or array_like
-
-        Returns
-        -------
-        float or ndarray
-        """
         a, c = self._ac(value)
         b2 = self.scale * self.scale
         return _out(b2 * (2.0 - np.exp(-a) * (1.0 + a) - np.exp(-c) * (1.0 + c)))
 
+    @_doc("""Variance of the release, ``mse - bias**2``.""")
     def variance(self, value: Any):
-        """Variance of the release, ``mse - bias**2``.
-
-        Parameters
-        ----------
-        value : float or array_like
-
-        Returns
-        -------
-        float or ndarray
-        """
         return _out(np.asarray(self.mse(value)) - np.asarray(self.bias(value)) ** 2)
 
 
@@ -275,38 +248,15 @@ class GeneralizedGaussian(Mechanism):
                   lower=float(lo) if lo.ndim == 0 else lo,
                   upper=float(hi) if hi.ndim == 0 else hi, scale=sigma)
 
+    @_loss_doc("The guaranteed privacy loss, ``epsilon``.",
+               "GeneralizedGaussian(2.0, sensitivity=1.0, lower=0.0, upper=1.0)", "2.0")
     def privacy_loss(self) -> float:
-        """The guaranteed privacy loss, ``epsilon``.
-
-        Returns
-        -------
-        float
-
-        Examples
-        --------
-        >>> import bndp
-        >>> bndp.GeneralizedGaussian(2.0, sensitivity=1.0, lower=0.0, upper=1.0).privacy_loss()
-        2.0
-        """
         return self.epsilon
 
+    @_sample_doc("""Release ``value`` (clamped into the box first) by inverse CDF
+(:func:`bndp.truncated_normal`).""",
+                 "True values (the last axis is the box's coordinates).")
     def sample(self, value: Any, size: Any = None, rng: RNGLike = None):
-        """Release ``value`` (clamped into the box first) by inverse CDF
-        (:func:`bndp.truncated_normal`).
-
-        Parameters
-        ----------
-        value : float or array_like
-            True values (the last axis is the box's coordinates).
-        size : None, int or tuple of int
-            Output shape, to which ``value`` must broadcast.
-        rng : None, int, SeedSequence, BitGenerator or Generator
-            Source of randomness.
-
-        Returns
-        -------
-        float or ndarray
-        """
         q = self._value(value)
         shape = np.broadcast_shapes(np.shape(q), np.shape(self.lower)) if size is None else size
         return truncated_normal(q, self.scale, self.lower, self.upper, size=shape, rng=rng)
@@ -315,36 +265,16 @@ class GeneralizedGaussian(Mechanism):
         q = self._value(value)
         return q, (self.lower - q) / self.scale, (self.upper - q) / self.scale
 
+    @_doc(r""":math:`E[M(q)] - q = \sigma(\phi(a) - \phi(b))/Z` per coordinate.""")
     def bias(self, value: Any):
-        r""":math:`E[M(q)] - q = \sigma(\phi(a) - \phi(b))/Z` per coordinate.
-
-        Parameters
-        ----------
-        value : float or array_like
-
-        Returns
-        -------
-        float or ndarray
-        """
         q, a, b = self._ab(value)
         z = _sp.ndtr(b) - _sp.ndtr(a)
-        phi = lambda t: np.exp(-0.5 * t * t) / math.sqrt(2.0 * math.pi)  # noqa: E731
-        return _out(self.scale * (phi(a) - phi(b)) / z)
+        return _out(self.scale * (_phi(a) - _phi(b)) / z)
 
+    @_doc(r"""Per-coordinate variance of the release,
+:math:`\sigma^2[1 + (a\phi(a) - b\phi(b))/Z - ((\phi(a) - \phi(b))/Z)^2]`.""")
     def variance(self, value: Any):
-        r"""Per-coordinate variance of the release,
-        :math:`\sigma^2[1 + (a\phi(a) - b\phi(b))/Z - ((\phi(a) - \phi(b))/Z)^2]`.
-
-        Parameters
-        ----------
-        value : float or array_like
-
-        Returns
-        -------
-        float or ndarray
-        """
         q, a, b = self._ab(value)
         z = _sp.ndtr(b) - _sp.ndtr(a)
-        phi = lambda t: np.exp(-0.5 * t * t) / math.sqrt(2.0 * math.pi)  # noqa: E731
-        r = (phi(a) - phi(b)) / z
-        return _out(self.scale ** 2 * (1.0 + (a * phi(a) - b * phi(b)) / z - r * r))
+        r = (_phi(a) - _phi(b)) / z
+        return _out(self.scale ** 2 * (1.0 + (a * _phi(a) - b * _phi(b)) / z - r * r))

@@ -13,13 +13,13 @@ import numpy as np
 
 from .. import _core, _dispatch
 from .._deprecate import keyword_only_after
-from .._random import RNGLike, as_generator
+from .._random import RNGLike
 from .._validation import (apply_domain, as_float_array, check_box, check_size,
                            positive_real)
 from ..calibrate import bounded_gaussian_sigma
 from ..distributions import truncnorm_eval, truncnorm_tail_eval
 from .._loss import bounded_gaussian_loss, bounded_gaussian_tight_sigma
-from . import exact, window
+from . import exact
 from .._columns import Nulls, columnar
 from ._law import GridLawMechanism, examples, sample_doc
 
@@ -180,15 +180,9 @@ class BoundedGaussian(GridLawMechanism):
         nulls=" (univariate only)")
     def sample(self, value: Any, size: Any = None, rng: RNGLike = None,
                on_outside: str = "clip", workers: int = 1, *, nulls: Nulls = "raise"):
-        plan = self.exact_plan
-        if type(plan) is window.RowPlan:  # one value or a small array inside the bounds
-            out = plan.row.sample(value, size, rng, on_outside, workers, as_generator)
-            if out is not NotImplemented:
-                return out
-        q = self._value(value, on_outside)
-        gen = as_generator(rng)
-        if self.exact_plan is not None:
-            return self.exact_plan.sample(q, size, gen, workers)
+        return self._sample(value, size, rng, on_outside, workers)
+
+    def _continuous_sample(self, q: Any, size: Any, gen: Any, workers: int):
         if self.dim is not None and size is not None:
             size = tuple(check_size(size) or ()) + (self.dim,)
         return _dispatch.sample(_core.tn_one, _core.tn_fill, _core.tn_fill_rows,

@@ -13,6 +13,7 @@ per-instance Renyi DP and Fisher information loss are in :mod:`bndp.accounting`.
 
 from __future__ import annotations
 
+import inspect
 import math
 import warnings
 from typing import Any
@@ -93,12 +94,88 @@ def _device_sample(self: Any, theta: Any, rng: RNGLike = None, device_rng: str =
     return out.to(th.dtype if th.is_floating_point() else torch.float64)
 
 
-class _BoxGaussian(Mechanism):
+_SAMPLE_DOC = """{summary}
+
+Parameters
+----------
+theta : float, array_like, Series, pyarrow (Chunked)Array, masked array or tensor
+    {theta}
+rng : None, int, SeedSequence, BitGenerator or Generator
+    Source of randomness (see :func:`bndp.default_rng`).
+device_rng : {{"bndp", "torch"}}
+    Source of the uniforms for a tensor on a GPU{device_rng}.
+nulls : {{"raise", "keep"}}, default "raise"
+    Missing values (NaN, None, pd.NA, Arrow nulls, masked entries): ``"raise"``
+    refuses them; ``"keep"`` leaves them missing in the result, drawing no noise
+    for them{nulls}.
+"""
+
+
+def _sample_doc(summary: str, theta: str, device_rng: str, nulls: str = "",
+                rest: str = ""):
+    """Decorator: the docstring of a gradient mechanism's ``sample`` (``rest``: the sections
+    after Parameters, indented as in a method)."""
+    def deco(func):
+        func.__doc__ = (_SAMPLE_DOC.format(summary=summary, theta=theta, device_rng=device_rng,
+                                           nulls=nulls) + "\n" + inspect.cleandoc(rest) + "\n")
+        return func
+    return deco
+
+
+def _tail_doc(summary: str, returns: str, example: str, result: str, arg: str = "x",
+              arg_doc: str = "Points at which to evaluate."):
+    """Decorator: the docstring of a :class:`TruncatedGaussian` tail method, its example
+    ``example`` on ``m = TruncatedGaussian(sigma=1.0, lower=-50.0, upper=50.0)``."""
+    def deco(func):
+        func.__doc__ = (f"{summary}\n\nParameters\n----------\n{arg} : float or array_like\n"
+                        f"    {arg_doc}\ntheta : float or array_like\n    True value, finite, "
+                        f"broadcasting with ``{arg}`` and the bounds.\n\nReturns\n-------\n"
+                        f"float or ndarray\n    {returns}\n\nExamples\n--------\n"
+                        ">>> import bndp\n>>> m = bndp.TruncatedGaussian(sigma=1.0, "
+                        f"lower=-50.0, upper=50.0)\n>>> {example}\n{result}\n")
+        return func
+    return deco
+
+
+class _GradientMechanism(Mechanism):
+    """Shared parts of the gradient mechanisms: ``sigma`` (alias ``scale``), the draw, ``var``."""
+
+    __slots__ = ()
+    _mech = -1
+    sigma: float
+
+    @property
+    def scale(self) -> float:
+        """Alias of :attr:`sigma` (every mechanism's ``scale`` is its noise scale)."""
+        return self.sigma
+
+    _device_sample = _device_sample
+
+    def _draw(self, theta: Any, rng: RNGLike, device_rng: str):
+        if device_rng not in ("bndp", "torch"):
+            raise ValueError(f'`device_rng` must be "bndp" or "torch"; got {device_rng!r}')
+        th, lo, hi, shape = self._params(theta)
+        gen = as_generator(rng)
+        out, out2 = _out(shape)
+        if out.size:
+            _core.gr_sample_rows(self._mech, gen, as_2d(th, shape), self.sigma,
+                                 as_2d(lo, shape), as_2d(hi, shape), out2)
+        return _ret(out)
+
+    def var(self, theta: Any):
+        """Deprecated spelling of :meth:`variance` (every mechanism's name for it)."""
+        _var_deprecated(self)
+        return self.variance(theta)
+
+    def _bias(self, theta: Any):
+        th = _as_theta(theta)
+        return _ret(np.asarray(self.mean(th)) - th)
+
+
+class _BoxGaussian(_GradientMechanism):
     """Shared parts of the two bounded-support Gaussians: support on a box, ``sigma``."""
 
     _init_args = ("sigma", "lower", "upper")
-    _mech = -1
-    sigma: float
     lower: Any
     upper: Any
 
@@ -109,11 +186,6 @@ class _BoxGaussian(Mechanism):
         hi = as_float_array(upper, "upper")
         check_bounds(lo, hi)
         self._set(sigma=s, lower=_frozen(lo), upper=_frozen(hi))
-
-    @property
-    def scale(self) -> float:
-        """Alias of :attr:`sigma` (every mechanism's ``scale`` is its noise scale)."""
-        return self.sigma
 
     # shapes ---------------------------------------------------------------------------
     def _params(self, theta: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple]:
@@ -130,25 +202,10 @@ class _BoxGaussian(Mechanism):
         return th, lo, hi, shape
 
     @columnar
-    def sample(self, theta: Any, rng: RNGLike = None, *, device_rng: str = "bndp",
-               nulls: Nulls = "raise"):
-        """Release the mechanism's output at the true value ``theta``.
-
-        Parameters
-        ----------
-        theta : float, array_like, Series, pyarrow (Chunked)Array, masked array or tensor
-            True query value (in DP-SGD: the summed, L-infinity-clipped gradient), finite,
-            any shape broadcasting with the bounds; each coordinate is released
-            independently.
-        rng : None, int, SeedSequence, BitGenerator or Generator
-            Source of randomness (see :func:`bndp.default_rng`).
-        device_rng : {"bndp", "torch"}
-            Source of the uniforms for a tensor on a GPU (see Notes).
-        nulls : {"raise", "keep"}, default "raise"
-            Missing values (NaN, None, pd.NA, Arrow nulls, masked entries): ``"raise"``
-            refuses them; ``"keep"`` leaves them missing in the result, drawing no noise
-            for them (scalar bounds only).
-
+    @_sample_doc("Release the mechanism's output at the true value ``theta``.",
+                 "True query value (in DP-SGD: the summed, L-infinity-clipped gradient), "
+                 "finite,\n    any shape broadcasting with the bounds; each coordinate is "
+                 "released\n    independently.", " (see Notes)", " (scalar bounds only)", """
         Returns
         -------
         float, ndarray of float64, Series, pyarrow array, masked array or tensor
@@ -167,18 +224,10 @@ class _BoxGaussian(Mechanism):
         from torch's generator on the device seeded with 64 bits of that stream (faster,
         not cryptographically secure). ``device_rng`` has no effect on the CPU, nor for a
         GPU tensor with missing values (NaN), which is drawn on the host.
-        """
-        if device_rng not in ("bndp", "torch"):
-            raise ValueError(f'`device_rng` must be "bndp" or "torch"; got {device_rng!r}')
-        th, lo, hi, shape = self._params(theta)
-        gen = as_generator(rng)
-        out, out2 = _out(shape)
-        if out.size:
-            _core.gr_sample_rows(self._mech, gen, as_2d(th, shape), self.sigma,
-                                 as_2d(lo, shape), as_2d(hi, shape), out2)
-        return _ret(out)
-
-    _device_sample = _device_sample
+        """)
+    def sample(self, theta: Any, rng: RNGLike = None, *, device_rng: str = "bndp",
+               nulls: Nulls = "raise"):
+        return self._draw(theta, rng, device_rng)
 
     def _moment(self, theta: Any, what: int):
         raise NotImplementedError
@@ -191,15 +240,9 @@ class _BoxGaussian(Mechanism):
         """Variance of the output per coordinate."""
         return self._moment(theta, 1)
 
-    def var(self, theta: Any):
-        """Deprecated spelling of :meth:`variance` (every mechanism's name for it)."""
-        _var_deprecated(self)
-        return self.variance(theta)
-
     def bias(self, theta: Any):
         """:math:`E[M(\\theta)] - \\theta` per coordinate (the box shrinks outputs toward S)."""
-        th = _as_theta(theta)
-        return _ret(np.asarray(self.mean(th)) - th)
+        return self._bias(theta)
 
     def logpdf(self, x: Any, theta: Any):
         raise NotImplementedError
@@ -379,113 +422,42 @@ class TruncatedGaussian(_BoxGaussian):
         th, lo, hi, shape = self._params(theta)
         return truncnorm_eval(1, as_float_array(x, "x"), th, self.sigma, lo, hi)
 
+    @_tail_doc(r""":math:`P(X > x)`, computed directly (not as ``1 - cdf``): upper-tail
+probabilities far below 1e-16 keep their relative precision.""",
+               """Survival function, in [0, 1].""",
+               "float(m.sf(30.0, 0.0))  # 1 - cdf would give 0.0", "4.90671392714...e-198")
     def sf(self, x: Any, theta: Any):
-        r""":math:`P(X > x)`, computed directly (not as ``1 - cdf``): upper-tail
-        probabilities far below 1e-16 keep their relative precision.
-
-        Parameters
-        ----------
-        x : float or array_like
-            Points at which to evaluate.
-        theta : float or array_like
-            True value, finite, broadcasting with ``x`` and the bounds.
-
-        Returns
-        -------
-        float or ndarray
-            Survival function, in [0, 1].
-
-        Examples
-        --------
-        >>> import bndp
-        >>> m = bndp.TruncatedGaussian(sigma=1.0, lower=-50.0, upper=50.0)
-        >>> float(m.sf(30.0, 0.0))  # 1 - cdf would give 0.0
-        4.90671392714...e-198
-        """
         th, lo, hi, shape = self._params(theta)
         return truncnorm_tail_eval(2, as_float_array(x, "x"), th, self.sigma, lo, hi)
 
+    @_tail_doc(r"""Inverse survival function: the ``x`` with :math:`P(X > x) = q`, from the
+upper tail in log space (accurate for ``q`` far below 1e-16, where ``ppf(1 - q)``
+cannot be formed).""",
+               """Quantiles, in [lower, upper].""",
+               "round(float(m.isf(1e-30, 0.0)), 10)", "11.4640246884",
+               arg="q", arg_doc="Upper-tail probabilities in [0, 1] (0 gives ``upper``, 1 gives ``lower``).")
     def isf(self, q: Any, theta: Any):
-        r"""Inverse survival function: the ``x`` with :math:`P(X > x) = q`, from the
-        upper tail in log space (accurate for ``q`` far below 1e-16, where ``ppf(1 - q)``
-        cannot be formed).
-
-        Parameters
-        ----------
-        q : float or array_like
-            Upper-tail probabilities in [0, 1] (0 gives ``upper``, 1 gives ``lower``).
-        theta : float or array_like
-            True value, finite, broadcasting with ``q`` and the bounds.
-
-        Returns
-        -------
-        float or ndarray
-            Quantiles, in [lower, upper].
-
-        Examples
-        --------
-        >>> import bndp
-        >>> m = bndp.TruncatedGaussian(sigma=1.0, lower=-50.0, upper=50.0)
-        >>> round(float(m.isf(1e-30, 0.0)), 10)
-        11.4640246884
-        """
         th, lo, hi, shape = self._params(theta)
         return truncnorm_tail_eval(3, as_float_array(q, "q"), th, self.sigma, lo, hi)
 
+    @_tail_doc(r""":math:`\\log P(X \\le x)`, in log space throughout (no underflow).""",
+               """Log CDF, ``-inf`` at or below ``lower``, 0 at or above ``upper``.""",
+               "round(float(m.logcdf(-40.0, 0.0)), 6)", "-804.608442")
     def logcdf(self, x: Any, theta: Any):
-        r""":math:`\\log P(X \\le x)`, in log space throughout (no underflow).
-
-        Parameters
-        ----------
-        x : float or array_like
-            Points at which to evaluate.
-        theta : float or array_like
-            True value, finite, broadcasting with ``x`` and the bounds.
-
-        Returns
-        -------
-        float or ndarray
-            Log CDF, ``-inf`` at or below ``lower``, 0 at or above ``upper``.
-
-        Examples
-        --------
-        >>> import bndp
-        >>> m = bndp.TruncatedGaussian(sigma=1.0, lower=-50.0, upper=50.0)
-        >>> round(float(m.logcdf(-40.0, 0.0)), 6)
-        -804.608442
-        """
         th, lo, hi, shape = self._params(theta)
         return truncnorm_tail_eval(0, as_float_array(x, "x"), th, self.sigma, lo, hi)
 
+    @_tail_doc(r""":math:`\\log P(X > x)`, in log space throughout (no underflow, no
+``1 - cdf``).""",
+               """Log survival function, 0 at or below ``lower``, ``-inf`` at or
+    above ``upper``.""",
+               "round(float(m.logsf(40.0, 0.0)), 6)", "-804.608442")
     def logsf(self, x: Any, theta: Any):
-        r""":math:`\\log P(X > x)`, in log space throughout (no underflow, no
-        ``1 - cdf``).
-
-        Parameters
-        ----------
-        x : float or array_like
-            Points at which to evaluate.
-        theta : float or array_like
-            True value, finite, broadcasting with ``x`` and the bounds.
-
-        Returns
-        -------
-        float or ndarray
-            Log survival function, 0 at or below ``lower``, ``-inf`` at or
-            above ``upper``.
-
-        Examples
-        --------
-        >>> import bndp
-        >>> m = bndp.TruncatedGaussian(sigma=1.0, lower=-50.0, upper=50.0)
-        >>> round(float(m.logsf(40.0, 0.0)), 6)
-        -804.608442
-        """
         th, lo, hi, shape = self._params(theta)
         return truncnorm_tail_eval(1, as_float_array(x, "x"), th, self.sigma, lo, hi)
 
 
-class StochasticSign(Mechanism):
+class StochasticSign(_GradientMechanism):
     r"""Stochastic sign :math:`\mathrm{sign}(\theta + \sigma Z) \in \{-1, +1\}` (Jin et al.
     2020), the baseline of Section 4.1 of [HMSCG24]_.
 
@@ -524,46 +496,18 @@ class StochasticSign(Mechanism):
     def __init__(self, sigma: float) -> None:
         self._set(sigma=_check_sigma(sigma))
 
-    @property
-    def scale(self) -> float:
-        """Alias of :attr:`sigma` (every mechanism's ``scale`` is its noise scale)."""
-        return self.sigma
-
     def _params(self, theta: Any):
         th = _as_theta(theta)
         z = np.zeros(())
         return th, z, z, th.shape
 
-    _device_sample = _device_sample
-
     @columnar
+    @_sample_doc("Release :math:`\\mathrm{sign}(\\theta + \\sigma Z)` per coordinate (values "
+                 "-1.0\nor +1.0, float64, shape and kind of ``theta``).",
+                 "True query value, finite.", ": as :meth:`TruncatedGaussian.sample`")
     def sample(self, theta: Any, rng: RNGLike = None, *, device_rng: str = "bndp",
                nulls: Nulls = "raise"):
-        """Release :math:`\\mathrm{sign}(\\theta + \\sigma Z)` per coordinate (values -1.0
-        or +1.0, float64, shape and kind of ``theta``).
-
-        Parameters
-        ----------
-        theta : float, array_like, Series, pyarrow (Chunked)Array, masked array or tensor
-            True query value, finite.
-        rng : None, int, SeedSequence, BitGenerator or Generator
-            Source of randomness (see :func:`bndp.default_rng`).
-        device_rng : {"bndp", "torch"}
-            Source of the uniforms for a tensor on a GPU: as :meth:`TruncatedGaussian.sample`.
-        nulls : {"raise", "keep"}, default "raise"
-            Missing values (NaN, None, pd.NA, Arrow nulls, masked entries): ``"raise"``
-            refuses them; ``"keep"`` leaves them missing in the result, drawing no noise
-            for them.
-        """
-        if device_rng not in ("bndp", "torch"):
-            raise ValueError(f'`device_rng` must be "bndp" or "torch"; got {device_rng!r}')
-        th, lo, hi, shape = self._params(theta)
-        gen = as_generator(rng)
-        out, out2 = _out(shape)
-        if out.size:
-            _core.gr_sample_rows(_SIGN, gen, as_2d(th, shape), self.sigma, as_2d(lo, shape),
-                                 as_2d(hi, shape), out2)
-        return _ret(out)
+        return self._draw(theta, rng, device_rng)
 
     def mean(self, theta: Any):
         """:math:`2\\Phi(\\theta/\\sigma) - 1`."""
@@ -576,15 +520,9 @@ class StochasticSign(Mechanism):
         return _ret(np.asarray(4.0 * ndtr(th / self.sigma) * ndtr(-th / self.sigma),
                                dtype=np.float64))
 
-    def var(self, theta: Any):
-        """Deprecated spelling of :meth:`variance` (every mechanism's name for it)."""
-        _var_deprecated(self)
-        return self.variance(theta)
-
     def bias(self, theta: Any):
         """:math:`E[M(\\theta)] - \\theta = 2\\Phi(\\theta/\\sigma) - 1 - \\theta`."""
-        th = _as_theta(theta)
-        return _ret(np.asarray(self.mean(th)) - th)
+        return self._bias(theta)
 
     def logpmf(self, x: Any, theta: Any):
         """log P(X = x) for x in {-1, +1}; ``-inf`` elsewhere."""

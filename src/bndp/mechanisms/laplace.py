@@ -17,11 +17,11 @@ from scipy import special
 
 from .. import _core, _dispatch
 from .._deprecate import keyword_only_after
-from .._random import RNGLike, as_generator
+from .._random import RNGLike
 from .._validation import fast_real
 from ..calibrate import bounded_laplace_scale
 from ..distributions import bounded_laplace_eval
-from . import exact, window
+from . import exact
 from .._columns import Nulls, columnar
 from ._law import GridLawMechanism, examples, sample_doc
 
@@ -153,15 +153,9 @@ class BoundedLaplace(GridLawMechanism):
     @sample_doc(returns=" (see :mod:`bndp._columns`)")
     def sample(self, value: Any, size: Any = None, rng: RNGLike = None,
                on_outside: str = "clip", workers: int = 1, *, nulls: Nulls = "raise"):
-        plan = self.exact_plan
-        if type(plan) is window.RowPlan:  # one value or a small array inside the bounds
-            out = plan.row.sample(value, size, rng, on_outside, workers, as_generator)
-            if out is not NotImplemented:
-                return out
-        q = self._value(value, on_outside)
-        gen = as_generator(rng)
-        if self.exact_plan is not None:
-            return self.exact_plan.sample(q, size, gen, workers)
+        return self._sample(value, size, rng, on_outside, workers)
+
+    def _continuous_sample(self, q: Any, size: Any, gen: Any, workers: int):
         params = [q, np.float64(self.scale), np.float64(self.lower), np.float64(self.upper)]
         return _dispatch.sample(_core.bl_one, _core.bl_fill, _core.bl_fill_rows, params, size, gen, workers)
 
