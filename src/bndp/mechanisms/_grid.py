@@ -54,8 +54,25 @@ def check_mode(mode: Any) -> str:
     return mode
 
 
+class GridScale:
+    """``gamma`` and ``scale`` of a grid law with fields ``exponent`` and ``scale_grid``."""
+
+    exponent: int
+    scale_grid: float
+
+    @property
+    def gamma(self) -> float:
+        """Granularity of the grid (a power of two)."""
+        return math.ldexp(1.0, self.exponent)
+
+    @property
+    def scale(self) -> float:
+        """Kernel scale in value units (``scale_grid * gamma``)."""
+        return self.scale_grid * self.gamma
+
+
 @dataclass(frozen=True, eq=False)
-class ExactPlan:
+class ExactPlan(GridScale):
     """A calibrated grid law for one coordinate: grid, weight table and certified loss.
 
     Attributes
@@ -94,16 +111,6 @@ class ExactPlan:
     target: float
     certified_epsilon: float
     shift_losses: np.ndarray = field(repr=False)
-
-    @property
-    def gamma(self) -> float:
-        """Granularity of the grid (a power of two)."""
-        return math.ldexp(1.0, self.exponent)
-
-    @property
-    def scale(self) -> float:
-        """Kernel scale in value units (``scale_grid * gamma``)."""
-        return self.scale_grid * self.gamma
 
     @property
     def weights(self) -> np.ndarray:

@@ -99,7 +99,7 @@ from typing import Any
 import numpy as np
 
 from .. import _core, _dispatch, _random
-from ._grid import ExactPlan, _law_from, cached_search_tree
+from ._grid import ExactPlan, GridScale, _law_from, cached_search_tree
 
 __all__ = ["WindowLaw", "RowPlan", "plan_row", "sample_rows", "grid_exponent"]
 
@@ -113,7 +113,7 @@ MAX_LAWS = 2048          # kernels kept (LRU; a narrow kernel holds about 50 KB 
 
 
 @dataclass(frozen=True, eq=False)
-class WindowLaw:
+class WindowLaw(GridScale):
     """One calibrated kernel of the windowed grid law (see the module docstring).
 
     Attributes
@@ -151,15 +151,6 @@ class WindowLaw:
     cum: np.ndarray = field(repr=False)
     target: float
     certified_epsilon: float
-
-    @property
-    def gamma(self) -> float:
-        return math.ldexp(1.0, self.exponent)
-
-    @property
-    def scale(self) -> float:
-        """Kernel scale in value units."""
-        return self.scale_grid * self.gamma
 
     @property
     def tail_ratio(self) -> float:
