@@ -424,9 +424,9 @@ def test_bad_alpha(alpha):
 
 def test_bad_inputs():
     m = bndp.TruncatedGaussian(1.0, lower=-1, upper=1)
-    with pytest.raises(ValueError, match="theta"):
+    with pytest.raises(ValueError, match="`value`"):
         per_instance_rdp(m, [0.0, np.nan], 1.0, 2.0)
-    with pytest.raises(ValueError, match="theta"):
+    with pytest.raises(ValueError, match="`value`"):
         fisher_information_loss(m, np.nan)
     with pytest.raises(ValueError, match="sensitivity"):
         per_instance_rdp(m, 0.0, 0.0, 2.0)

@@ -119,3 +119,106 @@ def test_gradient_var_is_variance(m):
     with pytest.warns(DeprecationWarning, match="variance"):
         old = m.var(th)
     np.testing.assert_array_equal(old, m.variance(th))
+
+
+# ``theta`` -> ``value``: the true value has one name in every mechanism and accounting call
+_RECT = bndp.RectifiedGaussian(1.0, lower=-1.0, upper=2.0)
+_TRUNC = bndp.TruncatedGaussian(1.0, lower=-1.0, upper=2.0)
+_SIGN = bndp.StochasticSign(1.0)
+_TH = np.array([-3.0, -0.5, 0.0, 1.5, 4.0])
+
+# (function, positional arguments before the value, keyword arguments after it)
+RENAMED = [
+    (_RECT.sample, (), dict(rng=7)),
+    (_TRUNC.sample, (), dict(rng=7)),
+    (_SIGN.sample, (), dict(rng=7)),
+    (_RECT.logpdf, (np.array([-1.0, 0.0, 0.5, 2.0, 1.9]),), {}),
+    (_TRUNC.logpdf, (0.25,), {}),
+    (_TRUNC.sf, (1.5,), {}),
+    (_SIGN.logpmf, (1.0,), {}),
+    (_RECT.mean, (), {}),
+    (_TRUNC.variance, (), {}),
+    (accounting.per_instance_rdp, (_TRUNC,), dict(sensitivity=1.0, alpha=2.0, mode="alg1")),
+    (accounting.per_instance_rdp, (_RECT,), dict(sensitivity=0.5, alpha=[2.0, 4.0])),
+    (accounting.fisher_information_loss, (_RECT,), {}),
+    (accounting.fisher_information_loss_squared, (_SIGN,), {}),
+]
+
+
+def _rid(case):
+    f = case[0] if isinstance(case, tuple) else case
+    return getattr(f, "__qualname__", str(f))
+
+
+@pytest.mark.parametrize("case", RENAMED, ids=_rid)
+def test_theta_keyword_is_value(case):
+    f, before, after = case
+    new = f(*before, value=_TH, **after)
+    np.testing.assert_array_equal(f(*before, _TH, **after), new)     # positional: unchanged
+    with pytest.warns(DeprecationWarning, match=r"\(theta=\.\.\.\) is deprecated: pass "
+                                                r"value=") as rec:
+        old = f(*before, theta=_TH, **after)
+    np.testing.assert_array_equal(old, new)
+    assert len(rec) == 1 and rec[0].filename == __file__              # points at the caller
+    with pytest.raises(TypeError, match="give `value` only"):
+        f(*before, value=_TH, theta=_TH, **after)
+    with pytest.raises(TypeError, match="give `value` only"):
+        f(*before, _TH, theta=_TH, **after)
+    params = inspect.signature(f).parameters
+    assert "value" in params and "theta" not in params
+
+
+def test_theta_warning_names_the_class_and_the_value_keyword_does_not_warn(recwarn):
+    _TRUNC.sample(value=0.5, rng=1)
+    accounting.per_instance_rdp(_TRUNC, value=0.5, sensitivity=1.0, alpha=2.0)
+    assert not [w for w in recwarn if issubclass(w.category, DeprecationWarning)]
+    with pytest.warns(DeprecationWarning, match=r"^TruncatedGaussian\.sf\(theta=\.\.\.\)"):
+        _TRUNC.sf(1.0, theta=0.5)
+    with pytest.warns(DeprecationWarning, match=r"^fisher_information_loss\(theta="):
+        accounting.fisher_information_loss(_TRUNC, theta=0.5)
+
+
+def test_theta_keyword_with_columns_and_nulls():
+    pd = pytest.importorskip("pandas")
+    s = pd.Series([0.2, None, 1.5], index=[10, 11, 12], name="g")
+    new = _TRUNC.sample(value=s, rng=3, nulls="keep")
+    with pytest.warns(DeprecationWarning, match="value="):
+        old = _TRUNC.sample(theta=s, rng=3, nulls="keep")
+    pd.testing.assert_series_equal(old, new)
+
+
+def _public_callables():
+    """Every public function of bndp.accounting and every public method of its classes and
+    of the gradient mechanisms (inherited ones included)."""
+    from bndp.mechanisms import gradients
+
+    out = {}
+    owners = [getattr(gradients, n) for n in gradients.__all__]
+    for name in accounting.__all__:
+        obj = getattr(accounting, name)
+        if inspect.isclass(obj):
+            owners.append(obj)
+        elif callable(obj):
+            out[f"accounting.{name}"] = obj
+    for cls in owners:
+        out[cls.__name__] = cls
+        for name in dir(cls):
+            if name.startswith("_"):
+                continue
+            member = inspect.getattr_static(cls, name)
+            fn = member.fget if isinstance(member, property) else getattr(cls, name)
+            if callable(fn):
+                out[f"{cls.__name__}.{name}"] = fn
+    return out
+
+
+def test_no_public_parameter_is_called_theta():
+    found = _public_callables()
+    assert {"RectifiedGaussian.sample", "TruncatedGaussian.isf", "StochasticSign.logpmf",
+            "accounting.per_instance_rdp", "PerInstanceAccountant.step"} <= set(found)
+    bad = [q for q, f in found.items() if "theta" in inspect.signature(f).parameters]
+    assert not bad, f"still taking `theta`: {bad}"
+    # and those that take the true value call it `value`
+    for q in ("RectifiedGaussian.atoms", "TruncatedGaussian.logcdf", "StochasticSign.bias",
+              "accounting.fisher_information_loss_squared"):
+        assert "value" in inspect.signature(found[q]).parameters, q

@@ -59,18 +59,18 @@ def test_bad_constructor_inputs(cls):
                                                       upper=1), bndp.TruncatedGaussian(1.0,
                                                       lower=-1, upper=1),
                                bndp.StochasticSign(1.0)])
-def test_bad_theta(m):
-    with pytest.raises(ValueError, match="theta"):
+def test_bad_value(m):
+    with pytest.raises(ValueError, match="value"):
         m.sample([0.0, np.nan], rng=0)
-    with pytest.raises(ValueError, match="theta"):
+    with pytest.raises(ValueError, match="value"):
         m.sample(np.inf, rng=0)
-    with pytest.raises(ValueError, match="theta"):
+    with pytest.raises(ValueError, match="value"):
         m.mean(np.nan)
-    with pytest.raises(TypeError, match="theta"):
+    with pytest.raises(TypeError, match="value"):
         m.sample("a", rng=0)
 
 
-def test_theta_must_broadcast_with_bounds():
+def test_value_must_broadcast_with_bounds():
     m = bndp.RectifiedGaussian(1.0, lower=[-1.0, -1.0], upper=[1.0, 1.0])
     with pytest.raises(ValueError, match="broadcast"):
         m.sample(np.zeros(3), rng=0)

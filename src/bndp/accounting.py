@@ -5,8 +5,9 @@ r"""Per-instance privacy accounting for the bounded-support Gaussian mechanisms
 All quantities are per coordinate and add up over the coordinates of a box support with
 L-infinity sensitivity (tensorization, Prop. 5.1 of [HMSCG24]_).
 
-Vocabulary. ``theta`` is the true query value (in DP-SGD: the summed, L-infinity-clipped
-gradient); ``sensitivity`` is the per-coordinate shift :math:`C` between neighbouring
+Vocabulary. ``value`` is the true query value (:math:`\theta` in [HMSCG24]_ and in the
+formulas below; in DP-SGD: the summed, L-infinity-clipped gradient; ``theta=`` is its
+deprecated spelling); ``sensitivity`` is the per-coordinate shift :math:`C` between neighbouring
 datasets (the L-infinity clipping bound, *not* an L2 bound); ``alpha`` is the Renyi order.
 FIL follows the convention :math:`\eta = \sqrt{\lVert I \rVert_2}` (Gaussian:
 :math:`\eta = 1/\sigma`); functions and attributes returning :math:`\eta^2` say so in their
@@ -34,6 +35,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from . import _core
+from ._deprecate import renamed_parameter
 from ._dispatch import _shape2, as_2d
 from ._validation import as_float_array, check_finite, check_positive, checked_arrays
 from .mechanisms.gradients import RectifiedGaussian, StochasticSign, TruncatedGaussian
@@ -98,14 +100,14 @@ def _check_mode(mode: str) -> int:
     return _MODE_CODE[mode]
 
 
-def _theta(theta: Any, name: str = "theta") -> np.ndarray:
-    th = as_float_array(theta, name)
+def _value(value: Any, name: str = "value") -> np.ndarray:
+    th = as_float_array(value, name)
     check_finite(th, name)
     return th
 
 
 def _broadcast(mech: Any, th: np.ndarray, extra: Sequence[np.ndarray] = (),
-               name: str = "theta"):
+               name: str = "value"):
     lo = np.asarray(mech.lower, dtype=np.float64)
     hi = np.asarray(mech.upper, dtype=np.float64)
     try:
@@ -119,10 +121,11 @@ def _broadcast(mech: Any, th: np.ndarray, extra: Sequence[np.ndarray] = (),
     return lo, hi, shape
 
 
-def per_instance_rdp(mechanism: Any, theta: Any, sensitivity: Any, alpha: Any,
+@renamed_parameter("theta", "value")
+def per_instance_rdp(mechanism: Any, value: Any, sensitivity: Any, alpha: Any,
                      mode: str = "sup", *, per_coordinate: bool = False,
                      negative_shift: bool = False):
-    r"""Per-instance Renyi DP of a bounded-support mechanism at the true value ``theta``.
+    r"""Per-instance Renyi DP of a bounded-support mechanism at the true value ``value``.
 
     Per coordinate, with :math:`\Delta(x) = \Phi((u-x)/\sigma) - \Phi((l-x)/\sigma)`:
 
@@ -150,11 +153,12 @@ def per_instance_rdp(mechanism: Any, theta: Any, sensitivity: Any, alpha: Any,
     Parameters
     ----------
     mechanism : RectifiedGaussian, TruncatedGaussian or StochasticSign
-    theta : float or array_like
-        True value, finite; any shape broadcasting with the mechanism's bounds.
+    value : float or array_like
+        True value (:math:`\theta` in the formulas), finite; any shape broadcasting with the
+        mechanism's bounds.
     sensitivity : float or array_like
         Per-coordinate (L-infinity) sensitivity :math:`C`, finite and > 0, scalar or
-        broadcasting with ``theta``.
+        broadcasting with ``value``.
     alpha : float or array_like
         Renyi order(s), finite and > 1. An array gives an RDP curve.
     mode : {"sup", "text", "alg1"}
@@ -225,7 +229,7 @@ def per_instance_rdp(mechanism: Any, theta: Any, sensitivity: Any, alpha: Any,
     code = _mech_code(mechanism)
     md = _check_mode(mode)
     al = _check_alpha(alpha)
-    th = _theta(theta)
+    th = _value(value)
     c = as_float_array(sensitivity, "sensitivity")
     check_positive(c, "sensitivity")
     if not isinstance(negative_shift, (bool, np.bool_)):
@@ -276,7 +280,7 @@ def _fil_doc(returns: str, result: str):
         func.__doc__ = func.__doc__.replace(
             "    @PARAMETERS@\n",
             "    Parameters\n    ----------\n    mechanism : RectifiedGaussian, TruncatedGaussian or "
-            "StochasticSign\n    theta : float or array_like\n        True value, finite, "
+            "StochasticSign\n    value : float or array_like\n        True value, finite, "
             "broadcasting with the mechanism's bounds.\n\n    Returns\n    -------\n    float or "
             f"ndarray\n        {returns}\n").replace(
             "    @EXAMPLES@\n",
@@ -287,8 +291,9 @@ def _fil_doc(returns: str, result: str):
     return deco
 
 
-@_fil_doc(r":math:`\eta^2`, in units of 1/(units of theta)^2.", "0.936824")
-def fisher_information_loss_squared(mechanism: Any, theta: Any):
+@_fil_doc(r":math:`\eta^2`, in units of 1/(units of value)^2.", "0.936824")
+@renamed_parameter("theta", "value")
+def fisher_information_loss_squared(mechanism: Any, value: Any):
     r""":math:`\eta^2` per coordinate (Lemma 4.1 of [HMSCG24]_), the squared FIL of one
     coordinate with an identity Jacobian. For a query with Jacobian :math:`J_f` the FIM is
     :math:`J_f^\top \mathrm{diag}(\eta_1^2, \ldots, \eta_d^2) J_f` (Prop. 5.1).
@@ -325,7 +330,7 @@ def fisher_information_loss_squared(mechanism: Any, theta: Any):
     @EXAMPLES@
     """
     code = _mech_code(mechanism)
-    th = _theta(theta)
+    th = _value(value)
     lo, hi, shape = _broadcast(mechanism, th)
     out = np.empty(shape)
     if out.size:
@@ -334,8 +339,9 @@ def fisher_information_loss_squared(mechanism: Any, theta: Any):
     return float(out) if out.ndim == 0 else out
 
 
-@_fil_doc(r":math:`\eta`, in units of 1/(units of theta).", "0.967897")
-def fisher_information_loss(mechanism: Any, theta: Any):
+@_fil_doc(r":math:`\eta`, in units of 1/(units of value).", "0.967897")
+@renamed_parameter("theta", "value")
+def fisher_information_loss(mechanism: Any, value: Any):
     r""":math:`\eta = \sqrt{\eta^2}` per coordinate: the FIL convention
     :math:`\eta = \sqrt{\lVert I \rVert_2}` (Gaussian: :math:`1/\sigma`). See
     :func:`fisher_information_loss_squared` for the formulas.
@@ -348,7 +354,7 @@ def fisher_information_loss(mechanism: Any, theta: Any):
 
     @EXAMPLES@
     """
-    e2 = fisher_information_loss_squared(mechanism, theta)
+    e2 = fisher_information_loss_squared(mechanism, value)
     return math.sqrt(e2) if isinstance(e2, float) else np.sqrt(e2)
 
 
@@ -623,7 +629,7 @@ class PerInstanceAccountant:
         Poisson batch, and the per-example increments are q times the full-batch ones (see
         the class Notes: an approximation of the Guo et al. bound).
         """
-        g = _theta(summed_gradient, "summed_gradient")
+        g = _value(summed_gradient, "summed_gradient")
         _broadcast(self.mechanism, g, (np.asarray(self.sensitivity),), "summed_gradient")
         q = self.sampling_rate
         sub = q != 1.0

@@ -252,11 +252,10 @@ def columnar(func: F) -> F:
     """Let a sampler take pandas/Arrow columns, masked arrays, torch tensors, array-API
     arrays and a ``nulls=`` keyword (see module doc).
 
-    The wrapped function must take the released values as ``value`` (or ``theta``) and may
-    take ``size``, ``lower``, ``upper``; it should declare ``nulls: Nulls = "raise"``
-    (keyword-only) for its signature and documentation: the wrapper consumes ``nulls`` and
-    never passes it on. Plain NumPy input with ``nulls="raise"`` goes straight through (no
-    overhead).
+    The wrapped function must take the released values as ``value`` and may take ``size``,
+    ``lower``, ``upper``; it should declare ``nulls: Nulls = "raise"`` (keyword-only) for
+    its signature and documentation: the wrapper consumes ``nulls`` and never passes it on.
+    Plain NumPy input with ``nulls="raise"`` goes straight through (no overhead).
 
     A mechanism with a ``_device_sample(value, **other_arguments)`` method draws natively
     on a torch tensor's device: it is called for a tensor on a device other than the CPU
@@ -266,7 +265,7 @@ def columnar(func: F) -> F:
     """
     sig = inspect.signature(func)
     params = list(sig.parameters)
-    vname = "value" if "value" in params else "theta"
+    vname = "value"
     pos = params.index(vname)
     call_sig = sig.replace(parameters=[p for p in sig.parameters.values() if p.name != "nulls"])
 

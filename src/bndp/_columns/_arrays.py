@@ -1,8 +1,8 @@
 """Tensors in, tensors out: PyTorch tensors and array-API arrays through bndp's samplers.
 
 One adapter for every mechanism's ``sample``: :func:`bndp._columns.columnar`
-(which wraps every sampler, whose data argument is ``value`` for the release mechanisms and
-``theta`` for the gradient mechanisms) calls :func:`foreign` and :func:`host_values` here,
+(which wraps every sampler, whose data argument is ``value``, for the release and the
+gradient mechanisms alike) calls :func:`foreign` and :func:`host_values` here,
 and :func:`on_device` to choose a mechanism's device-native draw. A sampler accepts, besides
 NumPy input,
 

@@ -7,6 +7,9 @@ advance (never centred at the data). :class:`StochasticSign` releases
 :math:`\mathrm{sign}(\theta + \sigma Z)`, the paper's comparison baseline. Their
 per-instance Renyi DP and Fisher information loss are in :mod:`bndp.accounting`.
 
+The true value :math:`\theta` of the formulas (the paper's notation) is the ``value``
+argument of every method (``theta=`` is its deprecated spelling).
+
 .. [HMSCG24] S. Hu, S. Mahloujifar, V. Smith, K. Chaudhuri, C. Guo. "Privacy Amplification
    for the Gaussian Mechanism via Bounded Support". arXiv:2403.05598, 2024.
 """
@@ -22,7 +25,7 @@ import numpy as np
 from scipy.special import log_ndtr, ndtr, ndtri
 
 from .. import _core
-from .._deprecate import keyword_only_after
+from .._deprecate import keyword_only_after, renamed_parameter
 from .._dispatch import _shape2, as_2d
 from .._random import RNGLike, as_generator
 from .._validation import as_float_array, as_probability, check_bounds, check_finite, fast_real
@@ -56,9 +59,9 @@ def _var_deprecated(m: Any) -> None:
                   "(the same values)", DeprecationWarning, stacklevel=3)
 
 
-def _as_theta(theta: Any) -> np.ndarray:
-    th = as_float_array(theta, "theta")
-    check_finite(th, "theta")
+def _as_value(value: Any) -> np.ndarray:
+    th = as_float_array(value, "value")
+    check_finite(th, "value")
     return th
 
 
@@ -71,23 +74,23 @@ def _ret(out: np.ndarray):
     return float(out) if out.ndim == 0 else out
 
 
-def _device_sample(self: Any, theta: Any, rng: RNGLike = None, device_rng: str = "bndp"):
+def _device_sample(self: Any, value: Any, rng: RNGLike = None, device_rng: str = "bndp"):
     # A torch tensor on a GPU (or any non-CPU device): the draw runs there with torch
     # elementwise operations (bndp.mechanisms._torch_noise), the tensor never leaves it.
     import torch
 
     _torch_noise.check_device_rng(device_rng)
-    th = theta.detach()
+    th = value.detach()
     if th.is_complex() or th.dtype == torch.bool:
-        raise TypeError(f"`theta` must hold real numbers; got a tensor of dtype {th.dtype}")
+        raise TypeError(f"`value` must hold real numbers; got a tensor of dtype {th.dtype}")
     if not bool(torch.isfinite(th).all()):
-        raise ValueError("`theta` must be finite")
+        raise ValueError("`value` must be finite")
     lo = torch.tensor(np.asarray(self.lower, dtype=np.float64), device=th.device)
     hi = torch.tensor(np.asarray(self.upper, dtype=np.float64), device=th.device)
     try:
         torch.broadcast_shapes(th.shape, lo.shape, hi.shape)
     except RuntimeError:
-        raise ValueError(f"`theta` of shape {tuple(th.shape)} does not broadcast with the "
+        raise ValueError(f"`value` of shape {tuple(th.shape)} does not broadcast with the "
                          f"bounds of shape {np.broadcast_shapes(lo.shape, hi.shape)}") from None
     out = _torch_noise.sample_box(self._mech, th, self.sigma, lo, hi, as_generator(rng),
                                   device_rng)
@@ -98,8 +101,8 @@ _SAMPLE_DOC = """{summary}
 
 Parameters
 ----------
-theta : float, array_like, Series, pyarrow (Chunked)Array, masked array or tensor
-    {theta}
+value : float, array_like, Series, pyarrow (Chunked)Array, masked array or tensor
+    {value}
 rng : None, int, SeedSequence, BitGenerator or Generator
     Source of randomness (see :func:`bndp.default_rng`).
 device_rng : {{"bndp", "torch"}}
@@ -111,12 +114,12 @@ nulls : {{"raise", "keep"}}, default "raise"
 """
 
 
-def _sample_doc(summary: str, theta: str, device_rng: str, nulls: str = "",
+def _sample_doc(summary: str, value: str, device_rng: str, nulls: str = "",
                 rest: str = ""):
     """Decorator: the docstring of a gradient mechanism's ``sample`` (``rest``: the sections
     after Parameters, indented as in a method)."""
     def deco(func):
-        func.__doc__ = (_SAMPLE_DOC.format(summary=summary, theta=theta, device_rng=device_rng,
+        func.__doc__ = (_SAMPLE_DOC.format(summary=summary, value=value, device_rng=device_rng,
                                            nulls=nulls) + "\n" + inspect.cleandoc(rest) + "\n")
         return func
     return deco
@@ -128,7 +131,7 @@ def _tail_doc(summary: str, returns: str, example: str, result: str, arg: str = 
     ``example`` on ``m = TruncatedGaussian(sigma=1.0, lower=-50.0, upper=50.0)``."""
     def deco(func):
         func.__doc__ = (f"{summary}\n\nParameters\n----------\n{arg} : float or array_like\n"
-                        f"    {arg_doc}\ntheta : float or array_like\n    True value, finite, "
+                        f"    {arg_doc}\nvalue : float or array_like\n    True value, finite, "
                         f"broadcasting with ``{arg}`` and the bounds.\n\nReturns\n-------\n"
                         f"float or ndarray\n    {returns}\n\nExamples\n--------\n"
                         ">>> import bndp\n>>> m = bndp.TruncatedGaussian(sigma=1.0, "
@@ -151,10 +154,10 @@ class _GradientMechanism(Mechanism):
 
     _device_sample = _device_sample
 
-    def _draw(self, theta: Any, rng: RNGLike, device_rng: str):
+    def _draw(self, value: Any, rng: RNGLike, device_rng: str):
         if device_rng not in ("bndp", "torch"):
             raise ValueError(f'`device_rng` must be "bndp" or "torch"; got {device_rng!r}')
-        th, lo, hi, shape = self._params(theta)
+        th, lo, hi, shape = self._params(value)
         gen = as_generator(rng)
         out, out2 = _out(shape)
         if out.size:
@@ -162,13 +165,14 @@ class _GradientMechanism(Mechanism):
                                  as_2d(lo, shape), as_2d(hi, shape), out2)
         return _ret(out)
 
-    def var(self, theta: Any):
+    @renamed_parameter("theta", "value")
+    def var(self, value: Any):
         """Deprecated spelling of :meth:`variance` (every mechanism's name for it)."""
         _var_deprecated(self)
-        return self.variance(theta)
+        return self.variance(value)
 
-    def _bias(self, theta: Any):
-        th = _as_theta(theta)
+    def _bias(self, value: Any):
+        th = _as_value(value)
         return _ret(np.asarray(self.mean(th)) - th)
 
 
@@ -188,33 +192,34 @@ class _BoxGaussian(_GradientMechanism):
         self._set(sigma=s, lower=_frozen(lo), upper=_frozen(hi))
 
     # shapes ---------------------------------------------------------------------------
-    def _params(self, theta: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple]:
-        th = _as_theta(theta)
+    def _params(self, value: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple]:
+        th = _as_value(value)
         lo = np.asarray(self.lower, dtype=np.float64)
         hi = np.asarray(self.upper, dtype=np.float64)
         try:
             shape = np.broadcast_shapes(th.shape, lo.shape, hi.shape)
         except ValueError:
             raise ValueError(
-                f"`theta` of shape {th.shape} does not broadcast with the bounds of shape "
+                f"`value` of shape {th.shape} does not broadcast with the bounds of shape "
                 f"{np.broadcast_shapes(lo.shape, hi.shape)}"
             ) from None
         return th, lo, hi, shape
 
+    @renamed_parameter("theta", "value")
     @columnar
-    @_sample_doc("Release the mechanism's output at the true value ``theta``.",
-                 "True query value (in DP-SGD: the summed, L-infinity-clipped gradient), "
-                 "finite,\n    any shape broadcasting with the bounds; each coordinate is "
-                 "released\n    independently.", " (see Notes)", " (scalar bounds only)", """
+    @_sample_doc("Release the mechanism's output at the true value ``value``.",
+                 "True query value (:math:`\\theta` in [HMSCG24]_; in DP-SGD: the summed,\n"
+                 "    L-infinity-clipped gradient), finite, any shape broadcasting with the\n"
+                 "    bounds; each coordinate is released independently.", " (see Notes)", " (scalar bounds only)", """
         Returns
         -------
         float, ndarray of float64, Series, pyarrow array, masked array or tensor
-            Shape: the broadcast shape of ``theta`` and the bounds (a float when all are
-            scalars), of the kind of ``theta``. Every value lies in ``[lower, upper]``.
+            Shape: the broadcast shape of ``value`` and the bounds (a float when all are
+            scalars), of the kind of ``value``. Every value lies in ``[lower, upper]``.
 
         Notes
         -----
-        Tensors: ``theta`` may be a torch tensor or an array-API array (``tensor`` above);
+        Tensors: ``value`` may be a torch tensor or an array-API array (``tensor`` above);
         the result has its type, device, shape and floating dtype (float64 for integer
         input), rounded from the float64 draw at the end. On the CPU the compiled kernels
         draw through a NumPy view; on a GPU the draw runs on the device (inverse CDF in
@@ -225,31 +230,36 @@ class _BoxGaussian(_GradientMechanism):
         not cryptographically secure). ``device_rng`` has no effect on the CPU, nor for a
         GPU tensor with missing values (NaN), which is drawn on the host.
         """)
-    def sample(self, theta: Any, rng: RNGLike = None, *, device_rng: str = "bndp",
+    def sample(self, value: Any, rng: RNGLike = None, *, device_rng: str = "bndp",
                nulls: Nulls = "raise"):
-        return self._draw(theta, rng, device_rng)
+        return self._draw(value, rng, device_rng)
 
-    def _moment(self, theta: Any, what: int):
+    def _moment(self, value: Any, what: int):
         raise NotImplementedError
 
-    def mean(self, theta: Any):
+    @renamed_parameter("theta", "value")
+    def mean(self, value: Any):
         """Expected output :math:`E[M(\\theta)]` per coordinate."""
-        return self._moment(theta, 0)
+        return self._moment(value, 0)
 
-    def variance(self, theta: Any):
+    @renamed_parameter("theta", "value")
+    def variance(self, value: Any):
         """Variance of the output per coordinate."""
-        return self._moment(theta, 1)
+        return self._moment(value, 1)
 
-    def bias(self, theta: Any):
+    @renamed_parameter("theta", "value")
+    def bias(self, value: Any):
         """:math:`E[M(\\theta)] - \\theta` per coordinate (the box shrinks outputs toward S)."""
-        return self._bias(theta)
+        return self._bias(value)
 
-    def logpdf(self, x: Any, theta: Any):
+    @renamed_parameter("theta", "value")
+    def logpdf(self, x: Any, value: Any):
         raise NotImplementedError
 
-    def pdf(self, x: Any, theta: Any):
-        """``exp(logpdf(x, theta))``."""
-        return _ret(np.exp(np.asarray(self.logpdf(x, theta))))
+    @renamed_parameter("theta", "value")
+    def pdf(self, x: Any, value: Any):
+        """``exp(logpdf(x, value))``."""
+        return _ret(np.exp(np.asarray(self.logpdf(x, value))))
 
 
 class RectifiedGaussian(_BoxGaussian):
@@ -273,7 +283,7 @@ class RectifiedGaussian(_BoxGaussian):
     lower, upper : float or array_like
         The support S, fixed independently of the data: finite, ``lower < upper``
         elementwise; scalars (the same interval for every coordinate, the paper's
-        :math:`[-a, a]`) or arrays broadcasting with ``theta`` (per-coordinate bounds).
+        :math:`[-a, a]`) or arrays broadcasting with ``value`` (per-coordinate bounds).
 
     Notes
     -----
@@ -294,26 +304,28 @@ class RectifiedGaussian(_BoxGaussian):
 
     _mech = _RECT
 
-    def _moment(self, theta: Any, what: int):
-        th, lo, hi, shape = self._params(theta)
+    def _moment(self, value: Any, what: int):
+        th, lo, hi, shape = self._params(value)
         out, out2 = _out(shape)
         if out.size:
             _core.gr_rect_moments_rows(what, as_2d(th, shape), self.sigma, as_2d(lo, shape),
                                        as_2d(hi, shape), out2)
         return _ret(out)
 
-    def atoms(self, theta: Any):
+    @renamed_parameter("theta", "value")
+    def atoms(self, value: Any):
         """``(P(X = lower), P(X = upper))`` per coordinate."""
-        th, lo, hi, shape = self._params(theta)
+        th, lo, hi, shape = self._params(value)
         s = self.sigma
         return (_ret(np.broadcast_to(ndtr((lo - th) / s), shape).copy()),
                 _ret(np.broadcast_to(ndtr((th - hi) / s), shape).copy()))
 
-    def logpdf(self, x: Any, theta: Any):
+    @renamed_parameter("theta", "value")
+    def logpdf(self, x: Any, value: Any):
         """Log density w.r.t. Lebesgue measure on (lower, upper) plus unit masses at the ends
         (there: log of the atom's mass); ``-inf`` outside [lower, upper]."""
         xa = as_float_array(x, "x")
-        th, lo, hi, shape = self._params(theta)
+        th, lo, hi, shape = self._params(value)
         s = self.sigma
         xa, th, lo, hi = np.broadcast_arrays(xa, th, lo, hi)
         z = (xa - th) / s
@@ -323,18 +335,19 @@ class RectifiedGaussian(_BoxGaussian):
         out = np.where(xa == hi, log_ndtr((th - hi) / s), out)
         return _ret(np.asarray(out, dtype=np.float64))
 
-    def cdf(self, x: Any, theta: Any):
+    @renamed_parameter("theta", "value")
+    def cdf(self, x: Any, value: Any):
         """:math:`P(X \\le x)`: 0 below ``lower``, :math:`\\Phi((x-\\theta)/\\sigma)` on
         [lower, upper), 1 from ``upper`` on."""
         xa = as_float_array(x, "x")
-        th, lo, hi, shape = self._params(theta)
+        th, lo, hi, shape = self._params(value)
         xa, th, lo, hi = np.broadcast_arrays(xa, th, lo, hi)
         out = np.where(xa < lo, 0.0, np.where(xa >= hi, 1.0, ndtr((xa - th) / self.sigma)))
         return _ret(np.asarray(out, dtype=np.float64))
 
-    def _tail(self, what: str, x: Any, theta: Any):
+    def _tail(self, what: str, x: Any, value: Any):
         xa = as_probability(x) if what == "isf" else as_float_array(x, "x")
-        th, lo, hi, shape = self._params(theta)
+        th, lo, hi, shape = self._params(value)
         xa, th, lo, hi = np.broadcast_arrays(xa, th, lo, hi)
         s = self.sigma
         with np.errstate(divide="ignore"):
@@ -350,23 +363,27 @@ class RectifiedGaussian(_BoxGaussian):
                                np.where(xa >= hi, 0.0, log_ndtr((xa - th) / s)))
         return _ret(np.asarray(out, dtype=np.float64))
 
-    def sf(self, x: Any, theta: Any):
+    @renamed_parameter("theta", "value")
+    def sf(self, x: Any, value: Any):
         """:math:`P(X > x)`: 1 below ``lower``, :math:`\\Phi((\\theta - x)/\\sigma)` on
         [lower, upper) (exact far in the upper tail), 0 from ``upper`` on."""
-        return self._tail("sf", x, theta)
+        return self._tail("sf", x, value)
 
-    def logsf(self, x: Any, theta: Any):
+    @renamed_parameter("theta", "value")
+    def logsf(self, x: Any, value: Any):
         """:math:`\\log P(X > x)`, without underflow."""
-        return self._tail("logsf", x, theta)
+        return self._tail("logsf", x, value)
 
-    def logcdf(self, x: Any, theta: Any):
+    @renamed_parameter("theta", "value")
+    def logcdf(self, x: Any, value: Any):
         """:math:`\\log P(X \\le x)`, without underflow."""
-        return self._tail("logcdf", x, theta)
+        return self._tail("logcdf", x, value)
 
-    def isf(self, p: Any, theta: Any):
+    @renamed_parameter("theta", "value")
+    def isf(self, p: Any, value: Any):
         """Smallest ``x`` with :math:`P(X > x) \\le p`: :math:`\\theta - \\sigma\\Phi^{-1}(p)`
         clipped into [lower, upper] (the atoms at the bounds)."""
-        return self._tail("isf", p, theta)
+        return self._tail("isf", p, value)
 
 
 class TruncatedGaussian(_BoxGaussian):
@@ -389,7 +406,7 @@ class TruncatedGaussian(_BoxGaussian):
         Absolute scale of the parent Gaussian, finite and > 0.
     lower, upper : float or array_like
         The support S, fixed independently of the data: finite, ``lower < upper``
-        elementwise, scalars or arrays broadcasting with ``theta``.
+        elementwise, scalars or arrays broadcasting with ``value``.
 
     Notes
     -----
@@ -407,53 +424,59 @@ class TruncatedGaussian(_BoxGaussian):
 
     _mech = _TRUNC
 
-    def _moment(self, theta: Any, what: int):
-        th, lo, hi, shape = self._params(theta)
+    def _moment(self, value: Any, what: int):
+        th, lo, hi, shape = self._params(value)
         out = truncnorm_eval(3 + what, None, th, self.sigma, lo, hi)
         return _ret(np.broadcast_to(np.asarray(out, dtype=np.float64), shape).copy())
 
-    def logpdf(self, x: Any, theta: Any):
+    @renamed_parameter("theta", "value")
+    def logpdf(self, x: Any, value: Any):
         """Log density; ``-inf`` outside [lower, upper]."""
-        th, lo, hi, shape = self._params(theta)
+        th, lo, hi, shape = self._params(value)
         return truncnorm_eval(0, as_float_array(x, "x"), th, self.sigma, lo, hi)
 
-    def cdf(self, x: Any, theta: Any):
+    @renamed_parameter("theta", "value")
+    def cdf(self, x: Any, value: Any):
         """:math:`P(X \\le x)`."""
-        th, lo, hi, shape = self._params(theta)
+        th, lo, hi, shape = self._params(value)
         return truncnorm_eval(1, as_float_array(x, "x"), th, self.sigma, lo, hi)
 
+    @renamed_parameter("theta", "value")
     @_tail_doc(r""":math:`P(X > x)`, computed directly (not as ``1 - cdf``): upper-tail
 probabilities far below 1e-16 keep their relative precision.""",
                """Survival function, in [0, 1].""",
                "float(m.sf(30.0, 0.0))  # 1 - cdf would give 0.0", "4.90671392714...e-198")
-    def sf(self, x: Any, theta: Any):
-        th, lo, hi, shape = self._params(theta)
+    def sf(self, x: Any, value: Any):
+        th, lo, hi, shape = self._params(value)
         return truncnorm_tail_eval(2, as_float_array(x, "x"), th, self.sigma, lo, hi)
 
+    @renamed_parameter("theta", "value")
     @_tail_doc(r"""Inverse survival function: the ``x`` with :math:`P(X > x) = q`, from the
 upper tail in log space (accurate for ``q`` far below 1e-16, where ``ppf(1 - q)``
 cannot be formed).""",
                """Quantiles, in [lower, upper].""",
                "round(float(m.isf(1e-30, 0.0)), 10)", "11.4640246884",
                arg="q", arg_doc="Upper-tail probabilities in [0, 1] (0 gives ``upper``, 1 gives ``lower``).")
-    def isf(self, q: Any, theta: Any):
-        th, lo, hi, shape = self._params(theta)
+    def isf(self, q: Any, value: Any):
+        th, lo, hi, shape = self._params(value)
         return truncnorm_tail_eval(3, as_float_array(q, "q"), th, self.sigma, lo, hi)
 
+    @renamed_parameter("theta", "value")
     @_tail_doc(r""":math:`\\log P(X \\le x)`, in log space throughout (no underflow).""",
                """Log CDF, ``-inf`` at or below ``lower``, 0 at or above ``upper``.""",
                "round(float(m.logcdf(-40.0, 0.0)), 6)", "-804.608442")
-    def logcdf(self, x: Any, theta: Any):
-        th, lo, hi, shape = self._params(theta)
+    def logcdf(self, x: Any, value: Any):
+        th, lo, hi, shape = self._params(value)
         return truncnorm_tail_eval(0, as_float_array(x, "x"), th, self.sigma, lo, hi)
 
+    @renamed_parameter("theta", "value")
     @_tail_doc(r""":math:`\\log P(X > x)`, in log space throughout (no underflow, no
 ``1 - cdf``).""",
                """Log survival function, 0 at or below ``lower``, ``-inf`` at or
     above ``upper``.""",
                "round(float(m.logsf(40.0, 0.0)), 6)", "-804.608442")
-    def logsf(self, x: Any, theta: Any):
-        th, lo, hi, shape = self._params(theta)
+    def logsf(self, x: Any, value: Any):
+        th, lo, hi, shape = self._params(value)
         return truncnorm_tail_eval(1, as_float_array(x, "x"), th, self.sigma, lo, hi)
 
 
@@ -496,38 +519,43 @@ class StochasticSign(_GradientMechanism):
     def __init__(self, sigma: float) -> None:
         self._set(sigma=_check_sigma(sigma))
 
-    def _params(self, theta: Any):
-        th = _as_theta(theta)
+    def _params(self, value: Any):
+        th = _as_value(value)
         z = np.zeros(())
         return th, z, z, th.shape
 
+    @renamed_parameter("theta", "value")
     @columnar
     @_sample_doc("Release :math:`\\mathrm{sign}(\\theta + \\sigma Z)` per coordinate (values "
-                 "-1.0\nor +1.0, float64, shape and kind of ``theta``).",
+                 "-1.0\nor +1.0, float64, shape and kind of ``value``).",
                  "True query value, finite.", ": as :meth:`TruncatedGaussian.sample`")
-    def sample(self, theta: Any, rng: RNGLike = None, *, device_rng: str = "bndp",
+    def sample(self, value: Any, rng: RNGLike = None, *, device_rng: str = "bndp",
                nulls: Nulls = "raise"):
-        return self._draw(theta, rng, device_rng)
+        return self._draw(value, rng, device_rng)
 
-    def mean(self, theta: Any):
+    @renamed_parameter("theta", "value")
+    def mean(self, value: Any):
         """:math:`2\\Phi(\\theta/\\sigma) - 1`."""
-        th = _as_theta(theta)
+        th = _as_value(value)
         return _ret(np.asarray(2.0 * ndtr(th / self.sigma) - 1.0, dtype=np.float64))
 
-    def variance(self, theta: Any):
+    @renamed_parameter("theta", "value")
+    def variance(self, value: Any):
         """Variance of the output, :math:`4\\Phi(\\theta/\\sigma)\\Phi(-\\theta/\\sigma)`."""
-        th = _as_theta(theta)
+        th = _as_value(value)
         return _ret(np.asarray(4.0 * ndtr(th / self.sigma) * ndtr(-th / self.sigma),
                                dtype=np.float64))
 
-    def bias(self, theta: Any):
+    @renamed_parameter("theta", "value")
+    def bias(self, value: Any):
         """:math:`E[M(\\theta)] - \\theta = 2\\Phi(\\theta/\\sigma) - 1 - \\theta`."""
-        return self._bias(theta)
+        return self._bias(value)
 
-    def logpmf(self, x: Any, theta: Any):
+    @renamed_parameter("theta", "value")
+    def logpmf(self, x: Any, value: Any):
         """log P(X = x) for x in {-1, +1}; ``-inf`` elsewhere."""
         xa = as_float_array(x, "x")
-        th = _as_theta(theta)
+        th = _as_value(value)
         xa, th = np.broadcast_arrays(xa, th)
         out = np.where(xa == 1.0, log_ndtr(th / self.sigma),
                        np.where(xa == -1.0, log_ndtr(-th / self.sigma), -np.inf))
