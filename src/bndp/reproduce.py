@@ -19,9 +19,9 @@ Command line: ``bndp reproduce --list``, ``bndp reproduce ID [--json] [--plot FI
 Papers (IDs by prefix): ``chen-hale-2024`` (bounded Gaussian), ``holohan-2019`` (bounded
 Laplace), ``zhao-2019`` (Gaussian calibration review), ``hu-2024`` (bounded-support
 Gaussians), ``range-constraints`` (Croft's truncated and normalised Laplace, thesis
-appendix). What is out of reach on a CPU (Hu et al.'s image-classification experiments,
-Zhao et al.'s Adult histogram, Holohan et al.'s unseeded example draws) is listed in each
-paper's :data:`PAPERS` entry.
+appendix). What is out of reach on a CPU (Hu et al.'s GPU-scale image classification,
+recomputed here at CPU scale only; Zhao et al.'s Adult histogram; Holohan et al.'s unseeded
+example draws) is listed in each paper's :data:`PAPERS` entry.
 """
 
 from __future__ import annotations
@@ -65,11 +65,12 @@ PAPERS = {
     "hu-2024": (
         "S. Hu, S. Mahloujifar, V. Smith, K. Chaudhuri, C. Guo. Privacy Amplification for the "
         "Gaussian Mechanism via Bounded Support. arXiv:2403.05598.",
-        "Figures 3 and 4 and the results of section 6.2/6.3 are GPU-scale image "
-        "classification (CIFAR-10/100, OxfordIIITPet, WRN from scratch, ViT/BEiT linear "
-        "probes); Appendix G's Tables 1-3 are hyperparameter grids, not results. The "
-        "DP-SGD setting at CPU scale is examples/dp_sgd_bounded_support.py (needs torch). "
-        "Section 6.1 (synthetic mean estimation) is recomputed under a stated reading; its "
+        "Figures 3 and 4 (sections 6.2/6.3) are GPU-scale image classification "
+        "(CIFAR-10/100, OxfordIIITPet, WRN from scratch, ViT/BEiT linear probes): they are "
+        "recomputed at CPU scale only, the same private linear probing on the DP-SGD "
+        "example's digits data (hu-2024/figure3 and figure4, need scikit-learn), and their "
+        "printed GPU-scale ratios are not comparable. Appendix G's Tables 1-3 are "
+        "hyperparameter grids, not results. Section 6.1 (synthetic mean estimation) is recomputed under a stated reading; its "
         "'up to 30 %' claim is not reproduced (hu-2024/section6.1)."),
     "range-constraints": (
         "W. L. Croft. Appendix to Ch. 5 Sec. 1 of 'Design and Applications of Differentially "
