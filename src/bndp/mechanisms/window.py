@@ -258,9 +258,11 @@ def _law(fam: int, target: float, dk: int, e: int, n: int | None,
     if fam == LAPLACE:
         t0 = _laplace_model(target, dk, None if n is None else n)
     else:
-        if not wide and callable(hint):
-            hint = hint()
-        t0 = _wide_hint(fam, target, dk) if wide else (hint if hint > 0 else float(dk) / target)
+        if wide:
+            t0 = _wide_hint(fam, target, dk)
+        else:
+            h = float(hint()) if callable(hint) else float(hint)
+            t0 = h if h > 0 else float(dk) / target
     # a starting scale the kernel can represent (the search moves from there)
     t0 = min(max(t0, 1e-3), 1e7 if wide else 1e3 * nn)
     t, cert, shape, cum = _core.gw_calibrate(fam, target, t0, nn, dk, wide, REL_TOL)
