@@ -988,3 +988,48 @@ def test_plot_with_a_non_finite_bound_is_a_usage_error(tmp_path, capsys, bounds)
                        "-o", str(tmp_path / "x.png"))
     assert code == 2 and "must be finite" in err and err.count("\n") == 1
     assert listing(tmp_path) == []
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+@pytest.mark.parametrize("text,argv,spec,needle", [
+    ("id,age\n1,30\n2,\n", [], None, "row 2 (data rows counted from 1 after the header), "
+     "column 'age': missing value (empty cell or null); pass --nulls keep"),
+    ("id,age\n1,30\n2,130\n", ["--on-outside", "raise"], None,
+     "row 2 (data rows counted from 1 after the header), column 'age': 130.0 lies outside "
+     "[0, 120] (--on-outside raise)"),
+    ("id,age,lo,hi\n1,5,0,10\n2,5,9,3\n", [], "[columns.age]\nlower = 'lo'\nupper = 'hi'\n"
+     "sensitivity = 1\nepsilon = 1\n", "row 2 (data rows counted from 1 after the header), "
+     "column 'age': per-row bounds need lower < upper; got [9.0, 3.0]"),
+    ("id,age,lo,hi\n1,5,0,10\n2,5,0,inf\n", [], "[columns.age]\nlower = 'lo'\nupper = 'hi'\n"
+     "sensitivity = 1\nepsilon = 1\n", "row 2 (data rows counted from 1 after the header), "
+     "column 'hi': per-row bound of column 'age' is not a finite number"),
+    ("id,age,lo,hi\n1,5,0,10\n2,5,0,1e-305\n", [], "[columns.age]\nlower = 'lo'\n"
+     "upper = 'hi'\nsensitivity = 1\nepsilon = 1\n", "rows 1-2, column 'age': `epsilon`"),
+])
+def test_data_errors_come_from_the_one_column_check(tmp_path, capsys, monkeypatch, fmt, text,
+                                                    argv, spec, needle):
+    # the command line words the failures of ColumnPlan.check (the data checks of every
+    # release path, issue "one release pipeline") per file row; it checks nothing itself
+    from bndp._release import ColumnPlan
+
+    calls = []
+    real = ColumnPlan.check
+
+    def spy(self, *a, **k):
+        calls.append(self.name)
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(ColumnPlan, "check", spy)
+    src = write(tmp_path / "in.csv", text)
+    if fmt == "parquet":
+        import pyarrow.csv as pcsv
+
+        pq.write_table(pcsv.read_csv(src), str(tmp_path / "in.parquet"))
+        os.unlink(src)
+        src = str(tmp_path / "in.parquet")
+    cols = (["--spec", write(tmp_path / "r.toml", spec)] if spec is not None
+            else ["--column", "age:0:120", *PRIV])
+    code, _, err = run(capsys, "privatize", src, "-o", str(tmp_path / f"o.{fmt}"), *cols, *argv)
+    assert code == 3 and err.count("\n") == 1 and needle in err, err
+    assert calls == ["age"]
+    assert not os.path.exists(tmp_path / f"o.{fmt}")

@@ -215,9 +215,14 @@ def test_data_errors_before_any_draw(no_draws):
     with pytest.raises(ValueError, match=r"column 'score'.*row 3"):
         bndp.privatize(pd.DataFrame(d), SPEC, rng=1)
     d = data(50)
-    with pytest.raises(ValueError, match=r"column 'age'.*row 0.*outside"):
+    with pytest.raises(ValueError, match=r"column 'age'.*row 0.*outside") as info:
         bndp.privatize(pd.DataFrame(d), {"age": dict(SPEC["age"], upper=50,
                                                      on_outside="raise")}, rng=1)
+    # a ColumnDataError: what the command line words per file row (one copy of the checks)
+    from bndp._release import ColumnDataError
+    e = info.value
+    assert isinstance(e, ColumnDataError) and (e.kind, e.column, e.row) == ("outside", "age", 0)
+    assert e.upper == 50.0 and e.value == float(d["age"][0])
     with pytest.raises(TypeError, match="column 'name' must be numeric"):
         bndp.privatize(pd.DataFrame(d), {"name": SPEC["age"]})
     assert no_draws == []

@@ -119,17 +119,20 @@ def test_spark_several_columns_and_nulls(spark):
 
 
 def test_spark_calibrates_once_on_the_driver(spark, people, monkeypatch):
-    calls = []
-    real = bndp.mechanisms.laplace.bounded_laplace_scale
+    # the grid law is planned once (the continuous b* is not computed in the default mode)
+    calls, continuous = [], []
+    real = bndp.mechanisms.exact.plan_bounded_laplace
 
     def spy(*a, **k):
         calls.append(a)
         return real(*a, **k)
 
-    monkeypatch.setattr(bndp.mechanisms.laplace, "bounded_laplace_scale", spy)
+    monkeypatch.setattr(bndp.mechanisms.exact, "plan_bounded_laplace", spy)
+    monkeypatch.setattr(bndp.mechanisms.laplace, "bounded_laplace_scale",
+                        lambda *a, **k: continuous.append(a))
     out = bndp.spark.privatize(people, ["age", "other"], mechanism="laplace", epsilon=0.5,
                                sensitivity=2.0, lower=0.0, upper=120.0)
-    assert len(calls) == 1
+    assert len(calls) == 1 and continuous == []
     assert out.count() == N
 
 

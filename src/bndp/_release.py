@@ -31,7 +31,8 @@ from .calibrate import bounded_laplace_scale
 from .mechanisms import window
 from .mechanisms.registry import MECHANISMS, REGISTRY
 
-__all__ = ["ColumnPlan", "parse_spec", "spec_costs", "SpecError", "MECHANISMS", "BASE_KEYS",
+__all__ = ["ColumnPlan", "parse_spec", "spec_costs", "SpecError", "ColumnDataError", "MECHANISMS",
+           "BASE_KEYS",
            "plan_release", "charge_release", "release_label", "Prepared", "prepare", "draw",
            "keyword_spec"]
 
@@ -41,6 +42,51 @@ BASE_KEYS = ("mechanism", "lower", "upper", "sensitivity", "epsilon", "delta", "
 
 class SpecError(ValueError):
     """An invalid release spec (a ``ValueError``); the message names the column and key."""
+
+
+class ColumnDataError(ValueError):
+    """A column's data failed a check of :meth:`ColumnPlan.check` (a ``ValueError``).
+
+    The message is the library's; the attributes let a front end word the same failure its
+    own way (the command line names file rows and cells) without checking anything itself.
+
+    Attributes
+    ----------
+    kind : str
+        ``"missing"`` (a missing value with ``nulls="raise"``), ``"not_finite"`` (a value),
+        ``"bound_not_finite"`` (a per-row bound), ``"bound_order"`` (per-row bounds with
+        ``lower >= upper``), ``"calibration"`` (the rows' widths have no calibrated scale)
+        or ``"outside"`` (a value outside its bounds with ``on_outside="raise"``).
+    row : int or None
+        The first bad row, 0-based, as an index into the arrays given to ``check`` (missing
+        rows included); None for ``"calibration"`` (it concerns the rows together).
+    column : str
+        The column holding the bad cell: the released column, or for
+        ``"bound_not_finite"`` the column of per-row bounds.
+    value : float or None
+        The bad value (``"not_finite"``, ``"outside"``).
+    lower, upper : float or None
+        The row's bounds (``"bound_order"``, ``"outside"``; scalar bounds as given, -inf or
+        inf where the mechanism has none).
+    detail : str or None
+        ``"calibration"``: the calibration's own message.
+    """
+
+    def __init__(self, message: str, kind: str, column: str, row: int | None = None,
+                 value: float | None = None, lower: float | None = None,
+                 upper: float | None = None, detail: str | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.column = column
+        self.row = row
+        self.value = value
+        self.lower = lower
+        self.upper = upper
+        self.detail = detail
+
+    def __reduce__(self):  # picklable with its attributes (raised on Spark and Dask workers)
+        return (type(self), (self.args[0], self.kind, self.column, self.row, self.value,
+                             self.lower, self.upper, self.detail))
 
 
 def _where(col: str, key: str | None = None) -> str:
@@ -122,16 +168,22 @@ class ColumnPlan:
     def check(self, values: np.ndarray, missing: np.ndarray | None,
               lo: np.ndarray | None = None, hi: np.ndarray | None = None) -> None:
         """Check a column's data before anything is drawn: missing values against
-        ``nulls``, finiteness, ``on_outside="raise"``, per-row bounds and their calibration.
-        ``values``, ``lo``, ``hi``: float64 arrays of the column's length; errors give the
-        first bad row (0-based)."""
+        ``nulls``, finiteness, per-row bounds (finite, ``lower < upper``) and their
+        calibration, ``on_outside="raise"``. ``values``, ``lo``, ``hi``: float64 arrays of
+        the column's length. The one implementation of these checks for every release path
+        (frames, Spark, Dask, the command line).
+
+        Raises :class:`ColumnDataError` (a ``ValueError``) at the first failure, in that
+        order; its message gives the first bad row (0-based) and its attributes describe
+        the failure for front ends that word it their own way."""
         name = self.name
         if missing is not None and missing.any():
             if self.nulls == "raise":
                 i = int(np.flatnonzero(missing)[0])
-                raise ValueError(f"column {name!r}: {int(missing.sum())} missing value(s) "
-                                 f"(null/NaN), the first at row {i}; set nulls='keep' in its "
-                                 "spec to leave missing values untouched")
+                raise ColumnDataError(
+                    f"column {name!r}: {int(missing.sum())} missing value(s) (null/NaN), the "
+                    f"first at row {i}; set nulls='keep' in its spec to leave missing values "
+                    "untouched", "missing", name, i)
             keep = ~missing
         else:
             keep = None
@@ -140,8 +192,9 @@ class ColumnPlan:
         bad = ~np.isfinite(v)
         if bad.any():
             j = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"column {name!r}: row {rows(j)} holds {float(v[j])!r}, not a "
-                             "finite number")
+            raise ColumnDataError(f"column {name!r}: row {rows(j)} holds {float(v[j])!r}, not "
+                                  "a finite number", "not_finite", name, rows(j),
+                                  value=float(v[j]))
         if self.per_row:
             lo_v = (np.full(v.shape, float(self.lower))  # type: ignore[arg-type]
                     if lo is None else (lo if keep is None else lo[keep]))
@@ -152,22 +205,25 @@ class ColumnPlan:
                 if nb.any():
                     j = int(np.flatnonzero(nb)[0])
                     src = self.lower if key == "lower" else self.upper
-                    raise ValueError(f"{_where(name, key)}: bound column {src!r} holds "
-                                     f"{float(b[j])!r} at row {rows(j)}; per-row bounds must "
-                                     "be finite numbers")
+                    raise ColumnDataError(
+                        f"{_where(name, key)}: bound column {src!r} holds {float(b[j])!r} at "
+                        f"row {rows(j)}; per-row bounds must be finite numbers",
+                        "bound_not_finite", str(src), rows(j), value=float(b[j]))
             order = ~(lo_v < hi_v)
             if order.any():
                 j = int(np.flatnonzero(order)[0])
-                raise ValueError(f"{_where(name)}: per-row bounds need lower < upper; row "
-                                 f"{rows(j)} has lower = {float(lo_v[j])!r}, upper = "
-                                 f"{float(hi_v[j])!r}")
+                raise ColumnDataError(
+                    f"{_where(name)}: per-row bounds need lower < upper; row {rows(j)} has "
+                    f"lower = {float(lo_v[j])!r}, upper = {float(hi_v[j])!r}", "bound_order",
+                    name, rows(j), lower=float(lo_v[j]), upper=float(hi_v[j]))
             if v.size:
                 w = hi_v - lo_v
                 try:  # the scale is monotone in the width: the extreme widths decide
                     bounded_laplace_scale(self.epsilon, self.sensitivity, 0.0,
                                           np.array([w.min(), w.max()]), self.delta)
                 except (ValueError, OverflowError) as exc:
-                    raise ValueError(f"{_where(name)}: {exc}") from None
+                    raise ColumnDataError(f"{_where(name)}: {exc}", "calibration", name,
+                                          detail=str(exc)) from None
         else:
             lo_v, hi_v = self.lower, self.upper
         if self.on_outside == "raise" and v.size:
@@ -176,8 +232,11 @@ class ColumnPlan:
             out = (v < lo_c) | (v > hi_c)
             if out.any():
                 j = int(np.flatnonzero(out)[0])
-                raise ValueError(f"column {name!r}: row {rows(j)} holds {float(v[j])!r}, "
-                                 "outside its bounds (on_outside='raise')")
+                lo_j = float(lo_c if np.ndim(lo_c) == 0 else lo_c[j])  # type: ignore[index]
+                hi_j = float(hi_c if np.ndim(hi_c) == 0 else hi_c[j])  # type: ignore[index]
+                raise ColumnDataError(f"column {name!r}: row {rows(j)} holds {float(v[j])!r}, "
+                                      "outside its bounds (on_outside='raise')", "outside", name,
+                                      rows(j), value=float(v[j]), lower=lo_j, upper=hi_j)
 
     def draw(self, values: np.ndarray, gen: np.random.Generator,
              lo: np.ndarray | None = None, hi: np.ndarray | None = None) -> np.ndarray:

@@ -185,23 +185,10 @@ def bounded_laplace_scale(epsilon: Any, sensitivity: Any, lower: Any, upper: Any
     >>> round(bounded_laplace_scale(1.0, 1.0, 0.0, 10.0), 12)
     1.611560104418
     """
-    e, d, s, lo, hi = (scalar_or_none(v) for v in (epsilon, delta, sensitivity, lower, upper))
-    if (e is not None and d is not None and s is not None and lo is not None and hi is not None
-            and _bl_scalar_ok(e, d, s, lo, hi)):
-        L = e - math.log1p(-d)
-        b0 = min(s, hi - lo) / L if L > 0.0 else math.inf
-        if not (L >= _SCALE_MIN and _SCALE_MIN <= b0 <= _SCALE_MAX / 2.0):
-            _bl_check_range(e, d, s, lo, hi)
-        return _bl_checked(_core.bl_scale(e, d, s, lo, hi), e, s)
-    eps = as_float_array(epsilon, "epsilon")
-    dl = as_float_array(delta, "delta")
-    dq = as_float_array(sensitivity, "sensitivity")
-    lo_a = as_float_array(lower, "lower")
-    hi_a = as_float_array(upper, "upper")
-    check_epsilon_delta(eps, dl)
-    check_positive(dq, "sensitivity")
-    check_bounds(lo_a, hi_a, allow_half_infinite=True)
-    _bl_check_range(eps, dl, dq, lo_a, hi_a)
+    args, scalar = _bl_validated(epsilon, sensitivity, lower, upper, delta)
+    if scalar:
+        return _bl_checked(_core.bl_scale(*args), args[0], args[2])
+    eps, dl, dq, lo_a, hi_a = args
     arrs = np.broadcast_arrays(eps, dl, dq, lo_a, hi_a)
     shape = arrs[0].shape
     if shape == ():
@@ -215,6 +202,41 @@ def bounded_laplace_scale(epsilon: Any, sensitivity: Any, lower: Any, upper: Any
         i = int(np.argmax(bad.reshape(-1)))
         _bl_checked(float(out.reshape(-1)[i]), float(flat[0][i]), float(flat[2][i]))
     return out
+
+
+def _bl_validated(epsilon: Any, sensitivity: Any, lower: Any, upper: Any,
+                  delta: Any) -> tuple[tuple, bool]:
+    """The input checks of :func:`bounded_laplace_scale` (without its root find): ValueError
+    for out-of-domain inputs and for budgets whose scale is not representable. Returns the
+    validated ``(epsilon, delta, sensitivity, lower, upper)`` and True when they are plain
+    floats (the scalar fast path), else arrays and False."""
+    e, d, s, lo, hi = (scalar_or_none(v) for v in (epsilon, delta, sensitivity, lower, upper))
+    if (e is not None and d is not None and s is not None and lo is not None and hi is not None
+            and _bl_scalar_ok(e, d, s, lo, hi)):
+        L = e - math.log1p(-d)
+        b0 = min(s, hi - lo) / L if L > 0.0 else math.inf
+        if not (L >= _SCALE_MIN and _SCALE_MIN <= b0 <= _SCALE_MAX / 2.0):
+            _bl_check_range(e, d, s, lo, hi)
+        return (e, d, s, lo, hi), True
+    eps = as_float_array(epsilon, "epsilon")
+    dl = as_float_array(delta, "delta")
+    dq = as_float_array(sensitivity, "sensitivity")
+    lo_a = as_float_array(lower, "lower")
+    hi_a = as_float_array(upper, "upper")
+    check_epsilon_delta(eps, dl)
+    check_positive(dq, "sensitivity")
+    check_bounds(lo_a, hi_a, allow_half_infinite=True)
+    _bl_check_range(eps, dl, dq, lo_a, hi_a)
+    return (eps, dl, dq, lo_a, hi_a), False
+
+
+def check_bounded_laplace(epsilon: Any, sensitivity: Any, lower: Any, upper: Any,
+                          delta: Any = 0.0) -> None:
+    """Refuse (ValueError) exactly the inputs :func:`bounded_laplace_scale` refuses before
+    its root find: out-of-domain arguments, and budgets whose scale is not representable.
+    For callers that need the validation but not :math:`b^*` (the default grid law of
+    :class:`bndp.BoundedLaplace` calibrates its own scale)."""
+    _bl_validated(epsilon, sensitivity, lower, upper, delta)
 
 
 def bounded_laplace_log_delta_c(scale: Any, sensitivity: Any, lower: Any, upper: Any):
@@ -349,6 +371,34 @@ def _pow2_unit(w: np.ndarray, dq: float) -> int:
     return math.frexp(max(float(np.max(w)), dq))[1]
 
 
+def _bg_units(eps: float, dq: float, w: np.ndarray) -> tuple[int, np.ndarray, float, float]:
+    """``(j, w 2**-j, dq 2**-j, v0)`` with ``v0 = (W + dq/2) dq / eps`` in those units (a
+    lower bound on sigma*^2); refuses (ValueError) a width/sensitivity ratio beyond 2**1000."""
+    j = _pow2_unit(w, dq)
+    ws = np.ascontiguousarray(np.ldexp(w, -j))
+    ds = math.ldexp(dq, -j)
+    if not (ds >= _SCALE_MIN and float(np.min(ws)) >= _SCALE_MIN):
+        raise ValueError(
+            f"`sensitivity` = {dq!r} and the widths upper - lower (from {float(np.min(w))!r} to "
+            f"{float(np.max(w))!r}) differ by a factor above 2**1000: their ratio is outside "
+            "the representable range of the calibration")
+    # sigma*^2 >= v0 = (W + dq/2) dq / eps (in these units); v0 must be a normal double
+    v0 = (float(np.sqrt(np.sum(ws * ws))) + 0.5 * ds) * ds / eps
+    return j, ws, ds, v0
+
+
+def _bg_range_error(eps: float, dq: float, v0: float, j: int) -> ValueError:
+    try:
+        approx = math.ldexp(math.sqrt(v0), j) if math.isfinite(v0) else math.inf
+    except OverflowError:
+        approx = math.inf
+    return ValueError(
+        f"`epsilon` = {eps!r} with `sensitivity` = {dq!r} gives a scale sigma of about "
+        f"{approx!r} or more, outside the representable range [{_SCALE_MIN!r}, "
+        f"{_SCALE_MAX!r}] (sigma must also be at least 2**-500 * max(upper - lower, "
+        "sensitivity)): choose a less extreme epsilon")
+
+
 def _bg_sigma_one(eps: float, dq: float, w: np.ndarray) -> float:
     """sigma* for validated scalars and widths ``w`` (1-D float64), computed in units of
     2**j ~ max(w, dq) so that no square overflows or underflows; refuses (ValueError) what
@@ -364,29 +414,45 @@ def _bg_sigma_one(eps: float, dq: float, w: np.ndarray) -> float:
             if math.isfinite(s1) and s1 >= 2.0 ** -500 and _SCALE_MIN <= s <= _SCALE_MAX:
                 return s
         # otherwise the general path below refuses with the reason
-    j = _pow2_unit(w, dq)
-    ws = np.ascontiguousarray(np.ldexp(w, -j))
-    ds = math.ldexp(dq, -j)
-    if not (ds >= _SCALE_MIN and float(np.min(ws)) >= _SCALE_MIN):
-        raise ValueError(
-            f"`sensitivity` = {dq!r} and the widths upper - lower (from {float(np.min(w))!r} to "
-            f"{float(np.max(w))!r}) differ by a factor above 2**1000: their ratio is outside "
-            "the representable range of the calibration")
-    # sigma*^2 >= v0 = (W + dq/2) dq / eps (in these units); v0 must be a normal double
-    v0 = (float(np.sqrt(np.sum(ws * ws))) + 0.5 * ds) * ds / eps
+    j, ws, ds, v0 = _bg_units(eps, dq, w)
     s1 = math.nan
     if 2.0 ** -1000 <= v0 <= 2.0 ** 1000:
         s1 = _core.bg_sigma_scalar(eps, ds, float(ws[0])) if ws.shape[0] == 1 else \
             _core.bg_sigma(eps, ds, ws)
     s = math.ldexp(s1, j)
     if not (math.isfinite(s1) and s1 >= 2.0 ** -500 and _SCALE_MIN <= s <= _SCALE_MAX):
-        approx = math.ldexp(math.sqrt(v0), j) if math.isfinite(v0) else math.inf
-        raise ValueError(
-            f"`epsilon` = {eps!r} with `sensitivity` = {dq!r} gives a scale sigma of about "
-            f"{approx!r} or more, outside the representable range [{_SCALE_MIN!r}, "
-            f"{_SCALE_MAX!r}] (sigma must also be at least 2**-500 * max(upper - lower, "
-            "sensitivity)): choose a less extreme epsilon")
+        raise _bg_range_error(eps, dq, v0, j)
     return s
+
+
+def check_bounded_gaussian(epsilon: float, sensitivity: float, lower: Any, upper: Any) -> None:
+    r"""The checks of :func:`bounded_gaussian_sigma` that need no root find, for validated
+    ``epsilon`` and ``sensitivity`` (finite, > 0) and a box ``lower < upper``: the widths
+    must not overflow, their ratio to the sensitivity must stay within 2**1000, and the
+    lower bound :math:`(W + \Delta Q/2)\Delta Q/\epsilon` on :math:`\sigma^{*2}` must be
+    representable (ValueError otherwise, with the messages of
+    :func:`bounded_gaussian_sigma`), and so must the lower bound
+    :math:`\sqrt{v_0}` on :math:`\sigma^*`. :math:`\sigma^*` itself can still fall
+    outside the representable range near its ends; only :func:`bounded_gaussian_sigma`
+    tells."""
+    if np.ndim(lower) == 0 and np.ndim(upper) == 0:      # univariate, in plain floats
+        w0 = float(upper) - float(lower)
+        if math.isfinite(w0):
+            eps, dq = float(epsilon), float(sensitivity)
+            j = math.frexp(max(w0, dq))[1]
+            ws0, ds = math.ldexp(w0, -j), math.ldexp(dq, -j)
+            if (ds >= _SCALE_MIN and ws0 >= _SCALE_MIN and j <= 1000
+                    and 2.0 ** -1000 <= (ws0 + 0.5 * ds) * ds / eps <= 2.0 ** 1000):
+                return
+        # otherwise the general path below refuses with the reason
+    w = np.ascontiguousarray(np.atleast_1d(np.asarray(upper, dtype=np.float64)
+                                           - np.asarray(lower, dtype=np.float64)),
+                             dtype=np.float64)
+    check_positive(w, "upper - lower")   # finite bounds can still overflow their difference
+    j, _, _, v0 = _bg_units(float(epsilon), float(sensitivity), w)
+    # sigma* >= sqrt(v0) 2**j: beyond _SCALE_MAX the calibration refuses whatever its root
+    if not 2.0 ** -1000 <= v0 <= 2.0 ** 1000 or 0.5 * math.log2(v0) + j > math.log2(_SCALE_MAX):
+        raise _bg_range_error(float(epsilon), float(sensitivity), v0, j)
 
 
 def bounded_gaussian_sigma(epsilon: Any, sensitivity: Any, lower: Any, upper: Any):

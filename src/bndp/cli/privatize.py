@@ -15,9 +15,8 @@ import numpy as np
 
 from .._columns import to_numpy
 from .._random import default_rng
-from .._release import charge_release, plan_release
+from .._release import ColumnDataError, charge_release, plan_release
 from ..budget import Budget
-from ..calibrate import bounded_laplace_scale
 from ..exceptions import BudgetError
 from ._errors import (CLIError, DataError, FileError, _COLUMN_OPTIONS, _cell_error, _column_flags,
                       _fmt_bound, _mode_as_flag, _need, _num)
@@ -190,72 +189,62 @@ def _mechanism_label(plan: Any) -> str:
     return plan.describe()
 
 
+def _data_error(exc: ColumnDataError, spec: _Spec, vals: np.ndarray, row0: int, path: str,
+                cells: Callable[[int], str] | None, per_row: bool) -> CLIError:
+    """A failed data check (:meth:`ColumnPlan.check`) in this command's words: the file row
+    counted from 1 and the cell as written."""
+    name, k = spec.name, exc.kind
+    if k == "calibration":
+        return DataError(f"{path}: rows {row0:,}-{row0 + vals.size - 1:,}, column {name!r}: "
+                         f"{exc.detail}")
+    assert exc.row is not None
+    row = row0 + exc.row
+    if k == "missing":
+        what = "missing value (empty cell or null); pass --nulls keep to leave missing values " \
+               "untouched"
+    elif k == "not_finite":
+        shown = cells(exc.row) if cells is not None else repr(float(vals[exc.row]))
+        what = f"{shown} is not a finite number"
+    elif k == "bound_not_finite":
+        return _cell_error(path, row, exc.column, f"per-row bound of column {name!r} is not a "
+                           "finite number")
+    elif k == "bound_order":
+        what = f"per-row bounds need lower < upper; got [{_num(exc.lower)}, {_num(exc.upper)}]"
+    elif k == "outside":
+        where = (f"its per-row bounds [{_num(exc.lower)}, {_num(exc.upper)}]" if per_row
+                 else f"[{_fmt_bound(exc.lower)}, {_fmt_bound(exc.upper)}]")
+        what = f"{float(vals[exc.row])!r} lies outside {where} (--on-outside raise)"
+    else:  # pragma: no cover - a new kind of check: its library message, still exit 3
+        return DataError(f"{path}: rows {row0:,}-{row0 + vals.size - 1:,}: {exc}")
+    return _cell_error(path, row, name, what)
+
+
 def _release_block(spec: _Spec, vals: np.ndarray, missing: np.ndarray | None, row0: int,
                    path: str, args: argparse.Namespace, gen: np.random.Generator,
                    cells: Callable[[int], str] | None = None,
                    lo: np.ndarray | None = None, hi: np.ndarray | None = None) -> np.ndarray:
-    """Check a block of one column and release it. ``row0`` is the 1-based row of vals[0];
-    ``lo``/``hi``: the block's per-row bounds (when the spec names bound columns)."""
+    """Check a block of one column (:meth:`ColumnPlan.check`, the checks of every release
+    path) and release it. ``row0`` is the 1-based row of vals[0]; ``cells``: the block's
+    cells as written (CSV); ``lo``/``hi``: the block's per-row bounds (when the spec names
+    bound columns)."""
     plan = spec.plan
-    if missing is not None and missing.any():
-        if plan.nulls == "raise":
-            i = int(np.flatnonzero(missing)[0])
-            raise _cell_error(path, row0 + i, spec.name,
-                              "missing value (empty cell or null); pass --nulls keep to leave "
-                              "missing values untouched")
-        spec.missing += int(missing.sum())
-    keep = None if missing is None else ~missing
-    present = vals if keep is None else vals[keep]
-
-    def row_of(j: int) -> int:
-        return int(np.flatnonzero(keep)[j]) if keep is not None else j
-
-    bad = ~np.isfinite(present)
-    if bad.any():
-        idx = row_of(int(np.flatnonzero(bad)[0]))
-        shown = cells(int(idx)) if cells is not None else repr(float(vals[idx]))
-        raise _cell_error(path, row0 + int(idx), spec.name, f"{shown} is not a finite number")
-    lo_p: Any = plan.lower if lo is None else (lo if keep is None else lo[keep])
-    hi_p: Any = plan.upper if hi is None else (hi if keep is None else hi[keep])
-    if lo is not None or hi is not None:
-        lo_a = np.broadcast_to(np.asarray(lo_p, dtype=np.float64), present.shape)
-        hi_a = np.broadcast_to(np.asarray(hi_p, dtype=np.float64), present.shape)
-        for b, arr in ((plan.lower, lo_a), (plan.upper, hi_a)):
-            nb = ~np.isfinite(arr)
-            if nb.any() and isinstance(b, str):
-                raise _cell_error(path, row0 + row_of(int(np.flatnonzero(nb)[0])), b,
-                                  f"per-row bound of column {spec.name!r} is not a finite "
-                                  "number")
-        order = ~(lo_a < hi_a)
-        if order.any():
-            j = int(np.flatnonzero(order)[0])
-            raise _cell_error(path, row0 + row_of(j), spec.name,
-                              f"per-row bounds need lower < upper; got "
-                              f"[{_num(lo_a[j])}, {_num(hi_a[j])}]")
-        if present.size:
-            w = hi_a - lo_a
-            try:  # the scale is monotone in the width: the block's extreme widths decide
-                bounded_laplace_scale(plan.epsilon, plan.sensitivity, 0.0,
-                                      np.array([w.min(), w.max()]), plan.delta)
-            except (ValueError, OverflowError) as exc:
-                raise DataError(f"{path}: rows {row0:,}-{row0 + vals.size - 1:,}, column "
-                                f"{spec.name!r}: {exc}") from None
-    lo_c = -np.inf if lo_p is None else lo_p
-    hi_c = np.inf if hi_p is None else hi_p
-    outside = (present < lo_c) | (present > hi_c)
-    if outside.any():
-        if plan.on_outside == "raise":
-            j = int(np.flatnonzero(outside)[0])
-            idx = row_of(j)
-            if lo is None and hi is None:
-                where = f"[{_fmt_bound(lo_c)}, {_fmt_bound(hi_c)}]"
-            else:
-                where = f"its per-row bounds [{_num(lo_a[j])}, {_num(hi_a[j])}]"
-            raise _cell_error(path, row0 + idx, spec.name,
-                              f"{float(vals[idx])!r} lies outside {where} (--on-outside raise)")
-        spec.clipped += int(outside.sum())
+    per_row = lo is not None or hi is not None
     try:
-        noisy = plan.draw(present, gen, None if lo is None else lo_a, None if hi is None else hi_a)
+        plan.check(vals, missing, lo, hi)
+    except ColumnDataError as exc:
+        raise _data_error(exc, spec, vals, row0, path, cells, per_row) from None
+    keep = None if missing is None else ~missing
+    if keep is not None:
+        spec.missing += int(missing.sum())  # type: ignore[union-attr]
+    present = vals if keep is None else vals[keep]
+    lo_p = None if lo is None else (lo if keep is None else lo[keep])
+    hi_p = None if hi is None else (hi if keep is None else hi[keep])
+    # the summary's count of values clipped into their bounds (checked above)
+    lo_c = (-np.inf if plan.lower is None else plan.lower) if lo_p is None else lo_p
+    hi_c = (np.inf if plan.upper is None else plan.upper) if hi_p is None else hi_p
+    spec.clipped += int(((present < lo_c) | (present > hi_c)).sum())
+    try:
+        noisy = plan.draw(present, gen, lo_p, hi_p)
     except ValueError as exc:
         raise DataError(f"{path}: column {spec.name!r}: {exc}") from None
     spec.rows += present.size

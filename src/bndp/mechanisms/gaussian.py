@@ -16,7 +16,7 @@ from .._deprecate import keyword_only_after
 from .._random import RNGLike
 from .._validation import (apply_domain, as_float_array, check_box, check_size,
                            positive_real)
-from ..calibrate import bounded_gaussian_sigma
+from ..calibrate import bounded_gaussian_sigma, check_bounded_gaussian
 from ..distributions import truncnorm_eval, truncnorm_tail_eval
 from .._loss import bounded_gaussian_loss, bounded_gaussian_tight_sigma
 from . import exact
@@ -128,13 +128,33 @@ class BoundedGaussian(GridLawMechanism):
             lower_v.setflags(write=False)
             upper_v.setflags(write=False)
             dim = int(lower_v.shape[0])
-        sigma = bounded_gaussian_sigma(eps, dq, lower_v, upper_v)
-        if calibration == "tight":
-            sigma = bounded_gaussian_tight_sigma(eps, dq, lower_v, upper_v, sigma_paper=sigma)
+
+        def continuous_sigma() -> float:
+            s = bounded_gaussian_sigma(eps, dq, lower_v, upper_v)
+            if calibration == "tight":
+                s = bounded_gaussian_tight_sigma(eps, dq, lower_v, upper_v, sigma_paper=s)
+            return float(s)
+
         plan = None
-        if mode == "exact":
-            plan = exact.plan_bounded_gaussian(eps, dq, lower_v, upper_v, sigma_hint=float(sigma))
+        if mode == "exact" and dim is None:
+            # the windowed grid law calibrates its own sigma: the continuous one is only the
+            # start of the search of a row narrower than the wide kernel, computed if that
+            # search runs (same start as before, so the same law); its input checks run now
+            check_bounded_gaussian(eps, dq, lower_v, upper_v)
+            try:
+                plan = exact.plan_bounded_gaussian(eps, dq, lower_v, upper_v,
+                                                   sigma_hint=continuous_sigma)
+            except (ValueError, OverflowError):
+                # parameters the continuous calibration refuses keep its message
+                continuous_sigma()
+                raise
             sigma = plan.scale
+        else:
+            sigma = continuous_sigma()
+            if mode == "exact":   # multivariate: the continuous sigma also chooses the grid
+                plan = exact.plan_bounded_gaussian(eps, dq, lower_v, upper_v,
+                                                   sigma_hint=sigma)
+                sigma = plan.scale
         self._set(mode=mode, exact_plan=plan)
         self._set(epsilon=eps, sensitivity=dq, lower=lower_v, upper=upper_v, dim=dim,
                   sigma=float(sigma), calibration=calibration)

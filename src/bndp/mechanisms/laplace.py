@@ -19,7 +19,7 @@ from .. import _core, _dispatch
 from .._deprecate import keyword_only_after
 from .._random import RNGLike
 from .._validation import fast_real
-from ..calibrate import bounded_laplace_scale
+from ..calibrate import bounded_laplace_scale, check_bounded_laplace
 from ..distributions import bounded_laplace_eval
 from . import exact
 from .._columns import Nulls, columnar
@@ -135,16 +135,26 @@ class BoundedLaplace(GridLawMechanism):
         dq = fast_real(sensitivity, "sensitivity")
         dl = fast_real(delta, "delta")
         lo, hi = _bounds(lower, upper)
-        scale = bounded_laplace_scale(eps, dq, lo, hi, dl)  # validates epsilon, delta, dq
         plan: exact.ExactPlan | None = None
-        if mode == "exact" and math.isinf(hi - lo):
-            # a half-line: the grid law of the allowed set [lo, hi] (geometric tail)
-            plan = exact.plan_constrained_laplace(eps - math.log1p(-dl), dq, lo, hi, (), "dp",
-                                                  scale_hint=float(scale))
+        if mode == "exact" and not math.isinf(hi - lo):
+            # the windowed grid law calibrates its own scale (from the ideal discrete
+            # Laplace): b* is not computed, only its input checks run
+            check_bounded_laplace(eps, dq, lo, hi, dl)
+            try:
+                plan = exact.plan_bounded_laplace(eps, dq, lo, hi, dl)
+            except (ValueError, OverflowError):
+                # parameters the continuous calibration refuses keep its message
+                bounded_laplace_scale(eps, dq, lo, hi, dl)
+                raise
             scale = plan.scale
-        elif mode == "exact":
-            plan = exact.plan_bounded_laplace(eps, dq, lo, hi, dl, scale_hint=float(scale))
-            scale = plan.scale
+        else:
+            scale = bounded_laplace_scale(eps, dq, lo, hi, dl)  # validates epsilon, delta, dq
+            if mode == "exact":
+                # a half-line: the grid law of the allowed set [lo, hi] (geometric tail),
+                # whose grid and search start are chosen from b*
+                plan = exact.plan_constrained_laplace(eps - math.log1p(-dl), dq, lo, hi, (),
+                                                      "dp", scale_hint=float(scale))
+                scale = plan.scale
         self._set(epsilon=eps, sensitivity=dq, lower=lo, upper=hi, delta=dl, scale=float(scale),
                   mode=mode, exact_plan=plan)
 

@@ -94,7 +94,7 @@ import warnings
 from collections import OrderedDict
 from functools import cached_property, lru_cache
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -242,8 +242,11 @@ _LAWS: "OrderedDict[tuple, WindowLaw]" = OrderedDict()
 _LAWS_LOCK = threading.Lock()     # threads (Dask, Spark, workers) share the cache
 
 
-def _law(fam: int, target: float, dk: int, e: int, n: int | None, hint: float) -> WindowLaw:
-    """The kernel for rows of ``n`` intervals (``None``: the wide kernel), cached."""
+def _law(fam: int, target: float, dk: int, e: int, n: int | None,
+         hint: "float | Callable[[], float]") -> WindowLaw:
+    """The kernel for rows of ``n`` intervals (``None``: the wide kernel), cached. ``hint``:
+    the start (grid steps) of a narrow Gaussian kernel's search, or a function computing
+    it, called only when that search runs (the other kernels start from closed forms)."""
     key = (fam, target, dk, e, n)
     with _LAWS_LOCK:
         law = _LAWS.get(key)
@@ -255,7 +258,11 @@ def _law(fam: int, target: float, dk: int, e: int, n: int | None, hint: float) -
     if fam == LAPLACE:
         t0 = _laplace_model(target, dk, None if n is None else n)
     else:
-        t0 = _wide_hint(fam, target, dk) if wide else (hint if hint > 0 else float(dk) / target)
+        if wide:
+            t0 = _wide_hint(fam, target, dk)
+        else:
+            h = float(hint()) if callable(hint) else float(hint)
+            t0 = h if h > 0 else float(dk) / target
     # a starting scale the kernel can represent (the search moves from there)
     t0 = min(max(t0, 1e-3), 1e7 if wide else 1e3 * nn)
     t, cert, shape, cum = _core.gw_calibrate(fam, target, t0, nn, dk, wide, REL_TOL)
@@ -520,7 +527,8 @@ def _surely_narrow(fam: int, target: float, dk: int, n: Any) -> Any:
     return n < 0.9 * n_lb
 
 
-def _row_law(fam: int, target: float, dq: float, e: int, n: int, hint: float) -> WindowLaw:
+def _row_law(fam: int, target: float, dq: float, e: int, n: int,
+             hint: "float | Callable[[], float]") -> WindowLaw:
     dk = max(1, math.ceil(math.ldexp(dq, -e)))
     if _surely_narrow(fam, target, dk, n):
         return _law(fam, target, min(dk, n), e, n, hint)
@@ -544,8 +552,11 @@ def _intervals1(lo: float, hi: float, e: int) -> int:
 
 
 def plan_row(fam: int, target: float, sensitivity: float, lower: float, upper: float,
-             hint: float | None = None) -> RowPlan:
-    """The grid law of one row (validated inputs; ``target`` the loss to certify)."""
+             hint: "float | Callable[[], float] | None" = None) -> RowPlan:
+    """The grid law of one row (validated inputs; ``target`` the loss to certify).
+    ``hint``: a scale in value units where a narrow Gaussian kernel's search starts (None:
+    ``sensitivity / target``), or a function returning it, called only if that search
+    runs (not for the Laplace, a wide row or a kernel already cached)."""
     dq = float(sensitivity)
     ei, coarse = _exponent1(target, dq, float(lower), float(upper))
     if coarse or not -1022 <= ei <= 1000:
@@ -553,7 +564,12 @@ def plan_row(fam: int, target: float, sensitivity: float, lower: float, upper: f
     n = _intervals1(float(lower), float(upper), ei)
     if n < 1:
         raise ValueError("grid law: the interval holds no grid step; pass mode='continuous'")
-    h = (dq / target if hint is None else hint) / math.ldexp(1.0, ei)
+    g = math.ldexp(1.0, ei)
+    h: "float | Callable[[], float]"
+    if callable(hint):
+        h = lambda: float(hint()) / g  # noqa: E731 - evaluated only by a narrow search
+    else:
+        h = (dq / target if hint is None else hint) / g
     return RowPlan(_row_law(fam, target, dq, ei, n, h), float(lower), float(upper), n)
 
 
