@@ -46,27 +46,57 @@ def test_gaussian_wide_row_runs_no_continuous_calibration(monkeypatch, calibrati
     assert calls == [] and m.privacy_loss() <= 0.8123457
 
 
-def test_gaussian_narrow_row_computes_its_start_when_its_search_runs(monkeypatch):
-    # a row narrower than the wide kernel starts its search at the continuous sigma (the
-    # same start as before: the same law, bit for bit), computed then and only then
-    seen = []
-    real = gaussian.bounded_gaussian_sigma
+def test_gaussian_narrow_row_runs_no_calibration_of_its_bounds(monkeypatch):
+    # a narrow kernel's search starts at the continuous sigma of the kernel's own grid width
+    # and sensitivity (window._narrow_gaussian_start), not at that of the mechanism's bounds
+    calls = []
+    _forbid(monkeypatch, calls)
+    for calibration in ("paper", "tight"):
+        m = bndp.BoundedGaussian(0.9134567, sensitivity=1.0, lower=0.0, upper=1.0,
+                                 calibration=calibration)
+        assert m.exact_plan.kernel.n_max is not None                      # a narrow kernel
+        m.sample([0.0, 0.5], rng=2)
+    assert calls == [] and m.privacy_loss() <= 0.9134567
 
-    def spy(*a, **k):
-        seen.append(a)
-        return real(*a, **k)
 
-    monkeypatch.setattr(gaussian, "bounded_gaussian_sigma", spy)
-    eps = 0.9134567
-    m = bndp.BoundedGaussian(eps, sensitivity=1.0, lower=0.0, upper=1.0)
-    assert len(seen) == 1 and m.exact_plan.kernel.n_max is not None   # a narrow kernel
-    t0 = real(eps, 1.0, 0.0, 1.0) / m.exact_plan.gamma
-    from bndp import _core
-    k = m.exact_plan.kernel
-    t, *_ = _core.gw_calibrate(1, eps, t0, m.exact_plan.n, k.dk, False, window.REL_TOL)
-    assert t == k.scale_grid
-    bndp.BoundedGaussian(eps, sensitivity=1.0, lower=3.0, upper=4.0)    # the cached kernel
-    assert len(seen) == 1
+def _kernels(fn):
+    """The kernels (cache key -> grid scale) a call plans, from an empty cache."""
+    window._LAWS.clear()
+    fn()
+    return {k: v.scale_grid for k, v in window._LAWS.items()}
+
+
+def test_gaussian_narrow_kernel_is_the_same_whoever_plans_it_first():
+    """The narrow Gaussian kernel of a (target, sensitivity, grid, width) is one law: the
+    mechanism on [0, 1] or on a slightly wider row of the same grid width, either
+    calibration, and per-row bounds, planned in any order, get it bit for bit (its search
+    start depends on the cache key only)."""
+    eps = 0.7134561
+    calls = [
+        lambda: bndp.BoundedGaussian(eps, sensitivity=1.0, lower=0.0, upper=1.0),
+        lambda: bndp.BoundedGaussian(eps, sensitivity=1.0, lower=2.0, upper=3.003),
+        lambda: bndp.BoundedGaussian(eps, sensitivity=1.0, lower=0.0, upper=1.0,
+                                     calibration="tight"),
+        lambda: bndp.sample(np.array([0.5, 2.5]), mechanism="gaussian", epsilon=eps,
+                            sensitivity=1.0, lower=np.array([0.0, 2.0]),
+                            upper=np.array([1.0, 3.003]), rng=1),
+    ]
+    alone = [_kernels(c) for c in calls]
+    keys = set(alone[0])
+    assert len(keys) == 1 and all(set(k) == keys for k in alone)   # one narrow kernel
+    (key,) = keys
+    assert key[-1] is not None
+    scale = alone[0][key]
+    assert all(k[key] == scale for k in alone)
+    for order in (calls, calls[::-1]):
+        window._LAWS.clear()
+        for c in order:
+            c()
+        assert window._LAWS[key].scale_grid == scale
+    # and the start is the continuous sigma of the kernel's grid width and sensitivity
+    _, target, dk, e, n = key
+    assert window._narrow_gaussian_start(target, dk, n) == pytest.approx(
+        bndp.calibrate.bounded_gaussian_sigma(target, float(dk), 0.0, float(n)), rel=0)
 
 
 @pytest.mark.parametrize("mech, kw", [

@@ -137,13 +137,13 @@ class BoundedGaussian(GridLawMechanism):
 
         plan = None
         if mode == "exact" and dim is None:
-            # the windowed grid law calibrates its own sigma: the continuous one is only the
-            # start of the search of a row narrower than the wide kernel, computed if that
-            # search runs (same start as before, so the same law); its input checks run now
+            # the windowed grid law calibrates its own sigma (its searches start from closed
+            # forms and from the continuous sigma of the kernel's own grid width, so a kernel
+            # is the same whoever plans it): the continuous sigma of these bounds is not
+            # computed; its input checks run now
             check_bounded_gaussian(eps, dq, lower_v, upper_v)
             try:
-                plan = exact.plan_bounded_gaussian(eps, dq, lower_v, upper_v,
-                                                   sigma_hint=continuous_sigma)
+                plan = exact.plan_bounded_gaussian(eps, dq, lower_v, upper_v)
             except (ValueError, OverflowError):
                 # parameters the continuous calibration refuses keep its message
                 continuous_sigma()

@@ -147,19 +147,18 @@ def _choose_grid_at(e: int, dq: float, lo: float, hi: float) -> tuple[int, int, 
 def plan_bounded_gaussian(epsilon: float, sensitivity: float, lower: Any, upper: Any,
                           sigma_hint: "float | Callable[[], float] | None" = None):
     """Grid bounded Gaussian for validated inputs; univariate (a
-    :class:`~bndp.mechanisms.window.RowPlan` of the windowed grid law) for scalar bounds,
+    :class:`~bndp.mechanisms.window.RowPlan` of the windowed grid law, which starts its
+    searches from closed forms and its own continuous sigma) for scalar bounds,
     :class:`ProductPlan` for length-m bounds; target loss ``eps``. ``sigma_hint`` (None:
-    :func:`bndp.calibrate.bounded_gaussian_sigma`): the continuous sigma the search starts
-    from (univariate: only a row narrower than the wide kernel's uses it; multivariate: it
-    also chooses the grid), or a function computing it, called only when it is used."""
-    if sigma_hint is None:
-        def sigma_hint() -> float:
-            from ..calibrate import bounded_gaussian_sigma
-            return float(bounded_gaussian_sigma(epsilon, sensitivity, lower, upper))
+    :func:`bndp.calibrate.bounded_gaussian_sigma`), multivariate only: the continuous sigma
+    that chooses the grid and starts the search, or a function computing it."""
     if np.ndim(lower) == 0 and np.ndim(upper) == 0:
         from .window import plan_row
         return plan_row(GAUSSIAN, float(epsilon), float(sensitivity), float(lower),
-                        float(upper), sigma_hint if callable(sigma_hint) else float(sigma_hint))
+                        float(upper))
+    if sigma_hint is None:
+        from ..calibrate import bounded_gaussian_sigma
+        sigma_hint = float(bounded_gaussian_sigma(epsilon, sensitivity, lower, upper))
     if callable(sigma_hint):
         sigma_hint = sigma_hint()
     lo = tuple(float(x) for x in np.ravel(lower))

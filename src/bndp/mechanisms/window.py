@@ -94,11 +94,12 @@ import warnings
 from collections import OrderedDict
 from functools import cached_property, lru_cache
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from .. import _core, _dispatch, _random
+from ..calibrate import bounded_gaussian_sigma
 from ._grid import ExactPlan, GridScale, _law_from, cached_search_tree
 
 __all__ = ["WindowLaw", "RowPlan", "plan_row", "sample_rows", "grid_exponent"]
@@ -242,11 +243,22 @@ _LAWS: "OrderedDict[tuple, WindowLaw]" = OrderedDict()
 _LAWS_LOCK = threading.Lock()     # threads (Dask, Spark, workers) share the cache
 
 
-def _law(fam: int, target: float, dk: int, e: int, n: int | None,
-         hint: "float | Callable[[], float]") -> WindowLaw:
-    """The kernel for rows of ``n`` intervals (``None``: the wide kernel), cached. ``hint``:
-    the start (grid steps) of a narrow Gaussian kernel's search, or a function computing
-    it, called only when that search runs (the other kernels start from closed forms)."""
+def _narrow_gaussian_start(target: float, dk: int, n: int) -> float:
+    """Where a narrow Gaussian kernel's search starts (grid steps): the continuous bounded
+    Gaussian's sigma (Chen & Hale) for the kernel's own sensitivity ``dk`` and width ``n``.
+    It depends on the kernel's cache key only, so a kernel is the same whichever call plans
+    it first (a mechanism, per-row bounds, another width with the same ``n``)."""
+    try:
+        s = float(bounded_gaussian_sigma(target, float(dk), 0.0, float(n)))
+    except (ValueError, OverflowError):
+        s = math.nan
+    return s if math.isfinite(s) and s > 0 else float(dk) / target
+
+
+def _law(fam: int, target: float, dk: int, e: int, n: int | None) -> WindowLaw:
+    """The kernel for rows of ``n`` intervals (``None``: the wide kernel), cached. Its
+    search starts at a closed form (the Laplace, the wide Gaussian) or at
+    :func:`_narrow_gaussian_start`: a function of the cache key, so the kernel is too."""
     key = (fam, target, dk, e, n)
     with _LAWS_LOCK:
         law = _LAWS.get(key)
@@ -257,12 +269,10 @@ def _law(fam: int, target: float, dk: int, e: int, n: int | None,
     nn = 1 << 40 if n is None else n
     if fam == LAPLACE:
         t0 = _laplace_model(target, dk, None if n is None else n)
+    elif wide:
+        t0 = _wide_hint(fam, target, dk)
     else:
-        if wide:
-            t0 = _wide_hint(fam, target, dk)
-        else:
-            h = float(hint()) if callable(hint) else float(hint)
-            t0 = h if h > 0 else float(dk) / target
+        t0 = _narrow_gaussian_start(target, dk, nn)
     # a starting scale the kernel can represent (the search moves from there)
     t0 = min(max(t0, 1e-3), 1e7 if wide else 1e3 * nn)
     t, cert, shape, cum = _core.gw_calibrate(fam, target, t0, nn, dk, wide, REL_TOL)
@@ -527,15 +537,14 @@ def _surely_narrow(fam: int, target: float, dk: int, n: Any) -> Any:
     return n < 0.9 * n_lb
 
 
-def _row_law(fam: int, target: float, dq: float, e: int, n: int,
-             hint: "float | Callable[[], float]") -> WindowLaw:
+def _row_law(fam: int, target: float, dq: float, e: int, n: int) -> WindowLaw:
     dk = max(1, math.ceil(math.ldexp(dq, -e)))
     if _surely_narrow(fam, target, dk, n):
-        return _law(fam, target, min(dk, n), e, n, hint)
-    wide = _law(fam, target, dk, e, None, hint)
+        return _law(fam, target, min(dk, n), e, n)
+    wide = _law(fam, target, dk, e, None)
     if n >= wide.n_min:
         return wide
-    return _law(fam, target, min(dk, n), e, n, hint)
+    return _law(fam, target, min(dk, n), e, n)
 
 
 def _intervals1(lo: float, hi: float, e: int) -> int:
@@ -551,12 +560,9 @@ def _intervals1(lo: float, hi: float, e: int) -> int:
     return int(fd) - int((d - fd) < -err)
 
 
-def plan_row(fam: int, target: float, sensitivity: float, lower: float, upper: float,
-             hint: "float | Callable[[], float] | None" = None) -> RowPlan:
-    """The grid law of one row (validated inputs; ``target`` the loss to certify).
-    ``hint``: a scale in value units where a narrow Gaussian kernel's search starts (None:
-    ``sensitivity / target``), or a function returning it, called only if that search
-    runs (not for the Laplace, a wide row or a kernel already cached)."""
+def plan_row(fam: int, target: float, sensitivity: float, lower: float,
+             upper: float) -> RowPlan:
+    """The grid law of one row (validated inputs; ``target`` the loss to certify)."""
     dq = float(sensitivity)
     ei, coarse = _exponent1(target, dq, float(lower), float(upper))
     if coarse or not -1022 <= ei <= 1000:
@@ -564,13 +570,7 @@ def plan_row(fam: int, target: float, sensitivity: float, lower: float, upper: f
     n = _intervals1(float(lower), float(upper), ei)
     if n < 1:
         raise ValueError("grid law: the interval holds no grid step; pass mode='continuous'")
-    g = math.ldexp(1.0, ei)
-    h: "float | Callable[[], float]"
-    if callable(hint):
-        h = lambda: float(hint()) / g  # noqa: E731 - evaluated only by a narrow search
-    else:
-        h = (dq / target if hint is None else hint) / g
-    return RowPlan(_row_law(fam, target, dq, ei, n, h), float(lower), float(upper), n)
+    return RowPlan(_row_law(fam, target, dq, ei, n), float(lower), float(upper), n)
 
 
 def plan_wide(fam: int, target: float, sensitivity: float) -> WindowLaw:
@@ -582,7 +582,7 @@ def plan_wide(fam: int, target: float, sensitivity: float) -> WindowLaw:
     if not -1022 <= e <= 1000:
         _check_exponent(np.array([e]), np.array([coarse]), dq)
     dk = max(1, math.ceil(math.ldexp(dq, -e)))
-    return _law(fam, target, dk, e, None, 0.0)
+    return _law(fam, target, dk, e, None)
 
 
 def sample_rows(fam: int, target: float, sensitivity: float, q: np.ndarray, lo: np.ndarray,
@@ -603,13 +603,12 @@ def sample_rows(fam: int, target: float, sensitivity: float, q: np.ndarray, lo: 
         n = _core.gw_intervals(los, his, ev)
         if n.size and int(n.min()) < 1:
             raise ValueError("grid law: a row holds no grid step; pass mode='continuous'")
-        h = dq / target / math.ldexp(1.0, ev)
         dk = max(1, math.ceil(math.ldexp(dq, -ev)))
         if bool(np.all(_surely_narrow(fam, target, dk, n))):
             wide = None
             narrow = np.ones(n.shape, dtype=bool)
         else:
-            wide = _law(fam, target, dk, ev, None, h)
+            wide = _law(fam, target, dk, ev, None)
             narrow = n < wide.n_min
         res = np.empty(qs.shape[0])
         if wide is not None and not narrow.any():
@@ -626,7 +625,7 @@ def sample_rows(fam: int, target: float, sensitivity: float, q: np.ndarray, lo: 
             for g, nn in enumerate(nv):
                 rows = nsel[order[start:ends[g]]]
                 start = ends[g]
-                law = _law(fam, target, min(dk, int(nn)), ev, int(nn), h)
+                law = _law(fam, target, min(dk, int(nn)), ev, int(nn))
                 res[rows] = _draw(law, qs[rows], los[rows], his[rows], n[rows], gen)
         if sel is None:
             out = res
