@@ -72,21 +72,24 @@ class ColumnDataError(ValueError):
         ``"calibration"``: the calibration's own message.
     """
 
+    _FIELDS = ("kind", "column", "row", "value", "lower", "upper", "detail")
+    kind: str
+    column: str
+    row: int | None
+    value: float | None
+    lower: float | None
+    upper: float | None
+    detail: str | None
+
     def __init__(self, message: str, kind: str, column: str, row: int | None = None,
                  value: float | None = None, lower: float | None = None,
                  upper: float | None = None, detail: str | None = None) -> None:
         super().__init__(message)
-        self.kind = kind
-        self.column = column
-        self.row = row
-        self.value = value
-        self.lower = lower
-        self.upper = upper
-        self.detail = detail
+        for k, v in zip(self._FIELDS, (kind, column, row, value, lower, upper, detail)):
+            setattr(self, k, v)
 
     def __reduce__(self):  # picklable with its attributes (raised on Spark and Dask workers)
-        return (type(self), (self.args[0], self.kind, self.column, self.row, self.value,
-                             self.lower, self.upper, self.detail))
+        return (type(self), (self.args[0], *(getattr(self, k) for k in self._FIELDS)))
 
 
 def _where(col: str, key: str | None = None) -> str:
