@@ -238,6 +238,51 @@ def test_zhao_figure3_pdp_thresholds():
             assert rows[f"pDP threshold delta={d:g} {m}"]["computed"] == pytest.approx(v, abs=1e-4)
 
 
+
+def test_zhao_figure4_mean_estimation():
+    rows = rows_of("zhao-2019/figure4")
+    assert counts("zhao-2019/figure4") == (0, 0, 256, 0)
+    # classical sigma of Dwork 2014 at d = 1: sqrt(2 ln(1.25/delta))/eps * (1/n) * sqrt(2/pi)
+    exp1 = math.sqrt(2 * math.log(1.25e4)) / 0.1 / 1000 * math.sqrt(2 / math.pi)
+    got = rows["(c) eps=0.1 delta=0.0001 d=1 dwork2014: expected l2 error"]["computed"]
+    assert got == pytest.approx(exp1, rel=1e-12)
+    # DP-OPT at (0.1, 1e-4), d = 10: sigma_opt * sqrt(10)/1000 * E||N(0, I_10)||
+    e10 = math.sqrt(2) * math.exp(math.lgamma(5.5) - math.lgamma(5))
+    sig = calibrate.gaussian_sigma(0.1, 1e-4, 1.0)
+    got = rows["(a) eps=0.1 delta=0.0001 d=10 optimal: expected l2 error"]["computed"]
+    assert got == pytest.approx(sig * math.sqrt(10) / 1000 * e10, rel=1e-12)
+    labels = {r.rsplit(" ", 1)[0].rsplit(": ", 1)[0] for r in rows}
+    settings = {lab.rsplit(" ", 1)[0] for lab in labels}
+    assert len(settings) == 16
+    methods = ("dwork2006", "dwork2014", "optimal", "zhao1", "zhao2", "pdp_optimal", "zhao3",
+               "zhao4")
+    for st in settings:
+        exp = {m: rows[f"{st} {m}: expected l2 error"]["computed"] for m in methods}
+        sim = {m: rows[f"{st} {m}: mean l2 error of 20 draws"]["computed"] for m in methods}
+        # the paper's reading of the figure: the classical mechanisms have the largest
+        # errors, DP-OPT the least
+        assert exp["dwork2006"] >= exp["dwork2014"] >= max(
+            v for m, v in exp.items() if not m.startswith("dwork"))
+        assert exp["optimal"] == min(exp.values())
+        d = int(st.split("d=")[1])
+        chi = math.sqrt(2) * math.exp(math.lgamma((d + 1) / 2) - math.lgamma(d / 2))
+        rel_sd = math.sqrt(d / chi ** 2 - 1)     # sd / mean of the chi distribution
+        for m in methods:   # the mean of 20 norms: within 5 standard errors of its mean
+            assert abs(sim[m] - exp[m]) < 5 * exp[m] * rel_sd / math.sqrt(20), (st, m)
+
+
+def test_zhao_figure5_expected_mse():
+    rows = rows_of("zhao-2019/figure5")
+    assert counts("zhao-2019/figure5") == (0, 0, 88, 0)
+    got = rows["(a) eps=0.1 delta=1e-06 optimal: expected MSE"]["computed"]
+    assert got == pytest.approx(calibrate.gaussian_sigma(0.1, 1e-6, 1.0) ** 2, rel=1e-12)
+    got = rows["(b) eps=0.1 delta=1e-09 dwork2006: expected MSE"]["computed"]
+    assert got == pytest.approx(2 * math.log(2e9) / 0.01, rel=1e-12)
+    for e in (0.1, 0.4, 1.0):
+        v = [rows[f"(a) eps={e:g} delta=1e-06 {m}: expected MSE"]["computed"]
+             for m in ("optimal", "zhao1", "dwork2014")]
+        assert v == sorted(v)
+
 def test_zhao_section7():
     rows = rows_of("zhao-2019/section7")
     assert rows["sigma_zCDP (= RDP route)"]["computed"] == pytest.approx(4.9006, abs=1e-4)
