@@ -16,6 +16,10 @@ Usage:
     python examples/dp_sgd_bounded_support.py --quick           # < 1 minute on 2 CPU cores
     python examples/dp_sgd_bounded_support.py --plot out.png    # sweep of noise multipliers
 
+The paper's own CPU-scale comparison (linear probing over a grid of noise multipliers,
+supports and learning rates, pDP and FIL frontiers) is ``bndp reproduce hu-2024/figure3``
+and ``hu-2024/figure4``.
+
 The last line printed is a JSON object
 {"gaussian": {"accuracy": ..., "epsilon": ...}, "truncated": {"accuracy": ..., "epsilon": ...}}.
 The noise is drawn from a seeded bndp stream here (reproducible); a real release would pass
