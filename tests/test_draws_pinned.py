@@ -1,0 +1,92 @@
+"""The default release's draws for fixed seeds, pinned (SHA-256 of the released bytes).
+
+A refactor must leave them bit for bit; a change of the law or of the sampler that moves
+them must update these digests on purpose and say so in CHANGELOG.md (the same seed gives
+other draws). All but "per-row gaussian" are 0.4.0's draws too (0.5.0 moved the narrow
+Gaussian kernels of per-row bounds, see CHANGELOG.md). Each configuration is planned from an empty kernel cache and again after the
+others, in reverse order: a plan must not depend on what the process planned before."""
+
+import hashlib
+
+import numpy as np
+import pytest
+
+import bndp
+from bndp.mechanisms import window
+
+Q120 = np.linspace(-5.0, 125.0, 1001)
+
+
+def _laplace_ages():
+    return bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=120.0).sample(
+        Q120, rng=7)
+
+
+def _laplace_wide():
+    return bndp.BoundedLaplace(0.5, sensitivity=1.0, lower=0.0, upper=1e5).sample(
+        np.linspace(0.0, 1e5, 1001), rng=8)
+
+
+def _gaussian_ages():
+    return bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=120.0).sample(
+        Q120, rng=9)
+
+
+def _gaussian_narrow():
+    return bndp.BoundedGaussian(0.7, sensitivity=1.0, lower=0.0, upper=1.0).sample(
+        np.linspace(0.0, 1.0, 1001), rng=10)
+
+
+def _per_row(mechanism):
+    def f():
+        rng = np.random.default_rng(0)
+        lo = np.round(rng.uniform(-50, 50, 1001))
+        hi = lo + np.where(np.arange(1001) % 3 == 0, 2.0, np.round(rng.uniform(1, 400, 1001)))
+        q = lo + rng.uniform(0, 1, 1001) * (hi - lo)
+        return bndp.sample(q, mechanism=mechanism, epsilon=0.9, sensitivity=1.0, lower=lo,
+                           upper=hi, rng=11)
+    return f
+
+
+def _constrained():
+    m = bndp.ConstrainedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=50.0,
+                                forbidden=[(10.0, 20.0)])
+    return m.sample(np.linspace(0.0, 50.0, 1001)[np.r_[0:200, 400:1001]], rng=12)
+
+
+CASES = {
+    "laplace [0, 120]": (_laplace_ages,
+                         "b8371eaccd300532653d3d0407f04c4377c7d7af9137d8fe2d1e82897ff77359"),
+    "laplace [0, 1e5]": (_laplace_wide,
+                         "e720927b3adf3fd5e7a6f16d35d18d9f12c0f13000799f1ed247fe9af4cc3aa5"),
+    "gaussian [0, 120]": (_gaussian_ages,
+                          "8fd39faec9fa148c29d92f1b88b05baf2cab5094e013ecf7de6643475c5ed474"),
+    "gaussian [0, 1] (narrow kernel)": (
+        _gaussian_narrow, "e7a9d3ca7b4b4263d7b0bad25e6c3f71ef886d629175c43ede5457d0a6aed447"),
+    "per-row laplace": (_per_row("laplace"),
+                        "0931559cb252c8987b376f515258a5b28809387fc55213416e8465e4d7163ff8"),
+    "per-row gaussian": (_per_row("gaussian"),
+                         "2d1def6cbcbce303b9fae95a080e614270afb6477e7d6e3446ebb8bb66cef15e"),
+    "constrained laplace": (_constrained,
+                            "855548685f8971dae38efb8252693e9af5e650f994bc02c1d9667a0e622f60ab"),
+}
+
+
+def _digest(x) -> str:
+    return hashlib.sha256(np.ascontiguousarray(x, dtype="<f8").tobytes()).hexdigest()
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_draws_for_a_seed_are_pinned(name):
+    fn, digest = CASES[name]
+    window._LAWS.clear()
+    assert _digest(fn()) == digest
+
+
+def test_draws_do_not_depend_on_what_was_planned_before():
+    first = {}
+    for name, (fn, _) in CASES.items():
+        window._LAWS.clear()
+        first[name] = _digest(fn())
+    for name, (fn, _) in reversed(CASES.items()):   # every kernel cached by the others
+        assert _digest(fn()) == first[name], name
