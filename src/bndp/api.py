@@ -11,7 +11,7 @@ from . import _core, _dispatch
 from ._random import RNGLike, as_generator
 from ._validation import (apply_domain, as_float_array, check_bounds, check_epsilon,
                           check_positive, fast_real)
-from .calibrate import bounded_gaussian_sigma, bounded_laplace_scale
+from .calibrate import bounded_gaussian_sigma, bounded_laplace_scale, check_bounded_laplace
 from .distributions import truncated_normal
 from ._columns import Nulls, columnar
 from .mechanisms import BoundedGaussian, BoundedLaplace
@@ -148,7 +148,7 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
     dl = fast_real(delta, "delta")
     check_bounds(lo, hi)
     if mechanism == "laplace":
-        bounded_laplace_scale(eps, dq, 0.0, 1.0, dl)        # validates the parameters
+        check_bounded_laplace(eps, dq, 0.0, 1.0, dl)        # no root find
     else:
         check_epsilon(np.float64(eps))
         check_positive(np.float64(dq), "sensitivity")
