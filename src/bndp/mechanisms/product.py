@@ -8,7 +8,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -145,13 +145,13 @@ def _choose_grid_at(e: int, dq: float, lo: float, hi: float) -> tuple[int, int, 
 
 
 def plan_bounded_gaussian(epsilon: float, sensitivity: float, lower: Any, upper: Any,
-                          sigma_hint: "float | Callable[[], float] | None" = None):
+                          sigma_hint: float | None = None):
     """Grid bounded Gaussian for validated inputs; univariate (a
     :class:`~bndp.mechanisms.window.RowPlan` of the windowed grid law, which starts its
     searches from closed forms and its own continuous sigma) for scalar bounds,
     :class:`ProductPlan` for length-m bounds; target loss ``eps``. ``sigma_hint`` (None:
     :func:`bndp.calibrate.bounded_gaussian_sigma`), multivariate only: the continuous sigma
-    that chooses the grid and starts the search, or a function computing it."""
+    that chooses the grid and starts the search."""
     if np.ndim(lower) == 0 and np.ndim(upper) == 0:
         from .window import plan_row
         return plan_row(GAUSSIAN, float(epsilon), float(sensitivity), float(lower),
@@ -159,8 +159,6 @@ def plan_bounded_gaussian(epsilon: float, sensitivity: float, lower: Any, upper:
     if sigma_hint is None:
         from ..calibrate import bounded_gaussian_sigma
         sigma_hint = float(bounded_gaussian_sigma(epsilon, sensitivity, lower, upper))
-    if callable(sigma_hint):
-        sigma_hint = sigma_hint()
     lo = tuple(float(x) for x in np.ravel(lower))
     hi = tuple(float(x) for x in np.ravel(upper))
     return _plan_product(float(epsilon), float(sigma_hint), float(sensitivity), lo, hi)
