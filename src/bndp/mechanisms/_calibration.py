@@ -185,11 +185,11 @@ def _plan_1d(fam: int, target: float, hint: float, dq: float, lo: float,
 
 
 def plan_bounded_laplace(epsilon: float, sensitivity: float, lower: float, upper: float,
-                         delta: float = 0.0, scale_hint: float | None = None) -> Any:
+                         delta: float = 0.0) -> Any:
     """Grid bounded Laplace for validated inputs (a :class:`~bndp.mechanisms.window.RowPlan`
     of the windowed grid law); target loss ``eps - ln(1 - delta)``. The law calibrates its
     own scale (its search starts at the ideal discrete Laplace's): the continuous
-    :math:`b^*` is not computed, and ``scale_hint`` (kept for compatibility) is not used."""
+    :math:`b^*` is not computed."""
     target = epsilon - math.log1p(-delta)
     from .window import plan_row
     return plan_row(LAPLACE, float(target), float(sensitivity), float(lower), float(upper))
