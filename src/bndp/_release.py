@@ -25,6 +25,7 @@ import numpy as np
 
 from ._columns import check_nulls
 from ._validation import check_on_outside
+from ._values import approx, from_ints, wide_column
 from .api import sample
 from .budget import check_budget
 from .calibrate import bounded_laplace_scale
@@ -180,6 +181,7 @@ class ColumnPlan:
         order; its message gives the first bad row (0-based) and its attributes describe
         the failure for front ends that word it their own way."""
         name = self.name
+        values = approx(values)
         if missing is not None and missing.any():
             if self.nulls == "raise":
                 i = int(np.flatnonzero(missing)[0])
@@ -474,7 +476,32 @@ def _numeric(nw: Any, frame: Any, col: str, role: str) -> Any:
 
 
 def _as_float(nw: Any, s: Any) -> tuple[np.ndarray, np.ndarray | None]:
-    """float64 values (NaN where missing) and the missing mask (null or NaN), or None."""
+    """float64 values (NaN where missing) and the missing mask (null or NaN), or None.
+    Bounds: every value rounded to its nearest double."""
+    vals, missing = _as_values(nw, s)
+    return approx(vals), missing
+
+
+def _as_values(nw: Any, s: Any) -> tuple[Any, np.ndarray | None]:
+    """Released values: float64 (NaN where missing), or :class:`bndp._values.WideValues`
+    for 64-bit integers beyond 2^53 and decimals (each then rounded onto the grid from its
+    exact value), and the missing mask (null or NaN), or None."""
+    dt = s.dtype
+    if dt in (nw.Int64, nw.UInt64) or dt == nw.Decimal:
+        null = np.asarray(s.is_null().to_numpy(), dtype=bool) if s.null_count() else None
+        if dt == nw.Decimal:
+            approx_vals = np.asarray(s.cast(nw.Float64).to_numpy(), dtype=np.float64)
+            if null is not None:
+                approx_vals[null] = np.nan
+            vals: Any = wide_column(approx_vals, null,
+                                    lambda pos: s[[int(p) for p in pos]].to_list())
+        else:
+            filled = s.fill_null(0) if null is not None else s
+            ints = np.asarray(filled.to_numpy(),
+                              dtype=np.int64 if dt == nw.Int64 else np.uint64)
+            vals = from_ints(ints, null)
+        missing = np.isnan(approx(vals))
+        return vals, (missing if missing.any() else None)
     f = s if s.dtype == nw.Float64 else s.cast(nw.Float64)
     vals = np.asarray(f.to_numpy(), dtype=np.float64)
     missing = np.isnan(vals)
@@ -488,7 +515,7 @@ def prepare(nw: Any, frame: Any, plans: Sequence[ColumnPlan]) -> list[Prepared]:
     out = []
     for p in plans:
         s = _numeric(nw, frame, p.name, f"spec column {p.name!r}")
-        vals, missing = _as_float(nw, s)
+        vals, missing = _as_values(nw, s)
         bnds: dict[str, np.ndarray | None] = {"lower": None, "upper": None}
         for key in ("lower", "upper"):
             b = getattr(p, key)

@@ -9,6 +9,7 @@ import numpy as np
 
 from . import _core, _dispatch
 from ._random import RNGLike, as_generator
+from ._values import WideValues, approx, as_values
 from ._validation import (apply_domain, as_float_array, check_bounds, check_epsilon,
                           check_positive, fast_real)
 from .calibrate import bounded_gaussian_sigma, bounded_laplace_scale, check_bounded_laplace
@@ -152,8 +153,8 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
     else:
         check_epsilon(np.float64(eps))
         check_positive(np.float64(dq), "sensitivity")
-    q = as_float_array(value, "value")
-    q = apply_domain(q, lo, hi, on_outside)
+    qv = as_values(value, "value")
+    q = apply_domain(approx(qv), lo, hi, on_outside)
     shape = np.broadcast_shapes(q.shape, lo.shape, hi.shape)
     gen = as_generator(rng)
     if mode == "exact":
@@ -161,7 +162,8 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
         target = eps - math.log1p(-dl) if mechanism == "laplace" else eps
         flat = [np.ascontiguousarray(np.broadcast_to(a, shape), dtype=np.float64).ravel()
                 for a in (q, lo, hi)]
-        return _grid_rows(fam, target, dq, flat, gen).reshape(shape)
+        wide = qv.broadcast_to(shape).ravel() if type(qv) is WideValues else None
+        return _grid_rows(fam, target, dq, flat, gen, wide).reshape(shape)
     widths, inverse = np.unique(hi - lo, return_inverse=True)
     if mechanism == "gaussian":
         # (one univariate calibration per distinct width: array bounds would mean a box)
@@ -199,7 +201,9 @@ def _remember(key: tuple, mech: Any) -> None:
     _SCALAR[key] = mech
 
 
-def _grid_rows(fam: int, target: float, dq: float, flat: list, gen: np.random.Generator):
+def _grid_rows(fam: int, target: float, dq: float, flat: list, gen: np.random.Generator,
+               wide: WideValues | None = None):
     """Per-row bounds, grid law: the rows' kernels planned and drawn
-    (:func:`bndp.mechanisms.window.sample_rows`)."""
-    return window.sample_rows(fam, target, dq, flat[0], flat[1], flat[2], gen)
+    (:func:`bndp.mechanisms.window.sample_rows`; ``wide``: exact values that are not
+    doubles)."""
+    return window.sample_rows(fam, target, dq, flat[0], flat[1], flat[2], gen, wide=wide)

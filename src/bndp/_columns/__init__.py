@@ -44,6 +44,7 @@ from typing import Any, Callable, Literal, TypeVar
 import numpy as np
 
 from .._validation import as_float_array
+from .._values import WideValues, from_ints, approx, as_values, wide_column
 from . import _arrays
 
 __all__ = ["columnar", "to_numpy", "Column", "check_nulls", "is_column", "Nulls"]
@@ -143,10 +144,16 @@ def to_numpy(x: Any, name: str = "value") -> Column:
     """Convert a pandas Series, a pyarrow (Chunked)Array, a NumPy masked array or anything
     NumPy accepts (tables are refused)."""
     if isinstance(x, np.ma.MaskedArray):
-        vals = as_float_array(np.ma.getdata(x), name)
         masked = np.ma.getmaskarray(x)
-        vals = np.where(masked, np.nan, vals)  # the hidden values go no further
-        missing = masked | np.isnan(vals)
+        data = np.ma.getdata(x)
+        if data.dtype.kind == "O":
+            data = np.where(masked, np.nan, data)
+        vals = as_values(data, name)
+        if type(vals) is WideValues:
+            vals.approx[masked] = np.nan          # the hidden values go no further
+        else:
+            vals = np.where(masked, np.nan, vals)
+        missing = masked | np.isnan(approx(vals))
         return Column("masked", vals, missing if missing.any() else None, x)
     if _pandas_series(x):
         pd = sys.modules["pandas"]
@@ -154,7 +161,7 @@ def to_numpy(x: Any, name: str = "value") -> Column:
         _numeric_check(pd.api.types.is_numeric_dtype(dt) and not pd.api.types.is_bool_dtype(dt)
                        and not pd.api.types.is_complex_dtype(dt), name, dt)
         missing = x.isna().to_numpy()
-        vals = x.to_numpy(dtype=np.float64, na_value=np.nan)
+        vals = _pandas_values(x, dt, missing, name)
         return Column("pandas", vals, missing if missing.any() else None, x)
     kind = _arrow_kind(x)
     if kind is not None:
@@ -162,24 +169,58 @@ def to_numpy(x: Any, name: str = "value") -> Column:
         t = x.type
         _numeric_check(pa.types.is_integer(t) or pa.types.is_floating(t)
                        or pa.types.is_decimal(t), name, t)
-        if not pa.types.is_float64(t):
-            x64 = x.cast(pa.float64())
-        else:
-            x64 = x
-        if kind == "chunked":
-            null = (np.concatenate([np.asarray(c.is_null()) for c in x64.chunks])
-                    if x64.num_chunks else np.zeros(0, dtype=bool))
-            vals = x64.to_numpy()  # nulls become NaN
-        else:
-            null = np.asarray(x64.is_null())
-            vals = x64.to_numpy(zero_copy_only=False)
-        vals = np.asarray(vals, dtype=np.float64)
-        missing = null | np.isnan(vals)
+        vals, null = arrow_values(x)
+        missing = null | np.isnan(approx(vals))
         return Column(kind, vals, missing if missing.any() else None, x,
                       null if null.any() else None)
-    a = as_float_array(x, name)
-    missing = np.isnan(a)
+    a = as_values(x, name)
+    missing = np.isnan(approx(a))
     return Column("numpy", a, missing if missing.any() else None, x)
+
+
+def _pandas_values(x: Any, dt: Any, missing: np.ndarray, name: str) -> Any:
+    """A pandas Series' values: float64 (NaN where missing) when every value converts to a
+    double exactly, else :class:`bndp._values.WideValues` (wide integers, decimals)."""
+    if dt.kind in "f" and dt.itemsize <= 8 or dt.kind in "iu" and dt.itemsize < 8:
+        return x.to_numpy(dtype=np.float64, na_value=np.nan)
+    if dt.kind in "iu":                         # numpy or nullable 64-bit integers
+        ints = x.to_numpy(dtype=dt.numpy_dtype if hasattr(dt, "numpy_dtype") else dt,
+                          na_value=0) if missing.any() else x.to_numpy()
+        v = from_ints(np.asarray(ints), missing if missing.any() else None)
+        return v
+    pa = sys.modules.get("pyarrow")
+    arr = getattr(x, "array", None)
+    if pa is not None and hasattr(arr, "_pa_array"):      # pandas ArrowDtype
+        return arrow_values(arr._pa_array)[0]
+    objs = x.to_numpy(dtype=object)
+    return as_values(np.where(missing, np.nan, objs) if missing.any() else objs, name)
+
+
+def arrow_values(x: Any) -> tuple[Any, np.ndarray]:
+    """An Arrow (Chunked)Array's values (float64 with NaN at nulls, or
+    :class:`bndp._values.WideValues` for 64-bit integers beyond 2^53 and decimals) and its
+    null mask."""
+    pa = sys.modules["pyarrow"]
+    t = x.type
+    if isinstance(x, pa.ChunkedArray):
+        null = (np.concatenate([np.asarray(c.is_null()) for c in x.chunks])
+                if x.num_chunks else np.zeros(0, dtype=bool))
+    else:
+        null = np.asarray(x.is_null())
+    if pa.types.is_decimal(t):
+        vals = np.asarray(x.cast(pa.float64()).to_numpy(zero_copy_only=False),
+                          dtype=np.float64)
+        return wide_column(vals, null if null.any() else None,
+                           lambda pos: x.take(pa.array(pos)).to_pylist()), null
+    if pa.types.is_integer(t) and t.bit_width == 64:
+        filled = x.fill_null(0) if null.any() else x
+        ints = np.asarray(filled.to_numpy() if isinstance(filled, pa.ChunkedArray)
+                          else filled.to_numpy(zero_copy_only=False))
+        return from_ints(ints, null if null.any() else None), null
+    x64 = x if pa.types.is_float64(t) else x.cast(pa.float64())
+    vals = x64.to_numpy() if isinstance(x64, pa.ChunkedArray) else \
+        x64.to_numpy(zero_copy_only=False)           # nulls become NaN
+    return np.asarray(vals, dtype=np.float64), null
 
 
 def _describe_missing(col: Column, name: str) -> str:
@@ -215,7 +256,7 @@ def _columns_call(func: Callable[..., Any], ba: inspect.BoundArguments, nulls: s
             if bc.values.shape != shape:
                 raise ValueError(f"`{b}` has length {bc.values.shape[0]} but `{vname}` "
                                  f"has shape {shape}")
-            ba.arguments[b] = bc.values
+            ba.arguments[b] = approx(bc.values)   # public bounds: their nearest doubles
     if col.missing is None:
         ba.arguments[vname] = col.values
         return col.restore(func(*ba.args, **ba.kwargs))

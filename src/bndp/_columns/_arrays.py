@@ -93,7 +93,10 @@ def _torch_to_host(x: Any, name: str) -> np.ndarray:
     t = t.resolve_conj().resolve_neg()
     if t.dtype in (torch.bfloat16,):            # NumPy has no bfloat16
         t = t.to(torch.float64)
-    return np.asarray(t.numpy(), dtype=np.float64)   # a view for float64 input
+    a = t.numpy()
+    if a.dtype.kind in "iu" and a.dtype.itemsize == 8:
+        return a        # 64-bit integers: converted by the sampler (exactly onto its grid)
+    return np.asarray(a, dtype=np.float64)   # a view for float64 input
 
 
 def _api_to_host(x: Any, name: str) -> np.ndarray:
@@ -114,6 +117,9 @@ def _api_to_host(x: Any, name: str) -> np.ndarray:
                     f"`{name}`: cannot bring this {type(x).__module__}.{type(x).__name__} "
                     "array into host memory (it offers neither host DLPack nor a 'cpu' device)"
                 ) from None
+    a = np.asarray(a)
+    if a.dtype.kind in "iu" and a.dtype.itemsize == 8:
+        return a        # 64-bit integers: converted by the sampler (exactly onto its grid)
     return np.asarray(a, dtype=np.float64)
 
 
@@ -127,8 +133,8 @@ def foreign(x: Any, name: str = "value") -> Foreign | None:
 
 
 def host_values(x: Any, name: str) -> Any:
-    """``x`` as a float64 NumPy array if it is a tensor or array-API array, else unchanged
-    (for per-row ``lower``/``upper``)."""
+    """``x`` as a NumPy array if it is a tensor or array-API array, else unchanged (for
+    per-row ``lower``/``upper``)."""
     f = foreign(x, name)
     return x if f is None else f.values
 

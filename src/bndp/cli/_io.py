@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .._values import wide_column
 from ._errors import CLIError, DataError, _Terminated, _cell_error
 
 
@@ -197,8 +198,12 @@ def _csv_lines(cols: list[Any], delimiter: str, pa: Any, pc: Any) -> bytes | mem
 
 
 def _parse_numbers(text: Any, name: str, row0: int, path: str, pa: Any, pc: Any,
-                   allow_empty: bool, nulls: str) -> tuple[np.ndarray, np.ndarray]:
-    """A block of CSV cells (strings) as float64 and the mask of empty cells."""
+                   allow_empty: bool, nulls: str, exact: bool = False
+                   ) -> tuple[Any, np.ndarray]:
+    """A block of CSV cells (strings) as float64 (each cell's nearest double) and the mask
+    of empty cells. ``exact``: released values, returned as
+    :class:`bndp._values.WideValues` (the cells' decimal text is their exact value: each
+    is rounded onto the grid once, from the text)."""
     trimmed = pc.utf8_trim_whitespace(text)
     empty = np.asarray(pc.equal(trimmed, ""))
     filled = (pc.if_else(_arrow_f64(pa, empty.view(np.uint8), None).cast(pa.bool_()),
@@ -216,6 +221,9 @@ def _parse_numbers(text: Any, name: str, row0: int, path: str, pa: Any, pc: Any,
     if not allow_empty and empty.any():
         i = int(np.flatnonzero(empty)[0])
         raise _cell_error(path, row0 + i, name, "empty cell in a column of per-row bounds")
+    if exact:
+        return wide_column(vals, empty if empty.any() else None,
+                           lambda pos: trimmed.take(pa.array(pos)).to_pylist()), empty
     return vals, empty
 
 

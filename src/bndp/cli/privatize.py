@@ -14,6 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .._columns import to_numpy
+from .._values import approx
 from .._random import default_rng
 from .._release import ColumnDataError, charge_release, plan_release
 from ..budget import Budget
@@ -232,7 +233,7 @@ def _release_block(spec: _Spec, vals: np.ndarray, missing: np.ndarray | None, ro
     try:
         plan.check(vals, missing, lo, hi)
     except ColumnDataError as exc:
-        raise _data_error(exc, spec, vals, row0, path, cells, per_row) from None
+        raise _data_error(exc, spec, approx(vals), row0, path, cells, per_row) from None
     keep = None if missing is None else ~missing
     if keep is not None:
         spec.missing += int(missing.sum())  # type: ignore[union-attr]
@@ -242,7 +243,7 @@ def _release_block(spec: _Spec, vals: np.ndarray, missing: np.ndarray | None, ro
     # the summary's count of values clipped into their bounds (checked above)
     lo_c = (-np.inf if plan.lower is None else plan.lower) if lo_p is None else lo_p
     hi_c = (np.inf if plan.upper is None else plan.upper) if hi_p is None else hi_p
-    spec.clipped += int(((present < lo_c) | (present > hi_c)).sum())
+    spec.clipped += int(((approx(present) < lo_c) | (approx(present) > hi_c)).sum())
     try:
         noisy = plan.draw(present, gen, lo_p, hi_p)
     except ValueError as exc:
@@ -301,7 +302,7 @@ def _privatize_csv(args: argparse.Namespace, specs: list[_Spec], tmp: str,
                     k = header.index(s.name)
                     text = cols[k]
                     vals, empty = _parse_numbers(text, s.name, rows + 1, shown, pa, pc, True,
-                                                 s.plan.nulls)
+                                                 s.plan.nulls, exact=True)
                     bnd = {}
                     for key in ("lower", "upper"):
                         b = getattr(s.plan, key)
@@ -368,7 +369,7 @@ def _privatize_parquet(args: argparse.Namespace, specs: list[_Spec], tmp: str,
                             i = int(np.flatnonzero(bc.missing)[0])
                             raise _cell_error(shown, rows + 1 + i, b, "missing value in a "
                                               "column of per-row bounds")
-                        bnd[key] = bc.values
+                        bnd[key] = approx(bc.values)   # public bounds: nearest doubles
                 noisy = _release_block(s, col.values, col.missing, rows + 1, shown, args, gen,
                                        lo=bnd.get("lower"), hi=bnd.get("upper"))
                 null = col.missing if col.missing is not None and col.missing.any() else None

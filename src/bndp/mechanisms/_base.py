@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._validation import apply_domain, as_float_array
+from .._values import WideValues, as_values, snap_plan
 
 
 class Mechanism:
@@ -65,8 +66,17 @@ class Mechanism:
             else getattr(self, k) for k in self._init_args))
 
     # helpers shared by subclasses -----------------------------------------------------
+    def _true_values(self, value: Any) -> np.ndarray:
+        """``value`` as float64: values that are not doubles (wide integers, Decimal, ...)
+        each rounded onto this mechanism's grid from its exact value
+        (:mod:`bndp._values`)."""
+        v = as_values(value, "value")
+        if type(v) is WideValues:
+            return snap_plan(getattr(self, "exact_plan", None), v, self.lower, self.upper)
+        return v
+
     def _value(self, value: Any, on_outside: str = "clip") -> np.ndarray:
-        v = as_float_array(value, "value")
+        v = self._true_values(value)
         return apply_domain(v, self.lower, self.upper, on_outside)
 
     def mse(self, value: Any):

@@ -127,6 +127,12 @@ class ExactPlan(GridScale):
         v = np.ascontiguousarray(np.ravel(np.asarray(value, dtype=np.float64)))
         return _core.gd_index(v, self.exponent, self.kl, self.n).reshape(np.shape(value))
 
+    def exact_index(self, value: Fraction) -> int:
+        """:meth:`index` of an exact (rational) true value: the same rounding (nearest grid
+        point, ties up, clipped to the grid) in rational arithmetic."""
+        k = math.floor(Fraction(value) / Fraction(2) ** self.exponent + Fraction(1, 2))
+        return min(max(k, self.kl), self.kl + self.n) - self.kl
+
     def weights_for(self, value: Any) -> tuple[np.ndarray, int]:
         """Integer weights over the grid for one true value, and their total ``S_i``."""
         i = int(self.index(float(value)))

@@ -169,6 +169,17 @@ class ConstrainedPlan(ExactPlan):
         return _core.gd_span_index(v, self.exponent, self.kl, self.span_lo, self.span_hi,
                                    self.gap_hi).reshape(np.shape(value))
 
+    def exact_index(self, value: Fraction) -> int:
+        """:meth:`index` of an exact (rational) allowed true value: the span and the nearest
+        grid point (ties up) in rational arithmetic (deterministic rounding only)."""
+        v = Fraction(value)
+        if not self.bounded:
+            lim = Fraction(2) ** (52 + self.exponent)
+            v = min(max(v, -lim), lim)
+        s = sum(1 for b in np.ravel(self.gap_hi) if v >= Fraction(float(b)))
+        k = math.floor(v / Fraction(2) ** self.exponent + Fraction(1, 2)) - self.kl
+        return min(max(k, int(self.span_lo[s])), int(self.span_hi[s]))
+
     def components(self, value: float) -> list[tuple[float, int]]:
         """The law for one true value as a mixture ``[(weight, grid index), ...]`` of the
         laws of grid inputs (one component unless rounding is random)."""

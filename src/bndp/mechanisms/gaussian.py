@@ -176,7 +176,7 @@ class BoundedGaussian(GridLawMechanism):
 
     # helpers -------------------------------------------------------------------------
     def _value(self, value: Any, on_outside: str = "clip") -> np.ndarray:
-        q = as_float_array(value, "value")
+        q = self._true_values(value)
         if self.dim is not None and (q.ndim == 0 or q.shape[-1] != self.dim):
             raise ValueError(
                 f"`value` must have a trailing dimension of length {self.dim} for this "

@@ -312,7 +312,7 @@ class ConstrainedLaplace(GridLawMechanism):
     # true values --------------------------------------------------------------------
     def _value(self, value: Any, on_outside: str = "clip") -> np.ndarray:
         check_on_outside(on_outside)
-        v = as_float_array(value, "value")
+        v = self._true_values(value)
         check_finite(v, "value")
         outside = (v < self.lower) | (v > self.upper)
         if outside.any():

@@ -94,11 +94,13 @@ import warnings
 from collections import OrderedDict
 from functools import cached_property, lru_cache
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from .. import _core, _dispatch, _random
+from .._values import WideValues, snap
 from ..calibrate import bounded_gaussian_sigma
 from ._grid import ExactPlan, GridScale, _law_from, cached_search_tree
 
@@ -393,6 +395,11 @@ class RowPlan:
                              self.exponent, np.full(k, self.n, dtype=np.int64))
         return out.reshape(np.shape(value))
 
+    def exact_index(self, value: Fraction) -> int:
+        """:meth:`index` of an exact (rational) true value: clipped into the row, rounded to
+        the nearest grid point (ties up) in rational arithmetic."""
+        return row_exact_index(value, self.lower, self.upper, self.exponent, self.n)
+
     def _reach(self) -> int:
         if not self.kernel.tailw:
             return 0
@@ -506,6 +513,39 @@ class RowPlan:
                                 gen, workers)
 
 
+def row_exact_index(value: Fraction, lower: float, upper: float, e: int, n: int) -> int:
+    """The grid index of an exact true value in the row ``[lower, upper]`` of ``n``
+    intervals of ``2^e``: ``_gw_index``'s rounding (clip, nearest point ties up, clip to
+    ``[0, n]``) in rational arithmetic."""
+    lo, hi = Fraction(lower), Fraction(upper)
+    c = min(max(Fraction(value), lo), hi)
+    k = math.floor((c - lo) / Fraction(2) ** e + Fraction(1, 2))
+    return min(max(k, 0), n)
+
+
+def snap_rows(values: WideValues, lo: np.ndarray, hi: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Per-row bounds: doubles whose row grid indices are those of the exact values
+    (:func:`bndp._values.snap`; 1-D arrays of one length, ``e`` the rows' exponents)."""
+    ea = np.broadcast_to(np.asarray(e, dtype=np.int64), lo.shape)
+
+    def index(d: np.ndarray, pos: np.ndarray) -> np.ndarray:
+        out = np.empty(d.shape[0], dtype=np.int64)
+        ep = ea[pos]
+        for ev in np.unique(ep):
+            s = np.flatnonzero(ep == ev)
+            los, his = lo[pos[s]], hi[pos[s]]
+            n = _core.gw_intervals(los, his, int(ev))
+            out[s] = _core.gw_index(np.ascontiguousarray(d[s]), los, his, int(ev), n)
+        return out
+
+    def exact(v: Fraction, p: int) -> int:
+        ev = int(ea[p])
+        n = int(_core.gw_intervals(lo[p:p + 1], hi[p:p + 1], ev)[0])
+        return row_exact_index(v, float(lo[p]), float(hi[p]), ev, n)
+
+    return snap(values, index, exact)
+
+
 def sample_inside(plan: Any, value: Any, size: Any, rng: Any, on_outside: Any,
                   workers: Any) -> Any:
     """The short path of a grid-law mechanism's ``sample`` (:meth:`bndp._core.GwRow.sample`:
@@ -586,14 +626,19 @@ def plan_wide(fam: int, target: float, sensitivity: float) -> WindowLaw:
 
 
 def sample_rows(fam: int, target: float, sensitivity: float, q: np.ndarray, lo: np.ndarray,
-                hi: np.ndarray, gen: np.random.Generator) -> np.ndarray:
+                hi: np.ndarray, gen: np.random.Generator,
+                wide: WideValues | None = None) -> np.ndarray:
     """Per-row bounds: one draw per row (1-D float64 arrays of one length, values clipped
     into their rows). Rows are grouped by kernel: one wide kernel per granularity, and one
-    per narrow ``n``."""
+    per narrow ``n``. ``wide``: the exact true values when some are not doubles (``q``
+    then holds their approximations); each is rounded onto its row's grid from its exact
+    value (:func:`snap_rows`)."""
     dq = float(sensitivity)
     e, coarse = grid_exponent(target, dq, hi - lo, lo, hi)
     e = np.broadcast_to(e, q.shape)
     _check_exponent(e, coarse, dq)
+    if wide is not None:
+        q = np.clip(snap_rows(wide, lo, hi, e), lo, hi)
     out = np.empty(q.shape[0])
     es = np.unique(e)
     for ev in es:
