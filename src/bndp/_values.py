@@ -189,7 +189,7 @@ def _from_objects(a: np.ndarray, name: str, missing: np.ndarray | None = None
         if miss is not None and miss[k]:
             out[k] = np.nan
             continue
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (numbers.Real, Decimal)):
             raise TypeError(f"`{name}` must hold real numbers; found {type(v).__name__} {v!r}")
         t = type(v)
         if t is float or t is np.float64 or t is np.float32 or t is np.float16:
