@@ -126,18 +126,25 @@ class WideValues:
         base = np.arange(self.approx.size).reshape(self.approx.shape)[sel]
         flat = np.ravel(base)
         src = self._exact
+
+        def exact(pos: np.ndarray) -> Sequence[Fraction]:
+            return src(flat[pos])
+
         cand = None if self._cand is None else self._cand.reshape(self.approx.shape)[sel]
-        return WideValues(np.asarray(self.approx[sel]),
-                          lambda pos, f=flat, s=src: s(f[pos]), cand)
+        return WideValues(np.asarray(self.approx[sel]), exact, cand)
 
     def broadcast_to(self, shape: tuple) -> "WideValues":
         base = np.broadcast_to(np.arange(self.approx.size).reshape(self.approx.shape), shape)
         flat = np.ascontiguousarray(base).ravel()
         src = self._exact
+
+        def exact(pos: np.ndarray) -> Sequence[Fraction]:
+            return src(flat[pos])
+
         cand = (None if self._cand is None
                 else np.ascontiguousarray(np.broadcast_to(self._cand, shape)))
-        return WideValues(np.ascontiguousarray(np.broadcast_to(self.approx, shape)),
-                          lambda pos, f=flat, s=src: s(f[pos]), cand)
+        return WideValues(np.ascontiguousarray(np.broadcast_to(self.approx, shape)), exact,
+                          cand)
 
     def reshape(self, *shape: Any) -> "WideValues":
         cand = None if self._cand is None else self._cand.reshape(*shape)
@@ -196,7 +203,7 @@ def _from_objects(a: np.ndarray, name: str, missing: np.ndarray | None = None
             out[k] = v
             continue
         if t is int or isinstance(v, np.integer):
-            iv = int(v)
+            iv = int(v)  # type: ignore[arg-type]
             if -_TWO53 <= iv <= _TWO53:
                 out[k] = iv
                 continue
@@ -206,17 +213,17 @@ def _from_objects(a: np.ndarray, name: str, missing: np.ndarray | None = None
         try:
             f = float(v)
         except OverflowError:
-            f = math.inf if v > 0 else -math.inf
+            f = math.inf if v > 0 else -math.inf  # type: ignore[operator]
         if math.isinf(f) and isinstance(v, (Decimal, Fraction, np.longdouble)) and (
                 not isinstance(v, Decimal) or v.is_finite()) and not (
                 isinstance(v, np.longdouble) and not np.isfinite(v)):
             f = math.copysign(_MAX, f)
         out[k] = f
         cand[k] = not math.isnan(f)
-    out = out.reshape(a.shape)
+    res = out.reshape(a.shape)
     if not cand.any():
-        return out
-    return WideValues(out, lambda pos: [exact_number(flat[p]) for p in pos],
+        return res
+    return WideValues(res, lambda pos: [exact_number(flat[p]) for p in pos],
                       cand.reshape(a.shape))
 
 

@@ -206,4 +206,4 @@ def _grid_rows(fam: int, target: float, dq: float, flat: list, gen: np.random.Ge
     """Per-row bounds, grid law: the rows' kernels planned and drawn
     (:func:`bndp.mechanisms.window.sample_rows`; ``wide``: exact values that are not
     doubles)."""
-    return window.sample_rows(fam, target, dq, flat[0], flat[1], flat[2], gen, wide=wide)
+    return window.sample_rows(fam, target, dq, flat[0], flat[1], flat[2], gen, exact=wide)

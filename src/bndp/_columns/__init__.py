@@ -90,12 +90,12 @@ class Column:
     """A column converted to float64 NumPy, with what is needed to convert a result back.
 
     ``values`` has NaN where ``missing`` is True (``missing`` is None when nothing is
-    missing).
+    missing); it is :class:`bndp._values.WideValues` when some value is not a double.
     """
 
     __slots__ = ("kind", "values", "missing", "_src", "_arrow_null")
 
-    def __init__(self, kind: str, values: np.ndarray, missing: np.ndarray | None, src: Any,
+    def __init__(self, kind: str, values: Any, missing: np.ndarray | None, src: Any,
                  arrow_null: np.ndarray | None = None) -> None:
         self.kind = kind
         self.values = values
@@ -148,8 +148,8 @@ def to_numpy(x: Any, name: str = "value") -> Column:
         data = np.ma.getdata(x)
         if data.dtype.kind == "O":
             data = np.where(masked, np.nan, data)
-        vals = as_values(data, name)
-        if type(vals) is WideValues:
+        vals: Any = as_values(data, name)
+        if isinstance(vals, WideValues):
             vals.approx[masked] = np.nan          # the hidden values go no further
         else:
             vals = np.where(masked, np.nan, vals)
@@ -189,7 +189,7 @@ def _pandas_values(x: Any, dt: Any, missing: np.ndarray, name: str) -> Any:
         v = from_ints(np.asarray(ints), missing if missing.any() else None)
         return v
     pa = sys.modules.get("pyarrow")
-    arr = getattr(x, "array", None)
+    arr: Any = getattr(x, "array", None)
     if pa is not None and hasattr(arr, "_pa_array"):      # pandas ArrowDtype
         return arrow_values(arr._pa_array)[0]
     objs = x.to_numpy(dtype=object)

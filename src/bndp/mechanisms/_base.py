@@ -71,7 +71,7 @@ class Mechanism:
         each rounded onto this mechanism's grid from its exact value
         (:mod:`bndp._values`)."""
         v = as_values(value, "value")
-        if type(v) is WideValues:
+        if isinstance(v, WideValues):
             return snap_plan(getattr(self, "exact_plan", None), v, self.lower, self.upper)
         return v
 

@@ -627,18 +627,18 @@ def plan_wide(fam: int, target: float, sensitivity: float) -> WindowLaw:
 
 def sample_rows(fam: int, target: float, sensitivity: float, q: np.ndarray, lo: np.ndarray,
                 hi: np.ndarray, gen: np.random.Generator,
-                wide: WideValues | None = None) -> np.ndarray:
+                exact: WideValues | None = None) -> np.ndarray:
     """Per-row bounds: one draw per row (1-D float64 arrays of one length, values clipped
     into their rows). Rows are grouped by kernel: one wide kernel per granularity, and one
-    per narrow ``n``. ``wide``: the exact true values when some are not doubles (``q``
+    per narrow ``n``. ``exact``: the exact true values when some are not doubles (``q``
     then holds their approximations); each is rounded onto its row's grid from its exact
     value (:func:`snap_rows`)."""
     dq = float(sensitivity)
     e, coarse = grid_exponent(target, dq, hi - lo, lo, hi)
     e = np.broadcast_to(e, q.shape)
     _check_exponent(e, coarse, dq)
-    if wide is not None:
-        q = np.clip(snap_rows(wide, lo, hi, e), lo, hi)
+    if exact is not None:
+        q = np.clip(snap_rows(exact, lo, hi, e), lo, hi)
     out = np.empty(q.shape[0])
     es = np.unique(e)
     for ev in es:
