@@ -177,6 +177,10 @@ def _parser() -> argparse.ArgumentParser:
                     help="print nothing on success (no summary, no progress bar)")
     pr.add_argument("-v", "--verbose", action="store_true",
                     help="print more details in the summary")
+    pr.add_argument("--show-data-counts", action="store_true",
+                    help="also print, per column, the number of values released, missing and "
+                         "clipped into the bounds: counts of the private data themselves, NOT "
+                         "protected by differential privacy (off by default)")
     _add_privacy_args(pr, bounds_required=False, mode="privatize")
     io = pr.add_argument_group("input and output")
     io.add_argument("--format", choices=("auto", "csv", "parquet"), default="auto",

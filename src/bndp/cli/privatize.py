@@ -462,19 +462,18 @@ def _cmd_privatize(args: argparse.Namespace) -> int:
         say(warning)
     for s in specs:
         p = s.plan
-        extra = []
-        if s.missing:
-            extra.append(f"{s.missing:,} missing kept")
-        if s.clipped:
-            extra.append(f"{s.clipped:,} clipped into the domain")
-        more = f"; {', '.join(extra)}" if extra else ""
+        # counts of the private data (values present, missing, clipped) are not protected:
+        # printed only on request, and labelled so
+        more = (f"; not private (--show-data-counts): {s.rows:,} values released, "
+                f"{s.missing:,} missing kept, {s.clipped:,} clipped into the domain"
+                if args.show_data_counts else "")
         lo = -math.inf if p.lower is None else p.lower
         hi = math.inf if p.upper is None else p.upper
         where = (f"in per-row bounds [{_fmt_bound(lo)}, {_fmt_bound(hi)}]" if p.per_row
                  else f"in [{_fmt_bound(lo)}, {_fmt_bound(hi)}]")
         eps, delta = p.cost()
         dtxt = f", delta = {delta:g}" if delta else ""
-        say(f"bndp: {s.name}: {s.rows:,} values released {where} with epsilon = {eps:g}{dtxt}, "
+        say(f"bndp: {s.name}: released {where} with epsilon = {eps:g}{dtxt}, "
             f"sensitivity = {p.sensitivity:g}: {_mechanism_label(p)}{more}")
     if len(specs) > 1:
         costs = [s.plan.cost() for s in specs]
