@@ -386,3 +386,52 @@ def test_property_binade_straddling_pairs(family):
         dks.add(p.dk)
         trial += 1
     assert min(dks) <= 2 and max(dks) >= 32
+
+
+def _span_oracle(v, gamma, kl, span_lo, span_hi, gap_hi):
+    """Nearest grid point (ties up) of an allowed exact value, clipped to its span."""
+    s = sum(1 for b in gap_hi if v >= Fraction(float(b)))
+    k = math.floor(Fraction(v) / Fraction(gamma) + Fraction(1, 2)) - kl
+    return min(max(k, int(span_lo[s])), int(span_hi[s]))
+
+
+@pytest.mark.parametrize("kind", ["half-line", "gaps"])
+def test_constrained_plans(kind):
+    if kind == "half-line":
+        m = bndp.BoundedLaplace(epsilon=EPS, sensitivity=1.0, lower=LO, upper=np.inf)
+    else:
+        m = bndp.ConstrainedLaplace(epsilon=EPS, sensitivity=1.0, lower=0.0, upper=200.0,
+                                    forbidden=[(100.0, 120.0)])
+    p = m.exact_plan
+    vals = _pair_values(XD, copies=60)
+    ks = [_span_oracle(v, p.gamma, p.kl, p.span_lo, p.span_hi, p.gap_hi) for v in vals]
+    assert ks[-1] - ks[0] <= p.dk + 2      # (the pair: index 0 and 3 * copies)
+    c = len(vals) // 6
+    assert ks[3 * c] - ks[0] == 16         # exactly dk apart, where doubles land 17 apart
+    assert (p.index(np.array([float(vals[0]), float(vals[3 * c])])) @ [-1, 1]) == 17
+    g = np.array([math.ldexp(p.kl + k, p.exponent) for k in ks])
+    col = KINDS["decimal_objects"](vals)
+    np.testing.assert_array_equal(m.sample(col, rng=4), m.sample(g, rng=4))
+
+
+def test_multivariate_product_law():
+    m = bndp.BoundedGaussian(epsilon=EPS, sensitivity=1.0, lower=[LO, 0.0],
+                             upper=[HI, 100.0])
+    p = m.exact_plan
+    assert p.gamma == 2.0 ** -7
+    # 5e-15 below the cell boundary 63.5 + 1/256 of the grid 2^-7 Z, and 1 above that
+    vals = _pair_values(Fraction("63.503906249999995"), copies=40)
+    kd = p.coords[0].index(np.array([float(vals[0]), float(vals[-1])]))
+    assert kd[1] - kd[0] == 129 + 16           # doubles: one step too far (dk = 128)
+    rows = [[v, Fraction(50)] for v in vals]
+    ks = []
+    for r in rows:
+        kr = []
+        for c, cp in enumerate(p.coords):
+            k = math.floor(r[c] / Fraction(cp.gamma) + Fraction(1, 2))
+            kr.append(min(max(k, cp.kl), cp.kl + cp.n))
+        ks.append(kr)
+    g = np.ldexp(np.array(ks, dtype=np.float64), p.exponent)
+    col = np.array([[Decimal(v.numerator) / Decimal(v.denominator), Decimal(50)]
+                    for v in vals], dtype=object)
+    np.testing.assert_array_equal(m.sample(col, rng=6), m.sample(g, rng=6))
