@@ -46,6 +46,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ._validation import as_float_array, frame_kind
+
 __all__ = ["WideValues", "as_values", "snap", "snap_plan", "approx", "exact_number",
            "wide_column", "from_ints"]
 
@@ -161,12 +163,16 @@ def approx(x: Any) -> Any:
 
 def from_ints(a: np.ndarray, missing: np.ndarray | None = None) -> np.ndarray | WideValues:
     """An int64/uint64 array (``missing``: entries to read as NaN)."""
-    big = (a > _TWO53) if a.dtype.kind == "u" else ((a > _TWO53) | (a < -_TWO53))
-    if missing is not None:
-        big &= ~missing
     out = a.astype(np.float64)
     if missing is not None and missing.any():
         out[missing] = np.nan
+    # every value within 2^53 (two reductions, no temporary): the doubles are exact
+    if a.size == 0 or (int(a.max()) <= _TWO53 and (a.dtype.kind == "u"
+                                                   or int(a.min()) >= -_TWO53)):
+        return out
+    big = (a > _TWO53) if a.dtype.kind == "u" else ((a > _TWO53) | (a < -_TWO53))
+    if missing is not None:
+        big &= ~missing
     if not big.any():
         return out
     flat = a.ravel()
@@ -233,7 +239,6 @@ def as_values(x: Any, name: str) -> np.ndarray | WideValues:
 
     Checks as :func:`bndp._validation.as_float_array` (which it calls for every input whose
     conversion to float64 is exact)."""
-    from ._validation import as_float_array
     t = type(x)
     if t is np.ndarray:
         k = x.dtype
@@ -262,7 +267,6 @@ def as_values(x: Any, name: str) -> np.ndarray | WideValues:
         if isinstance(x, np.longdouble) and not isinstance(x, np.float64):
             return _from_longdouble(np.asarray(x))
         return as_float_array(x, name)
-    from ._validation import frame_kind
     if isinstance(x, np.ma.MaskedArray) or frame_kind(x) is not None or x is None or \
             isinstance(x, (bool, np.bool_)):
         return as_float_array(x, name)      # refused there, with its message
