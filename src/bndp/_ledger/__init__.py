@@ -264,6 +264,9 @@ def open_ledger(store: Any, name: Any, epsilon: Any = None, delta: Any = None,
     if composition == "optimal":
         _compose.check_optimal_available()
     backend = backend_for(store)
+    if eps is None and getattr(backend, "path", None) and not os.path.exists(backend.path):
+        raise ValueError(f"budget {name!r} does not exist: there is no budget store at "
+                         f"{backend.path}; give `epsilon` (and `delta`) to create it")
     backend.create_schema()
     with backend.transaction(write=True) as cur:
         row = cur.execute(_SELECT + backend.lock_suffix, (name,)).fetchone()
