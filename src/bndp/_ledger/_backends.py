@@ -176,7 +176,8 @@ class PostgresBackend(Backend):
 
     def __init__(self, url: str) -> None:
         super().__init__()
-        self.url = url
+        self._dsn = url
+        self.url = _redact(url)
         try:
             import psycopg  # noqa: F401
         except ImportError:
@@ -190,7 +191,7 @@ class PostgresBackend(Backend):
         import psycopg
 
         try:
-            return psycopg.connect(self.url, autocommit=False)
+            return psycopg.connect(self._dsn, autocommit=False)
         except psycopg.OperationalError as exc:
             raise ConnectionError(f"budget store: cannot connect to PostgreSQL: "
                                   f"{' '.join(str(exc).split())}") from None
@@ -205,6 +206,21 @@ class PostgresBackend(Backend):
             cur.execute("SELECT pg_advisory_xact_lock(?)", (0x626E6470,))
             for stmt in SCHEMA:
                 cur.execute(stmt)
+
+
+def _redact(url: str) -> str:
+    """The URL as shown in messages: without its password."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+        if parts.password is None:
+            return url
+        host = parts.hostname or ""
+        netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
+        return urlunsplit(parts._replace(netloc=netloc))
+    except ValueError:
+        return "postgresql://..."
 
 
 def backend_for(store: Any) -> Backend:
