@@ -28,8 +28,12 @@ __all__ = ["Counts", "add_counts", "basic_sums", "optimal_epsilon", "counts_from
 
 Counts = dict  # {(epsilon, delta): count}
 
-#: Width of the privacy-loss grid of the optimal accountant (dp-accounting's default).
+#: Width of the privacy-loss grid of the optimal accountant (dp-accounting's default), and a
+#: coarser one used when every epsilon of the history lies on it (the losses of pure-epsilon
+#: columns then lie on the grid, so the coarse grid is as tight and about ten times faster).
+#: Either is pessimistic: every loss is rounded up to the grid.
 DISCRETIZATION = 1e-4
+COARSE_DISCRETIZATION = 1e-3
 
 #: Relative margin added to the composed epsilon: the pessimistic discretisation bounds the
 #: grid's error, not the floating-point error of the FFT convolutions (about 1e-10 relative
@@ -90,10 +94,13 @@ def optimal_epsilon(counts: Mapping[tuple[float, float], int], delta: float) -> 
     if not items:
         return 0.0
     pld, Params = _pld()
+    step = (COARSE_DISCRETIZATION
+            if all(abs(e / COARSE_DISCRETIZATION - round(e / COARSE_DISCRETIZATION)) < 1e-9
+                   for (e, _), _n in items) else DISCRETIZATION)
     total = None
     for (e, d), n in sorted(items):
         one = pld.from_privacy_parameters(Params(float(e), float(d)),
-                                          value_discretization_interval=DISCRETIZATION)
+                                          value_discretization_interval=step)
         part = one.self_compose(n) if n > 1 else one
         total = part if total is None else total.compose(part)
     assert total is not None
@@ -101,4 +108,4 @@ def optimal_epsilon(counts: Mapping[tuple[float, float], int], delta: float) -> 
     if not math.isfinite(eps):
         return math.inf
     eps = max(eps, 0.0)
-    return eps + FLOAT_MARGIN * max(eps, DISCRETIZATION)
+    return eps + FLOAT_MARGIN * max(eps, step)
