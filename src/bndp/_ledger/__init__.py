@@ -264,7 +264,7 @@ def open_ledger(store: Any, name: Any, epsilon: Any = None, delta: Any = None,
     if composition == "optimal":
         _compose.check_optimal_available()
     backend = backend_for(store)
-    if eps is None and getattr(backend, "path", None) and not os.path.exists(backend.path):
+    if eps is None and backend.path is not None and not os.path.exists(backend.path):
         raise ValueError(f"budget {name!r} does not exist: there is no budget store at "
                          f"{backend.path}; give `epsilon` (and `delta`) to create it")
     backend.create_schema()

@@ -56,6 +56,8 @@ class Backend:
     #: appended to the SELECT of the budget row inside a write transaction
     lock_suffix = ""
     url = ""
+    #: the SQLite file (None for a server)
+    path: str | None = None
 
     def __init__(self) -> None:
         self._lock = threading.RLock()
@@ -160,6 +162,7 @@ class SQLiteBackend(Backend):
         import sqlite3
 
         # isolation_level=None: transactions are begun explicitly (BEGIN IMMEDIATE)
+        assert self.path is not None
         conn = sqlite3.connect(self.path, timeout=60.0, isolation_level=None,
                                check_same_thread=False)
         conn.execute("PRAGMA journal_mode=WAL")
