@@ -5,6 +5,7 @@ measured in one run on this machine. Prints times and ratios next to the project
     python benchmarks/compare.py --n 1e6    # quicker
     python benchmarks/compare.py --constrained-only   # ConstrainedLaplace planning only
     python benchmarks/compare.py --one-value-only     # one record at a time (issue 23)
+    python benchmarks/compare.py --budget-only        # persistent budgets (SQLite, PostgreSQL)
 
 Baselines: NumPy's plain (untruncated) `normal` and `laplace`, `scipy.stats.truncnorm.rvs`,
 and diffprivlib's `LaplaceBoundedDomain` when it is installed (it draws one value per call,
@@ -45,7 +46,15 @@ def main() -> None:
     ap.add_argument("--scale-only", action="store_true",
                     help="only the section on the default law at every scale (new "
                          "parameters, per-row bounds with many distinct pairs, variance)")
+    ap.add_argument("--budget-only", action="store_true",
+                    help="only the persistent-budget section: one charge on SQLite and on "
+                         "PostgreSQL (BNDP_BENCH_POSTGRES_URL, or a throw-away local server "
+                         "when initdb is installed), a 10^6-row privatize with and without "
+                         "a persistent budget, optimal composition of 1,000 releases")
     args = ap.parse_args()
+    if args.budget_only:
+        budget_section()
+        return
     if args.constrained_only:
         constrained_plan_section()
         return
@@ -303,6 +312,92 @@ def one_value_section(repeat: int = 15, number: int = 2000) -> None:
             r = t / base
             print(f"{cls.__name__ + ', ' + what:44s}{t * 1e9:10.0f}{r:11.2f}x"
                   f"{'<=' + format(target, 'g') + 'x':>8s} {'ok' if r <= target else 'MISS'}")
+
+
+def _postgres_url():
+    """(url, cluster to stop) for the PostgreSQL row: BNDP_BENCH_POSTGRES_URL, else a
+    throw-away local server (the tests' helper), else (None, None)."""
+    import os
+    import sys
+
+    url = os.environ.get("BNDP_BENCH_POSTGRES_URL") or os.environ.get("BNDP_TEST_POSTGRES_URL")
+    if url:
+        return url, None
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    try:
+        from tests._postgres import Cluster, bindir
+    except ImportError:
+        return None, None
+    b = bindir()
+    if b is None:
+        return None, None
+    c = Cluster(b).start()
+    return c.url, c
+
+
+def budget_section(charges: int = 300, repeat: int = 7) -> None:
+    import os
+    import shutil
+    import tempfile
+    import uuid
+
+    import pandas as pd
+
+    from bndp._ledger._compose import optimal_epsilon
+
+    print("Persistent budgets (bndp.Budget.open)")
+    print(f"{'':44s}{'ms':>10s}{'target':>12s}")
+    tmp = tempfile.mkdtemp()
+    url, cluster = _postgres_url()
+    try:
+        stores = [("SQLite (WAL, synchronous=FULL)", os.path.join(tmp, "l.db"), 5.0)]
+        stores.append(("PostgreSQL (local socket)", url, 10.0))
+        for what, store, target in stores:
+            if store is None:
+                print(f"{'one charge, ' + what:44s}{'skipped (no server)':>22s}")
+                continue
+            b = bndp.Budget.open(store, "bench-" + uuid.uuid4().hex[:8], epsilon=1e12)
+            costs = {"age": (1e-3, 0.0), "income": (1e-3, 0.0)}
+            for _ in range(10):
+                b.charge(costs)
+            times = []
+            for _ in range(charges):
+                t = time.perf_counter()
+                b.charge(costs)
+                times.append(time.perf_counter() - t)
+            ms = float(np.median(times)) * 1e3
+            print(f"{'one charge, ' + what:44s}{ms:10.2f}{'<= ' + format(target, 'g'):>12s}"
+                  f" {'ok' if ms <= target else 'MISS'}")
+        n = 10**6
+        df = pd.DataFrame({"age": np.random.default_rng(0).integers(0, 121, n)})
+        spec = {"age": {"lower": 0, "upper": 120, "sensitivity": 1, "epsilon": 0.25}}
+        persistent = bndp.Budget.open(os.path.join(tmp, "p.db"), "p", epsilon=1e12)
+        bndp.privatize(df.head(10), spec)
+        # interleaved, best of several: the two differ by one transaction
+        t_none, t_ledger = [], []
+        for _ in range(repeat):
+            t = time.perf_counter()
+            bndp.privatize(df, spec)
+            t_none.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            bndp.privatize(df, spec, budget=persistent)
+            t_ledger.append(time.perf_counter() - t)
+        a, b_ = min(t_none) * 1e3, min(t_ledger) * 1e3
+        r = b_ / a
+        print(f"{'privatize 10^6 rows, no budget':44s}{a:10.1f}")
+        print(f"{'privatize 10^6 rows, SQLite budget':44s}{b_:10.1f}{'<= 1.05x':>12s} "
+              f"{r:.3f}x {'ok' if r <= 1.05 else 'MISS'}")
+        counts = {(0.01 * (1 + k), 0.0): 100 for k in range(10)}
+        t = best_of(lambda: optimal_epsilon(counts, 1e-6), 3) * 1e3
+        print(f"{'optimal composition, 1,000 releases':44s}{t:10.1f}{'< 1000':>12s} "
+              f"{'ok' if t < 1000 else 'MISS'}")
+        eps = optimal_epsilon({(0.05, 0.0): 365}, 1e-6)
+        print(f"{'365 x eps 0.05 at delta 1e-6 (basic 18.25)':44s}{'eps = ' + format(eps, '.4f'):>10s}"
+              f"{'<= 4.7':>12s} {'ok' if eps <= 4.7 else 'MISS'}")
+    finally:
+        if cluster is not None:
+            cluster.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -25,3 +25,34 @@ def bndp_import_root() -> str:
     import bndp
 
     return os.path.dirname(os.path.dirname(os.path.abspath(bndp.__file__)))
+
+
+@pytest.fixture(scope="session")
+def postgres_url():
+    """A PostgreSQL server's URL for the ledger tests: ``BNDP_TEST_POSTGRES_URL`` (``.ci/run``
+    starts a throw-away cluster and sets it), else a cluster started here in a temporary
+    folder; skipped only where no PostgreSQL server binary is installed."""
+    pytest.importorskip("psycopg", reason="the PostgreSQL ledger needs psycopg 3 (bndp[postgres])")
+    from ._postgres import ENV_URL, Cluster, bindir
+
+    url = os.environ.get(ENV_URL)
+    if url:
+        yield url
+        return
+    b = bindir()
+    if b is None:
+        pytest.skip("no PostgreSQL server binaries (initdb, pg_ctl) on this machine: the "
+                    "PostgreSQL ledger tests need a real server")
+    cluster = Cluster(b).start()
+    try:
+        yield cluster.url
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request, tmp_path):
+    """A budget store: an SQLite file in a fresh folder, or the test PostgreSQL server."""
+    if request.param == "sqlite":
+        return str(tmp_path / "ledger.db")
+    return request.getfixturevalue("postgres_url")

@@ -42,8 +42,9 @@ def process_workers_import_this_checkout():
 @pytest.mark.parametrize("scheduler", ["threads", "processes"])
 @pytest.mark.parametrize("mechanism", ["laplace", "gaussian"])
 def test_dask_privatize(ddf, scheduler, mechanism):
-    out = bndp.dask.privatize(ddf, "age", mechanism=mechanism, epsilon=1.0, sensitivity=1.0,
-                              lower=0.0, upper=120.0)
+    with dask.config.set(scheduler=scheduler):  # the partitions are drawn by privatize
+        out = bndp.dask.privatize(ddf, "age", mechanism=mechanism, epsilon=1.0,
+                                  sensitivity=1.0, lower=0.0, upper=120.0)
     assert out.npartitions == PARTS
     assert list(out.dtypes.index) == ["id", "age", "name", "other"]
     assert out.dtypes["age"] == np.float64
@@ -117,9 +118,12 @@ def test_dask_series_bounds_are_not_pulled_to_the_client():
     lower = ddf.map_partitions(lower_of, meta=("k", "f8"))
     out = bndp.dask.privatize(ddf, "v", mechanism="laplace", epsilon=1.0, sensitivity=1.0,
                               lower=lower, upper=lower + 5.0)
-    assert calls == []  # nothing computed on the client while building the release
+    # the bounds are computed inside the graph, partition by partition, once (the release
+    # is materialised by privatize), never pulled to the client as a whole
+    assert sorted(calls) == [n // 4] * 4
     assert list(out.columns) == ["v", "k"]
     res = out.compute(scheduler="threads")
+    assert len(calls) == 4  # released once: computing the result draws (and reads) nothing
     lo = (np.arange(n) % 4) * 10.0
     v = res["v"].to_numpy()
     assert ((v >= lo) & (v <= lo + 5)).all()
@@ -235,3 +239,30 @@ def test_dask_failure_on_the_client_spends_nothing(ddf, monkeypatch, where):
     out = bndp.dask.privatize(ddf, spec, budget=b)
     assert b.spent == (0.5, 0.0) and [r.label for r in b.log] == ["dask privatize(age)"]
     assert len(out.compute(scheduler="sync")) == N
+
+
+# released once ---------------------------------------------------------------------------
+def test_dask_result_is_released_once(ddf):
+    b = bndp.Budget(epsilon=1.0)
+    out = bndp.dask.privatize(ddf, "age", mechanism="laplace", epsilon=0.5, sensitivity=1.0,
+                              lower=0.0, upper=120.0, budget=b)
+    first = out.compute(scheduler="threads")
+    again = out.compute(scheduler="sync")
+    pd.testing.assert_frame_equal(first, again)  # the same values, not a new release
+    assert out["age"].sum().compute() == first["age"].sum()
+    assert b.spent == (0.5, 0.0)
+
+
+def test_dask_data_error_spends_nothing_and_release_ids(tmp_path):
+    pdf = pd.DataFrame({"age": [1.0, np.nan, 3.0, 4.0]})
+    b = bndp.Budget.open(str(tmp_path / "l.db"), "dask", epsilon=1.0)
+    kw = dict(mechanism="laplace", epsilon=0.5, sensitivity=1.0, lower=0.0, upper=120.0)
+    with pytest.raises(ValueError, match="missing value"):
+        bndp.dask.privatize(dd.from_pandas(pdf, npartitions=2), "age", budget=b,
+                            release_id="r", **kw)
+    assert b.history == []  # drawn (and failed) before the charge
+    good = dd.from_pandas(pdf.fillna(2.0), npartitions=2)
+    bndp.dask.privatize(good, "age", budget=b, release_id="r", **kw)
+    with pytest.raises(bndp.ReleaseRecorded):
+        bndp.dask.privatize(good, "age", budget=b, release_id="r", **kw)
+    assert [e.label for e in b.history] == ["dask privatize(age)"]

@@ -403,9 +403,9 @@ def test_charge_refused_after_the_draw_releases_nothing(monkeypatch):
     b = bndp.Budget(epsilon=1.0)
     real = spec_mod.charge_release
 
-    def racing(budget, plans, label):
+    def racing(budget, plans, label, *args):
         b.spend(0.5, label="someone else")
-        return real(budget, plans, label)
+        return real(budget, plans, label, *args)
 
     monkeypatch.setattr(spec_mod, "charge_release", racing)
     monkeypatch.setattr(bndp.frames, "charge_release", racing)

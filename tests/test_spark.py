@@ -97,11 +97,14 @@ def test_spark_privatize_bounds_columns_variance(spark, people, mechanism):
 
 
 def test_spark_two_runs_are_two_independent_releases(spark, people):
-    out = bndp.spark.privatize(people.limit(2000).repartition(2), "age", mechanism="laplace",
-                               epsilon=1.0, sensitivity=1.0, lower=0.0, upper=120.0)
-    a = out.toPandas()["age"].to_numpy()
-    b = out.toPandas()["age"].to_numpy()
+    src = people.limit(2000).repartition(2).localCheckpoint(eager=True)
+    kw = dict(mechanism="laplace", epsilon=1.0, sensitivity=1.0, lower=0.0, upper=120.0)
+    out = bndp.spark.privatize(src, "age", **kw)
+    a = out.orderBy("id").toPandas()["age"].to_numpy()
+    b = bndp.spark.privatize(src, "age", **kw).orderBy("id").toPandas()["age"].to_numpy()
     assert a.size == b.size == 2000 and np.mean(a == b) < 0.5
+    # while two actions on one result are one release: the same values
+    np.testing.assert_array_equal(out.orderBy("id").toPandas()["age"].to_numpy(), a)
 
 
 def test_spark_several_columns_and_nulls(spark):
@@ -295,3 +298,24 @@ def test_spark_failure_on_the_driver_spends_nothing(spark, monkeypatch, where):
     out = bndp.spark.privatize(df, spec, budget=b)
     assert b.spent == (0.5, 0.0) and [r.label for r in b.log] == ["spark privatize(age)"]
     assert len(out.collect()) == 2
+
+
+# released once -----------------------------------------------------------------------------
+def test_spark_result_is_released_once(spark, tmp_path):
+    df = spark.range(0, 400, numPartitions=4).selectExpr("id", "cast(60 as double) as age")
+    b = bndp.Budget.open(str(tmp_path / "l.db"), "spark", epsilon=1.0)
+    out = bndp.spark.privatize(df, "age", mechanism="laplace", epsilon=0.5, sensitivity=1.0,
+                               lower=0.0, upper=120.0, budget=b, release_id="r1")
+    first = out.orderBy("id").toPandas()
+    again = out.orderBy("id").toPandas()
+    np.testing.assert_array_equal(first["age"].to_numpy(), again["age"].to_numpy())
+    assert out.count() == 400 and [e.release_id for e in b.history] == ["r1"]
+    with pytest.raises(bndp.ReleaseRecorded):
+        bndp.spark.privatize(df, "age", mechanism="laplace", epsilon=0.5, sensitivity=1.0,
+                             lower=0.0, upper=120.0, budget=b, release_id="r1")
+    # a data error surfaces while the result is drawn, before the charge
+    bad = spark.createDataFrame([(1, 5.0), (2, None)], "id long, age double")
+    with pytest.raises(Exception, match="missing value"):
+        bndp.spark.privatize(bad, "age", mechanism="laplace", epsilon=0.5, sensitivity=1.0,
+                             lower=0.0, upper=120.0, budget=b)
+    assert len(b.history) == 1 and b.spent == (0.5, 0.0)

@@ -76,9 +76,7 @@ def test_spark_connect_spec_release(connect):
     for p1 in range(4):
         for p2 in range(p1 + 1, 4):
             assert_independent_streams(age[part[p1]], age[part[p2]], laws, laws)
-    # and a second action is a new release (fresh executor entropy), not the first again
+    # released once: a second action reads the same values, never new noise
     again = out.toPandas().sort_values("id")
-    price_laws = [(bands[k % 3], min(max(k % 7, k % 3), k % 3 + 5.0)) for k in i]
-    assert_independent_streams(price, again["price"].to_numpy(), price_laws, price_laws)
-    assert_independent_streams(age, again["age"].to_numpy(), [(age_plan, 60.0)] * n,
-                               [(age_plan, 60.0)] * n)
+    np.testing.assert_array_equal(again["age"].to_numpy(), age)
+    np.testing.assert_array_equal(again["price"].to_numpy(), price)

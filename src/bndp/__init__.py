@@ -13,7 +13,7 @@ from ._random import default_rng
 from .api import sample
 from .budget import Budget
 from .distributions import truncated_normal
-from .exceptions import BudgetError, PrivacyLeakWarning
+from .exceptions import BudgetError, PrivacyLeakWarning, ReleaseRecorded
 from .frames import privatize
 from .mechanisms import BoundedGaussian
 from .mechanisms import BoundedLaplace
@@ -58,6 +58,7 @@ __all__ = [
     "Mechanism",
     "PrivacyLeakWarning",
     "RectifiedGaussian",
+    "ReleaseRecorded",
     "StochasticSign",
     "TruncatedGaussian",
     "accounting",

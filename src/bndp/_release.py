@@ -24,6 +24,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from ._columns import check_nulls
+from ._testhooks import crash_point
 from ._validation import check_on_outside
 from ._values import approx, from_ints, wide_column
 from .api import sample
@@ -34,7 +35,8 @@ from .mechanisms.registry import MECHANISMS, REGISTRY
 
 __all__ = ["ColumnPlan", "parse_spec", "spec_costs", "SpecError", "ColumnDataError", "MECHANISMS",
            "BASE_KEYS",
-           "plan_release", "charge_release", "release_label", "Prepared", "prepare", "draw",
+           "plan_release", "charge_release", "column_details", "release_label", "Prepared",
+           "prepare", "draw",
            "keyword_spec"]
 
 BASE_KEYS = ("mechanism", "lower", "upper", "sensitivity", "epsilon", "delta", "on_outside",
@@ -418,27 +420,63 @@ def release_label(plans: Iterable[ColumnPlan], engine: str = "") -> str:
 
 
 def plan_release(spec: Any, budget: Any = None, engine: str = "",
-                 label: str | None = None) -> list[ColumnPlan]:
+                 label: str | None = None, release_id: str | None = None) -> list[ColumnPlan]:
     """The first step of every release: validate ``spec`` and build every column's
     mechanism with scalar bounds (planned and certified), then refuse with
-    :class:`bndp.BudgetError` if ``budget`` cannot account the guarantee or pay the cost.
+    :class:`bndp.BudgetError` if ``budget`` cannot account the guarantee or pay the cost,
+    or with :class:`bndp.ReleaseRecorded` if ``release_id`` is already recorded under it.
     Reads no data, draws nothing and charges nothing."""
     check_budget(budget)
+    if release_id is not None and budget is None:
+        raise ValueError("`release_id` needs a `budget` to record it under")
     plans = parse_spec(spec)
     if budget is not None:
         check_budget_compatible(plans)
         budget._check_charge(spec_costs(plans),
-                             release_label(plans, engine) if label is None else label)
+                             release_label(plans, engine) if label is None else label,
+                             release_id=release_id)
+    crash_point("planned")
     return plans
 
 
-def charge_release(budget: Any, plans: Iterable[ColumnPlan], label: str) -> None:
+def column_details(plans: Iterable[ColumnPlan]) -> dict[str, dict[str, Any]]:
+    """What a ledger records of each released column: mechanism, sensitivity, bounds (or
+    the columns of per-row bounds), mode and certified worst-case loss (None where it
+    depends on the data: per-row bounds)."""
+    out = {}
+    for p in plans:
+        if p.per_row:
+            bounds: Any = f"per-row from columns {p.lower}/{p.upper}"
+        else:
+            bounds = [None if b is None else float(b)  # type: ignore[arg-type]
+                      for b in (p.lower, p.upper)]
+        loss = None
+        if p.mech is not None and hasattr(p.mech, "privacy_loss"):
+            try:
+                loss = float(p.mech.privacy_loss())
+            except (TypeError, ValueError, NotImplementedError):
+                loss = None
+        mode = getattr(p.mech, "mode", None) if p.mech is not None else None
+        out[p.name] = {"mechanism": p.mechanism, "sensitivity": float(p.sensitivity),
+                       "bounds": bounds, "mode": mode or p.options.get("mode", "exact"),
+                       "certified_loss": loss}
+    return out
+
+
+def charge_release(budget: Any, plans: Iterable[ColumnPlan], label: str,
+                   release_id: str | None = None) -> None:
     """Charge a release to ``budget`` (None: nothing to do): the last step, once every
-    mechanism is planned and, on the eager paths, every column drawn, right before the
-    result is handed back. Raises :class:`bndp.BudgetError` (spending nothing) if another
-    release spent the budget since :func:`plan_release` checked it."""
+    mechanism is planned and every column drawn, right before the result is handed back
+    (or, on the command line, put in place). Raises :class:`bndp.BudgetError` (spending
+    nothing) if another release spent the budget since :func:`plan_release` checked it, or
+    :class:`bndp.ReleaseRecorded` if another release recorded ``release_id`` since. A
+    :class:`bndp.PersistentBudget` commits the charge in its store before this returns."""
+    plans = list(plans)
+    crash_point("drawn")
     if budget is not None:
-        budget.charge(spec_costs(plans), label=label)
+        budget.charge(spec_costs(plans), label=label, release_id=release_id,
+                      details=column_details(plans))
+    crash_point("charged")
 
 
 def check_budget_compatible(plans: Iterable[ColumnPlan]) -> None:

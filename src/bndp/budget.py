@@ -15,6 +15,14 @@ rounding drift accumulates over many releases, and a release is refused if the e
 would exceed the budget. Note that in binary floating point ``0.1 + 0.2 > 0.3``: a budget
 of ``0.3`` refuses a second release of ``0.2`` after one of ``0.1``. Split budgets into
 binary fractions (``0.25``, ``0.125``, ...) or set the total from the planned costs.
+
+Budgets that outlive the process
+--------------------------------
+:meth:`Budget.open` opens a named budget kept in a database (an SQLite file, or PostgreSQL
+for jobs on several hosts): a :class:`PersistentBudget`, with the same interface, whose
+every charge is checked and recorded in one database transaction, so that separate
+processes and hosts share one cap. It can also compose by the optimal composition of the
+releases' privacy curves (``composition="optimal"``). See the guide "Budgets across jobs".
 """
 
 from __future__ import annotations
@@ -25,9 +33,9 @@ import time
 from fractions import Fraction
 from typing import Any, NamedTuple
 
-from .exceptions import BudgetError
+from .exceptions import BudgetError, ReleaseRecorded
 
-__all__ = ["Budget", "Cost", "Release"]
+__all__ = ["Budget", "Cost", "Release", "PersistentBudget", "LedgerEntry"]
 
 
 class Cost(NamedTuple):
@@ -189,7 +197,65 @@ class Budget:
         self._spent_eps = Fraction(0)
         self._spent_delta = Fraction(0)
         self._log: list[Release] = []
+        self._ids: set[str] = set()
         self._lock = threading.Lock()
+
+    @classmethod
+    def open(cls, store: Any, name: str, epsilon: float | None = None,
+             delta: float | None = None, composition: str | None = None) -> "PersistentBudget":
+        r"""Open (or create) the budget ``name`` kept in ``store``, shared by every process
+        and host that opens it.
+
+        Parameters
+        ----------
+        store : str or os.PathLike
+            A file path: an SQLite database (created if missing; its directory must
+            exist), the embedded default. Or a ``postgresql://`` URL (psycopg 3:
+            ``pip install 'bndp[postgres]'``), for jobs on several hosts.
+        name : str
+            The budget's name in the store.
+        epsilon, delta : float, optional
+            The cap. Given for a new name, they create the budget (``delta`` defaults to
+            0). Given for an existing name, they must equal the recorded cap (a budget's
+            cap never changes: a different one raises ``ValueError``). Omitted, the
+            budget must exist.
+        composition : {"basic", "optimal"}, optional
+            How releases add up (a new budget: default ``"basic"``; an existing one: must
+            match if given). ``"basic"``: the sums of the :math:`\epsilon` and of the
+            :math:`\delta`, as :class:`Budget`. ``"optimal"``: the cap
+            :math:`(\epsilon, \delta)` is met while the composed privacy curve of every
+            released column (Google's ``dp-accounting``, privacy loss distributions with a
+            pessimistic discretisation: ``pip install 'bndp[composition]'``) has
+            :math:`\epsilon \le` the cap's at the cap's :math:`\delta`.
+
+        Returns
+        -------
+        PersistentBudget
+            A :class:`Budget` whose charges are transactions of the store.
+
+        Raises
+        ------
+        ValueError
+            An unknown name without a cap, a cap or composition different from the
+            recorded one, an invalid cap, or a URL of another scheme.
+        TypeError
+            ``store`` or ``name`` of the wrong type.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> import bndp
+        >>> path = os.path.join(tempfile.mkdtemp(), "ledger.db")
+        >>> b = bndp.Budget.open(path, "survey", epsilon=1.0)
+        >>> b.spend(0.25, label="ages", release_id="2024-06-01")
+        Cost(epsilon=0.25, delta=0.0)
+        >>> again = bndp.Budget.open(path, "survey")   # another process, another day
+        >>> again.remaining
+        Cost(epsilon=0.75, delta=0.0)
+        """
+        from ._ledger import open_ledger
+
+        return PersistentBudget(open_ledger(store, name, epsilon, delta, composition))
 
     # read-only views -------------------------------------------------------------------
     @property
@@ -230,7 +296,7 @@ class Budget:
 
     # spending --------------------------------------------------------------------------
     def spend(self, epsilon: float, delta: float = 0.0, *, label: str = "",
-              columns: dict | None = None) -> Cost:
+              columns: dict | None = None, release_id: str | None = None) -> Cost:
         """Spend ``(epsilon, delta)`` for one release, or refuse it.
 
         Parameters
@@ -241,6 +307,9 @@ class Budget:
             Recorded in :attr:`log`.
         columns : dict, optional
             Per-column costs ``{name: (epsilon, delta)}``, recorded in :attr:`log`.
+        release_id : str, optional
+            Refuse the release (:class:`bndp.ReleaseRecorded`) if this id was already
+            spent under this budget; recorded with the release otherwise.
 
         Returns
         -------
@@ -251,25 +320,39 @@ class Budget:
         ------
         bndp.BudgetError
             If the total spent would exceed the budget; nothing is spent then.
+        bndp.ReleaseRecorded
+            If ``release_id`` was already spent (a :class:`bndp.BudgetError`).
         """
         e = _amount(epsilon, "epsilon", positive=False)
         d = _amount(delta, "delta", positive=False)
-        return self._spend_exact(e, d, label, columns or {})
+        return self._spend_exact(e, d, label, columns or {}, _release_id(release_id))
 
-    def charge(self, costs: "dict[str, tuple[float, float]]", label: str = "") -> Cost:
+    def charge(self, costs: "dict[str, tuple[float, float]]", label: str = "", *,
+               release_id: str | None = None, details: "dict[str, dict] | None" = None
+               ) -> Cost:
         """Spend the sequential composition of per-column costs (sum of epsilon, sum of
-        delta, kept exactly) as one release. Used by the release functions."""
+        delta, kept exactly) as one release. Used by the release functions; ``details``
+        (per column: mechanism, bounds, ...) is kept by a :class:`PersistentBudget`."""
         e, d = self._sums(costs)
-        return self._spend_exact(e, d, label, costs)
+        return self._spend_exact(e, d, label, costs, _release_id(release_id))
 
-    def _check_charge(self, costs: "dict[str, tuple[float, float]]", label: str = "") -> None:
+    def _check_charge(self, costs: "dict[str, tuple[float, float]]", label: str = "",
+                      release_id: str | None = None) -> None:
         """Raise :class:`bndp.BudgetError` if :meth:`charge` of ``costs`` would be refused
         now; spends nothing. The release functions call it before drawing and charge after
         (the charge can still be refused if another release spent in between; nothing is
         released then)."""
         e, d = self._sums(costs)
+        rid = _release_id(release_id)
         with self._lock:
+            self._refuse_if_recorded(rid)
             self._refuse_if_over(e, d, label, costs)
+
+    def _refuse_if_recorded(self, release_id: str | None) -> None:
+        if release_id is not None and release_id in self._ids:
+            raise ReleaseRecorded(f"release id {release_id!r} was already spent under this "
+                                  "budget; nothing was drawn, spent or released",
+                                  release_id=release_id)
 
     @staticmethod
     def _sums(costs: "dict[str, tuple[float, float]]") -> tuple[Fraction, Fraction]:
@@ -298,15 +381,282 @@ class Budget:
                               f"{' and '.join(parts)}{how}; nothing was spent or released")
 
     def _spend_exact(self, e: Fraction, d: Fraction, label: str,
-                     columns: "dict[str, tuple[float, float]]") -> Cost:
+                     columns: "dict[str, tuple[float, float]]",
+                     release_id: str | None = None) -> Cost:
         with self._lock:
+            self._refuse_if_recorded(release_id)
             self._refuse_if_over(e, d, label, columns)
+            if release_id is not None:
+                self._ids.add(release_id)
             self._spent_eps += e
             self._spent_delta += d
             cols = {k: Cost(float(v[0]), float(v[1])) for k, v in columns.items()}
             cost = Cost(_up(e), _up(d))
             self._log.append(Release(label, cost, cols, time.time()))
             return cost
+
+def _release_id(release_id: Any) -> str | None:
+    if release_id is None:
+        return None
+    if not isinstance(release_id, str):
+        raise TypeError(f"`release_id` must be a string or None; got "
+                        f"{type(release_id).__name__}")
+    if not release_id.strip():
+        raise ValueError("`release_id` must be a non-empty string")
+    return release_id
+
+
+class LedgerEntry(NamedTuple):
+    """One release recorded by a :class:`PersistentBudget` (:attr:`PersistentBudget.history`).
+
+    Attributes
+    ----------
+    seq : int
+        The release's number under its budget, from 1.
+    release_id : str or None
+        The release id given to the release (unique under the budget), or None.
+    label : str
+        The release's label (for example ``"privatize(age, income)"``).
+    time : float
+        When the charge was committed (:func:`time.time`).
+    host : str
+        The host name of the process that charged it.
+    pid : int
+        That process's id.
+    version : str
+        The bndp version that made the release.
+    cost : Cost
+        The release's cost: the sums over its columns (rounded upwards).
+    columns : list of dict
+        Per released column: ``column``, ``mechanism``, ``epsilon``, ``delta``,
+        ``sensitivity``, ``bounds`` (``[lower, upper]``, or the text ``"per-row from
+        columns lo/hi"``), ``mode`` and ``certified_loss`` (the mechanism's certified
+        worst-case loss; None for per-row bounds), as far as the release gave them.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import bndp
+    >>> b = bndp.Budget.open(os.path.join(tempfile.mkdtemp(), "l.db"), "x", epsilon=1.0)
+    >>> _ = b.spend(0.5, label="counts", release_id="run-1")
+    >>> e = b.history[0]
+    >>> e.seq, e.release_id, e.label, e.cost
+    (1, 'run-1', 'counts', Cost(epsilon=0.5, delta=0.0))
+    """
+
+    seq: int
+    release_id: str | None
+    label: str
+    time: float
+    host: str
+    pid: int
+    version: str
+    cost: Cost
+    columns: list
+
+
+class PersistentBudget(Budget):
+    r"""A named budget kept in a database: :meth:`Budget.open` returns one.
+
+    The interface of :class:`Budget` (``spend``, ``charge``, ``spent``, ``remaining``,
+    ``log``), with every read and charge a transaction of the store, so that every process
+    and host opening the same name shares one cap. A charge checks the cap and the release
+    id and records the release in one transaction (SQLite: ``BEGIN IMMEDIATE``;
+    PostgreSQL: the budget's row locked with ``SELECT ... FOR UPDATE``): concurrent
+    releases can never together exceed the cap, and a committed charge survives a crash.
+    The release functions commit the charge before their output can be seen.
+
+    Parameters
+    ----------
+    ledger : bndp._ledger.Ledger
+        The opened ledger (use :meth:`Budget.open`).
+
+    Attributes
+    ----------
+    name : str
+        The budget's name in its store.
+    store : str
+        The store: the SQLite file's absolute path, or the PostgreSQL URL.
+    composition : str
+        ``"basic"`` or ``"optimal"``.
+    history : list of LedgerEntry
+        Every release, oldest first, with its details.
+
+    Notes
+    -----
+    With ``composition="basic"``, :attr:`spent` is the exact sums rounded upwards and
+    :attr:`remaining` the cap minus them, rounded down (a release costing exactly that is
+    allowed). With ``composition="optimal"``, :attr:`spent` is ``(epsilon_at(delta),
+    delta)`` with ``delta`` the cap's (``(0, 0)`` before any release) and
+    :attr:`remaining` the cap minus that: composition is not additive, so a release may
+    fit although it costs more than ``remaining`` in the basic sense, and
+    :meth:`epsilon_at` tells by how much a release would move the composed curve only
+    once recorded.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import bndp
+    >>> path = os.path.join(tempfile.mkdtemp(), "ledger.db")
+    >>> b = bndp.Budget.open(path, "daily", epsilon=4.0, delta=1e-6, composition="optimal")
+    >>> for day in range(60):       # 60 x 0.1 = 6 by basic composition: above the cap
+    ...     _ = b.spend(0.1, release_id=f"day-{day}")
+    >>> print(f"{b.epsilon_at(1e-6):.2f}")
+    3.55
+    >>> b.spent.epsilon <= b.epsilon
+    True
+    """
+
+    def __init__(self, ledger: Any) -> None:
+        self._ledger = ledger
+        st = ledger.state()
+        self._eps = Fraction(st.epsilon)
+        self._delta = Fraction(st.delta)
+        self._composition = st.composition
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        """The budget's name in its store."""
+        return self._ledger.name
+
+    @property
+    def store(self) -> str:
+        """The SQLite file's absolute path, or the PostgreSQL URL."""
+        return self._ledger.backend.url
+
+    @property
+    def composition(self) -> str:
+        """``"basic"`` or ``"optimal"``."""
+        return self._composition
+
+    @property
+    def spent(self) -> Cost:
+        """``(epsilon, delta)`` spent so far, read from the store (see the class notes)."""
+        e, d = self._ledger.spent_of(self._ledger.state())
+        return Cost(e, d)
+
+    @property
+    def remaining(self) -> Cost:
+        """``(epsilon, delta)`` still available: the cap minus :attr:`spent`, rounded
+        towards zero."""
+        st = self._ledger.state()
+        if st.composition == "optimal":
+            e, d = self._ledger.spent_of(st)
+            return Cost(_down(max(Fraction(0), self._eps - Fraction(e))),
+                        _down(self._delta - Fraction(d)))
+        return Cost(_down(self._eps - st.spent_e), _down(self._delta - st.spent_d))
+
+    @property
+    def history(self) -> list[LedgerEntry]:
+        """Every release recorded under this budget, oldest first."""
+        return [LedgerEntry(r["seq"], r["release_id"], r["label"], r["time"], r["host"],
+                            r["pid"], r["version"], Cost(r["epsilon"], r["delta"]),
+                            r["columns"]) for r in self._ledger.history()]
+
+    @property
+    def log(self) -> list[Release]:
+        """The releases, oldest first, as :attr:`Budget.log` gives them."""
+        return [Release(e.label, e.cost,
+                        {c["column"]: Cost(c["epsilon"], c["delta"]) for c in e.columns},
+                        e.time) for e in self.history]
+
+    def epsilon_at(self, delta: float) -> float:
+        r"""The :math:`\epsilon` of the whole history at ``delta``.
+
+        Parameters
+        ----------
+        delta : float
+            In [0, 1).
+
+        Returns
+        -------
+        float
+            Optimal composition: the composed privacy curve's :math:`\epsilon` at
+            ``delta`` (a pessimistic estimate, never below the optimum). Basic: the sum of
+            the :math:`\epsilon` if ``delta`` covers the sum of the :math:`\delta`, else
+            ``inf``.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> import bndp
+        >>> b = bndp.Budget.open(os.path.join(tempfile.mkdtemp(), "l.db"), "b", epsilon=1.0)
+        >>> _ = b.spend(0.25); _ = b.spend(0.25)
+        >>> b.epsilon_at(0.0)
+        0.5
+        """
+        d = _amount(delta, "delta", positive=False)
+        if d >= 1:
+            raise ValueError(f"`delta` must be in [0, 1); got {delta!r}")
+        return self._ledger.epsilon_at(self._ledger.state(), float(d))
+
+    def __repr__(self) -> str:
+        s = self.spent
+        return (f"PersistentBudget({self.name!r} in {self.store!r}: epsilon={self.epsilon!r}, "
+                f"delta={self.delta!r}, composition={self.composition!r}; spent "
+                f"epsilon={s.epsilon!r}, delta={s.delta!r})")
+
+    def spend(self, epsilon: float, delta: float = 0.0, *, label: str = "",
+              columns: dict | None = None, release_id: str | None = None) -> Cost:
+        """Spend ``(epsilon, delta)`` for one release, or refuse it (one transaction).
+
+        Parameters
+        ----------
+        epsilon, delta : float
+            The release's cost (finite, >= 0).
+        label : str
+            Recorded with the release.
+        columns : dict, optional
+            Per-column costs ``{name: (epsilon, delta)}`` whose sums are ``(epsilon,
+            delta)``: recorded, and composed one by one under optimal composition.
+        release_id : str, optional
+            Refused (:class:`bndp.ReleaseRecorded`) if already recorded under this budget.
+
+        Returns
+        -------
+        Cost
+            The cost spent.
+
+        Raises
+        ------
+        bndp.BudgetError
+            If the cap would be exceeded; nothing is recorded then.
+        bndp.ReleaseRecorded
+            If ``release_id`` is already recorded.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> import bndp
+        >>> b = bndp.Budget.open(os.path.join(tempfile.mkdtemp(), "l.db"), "b", epsilon=1.0)
+        >>> b.spend(0.5, label="first")
+        Cost(epsilon=0.5, delta=0.0)
+        """
+        e = _amount(epsilon, "epsilon", positive=False)
+        d = _amount(delta, "delta", positive=False)
+        if columns:
+            costs = {str(k): (float(v[0]), float(v[1])) for k, v in columns.items()}
+            if self._sums(costs) != (e, d):
+                raise ValueError("`columns` must add up to (epsilon, delta)")
+        else:
+            costs = {"*": (float(e), float(d))}
+        return self.charge(costs, label, release_id=release_id)
+
+    def charge(self, costs: "dict[str, tuple[float, float]]", label: str = "", *,
+               release_id: str | None = None, details: "dict[str, dict] | None" = None
+               ) -> Cost:
+        """Check and record one release in one transaction. Used by the release functions;
+        ``details`` (per column) is recorded in :attr:`history`."""
+        for c in costs.values():
+            _amount(c[0], "epsilon", positive=False)
+            _amount(c[1], "delta", positive=False)
+        e, d = self._ledger.charge(costs, label, _release_id(release_id), details)
+        return Cost(e, d)
+
+    def _check_charge(self, costs: "dict[str, tuple[float, float]]", label: str = "",
+                      release_id: str | None = None) -> None:
+        self._ledger.check(costs, label, _release_id(release_id))
 
 
 def check_budget(budget: Any) -> "Budget | None":

@@ -1,6 +1,6 @@
 """Exception and warning types of bndp."""
 
-__all__ = ["BudgetError", "PrivacyLeakWarning"]
+__all__ = ["BudgetError", "PrivacyLeakWarning", "ReleaseRecorded"]
 
 
 class BudgetError(ValueError):
@@ -23,6 +23,49 @@ class BudgetError(ValueError):
     ...     print(type(err).__name__, err)
     BudgetError epsilon 1.5 exceeds the remaining 1.0
     """
+
+
+class ReleaseRecorded(BudgetError):
+    """A release with this release id is already recorded under the budget.
+
+    Raised before any noise is drawn (and again, atomically, when the release is charged),
+    so a retried job never releases the same data twice. A subclass of
+    :class:`BudgetError`.
+
+    Parameters
+    ----------
+    *args : object
+        The message (as for any exception).
+    release_id : str, optional
+        The release id that was refused.
+
+    Attributes
+    ----------
+    release_id : str or None
+        The release id that was refused.
+
+    Examples
+    --------
+    >>> import bndp
+    >>> b = bndp.Budget(epsilon=1.0)
+    >>> _ = b.spend(0.25, release_id="2024-06-01")
+    >>> try:
+    ...     b.spend(0.25, release_id="2024-06-01")
+    ... except bndp.ReleaseRecorded as err:
+    ...     print(err.release_id, isinstance(err, bndp.BudgetError))
+    2024-06-01 True
+    """
+
+    def __init__(self, *args: object, release_id: "str | None" = None) -> None:
+        super().__init__(*args)
+        self.release_id = release_id
+
+    def __reduce__(self):  # picklable with its release id
+        return (_release_recorded, (self.args, self.release_id))
+
+
+def _release_recorded(args: tuple, release_id: "str | None") -> ReleaseRecorded:
+    return ReleaseRecorded(*args, release_id=release_id)
 
 
 class PrivacyLeakWarning(RuntimeWarning):

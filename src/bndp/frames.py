@@ -50,7 +50,8 @@ def _engine_kind(frame: Any) -> str | None:
     return None
 
 
-def privatize(frame: Any, spec: Any, budget: Any = None, rng: RNGLike = None) -> Any:
+def privatize(frame: Any, spec: Any, budget: Any = None, rng: RNGLike = None, *,
+              release_id: str | None = None) -> Any:
     r"""Release the columns named in ``spec``, each with its own bounds and privacy loss.
 
     Parameters
@@ -69,12 +70,19 @@ def privatize(frame: Any, spec: Any, budget: Any = None, rng: RNGLike = None) ->
         Spends the release's cost: by sequential composition, the sum of the columns'
         :math:`\epsilon` and the sum of their :math:`\delta`. Refused with
         :class:`bndp.BudgetError` before any noise is drawn if it would exceed the budget;
-        charged only once every column is drawn, so a release that fails spends nothing.
+        charged only once every column is drawn, so a release that fails spends nothing. A
+        persistent budget (:meth:`bndp.Budget.open`) commits the charge in its store before
+        this returns.
     rng : None, int, SeedSequence, BitGenerator or Generator
         ``None`` (a real release): a fresh cryptographically secure stream per column,
         keyed from the OS. Otherwise one independent child stream per column, spawned from
         ``rng`` (:meth:`numpy.random.Generator.spawn`: the columns never share a stream);
         seeds are for tests and research only.
+    release_id : str, optional
+        An id for this release under ``budget`` (for example the date of a nightly job):
+        if a release with this id is already recorded, the release is refused with
+        :class:`bndp.ReleaseRecorded` before anything is drawn, so a retried job never
+        releases twice. Needs ``budget``.
 
     Returns
     -------
@@ -93,6 +101,9 @@ def privatize(frame: Any, spec: Any, budget: Any = None, rng: RNGLike = None) ->
     bndp.BudgetError
         If ``budget`` cannot pay for the release; nothing is drawn or spent. Any error
         raised while planning or drawing also leaves the budget unspent.
+    bndp.ReleaseRecorded
+        If ``release_id`` is already recorded under ``budget`` (a
+        :class:`bndp.BudgetError`); nothing is drawn or spent.
 
     Notes
     -----
@@ -121,10 +132,10 @@ def privatize(frame: Any, spec: Any, budget: Any = None, rng: RNGLike = None) ->
         if kind == "spark":
             from .integrations import spark
 
-            return spark.privatize(frame, spec, budget=budget)
+            return spark.privatize(frame, spec, budget=budget, release_id=release_id)
         from .integrations import dask
 
-        return dask.privatize(frame, spec, budget=budget)
+        return dask.privatize(frame, spec, budget=budget, release_id=release_id)
 
     try:
         import narwhals.stable.v2 as nw
@@ -142,7 +153,7 @@ def privatize(frame: Any, spec: Any, budget: Any = None, rng: RNGLike = None) ->
                         "single column use bndp.sample)")
     # validation, calibration and planning, and the budget checked (not charged): no data
     # read, nothing drawn
-    plans = plan_release(spec, budget)
+    plans = plan_release(spec, budget, release_id=release_id)
     lazy = isinstance(nwf, nw.LazyFrame)
     impl = nwf.implementation
     eager = nwf.collect() if lazy else nwf  # type: ignore[union-attr]
@@ -150,6 +161,7 @@ def privatize(frame: Any, spec: Any, budget: Any = None, rng: RNGLike = None) ->
     gens = [default_rng(None) for _ in plans] if rng is None else spawn(rng, len(plans))
     out = draw(nw, eager, plans, prepared, gens)
     result = out.lazy(backend=impl).to_native() if lazy else out.to_native()
-    # charged only once every column is drawn: a release that fails spends nothing
-    charge_release(budget, plans, release_label(plans))
+    # charged (and, for a persistent budget, committed) only once every column is drawn
+    # and before the result is handed back: a release that fails spends nothing
+    charge_release(budget, plans, release_label(plans), release_id)
     return result

@@ -6,20 +6,25 @@ Commands
 ``bndp calibrate``  print the calibrated scale beside the unbounded mechanism's;
 ``bndp plot``       draw the output density beside the clamped unbounded mechanism;
 ``bndp demo``       the main job on a small example column shipped with the package;
-``bndp reproduce``  a table or figure of the papers, recomputed next to the printed numbers.
+``bndp reproduce``  a table or figure of the papers, recomputed next to the printed numbers;
+``bndp budget``     create a persistent privacy budget, or show its history.
 
 ``bndp privatize`` takes a release spec (``--spec release.toml`` or ``.json``: one
 ``[columns.NAME]`` table per column, an optional ``[budget]``) or ``--column`` options; ``-``
-reads stdin / writes stdout; the summary goes to stderr (``-q`` silences it). It releases the
+reads stdin / writes stdout; the summary goes to stderr (``-q`` silences it). A persistent
+budget (``--budget-store PATH_OR_URL --budget-name NAME``, or ``store`` and ``name`` in
+``[budget]``) is shared by every run; ``--release-id`` refuses a release already recorded under
+it. It releases the
 certified grid law (mode ``exact``) unless told otherwise: ``--mode continuous`` for the
 ``--column`` columns, ``mode = "continuous"`` in a spec column (``--mode`` with ``--spec`` is a
 usage error); a continuous release prints a one-line warning with the summary.
 
 Errors are reported as one line on stderr (``bndp: error: ...``). Exit status: 0 success;
 2 usage error (command line, spec file, arguments); 3 data error (a cell, the input's format
-or schema, such as a column not found); 4 the release would exceed the spec's budget; 1
-other errors (I/O, such as an input file or an output directory that does not exist); 130
-(SIGINT) or 143 (SIGTERM) when interrupted. ``BNDP_DEBUG=1`` shows tracebacks.
+or schema, such as a column not found); 4 the release would exceed the budget; 5 the
+release id is already recorded under the budget; 1 other errors (I/O, such as an input file or an output directory that
+does not exist, or a budget store that cannot be reached); 130 (SIGINT) or 143 (SIGTERM)
+when interrupted. ``BNDP_DEBUG=1`` shows tracebacks.
 """
 
 from __future__ import annotations
@@ -30,10 +35,12 @@ import sys
 from typing import Any, Sequence
 
 from .. import __version__
-from ..exceptions import BudgetError
+from ..exceptions import BudgetError, ReleaseRecorded
 from ..mechanisms.registry import SAMPLE_MECHANISMS
 from ..reproduce import _add_cli  # `bndp reproduce`: the papers' tables (bndp.reproduce)
-from ._errors import CLIError, EXIT_BUDGET, EXIT_USAGE, _EXIT_CODES, _Terminated, _one_line
+from ._errors import (CLIError, EXIT_BUDGET, EXIT_RECORDED, EXIT_USAGE, _EXIT_CODES, _Terminated,
+                      _one_line)
+from .budget import _add_budget_command
 from .calibrate import _cmd_calibrate, _cmd_plot
 from .demo import _cmd_demo
 from .privatize import _cmd_privatize
@@ -207,6 +214,18 @@ def _parser() -> argparse.ArgumentParser:
     io.add_argument("--seed", type=int, default=None,
                     help="seed for a reproducible run (tests only: a real release must use "
                          "the default, fresh OS entropy)")
+    bg = pr.add_argument_group("persistent budget")
+    bg.add_argument("--budget-store", metavar="PATH_OR_URL",
+                    help="the budget's store, shared by every run: an SQLite file, or a "
+                         "postgresql:// URL (or store = ... in the spec's [budget])")
+    bg.add_argument("--budget-name", metavar="NAME",
+                    help="the budget's name in --budget-store (or name = ... in [budget]); "
+                         "create it with 'bndp budget create', or give its cap (epsilon, "
+                         "delta) in [budget]")
+    bg.add_argument("--release-id", metavar="ID",
+                    help="an id for this release (for example the date of a nightly run): if "
+                         "a release with this id is already recorded under the budget, "
+                         "nothing is read or written and the exit status is 5")
     pr.set_defaults(func=_cmd_privatize)
 
     ca = _command(
@@ -250,6 +269,7 @@ def _parser() -> argparse.ArgumentParser:
     d.set_defaults(func=_cmd_demo)
 
     _add_cli(sub)
+    _add_budget_command(sub, _EXIT_CODES)
     return p
 
 
@@ -270,7 +290,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("BNDP_DEBUG"):
             raise
         print(f"bndp: error: {_one_line(exc)}", file=sys.stderr)
-        return EXIT_BUDGET
+        return EXIT_RECORDED if isinstance(exc, ReleaseRecorded) else EXIT_BUDGET
     except KeyboardInterrupt:
         print("bndp: interrupted; no output was written", file=sys.stderr)
         return 130

@@ -9,11 +9,14 @@ EXIT_IO = 1
 EXIT_USAGE = 2
 EXIT_DATA = 3
 EXIT_BUDGET = 4
+EXIT_RECORDED = 5
 _EXIT_CODES = ("Exit status: 0 success; 2 usage error (command line, spec file, arguments); "
                "3 data error (a cell, the input's format or schema, such as a column not "
-               "found); 4 the release would exceed the spec's [budget] (nothing written); 1 "
-               "other errors (I/O, such as a missing input file or output directory); 130/143 "
-               "interrupted (SIGINT/SIGTERM; nothing written). Errors are one line on stderr.")
+               "found); 4 the release would exceed the budget (nothing written); 5 the "
+               "--release-id is already recorded under the budget (nothing written); 1 "
+               "other errors (I/O, such as a missing input file or output directory, or a "
+               "budget store that cannot be reached); 130/143 interrupted (SIGINT/SIGTERM; "
+               "nothing written). Errors are one line on stderr.")
 
 
 class CLIError(Exception):

@@ -17,6 +17,7 @@ from .._columns import to_numpy
 from .._values import approx
 from .._random import default_rng
 from .._release import ColumnDataError, charge_release, plan_release
+from .._testhooks import crash_point
 from ..budget import Budget
 from ..exceptions import BudgetError
 from ._errors import (CLIError, DataError, FileError, _COLUMN_OPTIONS, _cell_error, _column_flags,
@@ -50,7 +51,8 @@ class _Spec:
 
 def _load_spec_file(path: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """Read a release spec (TOML or JSON): ``[columns.NAME]`` tables (or a ``"columns"``
-    object) and an optional ``[budget]`` (``epsilon``, ``delta``)."""
+    object) and an optional ``[budget]`` (``epsilon``, ``delta``; for a persistent budget
+    ``store`` and ``name``, and ``composition``)."""
     import json
 
     try:
@@ -85,16 +87,65 @@ def _load_spec_file(path: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
                        "released column")
     budget = doc.get("budget")
     if budget is not None:
-        if not isinstance(budget, dict) or "epsilon" not in budget or \
-                any(k not in ("epsilon", "delta") for k in budget):
-            raise CLIError(f"--spec {path}: [budget] takes epsilon (required) and delta")
+        keys = ("epsilon", "delta", "store", "name", "composition")
+        if not isinstance(budget, dict) or any(k not in keys for k in budget):
+            raise CLIError(f"--spec {path}: [budget] takes epsilon and delta (the cap), and "
+                           "for a persistent budget store, name and composition")
+        for k in ("store", "name", "composition"):
+            if k in budget and not isinstance(budget[k], str):
+                raise CLIError(f"--spec {path}: [budget] {k} must be a string")
+        if "store" in budget and "://" not in budget["store"] and \
+                not os.path.isabs(budget["store"]):
+            # a relative SQLite path: relative to the spec file
+            budget = dict(budget, store=os.path.join(os.path.dirname(os.path.abspath(path)),
+                                                     budget["store"]))
     return cols, budget
+
+
+def _open_budget(args: argparse.Namespace, bspec: dict[str, Any] | None) -> Any:
+    """The release's budget: persistent (--budget-store/--budget-name, or store and name in
+    [budget]), in memory ([budget] with epsilon only), or None."""
+    where = f"--spec {args.spec}: [budget]" if args.spec is not None else "--spec"
+    b = dict(bspec or {})
+    store = args.budget_store if args.budget_store is not None else b.get("store")
+    name = args.budget_name if args.budget_name is not None else b.get("name")
+    if store is None and name is None:
+        if args.release_id is not None:
+            raise CLIError("--release-id needs a persistent budget to record it under: "
+                           "--budget-store and --budget-name (or store and name in the "
+                           "spec's [budget])")
+        if not b:
+            return None
+        if "epsilon" not in b:
+            raise CLIError(f"{where}: epsilon is required (or give store and name for a "
+                           "persistent budget)")
+        if "composition" in b:
+            raise CLIError(f"{where}: composition applies to a persistent budget (store and "
+                           "name)")
+        try:
+            return Budget(b["epsilon"], b.get("delta", 0.0))
+        except (TypeError, ValueError) as exc:
+            raise CLIError(f"{where}: {exc}") from None
+    if store is None or name is None:
+        raise CLIError("a persistent budget needs both a store and a name: --budget-store "
+                       "and --budget-name (or store and name in the spec's [budget])")
+    try:
+        return Budget.open(store, name, b.get("epsilon"), b.get("delta"),
+                           b.get("composition"))
+    except ImportError as exc:
+        raise CLIError(str(exc)) from None
+    except (TypeError, ValueError) as exc:
+        msg = str(exc)
+        raise CLIError(msg if msg.startswith("budget ") else f"budget {name!r}: {msg}") from None
+    except Exception as exc:  # the store cannot be reached or read
+        raise FileError(f"budget store {store}: {exc}") from None
 
 
 def _parse_specs(args: argparse.Namespace, label: str = "") -> tuple[list[_Spec], Any]:
     """The released columns (validated, calibrated and planned) and the budget (checked,
-    not charged), from --spec or --column; usage errors name the column and key."""
-    budget = None
+    not charged, and the release id checked), from --spec or --column; usage errors name
+    the column and key."""
+    bspec = None
     if args.spec is not None:
         if args.column:
             raise CLIError("give either --spec or --column, not both")
@@ -117,11 +168,6 @@ def _parse_specs(args: argparse.Namespace, label: str = "") -> tuple[list[_Spec]
             if e.get("mechanism", "laplace") in ("laplace", "gaussian"):
                 e.setdefault("workers", args.workers)
             spec[name] = e
-        if bspec is not None:
-            try:
-                budget = Budget(bspec["epsilon"], bspec.get("delta", 0.0))
-            except (TypeError, ValueError) as exc:
-                raise CLIError(f"--spec {args.spec}: [budget]: {exc}") from None
         where = f"--spec {args.spec}: "
     else:
         if not args.column:
@@ -157,9 +203,11 @@ def _parse_specs(args: argparse.Namespace, label: str = "") -> tuple[list[_Spec]
                 e["delta"] = args.delta or 0.0
             spec[name] = e
         where = ""
+    budget = _open_budget(args, bspec)
     try:
-        # calibrates and plans every column and checks the budget, before reading anything
-        plans = plan_release(spec, budget, label=label)
+        # calibrates and plans every column and checks the budget and the release id,
+        # before reading anything
+        plans = plan_release(spec, budget, label=label, release_id=args.release_id)
     except BudgetError:
         raise
     except (ValueError, TypeError) as exc:
@@ -316,6 +364,7 @@ def _privatize_csv(args: argparse.Namespace, specs: list[_Spec], tmp: str,
                                        pa.string())
                     cols[k] = pc.fill_null(released, "")
                 out_f.write(_csv_lines(cols, args.delimiter, pa, pc))
+                crash_point("writing")
                 rows += batch.num_rows
                 progress.update(rows, rows)
         out_f.flush()
@@ -375,6 +424,7 @@ def _privatize_parquet(args: argparse.Namespace, specs: list[_Spec], tmp: str,
                 null = col.missing if col.missing is not None and col.missing.any() else None
                 cols[k] = _arrow_f64(pa, noisy, null)
             writer.write_batch(pa.RecordBatch.from_arrays(cols, schema=out_schema))
+            crash_point("writing")
             rows += batch.num_rows
             progress.update(rows, rows)
     progress.close(rows, rows)
@@ -427,7 +477,9 @@ def _cmd_privatize(args: argparse.Namespace) -> int:
             rows = _privatize_csv(args, specs, tmp, gen, progress, in_path, shown_src)
         else:
             rows = _privatize_parquet(args, specs, tmp, gen, progress, in_path, shown_src)
-        charge_release(budget, [s.plan for s in specs], label)
+        # committed before the output is put in place: a crash after this leaves the
+        # charge recorded (and no output), never output without its charge
+        charge_release(budget, [s.plan for s in specs], label, args.release_id)
         if kind == "file":
             _normal_mode(tmp)
             os.replace(tmp, final)  # type: ignore[arg-type]
@@ -483,6 +535,9 @@ def _cmd_privatize(args: argparse.Namespace) -> int:
             + (f", delta = {td:g})" if td else ")"))
     if budget is not None:
         sp, rem = budget.spent, budget.remaining
+        if getattr(budget, "name", None):
+            say(f"bndp: recorded under budget {budget.name!r} ({budget.store})"
+                + (f" as release {args.release_id!r}" if args.release_id else ""))
         say(f"bndp: budget epsilon = {budget.epsilon:g}, delta = {budget.delta:g}: spent "
             f"epsilon = {sp.epsilon:g}, delta = {sp.delta:g}; remaining epsilon = "
             f"{rem.epsilon:g}, delta = {rem.delta:g}")

@@ -5,6 +5,10 @@ The release spec is validated and every column with fixed bounds calibrated once
 from its own generator: a cryptographically secure stream keyed with 256 bits from the OS
 CSPRNG of the worker that runs it (thread, process or distributed worker), so partitions
 never share a stream.
+
+A result is released once: :func:`privatize` materialises it before returning
+(``persist()``: every partition drawn once and kept, in memory, by the scheduler), then
+charges the budget. Every later computation reads those partitions and draws nothing.
 """
 
 from __future__ import annotations
@@ -44,7 +48,8 @@ def _is_dask_collection(x: Any) -> bool:
 def privatize(ddf: Any, spec: Any, *, budget: Any = None, mechanism: str | None = None,
               epsilon: float | None = None, sensitivity: float | None = None,
               lower: Any = None, upper: Any = None, delta: float | None = None,
-              on_outside: str | None = None, nulls: str | None = None) -> Any:
+              on_outside: str | None = None, nulls: str | None = None,
+              release_id: str | None = None) -> Any:
     r"""Return ``ddf`` with the columns of ``spec`` privatised, in one pass per partition.
 
     Parameters
@@ -56,24 +61,29 @@ def privatize(ddf: Any, spec: Any, *, budget: Any = None, mechanism: str | None 
         keyword form, column name(s) released with the keywords below.
     budget : bndp.Budget, optional
         Charged when this is called (sum of the columns' :math:`\epsilon` and
-        :math:`\delta`), as the last step: after every fixed-bounds column's mechanism is
-        planned and the graph is built, so an error raised here spends nothing; refused
-        with :class:`bndp.BudgetError` before the graph is built if it would exceed. Data
-        errors and the planning of per-row bounds (which needs the data) surface when the
-        graph runs, after the charge.
+        :math:`\delta`), as the last step: once the result is materialised, so an error
+        raised here (planning, the graph, or the data while drawing) spends nothing;
+        refused with :class:`bndp.BudgetError` before the graph is built if it would
+        exceed. A persistent budget (:meth:`bndp.Budget.open`) commits the charge before
+        this returns.
     mechanism, epsilon, sensitivity, lower, upper, delta, on_outside, nulls
         Keyword form only, as the spec keys. ``lower``/``upper`` may also be Dask Series
         aligned with ``ddf`` (per-row bounds): they are joined into the graph lazily,
         never computed on the client.
+    release_id : str, optional
+        As in :func:`bndp.privatize`: refused with :class:`bndp.ReleaseRecorded` before
+        anything is drawn if already recorded under ``budget``.
 
     Returns
     -------
     dask.dataframe.DataFrame
-        Lazy; same columns, index and divisions; released columns become ``float64``
-        (``Float64`` for nullable pandas dtypes with ``nulls="keep"``). The noise is drawn
-        when the graph runs and drawn again each time the same graph is computed again:
-        ``persist()`` or write the result before reusing it (two computations are two
-        releases and cost privacy twice; the budget is charged once, here).
+        Same columns, index and divisions; released columns become ``float64``
+        (``Float64`` for nullable pandas dtypes with ``nulls="keep"``). Released once:
+        the noise is drawn here and the partitions are persisted (``persist()``, on the
+        scheduler in use), so every computation on the result sees the same values. On a
+        ``dask.distributed`` cluster a persisted partition lost with its worker would be
+        recomputed with new noise: write the result out before relying on a cluster that
+        loses workers.
 
     Notes
     -----
@@ -115,7 +125,7 @@ def privatize(ddf: Any, spec: Any, *, budget: Any = None, mechanism: str | None 
                                     delta=delta, on_outside=on_outside, nulls=nulls))
     # validation, calibration and planning of every fixed-bounds column; the budget is
     # checked here and charged only once the graph is built
-    plans = plan_release(spec, budget, engine="dask")
+    plans = plan_release(spec, budget, engine="dask", release_id=release_id)
     meta = ddf._meta
     for p in plans:
         for col, role in [(p.name, f"spec column {p.name!r}")] + [
@@ -136,5 +146,28 @@ def privatize(ddf: Any, spec: Any, *, budget: Any = None, mechanism: str | None 
                              meta=out_meta)
     if tmp:
         out = out.drop(columns=tmp)
-    charge_release(budget, plans, release_label(plans, "dask"))
+    # released once: every partition drawn now and kept (errors in the data raise here,
+    # before the charge)
+    out = _materialise(out)
+    charge_release(budget, plans, release_label(plans, "dask"), release_id)
+    return out
+
+
+def _materialise(out: Any) -> Any:
+    """``out.persist()``, waited for: on ``dask.distributed`` the partitions are computed
+    in the background, so wait for them and raise the first task's error."""
+    out = out.persist()
+    try:
+        from distributed import default_client, futures_of, wait
+    except ImportError:
+        return out
+    try:
+        default_client()
+    except ValueError:  # no distributed client: persist() computed every partition
+        return out
+    futures = futures_of(out)
+    wait(futures)
+    for f in futures:
+        if f.status == "error":
+            f.result()  # raises the task's exception
     return out

@@ -6,6 +6,12 @@ driver; the calibrated, immutable plan is shipped to the executors inside one
 partition) creates its own generator, a cryptographically secure stream (AES-CTR or
 ChaCha20, see :func:`bndp.default_rng`) keyed with 256 bits from the executor's OS CSPRNG,
 so no two partitions, and no two forked Python workers, ever share a stream.
+
+A result is released once: :func:`privatize` materialises it before returning
+(``localCheckpoint(eager=True)``: every partition drawn once and kept on the executors,
+its lineage cut), then charges the budget. Every later action reads those values; a
+partition lost with its executor cannot be recomputed, so an action that needs it fails
+instead of drawing new noise.
 """
 
 from __future__ import annotations
@@ -58,7 +64,8 @@ def _keyword_form(spec: Any, kw: dict[str, Any]) -> dict[str, Any]:
 def privatize(df: Any, spec: Any, *, budget: Any = None, mechanism: str | None = None,
               epsilon: float | None = None, sensitivity: float | None = None,
               lower: float | None = None, upper: float | None = None, delta: float | None = None,
-              on_outside: str | None = None, nulls: str | None = None) -> Any:
+              on_outside: str | None = None, nulls: str | None = None,
+              release_id: str | None = None) -> Any:
     r"""Return ``df`` with the columns of ``spec`` privatised, in one Arrow pass.
 
     Parameters
@@ -72,32 +79,39 @@ def privatize(df: Any, spec: Any, *, budget: Any = None, mechanism: str | None =
         Or, keyword form: a column name (or several) released with the keywords below,
         the same settings for every column (each column a separate release).
     budget : bndp.Budget, optional
-        Charged on the driver when this is called (sum of the columns' :math:`\epsilon`
-        and :math:`\delta`, sequential composition), as the last step: after every
-        fixed-bounds column's mechanism is planned and the Spark plan is built, so an error
-        raised here spends nothing; refused with :class:`bndp.BudgetError` before the plan
-        is built if it would exceed.
+        Charged on the driver (sum of the columns' :math:`\epsilon` and :math:`\delta`,
+        sequential composition), as the last step: once the result is materialised, so an
+        error raised here (planning, the Spark plan, or the data while drawing) spends
+        nothing; refused with :class:`bndp.BudgetError` before the plan is built if it
+        would exceed. A persistent budget (:meth:`bndp.Budget.open`) commits the charge
+        before this returns.
     mechanism, epsilon, sensitivity, lower, upper, delta, on_outside, nulls
         Keyword form only: as the spec keys of the same names.
+    release_id : str, optional
+        As in :func:`bndp.privatize`: refused with :class:`bndp.ReleaseRecorded` before
+        anything is drawn if already recorded under ``budget``.
 
     Returns
     -------
     pyspark.sql.DataFrame
         Same columns in the same order; released columns become ``double`` (decimal and
         integer columns included); other columns, and the row order within partitions,
-        are kept. ``nulls="keep"`` leaves null cells null and NaN cells NaN. Lazy, like
-        every Spark transformation: the noise is drawn when an action runs, and **drawn
-        again if the plan is evaluated again** (two actions on an uncached result are two
-        independent releases and cost privacy twice; the budget is charged once, here).
-        Write the result out, or ``persist()`` it, before using it more than once.
+        are kept. ``nulls="keep"`` leaves null cells null and NaN cells NaN. Released
+        once: the noise is drawn here, and the result is checkpointed on the executors
+        (``localCheckpoint(eager=True)``), so every action on it sees the same values; an
+        action that needs a partition lost with its executor fails rather than drawing
+        new noise (write the result out to keep it).
 
     Raises
     ------
     ValueError, TypeError
-        Invalid spec or schema, or a mechanism that cannot be planned, on the driver,
-        before the budget is charged. Data errors (a missing value with ``nulls="raise"``,
-        a value outside its bounds with ``on_outside="raise"``) and the planning of per-row
-        bounds (which needs the data) surface when the action runs, after the charge.
+        Invalid spec or schema, a mechanism that cannot be planned, or invalid data (a
+        missing value with ``nulls="raise"``, a value outside its bounds with
+        ``on_outside="raise"``; raised by Spark as its own exception type, with bndp's
+        message), before the budget is charged.
+    bndp.BudgetError
+        If ``budget`` cannot pay; :class:`bndp.ReleaseRecorded` if ``release_id`` is
+        already recorded.
 
     Notes
     -----
@@ -128,8 +142,8 @@ def privatize(df: Any, spec: Any, *, budget: Any = None, mechanism: str | None =
                                     sensitivity=sensitivity, lower=lower, upper=upper,
                                     delta=delta, on_outside=on_outside, nulls=nulls))
     # driver-side validation, calibration and planning of every fixed-bounds column; the
-    # budget is checked here and charged only once the Spark plan is built
-    plans = plan_release(spec, budget, engine="spark")
+    # budget (and the release id) is checked here and charged only once the result exists
+    plans = plan_release(spec, budget, engine="spark", release_id=release_id)
     fields = {f.name: f for f in df.schema.fields}
     for p in plans:
         for col, role in [(p.name, f"spec column {p.name!r}")] + [
@@ -144,5 +158,7 @@ def privatize(df: Any, spec: Any, *, budget: Any = None, mechanism: str | None =
     schema = StructType([StructField(f.name, DoubleType(), True) if f.name in released else f
                          for f in df.schema.fields])
     out = df.mapInArrow(partition_releaser(plans), schema)
-    charge_release(budget, plans, release_label(plans, "spark"))
+    # released once: drawn now, kept on the executors, lineage cut (never drawn again)
+    out = out.localCheckpoint(eager=True)
+    charge_release(budget, plans, release_label(plans, "spark"), release_id)
     return out

@@ -1,0 +1,297 @@
+r"""A privacy ledger in a database: named budgets, each charge checked and recorded in one
+transaction, every release kept with its details.
+
+Tables (the same on SQLite and PostgreSQL, see :mod:`._backends`):
+
+``bndp_budget``
+    one row per named budget: its cap ``(epsilon, delta)`` and composition rule, what was
+    spent (exact rationals of the stored doubles, as text ``"p/q"``), the multiset of
+    per-column costs (for optimal composition) and the number of releases;
+``bndp_release``
+    one row per release: sequence number, release id (unique per budget when given), label,
+    time, host, process id, library version, total cost and the columns released (JSON).
+
+A charge is one write transaction: read the budget row (locked), refuse if the release id
+is already recorded or if the cap would be exceeded, insert the release, update the row,
+commit. Nothing here imports the in-memory :class:`bndp.Budget` (that module sits above:
+``bndp.Budget.open`` wraps a :class:`Ledger`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import socket
+import time
+from fractions import Fraction
+from typing import Any, Mapping
+
+from ..exceptions import BudgetError, ReleaseRecorded
+from . import _compose
+from ._backends import backend_for
+
+__all__ = ["Ledger", "open_ledger", "COMPOSITIONS"]
+
+COMPOSITIONS = ("basic", "optimal")
+
+
+def _version() -> str:
+    # the version of the bndp that is running (its root package is loaded: this is a
+    # subpackage of it)
+    import sys
+
+    return str(getattr(sys.modules.get("bndp"), "__version__", "unknown"))
+
+
+def _frac_text(x: Fraction) -> str:
+    return f"{x.numerator}/{x.denominator}"
+
+
+def _frac(text: str) -> Fraction:
+    return Fraction(text)
+
+
+def _up(x: Fraction) -> float:
+    f = float(x)
+    return math.nextafter(f, math.inf) if Fraction(f) < x else f
+
+
+def _down(x: Fraction) -> float:
+    f = float(x)
+    return math.nextafter(f, 0.0) if Fraction(f) > x else f
+
+
+def _cap_value(x: Any, name: str, positive: bool) -> float:
+    if isinstance(x, bool) or not isinstance(x, (int, float)) and not hasattr(x, "__float__"):
+        raise TypeError(f"`{name}` must be a real number; got {x!r}")
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        raise TypeError(f"`{name}` must be a real number; got {x!r}") from None
+    if not math.isfinite(v) or v < 0 or (positive and v == 0):
+        raise ValueError(f"`{name}` must be finite and {'> 0' if positive else '>= 0'}; "
+                         f"got {x!r}")
+    return v
+
+
+class _State:
+    """A budget's row."""
+
+    __slots__ = ("name", "epsilon", "delta", "composition", "spent_e", "spent_d", "counts",
+                 "releases", "created")
+
+    def __init__(self, row: tuple) -> None:
+        (self.name, eps, delta, self.composition, se, sd, counts, releases, created) = row
+        self.epsilon = float(eps)
+        self.delta = float(delta)
+        self.spent_e = _frac(se)
+        self.spent_d = _frac(sd)
+        self.counts = _compose.counts_from_text(counts)
+        self.releases = int(releases)
+        self.created = float(created)
+
+
+_SELECT = ("SELECT name, epsilon, delta, composition, spent_epsilon, spent_delta, counts, "
+           "releases, created FROM bndp_budget WHERE name = ?")
+
+
+class Ledger:
+    """One named budget in a store. Every method is one transaction; nothing is cached
+    between calls (other processes charge the same budget)."""
+
+    def __init__(self, backend: Any, name: str) -> None:
+        self.backend = backend
+        self.name = name
+
+    # reading ----------------------------------------------------------------------------
+    def state(self) -> _State:
+        with self.backend.transaction(write=False) as cur:
+            row = cur.execute(_SELECT, (self.name,)).fetchone()
+        if row is None:  # pragma: no cover - budgets are never deleted
+            raise ValueError(f"budget {self.name!r} does not exist in {self.backend.url}")
+        return _State(row)
+
+    def history(self) -> list[dict]:
+        """Every release, oldest first, as dictionaries (see :meth:`_record`)."""
+        with self.backend.transaction(write=False) as cur:
+            rows = cur.execute(
+                "SELECT seq, release_id, label, time, host, pid, version, epsilon, delta, "
+                "columns FROM bndp_release WHERE budget = ? ORDER BY seq", (self.name,)
+            ).fetchall()
+        return [self._record(r) for r in rows]
+
+    @staticmethod
+    def _record(r: tuple) -> dict:
+        seq, rid, label, t, host, pid, version, eps, delta, columns = r
+        return {"seq": int(seq), "release_id": rid, "label": label, "time": float(t),
+                "host": host, "pid": int(pid), "version": version, "epsilon": float(eps),
+                "delta": float(delta), "columns": json.loads(columns)}
+
+    def has_release(self, release_id: str) -> bool:
+        with self.backend.transaction(write=False) as cur:
+            return cur.execute("SELECT 1 FROM bndp_release WHERE budget = ? AND "
+                               "release_id = ?", (self.name, release_id)).fetchone() is not None
+
+    # composition --------------------------------------------------------------------------
+    @staticmethod
+    def spent_of(st: _State) -> tuple[float, float]:
+        """``(epsilon, delta)`` spent: basic, the exact sums rounded up; optimal, the
+        composed epsilon at the cap's delta and that delta (zero before any release)."""
+        if st.composition == "optimal":
+            if not any(st.counts.values()):
+                return 0.0, 0.0
+            return _compose.optimal_epsilon(st.counts, st.delta), st.delta
+        return _up(st.spent_e), _up(st.spent_d)
+
+    @staticmethod
+    def epsilon_at(st: _State, delta: float) -> float:
+        if st.composition == "optimal":
+            return _compose.optimal_epsilon(st.counts, delta)
+        e, d = _compose.basic_sums(st.counts)
+        return _up(e) if Fraction(delta) >= d else math.inf
+
+    def _refusal(self, st: _State, costs: Mapping[str, tuple[float, float]], label: str,
+                 new_e: Fraction, new_d: Fraction) -> str | None:
+        """The reason the release is refused, or None if it fits."""
+        what = f"release {label!r}" if label else "the release"
+        if st.composition == "optimal":
+            counts = _compose.add_counts(st.counts, costs.values())
+            eps = _compose.optimal_epsilon(counts, st.delta)
+            if eps > st.epsilon:
+                before = (_compose.optimal_epsilon(st.counts, st.delta)
+                          if any(st.counts.values()) else 0.0)
+                return (f"{what} would exceed the privacy budget {self.name!r}: by optimal "
+                        f"composition its {len(costs)} column(s) take the composed epsilon at "
+                        f"delta = {st.delta:g} from {before:.6g} to {eps:.6g}, above the cap "
+                        f"{st.epsilon:g}; nothing was spent or released")
+            return None
+        parts = []
+        cap_e, cap_d = Fraction(st.epsilon), Fraction(st.delta)
+        e = new_e - st.spent_e
+        d = new_d - st.spent_d
+        if new_e > cap_e:
+            parts.append(f"epsilon {_up(e):g} (remaining {_down(cap_e - st.spent_e):g} of "
+                         f"{st.epsilon:g})")
+        if new_d > cap_d:
+            parts.append(f"delta {_up(d):g} (remaining {_down(cap_d - st.spent_d):g} of "
+                         f"{st.delta:g})")
+        if not parts:
+            return None
+        how = f" (sequential composition over {len(costs)} column(s))" if costs else ""
+        return (f"{what} would exceed the privacy budget {self.name!r}: it costs "
+                f"{' and '.join(parts)}{how}; nothing was spent or released")
+
+    def _refuse(self, cur: Any, st: _State, costs: Mapping[str, tuple[float, float]],
+                label: str, release_id: str | None) -> tuple[Fraction, Fraction]:
+        if release_id is not None:
+            row = cur.execute("SELECT seq, label, time FROM bndp_release WHERE budget = ? AND "
+                              "release_id = ?", (self.name, release_id)).fetchone()
+            if row is not None:
+                when = time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(float(row[2])))
+                raise ReleaseRecorded(
+                    f"release id {release_id!r} is already recorded under budget "
+                    f"{self.name!r} (release #{row[0]}, {row[1]!r}, {when}); nothing was "
+                    "drawn, spent or released", release_id=release_id)
+        e = sum((Fraction(float(c[0])) for c in costs.values()), Fraction(0))
+        d = sum((Fraction(float(c[1])) for c in costs.values()), Fraction(0))
+        new_e, new_d = st.spent_e + e, st.spent_d + d
+        why = self._refusal(st, costs, label, new_e, new_d)
+        if why is not None:
+            raise BudgetError(why)
+        return e, d
+
+    # writing ------------------------------------------------------------------------------
+    def check(self, costs: Mapping[str, tuple[float, float]], label: str = "",
+              release_id: str | None = None) -> None:
+        """Raise :class:`bndp.BudgetError` or :class:`bndp.ReleaseRecorded` if
+        :meth:`charge` would refuse now; records nothing."""
+        with self.backend.transaction(write=False) as cur:
+            row = cur.execute(_SELECT, (self.name,)).fetchone()
+            self._refuse(cur, _State(row), costs, label, release_id)
+
+    def charge(self, costs: Mapping[str, tuple[float, float]], label: str = "",
+               release_id: str | None = None, details: Mapping[str, dict] | None = None
+               ) -> tuple[float, float]:
+        """Check and record one release in one transaction; returns its cost
+        ``(epsilon, delta)`` (sums rounded upwards). Raises :class:`bndp.BudgetError` or
+        :class:`bndp.ReleaseRecorded` (recording nothing)."""
+        with self.backend.transaction(write=True) as cur:
+            row = cur.execute(_SELECT + self.backend.lock_suffix, (self.name,)).fetchone()
+            st = _State(row)
+            e, d = self._refuse(cur, st, costs, label, release_id)
+            seq = st.releases + 1
+            cols = []
+            for name, c in costs.items():
+                entry = {"column": name, "epsilon": float(c[0]), "delta": float(c[1])}
+                if details and name in details:
+                    entry.update({k: v for k, v in details[name].items()
+                                  if k not in ("column", "epsilon", "delta")})
+                cols.append(entry)
+            cost = (_up(e), _up(d))
+            cur.execute(
+                "INSERT INTO bndp_release (budget, seq, release_id, label, time, host, pid, "
+                "version, epsilon, delta, columns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (self.name, seq, release_id, label, time.time(), socket.gethostname(),
+                 os.getpid(), _version(), cost[0], cost[1], json.dumps(cols)))
+            counts = _compose.add_counts(st.counts, costs.values())
+            cur.execute(
+                "UPDATE bndp_budget SET spent_epsilon = ?, spent_delta = ?, counts = ?, "
+                "releases = ? WHERE name = ?",
+                (_frac_text(st.spent_e + e), _frac_text(st.spent_d + d),
+                 _compose.counts_to_text(counts), seq, self.name))
+        return cost
+
+
+def open_ledger(store: Any, name: Any, epsilon: Any = None, delta: Any = None,
+                composition: Any = None) -> Ledger:
+    """Open the budget ``name`` of ``store``, creating it when a cap is given and the name
+    is new. See :meth:`bndp.Budget.open`."""
+    if not isinstance(name, str):
+        raise TypeError(f"`name` must be a string; got {type(name).__name__}")
+    if not name or name != name.strip():
+        raise ValueError(f"`name` must be a non-empty string without surrounding spaces; got "
+                         f"{name!r}")
+    eps = None if epsilon is None else _cap_value(epsilon, "epsilon", positive=True)
+    dlt = None if delta is None else _cap_value(delta, "delta", positive=False)
+    if dlt is not None and dlt >= 1:
+        raise ValueError(f"`delta` must be in [0, 1); got {delta!r}")
+    if composition is not None and composition not in COMPOSITIONS:
+        raise ValueError(f"`composition` must be one of {COMPOSITIONS}; got {composition!r}")
+    if eps is None and dlt is not None:
+        raise ValueError("`delta` without `epsilon`: give the whole cap to create a budget, "
+                         "or neither to open an existing one")
+    if composition == "optimal":
+        _compose.check_optimal_available()
+    backend = backend_for(store)
+    if eps is None and backend.path is not None and not os.path.exists(backend.path):
+        raise ValueError(f"budget {name!r} does not exist: there is no budget store at "
+                         f"{backend.path}; give `epsilon` (and `delta`) to create it")
+    backend.create_schema()
+    with backend.transaction(write=True) as cur:
+        row = cur.execute(_SELECT + backend.lock_suffix, (name,)).fetchone()
+        if row is None:
+            if eps is None:
+                raise ValueError(f"budget {name!r} does not exist in {backend.url}; give "
+                                 "`epsilon` (and `delta`) to create it")
+            cur.execute(
+                "INSERT INTO bndp_budget (name, epsilon, delta, composition, spent_epsilon, "
+                "spent_delta, counts, releases, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (name, eps, 0.0 if dlt is None else dlt, composition or "basic", "0/1", "0/1",
+                 "[]", 0, time.time()))
+        else:
+            st = _State(row)
+            diff = []
+            if eps is not None and eps != st.epsilon:
+                diff.append(f"epsilon {eps!r} (recorded: {st.epsilon!r})")
+            if dlt is not None and dlt != st.delta:
+                diff.append(f"delta {dlt!r} (recorded: {st.delta!r})")
+            if composition is not None and composition != st.composition:
+                diff.append(f"composition {composition!r} (recorded: {st.composition!r})")
+            if diff:
+                raise ValueError(f"budget {name!r} already exists in {backend.url} with "
+                                 f"another cap: {', '.join(diff)}; a budget's cap never "
+                                 "changes (open it without a cap, or choose a new name)")
+            if st.composition == "optimal":
+                _compose.check_optimal_available()
+    return Ledger(backend, name)
