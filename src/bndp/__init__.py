@@ -6,6 +6,7 @@ calibration family; range-constraint mechanisms; bounded-support Gaussian mechan
 per-instance accounting for private training; exact privacy verification.
 """
 
+import logging as _logging
 from typing import TYPE_CHECKING
 
 from . import accounting, calibrate, special
@@ -72,3 +73,7 @@ __all__ = [
     "verify",
     "__version__",
 ]
+
+# the library logs releases on the "bndp" logger and prints nothing: an application that
+# configures logging sees them (one INFO record per release, a WARNING for raw doubles)
+_logging.getLogger("bndp").addHandler(_logging.NullHandler())

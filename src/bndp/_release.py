@@ -18,12 +18,14 @@ release that fails before the charge spends nothing.
 from __future__ import annotations
 
 import inspect
+import logging
 import math
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from ._columns import check_nulls
+from ._ledger import _version
 from ._testhooks import crash_point
 from ._validation import check_on_outside
 from ._values import approx, from_ints, wide_column
@@ -32,6 +34,8 @@ from .budget import check_budget
 from .calibrate import bounded_laplace_scale
 from .mechanisms import window
 from .mechanisms.registry import MECHANISMS, REGISTRY
+
+_LOG = logging.getLogger("bndp")
 
 __all__ = ["ColumnPlan", "parse_spec", "spec_costs", "SpecError", "ColumnDataError", "MECHANISMS",
            "BASE_KEYS",
@@ -463,6 +467,70 @@ def column_details(plans: Iterable[ColumnPlan]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def noise_profile(plan: ColumnPlan) -> dict[str, Any] | None:
+    """The noise of a column with fixed finite bounds at the range's lower end, centre and
+    upper end: the bias (mean output minus true value) and the standard deviation of the
+    released value, from the law actually sampled. Public numbers (they depend on the
+    parameters only). None for per-row bounds, half-lines and mechanisms without a law."""
+    m = plan.mech
+    if plan.per_row or m is None or not hasattr(m, "bias") or not hasattr(m, "variance"):
+        return None
+    lo, hi = plan.lower, plan.upper
+    if not (isinstance(lo, float) and isinstance(hi, float)
+            and math.isfinite(lo) and math.isfinite(hi)):
+        return None
+    at = [lo, 0.5 * (lo + hi), hi]
+    try:
+        bias = [float(m.bias(x)) for x in at]
+        sd = [math.sqrt(max(float(m.variance(x)), 0.0)) for x in at]
+    except (TypeError, ValueError, NotImplementedError, MemoryError):
+        return None
+    return {"at": at, "bias": bias, "sd": sd}
+
+
+def release_record(plans: Sequence[ColumnPlan], label: str, release_id: str | None = None,
+                   budget: Any = None) -> dict[str, Any]:
+    """What a release is, as a JSON-ready dict: label, id, version, and per column the
+    mechanism, epsilon, delta, sensitivity, bounds, mode, certified loss and the noise's
+    bias and standard deviation at the range's ends and centre (:func:`noise_profile`).
+    Nothing in it depends on the private data."""
+    details = column_details(plans)
+    cols = {}
+    for p in plans:
+        eps, delta = p.cost()
+        cols[p.name] = {"epsilon": eps, "delta": delta, **details[p.name],
+                        "noise": noise_profile(p)}
+    rec: dict[str, Any] = {"label": label, "release_id": release_id, "version": _version(),
+                           "columns": cols}
+    if budget is not None:
+        sp, rem = budget.spent, budget.remaining
+        rec["budget"] = {"epsilon": budget.epsilon, "delta": budget.delta,
+                         "spent": [sp.epsilon, sp.delta],
+                         "remaining": [rem.epsilon, rem.delta]}
+    return rec
+
+
+def log_release(record: dict[str, Any]) -> None:
+    """One INFO record on the ``bndp`` logger per release (``record``: :func:`release_record`,
+    attached as ``bndp_release``), and a WARNING for a column released in continuous mode
+    (raw doubles: attackable when published). bndp prints nothing itself."""
+    if not _LOG.isEnabledFor(logging.WARNING):
+        return
+    parts = []
+    for name, c in record["columns"].items():
+        lo_hi = c["bounds"] if isinstance(c["bounds"], str) else \
+            f"[{c['bounds'][0]:g}, {c['bounds'][1]:g}]"
+        parts.append(f"{name}: {c['mechanism']} epsilon={c['epsilon']:g} delta={c['delta']:g} "
+                     f"sensitivity={c['sensitivity']:g} bounds={lo_hi} mode={c['mode']}")
+        if c["mode"] == "continuous":
+            _LOG.warning("%s: column %r released in mode='continuous' (raw doubles of the "
+                         "continuous law, attackable when published; see the threat model)",
+                         record["label"], name)
+    rid = f" id={record['release_id']}" if record.get("release_id") else ""
+    _LOG.info("released %s%s: %s", record["label"], rid, "; ".join(parts),
+              extra={"bndp_release": record})
+
+
 def charge_release(budget: Any, plans: Iterable[ColumnPlan], label: str,
                    release_id: str | None = None) -> None:
     """Charge a release to ``budget`` (None: nothing to do): the last step, once every
@@ -477,6 +545,8 @@ def charge_release(budget: Any, plans: Iterable[ColumnPlan], label: str,
         budget.charge(spec_costs(plans), label=label, release_id=release_id,
                       details=column_details(plans))
     crash_point("charged")
+    if _LOG.isEnabledFor(logging.WARNING):
+        log_release(release_record(plans, label, release_id, budget))
 
 
 def check_budget_compatible(plans: Iterable[ColumnPlan]) -> None:

@@ -184,6 +184,11 @@ def _parser() -> argparse.ArgumentParser:
                     help="print nothing on success (no summary, no progress bar)")
     pr.add_argument("-v", "--verbose", action="store_true",
                     help="print more details in the summary")
+    pr.add_argument("--summary-json", metavar="FILE", default=None,
+                    help="write a machine-readable record of the run to FILE: columns, "
+                         "mechanisms, parameters, epsilon/delta spent, certified loss, rows, "
+                         "the noise's bias and sd at the range's ends and centre, timings, "
+                         "version (no counts of the private data)")
     pr.add_argument("--show-data-counts", action="store_true",
                     help="also print, per column, the number of values released, missing and "
                          "clipped into the bounds: counts of the private data themselves, NOT "

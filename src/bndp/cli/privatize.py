@@ -9,6 +9,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import time
 from typing import Any, Callable
 
 import numpy as np
@@ -16,7 +17,7 @@ import numpy as np
 from .._columns import to_numpy
 from .._values import approx
 from .._random import default_rng
-from .._release import ColumnDataError, charge_release, plan_release
+from .._release import ColumnDataError, charge_release, plan_release, release_record
 from .._testhooks import crash_point
 from ..budget import Budget
 from ..exceptions import BudgetError
@@ -459,9 +460,11 @@ def _cmd_privatize(args: argparse.Namespace) -> int:
         raise CLIError(f"the output is written as {fmt} (like the input) but {dst} names "
                        f"a {out_fmt} file")
     label = "bndp privatize " + shown_src
+    t_start = time.perf_counter()
     # validates, calibrates and plans; the budget is checked now, charged once every row
     # is drawn (before the output is put in place)
     specs, budget = _parse_specs(args, label)
+    t_planned = time.perf_counter()
     gen = default_rng(args.seed)
     progress = _Progress(0, "rows", _progress_enabled(args.progress) and not args.quiet)
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(final or 'stdout')}.",
@@ -503,6 +506,13 @@ def _cmd_privatize(args: argparse.Namespace) -> int:
             _remove(in_path)
         if old is not None:
             signal.signal(signal.SIGTERM, old)
+    finally_t = time.perf_counter()
+    record = release_record([s.plan for s in specs], label, args.release_id, budget)
+    if args.summary_json is not None:
+        record.update(input=shown_src, output=shown_dst, format=fmt, rows=rows,
+                      seconds={"plan": t_planned - t_start, "draw_and_write":
+                               finally_t - t_planned, "total": finally_t - t_start})
+        _write_json(args.summary_json, record)
     if args.quiet:
         return 0
 
@@ -527,6 +537,15 @@ def _cmd_privatize(args: argparse.Namespace) -> int:
         dtxt = f", delta = {delta:g}" if delta else ""
         say(f"bndp: {s.name}: released {where} with epsilon = {eps:g}{dtxt}, "
             f"sensitivity = {p.sensitivity:g}: {_mechanism_label(p)}{more}")
+        noise = record["columns"][s.name]["noise"]
+        if noise is not None:
+            at = " / ".join(f"{x:g}" for x in noise["at"])
+            tiny = 1e-9 * max(abs(x) for x in noise["at"]) or 1e-300
+            say(f"bndp: {s.name}: noise at {at}: bias "
+                + " / ".join(f"{b:+.3g}" if abs(b) > tiny else "0" for b in noise["bias"])
+                + ", sd "
+                + " / ".join(f"{d:.3g}" for d in noise["sd"])
+                + " (a bounded release pulls values toward the middle of the range)")
     if len(specs) > 1:
         costs = [s.plan.cost() for s in specs]
         te, td = sum(c[0] for c in costs), sum(c[1] for c in costs)
@@ -549,3 +568,19 @@ def _cmd_privatize(args: argparse.Namespace) -> int:
             + ("seeded (--seed: for tests only)" if args.seed is not None
                else "fresh OS entropy (cryptographically secure stream)"))
     return 0
+
+
+def _write_json(path: str, record: dict) -> None:
+    """Write the run record (``--summary-json``): to a temporary file, then into place."""
+    import json
+    out_dir = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".summary.", suffix=".json", dir=out_dir)
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(record, f, indent=2, default=float)
+            f.write("\n")
+        _normal_mode(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        _remove(tmp)
+        raise
