@@ -169,10 +169,11 @@ def _parser() -> argparse.ArgumentParser:
                "cat people.csv | bndp privatize - -o - --column age:0:120 --epsilon 1 "
                "--sensitivity 1 > released.csv. " + _EXIT_CODES,
     )
-    pr.add_argument("input", help="input .csv or .parquet file; '-' reads stdin (CSV unless "
-                                  "--format parquet)")
+    pr.add_argument("input", help="input .csv or .parquet file (also .csv.gz, .csv.zst), a "
+                                  "directory or glob of Parquet files; '-' reads stdin "
+                                  "(Parquet or CSV, told by the first bytes)")
     pr.add_argument("-o", "--output", required=True,
-                    help="output file (same format as the input; must differ from it); '-' "
+                    help="output file (format: --output-format; must differ from the input); '-' "
                          "writes stdout")
     pr.add_argument("--spec", metavar="FILE",
                     help="release spec, TOML (.toml) or JSON (.json): [columns.NAME] tables "
@@ -196,7 +197,12 @@ def _parser() -> argparse.ArgumentParser:
     _add_privacy_args(pr, bounds_required=False, mode="privatize")
     io = pr.add_argument_group("input and output")
     io.add_argument("--format", choices=("auto", "csv", "parquet"), default="auto",
-                    help="input format (default: from the file name)")
+                    help="input format (default: from the file name, else from the first "
+                         "bytes: Parquet or CSV; gzip and zstd CSV are read too; a directory "
+                         "or glob of Parquet files is one input)")
+    io.add_argument("--output-format", choices=("auto", "csv", "parquet"), default="auto",
+                    help="output format (default: from the output file name, else the "
+                         "input's)")
     io.add_argument("--delimiter", type=_delimiter, default=",",
                     help="CSV delimiter (default ','; 'tab' for tabs)")
     io.add_argument("--nulls", choices=("raise", "keep"), default="raise",

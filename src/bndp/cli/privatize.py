@@ -375,14 +375,25 @@ def _privatize_csv(args: argparse.Namespace, specs: list[_Spec], tmp: str,
 
 
 def _privatize_parquet(args: argparse.Namespace, specs: list[_Spec], tmp: str,
-                       gen: np.random.Generator, progress: _Progress, path: str,
+                       gen: np.random.Generator, progress: _Progress, path: str | list[str],
                        shown: str) -> int:
+    """Release a Parquet file, or the files of a directory or glob (``path`` a list, read in
+    order into one output file; they must share one schema)."""
     pa, pq = _arrow("pyarrow", "pyarrow.parquet")
-    try:
-        pf = pq.ParquetFile(path)
-    except (pa.ArrowInvalid, OSError) as exc:
-        raise DataError(f"{shown}: cannot read as Parquet: {exc}") from None
+    paths = [path] if isinstance(path, str) else list(path)
+    files = []
+    for one in paths:
+        try:
+            files.append(pq.ParquetFile(one))
+        except (pa.ArrowInvalid, OSError) as exc:
+            where = shown if len(paths) == 1 else f"{shown}: {one}"
+            raise DataError(f"{where}: cannot read as Parquet: {exc}") from None
+    pf = files[0]
     schema = pf.schema_arrow
+    for one, f in zip(paths[1:], files[1:]):
+        if not f.schema_arrow.equals(schema, check_metadata=False):
+            raise DataError(f"{shown}: {one} has another schema than {paths[0]}: "
+                            f"{f.schema_arrow} against {schema}")
     names = schema.names
     for s in specs:
         for c in [s.name] + s.plan.bound_columns():
@@ -401,11 +412,12 @@ def _privatize_parquet(args: argparse.Namespace, specs: list[_Spec], tmp: str,
             f = pa.field(f.name, pa.float64(), nullable=f.nullable, metadata=f.metadata)
         fields.append(f)
     out_schema = pa.schema(fields, metadata=schema.metadata)
-    total = pf.metadata.num_rows
+    total = sum(f.metadata.num_rows for f in files)
     progress.total = float(total)
     rows = 0
+    batches = (b for f in files for b in f.iter_batches(batch_size=args.batch_rows))
     with pq.ParquetWriter(tmp, out_schema, compression=args.compression) as writer:
-        for batch in pf.iter_batches(batch_size=args.batch_rows):
+        for batch in batches:
             cols = list(batch.columns)
             for s in specs:
                 k = names.index(s.name)
@@ -436,8 +448,10 @@ def _cmd_privatize(args: argparse.Namespace) -> int:
     src, dst = args.input, args.output
     shown_src = "<stdin>" if src == "-" else src
     shown_dst = "<stdout>" if dst == "-" else dst
-    spooled = src == "-" or (os.path.exists(src) and not os.path.isfile(src))
-    if not spooled and not os.path.isfile(src):
+    parts = _parquet_parts(src)          # a directory or glob of Parquet files, or None
+    spooled = parts is None and (src == "-" or (os.path.exists(src)
+                                               and not os.path.isfile(src)))
+    if parts is None and not spooled and not os.path.isfile(src):
         raise FileError(f"{src}: no such file")
     kind, final = _output_kind(dst)
     if kind == "file":
@@ -450,15 +464,17 @@ def _cmd_privatize(args: argparse.Namespace) -> int:
             raise FileError(f"{dst}: directory {out_dir} does not exist")
     else:
         out_dir = None
+    compressed = _compression(src) if parts is None and not spooled else None
     fmt = args.format if args.format != "auto" else (
-        "csv" if src == "-" else _guess_format(src))
-    if fmt is None:
-        raise CLIError(f"{src}: cannot tell the format from the file name; pass --format csv "
-                       "or --format parquet")
-    out_fmt = _guess_format(dst) if dst != "-" else None
-    if out_fmt is not None and out_fmt != fmt:
-        raise CLIError(f"the output is written as {fmt} (like the input) but {dst} names "
-                       f"a {out_fmt} file")
+        "parquet" if parts is not None else
+        None if src == "-" else _guess_format(_strip_compression(src)))
+    if fmt is None and src != "-" and not spooled and compressed is None:
+        fmt = "parquet" if _magic(src) == "parquet" else None
+        if fmt is None:
+            raise CLIError(f"{src}: cannot tell the format from the file name; pass "
+                           "--format csv or --format parquet")
+    out_fmt = args.output_format if args.output_format != "auto" else (
+        _guess_format(dst) if dst != "-" else None)
     label = "bndp privatize " + shown_src
     t_start = time.perf_counter()
     # validates, calibrates and plans; the budget is checked now, charged once every row
@@ -473,13 +489,29 @@ def _cmd_privatize(args: argparse.Namespace) -> int:
     in_path = None
     old = signal.signal(signal.SIGTERM, _on_sigterm) if _main_thread() else None
     try:
-        in_path = _spool_input(src) if spooled else src
-        if os.path.getsize(in_path) == 0:
-            raise DataError(f"{shown_src}: empty file")
+        if parts is not None:
+            in_path = None
+        else:
+            in_path = _spool_input(src) if spooled else src
+            if compressed is None and spooled:
+                compressed = _magic(in_path) if _magic(in_path) in ("gzip", "zstd") else None
+            if compressed is not None:     # decompressed into a temporary file first
+                plain = _decompress(in_path, compressed, shown_src)
+                if spooled:
+                    _remove(in_path)
+                in_path, spooled = plain, True
+            if fmt is None:                # stdin or a pipe: Parquet by its magic bytes
+                fmt = "parquet" if _magic(in_path) == "parquet" else "csv"
+            if os.path.getsize(in_path) == 0:
+                raise DataError(f"{shown_src}: empty file")
+        out_fmt = out_fmt or fmt
         if fmt == "csv":
             rows = _privatize_csv(args, specs, tmp, gen, progress, in_path, shown_src)
         else:
-            rows = _privatize_parquet(args, specs, tmp, gen, progress, in_path, shown_src)
+            rows = _privatize_parquet(args, specs, tmp, gen, progress,
+                                      parts if parts is not None else in_path, shown_src)
+        if out_fmt != fmt:                 # --output-format: the written file converted
+            _convert(tmp, fmt, out_fmt, args)
         # committed before the output is put in place: a crash after this leaves the
         # charge recorded (and no output), never output without its charge
         charge_release(budget, [s.plan for s in specs], label, args.release_id)
@@ -509,7 +541,8 @@ def _cmd_privatize(args: argparse.Namespace) -> int:
     finally_t = time.perf_counter()
     record = release_record([s.plan for s in specs], label, args.release_id, budget)
     if args.summary_json is not None:
-        record.update(input=shown_src, output=shown_dst, format=fmt, rows=rows,
+        record.update(input=shown_src, output=shown_dst, format=fmt, output_format=out_fmt,
+                      rows=rows,
                       seconds={"plan": t_planned - t_start, "draw_and_write":
                                finally_t - t_planned, "total": finally_t - t_start})
         _write_json(args.summary_json, record)
@@ -580,6 +613,96 @@ def _write_json(path: str, record: dict) -> None:
             json.dump(record, f, indent=2, default=float)
             f.write("\n")
         _normal_mode(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        _remove(tmp)
+        raise
+
+
+_MAGIC = ((b"PAR1", "parquet"), (b"\x1f\x8b", "gzip"), (b"\x28\xb5\x2f\xfd", "zstd"))
+_COMPRESSED = {".gz": "gzip", ".gzip": "gzip", ".zst": "zstd", ".zstd": "zstd"}
+
+
+def _magic(path: str) -> str | None:
+    """"parquet", "gzip" or "zstd" from a file's first bytes, else None."""
+    with open(path, "rb") as f:
+        head = f.read(4)
+    return next((what for m, what in _MAGIC if head.startswith(m)), None)
+
+
+def _compression(path: str) -> str | None:
+    """The compression of a file named ``*.gz``/``*.zst`` or starting with its magic."""
+    ext = os.path.splitext(path)[1].lower()
+    if ext in _COMPRESSED:
+        return _COMPRESSED[ext]
+    m = _magic(path) if os.path.isfile(path) else None
+    return m if m in ("gzip", "zstd") else None
+
+
+def _strip_compression(path: str) -> str:
+    root, ext = os.path.splitext(path)
+    return root if ext.lower() in _COMPRESSED else path
+
+
+def _decompress(path: str, codec: str, shown: str) -> str:
+    """A gzip or zstd file decompressed into a temporary file (pyarrow's codecs)."""
+    pa, = _arrow("pyarrow")
+    fd, tmp = tempfile.mkstemp(prefix=".bndp-input.", suffix=".bndp-partial")
+    try:
+        with os.fdopen(fd, "wb") as out, pa.input_stream(path, compression=codec) as f:
+            while True:
+                chunk = f.read(1 << 20)
+                if not chunk:
+                    break
+                out.write(chunk)
+    except (OSError, pa.ArrowInvalid) as exc:
+        _remove(tmp)
+        raise DataError(f"{shown}: cannot decompress ({codec}): {exc}") from None
+    except BaseException:
+        _remove(tmp)
+        raise
+    return tmp
+
+
+def _parquet_parts(src: str) -> list[str] | None:
+    """The Parquet files of a directory (as Spark and Dask write them: data files in name
+    order, skipping ``_``/``.`` files such as ``_SUCCESS``) or of a glob pattern; None for
+    anything else."""
+    import glob
+    if src != "-" and os.path.isdir(src):
+        names = sorted(n for n in os.listdir(src) if not n.startswith(("_", "."))
+                       and os.path.isfile(os.path.join(src, n)))
+        files = [os.path.join(src, n) for n in names]
+        if not files:
+            raise DataError(f"{src}: a directory with no data files")
+        return files
+    if src != "-" and not os.path.exists(src) and glob.has_magic(src):
+        files = sorted(f for f in glob.glob(src) if os.path.isfile(f))
+        if not files:
+            raise FileError(f"{src}: no file matches")
+        return files
+    return None
+
+
+def _convert(path: str, fmt: str, out_fmt: str, args: argparse.Namespace) -> None:
+    """Rewrite the released file ``path`` (in ``fmt``) as ``out_fmt``, batch by batch."""
+    pa, pcsv, pq = _arrow("pyarrow", "pyarrow.csv", "pyarrow.parquet")
+    fd, tmp = tempfile.mkstemp(prefix=".bndp-convert.", suffix=".bndp-partial",
+                               dir=os.path.dirname(os.path.abspath(path)))
+    os.close(fd)
+    try:
+        if fmt == "csv":     # CSV -> Parquet: released columns float64, others inferred
+            reader = pcsv.open_csv(path, parse_options=pcsv.ParseOptions(
+                delimiter=args.delimiter))
+            with pq.ParquetWriter(tmp, reader.schema, compression=args.compression) as w:
+                for batch in reader:
+                    w.write_batch(batch)
+        else:                # Parquet -> CSV
+            pf = pq.ParquetFile(path)
+            with pcsv.CSVWriter(tmp, pf.schema_arrow, write_options=pcsv.WriteOptions(
+                    delimiter=args.delimiter)) as w:
+                for batch in pf.iter_batches(batch_size=args.batch_rows):
+                    w.write_batch(batch)
         os.replace(tmp, path)
     except BaseException:
         _remove(tmp)
