@@ -504,12 +504,15 @@ def _cmd_privatize(args: argparse.Namespace) -> int:
                 fmt = "parquet" if _magic(in_path) == "parquet" else "csv"
             if os.path.getsize(in_path) == 0:
                 raise DataError(f"{shown_src}: empty file")
+        assert fmt is not None
         out_fmt = out_fmt or fmt
         if fmt == "csv":
+            assert in_path is not None
             rows = _privatize_csv(args, specs, tmp, gen, progress, in_path, shown_src)
         else:
-            rows = _privatize_parquet(args, specs, tmp, gen, progress,
-                                      parts if parts is not None else in_path, shown_src)
+            source = parts if parts is not None else in_path
+            assert source is not None
+            rows = _privatize_parquet(args, specs, tmp, gen, progress, source, shown_src)
         if out_fmt != fmt:                 # --output-format: the written file converted
             _convert(tmp, fmt, out_fmt, args)
         # committed before the output is put in place: a crash after this leaves the
