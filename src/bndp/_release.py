@@ -260,7 +260,8 @@ class ColumnPlan:
                               dtype=np.float64)
         lo_v = np.float64(self.lower) if lo is None else lo
         hi_v = np.float64(self.upper) if hi is None else hi
-        return np.asarray(sample(values, mechanism=self.mechanism, epsilon=self.epsilon,
+        return np.asarray(sample(values,  # type: ignore[call-overload]
+                                 mechanism=self.mechanism, epsilon=self.epsilon,
                                  sensitivity=self.sensitivity, lower=lo_v, upper=hi_v,
                                  delta=self.delta, rng=gen, on_outside=self.on_outside,
                                  **self.options), dtype=np.float64)
@@ -518,8 +519,9 @@ def log_release(record: dict[str, Any]) -> None:
         return
     parts = []
     for name, c in record["columns"].items():
-        lo_hi = c["bounds"] if isinstance(c["bounds"], str) else \
-            f"[{c['bounds'][0]:g}, {c['bounds'][1]:g}]"
+        lo_hi = c["bounds"] if isinstance(c["bounds"], str) else "[{}, {}]".format(
+            *("-inf" if b is None and k == 0 else "inf" if b is None else f"{b:g}"
+              for k, b in enumerate(c["bounds"])))
         parts.append(f"{name}: {c['mechanism']} epsilon={c['epsilon']:g} delta={c['delta']:g} "
                      f"sensitivity={c['sensitivity']:g} bounds={lo_hi} mode={c['mode']}")
         if c["mode"] == "continuous":

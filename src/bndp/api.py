@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any, Literal, TypeVar, Union, overload
 
 import numpy as np
 
@@ -24,6 +26,46 @@ __all__ = ["sample", "MECHANISMS"]
 
 #: The mechanism names :func:`sample` accepts (from :mod:`bndp.mechanisms.registry`).
 MECHANISMS = SAMPLE_MECHANISMS
+
+
+#: The names :func:`sample` takes for ``mechanism`` (a type checker catches a misspelling).
+MechanismName = Literal["laplace", "gaussian"]
+
+
+_Scalar = Union[float, Decimal, Fraction, np.floating, np.integer]
+_ColumnT = TypeVar("_ColumnT")
+
+
+@overload
+def sample(value: _Scalar, *, mechanism: MechanismName, epsilon: float, sensitivity: float,
+           lower: float, upper: float, delta: float = ..., rng: RNGLike = ...,
+           on_outside: Literal["clip", "raise"] = ..., workers: int = ...,
+           mode: Literal["exact", "continuous"] | None = ..., nulls: Nulls = ...,
+           multivariate: bool = ...) -> float: ...
+
+
+@overload
+def sample(value: np.ndarray | list[Any] | tuple[Any, ...], *, mechanism: MechanismName,
+           epsilon: float, sensitivity: float, lower: Any, upper: Any, delta: float = ...,
+           rng: RNGLike = ..., on_outside: Literal["clip", "raise"] = ..., workers: int = ...,
+           mode: Literal["exact", "continuous"] | None = ..., nulls: Nulls = ...,
+           multivariate: bool = ...) -> np.ndarray: ...
+
+
+@overload
+def sample(value: _Scalar, *, mechanism: MechanismName, epsilon: float, sensitivity: float,
+           lower: Any, upper: Any, delta: float = ..., rng: RNGLike = ...,
+           on_outside: Literal["clip", "raise"] = ..., workers: int = ...,
+           mode: Literal["exact", "continuous"] | None = ..., nulls: Nulls = ...,
+           multivariate: bool = ...) -> Any: ...
+
+
+@overload
+def sample(value: _ColumnT, *, mechanism: MechanismName, epsilon: float, sensitivity: float,
+           lower: Any, upper: Any, delta: float = ..., rng: RNGLike = ...,
+           on_outside: Literal["clip", "raise"] = ..., workers: int = ...,
+           mode: Literal["exact", "continuous"] | None = ..., nulls: Nulls = ...,
+           multivariate: bool = ...) -> _ColumnT: ...
 
 
 @columnar

@@ -29,7 +29,7 @@ mechanism's own constructor options (for example ``mode``; ``calibration`` for
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, TypeVar
 
 from ._random import RNGLike, default_rng, spawn
 from ._release import charge_release, draw, plan_release, prepare, release_label
@@ -50,8 +50,12 @@ def _engine_kind(frame: Any) -> str | None:
     return None
 
 
-def privatize(frame: Any, spec: Any, budget: Any = None, rng: RNGLike = None, *,
-              release_id: str | None = None) -> Any:
+#: A data frame: :func:`privatize` returns one of the kind it is given.
+FrameT = TypeVar("FrameT")
+
+
+def privatize(frame: FrameT, spec: Any, budget: Any = None, rng: RNGLike = None, *,
+              release_id: str | None = None) -> FrameT:
     r"""Release the columns named in ``spec``, each with its own bounds and privacy loss.
 
     Parameters
@@ -143,7 +147,7 @@ def privatize(frame: Any, spec: Any, budget: Any = None, rng: RNGLike = None, *,
         raise ImportError("bndp.privatize on a data frame needs narwhals; install it with: "
                           "pip install narwhals") from None
     try:
-        nwf = nw.from_native(frame)
+        nwf: Any = nw.from_native(frame)  # type: ignore[call-overload]
     except TypeError:
         raise TypeError("`frame` must be a data frame (pandas, Polars, PyArrow Table, or "
                         f"another library narwhals supports); got {type(frame).__name__}. "
@@ -164,4 +168,4 @@ def privatize(frame: Any, spec: Any, budget: Any = None, rng: RNGLike = None, *,
     # charged (and, for a persistent budget, committed) only once every column is drawn
     # and before the result is handed back: a release that fails spends nothing
     charge_release(budget, plans, release_label(plans), release_id)
-    return result
+    return result  # type: ignore[no-any-return]

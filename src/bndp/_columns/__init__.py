@@ -4,6 +4,8 @@
 every mechanism's ``sample``). The wrapped sampler accepts, besides NumPy input,
 
 * a :class:`pandas.Series`: the result is a Series with the same index and name;
+* a Polars ``Series``: the result is a Polars Series of the same name (``Float64``, nulls
+  where the input had nulls);
 * a :class:`pyarrow.Array` or :class:`pyarrow.ChunkedArray`: the result is of the same kind
   (same chunk lengths), with type ``float64``;
 
@@ -81,9 +83,14 @@ def _arrow_kind(x: Any) -> str | None:
     return None
 
 
+def _polars_series(x: Any) -> bool:
+    pl = sys.modules.get("polars")
+    return pl is not None and isinstance(x, pl.Series)
+
+
 def is_column(x: Any) -> bool:
-    """True for a pandas Series, pyarrow Array or ChunkedArray."""
-    return _pandas_series(x) or _arrow_kind(x) is not None
+    """True for a pandas or Polars Series, pyarrow Array or ChunkedArray."""
+    return _pandas_series(x) or _arrow_kind(x) is not None or _polars_series(x)
 
 
 class Column:
@@ -120,6 +127,12 @@ class Column:
                 res[self.missing] = pd.NA
                 return pd.Series(res, index=s.index, name=s.name, copy=False)
             return pd.Series(out, index=s.index, name=s.name, copy=False)
+        if self.kind == "polars":
+            pl = sys.modules["polars"]
+            res = pl.Series(self._src.name, out, dtype=pl.Float64)
+            if self._arrow_null is not None and self._arrow_null.any():
+                res = res.scatter(np.flatnonzero(self._arrow_null), None)
+            return res
         pa = sys.modules["pyarrow"]
         null = self._arrow_null
         if self.kind == "arrow":
@@ -163,6 +176,14 @@ def to_numpy(x: Any, name: str = "value") -> Column:
         missing = x.isna().to_numpy()
         vals = _pandas_values(x, dt, missing, name)
         return Column("pandas", vals, missing if missing.any() else None, x)
+    if _polars_series(x):
+        dt = x.dtype
+        if not dt.is_numeric() or dt == sys.modules["polars"].Boolean:
+            _numeric_check(False, name, dt)
+        vals, null = arrow_values(x.to_arrow())
+        missing = null | np.isnan(approx(vals))
+        return Column("polars", vals, missing if missing.any() else None, x,
+                      null if null.any() else None)
     kind = _arrow_kind(x)
     if kind is not None:
         pa = sys.modules["pyarrow"]
