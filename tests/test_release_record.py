@@ -79,3 +79,16 @@ def test_cli_summary_json_and_bias_line(tmp_path):
     assert set(rec["seconds"]) == {"plan", "draw_and_write", "total"}
     assert "missing" not in js.read_text() and "clipped" not in js.read_text()
     assert f"bias {m.bias(0.0):+.3g} / 0 / {m.bias(120.0):+.3g}" in r.stderr
+
+
+def test_privatize_progress_bar(capsys):
+    pytest.importorskip("tqdm")
+    spec = {"a": dict(SPEC["age"]), "b": dict(SPEC["age"])}
+    frame = pd.DataFrame({"a": np.arange(100.0), "b": np.arange(100.0)})
+    out = bndp.privatize(frame, spec, rng=1, progress=True)
+    err = capsys.readouterr().err
+    assert "bndp.privatize" in err and "200/200" in err
+    # the bar does not change the draws
+    np.testing.assert_array_equal(out.to_numpy(), bndp.privatize(frame, spec, rng=1).to_numpy())
+    bndp.privatize(frame, spec, rng=1)
+    assert capsys.readouterr().err == ""

@@ -638,11 +638,14 @@ def prepare(nw: Any, frame: Any, plans: Sequence[ColumnPlan]) -> list[Prepared]:
 
 
 def draw(nw: Any, frame: Any, plans: Sequence[ColumnPlan], prepared: Sequence[Prepared],
-         gens: Sequence[np.random.Generator]) -> Any:
-    """Draw every column (each from its own generator) and return the new eager frame."""
+         gens: Sequence[np.random.Generator], progress: Any = None) -> Any:
+    """Draw every column (each from its own generator) and return the new eager frame.
+    ``progress``: called with the number of cells of each column once it is drawn."""
     impl = frame.implementation
-    new = []
+    new: list[Any] = []
     for p, d, g in zip(plans, prepared, gens):
+        if progress is not None and new:
+            progress(len(prepared[len(new) - 1].values))
         if d.missing is None:
             noisy = p.draw(d.values, g, d.lo, d.hi)
             new.append(nw.new_series(p.name, noisy, nw.Float64, backend=impl))
@@ -654,6 +657,8 @@ def draw(nw: Any, frame: Any, plans: Sequence[ColumnPlan], prepared: Sequence[Pr
             base = d.series if d.series.dtype == nw.Float64 else d.series.cast(nw.Float64)
             # missing cells stay as they were (null stays null, NaN stays NaN)
             new.append(base.scatter(idx, noisy) if idx.size else base)
+    if progress is not None and new:
+        progress(len(prepared[-1].values))
     return frame.with_columns(*new)
 
 

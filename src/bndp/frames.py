@@ -55,7 +55,7 @@ FrameT = TypeVar("FrameT")
 
 
 def privatize(frame: FrameT, spec: Any, budget: Any = None, rng: RNGLike = None, *,
-              release_id: str | None = None) -> FrameT:
+              release_id: str | None = None, progress: bool = False) -> FrameT:
     r"""Release the columns named in ``spec``, each with its own bounds and privacy loss.
 
     Parameters
@@ -87,6 +87,9 @@ def privatize(frame: FrameT, spec: Any, budget: Any = None, rng: RNGLike = None,
         if a release with this id is already recorded, the release is refused with
         :class:`bndp.ReleaseRecorded` before anything is drawn, so a retried job never
         releases twice. Needs ``budget``.
+    progress : bool, default False
+        Show a progress bar (``tqdm``, ``pip install tqdm``) over the cells drawn, column by
+        column: for large frames with many released columns.
 
     Returns
     -------
@@ -163,9 +166,24 @@ def privatize(frame: FrameT, spec: Any, budget: Any = None, rng: RNGLike = None,
     eager = nwf.collect() if lazy else nwf  # type: ignore[union-attr]
     prepared = prepare(nw, eager, plans)  # every column's data checked
     gens = [default_rng(None) for _ in plans] if rng is None else spawn(rng, len(plans))
-    out = draw(nw, eager, plans, prepared, gens)
+    bar = _progress_bar(len(eager) * len(plans)) if progress else None  # type: ignore[arg-type]
+    try:
+        out = draw(nw, eager, plans, prepared, gens, None if bar is None else bar.update)
+    finally:
+        if bar is not None:
+            bar.close()
     result = out.lazy(backend=impl).to_native() if lazy else out.to_native()
     # charged (and, for a persistent budget, committed) only once every column is drawn
     # and before the result is handed back: a release that fails spends nothing
     charge_release(budget, plans, release_label(plans), release_id)
     return result  # type: ignore[no-any-return]
+
+
+def _progress_bar(total: int) -> Any:
+    """A tqdm progress bar over ``total`` cells (on stderr)."""
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        raise ImportError("privatize(progress=True) shows its bar with tqdm: pip install tqdm "
+                          "(or 'bndp[progress]')") from None
+    return tqdm(total=total, unit="values", unit_scale=True, desc="bndp.privatize")
