@@ -221,10 +221,10 @@ def test_parquet_string_column_refused(tmp_path, capsys):
 # errors: one line, non-zero exit, nothing written
 # ---------------------------------------------------------------------------------------
 @pytest.mark.parametrize("text,argv,needle,status", [
-    ("id,age\n1,30\n2,3x\n3,4\n", [], "row 2 (data rows counted from 1 after the header), column 'age': '3x' is not a number", 3),
-    ("id,age\n1,30\n2,\n", [], "row 2 (data rows counted from 1 after the header), column 'age': missing value", 3),
-    ("id,age\n1,inf\n", [], "row 1 (data rows counted from 1 after the header), column 'age': 'inf' is not a finite number", 3),
-    ("id,age\n1,30\n2,130\n", ["--on-outside", "raise"], "row 2 (data rows counted from 1 after the header), column 'age': 130.0 lies outside [0, 120]", 3),
+    ("id,age\n1,30\n2,3x\n3,4\n", [], "row 2 (data rows counted from 1), column 'age': '3x' is not a number", 3),
+    ("id,age\n1,30\n2,\n", [], "row 2 (data rows counted from 1), column 'age': missing value", 3),
+    ("id,age\n1,inf\n", [], "row 1 (data rows counted from 1), column 'age': 'inf' is not a finite number", 3),
+    ("id,age\n1,30\n2,130\n", ["--on-outside", "raise"], "row 2 (data rows counted from 1), column 'age': 130.0 lies outside [0, 120]", 3),
     ("", [], "empty file", 3),
     ("id,height\n1,2\n", [], "column 'age' not found; columns are: id, height", 3),
     ("id,age\n1,2\n", ["--mechanism", "gaussian", "--delta", "0.1"], "delta must be 0", 2),
@@ -995,16 +995,16 @@ def test_plot_with_a_non_finite_bound_is_a_usage_error(tmp_path, capsys, bounds)
 
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
 @pytest.mark.parametrize("text,argv,spec,needle", [
-    ("id,age\n1,30\n2,\n", [], None, "row 2 (data rows counted from 1 after the header), "
+    ("id,age\n1,30\n2,\n", [], None, "row 2 (data rows counted from 1), "
      "column 'age': missing value (empty cell or null); pass --nulls keep"),
     ("id,age\n1,30\n2,130\n", ["--on-outside", "raise"], None,
-     "row 2 (data rows counted from 1 after the header), column 'age': 130.0 lies outside "
+     "row 2 (data rows counted from 1), column 'age': 130.0 lies outside "
      "[0, 120] (--on-outside raise)"),
     ("id,age,lo,hi\n1,5,0,10\n2,5,9,3\n", [], "[columns.age]\nlower = 'lo'\nupper = 'hi'\n"
-     "sensitivity = 1\nepsilon = 1\n", "row 2 (data rows counted from 1 after the header), "
+     "sensitivity = 1\nepsilon = 1\n", "row 2 (data rows counted from 1), "
      "column 'age': per-row bounds need lower < upper; got [9.0, 3.0]"),
     ("id,age,lo,hi\n1,5,0,10\n2,5,0,inf\n", [], "[columns.age]\nlower = 'lo'\nupper = 'hi'\n"
-     "sensitivity = 1\nepsilon = 1\n", "row 2 (data rows counted from 1 after the header), "
+     "sensitivity = 1\nepsilon = 1\n", "row 2 (data rows counted from 1), "
      "column 'hi': per-row bound of column 'age' is not a finite number"),
     ("id,age,lo,hi\n1,5,0,10\n2,5,0,1e-305\n", [], "[columns.age]\nlower = 'lo'\n"
      "upper = 'hi'\nsensitivity = 1\nepsilon = 1\n", "rows 1-2, column 'age': `epsilon`"),

@@ -163,7 +163,7 @@ def test_privatize_pandas_nullable_and_nan():
     assert out["a"].isna().tolist() == [False, True, False]
     assert str(out["a"].dtype) == "Float64"
     assert out["b"].isna().tolist() == [False, True, False]
-    with pytest.raises(ValueError, match=r"column 'b'.*missing value.*row 1"):
+    with pytest.raises(ValueError, match=r"column 'b'.*missing value.*row 2 \(data rows counted from 1\)"):
         bndp.privatize(df, {"b": dict(spec["b"], nulls="raise")})
 
 
@@ -207,15 +207,15 @@ def test_data_errors_before_any_draw(no_draws):
     d = data(50)
     d["income"] = d["income"].copy()
     d["income"][7] = np.nan
-    with pytest.raises(ValueError, match=r"column 'income'.*row 7"):
+    with pytest.raises(ValueError, match=r"column 'income'.*row 8 \(data rows counted from 1\)"):
         bndp.privatize(pd.DataFrame(d), SPEC, rng=1)
     d = data(50)
     d["score_hi"] = d["score_hi"].copy()
     d["score_hi"][3] = d["score_lo"][3]
-    with pytest.raises(ValueError, match=r"column 'score'.*row 3"):
+    with pytest.raises(ValueError, match=r"column 'score'.*row 4 \(data rows counted from 1\)"):
         bndp.privatize(pd.DataFrame(d), SPEC, rng=1)
     d = data(50)
-    with pytest.raises(ValueError, match=r"column 'age'.*row 0.*outside") as info:
+    with pytest.raises(ValueError, match=r"column 'age'.*row 1 \(data rows counted from 1\).*outside") as info:
         bndp.privatize(pd.DataFrame(d), {"age": dict(SPEC["age"], upper=50,
                                                      on_outside="raise")}, rng=1)
     # a ColumnDataError: what the command line words per file row (one copy of the checks)

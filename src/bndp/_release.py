@@ -99,6 +99,11 @@ class ColumnDataError(ValueError):
         return (type(self), (self.args[0], *(getattr(self, k) for k in self._FIELDS)))
 
 
+def _row(i: int) -> str:
+    """A row in messages, as the command line counts the rows of a file (``i``: 0-based)."""
+    return f"row {i + 1:,} (data rows counted from 1)"
+
+
 def _where(col: str, key: str | None = None) -> str:
     return f"spec column {col!r}" + (f", key {key!r}" if key is not None else "")
 
@@ -193,7 +198,7 @@ class ColumnPlan:
                 i = int(np.flatnonzero(missing)[0])
                 raise ColumnDataError(
                     f"column {name!r}: {int(missing.sum())} missing value(s) (null/NaN), the "
-                    f"first at row {i}; set nulls='keep' in its spec to leave missing values "
+                    f"first at {_row(i)}; set nulls='keep' in its spec to leave missing values "
                     "untouched", "missing", name, i)
             keep = ~missing
         else:
@@ -203,7 +208,7 @@ class ColumnPlan:
         bad = ~np.isfinite(v)
         if bad.any():
             j = int(np.flatnonzero(bad)[0])
-            raise ColumnDataError(f"column {name!r}: row {rows(j)} holds {float(v[j])!r}, not "
+            raise ColumnDataError(f"column {name!r}: {_row(rows(j))} holds {float(v[j])!r}, not "
                                   "a finite number", "not_finite", name, rows(j),
                                   value=float(v[j]))
         if self.per_row:
@@ -218,13 +223,13 @@ class ColumnPlan:
                     src = self.lower if key == "lower" else self.upper
                     raise ColumnDataError(
                         f"{_where(name, key)}: bound column {src!r} holds {float(b[j])!r} at "
-                        f"row {rows(j)}; per-row bounds must be finite numbers",
+                        f"{_row(rows(j))}; per-row bounds must be finite numbers",
                         "bound_not_finite", str(src), rows(j), value=float(b[j]))
             order = ~(lo_v < hi_v)
             if order.any():
                 j = int(np.flatnonzero(order)[0])
                 raise ColumnDataError(
-                    f"{_where(name)}: per-row bounds need lower < upper; row {rows(j)} has "
+                    f"{_where(name)}: per-row bounds need lower < upper; {_row(rows(j))} has "
                     f"lower = {float(lo_v[j])!r}, upper = {float(hi_v[j])!r}", "bound_order",
                     name, rows(j), lower=float(lo_v[j]), upper=float(hi_v[j]))
             if v.size:
@@ -245,7 +250,7 @@ class ColumnPlan:
                 j = int(np.flatnonzero(out)[0])
                 lo_j = float(lo_c if np.ndim(lo_c) == 0 else lo_c[j])  # type: ignore[index]
                 hi_j = float(hi_c if np.ndim(hi_c) == 0 else hi_c[j])  # type: ignore[index]
-                raise ColumnDataError(f"column {name!r}: row {rows(j)} holds {float(v[j])!r}, "
+                raise ColumnDataError(f"column {name!r}: {_row(rows(j))} holds {float(v[j])!r}, "
                                       "outside its bounds (on_outside='raise')", "outside", name,
                                       rows(j), value=float(v[j]), lower=lo_j, upper=hi_j)
 

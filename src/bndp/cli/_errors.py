@@ -76,7 +76,7 @@ def _mode_as_flag(msg: str) -> str:
 
 
 def _cell_error(path: str, row: int, column: str, what: str) -> CLIError:
-    return DataError(f"{path}: row {row:,} (data rows counted from 1 after the header), "
+    return DataError(f"{path}: row {row:,} (data rows counted from 1), "
                      f"column {column!r}: {what}")
 
 
