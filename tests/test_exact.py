@@ -142,8 +142,13 @@ def test_chi_square_has_power():
     m = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0)
     wrong = bndp.BoundedLaplace(0.9, sensitivity=1.0, lower=0.0, upper=10.0).exact_plan
     x = m.sample(3.0, size=100_000, rng=5)
-    if wrong.exponent == m.exact_plan.exponent and wrong.n == m.exact_plan.n:
-        assert chi2_pvalue(grid_counts(m.exact_plan, x), wrong.pmf(3.0)) < 1e-6
+    # both laws live on the same grid (the same granularity and width), so the slightly
+    # under-noised law is a point-by-point alternative on it
+    assert (wrong.exponent, wrong.n, wrong.lower) == (m.exact_plan.exponent, m.exact_plan.n,
+                                                      m.exact_plan.lower)
+    assert chi2_pvalue(grid_counts(m.exact_plan, x), wrong.pmf(3.0)) < 1e-6
+    # and a neighbouring true value's law (always on the same grid) is told apart too
+    assert chi2_pvalue(grid_counts(m.exact_plan, x), m.exact_plan.pmf(4.0)) < 1e-6
 
 
 def test_multivariate_default_on_grid_and_law():

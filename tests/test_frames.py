@@ -1,6 +1,7 @@
 """bndp.privatize (one release spec for pandas, Polars and Arrow frames) and bndp.Budget."""
 
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -298,25 +299,48 @@ def test_budget_exact_sums_and_conservative_rounding():
     assert b.spent.epsilon <= 1.0
 
 
-def test_budget_thread_safe():
-    b = bndp.Budget(epsilon=1.0)
+def _spend_race(b, threads=16, cost=0.125):
+    """``threads`` threads spend ``cost`` from ``b`` at once; returns (spent, refused)."""
     ok, refused = [], []
-    barrier = threading.Barrier(16)
+    barrier = threading.Barrier(threads)
 
     def worker():
         barrier.wait()
         try:
-            b.spend(0.125)
+            b.spend(cost)
             ok.append(1)
         except bndp.BudgetError:
             refused.append(1)
 
-    ts = [threading.Thread(target=worker) for _ in range(16)]
+    ts = [threading.Thread(target=worker) for _ in range(threads)]
     for t in ts:
         t.start()
     for t in ts:
         t.join()
-    assert len(ok) == 8 and len(refused) == 8
+    return len(ok), len(refused)
+
+
+def test_budget_thread_safe(monkeypatch):
+    import contextlib
+
+    from bndp.budget import Budget
+
+    # widen the window between the check and the update, so that threads interleave there
+    check = Budget._refuse_if_over
+
+    def slow_check(self, *args):
+        check(self, *args)
+        time.sleep(0.02)
+
+    monkeypatch.setattr(Budget, "_refuse_if_over", slow_check)
+    # without its lock the race is real: the budget overspends (so this test can fail)
+    unlocked = bndp.Budget(epsilon=1.0)
+    unlocked._lock = contextlib.nullcontext()
+    ok, _ = _spend_race(unlocked)
+    assert ok > 8 and unlocked.spent.epsilon > 1.0
+    # with it, exactly the affordable releases pass
+    b = bndp.Budget(epsilon=1.0)
+    assert _spend_race(b) == (8, 8)
     assert b.spent == (1.0, 0.0) and len(b.log) == 8
 
 
