@@ -31,6 +31,41 @@ class Sample:
                     lower=0.0, upper=120.0, rng=self.gen)
 
 
+class InputKinds:
+    """The true values' input kinds through ``BoundedLaplace.sample`` (10^5 values in
+    [0, 120]): float64 (the fast path), int64 within 2^53 (converted exactly), int64 beyond
+    2^53 and an object array of Decimal (each rounded onto the grid from its exact value,
+    :mod:`bndp._values`). The first two should cost the same."""
+
+    params = ["float64", "int64", "int64_wide", "decimal"]
+    param_names = ["kind"]
+
+    def setup(self, kind):
+        from decimal import Decimal
+        rng = np.random.default_rng(1)
+        ages = rng.integers(0, 121, N)
+        lo = 0.0
+        if kind == "float64":
+            self.values = ages.astype(np.float64)
+        elif kind == "int64":
+            self.values = ages
+        elif kind == "int64_wide":       # near 2^60, bounds there (gamma 2^12)
+            lo = float(2 ** 60)
+            self.values = ages * 4096 + 2 ** 60 + rng.integers(-2047, 2048, N)
+        else:
+            self.values = np.array([Decimal(int(a)) / 7 for a in ages[:2000]], dtype=object)
+        if kind == "int64_wide":
+            self.mech = bndp.BoundedLaplace(epsilon=0.05, sensitivity=4096.0, lower=lo,
+                                            upper=lo + 120 * 4096.0)
+        else:
+            self.mech = bndp.BoundedLaplace(epsilon=1.0, sensitivity=1.0, lower=0.0,
+                                            upper=120.0)
+        self.gen = np.random.default_rng(0)
+
+    def time_sample(self, kind):
+        self.mech.sample(self.values, rng=self.gen)
+
+
 class OneValue:
     """One record at a time (issue 23): ``m.sample(x)`` and ``bndp.sample(x, ...)`` for one
     value, ``m.sample`` for five values, with the secure default generator (``rng=None``)

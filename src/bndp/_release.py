@@ -608,8 +608,9 @@ def _as_values(nw: Any, s: Any) -> tuple[Any, np.ndarray | None]:
             approx_vals = np.asarray(s.cast(nw.Float64).to_numpy(), dtype=np.float64)
             if null is not None:
                 approx_vals[null] = np.nan
+            # (engines' decimal-to-double casts: within a few units in the last place)
             vals: Any = wide_column(approx_vals, null,
-                                    lambda pos: s[[int(p) for p in pos]].to_list())
+                                    lambda pos: s[[int(p) for p in pos]].to_list(), ulps=4.0)
         else:
             filled = s.fill_null(0) if null is not None else s
             ints = np.asarray(filled.to_numpy(),

@@ -13,7 +13,8 @@ So values of such kinds never reach the grid through a double of their own. They
 as :class:`WideValues`: float64 approximations (``approx``, within a few units in the last
 place of the exact value, NaN where missing) and the exact values, computed only where they
 are needed. :func:`snap` replaces each approximation whose grid cell is in doubt (a cell
-boundary within :math:`2^{-46}|x|` of it) by a double in the cell of the *exact* value,
+boundary within its error bound, half a unit in the last place for a correctly rounded
+conversion) by a double in the cell of the *exact* value,
 computed in rational arithmetic from the plan's own rounding rule (``plan.exact_index``).
 Every other approximation already lies in the exact value's cell. The sampler then sees
 doubles whose grid indices are those of the exact values, and the certificate holds as
@@ -53,10 +54,6 @@ __all__ = ["WideValues", "as_values", "snap", "snap_plan", "approx", "exact_numb
 
 _TWO53 = 1 << 53
 _MAX = sys.float_info.max
-# an approximation lies within this relative distance of its exact value (correct rounding
-# is within 2^-53; Arrow's decimal casts within a few units in the last place)
-_PROBE = 2.0 ** -46
-_TINY = 2.0 ** -1060
 
 
 def exact_number(v: Any) -> Fraction:
@@ -82,23 +79,27 @@ class WideValues:
     Parameters
     ----------
     approx : ndarray of float64
-        Approximations within :math:`2^{-50}` relative of the exact values (NaN where a
-        value is missing); finite exact values beyond the double range are given as
+        Approximations within ``ulps`` units in the last place of the exact values (NaN
+        where a value is missing); finite exact values beyond the double range are given as
         :math:`\\pm` the largest double.
     exact : callable
         ``exact(positions)``: the exact values (``Fraction``) at flat positions of
         ``approx`` (an int64 array).
     candidates : ndarray of bool or None
         The positions whose approximation may differ from the exact value (None: all).
+    ulps : float, default 0.5
+        How far an approximation may be from its exact value, in units in the last place
+        (0.5: correctly rounded).
     """
 
-    __slots__ = ("approx", "_exact", "_cand")
+    __slots__ = ("approx", "_exact", "_cand", "ulps")
 
     def __init__(self, approx: np.ndarray, exact: Callable[[np.ndarray], Sequence[Fraction]],
-                 candidates: np.ndarray | None = None) -> None:
+                 candidates: np.ndarray | None = None, ulps: float = 0.5) -> None:
         self.approx = approx
         self._exact = exact
         self._cand = candidates
+        self.ulps = ulps
 
     shape = property(lambda self: self.approx.shape)
     ndim = property(lambda self: self.approx.ndim)
@@ -133,7 +134,7 @@ class WideValues:
             return src(flat[pos])
 
         cand = None if self._cand is None else self._cand.reshape(self.approx.shape)[sel]
-        return WideValues(np.asarray(self.approx[sel]), exact, cand)
+        return WideValues(np.asarray(self.approx[sel]), exact, cand, self.ulps)
 
     def broadcast_to(self, shape: tuple) -> "WideValues":
         base = np.broadcast_to(np.arange(self.approx.size).reshape(self.approx.shape), shape)
@@ -146,11 +147,11 @@ class WideValues:
         cand = (None if self._cand is None
                 else np.ascontiguousarray(np.broadcast_to(self._cand, shape)))
         return WideValues(np.ascontiguousarray(np.broadcast_to(self.approx, shape)), exact,
-                          cand)
+                          cand, self.ulps)
 
     def reshape(self, *shape: Any) -> "WideValues":
         cand = None if self._cand is None else self._cand.reshape(*shape)
-        return WideValues(self.approx.reshape(*shape), self._exact, cand)
+        return WideValues(self.approx.reshape(*shape), self._exact, cand, self.ulps)
 
     def ravel(self) -> "WideValues":
         return self.reshape(-1)
@@ -285,16 +286,16 @@ def as_values(x: Any, name: str) -> np.ndarray | WideValues:
 
 def wide_column(values: np.ndarray, missing: np.ndarray | None,
                 exact: Callable[[np.ndarray], Sequence[Any]],
-                candidates: np.ndarray | None = None) -> WideValues:
-    """:class:`WideValues` of a column: float64 approximations (NaN where ``missing``) and a
-    function giving the source's exact numbers (any kind :func:`exact_number` reads) at
-    positions."""
+                candidates: np.ndarray | None = None, ulps: float = 0.5) -> WideValues:
+    """:class:`WideValues` of a column: float64 approximations (NaN where ``missing``;
+    within ``ulps`` units in the last place of the exact values) and a function giving the
+    source's exact numbers (any kind :func:`exact_number` reads) at positions."""
     cand = np.isfinite(values)
     if candidates is not None:
         cand &= candidates
     if missing is not None:
         cand &= ~missing
-    return WideValues(values, lambda pos: [exact_number(v) for v in exact(pos)], cand)
+    return WideValues(values, lambda pos: [exact_number(v) for v in exact(pos)], cand, ulps)
 
 
 def snap(wv: WideValues, index: Callable[[np.ndarray, np.ndarray], np.ndarray],
@@ -312,32 +313,43 @@ def snap(wv: WideValues, index: Callable[[np.ndarray, np.ndarray], np.ndarray],
     if pos.size == 0:
         return out
     d = flat[pos]
-    r = np.abs(d) * _PROBE + _TINY
+    # the exact value lies within wv.ulps units in the last place of d: probe just beyond
+    r = np.spacing(np.abs(d)) * (wv.ulps + 0.5)
     doubt = index(d - r, pos) != index(d + r, pos)
     pos = pos[doubt]
     if pos.size == 0:
         return out
-    for p, v in zip(pos.tolist(), wv.exact_at(pos)):
-        k = int(exact_index(v, p))
-        x = float(min(max(v, Fraction(-_MAX)), Fraction(_MAX)))
-        pa = np.array([p], dtype=np.int64)
-        for _ in range(64):
-            i = int(index(np.array([x]), pa)[0])
-            if i == k:
-                break
-            x = float(np.nextafter(x, math.inf if i < k else -math.inf))
-        else:  # pragma: no cover - a grid cell holds at least one double
-            raise RuntimeError(f"grid law: no double in the grid cell {k} of the exact value")
-        flat[p] = x
+    vals = wv.exact_at(pos)
+    k = np.array([exact_index(v, p) for p, v in zip(pos.tolist(), vals)], dtype=np.int64)
+    x = np.array([float(min(max(v, Fraction(-_MAX)), Fraction(_MAX))) for v in vals])
+    # a double of cell k: from the exact value's nearest double, step towards the cell (the
+    # cell is at least one unit in the last place wide, so a few steps reach it)
+    todo = np.arange(pos.size)
+    for _ in range(64):
+        i = index(x[todo], pos[todo])
+        off = i != k[todo]
+        if not off.any():
+            break
+        todo = todo[off]
+        x[todo] = np.nextafter(x[todo], np.where(i[off] < k[todo], math.inf, -math.inf))
+    else:  # pragma: no cover - a grid cell holds at least one double
+        raise RuntimeError("grid law: no double in the grid cell of an exact value")
+    flat[pos] = x
     return out
 
 
-def _clip_exact(v: Fraction, lo: float, hi: float) -> Fraction:
-    if math.isfinite(lo) and v < Fraction(lo):
-        return Fraction(lo)
-    if math.isfinite(hi) and v > Fraction(hi):
-        return Fraction(hi)
-    return v
+def _clipper(lo: float, hi: float) -> Callable[[Fraction], Fraction]:
+    """Clip exact values into ``[lo, hi]`` (infinite ends: no clip there)."""
+    flo = Fraction(lo) if math.isfinite(lo) else None
+    fhi = Fraction(hi) if math.isfinite(hi) else None
+
+    def clip(v: Fraction) -> Fraction:
+        if flo is not None and v < flo:
+            return flo
+        if fhi is not None and v > fhi:
+            return fhi
+        return v
+    return clip
 
 
 def snap_plan(plan: Any, values: WideValues, lower: Any, upper: Any) -> np.ndarray:
@@ -350,12 +362,13 @@ def snap_plan(plan: Any, values: WideValues, lower: Any, upper: Any) -> np.ndarr
     coords = getattr(plan, "coords", None)
     if coords is None:
         lo, hi = float(lower), float(upper)
+        clip = _clipper(lo, hi)
 
         def index(d: np.ndarray, pos: np.ndarray) -> np.ndarray:
             return np.asarray(plan.index(np.clip(d, lo, hi)), dtype=np.int64)
 
         def exact(v: Fraction, p: int) -> int:
-            return plan.exact_index(_clip_exact(v, lo, hi))
+            return plan.exact_index(clip(v))
     else:
         m = len(coords)
         los = np.broadcast_to(np.asarray(lower, dtype=np.float64), (m,))
@@ -369,12 +382,36 @@ def snap_plan(plan: Any, values: WideValues, lower: Any, upper: Any) -> np.ndarr
                 out[s] = coords[cv].index(np.clip(d[s], los[cv], his[cv]))
             return out
 
+        clips = [_clipper(float(a), float(b)) for a, b in zip(los, his)]
+
         def exact(v: Fraction, p: int) -> int:
             c = p % m
-            return coords[c].exact_index(_clip_exact(v, float(los[c]), float(his[c])))
+            return coords[c].exact_index(clips[c](v))
     return snap(values, index, exact)
 
 
-def half_up(t: Fraction) -> int:
-    """``floor(t + 1/2)`` of a rational (the grid's rounding, ties up)."""
-    return math.floor(t + Fraction(1, 2))
+def grid_round(value: Fraction, anchor: float, e: int, lower: float | None = None,
+               upper: float | None = None) -> int:
+    """``floor((clip(value) - anchor) / 2^e + 1/2)``: the grid's rounding (nearest point of
+    ``anchor + 2^e Z``, ties up) of an exact value clipped into ``[lower, upper]`` (None:
+    no clip), in integer arithmetic: every term is scaled to one integer denominator
+    ``b 2^Q`` (``b`` the value's denominator), where the doubles are integers."""
+    a, b = value.numerator, value.denominator
+    ma, qa = _dyadic(anchor)
+    parts = [qa, -e + 1, 0]
+    ends = [(_dyadic(x), k) for x, k in ((lower, 0), (upper, 1)) if x is not None]
+    parts += [q for (_, q), _k in ends]
+    Q = max(parts) + 1
+    A = a << Q
+    for (m, q), k in ends:          # clip, compared exactly at the common scale
+        X = (m * b) << (Q - q)
+        if (k == 0 and A < X) or (k == 1 and A > X):
+            A = X
+    G = b << (Q + e)                # 2^e at the common scale (an even integer)
+    return (A - ((ma * b) << (Q - qa)) + (G >> 1)) // G
+
+
+def _dyadic(x: float) -> tuple[int, int]:
+    """A finite double as ``m / 2^q`` (``q`` may be negative)."""
+    n, d = x.as_integer_ratio()
+    return n, d.bit_length() - 1

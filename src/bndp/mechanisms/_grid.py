@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from .. import _core, _dispatch
+from .._values import grid_round
 
 LAPLACE, GAUSSIAN = 0, 1
 _FAMILY = {LAPLACE: "laplace", GAUSSIAN: "gaussian"}
@@ -130,7 +131,7 @@ class ExactPlan(GridScale):
     def exact_index(self, value: Fraction) -> int:
         """:meth:`index` of an exact (rational) true value: the same rounding (nearest grid
         point, ties up, clipped to the grid) in rational arithmetic."""
-        k = math.floor(Fraction(value) / Fraction(2) ** self.exponent + Fraction(1, 2))
+        k = grid_round(Fraction(value), 0.0, self.exponent)
         return min(max(k, self.kl), self.kl + self.n) - self.kl
 
     def weights_for(self, value: Any) -> tuple[np.ndarray, int]:

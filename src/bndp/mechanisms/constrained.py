@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .. import _core, _dispatch
+from .._values import grid_round
 from . import _grid
 from ._calibration import _choose_grid, _search
 from ._grid import (FLOOR_BITS, LAPLACE, MAX_INTERVALS, MAX_PAIRS, MIN_PEAK_BITS, SENS_STEPS,
@@ -177,7 +178,7 @@ class ConstrainedPlan(ExactPlan):
             lim = Fraction(2) ** (52 + self.exponent)
             v = min(max(v, -lim), lim)
         s = sum(1 for b in np.ravel(self.gap_hi) if v >= Fraction(float(b)))
-        k = math.floor(v / Fraction(2) ** self.exponent + Fraction(1, 2)) - self.kl
+        k = grid_round(v, 0.0, self.exponent) - self.kl
         return min(max(k, int(self.span_lo[s])), int(self.span_hi[s]))
 
     def components(self, value: float) -> list[tuple[float, int]]:

@@ -100,7 +100,7 @@ from typing import Any
 import numpy as np
 
 from .. import _core, _dispatch, _random
-from .._values import WideValues, snap
+from .._values import WideValues, grid_round, snap
 from ..calibrate import bounded_gaussian_sigma
 from ._grid import ExactPlan, GridScale, _law_from, cached_search_tree
 
@@ -517,9 +517,7 @@ def row_exact_index(value: Fraction, lower: float, upper: float, e: int, n: int)
     """The grid index of an exact true value in the row ``[lower, upper]`` of ``n``
     intervals of ``2^e``: ``_gw_index``'s rounding (clip, nearest point ties up, clip to
     ``[0, n]``) in rational arithmetic."""
-    lo, hi = Fraction(lower), Fraction(upper)
-    c = min(max(Fraction(value), lo), hi)
-    k = math.floor((c - lo) / Fraction(2) ** e + Fraction(1, 2))
+    k = grid_round(Fraction(value), lower, e, lower, upper)
     return min(max(k, 0), n)
 
 
