@@ -221,9 +221,10 @@ def _parse_numbers(text: Any, name: str, row0: int, path: str, pa: Any, pc: Any,
     if not allow_empty and empty.any():
         i = int(np.flatnonzero(empty)[0])
         raise _cell_error(path, row0 + i, name, "empty cell in a column of per-row bounds")
-    if exact:
+    if exact:   # (a margin over Arrow's parse, which is correctly rounded)
         return wide_column(vals, empty if empty.any() else None,
-                           lambda pos: trimmed.take(pa.array(pos)).to_pylist()), empty
+                           lambda pos: trimmed.take(pa.array(pos)).to_pylist(),
+                           ulps=2.0), empty
     return vals, empty
 
 
