@@ -13,6 +13,7 @@ from ._random import default_rng
 from .api import sample
 from .budget import Budget
 from .distributions import truncated_normal
+from .estimation import Estimate, estimate
 from .exceptions import BudgetError, PrivacyLeakWarning
 from .frames import privatize
 from .mechanisms import BoundedGaussian
@@ -52,6 +53,7 @@ __all__ = [
     "BudgetError",
     "ClampedLaplace",
     "ConstrainedLaplace",
+    "Estimate",
     "Gaussian",
     "GeneralizedGaussian",
     "Laplace",
@@ -64,6 +66,7 @@ __all__ = [
     "audit",
     "calibrate",
     "default_rng",
+    "estimate",
     "privatize",
     "sample",
     "special",
