@@ -389,12 +389,17 @@ class Estimate:
         return _hist(self.support, self.probabilities, _check_edges(edges))
 
     # intervals ------------------------------------------------------------------------
+    def _need_boot(self) -> None:
+        if self.boot.shape[0] == 0:
+            raise ValueError("no bootstrap replicates (n_boot=0): intervals need n_boot >= 2")
+
     def interval(self, statistic: Callable[[np.ndarray, np.ndarray], Any],
                  level: float | None = None) -> tuple[Any, Any]:
         """Bootstrap interval ``(low, high)`` of any statistic of the distribution:
         ``statistic(support, probabilities)`` (returning a float or an array) evaluated on
         the fit and on every replicate (the basic bootstrap interval; see
         :mod:`bndp.estimation`)."""
+        self._need_boot()
         lev = self.level if level is None else _check_level(level)
         t0 = np.asarray(statistic(self.support, self.probabilities), dtype=np.float64)
         tb = np.array([statistic(self.support, b) for b in self.boot], dtype=np.float64)
@@ -405,10 +410,12 @@ class Estimate:
     @property
     def mean_interval(self) -> tuple[float, float]:
         """``(low, high)``: the interval of the mean at ``level``."""
+        self._need_boot()
         t0 = self.mean
         err = self.boot @ self.support - self.boot_truth @ self.support
         lo, hi = _basic(np.float64(t0), err, self.level)
-        return float(lo), float(hi)
+        a, b = float(self.support[0]), float(self.support[-1])
+        return float(min(max(lo, a), b)), float(min(max(hi, a), b))
 
     @property
     def variance_interval(self) -> tuple[float, float]:
@@ -418,15 +425,19 @@ class Estimate:
 
     def quantile_interval(self, q: Any) -> tuple[Any, Any]:
         """``(low, high)``: the interval of the ``q`` quantile(s) at ``level``."""
+        self._need_boot()
         qq = _check_q(q)
         t0 = _quantile(self.support, self.probabilities, qq)
         err = _quantile(self.support, self.boot, qq) - _quantile(self.support,
                                                                   self.boot_truth, qq)
         lo, hi = _basic(np.asarray(t0), err, self.level)
+        a, b = self.support[0], self.support[-1]
+        lo, hi = np.clip(lo, a, b), np.clip(hi, a, b)
         return (float(lo), float(hi)) if np.ndim(lo) == 0 else (lo, hi)
 
     def histogram_interval(self, edges: Any) -> tuple[np.ndarray, np.ndarray]:
         """``(low, high)`` arrays: the intervals of each bin's mass at ``level``."""
+        self._need_boot()
         e = _check_edges(edges)
         t0 = _hist(self.support, self.probabilities, e)
         err = _hist(self.support, self.boot, e) - _hist(self.support, self.boot_truth, e)
@@ -670,7 +681,8 @@ def _fit_group(grp: _Group, n_boot: int, target: str, gen: np.random.Generator,
         return g, np.empty((0, M)), np.empty((0, M)), bool(ok[0])
     Nn = int(round(grp.N))
     nstar = gen.multinomial(Nn, g / g.sum(), size=n_boot)
-    band = _band(law.spread())
+    # columns cut where the mass left out draws one value in 10^4 replicates on average
+    band = _band(law.spread(), 1e-4 / max(Nn, 1))
     Pb = np.empty((n_boot, M))
     for b in range(n_boot):
         Pb[b] = _release_counts(law, band, nstar[b], gen) / Nn
