@@ -819,6 +819,11 @@ def estimate(released: Any, spec_or_mechanism: Any, *, lower: Any = None, upper:
         return _estimate_frame(released, spec_or_mechanism, level=level, n_boot=n_boot,
                                rng=rng, target=target, nulls=nulls, resolution=resolution,
                                max_support=max_support, tol=tol, max_iter=max_iter)
+    if isinstance(spec_or_mechanism, Mapping):
+        spec_or_mechanism = dict(spec_or_mechanism)
+        for k, b in (("lower", lower), ("upper", upper)):
+            if b is not None:
+                spec_or_mechanism[k] = b
     fam, lo0, hi0 = _family(spec_or_mechanism)
     y, miss = _values(released, "released")
     lo_b = lo0 if lower is None else lower
