@@ -62,7 +62,9 @@ def test_exact_em_fixed_point_on_the_support():
     P = (law.A @ g)[None, :]
     fit, L, ok = estimation._fit(P, 1e5, law, 1e-4, 5000)
     assert float(fit[0] @ law.values) == pytest.approx(float(g @ law.values), abs=0.01)
-    assert np.abs(fit[0] - g).sum() < 0.05
+    for k in np.flatnonzero(g):   # each atom's mass stays near it (below the noise scale)
+        near = np.abs(law.values - law.values[k]) <= 0.75
+        assert fit[0][near].sum() == pytest.approx(g[k], abs=0.05)
     # the fit's likelihood is the maximum: the truth's (P log P) is not beaten
     assert L[0] <= float(np.sum(P * np.log(np.where(P > 0, P, 1)))) + 1e-9
 
