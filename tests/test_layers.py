@@ -141,6 +141,18 @@ def test_mechanisms_import_no_adapter_or_engine():
     assert not bad, bad
 
 
+def test_estimation_sits_above_the_release_and_below_the_command_line():
+    g = _graph()
+    # the estimator reads the laws (mechanisms) and the spec parser (_release); it is
+    # post-processing: nothing below it, and no sampler or release path, imports it
+    assert "bndp.mechanisms" in g["bndp.estimation"]
+    assert "bndp.estimation" in g["bndp.cli"]
+    below = [a for a, outs in g.items() if "bndp.estimation" in outs
+             and a not in ("bndp", "bndp.cli")]
+    assert below == [], below
+    assert "bndp.estimation" not in g.get("bndp._release", {})
+
+
 def test_the_budget_is_charged_in_one_module():
     charging = set()
     for m, path in MODULES.items():

@@ -14,6 +14,7 @@ from ._random import default_rng
 from .api import sample
 from .budget import Budget
 from .distributions import truncated_normal
+from .estimation import Estimate, estimate
 from .exceptions import BudgetError, PrivacyLeakWarning, ReleaseRecorded
 from .frames import privatize
 from .mechanisms import BoundedGaussian
@@ -53,6 +54,7 @@ __all__ = [
     "BudgetError",
     "ClampedLaplace",
     "ConstrainedLaplace",
+    "Estimate",
     "Gaussian",
     "GeneralizedGaussian",
     "Laplace",
@@ -66,6 +68,7 @@ __all__ = [
     "audit",
     "calibrate",
     "default_rng",
+    "estimate",
     "privatize",
     "sample",
     "special",

@@ -5,6 +5,7 @@ Commands
 ``bndp privatize``  release numeric columns of a CSV or Parquet file, streamed in chunks;
 ``bndp calibrate``  print the calibrated scale beside the unbounded mechanism's;
 ``bndp plot``       draw the output density beside the clamped unbounded mechanism;
+``bndp estimate``   the true columns' mean, sd and quantiles from released data;
 ``bndp demo``       the main job on a small example column shipped with the package;
 ``bndp reproduce``  a table or figure of the papers, recomputed next to the printed numbers;
 ``bndp budget``     create a persistent privacy budget, or show its history.
@@ -43,6 +44,7 @@ from ._errors import (CLIError, EXIT_BUDGET, EXIT_RECORDED, EXIT_USAGE, _EXIT_CO
 from .budget import _add_budget_command
 from .calibrate import _cmd_calibrate, _cmd_plot
 from .demo import _cmd_demo
+from .estimate import add_parser as _add_estimate
 from .privatize import _cmd_privatize
 
 
@@ -269,6 +271,8 @@ def _parser() -> argparse.ArgumentParser:
     pl.add_argument("--width", type=float, default=10.0, help="figure width, inches (default 10)")
     pl.add_argument("--height", type=float, default=4.5, help="figure height, inches (default 4.5)")
     pl.add_argument("--dpi", type=_positive_int, default=100, help="resolution (default 100)")
+
+    _add_estimate(sub, _delimiter)
 
     d = sub.add_parser("demo", help="calibrate both mechanisms on a built-in bounded column, "
                                     "sample, and print a summary")

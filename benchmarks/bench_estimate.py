@@ -1,0 +1,43 @@
+"""asv benchmarks of bndp.estimate: 10^6 released values with fixed bounds (the fit and its
+bootstrap intervals; the cost does not grow with the number of values once they are
+binned), and per-row bounds with three row classes."""
+
+import numpy as np
+
+import bndp
+
+N = 10**6
+
+
+class EstimateFixedBounds:
+    params = (["laplace", "gaussian"], [0.5, 4.0])
+    param_names = ["mechanism", "epsilon"]
+
+    def setup(self, mechanism, epsilon):
+        cls = bndp.BoundedLaplace if mechanism == "laplace" else bndp.BoundedGaussian
+        self.mech = cls(epsilon, sensitivity=1.0, lower=0.0, upper=120.0)
+        g = np.random.default_rng(0)
+        x = np.clip(g.exponential(10.0, N), 0.0, 120.0)
+        self.released = self.mech.sample(x, rng=g)
+        bndp.estimate(self.released[:1000], self.mech, n_boot=2)   # the law, planned once
+
+    def time_estimate(self, mechanism, epsilon):
+        bndp.estimate(self.released, self.mech, rng=1)
+
+    def time_estimate_no_intervals(self, mechanism, epsilon):
+        bndp.estimate(self.released, self.mech, n_boot=0)
+
+
+class EstimatePerRowBounds:
+    def setup(self):
+        g = np.random.default_rng(0)
+        k = g.integers(0, 3, 10**5)
+        self.lo = np.array([0.0, 0.0, 20.0])[k]
+        self.hi = np.array([120.0, 60.0, 100.0])[k]
+        x = g.uniform(self.lo, self.hi)
+        self.released = bndp.sample(x, mechanism="laplace", epsilon=1.0, sensitivity=1.0,
+                                    lower=self.lo, upper=self.hi, rng=g)
+        self.spec = {"mechanism": "laplace", "epsilon": 1.0, "sensitivity": 1.0}
+
+    def time_estimate_per_row(self):
+        bndp.estimate(self.released, self.spec, lower=self.lo, upper=self.hi, rng=1)

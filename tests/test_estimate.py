@@ -1,0 +1,300 @@
+"""bndp.estimate: maximum-likelihood deconvolution of released columns, its intervals, the
+command line and its errors."""
+
+import json
+
+import numpy as np
+import pytest
+
+import bndp
+from bndp import estimation
+
+
+def _lap(eps=1.0, lo=0.0, hi=10.0):
+    return bndp.BoundedLaplace(eps, sensitivity=1.0, lower=lo, upper=hi)
+
+
+def _expected_release(m, true_values, weights, total=10**6):
+    """Released values whose grid counts are the expected counts (rounded) of ``total``
+    releases of true values drawn from ``weights``: the pmf-weighted mixture."""
+    plan = m.exact_plan
+    p = sum(w * plan.pmf(v) for v, w in zip(true_values, weights))
+    return np.repeat(plan.grid(), np.rint(total * p).astype(np.int64))
+
+
+# ------------------------------------------------------------------------------------------
+# laws whose answer is known
+# ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("cls", [bndp.BoundedLaplace, bndp.BoundedGaussian])
+@pytest.mark.parametrize("x0", [0.0, 2.5, 10.0])
+def test_expected_counts_of_a_point_mass_give_it_back(cls, x0):
+    m = cls(1.0, sensitivity=1.0, lower=0.0, upper=10.0)
+    y = _expected_release(m, [x0], [1.0])
+    est = bndp.estimate(y, m, n_boot=0)
+    assert est.mean == pytest.approx(x0, abs=0.02)
+    # the released mean is pulled toward the middle; the estimate is not
+    if x0 != 5.0:
+        assert abs(float(y.mean()) - x0) > 10 * abs(est.mean - x0)
+    # the mass sits at the point (within the noise's resolution)
+    x, g = est.distribution
+    assert g[np.abs(x - x0) <= 1.5].sum() > 0.95
+    assert g.sum() == pytest.approx(1.0)
+
+
+def test_expected_counts_of_a_mixture_give_it_back():
+    m = _lap(2.0)
+    y = _expected_release(m, [1.0, 7.0], [0.3, 0.7])
+    est = bndp.estimate(y, m, n_boot=0)
+    assert est.mean == pytest.approx(0.3 * 1.0 + 0.7 * 7.0, abs=0.02)
+    h = est.histogram([0, 4, 10])
+    np.testing.assert_allclose(h, [0.3, 0.7], atol=0.01)
+    assert est.variance == pytest.approx(0.3 * 0.7 * 36.0, rel=0.02)
+    assert est.quantile(0.2) == pytest.approx(1.0, abs=0.3)
+    assert est.quantile(0.5) == pytest.approx(7.0, abs=0.3)
+
+
+def test_exact_em_fixed_point_on_the_support():
+    # bin proportions equal to A g: the maximum likelihood is g itself
+    m = _lap(1.0)
+    law = estimation._BinnedLaw(m.exact_plan, 0.5, 512)
+    g = np.zeros(len(law.s))
+    g[[0, 5, len(g) // 2]] = [0.2, 0.5, 0.3]
+    P = (law.A @ g)[None, :]
+    fit, L, ok = estimation._fit(P, 1e5, law, 1e-4, 5000)
+    assert float(fit[0] @ law.values) == pytest.approx(float(g @ law.values), abs=0.01)
+    for k in np.flatnonzero(g):   # each atom's mass stays near it (below the noise scale)
+        near = np.abs(law.values - law.values[k]) <= 0.75
+        assert fit[0][near].sum() == pytest.approx(g[k], abs=0.05)
+    # the fit's likelihood is the maximum: the truth's (P log P) is not beaten
+    assert L[0] <= float(np.sum(P * np.log(np.where(P > 0, P, 1)))) + 1e-9
+
+
+def test_bins_partition_the_grid_and_columns_are_laws():
+    for eps, hi in [(1.0, 10.0), (0.1, 120.0), (4.0, 120.0)]:
+        for cls in (bndp.BoundedLaplace, bndp.BoundedGaussian):
+            m = cls(eps, sensitivity=1.0, lower=0.0, upper=hi)
+            law = estimation._BinnedLaw(m.exact_plan, 0.5, 512)
+            assert law.s[0] == 0 and law.s[-1] == law.n and len(law.s) <= 512
+            assert law.lo[0] == 0 and law.hi[-1] == law.n
+            np.testing.assert_array_equal(law.lo[1:], law.hi[:-1] + 1)
+            np.testing.assert_allclose(law.A.sum(axis=0), 1.0, atol=1e-12)
+            # a column against the plan's own pmf, binned
+            i = len(law.s) // 3
+            pmf = m.exact_plan.pmf(law.values[i])
+            np.testing.assert_allclose(law.A[:, i], np.add.reduceat(pmf, law.lo), atol=1e-12)
+
+
+# ------------------------------------------------------------------------------------------
+# consistency and coverage
+# ------------------------------------------------------------------------------------------
+def _skewed(rng, n, hi=10.0):
+    return np.clip(rng.exponential(1.5, n), 0.0, hi)
+
+
+def test_error_falls_like_one_over_sqrt_n():
+    m = _lap(0.5)
+    err = {}
+    for n in (1000, 16000):
+        e = []
+        for seed in range(8):
+            rng = np.random.default_rng(seed)
+            x = _skewed(rng, n)
+            y = m.sample(x, rng=rng)
+            e.append(bndp.estimate(y, m, n_boot=0).mean - x.mean())
+        err[n] = float(np.sqrt(np.mean(np.square(e))))
+    ratio = err[1000] / err[16000]
+    assert 2.0 < ratio < 8.0, (err, ratio)       # 4 expected
+
+
+def _coverage(reps, n, n_boot, seed=0, cls=bndp.BoundedLaplace, eps=0.5):
+    m = cls(eps, sensitivity=1.0, lower=0.0, upper=10.0)
+    rng = np.random.default_rng(seed)
+    hit = 0
+    for _ in range(reps):
+        x = _skewed(rng, n)
+        y = m.sample(x, rng=rng)
+        lo, hi = bndp.estimate(y, m, n_boot=n_boot, rng=rng).mean_interval
+        hit += lo <= x.mean() <= hi
+    return hit / reps
+
+
+def test_interval_coverage_small():
+    assert _coverage(16, 1000, 60) >= 12 / 16
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cls", [bndp.BoundedLaplace, bndp.BoundedGaussian])
+def test_interval_coverage_sweep(cls):
+    assert _coverage(200, 5000, 200, seed=1, cls=cls) >= 0.92
+
+
+def test_intervals_contain_the_estimates_and_shrink_with_n():
+    m = _lap(1.0)
+    rng = np.random.default_rng(3)
+    widths = []
+    for n in (500, 8000):
+        y = m.sample(_skewed(rng, n), rng=rng)
+        est = bndp.estimate(y, m, n_boot=60, rng=4)
+        lo, hi = est.mean_interval
+        assert lo <= est.mean <= hi
+        widths.append(hi - lo)
+        qlo, qhi = est.quantile_interval([0.25, 0.5])
+        assert np.all(qlo <= qhi)
+        hlo, hhi = est.histogram_interval([0, 2, 5, 10])
+        assert np.all((0 <= hlo) & (hlo <= hhi) & (hhi <= 1))
+        vlo, vhi = est.variance_interval
+        assert 0 <= vlo <= vhi
+        assert est.interval(lambda x, g: g @ x) == pytest.approx((lo, hi), abs=1e-9) or \
+            est.interval(lambda x, g: g @ x)[0] <= est.mean
+    assert widths[1] < widths[0] / 2
+
+
+def test_population_intervals_are_wider():
+    m = _lap(4.0)
+    rng = np.random.default_rng(5)
+    y = m.sample(rng.uniform(0, 10, 3000), rng=rng)
+    c = bndp.estimate(y, m, n_boot=60, rng=1).mean_interval
+    p = bndp.estimate(y, m, n_boot=60, rng=1, target="population").mean_interval
+    assert p[1] - p[0] > 2 * (c[1] - c[0])
+
+
+def test_deterministic_estimate_and_seeded_intervals():
+    m = _lap(1.0)
+    y = m.sample(np.full(500, 3.0), rng=0)
+    a = bndp.estimate(y, m, n_boot=20, rng=7)
+    b = bndp.estimate(y, m, n_boot=20, rng=7)
+    assert a.mean == b.mean and a.mean_interval == b.mean_interval
+
+
+# ------------------------------------------------------------------------------------------
+# specs, per-row bounds, frames
+# ------------------------------------------------------------------------------------------
+def test_spec_settings_and_mechanism_agree():
+    m = bndp.BoundedGaussian(0.5, sensitivity=1.0, lower=0.0, upper=10.0)
+    y = m.sample(np.full(2000, 2.0), rng=1)
+    a = bndp.estimate(y, m, n_boot=0)
+    b = bndp.estimate(y, {"mechanism": "gaussian", "epsilon": 0.5, "sensitivity": 1.0,
+                          "lower": 0, "upper": 10}, n_boot=0)
+    assert a.mean == b.mean
+
+
+def test_per_row_bounds_are_grouped_by_their_law():
+    rng = np.random.default_rng(2)
+    n = 6000
+    lo = np.where(rng.random(n) < 0.5, 0.0, 5.0)
+    hi = np.where(lo == 0.0, 10.0, 30.0)
+    x = np.where(lo == 0.0, _skewed(rng, n), 25.0)
+    y = bndp.sample(x, mechanism="laplace", epsilon=0.5, sensitivity=1.0, lower=lo, upper=hi,
+                    rng=3)
+    spec = {"mechanism": "laplace", "epsilon": 0.5, "sensitivity": 1.0}
+    est = bndp.estimate(y, spec, lower=lo, upper=hi, n_boot=40, rng=4)
+    assert est.groups == 2
+    assert abs(est.mean - x.mean()) < 0.25 < abs(float(y.mean()) - x.mean())
+    lo_i, hi_i = est.mean_interval
+    assert lo_i <= est.mean <= hi_i
+    # a group whose bounds are used for the other group's values is refused
+    with pytest.raises(ValueError, match="not an output"):
+        bndp.estimate(y, spec, lower=lo[::-1], upper=hi[::-1], n_boot=0)
+
+
+def test_frame_with_its_spec():
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("narwhals")
+    rng = np.random.default_rng(4)
+    n = 3000
+    df = pd.DataFrame({"age": _skewed(rng, n) * 6, "cap": np.full(n, 60.0),
+                       "score": rng.uniform(0, 1, n)})
+    spec = {"age": {"lower": 0, "upper": "cap", "sensitivity": 1, "epsilon": 0.5},
+            "score": {"mechanism": "gaussian", "lower": 0, "upper": 1, "sensitivity": 0.1,
+                      "epsilon": 1.0}}
+    out = bndp.privatize(df, spec, rng=5)
+    res = bndp.estimate(out, spec, n_boot=0)
+    assert set(res) == {"age", "score"}
+    assert abs(res["age"].mean - df["age"].mean()) < 0.5
+    one = bndp.estimate(out["score"], spec["score"], n_boot=0)
+    assert one.mean == res["score"].mean
+
+
+# ------------------------------------------------------------------------------------------
+# errors
+# ------------------------------------------------------------------------------------------
+def test_errors():
+    m = _lap(1.0)
+    y = m.sample(np.full(100, 3.0), rng=0)
+    # the grid of epsilon = 4 is finer: its outputs are not all on the grid of epsilon = 1
+    y4 = bndp.BoundedLaplace(4.0, sensitivity=1.0, lower=0.0, upper=10.0).sample(
+        np.full(100, 3.0), rng=0)
+    with pytest.raises(ValueError, match="not an output of BoundedLaplace"):
+        bndp.estimate(y4, m)
+    with pytest.raises(ValueError, match="not an output"):
+        bndp.estimate(y + 1e-9, m)
+    with pytest.raises(ValueError, match="missing"):
+        bndp.estimate(np.append(y, np.nan), m)
+    assert bndp.estimate(np.append(y, np.nan), m, nulls="omit", n_boot=0).n == 100
+    with pytest.raises(ValueError, match="no released values"):
+        bndp.estimate([], m)
+    cont = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0, mode="continuous")
+    with pytest.raises(ValueError, match="continuous"):
+        bndp.estimate(y, cont)
+    with pytest.raises(ValueError, match="continuous"):
+        bndp.estimate(y, {"epsilon": 1, "sensitivity": 1, "lower": 0, "upper": 10,
+                          "mode": "continuous"})
+    half = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=np.inf)
+    with pytest.raises(ValueError, match="half-line"):
+        bndp.estimate(y, half)
+    with pytest.raises(TypeError, match="spec_or_mechanism"):
+        bndp.estimate(y, "laplace")
+    with pytest.raises(ValueError, match="bound column"):
+        bndp.estimate(y, {"epsilon": 1, "sensitivity": 1, "lower": 0, "upper": "cap"})
+    with pytest.raises(ValueError, match="epsilon"):
+        bndp.estimate(y, {"sensitivity": 1, "lower": 0, "upper": 10})
+    for kw in ({"level": 1.5}, {"n_boot": 1}, {"target": "x"}, {"nulls": "keep"},
+               {"resolution": -1}, {"max_support": 1}):
+        with pytest.raises(ValueError):
+            bndp.estimate(y, m, **kw)
+    est = bndp.estimate(y, m, n_boot=0)
+    with pytest.raises(ValueError, match="n_boot"):
+        est.mean_interval
+    with pytest.raises(ValueError, match="edges"):
+        est.histogram([1.0])
+    with pytest.raises(ValueError, match="quantile"):
+        est.quantile(2.0)
+
+
+# ------------------------------------------------------------------------------------------
+# command line
+# ------------------------------------------------------------------------------------------
+def test_cli_estimate(tmp_path, capsys):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    from bndp.cli import main
+
+    rng = np.random.default_rng(8)
+    x = _skewed(rng, 2000) * 6
+    m = bndp.BoundedLaplace(0.5, sensitivity=1.0, lower=0.0, upper=60.0)
+    y = m.sample(x, rng=9)
+    path = tmp_path / "released.parquet"
+    pq.write_table(pa.table({"age": y, "id": np.arange(2000)}), path)
+    spec = tmp_path / "spec.toml"
+    spec.write_text("[columns.age]\nlower = 0\nupper = 60\nsensitivity = 1\nepsilon = 0.5\n")
+    assert main(["estimate", str(path), "--spec", str(spec), "--seed", "1", "--n-boot",
+                 "30"]) == 0
+    out = capsys.readouterr().out
+    assert "age" in out and "95% interval" in out and "0.5" in out
+    assert main(["estimate", str(path), "--spec", str(spec), "--seed", "1", "--n-boot", "30",
+                 "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)["columns"]["age"]
+    assert doc["mean_low"] <= doc["mean"] <= doc["mean_high"]
+    assert abs(doc["mean"] - x.mean()) < 0.6 < abs(doc["naive_mean"] - x.mean())
+    # the same through a CSV file
+    csv = tmp_path / "released.csv"
+    csv.write_text("age,id\n" + "".join(f"{float(v)!r},{i}\n" for i, v in enumerate(y)))
+    assert main(["estimate", str(csv), "--spec", str(spec), "--seed", "1", "--n-boot", "30",
+                 "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["columns"]["age"]["mean"] == doc["mean"]
+    # a wrong spec: exit 3 (data error) naming the column
+    spec2 = tmp_path / "spec2.toml"
+    spec2.write_text("[columns.age]\nlower = 0\nupper = 60\nsensitivity = 1\nepsilon = 0.1\n")
+    assert main(["estimate", str(path), "--spec", str(spec2), "--n-boot", "0"]) == 3
+    assert "not an output" in capsys.readouterr().err
+    assert main(["estimate", str(path), "--spec", str(spec), "--column", "nope"]) == 2
