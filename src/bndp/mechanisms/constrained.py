@@ -371,8 +371,11 @@ def _set_grid(hint: float, dq: float, lo: float, hi: float, gaps: tuple, metric:
     if math.isfinite(lo) and math.isfinite(hi):
         e, kl, n, dk = _choose_grid(hint, dq, lo, hi, None, LAPLACE, cap=cap)
         if math.ldexp(hint, -e) < 1.0 / 64:
-            raise ValueError("grid law: the allowed set is so wide that its grid is much "
-                             "coarser than the noise scale; pass mode='continuous'")
+            raise ValueError(
+                f"grid law: `epsilon` is too large for the allowed set [{lo!r}, {hi!r}]: the "
+                f"noise scale {hint:.3g} is below 1/64 of the finest grid step that fits the "
+                f"set in {MAX_INTERVALS} intervals ({math.ldexp(1.0, e):.3g}); use a smaller "
+                "`epsilon` (or narrower bounds), or pass mode='continuous'")
         sp = _spans(e, kl, lo, hi, gaps)
         return e, kl, n, dk, n, sp, (0, n)
     base = min(min(hint, dq) / _grid.GRID_STEPS, cap)
@@ -405,11 +408,15 @@ def _set_grid(hint: float, dq: float, lo: float, hi: float, gaps: tuple, metric:
             if e > 1023 - 54 or math.ldexp(1.0, e) > dq or math.ldexp(hint, -e) < 1.0 / 64:
                 # outputs up to 2^53 grid steps must stay finite doubles; a grid coarser
                 # than the sensitivity, or than the noise, cannot certify the target
+                what = ("small" if math.ldexp(1.0, e) > dq or e > 1023 - 54 else "large")
                 raise ValueError(
-                    "grid law: on an unbounded set the table must reach about 33 noise scales "
-                    f"with at most {MAX_INTERVALS} grid steps; with this epsilon, sensitivity "
-                    "and scale the grid would be coarser than the sensitivity (or its values "
-                    "not representable); pass mode='continuous'")
+                    f"grid law: `epsilon` is too {what} for the default release on an "
+                    f"unbounded set (noise scale {hint:.3g}, sensitivity {dq!r}): the table "
+                    f"must reach about 33 noise scales with at most {MAX_INTERVALS} grid "
+                    "steps, and the grid that does is coarser than the "
+                    f"{'sensitivity' if what == 'small' else 'noise'}; use a "
+                    f"{'larger' if what == 'small' else 'smaller'} `epsilon`, finite bounds, "
+                    "or pass mode='continuous'")
             if max(abs(kl), abs(kl + big)) >= (1 << 52):
                 raise ValueError(
                     "grid law: the allowed set is too far from 0 for the grid granularity "
