@@ -408,15 +408,7 @@ def _set_grid(hint: float, dq: float, lo: float, hi: float, gaps: tuple, metric:
             if e > 1023 - 54 or math.ldexp(1.0, e) > dq or math.ldexp(hint, -e) < 1.0 / 64:
                 # outputs up to 2^53 grid steps must stay finite doubles; a grid coarser
                 # than the sensitivity, or than the noise, cannot certify the target
-                what = ("small" if math.ldexp(1.0, e) > dq or e > 1023 - 54 else "large")
-                raise ValueError(
-                    f"grid law: `epsilon` is too {what} for the default release on an "
-                    f"unbounded set (noise scale {hint:.3g}, sensitivity {dq!r}): the table "
-                    f"must reach about 33 noise scales with at most {MAX_INTERVALS} grid "
-                    "steps, and the grid that does is coarser than the "
-                    f"{'sensitivity' if what == 'small' else 'noise'}; use a "
-                    f"{'larger' if what == 'small' else 'smaller'} `epsilon`, finite bounds, "
-                    "or pass mode='continuous'")
+                raise ValueError(_unbounded_refusal(e, hint, dq, finite))
             if max(abs(kl), abs(kl + big)) >= (1 << 52):
                 raise ValueError(
                     "grid law: the allowed set is too far from 0 for the grid granularity "
@@ -426,6 +418,30 @@ def _set_grid(hint: float, dq: float, lo: float, hi: float, gaps: tuple, metric:
         e += 1
     raise ValueError("grid law: no grid fits this allowed set, sensitivity and scale; pass "
                      "mode='continuous'")
+
+
+def _unbounded_refusal(e: int, hint: float, dq: float, finite: list) -> str:
+    """Why no grid serves an unbounded allowed set: the table must reach about 33 noise
+    scales beyond the finite ends with at most MAX_INTERVALS steps, of at most the
+    sensitivity and at most 64 times the noise scale, at grid values that stay finite."""
+    span = (max(finite) - min(finite)) if finite else 0.0
+    head = ("grid law: no grid serves this unbounded allowed set: the table must reach about "
+            f"33 noise scales beyond its finite ends with at most {MAX_INTERVALS} steps")
+    if e > 1023 - 54:
+        return (f"{head}, and its values would overflow (noise scale {hint:.3g}, "
+                f"`sensitivity` {dq!r}); use a smaller `sensitivity` (rescale the data) or "
+                "pass mode='continuous'")
+    if span >= 66.0 * hint:
+        return (f"{head}: the bounds and forbidden intervals span {span:.3g}, too wide for "
+                f"steps of at most the `sensitivity` {dq!r} and at most 64 noise scales "
+                f"({hint:.3g}, from `epsilon`); bring them closer or pass mode='continuous'")
+    if math.ldexp(hint, -e) < 1.0 / 64:
+        return (f"{head}, and the grid that does is coarser than the noise (scale "
+                f"{hint:.3g}): `epsilon` is too large for this set; use a smaller `epsilon` "
+                "or pass mode='continuous'")
+    return (f"{head}, and the grid that does is coarser than the `sensitivity` {dq!r} "
+            f"(noise scale {hint:.3g}): `epsilon` is too small for it; use a larger "
+            "`epsilon`, finite bounds, or pass mode='continuous'")
 
 
 def _spans(e: int, kl: int, lo: float, hi: float, gaps: tuple):
@@ -511,6 +527,7 @@ def plan_constrained_laplace(epsilon: float, sensitivity: float, lower: float, u
         return _plan_constrained(float(epsilon), float(scale_hint), float(sensitivity),
                                  float(lower), float(upper), gaps, guarantee)
     except OverflowError as exc:
-        raise ValueError("grid law: the bounds, sensitivity or scale overflow the grid "
+        raise ValueError(f"grid law: the bounds, the `sensitivity` or the noise scale "
+                         f"{float(scale_hint):.3g} (from `epsilon`) overflow the grid "
                          f"arithmetic ({exc}); pass mode='continuous'") from None
 
