@@ -78,7 +78,10 @@ Laplace (:func:`_laplace_model`); only the returned table's certificate matters.
 Plans and rows. A kernel (:class:`WindowLaw`) depends on the family, the target, the
 sensitivity, the granularity and the row class: one *wide* kernel serves every row of at
 least ``n_wide`` intervals, and a row narrower than that has its own kernel (calibrated for
-its ``n``). The granularity is :math:`\gamma \le \min(\Delta/\epsilon, \ldots)/16`, refined
+its ``n``). The target is first capped (:func:`serving_target`: at most :math:`2^{21}` grid
+steps per sensitivity, a cap between :math:`2^{16}` and :math:`2^{17}`; a larger target is
+served by the cap's law, certified below it). The granularity is
+:math:`\gamma \le \min(\Delta/\epsilon, \ldots)/16`, refined
 until :math:`\Delta/\gamma` is an integer or at least 256, and :math:`\le \Delta` and
 :math:`\le (u - l)/128`; it depends on the width only for rows narrower than
 :math:`128\gamma`, and on the position only for bounds so far from 0 that
