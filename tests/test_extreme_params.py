@@ -286,3 +286,21 @@ def test_cli_extreme_epsilon_releases_or_names_epsilon(tmp_path, capsys, eps):
             assert dst.exists()
         else:
             assert code == 2 and "`epsilon`" in err and not dst.exists(), err
+
+
+@pytest.mark.parametrize("lower, upper", [([0.0, 0.0], [120.0, 10.0]),
+                                          ([-5.0, 0.0, 3.0], [5.0, 1.0, 1000.0])])
+def test_multivariate_gaussian_large_epsilon_is_served_at_once(lower, upper):
+    """From saturation_target(m) on, every scale of the product law is certified (a shift
+    loss is below 46 ln 2 per coordinate): the fixed-scale law, its certificate below the
+    bound; the scale search failed there after seconds ('did not bracket')."""
+    from bndp.mechanisms.product import saturation_target
+    m = len(lower)
+    for eps in (saturation_target(m), 1e3, 1e300):
+        g = bndp.BoundedGaussian(epsilon=eps, sensitivity=1.0, lower=lower, upper=upper)
+        assert g.privacy_loss() <= min(eps, 46 * math.log(2.0) * m)
+        q = np.array(upper) - 0.3
+        x = g.sample(np.tile(q, (50, 1)), rng=2)
+        assert ((x >= lower) & (x <= upper)).all()
+        gamma = g.exact_plan.gamma
+        assert (np.abs(x - q) <= gamma).mean() > 0.99     # noise far below the grid step

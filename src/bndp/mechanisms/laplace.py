@@ -165,7 +165,11 @@ class BoundedLaplace(GridLawMechanism):
             # Laplace): b* is not computed, only its input checks run, for the loss the
             # kernel is calibrated for (a large epsilon is served by the law of a smaller
             # one, see serving_target)
-            check_bounded_laplace(serving_target(eps, dq), dq, lo, hi, dl)
+            try:
+                check_bounded_laplace(serving_target(eps, dq), dq, lo, hi, dl)
+            except ValueError:
+                check_bounded_laplace(eps, dq, lo, hi, dl)    # the message of the epsilon given
+                raise
             try:
                 plan = exact.plan_bounded_laplace(eps, dq, lo, hi, dl)
             except (ValueError, OverflowError):
