@@ -996,7 +996,7 @@ def test_plot_with_a_non_finite_bound_is_a_usage_error(tmp_path, capsys, bounds)
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
 @pytest.mark.parametrize("text,argv,spec,needle", [
     ("id,age\n1,30\n2,\n", [], None, "row 2 (data rows counted from 1), "
-     "column 'age': missing value (empty cell or null); pass --nulls keep"),
+     "column 'age': missing value (empty cell, null or NaN); pass --nulls keep"),
     ("id,age\n1,30\n2,130\n", ["--on-outside", "raise"], None,
      "row 2 (data rows counted from 1), column 'age': 130.0 lies outside "
      "[0, 120] (--on-outside raise)"),
@@ -1036,3 +1036,43 @@ def test_data_errors_come_from_the_one_column_check(tmp_path, capsys, monkeypatc
     assert code == 3 and err.count("\n") == 1 and needle in err, err
     assert calls == ["age"]
     assert not os.path.exists(tmp_path / f"o.{fmt}")
+
+
+# ---------------------------------------------------------------------------------------
+# NaN and null: one rule on every path (docs/frames.md): NaN stays NaN, null stays null
+# ---------------------------------------------------------------------------------------
+
+def test_parquet_nulls_keep_leaves_nan_nan_and_null_null(tmp_path, capsys):
+    src = str(tmp_path / "in.parquet")
+    pq.write_table(pa.table({"age": pa.array([30.0, math.nan, None, 45.0])}), src)
+    dst = str(tmp_path / "out.parquet")
+    code, _, err = run(capsys, "privatize", src, "-o", dst, "--column", "age:0:120", *PRIV,
+                       "--nulls", "keep")
+    assert code == 0, err
+    got = pq.read_table(dst).column("age").to_pylist()
+    assert got[2] is None and math.isnan(got[1])          # null stays null, NaN stays NaN
+    assert 0 <= got[0] <= 120 and 0 <= got[3] <= 120
+    # the Python API on the same data: the same missing cells
+    api = bndp.privatize(pa.table({"age": pa.array([30.0, math.nan, None, 45.0])}),
+                         {"age": dict(mechanism="laplace", epsilon=1.0, sensitivity=1.0,
+                                      lower=0.0, upper=120.0, nulls="keep")}, rng=0)
+    a = api.column("age").to_pylist()
+    assert a[2] is None and math.isnan(a[1])
+
+
+def test_csv_nan_cell_is_a_missing_value(tmp_path, capsys):
+    src = write(tmp_path / "in.csv", "age,id\n30,a\nNaN,b\n,c\n45,d\nnan,e\n")
+    dst = str(tmp_path / "out.csv")
+    code, _, err = run(capsys, "privatize", src, "-o", dst, "--column", "age:0:120", *PRIV,
+                       "--nulls", "keep")
+    assert code == 0, err
+    with open(dst) as f:
+        rows = list(csv.reader(f))
+    assert [r[1] for r in rows] == ["id", "a", "b", "c", "d", "e"]
+    age = [r[0] for r in rows[1:]]
+    assert age[1] == "NaN" and age[2] == "" and age[4] == "nan"   # written back as they were
+    assert 0 <= float(age[0]) <= 120 and 0 <= float(age[3]) <= 120
+    # refused by default, as a missing value (not as an unparsable or infinite number)
+    code, _, err = run(capsys, "privatize", src, "-o", str(tmp_path / "o2.csv"), "--column",
+                       "age:0:120", *PRIV)
+    assert code == 3 and "row 2" in err and "missing value (empty cell, null or NaN)" in err

@@ -246,3 +246,17 @@ def test_math_page_builds_without_a_cdn(tmp_path):
     assert (out / "_static" / "mathjax" / "tex-chtml.js").is_file()
     for tag in re.findall(r"<(?:script|link)\b[^>]*>", html):
         assert not re.search(r"(?i)(?:src|href)=\"(?:[a-z]+:)?//", tag), tag
+
+
+def test_gallery_plots_use_no_deprecated_call(tmp_path):
+    """docs/gallery/plots.py (the reference site's figures) draws without a DeprecationWarning
+    (it passed the mechanisms' bounds by position before)."""
+    import subprocess
+    pytest.importorskip("matplotlib")
+    from .conftest import bndp_import_root
+    script = os.path.join(DOCS, "gallery", "plots.py")
+    env = {**os.environ, "PYTHONPATH": bndp_import_root(), "MPLBACKEND": "Agg"}
+    r = subprocess.run([sys.executable, "-W", "error::DeprecationWarning:__main__", script,
+                        str(tmp_path)], capture_output=True, text=True, env=env, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert len(list(tmp_path.glob("*.png"))) >= 3

@@ -526,16 +526,17 @@ def test_immutable_and_repr_round_trip():
     assert "guarantee='dp'" in repr(m)
 
 
-def test_calibration_100_intervals_is_fast_and_valid():
-    import time
+def test_calibration_100_intervals_is_valid():
+    # (its speed is measured by the benchmarks, not here)
     rng = np.random.default_rng(0)
     f = np.cumsum(rng.uniform(0.1, 2, 200)).reshape(100, 2)
     for g in ("dp", "metric"):
-        t = time.perf_counter()
         m = ConstrainedLaplace(1.0, sensitivity=1.0, forbidden=f, guarantee=g)
-        dt = time.perf_counter() - t
-        assert m.privacy_loss() <= 1.0
-        assert dt < 0.5          # benchmark target 10 ms; loose here (shared CI machine)
+        assert 0.0 < m.privacy_loss() <= 1.0
+        q = np.concatenate(([f[0, 0] - 5.0], 0.5 * (f[:-1, 1] + f[1:, 0]), [f[-1, 1] + 5.0]))
+        x = m.sample(np.repeat(q, 5), rng=1)                 # true values in the allowed set
+        inside = ((x[:, None] > f[None, :, 0]) & (x[:, None] < f[None, :, 1])).any(axis=1)
+        assert not inside.any()          # never inside a forbidden interval
 
 
 def test_loss_decreases_with_sigma():

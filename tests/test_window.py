@@ -440,3 +440,87 @@ def test_kernel_cache_is_shared_safely_by_threads(monkeypatch):
     for t in threads:
         t.join()
     assert not errors and len(window._LAWS) <= 4
+
+
+# ---------------------------------------------------------------------------------------
+# Large epsilon: a bounded kernel, certified
+# ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dq", [1.0, 1.9, 3.0, 1e-3, 7e5])
+def test_serving_target_caps_the_grid_and_keeps_every_smaller_target(dq):
+    cap = window.serving_target(1e300, dq)
+    assert 2.0 ** 16 < cap <= 2.0 ** 17
+    for eps in (1e-12, 1.0, 1e3, 0.999 * cap, cap):
+        assert window.serving_target(eps, dq) == eps         # those laws are unchanged
+    for eps in (cap * (1 + 1e-15), 1e6, 1e300):
+        assert window.serving_target(eps, dq) == cap
+    # the cap's grid holds at most 2^21 steps per sensitivity
+    e, _ = window._exponent1(cap, dq, 0.0, math.inf)
+    assert math.ceil(math.ldexp(dq, -e)) <= 2 ** window.STEPS_LOG2
+    for bad in (math.inf, math.nan, -1.0):                   # left to the callers' checks
+        got = window.serving_target(bad, dq)
+        assert got == bad or (math.isnan(got) and math.isnan(bad))
+
+
+@pytest.mark.parametrize("cls", [bndp.BoundedLaplace, bndp.BoundedGaussian])
+def test_large_epsilon_is_served_by_one_bounded_certified_kernel(cls):
+    """epsilon far beyond the cap: the kernel of the cap (its size bounded, its certificate
+    below epsilon), the same for every such epsilon; releases on the grid, in the bounds."""
+    kernels = []
+    for eps in (1e6, 1e8, 1e15, 1e300):
+        m = cls(epsilon=eps, sensitivity=1.0, lower=0.0, upper=120.0)
+        k = m.exact_plan.kernel
+        assert k.dk <= 2 ** window.STEPS_LOG2 and k.N <= 2 ** 20
+        assert m.privacy_loss() <= window.serving_target(eps, 1.0) <= eps
+        x = m.sample(np.array([0.0, 30.0, 120.0]), rng=3)
+        assert ((x >= 0) & (x <= 120)).all()
+        assert (x * 2.0 ** -k.exponent % 1 == 0).all()
+        kernels.append(k)
+    assert all(k is kernels[0] for k in kernels)
+    # no coarsening warning: bounds near 0 keep their grid whatever epsilon
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cls(epsilon=1e300, sensitivity=1.0, lower=0.0, upper=120.0)
+
+
+@pytest.mark.parametrize("fam", [window.LAPLACE, window.GAUSSIAN])
+@pytest.mark.parametrize("dk, n", [(8, 64), (3, 40), (40, 40)])
+def test_huge_target_kernel_against_the_exhaustive_oracle(fam, dk, n):
+    """A target no kernel reaches (noise far below the grid step): the search stops at the
+    most concentrated kernel it can represent, whose certificate still bounds the exact
+    loss of the sampled law."""
+    law = window._law(fam, 2.0 ** 17, dk, -3, n)
+    lw = kernel_weights(law.cum, law.N, law.tailw, law.sbits, law.tm, n)
+    exact = exhaustive_loss(lw, n, dk)
+    assert law.certified_epsilon <= 2.0 ** 17
+    assert law.certified_epsilon >= exact - 1e-12
+    assert law.certified_epsilon > 5.0 * dk        # the law is far more concentrated than at eps=1
+
+
+def test_large_epsilon_plans_within_a_memory_limit(tmp_path):
+    """Every 1-D mechanism plans a huge epsilon in a process limited to 1 GiB of address
+    space (the kernel's table and certificate are bounded; before, epsilon = 1e8 asked for
+    about 100 GB)."""
+    import subprocess
+    import sys
+    from .conftest import bndp_import_root
+    code = r"""
+import resource, numpy as np
+resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+import bndp
+for eps in (1e7, 1e8, 1e300):
+    for m in (bndp.BoundedLaplace(epsilon=eps, sensitivity=1, lower=0, upper=120),
+              bndp.BoundedGaussian(epsilon=eps, sensitivity=1, lower=0, upper=120),
+              bndp.BoundedLaplace(epsilon=eps, sensitivity=1, lower=0, upper=np.inf)):
+        assert m.privacy_loss() <= eps
+    for mech in ("laplace", "gaussian"):
+        bndp.sample(np.array([3.0, 50.0]), mechanism=mech, epsilon=eps, sensitivity=1.0,
+                    lower=np.array([0.0, -5.0]), upper=np.array([10.0, 1e6]), rng=1)
+print("ok")
+"""
+    env = {**__import__("os").environ, "PYTHONPATH": bndp_import_root(),
+           "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                       timeout=600)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]

@@ -45,7 +45,8 @@ def clamped_laplace_law(value, epsilon, x):
 def bounded_vs_clamped(epsilon: float = 1.0, values=(1.0, 5.0)):
     """Densities of the bounded Laplace mechanism and of clamped Laplace noise on [0, 10]."""
     x = np.linspace(LOWER, UPPER, 801)
-    m = continuous(bndp.BoundedLaplace, epsilon, SENSITIVITY, LOWER, UPPER)
+    m = continuous(bndp.BoundedLaplace, epsilon, sensitivity=SENSITIVITY, lower=LOWER,
+                   upper=UPPER)
     fig, axes = plt.subplots(1, len(values), sharey=True, layout="constrained")
     for ax, q in zip(np.atleast_1d(axes), values):
         ax.plot(x, m.pdf(x, q), color="C0", label=f"bounded Laplace (b* = {m.scale:.3g})")
@@ -73,10 +74,12 @@ def bounded_vs_clamped(epsilon: float = 1.0, values=(1.0, 5.0)):
 def mechanisms_for(epsilon: float) -> dict:
     """The three bounded release mechanisms on [0, 10], continuous law."""
     return {
-        "BoundedLaplace": continuous(bndp.BoundedLaplace, epsilon, SENSITIVITY, LOWER, UPPER),
-        "BoundedGaussian": continuous(bndp.BoundedGaussian, epsilon, SENSITIVITY, LOWER, UPPER),
-        "ConstrainedLaplace": continuous(bndp.ConstrainedLaplace, epsilon, SENSITIVITY,
-                                         lower=LOWER, upper=UPPER),
+        "BoundedLaplace": continuous(bndp.BoundedLaplace, epsilon, sensitivity=SENSITIVITY,
+                                     lower=LOWER, upper=UPPER),
+        "BoundedGaussian": continuous(bndp.BoundedGaussian, epsilon, sensitivity=SENSITIVITY,
+                                      lower=LOWER, upper=UPPER),
+        "ConstrainedLaplace": continuous(bndp.ConstrainedLaplace, epsilon,
+                                         sensitivity=SENSITIVITY, lower=LOWER, upper=UPPER),
     }
 
 
@@ -140,7 +143,8 @@ def grid_cost(value: float = 5.0):
         if mode == "continuous" or any(k.startswith(f'mode="{mode}"') for k in modes):
             continue
         modes[label] = spec
-    ref = np.array([continuous(bndp.BoundedLaplace, e, SENSITIVITY, LOWER, UPPER).variance(value)
+    ref = np.array([continuous(bndp.BoundedLaplace, e, sensitivity=SENSITIVITY, lower=LOWER,
+                               upper=UPPER).variance(value)
                     for e in EPSILONS])
     fig, (ax, axr) = plt.subplots(1, 2, layout="constrained")
     ax.plot(EPSILONS, ref, color="C0", label='mode="continuous"')

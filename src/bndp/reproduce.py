@@ -1123,11 +1123,12 @@ def _hu_gd_jacobian_rows(X: np.ndarray, W: np.ndarray, P: np.ndarray, R: np.ndar
 
 
 def _hu_gd_train(kind: str, mult: float, support: float, lr: float,
-                 steps: int = _HU_GD_STEPS, data: Any = None, seed: int = 0,
+                 steps: int | None = None, data: Any = None, seed: int = 0,
                  fil: bool = False) -> dict:
     """One private full-batch training run: test accuracy, the (eps, 1e-5) pDP of the
-    steps and, with ``fil``, the max and median per-example FIL eta (see the Figure 4
-    item)."""
+    steps (``None``: ``_HU_GD_STEPS``, read at call time) and, with ``fil``, the max and
+    median per-example FIL eta (see the Figure 4 item)."""
+    steps = _HU_GD_STEPS if steps is None else steps
     Xtr, ytr, Xte, yte = _hu_gd_data() if data is None else data
     n, p = Xtr.shape
     K = 10

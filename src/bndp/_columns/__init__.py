@@ -110,6 +110,12 @@ class Column:
         self._src = src
         self._arrow_null = arrow_null
 
+    @property
+    def null(self) -> np.ndarray | None:
+        """The Arrow nulls of an Arrow column (None when there are none, or for any other
+        kind): the missing values that are null rather than NaN."""
+        return self._arrow_null
+
     def restore(self, out: Any) -> Any:
         """Wrap a float64 result of the column's shape in the column's kind."""
         if self.kind == "numpy":

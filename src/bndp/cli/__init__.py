@@ -208,8 +208,9 @@ def _parser() -> argparse.ArgumentParser:
     io.add_argument("--delimiter", type=_delimiter, default=",",
                     help="CSV delimiter (default ','; 'tab' for tabs)")
     io.add_argument("--nulls", choices=("raise", "keep"), default="raise",
-                    help="missing cells (empty CSV cells, Parquet nulls): an error naming the "
-                         "row (default) or kept missing")
+                    help="missing cells (empty CSV cells, Parquet nulls, NaN): an error naming "
+                         "the row (default) or kept as they are (nulls stay null, NaN stays "
+                         "NaN)")
     io.add_argument("--on-outside", choices=("clip", "raise"), default="clip",
                     help="values outside [lower, upper]: clip them into the range (default; "
                          "the guarantee holds) or stop with an error naming the row")

@@ -250,8 +250,8 @@ def _data_error(exc: ColumnDataError, spec: _Spec, vals: np.ndarray, row0: int, 
     assert exc.row is not None
     row = row0 + exc.row
     if k == "missing":
-        what = "missing value (empty cell or null); pass --nulls keep to leave missing values " \
-               "untouched"
+        what = ("missing value (empty cell, null or NaN); pass --nulls keep to leave missing "
+                "values untouched")
     elif k == "not_finite":
         shown = cells(exc.row) if cells is not None else repr(float(vals[exc.row]))
         what = f"{shown} is not a finite number"
@@ -358,11 +358,18 @@ def _privatize_csv(args: argparse.Namespace, specs: list[_Spec], tmp: str,
                         if isinstance(b, str):
                             bnd[key], _ = _parse_numbers(cols[header.index(b)], b, rows + 1,
                                                          shown, pa, pc, False, "raise")
-                    noisy = _release_block(s, vals, empty if empty.any() else None, rows + 1,
-                                           shown, args, gen, cells=_cell_text(text),
+                    # missing: empty cells (null) and NaN cells, as a NaN is missing in
+                    # every other input; both are written back as they were
+                    nan = np.isnan(vals) & ~empty
+                    missing = empty | nan
+                    noisy = _release_block(s, vals, missing if missing.any() else None,
+                                           rows + 1, shown, args, gen, cells=_cell_text(text),
                                            lo=bnd.get("lower"), hi=bnd.get("upper"))
                     released = pc.cast(_arrow_f64(pa, noisy, empty if empty.any() else None),
                                        pa.string())
+                    if nan.any():
+                        released = pc.if_else(_arrow_f64(pa, nan.view(np.uint8), None)
+                                              .cast(pa.bool_()), text, released)
                     cols[k] = pc.fill_null(released, "")
                 out_f.write(_csv_lines(cols, args.delimiter, pa, pc))
                 crash_point("writing")
@@ -434,8 +441,8 @@ def _privatize_parquet(args: argparse.Namespace, specs: list[_Spec], tmp: str,
                         bnd[key] = approx(bc.values)   # public bounds: nearest doubles
                 noisy = _release_block(s, col.values, col.missing, rows + 1, shown, args, gen,
                                        lo=bnd.get("lower"), hi=bnd.get("upper"))
-                null = col.missing if col.missing is not None and col.missing.any() else None
-                cols[k] = _arrow_f64(pa, noisy, null)
+                # missing values stay as they were: nulls null, NaN NaN
+                cols[k] = _arrow_f64(pa, noisy, col.null)
             writer.write_batch(pa.RecordBatch.from_arrays(cols, schema=out_schema))
             crash_point("writing")
             rows += batch.num_rows

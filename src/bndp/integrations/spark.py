@@ -16,6 +16,7 @@ instead of drawing new noise.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Iterator, Mapping, Sequence
 
 from .._random import default_rng
@@ -157,8 +158,13 @@ def privatize(df: Any, spec: Any, *, budget: Any = None, mechanism: str | None =
     released = {p.name for p in plans}
     schema = StructType([StructField(f.name, DoubleType(), True) if f.name in released else f
                          for f in df.schema.fields])
-    out = df.mapInArrow(partition_releaser(plans), schema)
-    # released once: drawn now, kept on the executors, lineage cut (never drawn again)
-    out = out.localCheckpoint(eager=True)
+    with warnings.catch_warnings():
+        # mapInArrow wraps the function in a pandas UDF, and PySpark warns there that it does
+        # not yet support pandas >= 3; this pass reads and writes Arrow batches only
+        warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas",
+                                category=FutureWarning)
+        out = df.mapInArrow(partition_releaser(plans), schema)
+        # released once: drawn now, kept on the executors, lineage cut (never drawn again)
+        out = out.localCheckpoint(eager=True)
     charge_release(budget, plans, release_label(plans, "spark"), release_id)
     return out

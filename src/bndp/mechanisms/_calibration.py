@@ -62,6 +62,15 @@ def _choose_grid(scale: float, dq: float, lo: float, hi: float, dim: int | None,
                      "mode='continuous'")
 
 
+def _none_certifies(target: float) -> str:
+    """The refusal when no scale on the chosen grid is certified for ``target``: the
+    certificate only grows as the scale shrinks, and at large scales the rounding of the
+    integer weights (and, on a bounded set, the flat law's own loss) sets a floor."""
+    return (f"grid law: `epsilon` is too small for this grid law: no scale on its grid is "
+            f"certified for the loss {target:.6g} (the rounding of the integer weights alone "
+            "costs more); use a larger `epsilon` or pass mode='continuous'")
+
+
 def _bisect(cert, u0: float, target: float):
     """Smallest scale (to REL_TOL) whose certificate is <= target; returns (u, result)."""
     ok = None
@@ -76,8 +85,12 @@ def _bisect(cert, u0: float, target: float):
             if r[0] > target:
                 break
             ok = (bad, r)
-        else:  # pragma: no cover
-            raise RuntimeError("grid law: the scale search did not bracket")
+        else:
+            raise ValueError(
+                f"grid law: `epsilon` is too large for this grid law: every scale down to "
+                f"{bad:.3g} grid steps is certified for the loss {target:.6g}, so the search "
+                "finds no smallest one; use a smaller `epsilon` (the noise is already far "
+                "below the grid step) or pass mode='continuous'")
     else:
         bad = u
         good = u
@@ -89,8 +102,7 @@ def _bisect(cert, u0: float, target: float):
                 break
             bad = good
         else:
-            raise ValueError("grid law: no scale certifies the target on this grid; pass "
-                             "mode='continuous'")
+            raise ValueError(_none_certifies(target))
     good = ok[0]
     while (good - bad) > REL_TOL * good:
         mid = 0.5 * (good + bad)
@@ -164,8 +176,7 @@ def _search(cert, u0: float, target: float, rel: float = REL_TOL):
             m = math.sqrt(good[0] * bad[0])                 # a slow step: bisect as well
             ev(m)
     if good is None:
-        raise ValueError("grid law: no scale certifies the target on this grid; pass "
-                         "mode='continuous'")
+        raise ValueError(_none_certifies(target))
     return good
 
 

@@ -383,8 +383,11 @@ def _set_grid(hint: float, dq: float, lo: float, hi: float, gaps: tuple, metric:
     if math.isfinite(lo) and math.isfinite(hi):
         e, kl, n, dk = _choose_grid(hint, dq, lo, hi, None, LAPLACE, cap=cap)
         if math.ldexp(hint, -e) < 1.0 / 64:
-            raise ValueError("grid law: the allowed set is so wide that its grid is much "
-                             "coarser than the noise scale; pass mode='continuous'")
+            raise ValueError(
+                f"grid law: `epsilon` is too large for the allowed set [{lo!r}, {hi!r}]: the "
+                f"noise scale {hint:.3g} is below 1/64 of the finest grid step that fits the "
+                f"set in {MAX_INTERVALS} intervals ({math.ldexp(1.0, e):.3g}); use a smaller "
+                "`epsilon` (or narrower bounds), or pass mode='continuous'")
         sp = _spans(e, kl, lo, hi, gaps)
         return e, kl, n, dk, n, sp, (0, n)
     base = min(min(hint, dq) / _grid.GRID_STEPS, cap)
@@ -417,11 +420,7 @@ def _set_grid(hint: float, dq: float, lo: float, hi: float, gaps: tuple, metric:
             if e > 1023 - 54 or math.ldexp(1.0, e) > dq or math.ldexp(hint, -e) < 1.0 / 64:
                 # outputs up to 2^53 grid steps must stay finite doubles; a grid coarser
                 # than the sensitivity, or than the noise, cannot certify the target
-                raise ValueError(
-                    "grid law: on an unbounded set the table must reach about 33 noise scales "
-                    f"with at most {MAX_INTERVALS} grid steps; with this epsilon, sensitivity "
-                    "and scale the grid would be coarser than the sensitivity (or its values "
-                    "not representable); pass mode='continuous'")
+                raise ValueError(_unbounded_refusal(e, hint, dq, finite))
             if max(abs(kl), abs(kl + big)) >= (1 << 52):
                 raise ValueError(
                     "grid law: the allowed set is too far from 0 for the grid granularity "
@@ -431,6 +430,30 @@ def _set_grid(hint: float, dq: float, lo: float, hi: float, gaps: tuple, metric:
         e += 1
     raise ValueError("grid law: no grid fits this allowed set, sensitivity and scale; pass "
                      "mode='continuous'")
+
+
+def _unbounded_refusal(e: int, hint: float, dq: float, finite: list) -> str:
+    """Why no grid serves an unbounded allowed set: the table must reach about 33 noise
+    scales beyond the finite ends with at most MAX_INTERVALS steps, of at most the
+    sensitivity and at most 64 times the noise scale, at grid values that stay finite."""
+    span = (max(finite) - min(finite)) if finite else 0.0
+    head = ("grid law: no grid serves this unbounded allowed set: the table must reach about "
+            f"33 noise scales beyond its finite ends with at most {MAX_INTERVALS} steps")
+    if e > 1023 - 54:
+        return (f"{head}, and its values would overflow (noise scale {hint:.3g}, "
+                f"`sensitivity` {dq!r}); use a smaller `sensitivity` (rescale the data) or "
+                "pass mode='continuous'")
+    if span >= 66.0 * hint:
+        return (f"{head}: the bounds and forbidden intervals span {span:.3g}, too wide for "
+                f"steps of at most the `sensitivity` {dq!r} and at most 64 noise scales "
+                f"({hint:.3g}, from `epsilon`); bring them closer or pass mode='continuous'")
+    if math.ldexp(hint, -e) < 1.0 / 64:
+        return (f"{head}, and the grid that does is coarser than the noise (scale "
+                f"{hint:.3g}): `epsilon` is too large for this set; use a smaller `epsilon` "
+                "or pass mode='continuous'")
+    return (f"{head}, and the grid that does is coarser than the `sensitivity` {dq!r} "
+            f"(noise scale {hint:.3g}): `epsilon` is too small for it; use a larger "
+            "`epsilon`, finite bounds, or pass mode='continuous'")
 
 
 def _spans(e: int, kl: int, lo: float, hi: float, gaps: tuple):
@@ -516,6 +539,7 @@ def plan_constrained_laplace(epsilon: float, sensitivity: float, lower: float, u
         return _plan_constrained(float(epsilon), float(scale_hint), float(sensitivity),
                                  float(lower), float(upper), gaps, guarantee)
     except OverflowError as exc:
-        raise ValueError("grid law: the bounds, sensitivity or scale overflow the grid "
+        raise ValueError(f"grid law: the bounds, the `sensitivity` or the noise scale "
+                         f"{float(scale_hint):.3g} (from `epsilon`) overflow the grid "
                          f"arithmetic ({exc}); pass mode='continuous'") from None
 

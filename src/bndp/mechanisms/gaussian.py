@@ -20,6 +20,8 @@ from ..calibrate import bounded_gaussian_sigma, check_bounded_gaussian
 from ..distributions import truncnorm_eval, truncnorm_tail_eval
 from .._loss import bounded_gaussian_loss, bounded_gaussian_tight_sigma
 from . import exact
+from .product import saturation_target
+from .window import serving_target
 from .._columns import Nulls, columnar
 from ._law import GridLawMechanism, examples, sample_doc
 
@@ -140,14 +142,29 @@ class BoundedGaussian(GridLawMechanism):
             # the windowed grid law calibrates its own sigma (its searches start from closed
             # forms and from the continuous sigma of the kernel's own grid width, so a kernel
             # is the same whoever plans it): the continuous sigma of these bounds is not
-            # computed; its input checks run now
-            check_bounded_gaussian(eps, dq, lower_v, upper_v)
+            # computed; its input checks run now, for the loss the kernel is calibrated for
+            # (a large epsilon is served by the law of a smaller one, see serving_target)
+            try:
+                check_bounded_gaussian(serving_target(eps, dq), dq, lower_v, upper_v)
+            except ValueError:
+                check_bounded_gaussian(eps, dq, lower_v, upper_v)  # the epsilon given
+                raise
             try:
                 plan = exact.plan_bounded_gaussian(eps, dq, lower_v, upper_v)
             except (ValueError, OverflowError):
                 # parameters the continuous calibration refuses keep its message
                 continuous_sigma()
                 raise
+            sigma = plan.scale
+        elif mode == "exact" and dim is not None and eps >= saturation_target(dim):
+            # multivariate, an epsilon every scale satisfies: a fixed-scale law, whose grid
+            # the continuous sigma of saturation_target chooses
+            try:
+                check_bounded_gaussian(saturation_target(dim), dq, lower_v, upper_v)
+            except ValueError:
+                check_bounded_gaussian(eps, dq, lower_v, upper_v)  # the epsilon given
+                raise
+            plan = exact.plan_bounded_gaussian(eps, dq, lower_v, upper_v)
             sigma = plan.scale
         else:
             sigma = continuous_sigma()

@@ -22,6 +22,7 @@ from .._validation import fast_real
 from ..calibrate import bounded_laplace_scale, check_bounded_laplace
 from ..distributions import bounded_laplace_eval
 from . import exact
+from .window import serving_target
 from .._columns import Nulls, columnar
 from ._law import GridLawMechanism, examples, sample_doc
 
@@ -43,6 +44,29 @@ def _bounds(lower: Any, upper: Any, line: bool = False) -> tuple[float, float]:
     if not lo < hi:
         raise ValueError(f"`lower` must be < `upper`; got lower = {lo!r}, upper = {hi!r}")
     return lo, hi
+
+
+def _plan_half_line(target: float, dq: float, lo: float, hi: float,
+                    scale: float) -> "exact.ConstrainedPlan":
+    """The grid law of a half-line for the loss ``target`` (search started from the
+    continuous ``scale``). A target too large for any grid that reaches the tail (noise far
+    below the finest grid within the table's size) is served by the law of
+    :func:`~bndp.mechanisms.window.serving_target`'s cap, whose certified loss is smaller;
+    a ValueError naming ``epsilon`` when that fails too."""
+    try:
+        return exact.plan_constrained_laplace(target, dq, lo, hi, (), "dp", scale_hint=scale)
+    except ValueError:
+        capped = serving_target(target, dq)
+        if capped >= target:
+            raise
+    try:
+        hint = float(bounded_laplace_scale(capped, dq, lo, hi, 0.0))
+        return exact.plan_constrained_laplace(capped, dq, lo, hi, (), "dp", scale_hint=hint)
+    except ValueError as exc:
+        raise ValueError(
+            f"grid law: `epsilon` = {target:g} is too large for the default release on "
+            f"[{lo!r}, {hi!r}] with sensitivity {dq!r}, and its law at epsilon = {capped:g} "
+            f"is refused too ({exc}); pass mode='continuous'") from None
 
 
 class BoundedLaplace(GridLawMechanism):
@@ -138,8 +162,14 @@ class BoundedLaplace(GridLawMechanism):
         plan: exact.ExactPlan | None = None
         if mode == "exact" and not math.isinf(hi - lo):
             # the windowed grid law calibrates its own scale (from the ideal discrete
-            # Laplace): b* is not computed, only its input checks run
-            check_bounded_laplace(eps, dq, lo, hi, dl)
+            # Laplace): b* is not computed, only its input checks run, for the loss the
+            # kernel is calibrated for (a large epsilon is served by the law of a smaller
+            # one, see serving_target)
+            try:
+                check_bounded_laplace(serving_target(eps, dq), dq, lo, hi, dl)
+            except ValueError:
+                check_bounded_laplace(eps, dq, lo, hi, dl)    # the message of the epsilon given
+                raise
             try:
                 plan = exact.plan_bounded_laplace(eps, dq, lo, hi, dl)
             except (ValueError, OverflowError):
@@ -152,8 +182,7 @@ class BoundedLaplace(GridLawMechanism):
             if mode == "exact":
                 # a half-line: the grid law of the allowed set [lo, hi] (geometric tail),
                 # whose grid and search start are chosen from b*
-                plan = exact.plan_constrained_laplace(eps - math.log1p(-dl), dq, lo, hi, (),
-                                                      "dp", scale_hint=float(scale))
+                plan = _plan_half_line(eps - math.log1p(-dl), dq, lo, hi, float(scale))
                 scale = plan.scale
         self._set(epsilon=eps, sensitivity=dq, lower=lo, upper=hi, delta=dl, scale=float(scale),
                   mode=mode, exact_plan=plan)

@@ -14,8 +14,8 @@ import numpy as np
 
 from .. import _core
 from ._calibration import _bisect, _choose_grid
-from ._grid import (FLOOR_BITS, GAUSSIAN, MAX_INDEX, MAX_INTERVALS, ExactPlan, _gceil, _gfloor,
-                    _table)
+from ._grid import (FLOOR_BITS, GAUSSIAN, MAX_INDEX, MAX_INTERVALS, TOTAL_BITS, ExactPlan, _gceil,
+                    _gfloor, _table)
 
 
 def _dual_bound(lams: list[np.ndarray], budget: int) -> float:
@@ -134,6 +134,49 @@ def _plan_product(target: float, hint: float, dq: float, los: tuple, his: tuple)
     return ProductPlan(tuple(coords), target, c)
 
 
+def saturation_target(dim: int) -> float:
+    r"""A loss that every multivariate grid Gaussian of ``dim`` coordinates satisfies,
+    whatever its scale: a coordinate's shift loss is at most
+    :math:`\ln(W_{max}/W_{min}) + \ln(S_{max}/S_{min}) \le \ln(2^{58}/F) = 46\ln 2 < 32`
+    (weights at least the floor :math:`F = 2^{12}`, every normaliser at least the peak weight
+    and at most the table's total :math:`2^{58}`), and the dual bound at multiplier 0 is the
+    sum over the coordinates. For a target at or above it no scale is the smallest certified
+    one: the plan takes the fixed scale :data:`SATURATED_SCALE` instead."""
+    return 32.0 * dim
+
+
+SATURATED_SCALE = 0.125    # grid steps: a draw leaves its grid point with probability ~1e-14
+
+
+@lru_cache(maxsize=16)
+def _plan_saturated(target: float, hint: float, dq: float, los: tuple, his: tuple
+                    ) -> ProductPlan:
+    """The multivariate grid Gaussian of scale :data:`SATURATED_SCALE` grid steps on the grid
+    of the continuous sigma ``hint``, certified (its certificate is computed as for every
+    plan; :func:`saturation_target` says it is below ``target``)."""
+    m = len(los)
+    e = max(_choose_grid(hint, dq, lo, hi, m, GAUSSIAN)[0] for lo, hi in zip(los, his))
+    grids = [_choose_grid_at(e, dq, lo, hi) for lo, hi in zip(los, his)]
+    rr = Fraction(dq) / Fraction(2) ** e if e >= 0 else Fraction(dq) * Fraction(2) ** (-e)
+    budget = math.floor(rr * rr)
+    u = SATURATED_SCALE
+    tabs = {}
+    for kl, n, dk in grids:
+        if (kl, n) not in tabs:
+            cum, k = _table(GAUSSIAN, u, n)
+            lam = np.maximum.accumulate(_core.gd_shift_losses(cum, n, dk))
+            lam.setflags(write=False)
+            tabs[(kl, n)] = (cum, k, lam)
+    c = _dual_bound([tabs[(kl, n)][2] for kl, n, _ in grids], budget)
+    if not c <= target:        # pragma: no cover - excluded by saturation_target
+        raise ValueError(f"grid law: `epsilon` = {target:g}: the saturated law's certificate "
+                         f"{c:g} exceeds it; pass mode='continuous'")
+    coords = [ExactPlan("gaussian", e, kl, n, dk, u, tabs[(kl, n)][1], 1 << FLOOR_BITS,
+                        tabs[(kl, n)][0], target, float(tabs[(kl, n)][2][-1]), tabs[(kl, n)][2])
+              for kl, n, dk in grids]
+    return ProductPlan(tuple(coords), target, c)
+
+
 def _choose_grid_at(e: int, dq: float, lo: float, hi: float) -> tuple[int, int, int]:
     kl = _gceil(lo, e)
     ku = _gfloor(hi, e)
@@ -156,11 +199,17 @@ def plan_bounded_gaussian(epsilon: float, sensitivity: float, lower: Any, upper:
         from .window import plan_row
         return plan_row(GAUSSIAN, float(epsilon), float(sensitivity), float(lower),
                         float(upper))
+    lo = tuple(float(x) for x in np.ravel(lower))
+    hi = tuple(float(x) for x in np.ravel(upper))
+    cap = saturation_target(len(lo))
+    if epsilon >= cap:
+        # every scale is certified: the fixed-scale law on the grid of the cap's sigma
+        from ..calibrate import bounded_gaussian_sigma
+        hint = float(bounded_gaussian_sigma(cap, sensitivity, lower, upper))
+        return _plan_saturated(float(epsilon), hint, float(sensitivity), lo, hi)
     if sigma_hint is None:
         from ..calibrate import bounded_gaussian_sigma
         sigma_hint = float(bounded_gaussian_sigma(epsilon, sensitivity, lower, upper))
-    lo = tuple(float(x) for x in np.ravel(lower))
-    hi = tuple(float(x) for x in np.ravel(upper))
     return _plan_product(float(epsilon), float(sigma_hint), float(sensitivity), lo, hi)
 
 

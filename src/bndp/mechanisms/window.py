@@ -78,7 +78,10 @@ Laplace (:func:`_laplace_model`); only the returned table's certificate matters.
 Plans and rows. A kernel (:class:`WindowLaw`) depends on the family, the target, the
 sensitivity, the granularity and the row class: one *wide* kernel serves every row of at
 least ``n_wide`` intervals, and a row narrower than that has its own kernel (calibrated for
-its ``n``). The granularity is :math:`\gamma \le \min(\Delta/\epsilon, \ldots)/16`, refined
+its ``n``). The target is first capped (:func:`serving_target`: at most :math:`2^{21}` grid
+steps per sensitivity, a cap between :math:`2^{16}` and :math:`2^{17}`; a larger target is
+served by the cap's law, certified below it). The granularity is
+:math:`\gamma \le \min(\Delta/\epsilon, \ldots)/16`, refined
 until :math:`\Delta/\gamma` is an integer or at least 256, and :math:`\le \Delta` and
 :math:`\le (u - l)/128`; it depends on the width only for rows narrower than
 :math:`128\gamma`, and on the position only for bounds so far from 0 that
@@ -113,6 +116,27 @@ SENS_STEPS = 256          # ... refined until sensitivity / gamma is an integer 
 WIDTH_STEPS = 128         # gamma <= width / 128 (a nearly flat law on n + 1 points)
 REL_TOL = 1e-7            # the calibrated loss is within this of the target (relative)
 MAX_LAWS = 2048          # kernels kept (LRU; a narrow kernel holds about 50 KB with its search table)
+STEPS_LOG2 = 21          # a kernel has at most 2^21 grid steps per sensitivity (dk <= 2^21)
+
+
+def serving_target(target: float, sensitivity: float) -> float:
+    r"""The loss a kernel is calibrated for: ``target``, or, where the grid of ``target``
+    would hold more than :math:`2^{21}` steps per sensitivity, the largest target whose grid
+    holds at most that many (a number in :math:`(2^{16}, 2^{17}]`, whatever the
+    sensitivity).
+
+    The certificate's work and memory grow with :math:`d_k = \lceil\Delta/\gamma\rceil`,
+    about :math:`16\,\epsilon` at the default granularity; a larger ``target`` is served by
+    this law, whose certified loss is at most the returned value (a law certified for a
+    smaller loss satisfies the larger one). Every target at or below it keeps its own law.
+    """
+    dq = float(sensitivity)
+    if not (math.isfinite(target) and dq > 0.0 and math.isfinite(dq)):
+        return target            # left to the callers' checks
+    m, ex = math.frexp(dq)
+    top = (ex if m > 0.5 else ex - 1) - STEPS_LOG2      # 2^top >= dq / 2^21
+    cap = math.ldexp(dq, -(top + 4))      # dq / cap / SCALE_STEPS = 2^top exactly
+    return cap if target > cap else target
 
 
 @dataclass(frozen=True, eq=False)
@@ -209,7 +233,19 @@ def _laplace_model(target: float, dk: int, n: int | None) -> float:
         return d / t + math.log(ratio)
 
     # secant steps on (ln t, ln loss) (the loss is close to a power of t), then the
-    # bracketing half of the last step
+    # bracketing half of the last step; where the closed forms lose all precision (a loss
+    # below the rounding of ratio near 1, at a tiny target) the search starts at d/target
+    try:
+        x1 = _laplace_secant(loss, target, d)
+    except (ValueError, OverflowError, ZeroDivisionError):
+        return d / target
+    t = math.exp(x1)
+    return t if math.isfinite(t) and t > 0 else d / target
+
+
+def _laplace_secant(loss: Any, target: float, d: int) -> float:
+    """ln t of :func:`_laplace_model`: secant steps on (ln t, ln loss), the bracketing half
+    of the last step."""
     x0, x1 = math.log(d / target), math.log(2.0 * d / target)
     f0, f1 = math.log(loss(math.exp(x0))) - math.log(target), \
         math.log(loss(math.exp(x1))) - math.log(target)
@@ -221,8 +257,7 @@ def _laplace_model(target: float, dk: int, n: int | None) -> float:
         x0, f0 = x1, f1
         x1 = x2
         f1 = math.log(loss(math.exp(x1))) - math.log(target)
-    t = math.exp(x1)
-    return t if math.isfinite(t) and t > 0 else d / target
+    return x1
 
 
 @lru_cache(maxsize=1024)
@@ -257,6 +292,21 @@ def _narrow_gaussian_start(target: float, dk: int, n: int) -> float:
     return s if math.isfinite(s) and s > 0 else float(dk) / target
 
 
+def _no_kernel_message(fam: int, target: float, dk: int, n: int | None) -> str:
+    """Why no kernel certifies ``target``. Targets are at most :func:`serving_target`'s cap
+    (below 2^17), where the search always finds a scale; it fails when the target is so small
+    that the scale it needs (about ``dk / target`` grid steps, more for the Gaussian) makes
+    the table exceed 2^20 entries on a wide row, or flattens the row's law until the rounding
+    of its integer weights alone costs more than the target."""
+    rows = "every wide row" if n is None else f"a row of {n} grid intervals"
+    return (f"grid law: `epsilon` is too small for the default release here: no "
+            f"{_FAMILY[fam]} kernel on {rows} (the sensitivity spans {dk} grid steps) is "
+            f"certified for the loss {target:.6g}: it would need a scale of about "
+            f"{dk / target:.3g} grid steps, beyond what the kernel's table (2^20 entries of "
+            "58-bit integer weights) resolves; use a larger `epsilon` or pass "
+            "mode='continuous'")
+
+
 def _law(fam: int, target: float, dk: int, e: int, n: int | None) -> WindowLaw:
     """The kernel for rows of ``n`` intervals (``None``: the wide kernel), cached. Its
     search starts at a closed form (the Laplace, the wide Gaussian) or at
@@ -277,7 +327,10 @@ def _law(fam: int, target: float, dk: int, e: int, n: int | None) -> WindowLaw:
         t0 = _narrow_gaussian_start(target, dk, nn)
     # a starting scale the kernel can represent (the search moves from there)
     t0 = min(max(t0, 1e-3), 1e7 if wide else 1e3 * nn)
-    t, cert, shape, cum = _core.gw_calibrate(fam, target, t0, nn, dk, wide, REL_TOL)
+    try:
+        t, cert, shape, cum = _core.gw_calibrate(fam, target, t0, nn, dk, wide, REL_TOL)
+    except ValueError:
+        raise ValueError(_no_kernel_message(fam, target, dk, n)) from None
     N, tail, kexp, tailw, sbits, tm, n_wide = shape
     n_min = n_wide if n is None else n
     law = WindowLaw(_FAMILY[fam], e, dk, t, N, kexp, tailw if tail else 0, sbits, tm,
@@ -600,8 +653,10 @@ def _intervals1(lo: float, hi: float, e: int) -> int:
 
 def plan_row(fam: int, target: float, sensitivity: float, lower: float,
              upper: float) -> RowPlan:
-    """The grid law of one row (validated inputs; ``target`` the loss to certify)."""
+    """The grid law of one row (validated inputs; ``target`` the loss to certify, served as
+    :func:`serving_target`)."""
     dq = float(sensitivity)
+    target = serving_target(target, dq)
     ei, coarse = _exponent1(target, dq, float(lower), float(upper))
     if coarse or not -1022 <= ei <= 1000:
         _check_exponent(np.array([ei]), np.array([coarse]), dq)
@@ -616,6 +671,7 @@ def plan_wide(fam: int, target: float, sensitivity: float) -> WindowLaw:
     any data is seen that the privacy parameters have a default release (per-row bounds
     plan their narrow rows from the data)."""
     dq = float(sensitivity)
+    target = serving_target(target, dq)
     e, coarse = _exponent1(target, dq, 0.0, math.inf)
     if not -1022 <= e <= 1000:
         _check_exponent(np.array([e]), np.array([coarse]), dq)
@@ -628,10 +684,11 @@ def sample_rows(fam: int, target: float, sensitivity: float, q: np.ndarray, lo: 
                 exact: WideValues | None = None) -> np.ndarray:
     """Per-row bounds: one draw per row (1-D float64 arrays of one length, values clipped
     into their rows). Rows are grouped by kernel: one wide kernel per granularity, and one
-    per narrow ``n``. ``exact``: the exact true values when some are not doubles (``q``
-    then holds their approximations); each is rounded onto its row's grid from its exact
-    value (:func:`snap_rows`)."""
+    per narrow ``n`` (``target`` served as :func:`serving_target`). ``exact``: the exact
+    true values when some are not doubles (``q`` then holds their approximations); each is
+    rounded onto its row's grid from its exact value (:func:`snap_rows`)."""
     dq = float(sensitivity)
+    target = serving_target(target, dq)
     e, coarse = grid_exponent(target, dq, hi - lo, lo, hi)
     e = np.broadcast_to(e, q.shape)
     _check_exponent(e, coarse, dq)
