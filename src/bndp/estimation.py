@@ -840,9 +840,9 @@ def estimate(released: Any, spec_or_mechanism: Any, *, lower: Any = None, upper:
         hi_a = _bounds_array(hi_b, y.shape[0], "upper")
     if miss is not None:
         if nulls == "raise":
-            k = int(np.flatnonzero(miss)[0])
+            first = int(np.flatnonzero(miss)[0])
             raise ValueError(f"{int(miss.sum())} missing released value(s) (NaN/null), the "
-                             f"first at position {k}; pass nulls='omit' to leave them out")
+                             f"first at position {first}; pass nulls='omit' to leave them out")
         keep = ~miss
         y = y[keep]
         if per_row:
@@ -853,9 +853,9 @@ def estimate(released: Any, spec_or_mechanism: Any, *, lower: Any = None, upper:
     groups: list[_Group] = []
     if per_row:
         if not (lo_a < hi_a).all():
-            k = int(np.flatnonzero(~(lo_a < hi_a))[0])
-            raise ValueError(f"per-row bounds need lower < upper; position {k} has "
-                             f"lower = {lo_a[k]!r}, upper = {hi_a[k]!r}")
+            bad = int(np.flatnonzero(~(lo_a < hi_a))[0])
+            raise ValueError(f"per-row bounds need lower < upper; position {bad} has "
+                             f"lower = {lo_a[bad]!r}, upper = {hi_a[bad]!r}")
         pairs, inv = np.unique(np.stack((lo_a, hi_a), axis=1), axis=0, return_inverse=True)
         inv = np.ravel(inv)
         order = np.argsort(inv, kind="stable")
