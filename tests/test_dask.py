@@ -266,3 +266,33 @@ def test_dask_data_error_spends_nothing_and_release_ids(tmp_path):
     with pytest.raises(bndp.ReleaseRecorded):
         bndp.dask.privatize(good, "age", budget=b, release_id="r", **kw)
     assert [e.label for e in b.history] == ["dask privatize(age)"]
+
+
+def test_decimal_and_wide_int64_columns_released_from_exact_values(monkeypatch):
+    """A Dask frame of Arrow decimals and int64 beyond 2^53, drawn in this process (the
+    synchronous scheduler) with a seeded generator: the release equals the release of the
+    grid points of the exact values' indices."""
+    import math
+    from decimal import Decimal
+    from fractions import Fraction
+    pa = pytest.importorskip("pyarrow")
+    from bndp.integrations import dask as bdask
+    x = Fraction("63.531249999999995")
+    vals = [x, x + 1] * 50
+    dec = pa.array([Decimal(v.numerator) / Decimal(v.denominator) for v in vals],
+                   type=pa.decimal128(38, 20))
+    pdf = pd.DataFrame({"age": pd.array(dec, dtype=pd.ArrowDtype(dec.type))})
+    m = bndp.BoundedLaplace(epsilon=1.0, sensitivity=1.0, lower=63.5, upper=183.5)
+    p = m.exact_plan
+    ks = [math.floor((v - Fraction(63.5)) / Fraction(p.gamma) + Fraction(1, 2)) for v in vals]
+    assert ks[1] - ks[0] == p.dk
+    grid = pd.DataFrame({"age": [float(Fraction(63.5) + k * Fraction(p.gamma)) for k in ks]})
+    spec = {"age": dict(mechanism="laplace", epsilon=1.0, sensitivity=1.0, lower=63.5,
+                        upper=183.5)}
+    outs = []
+    for frame in (pdf, grid):
+        monkeypatch.setattr(bdask, "default_rng", lambda _=None: np.random.default_rng(5))
+        with dask.config.set(scheduler="synchronous"):
+            out = bndp.dask.privatize(dd.from_pandas(frame, npartitions=1), spec)
+            outs.append(out.compute(scheduler="synchronous")["age"].to_numpy(dtype=float))
+    np.testing.assert_array_equal(outs[0], outs[1])

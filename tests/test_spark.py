@@ -332,3 +332,23 @@ def test_spark_privatize_warns_nothing_about_pandas(spark):
                                    sensitivity=1.0, lower=0.0, upper=120.0)
     assert not [w for w in caught if "pandas" in str(w.message)], [str(w.message) for w in caught]
     assert out.count() == 2
+
+
+def test_decimal_and_wide_long_columns_reach_the_partitions_exactly(spark):
+    """Decimal and bigint columns arrive in the partitions as Arrow decimals and int64 (not
+    doubles): each value is rounded onto the grid from its exact value there
+    (tests/test_wide_values.py checks the law of the partition function itself)."""
+    from decimal import Decimal
+    rows = [(i, Decimal("63.531249999999995") + i, 2 ** 60 + i) for i in range(8)]
+    df = spark.createDataFrame(rows, "id long, age decimal(20,15), big long")
+    types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
+    assert types["age"].startswith("decimal") and types["big"] == "bigint"
+    out = bndp.spark.privatize(df, {"age": dict(mechanism="laplace", epsilon=1.0,
+                                                sensitivity=1.0, lower=63.5, upper=183.5),
+                                    "big": dict(mechanism="laplace", epsilon=0.05,
+                                                sensitivity=4096.0, lower=float(2 ** 60),
+                                                upper=float(2 ** 60 + 2 ** 22))})
+    res = out.orderBy("id").toPandas()
+    assert ((res["age"] >= 63.5) & (res["age"] <= 183.5)).all()
+    assert ((res["big"] >= 2.0 ** 60) & (res["big"] <= 2.0 ** 60 + 2 ** 22)).all()
+    assert {f.name: f.dataType.simpleString() for f in out.schema.fields}["age"] == "double"
