@@ -516,6 +516,15 @@ def release_record(plans: Sequence[ColumnPlan], label: str, release_id: str | No
     return rec
 
 
+_CONTINUOUS = ("%s: column %r released in mode='continuous' (raw doubles of the continuous "
+               "law, attackable when published; see the threat model)")
+
+
+def _mode(p: ColumnPlan) -> str:
+    mode = getattr(p.mech, "mode", None) if p.mech is not None else None
+    return str(mode or p.options.get("mode", "exact"))
+
+
 def log_release(record: dict[str, Any]) -> None:
     """One INFO record on the ``bndp`` logger per release (``record``: :func:`release_record`,
     attached as ``bndp_release``), and a WARNING for a column released in continuous mode
@@ -530,9 +539,7 @@ def log_release(record: dict[str, Any]) -> None:
         parts.append(f"{name}: {c['mechanism']} epsilon={c['epsilon']:g} delta={c['delta']:g} "
                      f"sensitivity={c['sensitivity']:g} bounds={lo_hi} mode={c['mode']}")
         if c["mode"] == "continuous":
-            _LOG.warning("%s: column %r released in mode='continuous' (raw doubles of the "
-                         "continuous law, attackable when published; see the threat model)",
-                         record["label"], name)
+            _LOG.warning(_CONTINUOUS, record["label"], name)
     rid = f" id={record['release_id']}" if record.get("release_id") else ""
     _LOG.info("released %s%s: %s", record["label"], rid, "; ".join(parts),
               extra={"bndp_release": record})
@@ -552,8 +559,12 @@ def charge_release(budget: Any, plans: Iterable[ColumnPlan], label: str,
         budget.charge(spec_costs(plans), label=label, release_id=release_id,
                       details=column_details(plans))
     crash_point("charged")
-    if _LOG.isEnabledFor(logging.WARNING):
-        log_release(release_record(plans, label, release_id, budget))
+    if _LOG.isEnabledFor(logging.INFO):
+        log_release(release_record(plans, label, release_id))
+    elif _LOG.isEnabledFor(logging.WARNING):       # (the common default: warnings only)
+        for p in plans:
+            if _mode(p) == "continuous":
+                _LOG.warning(_CONTINUOUS, label, p.name)
 
 
 def check_budget_compatible(plans: Iterable[ColumnPlan]) -> None:

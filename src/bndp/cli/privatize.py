@@ -360,7 +360,7 @@ def _privatize_csv(args: argparse.Namespace, specs: list[_Spec], tmp: str,
                                                          shown, pa, pc, False, "raise")
                     # missing: empty cells (null) and NaN cells, as a NaN is missing in
                     # every other input; both are written back as they were
-                    nan = np.isnan(vals) & ~empty
+                    nan = np.isnan(approx(vals)) & ~empty
                     missing = empty | nan
                     noisy = _release_block(s, vals, missing if missing.any() else None,
                                            rows + 1, shown, args, gen, cells=_cell_text(text),
