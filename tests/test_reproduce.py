@@ -168,9 +168,13 @@ def test_item_rows_are_consistent(item_id, request):
             assert r["printed"] is not None
             assert not _rounds_to(r["computed"], r["printed"]), r
             assert r["note"]
-    # the statuses, counted independently of the rules that assign them
-    assert tuple(sum(r["status"] == s for r in res["rows"]) for s in STATUSES) \
-        == STATUS_COUNTS[item_id]
+    # the statuses, counted independently of the rules that assign them (on the reduced
+    # training grid the hu-2024 items have fewer rows, every one "not printed")
+    counts = tuple(sum(r["status"] == s for r in res["rows"]) for s in STATUSES)
+    if item_id in SLOW_ITEMS and not FULL:
+        assert counts[0] == counts[1] == counts[3] == 0 and counts[2] >= 3, counts
+    else:
+        assert counts == STATUS_COUNTS[item_id]
     labels = [r["label"] for r in res["rows"]]
     assert len(set(labels)) == len(labels)
     text = format_table(res)
