@@ -132,7 +132,7 @@ def _search(cert, u0: float, target: float, rel: float = REL_TOL):
             if good is None or u < good[0]:
                 good = (u, r)
         elif bad is None or u > bad[0]:
-            bad = (u, r)
+            bad = (u, (r[0],))                  # a refused scale: its loss only
         if math.isfinite(r[0]) and r[0] > 0:
             pts.append((math.log(u), math.log(r[0])))
         return r[0]

@@ -26,6 +26,8 @@ METRIC_STEPS = 512         # metric guarantee: gamma <= scale / 512 ...
 GAP_STEPS = 64             # ... and <= (narrowest gap) / 64
 MAX_INTERVALS = 1 << 22    # n: grid intervals in [l, u] (table memory: 16 (n + 1) bytes)
 MAX_PAIRS = 1 << 28        # n * d_k: work of the certificate
+MAX_SET_INTERVALS = 3 << 18  # unbounded allowed sets: table half-width n (each evaluation of
+                           # the search builds a table and a bound of about 120 n bytes)
 MAX_INDEX = 1 << 53        # |grid index|: (k_l + j) * gamma is then an exact double
 FLOOR_BITS = 12            # F = 2^12
 TOTAL_BITS = 58            # table total <= 2^58 (a bounded-integer rejection < 2^-6)

@@ -26,6 +26,13 @@ from ._grid import (FLOOR_BITS, LAPLACE, MAX_INTERVALS, MAX_PAIRS, MIN_PEAK_BITS
 GD_INF = 1 << 62           # an unbounded span end (the kernel's sentinel)
 TAIL_BITS = 24             # unbounded sets: the table reaches offsets where W/W(0) ~ 2^-24
 LAW_TAIL = 45              # law functions sum a geometric tail over 45 * 2^s points
+COARSE_REL = 1e-4          # search width of a scale on a grid coarsened for the budget
+SEARCH_WORK = 12           # the scale search builds tables of at most this many times
+                           # MAX_SET_INTERVALS offsets in all (under a second)
+
+
+class _OverBudget(Exception):
+    """The scale search reached its work budget without certifying a scale."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -371,7 +378,9 @@ def _set_table(u: float, n: int, tails: bool) -> tuple[np.ndarray, int, int, int
 
 
 def _set_grid(hint: float, dq: float, lo: float, hi: float, gaps: tuple, metric: bool):
-    """(e, kl, n, dk, L, spans, core) of the grid law on the allowed set."""
+    """(e, kl, n, dk, L, spans, core, budget) of the grid law on the allowed set; ``budget``:
+    whether the grid was coarsened to keep an unbounded set's table within
+    ``MAX_SET_INTERVALS`` (the planning work is then known before any table is built)."""
     ends_lo = [lo] + [b for _, b in gaps]
     ends_hi = [a for a, _ in gaps] + [hi]
     lengths = [h - l for l, h in zip(ends_lo, ends_hi) if math.isfinite(h - l)]
@@ -389,7 +398,7 @@ def _set_grid(hint: float, dq: float, lo: float, hi: float, gaps: tuple, metric:
                 f"set in {MAX_INTERVALS} intervals ({math.ldexp(1.0, e):.3g}); use a smaller "
                 "`epsilon` (or narrower bounds), or pass mode='continuous'")
         sp = _spans(e, kl, lo, hi, gaps)
-        return e, kl, n, dk, n, sp, (0, n)
+        return e, kl, n, dk, n, sp, (0, n), False
     base = min(min(hint, dq) / _grid.GRID_STEPS, cap)
     if not (base > 0 and math.isfinite(base)):
         raise ValueError("grid law: the scale and sensitivity give no usable grid; pass "
@@ -402,6 +411,7 @@ def _set_grid(hint: float, dq: float, lo: float, hi: float, gaps: tuple, metric:
                 break
             e -= 1
     finite = [x for x in (lo, hi) if math.isfinite(x)] + [x for ab in gaps for x in ab]
+    budget = False
     for _ in range(2200):
         if e < -1022 or e > 1022:
             break
@@ -414,8 +424,11 @@ def _set_grid(hint: float, dq: float, lo: float, hi: float, gaps: tuple, metric:
         m0 = math.ceil(t_max * TAIL_BITS * math.log(2.0)) + dk + 2
         n = (c_hi - c_lo) + m0
         big = n + m0
-        if (n <= MAX_INTERVALS and big * (dk + 1) <= MAX_PAIRS
-                and _kexp(LAPLACE, t_max * 2.0, n) >= MIN_PEAK_BITS):
+        fits = (n <= MAX_INTERVALS and big * (dk + 1) <= MAX_PAIRS
+                and _kexp(LAPLACE, t_max * 2.0, n) >= MIN_PEAK_BITS)
+        if fits and n > _grid.MAX_SET_INTERVALS:
+            budget = True
+        elif fits:
             kl = c_lo - m0
             if e > 1023 - 54 or math.ldexp(1.0, e) > dq or math.ldexp(hint, -e) < 1.0 / 64:
                 # outputs up to 2^53 grid steps must stay finite doubles; a grid coarser
@@ -426,7 +439,7 @@ def _set_grid(hint: float, dq: float, lo: float, hi: float, gaps: tuple, metric:
                     "grid law: the allowed set is too far from 0 for the grid granularity "
                     f"2^{e}; shift the data towards 0 or pass mode='continuous'")
             sp = _spans(e, kl, lo, hi, gaps)
-            return e, kl, n, dk, big, sp, (c_lo - kl, c_hi - kl)
+            return e, kl, n, dk, big, sp, (c_lo - kl, c_hi - kl), budget
         e += 1
     raise ValueError("grid law: no grid fits this allowed set, sensitivity and scale; pass "
                      "mode='continuous'")
@@ -434,11 +447,12 @@ def _set_grid(hint: float, dq: float, lo: float, hi: float, gaps: tuple, metric:
 
 def _unbounded_refusal(e: int, hint: float, dq: float, finite: list) -> str:
     """Why no grid serves an unbounded allowed set: the table must reach about 33 noise
-    scales beyond the finite ends with at most MAX_INTERVALS steps, of at most the
+    scales beyond the finite ends with at most MAX_SET_INTERVALS steps, of at most the
     sensitivity and at most 64 times the noise scale, at grid values that stay finite."""
     span = (max(finite) - min(finite)) if finite else 0.0
+    steps = min(MAX_INTERVALS, _grid.MAX_SET_INTERVALS)
     head = ("grid law: no grid serves this unbounded allowed set: the table must reach about "
-            f"33 noise scales beyond its finite ends with at most {MAX_INTERVALS} steps")
+            f"33 noise scales beyond its finite ends with at most {steps} steps")
     if e > 1023 - 54:
         return (f"{head}, and its values would overflow (noise scale {hint:.3g}, "
                 f"`sensitivity` {dq!r}); use a smaller `sensitivity` (rescale the data) or "
@@ -475,7 +489,7 @@ def _spans(e: int, kl: int, lo: float, hi: float, gaps: tuple):
 def _plan_constrained(target: float, hint: float, dq: float, lo: float, hi: float,
                       gaps: tuple, guarantee: str) -> ConstrainedPlan:
     metric = guarantee == "metric"
-    e, kl, n, dk, big, sp, core = _set_grid(hint, dq, lo, hi, gaps, metric)
+    e, kl, n, dk, big, sp, core, budget = _set_grid(hint, dq, lo, hi, gaps, metric)
     if sp is None:
         raise ValueError("grid law: a span of the allowed set holds no grid point at the "
                          "finest usable granularity; pass mode='continuous'")
@@ -495,7 +509,12 @@ def _plan_constrained(target: float, hint: float, dq: float, lo: float, hi: floa
         b = _up(Fraction(num, z - num))
         return max(_add_up(float(k), b) for k in kap)
 
+    work = [0]
+
     def cert(u):
+        work[0] += n
+        if work[0] > SEARCH_WORK * _grid.MAX_SET_INTERVALS:
+            raise _OverBudget
         try:
             return _cert(u)
         except ValueError:
@@ -520,7 +539,20 @@ def _plan_constrained(target: float, hint: float, dq: float, lo: float, hi: floa
         # one bound for every shift up to dk (the fast certificate does not split by shift)
         return c, cum, k, tw, sbits, np.full(dk, c), math.inf
 
-    u, (c, cum, k, tw, sbits, lam, me) = _search(cert, hint / gamma, target)
+    # a grid coarsened for the budget: the certificate jitters by about 1e-5 relative near
+    # the root there, so the search stops at COARSE_REL (slightly more noise, a few
+    # evaluations instead of twenty)
+    try:
+        if budget:
+            u, (c, cum, k, tw, sbits, lam, me) = _search(cert, hint / gamma, target, COARSE_REL)
+        else:
+            u, (c, cum, k, tw, sbits, lam, me) = _search(cert, hint / gamma, target)
+    except _OverBudget:
+        raise ValueError(
+            f"grid law: `epsilon` is too small for this allowed set: the scale search for the "
+            f"loss {target:.6g} built {work[0] // n - 1} tables of {n} offsets (its work "
+            "budget) without a certified scale; use a larger `epsilon`, finite bounds, or pass "
+            "mode='continuous'") from None
     lam.setflags(write=False)
     gh = np.array([b for _, b in gaps], dtype=np.float64)
     gh.setflags(write=False)

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from .. import _core
-from ._calibration import _bisect, _choose_grid
+from ._calibration import _bisect, _choose_grid, _none_certifies
 from ._grid import (FLOOR_BITS, GAUSSIAN, MAX_INDEX, MAX_INTERVALS, TOTAL_BITS, ExactPlan, _gceil,
                     _gfloor, _table)
 
@@ -124,7 +124,17 @@ def _plan_product(target: float, hint: float, dq: float, los: tuple, his: tuple)
         lams = [tabs[(kl, n)][2] for kl, n, _ in grids]
         return _dual_bound(lams, budget), tabs
 
-    u, (c, tabs) = _bisect(cert, math.ldexp(hint, -e), target)
+    u0 = math.ldexp(hint, -e)
+    first = cert(u0)
+    if first[0] > target:
+        # the scale search would grow the scale, and the certificate only falls as the scale
+        # grows (see _none_certifies) towards that of the flat table (all weights equal: the
+        # kernel at 2^60 table widths rounds to its peak); when the flat table's exceeds the
+        # target the search cannot succeed: refuse after two evaluations, not four hundred
+        flat = math.ldexp(float(max(n for _, n in keys)), 60)
+        if cert(flat)[0] > target:
+            raise ValueError(_none_certifies(target))
+    u, (c, tabs) = _bisect(lambda v: first if v == u0 else cert(v), u0, target)
     coords = []
     for kl, n, dk in grids:
         cum, k, lam, _ = tabs[(kl, n)]
