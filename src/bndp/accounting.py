@@ -6,8 +6,7 @@ All quantities are per coordinate and add up over the coordinates of a box suppo
 L-infinity sensitivity (tensorization, Prop. 5.1 of [HMSCG24]_).
 
 Vocabulary. ``value`` is the true query value (:math:`\theta` in [HMSCG24]_ and in the
-formulas below; in DP-SGD: the summed, L-infinity-clipped gradient; ``theta=`` is its
-deprecated spelling); ``sensitivity`` is the per-coordinate shift :math:`C` between neighbouring
+formulas below; in DP-SGD: the summed, L-infinity-clipped gradient); ``sensitivity`` is the per-coordinate shift :math:`C` between neighbouring
 datasets (the L-infinity clipping bound, *not* an L2 bound); ``alpha`` is the Renyi order.
 FIL follows the convention :math:`\eta = \sqrt{\lVert I \rVert_2}` (Gaussian:
 :math:`\eta = 1/\sigma`); functions and attributes returning :math:`\eta^2` say so in their
@@ -29,13 +28,11 @@ training trajectory is what the paper does; it is not a worst-case DP guarantee.
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any, Sequence
 
 import numpy as np
 
 from . import _core
-from ._deprecate import renamed_parameter
 from ._dispatch import _shape2, as_2d
 from ._validation import as_float_array, check_finite, check_positive, checked_arrays
 from .mechanisms.gradients import RectifiedGaussian, StochasticSign, TruncatedGaussian
@@ -56,8 +53,7 @@ __all__ = [
 ]
 
 #: Conventions for the per-instance Renyi divergence (the values of ``mode`` in
-#: :func:`per_instance_rdp`). Was ``MODES`` (deprecated: that name is the release modes
-#: ``"exact"``/``"continuous"`` in :mod:`bndp.mechanisms.exact`).
+#: :func:`per_instance_rdp`).
 RDP_CONVENTIONS = ("alg1", "text", "sup", "rev")
 _MODE_CODE = {"alg1": 0, "text": 1, "sup": 2, "rev": 3}
 
@@ -121,7 +117,6 @@ def _broadcast(mech: Any, th: np.ndarray, extra: Sequence[np.ndarray] = (),
     return lo, hi, shape
 
 
-@renamed_parameter("theta", "value")
 def per_instance_rdp(mechanism: Any, value: Any, sensitivity: Any, alpha: Any,
                      mode: str = "sup", *, per_coordinate: bool = False,
                      negative_shift: bool = False):
@@ -292,7 +287,6 @@ def _fil_doc(returns: str, result: str):
 
 
 @_fil_doc(r":math:`\eta^2`, in units of 1/(units of value)^2.", "0.936824")
-@renamed_parameter("theta", "value")
 def fisher_information_loss_squared(mechanism: Any, value: Any):
     r""":math:`\eta^2` per coordinate (Lemma 4.1 of [HMSCG24]_), the squared FIL of one
     coordinate with an identity Jacobian. For a query with Jacobian :math:`J_f` the FIM is
@@ -340,7 +334,6 @@ def fisher_information_loss_squared(mechanism: Any, value: Any):
 
 
 @_fil_doc(r":math:`\eta`, in units of 1/(units of value).", "0.967897")
-@renamed_parameter("theta", "value")
 def fisher_information_loss(mechanism: Any, value: Any):
     r""":math:`\eta = \sqrt{\eta^2}` per coordinate: the FIL convention
     :math:`\eta = \sqrt{\lVert I \rVert_2}` (Gaussian: :math:`1/\sigma`). See
@@ -867,11 +860,3 @@ def gaussian_composition_sigma(sigmas: Any, sensitivities: Any) -> float:
     s, c = np.broadcast_arrays(s, c)
     r = c / s
     return float(1.0 / math.sqrt(float(np.sum(r * r))))
-
-
-def __getattr__(name: str) -> Any:
-    if name == "MODES":   # deprecated (issue 23): MODES is the release modes in mechanisms.exact
-        warnings.warn("bndp.accounting.MODES is deprecated: use bndp.accounting.RDP_CONVENTIONS",
-                      DeprecationWarning, stacklevel=2)
-        return RDP_CONVENTIONS
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
