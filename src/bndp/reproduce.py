@@ -954,10 +954,10 @@ def _hu_figure1() -> list:
                 rows.append(Row.make(f"sigma={sigma:g} theta={theta:g} eta {name}",
                                      fisher_information_loss(m, theta)))
             for name, m in mechs.items():
-                for mode in ("alg1", "rev"):
+                for convention in ("alg1", "rev"):
                     rows.append(Row.make(
-                        f"sigma={sigma:g} theta={theta:g} RDP {name} {mode}",
-                        per_instance_rdp(m, theta, 1.0, 2.0, mode)))
+                        f"sigma={sigma:g} theta={theta:g} RDP {name} {convention}",
+                        per_instance_rdp(m, theta, 1.0, 2.0, convention=convention)))
     return rows
 
 
