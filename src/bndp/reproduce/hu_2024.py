@@ -52,7 +52,7 @@ def _hu_figure1_draw(path: str) -> None:
        "rectified, truncated and stochastic sign", "Hu et al. 2024, Figure 1",
        "S = [-1, 1], sigma in {1/2, 1}, sensitivity 1, alpha = 2. The paper does not say which "
        "divergence direction its RDP panels use: rows give D(theta || theta+1) (its "
-       "Algorithm 1, mode 'alg1') and the reverse (mode 'rev'). No numbers are printed.",
+       "Algorithm 1, convention 'alg1') and the reverse (convention 'rev'). No numbers are printed.",
        draw=_hu_figure1_draw)
 def _hu_figure1() -> list:
     rows = []
@@ -367,7 +367,7 @@ _HU_F3_NAMES = {"epsilon": "pDP eps"}
        "Gaussian against the Gaussian's at matched test accuracy (private linear probe on "
        "digits)", "Hu et al. 2024, section 6.2 and Figure 3 (CPU scale)",
        _HU_GD_SETTING + " Cost: (eps, 1e-5) composed over the steps: per-instance for the "
-       "bounded mechanisms (PerInstanceAccountant, mode 'sup': every neighbour, so the largest "
+       "bounded mechanisms (PerInstanceAccountant, convention 'sup': every neighbour, so the largest "
        "per-example value), the Gaussian's (data-independent) RDP of its 650 coordinates. The "
        "paper prints ratios read off GPU-scale plots (CIFAR-10 beitv2: 98 % accuracy at > 32 % "
        "less cost by truncation; CIFAR-100 ViT: 80 % at > 12 % less by rectification); they "
