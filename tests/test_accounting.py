@@ -4,6 +4,7 @@ Reference values: Hu et al. 2024 (arXiv:2403.05598) closed forms evaluated indep
 (8 digits); quadrature and mpmath oracles are written out here.
 """
 
+import inspect
 import math
 import os
 import runpy
@@ -41,7 +42,7 @@ def mechs(sigma, lo=-1.0, hi=1.0):
 
 def fwd(m, theta, c=1.0, alpha=2.0):
     """D(theta || theta + c) per coordinate."""
-    return per_instance_rdp(m, theta, c, alpha, mode="alg1", per_coordinate=True)
+    return per_instance_rdp(m, theta, c, alpha, convention="alg1", per_coordinate=True)
 
 
 def rev(m, theta, c=1.0, alpha=2.0):
@@ -102,7 +103,7 @@ def test_reference_single_values():
     assert fwd(r, 0.0, alpha=8.0) == pytest.approx(1.68075221, abs=1e-8)
     assert fwd(t, 0.0, alpha=8.0) == pytest.approx(0.73413513, abs=1e-8)
     # corrected Eq. (6): 0.274312 (the printed form gives 1.0)
-    assert per_instance_rdp(t, 0.5, 1.0, 2.0, mode="alg1") == pytest.approx(0.27431219, abs=1e-8)
+    assert per_instance_rdp(t, 0.5, 1.0, 2.0, convention="alg1") == pytest.approx(0.27431219, abs=1e-8)
     # eta_T^2(0) = 1 - 2 phi(1)/(2 Phi(1) - 1); rectified eta^2 (corrected Eq. (4))
     assert fisher_information_loss_squared(t, 0.0) == pytest.approx(0.2911250948, abs=1e-10)
     assert fisher_information_loss_squared(r, 0.0) == pytest.approx(0.936824, abs=1e-6)
@@ -118,14 +119,14 @@ def test_reference_single_values():
 
 def test_alg1_versus_sup_at_theta_minus_3():
     r = bndp.RectifiedGaussian(0.5, lower=-1.0, upper=1.0)
-    a1 = per_instance_rdp(r, -3.0, 1.0, 2.0, mode="alg1")
-    sup = per_instance_rdp(r, -3.0, 1.0, 2.0, mode="sup")
+    a1 = per_instance_rdp(r, -3.0, 1.0, 2.0, convention="alg1")
+    sup = per_instance_rdp(r, -3.0, 1.0, 2.0, convention="sup")
     assert a1 == pytest.approx(0.02294962, abs=1e-8)
     assert sup == pytest.approx(3.34123355, abs=1e-8)
     assert sup / a1 > 140
 
 
-def test_modes_are_ordered_and_sup_is_max_of_four_directions():
+def test_conventions_are_ordered_and_sup_is_max_of_four_directions():
     th = np.linspace(-4, 4, 41)
     for m in mechs(0.7, -1.0, 1.5)[:2]:
         a1 = per_instance_rdp(m, th, 0.8, 3.0, "alg1", per_coordinate=True)
@@ -140,7 +141,7 @@ def test_modes_are_ordered_and_sup_is_max_of_four_directions():
                                four, rtol=1e-13, atol=1e-15)
 
 
-AMPL = {  # eps_B / eps_G, 'sup' mode, theta = 0, 0.5, 1, 2, 5
+AMPL = {  # eps_B / eps_G, 'sup' convention, theta = 0, 0.5, 1, 2, 5
     ("rect", 2, 1, 1, 1): [0.8978, 0.9378, 0.9307, 0.9307, 0.0575],
     ("trunc", 2, 1, 1, 1): [0.2840, 0.2743, 0.2840, 0.2481, 0.0712],
     ("rect", 2, 1, 3, 1): [0.9984, 0.9996, 0.9998, 0.9998, 0.7340],
@@ -432,8 +433,8 @@ def test_bad_inputs():
         per_instance_rdp(m, 0.0, 0.0, 2.0)
     with pytest.raises(ValueError, match="sensitivity"):
         per_instance_rdp(m, 0.0, np.nan, 2.0)
-    with pytest.raises(ValueError, match="mode"):
-        per_instance_rdp(m, 0.0, 1.0, 2.0, mode="both")
+    with pytest.raises(ValueError, match="convention"):
+        per_instance_rdp(m, 0.0, 1.0, 2.0, convention="both")
     with pytest.raises(TypeError, match="mechanism"):
         per_instance_rdp(bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0,
                                              upper=1.0), 0.0, 1.0, 2.0)
@@ -481,8 +482,8 @@ G_TOY = np.array([[1, -1, 0.5, 1], [1, 1, -0.5, 1], [0.2, -1, 0.5, 1], [0, 0, 0,
                                           (bndp.TruncatedGaussian, 0.818639, 0.990989)])
 def test_algorithm1_toy(cls, alg1, sup):
     m = cls(1.0, lower=-1.0, upper=1.0)
-    for mode, want in (("alg1", alg1), ("sup", sup)):
-        acc = PerInstanceAccountant(m, 1.0, alphas=[2.0], mode=mode)
+    for convention, want in (("alg1", alg1), ("sup", sup)):
+        acc = PerInstanceAccountant(m, 1.0, alphas=[2.0], convention=convention)
         r = acc.step_per_example(G_TOY)
         assert r[0] == pytest.approx(want, abs=1e-6)
         assert r[0] < gaussian_rdp(1.0, 1.0, 2.0, dim=4) == 4.0
@@ -664,7 +665,7 @@ def test_sup_is_the_max_of_the_four_named_divergences_and_option_errors():
         per_instance_rdp(r, th, 0.6, 3.0, "sup", negative_shift=True)
     with pytest.raises(TypeError, match="negative_shift"):
         per_instance_rdp(r, th, 0.6, 3.0, "rev", negative_shift="yes")
-    with pytest.raises(ValueError, match="mode"):
+    with pytest.raises(ValueError, match="convention"):
         per_instance_rdp(r, th, 0.6, 3.0, "reverse")
 
 
@@ -711,3 +712,32 @@ def test_sup_mode_small_shift_against_mpmath(c):
                 want = max(ref(2.0, th, c, 1.0, lo, hi), ref(2.0, th + c, -c, 1.0, lo, hi),
                            ref(2.0, th, -c, 1.0, lo, hi), ref(2.0, th - c, c, 1.0, lo, hi))
                 assert abs(got - want) <= 2e-15 + 1e-9 * want, (cls, lo, hi, th, got, want)
+
+
+# ``mode`` -> ``convention`` (0.6.0): the old keyword works with a warning until 0.7.0
+def test_convention_and_its_deprecated_spelling_mode(recwarn):
+    m = bndp.TruncatedGaussian(1.0, lower=-1.0, upper=1.0)
+    new = per_instance_rdp(m, 0.5, 1.0, 2.0, convention="alg1")
+    assert per_instance_rdp(m, 0.5, 1.0, 2.0, "alg1") == new
+    assert not [w for w in recwarn if issubclass(w.category, DeprecationWarning)]
+    with pytest.warns(DeprecationWarning, match=r"^per_instance_rdp\(mode=\.\.\.\) is "
+                      r"deprecated and will be removed in bndp 0\.7\.0: pass convention=") as rec:
+        assert per_instance_rdp(m, 0.5, 1.0, 2.0, mode="alg1") == new
+    assert rec[0].filename == __file__
+    with pytest.raises(TypeError, match="give `convention` only"):
+        per_instance_rdp(m, 0.5, 1.0, 2.0, mode="alg1", convention="alg1")
+    with pytest.raises(TypeError, match="give `convention` only"):
+        per_instance_rdp(m, 0.5, 1.0, 2.0, "alg1", mode="alg1")
+    assert "mode" not in inspect.signature(per_instance_rdp).parameters
+
+    acc = PerInstanceAccountant(m, 1.0, alphas=[2.0], convention="alg1")
+    assert acc.convention == "alg1" and "convention='alg1'" in repr(acc)
+    assert "mode" not in repr(acc)
+    with pytest.warns(DeprecationWarning, match=r"^PerInstanceAccountant\(mode=\.\.\.\) is "
+                      r"deprecated and will be removed in bndp 0\.7\.0"):
+        old = PerInstanceAccountant(m, 1.0, alphas=[2.0], mode="alg1")
+    assert old.convention == "alg1" and repr(old) == repr(acc)
+    with pytest.warns(DeprecationWarning, match=r"removed in bndp 0\.7\.0: read PerInstanceAccountant\.convention"):
+        assert acc.mode == "alg1"
+    with pytest.raises(TypeError, match="give `convention` only"):
+        PerInstanceAccountant(m, 1.0, mode="alg1", convention="sup")

@@ -1,5 +1,5 @@
-"""Deprecated spellings (issue 23): each still works for this release, warns with
-``DeprecationWarning`` naming its replacement, and gives the same result as the new one."""
+"""Spellings deprecated in 0.4 and 0.5 are removed in 0.6.0: each old spelling raises
+Python's own ``TypeError`` or ``AttributeError``, and the new one works without a warning."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import pytest
 import bndp
 from bndp import accounting, calibrate, verify
 
-# one case per constructor family: (class, epsilon/sigma, the other arguments in their old
-# positional order, by name)
-POSITIONAL = [
+# one case per constructor family: (class, epsilon/sigma, the other arguments by name in
+# the positional order 0.5 still accepted with a warning)
+KEYWORD_ONLY = [
     (bndp.BoundedLaplace, 1.0, dict(sensitivity=1.0, lower=0.0, upper=10.0, delta=0.0,
                                     mode="continuous")),
     (bndp.BoundedGaussian, 1.0, dict(sensitivity=1.0, lower=0.0, upper=10.0,
@@ -31,34 +31,24 @@ POSITIONAL = [
 ]
 
 
-@pytest.mark.parametrize("cls, first, kwargs", POSITIONAL, ids=lambda c: getattr(c, "__name__", ""))
-def test_positional_constructor_warns_and_gives_the_same_mechanism(cls, first, kwargs):
+@pytest.mark.parametrize("cls, first, kwargs", KEYWORD_ONLY,
+                         ids=lambda c: getattr(c, "__name__", ""))
+def test_positional_constructor_arguments_are_refused(cls, first, kwargs, recwarn):
     new = cls(first, **kwargs)
     names = list(kwargs)
-    for k in range(1, len(names) + 1):     # every prefix of the old positional order
-        args = [kwargs[n] for n in names[:k]]
-        rest = {n: kwargs[n] for n in names[k:]}
-        with pytest.warns(DeprecationWarning, match=f"{cls.__name__}\\(") as rec:
-            old = cls(first, *args, **rest)
-        assert old == new
-        msg = str(rec[0].message)
-        assert all(f"{n}=..." in msg for n in names[:k]) and "by position" in msg
-        assert rec[0].filename == __file__          # points at the caller
+    with pytest.raises(TypeError, match="positional argument"):
+        cls(first, kwargs[names[0]], **{n: kwargs[n] for n in names[1:]})
     assert eval("bndp." + repr(new)) == new
+    assert not [w for w in recwarn if issubclass(w.category, DeprecationWarning)]
 
 
-@pytest.mark.parametrize("cls, first, kwargs", POSITIONAL, ids=lambda c: getattr(c, "__name__", ""))
+@pytest.mark.parametrize("cls, first, kwargs", KEYWORD_ONLY,
+                         ids=lambda c: getattr(c, "__name__", ""))
 def test_constructors_are_keyword_only_after_the_first_argument(cls, first, kwargs):
     params = list(inspect.signature(cls).parameters.values())
     assert params[0].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
     assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params[1:])
-
-
-def test_positional_constructor_errors():
-    with pytest.raises(TypeError, match="multiple values for argument 'sensitivity'"):
-        bndp.Laplace(1.0, 1.0, sensitivity=1.0)
-    with pytest.raises(TypeError, match="at most"):
-        bndp.Laplace(1.0, 1.0, 2.0)
+    assert not hasattr(cls.__init__, "__wrapped__")
 
 
 def test_the_keyword_form_does_not_warn(recwarn):
@@ -70,58 +60,60 @@ def test_the_keyword_form_does_not_warn(recwarn):
     assert not [w for w in recwarn if issubclass(w.category, DeprecationWarning)]
 
 
-def test_gaussian_method_is_calibration():
+def test_gaussian_method_is_removed():
     new = bndp.Gaussian(1.0, delta=1e-5, sensitivity=1.0, calibration="zhao3")
-    with pytest.warns(DeprecationWarning, match="calibration"):
-        old = bndp.Gaussian(1.0, delta=1e-5, sensitivity=1.0, method="zhao3")
-    assert old == new and old.calibration == "zhao3" and old.notion == "pDP"
-    with pytest.warns(DeprecationWarning, match="Gaussian.calibration"):
-        assert new.method == "zhao3"
-    with pytest.raises(TypeError, match="give `calibration` only"):
-        bndp.Gaussian(1.0, delta=1e-5, sensitivity=1.0, method="zhao3", calibration="zhao1")
+    assert new.calibration == "zhao3" and new.notion == "pDP"
+    with pytest.raises(TypeError, match="method"):
+        bndp.Gaussian(1.0, delta=1e-5, sensitivity=1.0, method="zhao3")
+    with pytest.raises(AttributeError, match="method"):
+        new.method
 
 
-def test_gaussian_sigma_method_is_calibration():
-    new = calibrate.gaussian_sigma(1.0, 1e-5, 1.0, calibration="dwork2014")
-    with pytest.warns(DeprecationWarning, match="calibration="):
-        assert calibrate.gaussian_sigma(1.0, 1e-5, 1.0, method="dwork2014") == new
-    assert calibrate.gaussian_sigma(1.0, 1e-5, 1.0, "dwork2014") == new
-    t = calibrate.classical_failure_threshold(1e-5, calibration="dwork2006")
-    with pytest.warns(DeprecationWarning, match="calibration="):
-        assert calibrate.classical_failure_threshold(1e-5, method="dwork2006") == t
+def test_calibrate_method_keyword_is_removed():
+    assert calibrate.gaussian_sigma(1.0, 1e-5, 1.0, "dwork2014") == \
+        calibrate.gaussian_sigma(1.0, 1e-5, 1.0, calibration="dwork2014")
+    with pytest.raises(TypeError, match="method"):
+        calibrate.gaussian_sigma(1.0, 1e-5, 1.0, method="dwork2014")
+    with pytest.raises(TypeError, match="method"):
+        calibrate.classical_failure_threshold(1e-5, method="dwork2006")
+    for f in (calibrate.gaussian_sigma, calibrate.classical_failure_threshold):
+        assert "method" not in inspect.signature(f).parameters
 
 
-def test_verify_bounded_laplace_delta_is_the_profile():
+def test_constrained_laplace_scale_keyword_is_removed():
+    with pytest.raises(TypeError, match="scale"):
+        bndp.ConstrainedLaplace(1.0, sensitivity=1.0, lower=0.0, scale="distance_dependent",
+                                mode="continuous")
+    m = bndp.ConstrainedLaplace(1.0, sensitivity=1.0, lower=0.0,
+                                scale_rule="distance_dependent", mode="continuous")
+    assert m.scale_rule == "distance_dependent" and isinstance(m.scale, float)
+
+
+def test_verify_bounded_laplace_delta_is_removed():
     args = (1.5, 0.5, 1.0, 0.0, 10.0)
-    with pytest.warns(DeprecationWarning, match="bounded_laplace_profile"):
-        old = verify.bounded_laplace_delta
-    assert old is verify.bounded_laplace_profile
-    # the two names now mean two numbers: the exact profile and the paper's sufficient delta
+    with pytest.raises(AttributeError, match="bounded_laplace_delta"):
+        verify.bounded_laplace_delta
+    # the two numbers keep their own names: the exact profile and the paper's sufficient delta
     assert verify.bounded_laplace_profile(*args) < calibrate.bounded_laplace_delta(*args)
     assert "bounded_laplace_delta" not in verify.__all__
-    with pytest.raises(AttributeError):
-        verify.no_such_name
 
 
-def test_accounting_modes_is_rdp_conventions():
-    with pytest.warns(DeprecationWarning, match="RDP_CONVENTIONS"):
-        assert accounting.MODES == accounting.RDP_CONVENTIONS == ("alg1", "text", "sup", "rev")
+def test_accounting_modes_is_removed():
+    with pytest.raises(AttributeError, match="MODES"):
+        accounting.MODES
+    assert accounting.RDP_CONVENTIONS == ("alg1", "text", "sup", "rev")
     assert bndp.mechanisms.exact.MODES == ("exact", "continuous")
-    with pytest.raises(AttributeError):
-        accounting.NO_SUCH_NAME
 
 
 @pytest.mark.parametrize("m", [bndp.RectifiedGaussian(1.0, lower=-1.0, upper=2.0),
                                bndp.TruncatedGaussian(1.0, lower=-1.0, upper=2.0),
                                bndp.StochasticSign(1.0)], ids=lambda m: type(m).__name__)
-def test_gradient_var_is_variance(m):
-    th = np.array([-0.5, 0.0, 1.5])
-    with pytest.warns(DeprecationWarning, match="variance"):
-        old = m.var(th)
-    np.testing.assert_array_equal(old, m.variance(th))
+def test_gradient_var_is_removed(m):
+    with pytest.raises(AttributeError, match="var"):
+        m.var(np.array([0.0]))
+    assert np.all(np.asarray(m.variance(np.array([-0.5, 0.0, 1.5]))) > 0)
 
 
-# ``theta`` -> ``value``: the true value has one name in every mechanism and accounting call
 _RECT = bndp.RectifiedGaussian(1.0, lower=-1.0, upper=2.0)
 _TRUNC = bndp.TruncatedGaussian(1.0, lower=-1.0, upper=2.0)
 _SIGN = bndp.StochasticSign(1.0)
@@ -138,7 +130,7 @@ RENAMED = [
     (_SIGN.logpmf, (1.0,), {}),
     (_RECT.mean, (), {}),
     (_TRUNC.variance, (), {}),
-    (accounting.per_instance_rdp, (_TRUNC,), dict(sensitivity=1.0, alpha=2.0, mode="alg1")),
+    (accounting.per_instance_rdp, (_TRUNC,), dict(sensitivity=1.0, alpha=2.0)),
     (accounting.per_instance_rdp, (_RECT,), dict(sensitivity=0.5, alpha=[2.0, 4.0])),
     (accounting.fisher_information_loss, (_RECT,), {}),
     (accounting.fisher_information_loss_squared, (_SIGN,), {}),
@@ -151,40 +143,15 @@ def _rid(case):
 
 
 @pytest.mark.parametrize("case", RENAMED, ids=_rid)
-def test_theta_keyword_is_value(case):
+def test_theta_keyword_is_removed(case, recwarn):
     f, before, after = case
     new = f(*before, value=_TH, **after)
     np.testing.assert_array_equal(f(*before, _TH, **after), new)     # positional: unchanged
-    with pytest.warns(DeprecationWarning, match=r"\(theta=\.\.\.\) is deprecated: pass "
-                                                r"value=") as rec:
-        old = f(*before, theta=_TH, **after)
-    np.testing.assert_array_equal(old, new)
-    assert len(rec) == 1 and rec[0].filename == __file__              # points at the caller
-    with pytest.raises(TypeError, match="give `value` only"):
-        f(*before, value=_TH, theta=_TH, **after)
-    with pytest.raises(TypeError, match="give `value` only"):
+    with pytest.raises(TypeError, match="theta"):
         f(*before, _TH, theta=_TH, **after)
     params = inspect.signature(f).parameters
     assert "value" in params and "theta" not in params
-
-
-def test_theta_warning_names_the_class_and_the_value_keyword_does_not_warn(recwarn):
-    _TRUNC.sample(value=0.5, rng=1)
-    accounting.per_instance_rdp(_TRUNC, value=0.5, sensitivity=1.0, alpha=2.0)
     assert not [w for w in recwarn if issubclass(w.category, DeprecationWarning)]
-    with pytest.warns(DeprecationWarning, match=r"^TruncatedGaussian\.sf\(theta=\.\.\.\)"):
-        _TRUNC.sf(1.0, theta=0.5)
-    with pytest.warns(DeprecationWarning, match=r"^fisher_information_loss\(theta="):
-        accounting.fisher_information_loss(_TRUNC, theta=0.5)
-
-
-def test_theta_keyword_with_columns_and_nulls():
-    pd = pytest.importorskip("pandas")
-    s = pd.Series([0.2, None, 1.5], index=[10, 11, 12], name="g")
-    new = _TRUNC.sample(value=s, rng=3, nulls="keep")
-    with pytest.warns(DeprecationWarning, match="value="):
-        old = _TRUNC.sample(theta=s, rng=3, nulls="keep")
-    pd.testing.assert_series_equal(old, new)
 
 
 def _public_callables():

@@ -8,7 +8,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import warnings
 
 import numpy as np
 import pytest
@@ -347,17 +346,6 @@ def test_constrained_laplace_scale_is_numeric():
     assert dd.scale >= np.max(dd.sigma_at(np.linspace(0.0, 50.0, 101)))
     for name in sorted(ALL):
         assert isinstance(ALL[name]().scale, float), name
-
-
-def test_constrained_laplace_scale_keyword_is_a_deprecated_alias():
-    with pytest.warns(DeprecationWarning, match="scale_rule"):
-        m = bndp.ConstrainedLaplace(1.0, sensitivity=1.0, lower=0.0, scale="distance_dependent",
-                                    mode="continuous")
-    assert m.scale_rule == "distance_dependent"
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        bndp.ConstrainedLaplace(1.0, sensitivity=1.0, lower=0.0, scale_rule="distance_dependent",
-                                mode="continuous")
 
 
 # ---------------------------------------------------------------------------------------

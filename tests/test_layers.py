@@ -16,7 +16,7 @@ SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 
 
 # what the mechanisms must never import: adapters and engines sit above them
 ABOVE_MECHANISMS = ("bndp.integrations", "bndp.frames", "bndp.cli", "bndp.spark", "bndp.dask",
-                    "bndp.torch", "bndp.verify", "bndp.api", "bndp._release")
+                    "bndp.torch", "bndp.verify", "bndp.api", "bndp._release", "bndp.reproduce")
 
 
 def _modules() -> dict[str, str]:
@@ -151,6 +151,22 @@ def test_estimation_sits_above_the_release_and_below_the_command_line():
              and a not in ("bndp", "bndp.cli")]
     assert below == [], below
     assert "bndp.estimation" not in g.get("bndp._release", {})
+
+
+def test_the_reproductions_sit_on_top_and_load_only_on_demand():
+    g = _graph()
+    # the papers' harness is a subpackage that reads the public layers ...
+    assert MODULES["bndp.reproduce"].endswith("__init__.py")
+    assert {"bndp.accounting", "bndp.calibrate", "bndp.mechanisms"} <= set(g["bndp.reproduce"])
+    # ... and that no layer imports but the `bndp reproduce` command, inside its function
+    users = {a: outs["bndp.reproduce"] for a, outs in g.items() if "bndp.reproduce" in outs}
+    assert set(users) == {"bndp.cli"}, users
+    for site in users["bndp.cli"]:
+        module, _, line = site.rpartition(":")
+        with open(MODULES[module], encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+        top = {n.lineno for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))}
+        assert int(line) not in top, f"{site}: a top-level import of bndp.reproduce"
 
 
 def test_the_budget_is_charged_in_one_module():

@@ -3,6 +3,9 @@ notes), the status of every row, and the ``bndp reproduce`` command."""
 
 import json
 import math
+import os
+import subprocess
+import sys
 from decimal import Decimal, InvalidOperation, ROUND_HALF_EVEN
 
 import numpy as np
@@ -13,7 +16,7 @@ from bndp import accounting, calibrate
 from bndp.reproduce import (STATUSES, Item, Row, format_table, get_item, items,
                             matches_printed, missing_requirements, plot, run)
 
-from .conftest import FULL
+from .conftest import FULL, bndp_import_root
 
 ALL_IDS = [it.id for it in items()]
 
@@ -137,11 +140,11 @@ SLOW_ITEMS = ("hu-2024/figure3", "hu-2024/figure4")
 @pytest.fixture
 def reduced_training_grid(monkeypatch):
     """The hu-2024 training sweep on a reduced grid (its cache emptied before and after)."""
-    from bndp import reproduce
-    monkeypatch.setattr(reproduce, "_HU_GD_MULT", reproduce._HU_GD_MULT[:1])
-    monkeypatch.setattr(reproduce, "_HU_GD_SUPPORT", reproduce._HU_GD_SUPPORT[:3])
-    monkeypatch.setattr(reproduce, "_HU_GD_STEPS", 15)
-    monkeypatch.setattr(reproduce, "_HU_GD_CACHE", {})
+    from bndp.reproduce import hu_2024
+    monkeypatch.setattr(hu_2024, "_HU_GD_MULT", hu_2024._HU_GD_MULT[:1])
+    monkeypatch.setattr(hu_2024, "_HU_GD_SUPPORT", hu_2024._HU_GD_SUPPORT[:3])
+    monkeypatch.setattr(hu_2024, "_HU_GD_STEPS", 15)
+    monkeypatch.setattr(hu_2024, "_HU_GD_CACHE", {})
     yield
 
 
@@ -487,30 +490,30 @@ def test_hu_section61_mean_estimation():
 
 # Hu et al. sections 6.2-6.3 at CPU scale (private linear probe on digits)
 def _hu_gd_state(seed=3):
-    from bndp import reproduce
+    from bndp.reproduce import hu_2024
 
-    Xtr, ytr, _, _ = reproduce._hu_gd_data()
+    Xtr, ytr, _, _ = hu_2024._hu_gd_data()
     rng = np.random.default_rng(seed)
     W = rng.normal(0.0, 0.5, (65, 10))
-    P = reproduce._hu_gd_softmax(Xtr, W)
+    P = hu_2024._hu_gd_softmax(Xtr, W)
     R = P - np.eye(10)[ytr]
-    return reproduce, Xtr, ytr, W, P, R
+    return hu_2024, Xtr, ytr, W, P, R
 
 
 def test_hu_dpsgd_jacobian_rows_match_finite_differences():
     """The closed-form squared row norms of each example's Jacobian (the clipped
     per-example gradient against its 64 pixels) against central differences."""
     pytest.importorskip("sklearn")
-    reproduce, Xtr, ytr, W, P, R = _hu_gd_state()
+    hu_2024, Xtr, ytr, W, P, R = _hu_gd_state()
     C = 0.05
     idx = [0, 7, 100, 1000]
     X = Xtr[idx]
     G = X[:, :, None] * R[idx][:, None, :]
-    rows = reproduce._hu_gd_jacobian_rows(X, W, P[idx], R[idx], np.abs(G) < C)
+    rows = hu_2024._hu_gd_jacobian_rows(X, W, P[idx], R[idx], np.abs(G) < C)
     assert rows.shape == (4, 650)
 
     def clipped(x, y):
-        p = reproduce._hu_gd_softmax(x[None], W)[0]
+        p = hu_2024._hu_gd_softmax(x[None], W)[0]
         return np.clip(x[:, None] * (p - np.eye(10)[y])[None, :], -C, C).ravel()
 
     h = 1e-6
@@ -530,11 +533,11 @@ def test_hu_dpsgd_fil_is_the_accountants_and_below_the_gaussians():
     the rows as `jacobians`, and per example at most the Gaussian's (Theorem 4.2:
     eta <= 1/sigma), strictly below it somewhere."""
     pytest.importorskip("sklearn")
-    reproduce, Xtr, ytr, W, P, R = _hu_gd_state()
+    hu_2024, Xtr, ytr, W, P, R = _hu_gd_state()
     C, sigma = 0.01, 2.0
     G = Xtr[:, :, None] * R[:, None, :]
     g = np.clip(G, -C, C).sum(axis=0).reshape(-1)
-    rows = reproduce._hu_gd_jacobian_rows(Xtr, W, P, R, np.abs(G) < C)
+    rows = hu_2024._hu_gd_jacobian_rows(Xtr, W, P, R, np.abs(G) < C)
     gauss = rows.sum(axis=1) / sigma ** 2
     for cls in (bndp.TruncatedGaussian, bndp.RectifiedGaussian):
         m = cls(sigma, lower=-2 * sigma, upper=2 * sigma)
@@ -549,13 +552,13 @@ def test_hu_dpsgd_pdp_at_most_the_gaussians_at_equal_sigma():
     """Per-instance RDP amplification: at the same sigma and steps the bounded mechanisms'
     pDP eps is at most the Gaussian's (whatever the trajectory), and the training learns."""
     pytest.importorskip("sklearn")
-    from bndp import reproduce
+    from bndp.reproduce import hu_2024
 
-    data = reproduce._hu_gd_data()
-    g = reproduce._hu_gd_train("gaussian", 200.0, math.inf, 48.0, steps=10, data=data)
+    data = hu_2024._hu_gd_data()
+    g = hu_2024._hu_gd_train("gaussian", 200.0, math.inf, 48.0, steps=10, data=data)
     for kind in ("truncated", "rectified"):
         for a in (1.0, 8.0):
-            b = reproduce._hu_gd_train(kind, 200.0, a, 48.0, steps=10, data=data)
+            b = hu_2024._hu_gd_train(kind, 200.0, a, 48.0, steps=10, data=data)
             assert b["epsilon"] <= g["epsilon"]
             # 10 classes: chance is 0.1; a = sigma shrinks the steps, a = 8 sigma hardly
             assert b["accuracy"] > (0.15 if a == 1.0 else 0.5)
@@ -571,7 +574,7 @@ HU_F3 = {  # Gaussian frontier eps (one of its sigma's analytic values) at each 
                     "test_item_rows_are_consistent runs it on a reduced grid")
 def test_hu_figure3_and_figure4_cpu_scale():
     pytest.importorskip("sklearn")
-    from bndp import reproduce
+    from bndp.reproduce import hu_2024
 
     C, steps, al = 0.01, 100, accounting.DEFAULT_ALPHAS
     analytic = {m: accounting.rdp_to_dp(steps * accounting.gaussian_rdp(m * C, C, al, dim=650),
@@ -583,7 +586,7 @@ def test_hu_figure3_and_figure4_cpu_scale():
         assert got == pytest.approx(v, rel=1e-5)
         assert min(abs(got / e - 1) for e in analytic.values()) < 1e-12
     for kind in ("truncated", "rectified"):
-        for t in reproduce._HU_GD_TARGETS:
+        for t in hu_2024._HU_GD_TARGETS:
             lab = f"accuracy >= {100 * t:g}%: {kind}"
             if f"{lab} pDP eps" in rows:
                 ratio = rows[f"{lab} / Gaussian pDP eps"]["computed"]
@@ -593,7 +596,7 @@ def test_hu_figure3_and_figure4_cpu_scale():
     assert rows["accuracy >= 85%: rectified / Gaussian pDP eps"]["computed"] < 1
     rows4 = rows_of("hu-2024/figure4")
     assert all(r["status"] == "not printed" for r in rows4.values())
-    for t in reproduce._HU_GD_TARGETS:
+    for t in hu_2024._HU_GD_TARGETS:
         lab = f"accuracy >= {100 * t:g}%: Gaussian"
         if f"{lab} max eta" in rows4:
             assert rows4[f"{lab} median eta"]["computed"] <= rows4[f"{lab} max eta"]["computed"]
@@ -743,3 +746,21 @@ def test_gaussian_composition_sigma():
     assert accounting.gaussian_composition_sigma([2.0], 1.0) == 2.0
     with pytest.raises(ValueError):
         accounting.gaussian_composition_sigma([1.0, -1.0], 1.0)
+
+
+def test_the_harness_is_loaded_only_by_bndp_reproduce():
+    """bndp.reproduce (the papers' harness) is its own subpackage: importing the command
+    line or running another command does not import it; `bndp reproduce` does."""
+    code = ("import sys, bndp.cli\n"
+            "assert 'bndp.reproduce' not in sys.modules, 'import bndp.cli'\n"
+            "try:\n"
+            "    bndp.cli.main(['privatize', '--help'])\n"
+            "except SystemExit:\n"
+            "    pass\n"
+            "assert not [m for m in sys.modules if m.startswith('bndp.reproduce')], 'privatize'\n"
+            "bndp.cli.main(['reproduce', '--list'])\n"
+            "assert 'bndp.reproduce.hu_2024' in sys.modules\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": bndp_import_root()})
+    assert r.returncode == 0, r.stderr
+    assert "chen-hale-2024/table1" in r.stdout

@@ -96,7 +96,7 @@ cdef double _ndtri_lower_log(double logt) noexcept nogil:
     # polish with Newton steps on log Phi(x) = logt; log_ndtr is accurate in this range and
     # d/dx log Phi(x) = phi(x)/Phi(x) = exp(log phi(x) - log Phi(x)).
     # The slope phi(x)/Phi(x) = sqrt(2/pi)/erfcx(-x/sqrt2) is taken from erfcx: formed as
-    # exp(log phi - log Phi) it cancels (both logs ~ -x^2/2) and was garbage for |x| > 1e7.
+    # exp(log phi - log Phi) it would cancel (both logs ~ -x^2/2), garbage for |x| > 1e7.
     # Beyond |x| ~ 1.4e154, x^2/2 overflows: there Phi^-1(e^logt) = -sqrt(-2 logt) to
     # rounding (the correction log|x| is below the resolution of logt).
     if logt < -1e300:
@@ -821,7 +821,7 @@ cdef inline void _bg_kkt_bracket(double w, double s, double dq, double mu, doubl
     # dimensionless, so it neither overflows nor underflows when dq/w is extreme). rho' is
     # decreasing there (rho concave), 2 lam c increasing, so the root is unique. c <= dq
     # because ||c||_2 <= dq: bisecting on [0, min(w/2, dq)] resolves c relative to dq, not
-    # to w (on [0, w/2] a c of 1e-20 w was below the resolution and came out 0).
+    # to w (on [0, w/2] a c of 1e-20 w is below the resolution and would come out 0).
     cdef double lo = 0.0, hi = 0.5 * w, cm
     cdef int jt
     if dq < hi:

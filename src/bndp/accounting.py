@@ -6,8 +6,7 @@ All quantities are per coordinate and add up over the coordinates of a box suppo
 L-infinity sensitivity (tensorization, Prop. 5.1 of [HMSCG24]_).
 
 Vocabulary. ``value`` is the true query value (:math:`\theta` in [HMSCG24]_ and in the
-formulas below; in DP-SGD: the summed, L-infinity-clipped gradient; ``theta=`` is its
-deprecated spelling); ``sensitivity`` is the per-coordinate shift :math:`C` between neighbouring
+formulas below; in DP-SGD: the summed, L-infinity-clipped gradient); ``sensitivity`` is the per-coordinate shift :math:`C` between neighbouring
 datasets (the L-infinity clipping bound, *not* an L2 bound); ``alpha`` is the Renyi order.
 FIL follows the convention :math:`\eta = \sqrt{\lVert I \rVert_2}` (Gaussian:
 :math:`\eta = 1/\sigma`); functions and attributes returning :math:`\eta^2` say so in their
@@ -55,11 +54,10 @@ __all__ = [
     "gaussian_composition_sigma",
 ]
 
-#: Conventions for the per-instance Renyi divergence (the values of ``mode`` in
-#: :func:`per_instance_rdp`). Was ``MODES`` (deprecated: that name is the release modes
-#: ``"exact"``/``"continuous"`` in :mod:`bndp.mechanisms.exact`).
+#: Conventions for the per-instance Renyi divergence (the values of ``convention`` in
+#: :func:`per_instance_rdp`).
 RDP_CONVENTIONS = ("alg1", "text", "sup", "rev")
-_MODE_CODE = {"alg1": 0, "text": 1, "sup": 2, "rev": 3}
+_CONVENTION_CODE = {"alg1": 0, "text": 1, "sup": 2, "rev": 3}
 
 #: Default Renyi orders of :class:`PerInstanceAccountant`.
 DEFAULT_ALPHAS = (1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0, 16.0,
@@ -94,10 +92,10 @@ def _check_alpha(alpha: Any, name: str = "alpha") -> np.ndarray:
     return a
 
 
-def _check_mode(mode: str) -> int:
-    if mode not in _MODE_CODE:
-        raise ValueError(f"`mode` must be one of {RDP_CONVENTIONS}; got {mode!r}")
-    return _MODE_CODE[mode]
+def _check_convention(convention: str) -> int:
+    if convention not in _CONVENTION_CODE:
+        raise ValueError(f"`convention` must be one of {RDP_CONVENTIONS}; got {convention!r}")
+    return _CONVENTION_CODE[convention]
 
 
 def _value(value: Any, name: str = "value") -> np.ndarray:
@@ -121,9 +119,9 @@ def _broadcast(mech: Any, th: np.ndarray, extra: Sequence[np.ndarray] = (),
     return lo, hi, shape
 
 
-@renamed_parameter("theta", "value")
+@renamed_parameter("mode", "convention", removed_in="0.7.0")
 def per_instance_rdp(mechanism: Any, value: Any, sensitivity: Any, alpha: Any,
-                     mode: str = "sup", *, per_coordinate: bool = False,
+                     convention: str = "sup", *, per_coordinate: bool = False,
                      negative_shift: bool = False):
     r"""Per-instance Renyi DP of a bounded-support mechanism at the true value ``value``.
 
@@ -161,8 +159,9 @@ def per_instance_rdp(mechanism: Any, value: Any, sensitivity: Any, alpha: Any,
         broadcasting with ``value``.
     alpha : float or array_like
         Renyi order(s), finite and > 1. An array gives an RDP curve.
-    mode : {"sup", "text", "alg1"}
-        Which divergence is bounded, per coordinate:
+    convention : {"sup", "text", "alg1", "rev"}
+        Which divergence is bounded, per coordinate (``mode=`` is its deprecated spelling,
+        removed in 0.7.0):
 
         * ``"alg1"``: :math:`D_\alpha(\theta \Vert \theta + C)`, verbatim Algorithm 1 of the
           paper (paper-faithful; one direction and a +C shift only, so not a bound over
@@ -215,7 +214,7 @@ def per_instance_rdp(mechanism: Any, value: Any, sensitivity: Any, alpha: Any,
     Departures from the paper: the printed Eq. (6) (truncated) has
     :math:`\Delta((1-\alpha)(c+\theta))` with exponent :math:`1-\alpha`; it is wrong (it gives
     1.0 instead of 0.274312 at :math:`\alpha=2`, :math:`\theta=0.5`, c = sigma = a = 1, which
-    quadrature confirms); the Appendix-B form above is used. The default mode "sup" is
+    quadrature confirms); the Appendix-B form above is used. The default convention "sup" is
     stricter than the paper's Algorithm 1.
 
     Examples
@@ -223,19 +222,19 @@ def per_instance_rdp(mechanism: Any, value: Any, sensitivity: Any, alpha: Any,
     >>> import bndp
     >>> from bndp.accounting import per_instance_rdp
     >>> m = bndp.TruncatedGaussian(sigma=1.0, lower=-1.0, upper=1.0)
-    >>> round(per_instance_rdp(m, 0.5, 1.0, 2.0, mode="alg1"), 6)
+    >>> round(per_instance_rdp(m, 0.5, 1.0, 2.0, convention="alg1"), 6)
     0.274312
     """
     code = _mech_code(mechanism)
-    md = _check_mode(mode)
+    md = _check_convention(convention)
     al = _check_alpha(alpha)
     th = _value(value)
     c = as_float_array(sensitivity, "sensitivity")
     check_positive(c, "sensitivity")
     if not isinstance(negative_shift, (bool, np.bool_)):
         raise TypeError(f"`negative_shift` must be a bool; got {negative_shift!r}")
-    if negative_shift and mode == "sup":
-        raise ValueError('`negative_shift` does not apply to mode="sup", which already '
+    if negative_shift and convention == "sup":
+        raise ValueError('`negative_shift` does not apply to convention="sup", which already '
                          "bounds both shifts +C and -C")
     lo, hi, shape = _broadcast(mechanism, th, (c,))
     # Reverse direction: D(theta + s || theta) is the forward divergence at theta + s with
@@ -292,7 +291,6 @@ def _fil_doc(returns: str, result: str):
 
 
 @_fil_doc(r":math:`\eta^2`, in units of 1/(units of value)^2.", "0.936824")
-@renamed_parameter("theta", "value")
 def fisher_information_loss_squared(mechanism: Any, value: Any):
     r""":math:`\eta^2` per coordinate (Lemma 4.1 of [HMSCG24]_), the squared FIL of one
     coordinate with an identity Jacobian. For a query with Jacobian :math:`J_f` the FIM is
@@ -340,7 +338,6 @@ def fisher_information_loss_squared(mechanism: Any, value: Any):
 
 
 @_fil_doc(r":math:`\eta`, in units of 1/(units of value).", "0.967897")
-@renamed_parameter("theta", "value")
 def fisher_information_loss(mechanism: Any, value: Any):
     r""":math:`\eta = \sqrt{\eta^2}` per coordinate: the FIL convention
     :math:`\eta = \sqrt{\lVert I \rVert_2}` (Gaussian: :math:`1/\sigma`). See
@@ -472,7 +469,7 @@ class PerInstanceAccountant:
     :math:`\hat g = \sum_{i \in B} \hat g(x_i)` of the batch (:meth:`step`, or
     :meth:`step_per_example` with the per-example gradients, which are checked against the
     clipping bound). For full batches the accountant adds the step's per-instance RDP curve
-    :math:`\sum_j \epsilon_\alpha(\hat g_j)` (mode as in :func:`per_instance_rdp`) to the
+    :math:`\sum_j \epsilon_\alpha(\hat g_j)` (convention as in :func:`per_instance_rdp`) to the
     running total (RDP composes additively), and, when per-example Jacobians are given, the
     per-example squared FIL :math:`\lVert \mathrm{diag}(\eta) J_i \rVert_2^2` (FIMs add over
     steps).
@@ -486,8 +483,9 @@ class PerInstanceAccountant:
         L-infinity clipping bound :math:`C` (> 0), the per-coordinate sensitivity.
     alphas : sequence of float, optional
         Renyi orders (> 1); default :data:`DEFAULT_ALPHAS`.
-    mode : {"sup", "text", "alg1", "rev"}
+    convention : {"sup", "text", "alg1", "rev"}
         Divergence convention, see :func:`per_instance_rdp` ("alg1" reproduces the paper).
+        ``mode=`` is its deprecated spelling, removed in 0.7.0.
     sampling_rate : float
         Poisson sampling rate :math:`q \in (0, 1]` of the batches; 1 (default) for full
         batches. With :math:`q < 1` only FIL is accounted (see Notes); :attr:`rdp` and
@@ -534,15 +532,16 @@ class PerInstanceAccountant:
     >>> acc.step([0.5, -0.2]).shape  # one RDP value per order in DEFAULT_ALPHAS
     (16,)
     >>> acc
-    PerInstanceAccountant(mechanism=RectifiedGaussian(sigma=1.0, lower=-1.0, upper=1.0), mode='sup', steps=1)
+    PerInstanceAccountant(mechanism=RectifiedGaussian(sigma=1.0, lower=-1.0, upper=1.0), convention='sup', steps=1)
     >>> bool(acc.epsilon(1e-5) > 0)
     True
     """
 
+    @renamed_parameter("mode", "convention", removed_in="0.7.0")
     def __init__(self, mechanism: Any, sensitivity: Any, *, alphas: Any = None,
-                 mode: str = "sup", sampling_rate: float = 1.0) -> None:
+                 convention: str = "sup", sampling_rate: float = 1.0) -> None:
         _mech_code(mechanism)
-        _check_mode(mode)
+        _check_convention(convention)
         q = as_float_array(sampling_rate, "sampling_rate")
         if q.ndim or not (0.0 < float(q) <= 1.0):
             raise ValueError(f"`sampling_rate` must be a number in (0, 1]; got {sampling_rate!r}")
@@ -554,13 +553,21 @@ class PerInstanceAccountant:
         self.mechanism = mechanism
         self.sensitivity = c
         self.alphas = al
-        self.mode = mode
+        self.convention = convention
         self.sampling_rate = float(q)
         self.steps = 0
         self._rdp = np.zeros(al.shape)
         self._fil_eta2: np.ndarray | None = None
         self._fil_bound: np.ndarray | None = None
         self.last_eta2: np.ndarray | None = None
+
+    @property
+    def mode(self) -> str:
+        """Deprecated spelling of :attr:`convention`, removed in 0.7.0."""
+        warnings.warn("PerInstanceAccountant.mode is deprecated and will be removed in bndp "
+                      "0.7.0: read PerInstanceAccountant.convention", DeprecationWarning,
+                      stacklevel=2)
+        return self.convention
 
     def _refuse_subsampled_rdp(self) -> None:
         if self.sampling_rate != 1.0:
@@ -639,7 +646,7 @@ class PerInstanceAccountant:
                 "`jacobian_norms` (RDP under subsampling is refused, Hu et al. 2024 Sec. 5.3)"
             )
         r = None if sub else np.atleast_1d(
-            per_instance_rdp(self.mechanism, g, self.sensitivity, self.alphas, self.mode))
+            per_instance_rdp(self.mechanism, g, self.sensitivity, self.alphas, self.convention))
         eta2 = None
         fil = None
         if jacobians is not None or jacobian_norms is not None:
@@ -714,7 +721,7 @@ class PerInstanceAccountant:
 
     def __repr__(self) -> str:
         q = "" if self.sampling_rate == 1.0 else f", sampling_rate={self.sampling_rate!r}"
-        return (f"PerInstanceAccountant(mechanism={self.mechanism!r}, mode={self.mode!r}"
+        return (f"PerInstanceAccountant(mechanism={self.mechanism!r}, convention={self.convention!r}"
                 f"{q}, steps={self.steps})")
 
 
@@ -867,11 +874,3 @@ def gaussian_composition_sigma(sigmas: Any, sensitivities: Any) -> float:
     s, c = np.broadcast_arrays(s, c)
     r = c / s
     return float(1.0 / math.sqrt(float(np.sum(r * r))))
-
-
-def __getattr__(name: str) -> Any:
-    if name == "MODES":   # deprecated (issue 23): MODES is the release modes in mechanisms.exact
-        warnings.warn("bndp.accounting.MODES is deprecated: use bndp.accounting.RDP_CONVENTIONS",
-                      DeprecationWarning, stacklevel=2)
-        return RDP_CONVENTIONS
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

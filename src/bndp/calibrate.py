@@ -31,7 +31,6 @@ from typing import Any
 import numpy as np
 
 from . import _core
-from ._deprecate import renamed_keyword
 from ._validation import (
     as_float_array,
     check_bounds,
@@ -653,7 +652,7 @@ def _classical_sigma(code: int, eps: float, delta: float) -> float:
 
 
 def gaussian_sigma(epsilon: Any, delta: Any, sensitivity: Any, calibration: str = "optimal", *,
-                   allow_unproven: bool = False, method: str | None = None):
+                   allow_unproven: bool = False):
     r"""Standard deviation :math:`\sigma` of Gaussian noise for :math:`(\epsilon,\delta)`-DP
     (or -pDP), by any of the calibrations reviewed in [ZWB19]_.
 
@@ -710,8 +709,6 @@ def gaussian_sigma(epsilon: Any, delta: Any, sensitivity: Any, calibration: str 
         :math:`(\epsilon,\delta)`-DP (:math:`\epsilon > G(\delta)`, see
         :func:`classical_failure_threshold`): the exact :math:`\delta` of the classical
         :math:`\sigma` is checked at every point.
-    method : str, optional
-        Deprecated spelling of ``calibration``; emits a ``DeprecationWarning``.
 
     Returns
     -------
@@ -781,8 +778,7 @@ def gaussian_sigma(epsilon: Any, delta: Any, sensitivity: Any, calibration: str 
     >>> round(gaussian_sigma(1.0, 1e-5, 1.0, calibration="dwork2014"), 6)
     4.844805
     """
-    method = renamed_keyword("gaussian_sigma", "method", "calibration", method, calibration,
-                             "optimal")
+    method = calibration
     code = _gf_method(method)
     classical = code <= 1
     e = scalar_or_none(epsilon)
@@ -950,8 +946,7 @@ def gaussian_epsilon(sigma: Any, delta: Any, sensitivity: Any, *, notion: str = 
     return float(out) if out.ndim == 0 else out
 
 
-def classical_failure_threshold(delta: Any, calibration: str = "dwork2014", *,
-                                method: str | None = None):
+def classical_failure_threshold(delta: Any, calibration: str = "dwork2014"):
     r""":math:`G(\delta)`: the largest :math:`\epsilon` at which a classical Gaussian
     mechanism is still :math:`(\epsilon,\delta)`-DP (Theorem 1 and Remark 2 of [ZWB19]_).
 
@@ -973,8 +968,6 @@ def classical_failure_threshold(delta: Any, calibration: str = "dwork2014", *,
     delta : float or array_like
         In :math:`(0, 1)`.
     calibration : {"dwork2014", "dwork2006"}
-    method : str, optional
-        Deprecated spelling of ``calibration``; emits a ``DeprecationWarning``.
 
     Returns
     -------
@@ -994,8 +987,7 @@ def classical_failure_threshold(delta: Any, calibration: str = "dwork2014", *,
     >>> round(classical_failure_threshold(1e-5), 4)
     8.4198
     """
-    method = renamed_keyword("classical_failure_threshold", "method", "calibration", method,
-                             calibration, "dwork2014")
+    method = calibration
     if method not in _GF_CLASSICAL:
         if not isinstance(method, str):
             raise TypeError(

@@ -51,6 +51,7 @@ from opacus import GradSampleModule
 from opacus.data_loader import DPDataLoader
 from opacus.optimizers.optimizer import DPOptimizer, _check_processed_flag, _mark_as_processed
 
+from ._deprecate import renamed_parameter
 from ._random import RNGLike, as_generator
 from .accounting import DEFAULT_ALPHAS, PerInstanceAccountant, gaussian_rdp, rdp_to_dp
 from .mechanisms import _torch_noise
@@ -171,8 +172,9 @@ class BoundedNoiseOptimizer(DPOptimizer):
         Poisson sampling rate of the batches (1 for full batches). Below 1 the per-instance
         accountant accounts FIL only, and the optimizer leaves its ``step`` to you (Jacobians
         are needed): use :attr:`last_summed_gradient`.
-    alphas, mode
-        Passed to the accountant (see :class:`bndp.accounting.PerInstanceAccountant`).
+    alphas, convention
+        Passed to the accountant (see :class:`bndp.accounting.PerInstanceAccountant`);
+        ``mode=`` is the deprecated spelling of ``convention``, removed in 0.7.0.
     **kwargs
         Passed to Opacus's ``DPOptimizer`` (e.g. ``generator``, ``secure_mode``; its noise is
         not used).
@@ -207,17 +209,19 @@ class BoundedNoiseOptimizer(DPOptimizer):
     True
     """
 
+    @renamed_parameter("mode", "convention", removed_in="0.7.0")
     def __init__(self, optimizer: torch.optim.Optimizer, *, mechanism: Any, clip_bound: float,
                  expected_batch_size: int | None = None, loss_reduction: str = "mean",
                  rng: RNGLike = None, device_rng: str = "bndp", account: bool = True,
-                 sampling_rate: float = 1.0, alphas: Any = None, mode: str = "sup",
+                 sampling_rate: float = 1.0, alphas: Any = None, convention: str = "sup",
                  **kwargs: Any) -> None:
         C = float(clip_bound)
         if not (math.isfinite(C) and C > 0):
             raise ValueError(f"`clip_bound` must be finite and > 0; got {clip_bound!r}")
         if isinstance(mechanism, _MECHS):
             sigma = mechanism.sigma
-            acc: Any = PerInstanceAccountant(mechanism, C, alphas=alphas, mode=mode,
+            acc: Any = PerInstanceAccountant(mechanism, C, alphas=alphas,
+                                             convention=convention,
                                              sampling_rate=sampling_rate)
         elif isinstance(mechanism, (int, float)) and not isinstance(mechanism, bool):
             sigma = float(mechanism)
@@ -282,14 +286,16 @@ class BoundedNoiseOptimizer(DPOptimizer):
 
     def epsilon(self, delta: float) -> float:
         """(epsilon, delta) of the steps taken (per-instance for the bounded mechanisms:
-        mode "sup" bounds every neighbour, so it bounds the largest per-example value)."""
+        convention "sup" bounds every neighbour, so it bounds the largest per-example value)."""
         return float(self.accountant.epsilon(delta))
 
 
+@renamed_parameter("mode", "convention", removed_in="0.7.0")
 def make_private(module: torch.nn.Module, optimizer: torch.optim.Optimizer, data_loader: Any,
                  *, mechanism: Any, clip_bound: float, poisson_sampling: bool = False,
                  loss_reduction: str = "mean", rng: RNGLike = None, device_rng: str = "bndp",
-                 alphas: Any = None, mode: str = "sup", grad_sample_mode: str = "hooks"):
+                 alphas: Any = None, convention: str = "sup",
+                 grad_sample_mode: str = "hooks"):
     """Opacus ``make_private`` for bndp noise, without Opacus's accountant.
 
     Wraps ``module`` in an Opacus ``GradSampleModule`` and ``optimizer`` in a
@@ -318,8 +324,9 @@ def make_private(module: torch.nn.Module, optimizer: torch.optim.Optimizer, data
         bndp stream of the noise (None: the secure default stream of the thread).
     device_rng : {"bndp", "torch"}
         Where the uniforms of noise drawn on a GPU come from.
-    alphas, mode
-        Passed to the accountant (see :class:`bndp.accounting.PerInstanceAccountant`).
+    alphas, convention
+        Passed to the accountant (see :class:`bndp.accounting.PerInstanceAccountant`);
+        ``mode=`` is the deprecated spelling of ``convention``, removed in 0.7.0.
     grad_sample_mode : {"hooks", "functorch"}
         How Opacus computes per-sample gradients.
 
@@ -366,5 +373,5 @@ def make_private(module: torch.nn.Module, optimizer: torch.optim.Optimizer, data
     opt = BoundedNoiseOptimizer(optimizer, mechanism=mechanism, clip_bound=clip_bound,
                                 expected_batch_size=expected, loss_reduction=loss_reduction,
                                 rng=rng, device_rng=device_rng, sampling_rate=q,
-                                alphas=alphas, mode=mode)
+                                alphas=alphas, convention=convention)
     return gsm, opt, dl

@@ -29,7 +29,6 @@ from __future__ import annotations
 import math
 import sys
 import types
-import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
@@ -446,18 +445,3 @@ class _CallableModule(types.ModuleType):
 
 sys.modules[__name__].__class__ = _CallableModule
 
-
-#: deprecated names of this module -> their replacements (issue 23: one name per meaning)
-_DEPRECATED = {"bounded_laplace_delta": "bounded_laplace_profile"}
-
-
-def __getattr__(name: str) -> Any:
-    # bndp.verify.bounded_laplace_delta (the exact profile) was renamed: that name is the
-    # paper's sufficient delta in bndp.calibrate, a different (larger) number
-    if name in _DEPRECATED:
-        new = _DEPRECATED[name]
-        warnings.warn(f"bndp.verify.{name} is deprecated: use bndp.verify.{new} (the same "
-                      f"function; bndp.calibrate.{name} is the paper's larger sufficient "
-                      "delta)", DeprecationWarning, stacklevel=2)
-        return globals()[new]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -38,7 +38,6 @@ from typing import Any, Sequence
 from .. import __version__
 from ..exceptions import BudgetError, ReleaseRecorded
 from ..mechanisms.registry import SAMPLE_MECHANISMS
-from ..reproduce import _add_cli  # `bndp reproduce`: the papers' tables (bndp.reproduce)
 from ._errors import (CLIError, EXIT_BUDGET, EXIT_RECORDED, EXIT_USAGE, _EXIT_CODES, _Terminated,
                       _one_line)
 from .budget import _add_budget_command
@@ -46,6 +45,7 @@ from .calibrate import _cmd_calibrate, _cmd_plot
 from .demo import _cmd_demo
 from .estimate import add_parser as _add_estimate
 from .privatize import _cmd_privatize
+from .reproduce import _add_reproduce_command
 
 
 __all__ = ["main"]
@@ -284,7 +284,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="seed for a reproducible demo (default: OS entropy)")
     d.set_defaults(func=_cmd_demo)
 
-    _add_cli(sub)
+    _add_reproduce_command(sub)
     _add_budget_command(sub, _EXIT_CODES)
     return p
 

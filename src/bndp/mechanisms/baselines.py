@@ -29,7 +29,6 @@ from typing import Any
 import numpy as np
 from scipy import special as _sp
 
-from .._deprecate import keyword_only_after
 from .._random import RNGLike, as_generator
 from .._validation import as_float_array, check_box, fast_real, positive_real
 from ..calibrate import generalized_gaussian_sigma
@@ -129,7 +128,6 @@ class ClampedLaplace(Mechanism):
     __slots__ = ("epsilon", "sensitivity", "lower", "upper", "scale")
     _init_args = ("epsilon", "sensitivity", "lower", "upper")
 
-    @keyword_only_after("sensitivity", "lower", "upper")
     def __init__(self, epsilon: float, *, sensitivity: float, lower: float, upper: float) -> None:
         eps = positive_real(epsilon, "epsilon")
         dq = positive_real(sensitivity, "sensitivity")
@@ -234,7 +232,6 @@ class GeneralizedGaussian(Mechanism):
     __slots__ = ("epsilon", "sensitivity", "lower", "upper", "scale")
     _init_args = ("epsilon", "sensitivity", "lower", "upper")
 
-    @keyword_only_after("sensitivity", "lower", "upper")
     def __init__(self, epsilon: float, *, sensitivity: Any, lower: Any, upper: Any) -> None:
         sigma = generalized_gaussian_sigma(epsilon, sensitivity, lower, upper)
         lo, hi = check_box(lower, upper)

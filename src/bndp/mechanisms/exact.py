@@ -1,10 +1,10 @@
 r"""The default release law: a table of integer weights on a power-of-two grid, sampled by an
 integer inverse CDF, with its privacy loss certified from the same table.
 
-(Since 0.4 the univariate bounded mechanisms and per-row bounds release the *windowed* grid
+(The univariate bounded mechanisms and per-row bounds release the *windowed* grid
 law of :mod:`bndp.mechanisms.window`: a table over the kernel's effective support with
 geometric tails, anchored at the lower bound, certified in O(n). The whole-range law below
-remains the law of the multivariate Gaussian (:class:`ProductPlan`) and of
+is the law of the multivariate Gaussian (:class:`ProductPlan`) and of
 :class:`ConstrainedPlan`.)
 
 Why. A floating-point sampler such as ``q + b * log(u)`` or an inverse CDF evaluated in

@@ -12,7 +12,6 @@ from typing import Any
 import numpy as np
 
 from .. import _core, _dispatch
-from .._deprecate import keyword_only_after
 from .._random import RNGLike
 from .._validation import (apply_domain, as_float_array, check_box, check_size,
                            positive_real)
@@ -110,7 +109,6 @@ class BoundedGaussian(GridLawMechanism):
     mode = "exact"
     exact_plan: "exact.ExactPlan | None" = None
 
-    @keyword_only_after("sensitivity", "lower", "upper", "calibration", "mode")
     def __init__(self, epsilon: float, *, sensitivity: float, lower: Any, upper: Any,
                  calibration: str = "paper", mode: str | None = "exact") -> None:
         if calibration not in ("paper", "tight"):

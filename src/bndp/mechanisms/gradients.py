@@ -8,7 +8,7 @@ advance (never centred at the data). :class:`StochasticSign` releases
 per-instance Renyi DP and Fisher information loss are in :mod:`bndp.accounting`.
 
 The true value :math:`\theta` of the formulas (the paper's notation) is the ``value``
-argument of every method (``theta=`` is its deprecated spelling).
+argument of every method.
 
 .. [HMSCG24] S. Hu, S. Mahloujifar, V. Smith, K. Chaudhuri, C. Guo. "Privacy Amplification
    for the Gaussian Mechanism via Bounded Support". arXiv:2403.05598, 2024.
@@ -18,14 +18,12 @@ from __future__ import annotations
 
 import inspect
 import math
-import warnings
 from typing import Any
 
 import numpy as np
 from scipy.special import log_ndtr, ndtr, ndtri
 
 from .. import _core
-from .._deprecate import keyword_only_after, renamed_parameter
 from .._dispatch import _shape2, as_2d
 from .._random import RNGLike, as_generator
 from .._validation import as_float_array, as_probability, check_bounds, check_finite, fast_real
@@ -52,11 +50,6 @@ def _frozen(a: np.ndarray) -> Any:
     a = np.array(a, dtype=np.float64)
     a.setflags(write=False)
     return a
-
-
-def _var_deprecated(m: Any) -> None:
-    warnings.warn(f"{type(m).__name__}.var is deprecated: call {type(m).__name__}.variance "
-                  "(the same values)", DeprecationWarning, stacklevel=3)
 
 
 def _as_value(value: Any) -> np.ndarray:
@@ -165,12 +158,6 @@ class _GradientMechanism(Mechanism):
                                  as_2d(lo, shape), as_2d(hi, shape), out2)
         return _ret(out)
 
-    @renamed_parameter("theta", "value")
-    def var(self, value: Any):
-        """Deprecated spelling of :meth:`variance` (every mechanism's name for it)."""
-        _var_deprecated(self)
-        return self.variance(value)
-
     def _bias(self, value: Any):
         th = _as_value(value)
         return _ret(np.asarray(self.mean(th)) - th)
@@ -183,7 +170,6 @@ class _BoxGaussian(_GradientMechanism):
     lower: Any
     upper: Any
 
-    @keyword_only_after("lower", "upper")
     def __init__(self, sigma: float, *, lower: Any, upper: Any) -> None:
         s = _check_sigma(sigma)
         lo = as_float_array(lower, "lower")
@@ -205,7 +191,6 @@ class _BoxGaussian(_GradientMechanism):
             ) from None
         return th, lo, hi, shape
 
-    @renamed_parameter("theta", "value")
     @columnar
     @_sample_doc("Release the mechanism's output at the true value ``value``.",
                  "True query value (:math:`\\theta` in [HMSCG24]_; in DP-SGD: the summed,\n"
@@ -237,26 +222,21 @@ class _BoxGaussian(_GradientMechanism):
     def _moment(self, value: Any, what: int):
         raise NotImplementedError
 
-    @renamed_parameter("theta", "value")
     def mean(self, value: Any):
         """Expected output :math:`E[M(\\theta)]` per coordinate."""
         return self._moment(value, 0)
 
-    @renamed_parameter("theta", "value")
     def variance(self, value: Any):
         """Variance of the output per coordinate."""
         return self._moment(value, 1)
 
-    @renamed_parameter("theta", "value")
     def bias(self, value: Any):
         """:math:`E[M(\\theta)] - \\theta` per coordinate (the box shrinks outputs toward S)."""
         return self._bias(value)
 
-    @renamed_parameter("theta", "value")
     def logpdf(self, x: Any, value: Any):
         raise NotImplementedError
 
-    @renamed_parameter("theta", "value")
     def pdf(self, x: Any, value: Any):
         """``exp(logpdf(x, value))``."""
         return _ret(np.exp(np.asarray(self.logpdf(x, value))))
@@ -312,7 +292,6 @@ class RectifiedGaussian(_BoxGaussian):
                                        as_2d(hi, shape), out2)
         return _ret(out)
 
-    @renamed_parameter("theta", "value")
     def atoms(self, value: Any):
         """``(P(X = lower), P(X = upper))`` per coordinate."""
         th, lo, hi, shape = self._params(value)
@@ -320,7 +299,6 @@ class RectifiedGaussian(_BoxGaussian):
         return (_ret(np.broadcast_to(ndtr((lo - th) / s), shape).copy()),
                 _ret(np.broadcast_to(ndtr((th - hi) / s), shape).copy()))
 
-    @renamed_parameter("theta", "value")
     def logpdf(self, x: Any, value: Any):
         """Log density w.r.t. Lebesgue measure on (lower, upper) plus unit masses at the ends
         (there: log of the atom's mass); ``-inf`` outside [lower, upper]."""
@@ -335,7 +313,6 @@ class RectifiedGaussian(_BoxGaussian):
         out = np.where(xa == hi, log_ndtr((th - hi) / s), out)
         return _ret(np.asarray(out, dtype=np.float64))
 
-    @renamed_parameter("theta", "value")
     def cdf(self, x: Any, value: Any):
         """:math:`P(X \\le x)`: 0 below ``lower``, :math:`\\Phi((x-\\theta)/\\sigma)` on
         [lower, upper), 1 from ``upper`` on."""
@@ -363,23 +340,19 @@ class RectifiedGaussian(_BoxGaussian):
                                np.where(xa >= hi, 0.0, log_ndtr((xa - th) / s)))
         return _ret(np.asarray(out, dtype=np.float64))
 
-    @renamed_parameter("theta", "value")
     def sf(self, x: Any, value: Any):
         """:math:`P(X > x)`: 1 below ``lower``, :math:`\\Phi((\\theta - x)/\\sigma)` on
         [lower, upper) (exact far in the upper tail), 0 from ``upper`` on."""
         return self._tail("sf", x, value)
 
-    @renamed_parameter("theta", "value")
     def logsf(self, x: Any, value: Any):
         """:math:`\\log P(X > x)`, without underflow."""
         return self._tail("logsf", x, value)
 
-    @renamed_parameter("theta", "value")
     def logcdf(self, x: Any, value: Any):
         """:math:`\\log P(X \\le x)`, without underflow."""
         return self._tail("logcdf", x, value)
 
-    @renamed_parameter("theta", "value")
     def isf(self, p: Any, value: Any):
         """Smallest ``x`` with :math:`P(X > x) \\le p`: :math:`\\theta - \\sigma\\Phi^{-1}(p)`
         clipped into [lower, upper] (the atoms at the bounds)."""
@@ -429,19 +402,16 @@ class TruncatedGaussian(_BoxGaussian):
         out = truncnorm_eval(3 + what, None, th, self.sigma, lo, hi)
         return _ret(np.broadcast_to(np.asarray(out, dtype=np.float64), shape).copy())
 
-    @renamed_parameter("theta", "value")
     def logpdf(self, x: Any, value: Any):
         """Log density; ``-inf`` outside [lower, upper]."""
         th, lo, hi, shape = self._params(value)
         return truncnorm_eval(0, as_float_array(x, "x"), th, self.sigma, lo, hi)
 
-    @renamed_parameter("theta", "value")
     def cdf(self, x: Any, value: Any):
         """:math:`P(X \\le x)`."""
         th, lo, hi, shape = self._params(value)
         return truncnorm_eval(1, as_float_array(x, "x"), th, self.sigma, lo, hi)
 
-    @renamed_parameter("theta", "value")
     @_tail_doc(r""":math:`P(X > x)`, computed directly (not as ``1 - cdf``): upper-tail
 probabilities far below 1e-16 keep their relative precision.""",
                """Survival function, in [0, 1].""",
@@ -450,7 +420,6 @@ probabilities far below 1e-16 keep their relative precision.""",
         th, lo, hi, shape = self._params(value)
         return truncnorm_tail_eval(2, as_float_array(x, "x"), th, self.sigma, lo, hi)
 
-    @renamed_parameter("theta", "value")
     @_tail_doc(r"""Inverse survival function: the ``x`` with :math:`P(X > x) = q`, from the
 upper tail in log space (accurate for ``q`` far below 1e-16, where ``ppf(1 - q)``
 cannot be formed).""",
@@ -461,7 +430,6 @@ cannot be formed).""",
         th, lo, hi, shape = self._params(value)
         return truncnorm_tail_eval(3, as_float_array(q, "q"), th, self.sigma, lo, hi)
 
-    @renamed_parameter("theta", "value")
     @_tail_doc(r""":math:`\\log P(X \\le x)`, in log space throughout (no underflow).""",
                """Log CDF, ``-inf`` at or below ``lower``, 0 at or above ``upper``.""",
                "round(float(m.logcdf(-40.0, 0.0)), 6)", "-804.608442")
@@ -469,7 +437,6 @@ cannot be formed).""",
         th, lo, hi, shape = self._params(value)
         return truncnorm_tail_eval(0, as_float_array(x, "x"), th, self.sigma, lo, hi)
 
-    @renamed_parameter("theta", "value")
     @_tail_doc(r""":math:`\\log P(X > x)`, in log space throughout (no underflow, no
 ``1 - cdf``).""",
                """Log survival function, 0 at or below ``lower``, ``-inf`` at or
@@ -524,7 +491,6 @@ class StochasticSign(_GradientMechanism):
         z = np.zeros(())
         return th, z, z, th.shape
 
-    @renamed_parameter("theta", "value")
     @columnar
     @_sample_doc("Release :math:`\\mathrm{sign}(\\theta + \\sigma Z)` per coordinate (values "
                  "-1.0\nor +1.0, float64, shape and kind of ``value``).",
@@ -533,25 +499,21 @@ class StochasticSign(_GradientMechanism):
                nulls: Nulls = "raise"):
         return self._draw(value, rng, device_rng)
 
-    @renamed_parameter("theta", "value")
     def mean(self, value: Any):
         """:math:`2\\Phi(\\theta/\\sigma) - 1`."""
         th = _as_value(value)
         return _ret(np.asarray(2.0 * ndtr(th / self.sigma) - 1.0, dtype=np.float64))
 
-    @renamed_parameter("theta", "value")
     def variance(self, value: Any):
         """Variance of the output, :math:`4\\Phi(\\theta/\\sigma)\\Phi(-\\theta/\\sigma)`."""
         th = _as_value(value)
         return _ret(np.asarray(4.0 * ndtr(th / self.sigma) * ndtr(-th / self.sigma),
                                dtype=np.float64))
 
-    @renamed_parameter("theta", "value")
     def bias(self, value: Any):
         """:math:`E[M(\\theta)] - \\theta = 2\\Phi(\\theta/\\sigma) - 1 - \\theta`."""
         return self._bias(value)
 
-    @renamed_parameter("theta", "value")
     def logpmf(self, x: Any, value: Any):
         """log P(X = x) for x in {-1, +1}; ``-inf`` elsewhere."""
         xa = as_float_array(x, "x")

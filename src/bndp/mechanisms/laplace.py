@@ -16,7 +16,6 @@ import numpy as np
 from scipy import special
 
 from .. import _core, _dispatch
-from .._deprecate import keyword_only_after
 from .._random import RNGLike
 from .._validation import fast_real
 from ..calibrate import bounded_laplace_scale, check_bounded_laplace
@@ -151,7 +150,6 @@ class BoundedLaplace(GridLawMechanism):
     mode = "exact"
     exact_plan: "exact.ExactPlan | None" = None
 
-    @keyword_only_after("sensitivity", "lower", "upper", "delta", "mode")
     def __init__(self, epsilon: float, *, sensitivity: float, lower: float, upper: float,
                  delta: float = 0.0, mode: str | None = "exact") -> None:
         mode = exact.check_mode(mode)

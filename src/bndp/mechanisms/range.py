@@ -17,13 +17,11 @@ from __future__ import annotations
 
 import math
 from functools import partialmethod
-import warnings
 from typing import Any
 
 import numpy as np
 
 from .. import _core, _dispatch
-from .._deprecate import keyword_only_after
 from .._random import RNGLike, as_generator
 from .._validation import (as_float_array, check_finite, check_forbidden, check_on_outside,
                            positive_real)
@@ -145,9 +143,6 @@ class ConstrainedLaplace(GridLawMechanism):
         :meth:`pdf` does not exist for it. ``"continuous"``: the continuous law sampled in
         doubles (explicit opt-in; raw outputs are attackable), also for
         ``scale_rule="distance_dependent"``.
-    scale : str, optional
-        Deprecated keyword spelling of ``scale_rule`` (the attribute :attr:`scale` is the
-        numeric Laplace scale, as for every mechanism); emits a ``DeprecationWarning``.
 
     Attributes
     ----------
@@ -227,8 +222,8 @@ class ConstrainedLaplace(GridLawMechanism):
     Examples
     --------
     >>> import bndp
-    >>> m = bndp.ConstrainedLaplace(1.0, 1.0, forbidden=[(0.0, 1.0)], guarantee="metric",
-    ...                             mode="continuous")
+    >>> m = bndp.ConstrainedLaplace(1.0, sensitivity=1.0, forbidden=[(0.0, 1.0)],
+    ...                             guarantee="metric", mode="continuous")
     >>> round(m.sigma, 9)
     1.353482114
     >>> y = m.sample([-2.0, 3.0], rng=0)
@@ -237,8 +232,8 @@ class ConstrainedLaplace(GridLawMechanism):
 
     The default grid law on a finite allowed set:
 
-    >>> m = bndp.ConstrainedLaplace(1.0, 1.0, forbidden=[(10.0, 20.0)], lower=0.0,
-    ...                             upper=100.0)
+    >>> m = bndp.ConstrainedLaplace(1.0, sensitivity=1.0, forbidden=[(10.0, 20.0)],
+    ...                             lower=0.0, upper=100.0)
     >>> m.privacy_loss() <= 1.0
     True
     >>> y = m.sample([5.0, 25.0], rng=0)
@@ -253,20 +248,10 @@ class ConstrainedLaplace(GridLawMechanism):
     mode = "exact"
     exact_plan: "exact.ConstrainedPlan | None" = None
 
-    @keyword_only_after("sensitivity", "forbidden", "lower", "upper", "guarantee",
-                        "scale_rule", "mode")
     def __init__(self, epsilon: float, *, sensitivity: float, forbidden: Any = (),
                  lower: float = -math.inf, upper: float = math.inf, guarantee: str = "dp",
-                 scale_rule: str = "constant", mode: str | None = "exact",
-                 scale: str | None = None) -> None:
+                 scale_rule: str = "constant", mode: str | None = "exact") -> None:
         mode = exact.check_mode(mode)
-        if scale is not None:
-            if scale_rule != "constant" and scale != scale_rule:
-                raise ValueError("give `scale_rule` only (`scale` is its deprecated spelling)")
-            warnings.warn('ConstrainedLaplace(scale=...) is deprecated: pass scale_rule=... '
-                          '(the attribute `scale` is the numeric Laplace scale)',
-                          DeprecationWarning, stacklevel=2)
-            scale_rule = scale
         eps = positive_real(epsilon, "epsilon")
         dF = positive_real(sensitivity, "sensitivity")
         lo, hi = _bounds(lower, upper, line=True)

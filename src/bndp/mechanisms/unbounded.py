@@ -12,14 +12,12 @@ bounded mechanisms, so that the cost of boundedness can be measured against them
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any
 
 import numpy as np
 from scipy import special
 
 from .. import _core, _dispatch
-from .._deprecate import keyword_only_after, renamed_keyword
 from .._random import RNGLike, as_generator
 from .._validation import as_float_array, check_finite, fast_real, positive_real
 from ..calibrate import GAUSSIAN_METHODS, gaussian_delta, gaussian_sigma
@@ -81,8 +79,6 @@ class Gaussian(_Unbounded):
         A key of :data:`bndp.calibrate.GAUSSIAN_METHODS`.
     allow_unproven : bool, default False
         Passed to :func:`~bndp.calibrate.gaussian_sigma`.
-    method : str, optional
-        Deprecated spelling of ``calibration``; emits a ``DeprecationWarning``.
 
     Attributes
     ----------
@@ -103,33 +99,22 @@ class Gaussian(_Unbounded):
                  "notion")
     _init_args = ("epsilon", "delta", "sensitivity", "calibration", "allow_unproven")
 
-    @keyword_only_after("delta", "sensitivity", "calibration", "allow_unproven")
     def __init__(self, epsilon: float, *, delta: float, sensitivity: float,
-                 calibration: str = "optimal", allow_unproven: bool = False,
-                 method: str | None = None) -> None:
-        method = renamed_keyword("Gaussian", "method", "calibration", method, calibration,
-                                 "optimal", stacklevel=4)
+                 calibration: str = "optimal", allow_unproven: bool = False) -> None:
         eps = fast_real(epsilon, "epsilon")
         dl = fast_real(delta, "delta")
         dq = fast_real(sensitivity, "sensitivity")
         if not isinstance(allow_unproven, (bool, np.bool_)):
             raise TypeError(f"`allow_unproven` must be a bool; got {allow_unproven!r}")
-        sigma = gaussian_sigma(eps, dl, dq, method, allow_unproven=bool(allow_unproven))
-        self._set(epsilon=eps, delta=dl, sensitivity=dq, calibration=method,
+        sigma = gaussian_sigma(eps, dl, dq, calibration, allow_unproven=bool(allow_unproven))
+        self._set(epsilon=eps, delta=dl, sensitivity=dq, calibration=calibration,
                   allow_unproven=bool(allow_unproven), sigma=float(sigma),
-                  notion=GAUSSIAN_METHODS[method])
+                  notion=GAUSSIAN_METHODS[calibration])
 
     @property
     def scale(self) -> float:
         """Alias of :attr:`sigma`."""
         return self.sigma
-
-    @property
-    def method(self) -> str:
-        """Deprecated spelling of :attr:`calibration`."""
-        warnings.warn("Gaussian.method is deprecated: read Gaussian.calibration",
-                      DeprecationWarning, stacklevel=2)
-        return self.calibration
 
     def _noise_var(self) -> float:
         return self.sigma * self.sigma
@@ -213,7 +198,6 @@ class Laplace(_Unbounded):
     __slots__ = ("epsilon", "sensitivity", "scale")
     _init_args = ("epsilon", "sensitivity")
 
-    @keyword_only_after("sensitivity")
     def __init__(self, epsilon: float, *, sensitivity: float) -> None:
         eps = positive_real(epsilon, "epsilon")
         dq = positive_real(sensitivity, "sensitivity")
