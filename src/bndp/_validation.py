@@ -421,3 +421,17 @@ def check_forbidden(forbidden: Any, lower: float, upper: float) -> np.ndarray:
             f"got {tuple(a[0].tolist()) if not (lower < a[0, 0]) else tuple(a[-1].tolist())!r} "
             "(shrink `lower`/`upper` instead)")
     return np.ascontiguousarray(a)
+
+
+def budget_amount(x: Any, name: str, *, positive: bool) -> float:
+    """A budget's epsilon or delta (a cap or a cost): a real number, finite and ``>= 0``
+    (``> 0`` if ``positive``); ``TypeError`` or ``ValueError`` naming ``name``."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)) and not hasattr(x, "__float__"):
+        raise TypeError(f"`{name}` must be a real number; got {x!r}")
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        raise TypeError(f"`{name}` must be a real number; got {x!r}") from None
+    if not math.isfinite(v) or v < 0 or (positive and v == 0):
+        raise ValueError(f"`{name}` must be finite and {'> 0' if positive else '>= 0'}; got {x!r}")
+    return v

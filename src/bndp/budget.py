@@ -33,6 +33,7 @@ import time
 from fractions import Fraction
 from typing import Any, NamedTuple
 
+from ._validation import budget_amount
 from .exceptions import BudgetError, ReleaseRecorded
 
 __all__ = ["Budget", "Cost", "Release", "PersistentBudget", "LedgerEntry"]
@@ -109,15 +110,7 @@ class Release(NamedTuple):
 
 
 def _amount(x: Any, name: str, *, positive: bool) -> Fraction:
-    if isinstance(x, bool) or not isinstance(x, (int, float)) and not hasattr(x, "__float__"):
-        raise TypeError(f"`{name}` must be a real number; got {x!r}")
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        raise TypeError(f"`{name}` must be a real number; got {x!r}") from None
-    if not math.isfinite(v) or v < 0 or (positive and v == 0):
-        raise ValueError(f"`{name}` must be finite and {'> 0' if positive else '>= 0'}; got {x!r}")
-    return Fraction(v)
+    return Fraction(budget_amount(x, name, positive=positive))
 
 
 def _down(x: Fraction) -> float:

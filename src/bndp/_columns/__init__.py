@@ -45,7 +45,6 @@ from typing import Any, Callable, Literal, TypeVar
 
 import numpy as np
 
-from .._validation import as_float_array
 from .._values import WideValues, from_ints, approx, as_values, wide_column
 from . import _arrays
 

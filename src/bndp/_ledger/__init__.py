@@ -27,6 +27,7 @@ import time
 from fractions import Fraction
 from typing import Any, Mapping
 
+from .._validation import budget_amount
 from ..exceptions import BudgetError, ReleaseRecorded
 from . import _compose
 from ._backends import backend_for
@@ -63,16 +64,7 @@ def _down(x: Fraction) -> float:
 
 
 def _cap_value(x: Any, name: str, positive: bool) -> float:
-    if isinstance(x, bool) or not isinstance(x, (int, float)) and not hasattr(x, "__float__"):
-        raise TypeError(f"`{name}` must be a real number; got {x!r}")
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        raise TypeError(f"`{name}` must be a real number; got {x!r}") from None
-    if not math.isfinite(v) or v < 0 or (positive and v == 0):
-        raise ValueError(f"`{name}` must be finite and {'> 0' if positive else '>= 0'}; "
-                         f"got {x!r}")
-    return v
+    return budget_amount(x, name, positive=positive)
 
 
 class _State:

@@ -12,7 +12,9 @@ from ..budget import Budget
 from ._errors import CLIError, FileError
 
 
-def _open(store: str, name: str, **cap: Any) -> Any:
+def open_budget(store: str, name: str, **cap: Any) -> Any:
+    """``Budget.open`` for the command line: its errors as CLI errors (usage, or I/O when
+    the store cannot be reached)."""
     try:
         return Budget.open(store, name, **cap)
     except ImportError as exc:
@@ -25,7 +27,7 @@ def _open(store: str, name: str, **cap: Any) -> Any:
 
 
 def _cmd_create(args: argparse.Namespace) -> int:
-    b = _open(args.store, args.name, epsilon=args.epsilon, delta=args.delta,
+    b = open_budget(args.store, args.name, epsilon=args.epsilon, delta=args.delta,
               composition=args.composition)
     if not args.quiet:
         print(f"bndp: budget {b.name!r} in {b.store}: epsilon = {b.epsilon:g}, delta = "
@@ -62,7 +64,7 @@ def _show(b: Any) -> dict[str, Any]:
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
-    b = _open(args.store, args.name)
+    b = open_budget(args.store, args.name)
     doc = _show(b)
     if args.json:
         json.dump(doc, sys.stdout, indent=2)

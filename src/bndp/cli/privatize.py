@@ -20,6 +20,7 @@ from .._random import default_rng
 from .._release import ColumnDataError, charge_release, plan_release, release_record
 from .._testhooks import crash_point
 from ..budget import Budget
+from .budget import open_budget
 from ..exceptions import BudgetError
 from ._errors import (CLIError, DataError, FileError, _COLUMN_OPTIONS, _cell_error, _column_flags,
                       _fmt_bound, _mode_as_flag, _need, _num)
@@ -130,16 +131,8 @@ def _open_budget(args: argparse.Namespace, bspec: dict[str, Any] | None) -> Any:
     if store is None or name is None:
         raise CLIError("a persistent budget needs both a store and a name: --budget-store "
                        "and --budget-name (or store and name in the spec's [budget])")
-    try:
-        return Budget.open(store, name, b.get("epsilon"), b.get("delta"),
-                           b.get("composition"))
-    except ImportError as exc:
-        raise CLIError(str(exc)) from None
-    except (TypeError, ValueError) as exc:
-        msg = str(exc)
-        raise CLIError(msg if msg.startswith("budget ") else f"budget {name!r}: {msg}") from None
-    except Exception as exc:  # the store cannot be reached or read
-        raise FileError(f"budget store {store}: {exc}") from None
+    return open_budget(store, name, epsilon=b.get("epsilon"), delta=b.get("delta"),
+                       composition=b.get("composition"))
 
 
 def _parse_specs(args: argparse.Namespace, label: str = "") -> tuple[list[_Spec], Any]:

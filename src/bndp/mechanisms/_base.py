@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._validation import apply_domain, as_float_array
+from .._validation import apply_domain
 from .._values import WideValues, as_values, snap_plan
 
 
