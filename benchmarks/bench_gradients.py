@@ -14,7 +14,7 @@ class PerInstanceRDP:
     def setup(self, mechanism, mode):
         self.theta = np.random.default_rng(0).normal(0.0, 2.0, 10**6)
         cls = bndp.RectifiedGaussian if mechanism == "rectified" else bndp.TruncatedGaussian
-        self.m = cls(1.0, -1.0, 1.0)
+        self.m = cls(1.0, lower=-1.0, upper=1.0)
 
     def time_rdp(self, mechanism, mode):
         per_instance_rdp(self.m, self.theta, 1.0, 2.0, mode)

@@ -22,7 +22,7 @@ class GridVersusContinuous:
 
     def setup(self, mechanism, mode):
         cls = bndp.BoundedLaplace if mechanism == "laplace" else bndp.BoundedGaussian
-        self.mech = cls(1.0, 1.0, 0.0, 120.0, mode=mode)
+        self.mech = cls(1.0, sensitivity=1.0, lower=0.0, upper=120.0, mode=mode)
         self.values = np.random.default_rng(1).uniform(0.0, 120.0, N)
         self.gen = np.random.default_rng(0)
 
@@ -52,7 +52,7 @@ class GridValueIndependence:
 
     def setup(self, mechanism, where):
         cls = bndp.BoundedLaplace if mechanism == "laplace" else bndp.BoundedGaussian
-        self.mech = cls(1.0, 1.0, 0.0, 120.0)
+        self.mech = cls(1.0, sensitivity=1.0, lower=0.0, upper=120.0)
         self.values = np.full(N, 0.0 if where == "bound" else 60.0)
         self.gen = np.random.default_rng(0)
 

@@ -49,8 +49,8 @@ import bndp
 
 assert "site-packages" in bndp.__file__, bndp.__file__
 x = np.array([0.0, 60.0, 120.0])
-for mech in (bndp.BoundedLaplace(1.0, 1.0, 0.0, 120.0),
-             bndp.BoundedGaussian(1.0, 1.0, 0.0, 120.0)):
+for mech in (bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=120.0),
+             bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=120.0)):
     y = mech.sample(x, rng=1)
     assert y.shape == x.shape and np.all((y >= 0.0) & (y <= 120.0)), y
     assert bndp.verify(mech) <= 1.0
