@@ -427,9 +427,9 @@ def test_charge_refused_after_the_draw_releases_nothing(monkeypatch):
     b = bndp.Budget(epsilon=1.0)
     real = spec_mod.charge_release
 
-    def racing(budget, plans, label, *args):
+    def racing(budget, plans, label, *args, **kwargs):
         b.spend(0.5, label="someone else")
-        return real(budget, plans, label, *args)
+        return real(budget, plans, label, *args, **kwargs)
 
     monkeypatch.setattr(spec_mod, "charge_release", racing)
     monkeypatch.setattr(bndp.frames, "charge_release", racing)

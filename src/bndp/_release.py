@@ -20,7 +20,7 @@ from __future__ import annotations
 import inspect
 import logging
 import math
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -30,7 +30,7 @@ from ._testhooks import crash_point
 from ._validation import check_on_outside
 from ._values import approx, from_ints, wide_column
 from .api import sample
-from .budget import check_budget
+from .budget import PersistentBudget, check_budget
 from .calibrate import bounded_laplace_scale
 from .mechanisms import window
 from .mechanisms.registry import MECHANISMS, REGISTRY
@@ -40,7 +40,7 @@ _LOG = logging.getLogger("bndp")
 __all__ = ["ColumnPlan", "parse_spec", "spec_costs", "SpecError", "ColumnDataError", "MECHANISMS",
            "BASE_KEYS",
            "plan_release", "charge_release", "column_details", "release_label", "Prepared",
-           "prepare", "draw",
+           "prepare", "draw", "draw_columns", "assemble",
            "keyword_spec"]
 
 BASE_KEYS = ("mechanism", "lower", "upper", "sensitivity", "epsilon", "delta", "on_outside",
@@ -546,18 +546,38 @@ def log_release(record: dict[str, Any]) -> None:
 
 
 def charge_release(budget: Any, plans: Iterable[ColumnPlan], label: str,
-                   release_id: str | None = None) -> None:
+                   release_id: str | None = None,
+                   while_charging: Callable[[], Any] | None = None) -> Any:
     """Charge a release to ``budget`` (None: nothing to do): the last step, once every
     mechanism is planned and every column drawn, right before the result is handed back
     (or, on the command line, put in place). Raises :class:`bndp.BudgetError` (spending
     nothing) if another release spent the budget since :func:`plan_release` checked it, or
     :class:`bndp.ReleaseRecorded` if another release recorded ``release_id`` since. A
-    :class:`bndp.PersistentBudget` commits the charge in its store before this returns."""
+    :class:`bndp.PersistentBudget` commits the charge in its store before this returns.
+
+    ``while_charging``: the last step of building the result from values already drawn
+    (for frames, the new frame put together), called here and its result returned. With a
+    persistent budget it runs once the charge is checked and written, while the charge's
+    transaction commits in another thread (the store's disk flush or the server's round
+    trip: most of a charge's time); nothing is returned before the commit is done, and a
+    refused charge discards nothing drawn because nothing has been built. The step draws
+    nothing and reads no data (it can fail only for lack of memory, in which case the
+    committed charge stands: a release is never under-counted)."""
     plans = list(plans)
     crash_point("drawn")
-    if budget is not None:
+    result = None
+    if isinstance(budget, PersistentBudget) and while_charging is not None:
+        box: list[Any] = []
         budget.charge(spec_costs(plans), label=label, release_id=release_id,
-                      details=column_details(plans))
+                      details=column_details(plans),
+                      during_commit=lambda: box.append(while_charging()))
+        result = box[0]
+    else:
+        if while_charging is not None:
+            result = while_charging()
+        if budget is not None:
+            budget.charge(spec_costs(plans), label=label, release_id=release_id,
+                          details=column_details(plans))
     crash_point("charged")
     if _LOG.isEnabledFor(logging.INFO):
         log_release(release_record(plans, label, release_id))
@@ -565,6 +585,7 @@ def charge_release(budget: Any, plans: Iterable[ColumnPlan], label: str,
         for p in plans:
             if _mode(p) == "continuous":
                 _LOG.warning(_CONTINUOUS, label, p.name)
+    return result
 
 
 def check_budget_compatible(plans: Iterable[ColumnPlan]) -> None:
@@ -654,29 +675,47 @@ def prepare(nw: Any, frame: Any, plans: Sequence[ColumnPlan]) -> list[Prepared]:
     return out
 
 
-def draw(nw: Any, frame: Any, plans: Sequence[ColumnPlan], prepared: Sequence[Prepared],
-         gens: Sequence[np.random.Generator], progress: Any = None) -> Any:
-    """Draw every column (each from its own generator) and return the new eager frame.
-    ``progress``: called with the number of cells of each column once it is drawn."""
-    impl = frame.implementation
-    new: list[Any] = []
+def draw_columns(plans: Sequence[ColumnPlan], prepared: Sequence[Prepared],
+                 gens: Sequence[np.random.Generator], progress: Any = None
+                 ) -> list[np.ndarray]:
+    """Draw every column (each from its own generator): the noisy values of its released
+    (not missing) cells. ``progress``: called with the number of cells of each column once
+    it is drawn."""
+    noisy = []
     for p, d, g in zip(plans, prepared, gens):
-        if progress is not None and new:
-            progress(len(prepared[len(new) - 1].values))
         if d.missing is None:
-            noisy = p.draw(d.values, g, d.lo, d.hi)
-            new.append(nw.new_series(p.name, noisy, nw.Float64, backend=impl))
+            noisy.append(p.draw(d.values, g, d.lo, d.hi))
         else:
             keep = ~d.missing
-            idx = np.flatnonzero(keep)
-            noisy = p.draw(d.values[keep], g, None if d.lo is None else d.lo[keep],
-                           None if d.hi is None else d.hi[keep])
+            noisy.append(p.draw(d.values[keep], g, None if d.lo is None else d.lo[keep],
+                                None if d.hi is None else d.hi[keep]))
+        if progress is not None:
+            progress(len(d.values))
+    return noisy
+
+
+def assemble(nw: Any, frame: Any, plans: Sequence[ColumnPlan], prepared: Sequence[Prepared],
+             noisy: Sequence[np.ndarray]) -> Any:
+    """The eager frame ``frame`` with every released column replaced by its drawn values
+    (:func:`draw_columns`); missing cells stay as they were (null stays null, NaN stays
+    NaN). Draws nothing."""
+    impl = frame.implementation
+    new: list[Any] = []
+    for p, d, x in zip(plans, prepared, noisy):
+        if d.missing is None:
+            new.append(nw.new_series(p.name, x, nw.Float64, backend=impl))
+        else:
+            idx = np.flatnonzero(~d.missing)
             base = d.series if d.series.dtype == nw.Float64 else d.series.cast(nw.Float64)
-            # missing cells stay as they were (null stays null, NaN stays NaN)
-            new.append(base.scatter(idx, noisy) if idx.size else base)
-    if progress is not None and new:
-        progress(len(prepared[-1].values))
+            new.append(base.scatter(idx, x) if idx.size else base)
     return frame.with_columns(*new)
+
+
+def draw(nw: Any, frame: Any, plans: Sequence[ColumnPlan], prepared: Sequence[Prepared],
+         gens: Sequence[np.random.Generator], progress: Any = None) -> Any:
+    """Draw every column (:func:`draw_columns`) and return the new eager frame
+    (:func:`assemble`)."""
+    return assemble(nw, frame, plans, prepared, draw_columns(plans, prepared, gens, progress))
 
 
 def keyword_spec(columns: Any, *, mechanism: str, epsilon: float, sensitivity: float,

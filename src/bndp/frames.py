@@ -32,7 +32,8 @@ import sys
 from typing import Any, TypeVar
 
 from ._random import RNGLike, default_rng, spawn
-from ._release import charge_release, draw, plan_release, prepare, release_label
+from ._release import (assemble, charge_release, draw_columns, plan_release, prepare,
+                       release_label)
 from .budget import check_budget
 
 __all__ = ["privatize"]
@@ -168,15 +169,20 @@ def privatize(frame: FrameT, spec: Any, budget: Any = None, rng: RNGLike = None,
     gens = [default_rng(None) for _ in plans] if rng is None else spawn(rng, len(plans))
     bar = _progress_bar(len(eager) * len(plans)) if progress else None  # type: ignore[arg-type]
     try:
-        out = draw(nw, eager, plans, prepared, gens, None if bar is None else bar.update)
+        noisy = draw_columns(plans, prepared, gens, None if bar is None else bar.update)
     finally:
         if bar is not None:
             bar.close()
-    result = out.lazy(backend=impl).to_native() if lazy else out.to_native()
+
+    def result() -> Any:
+        out = assemble(nw, eager, plans, prepared, noisy)
+        return out.lazy(backend=impl).to_native() if lazy else out.to_native()
+
     # charged (and, for a persistent budget, committed) only once every column is drawn
-    # and before the result is handed back: a release that fails spends nothing
-    charge_release(budget, plans, release_label(plans), release_id)
-    return result  # type: ignore[no-any-return]
+    # and before the result is handed back: a release that fails spends nothing. The
+    # result frame is put together while the charge commits.
+    return charge_release(budget, plans, release_label(plans), release_id,
+                          while_charging=result)
 
 
 def _progress_bar(total: int) -> Any:

@@ -25,7 +25,7 @@ import os
 import socket
 import time
 from fractions import Fraction
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from .._validation import budget_amount
 from ..exceptions import BudgetError, ReleaseRecorded
@@ -203,12 +203,14 @@ class Ledger:
             self._refuse(cur, _State(row), costs, label, release_id)
 
     def charge(self, costs: Mapping[str, tuple[float, float]], label: str = "",
-               release_id: str | None = None, details: Mapping[str, dict] | None = None
-               ) -> tuple[float, float]:
+               release_id: str | None = None, details: Mapping[str, dict] | None = None,
+               during_commit: Callable[[], Any] | None = None) -> tuple[float, float]:
         """Check and record one release in one transaction; returns its cost
         ``(epsilon, delta)`` (sums rounded upwards). Raises :class:`bndp.BudgetError` or
-        :class:`bndp.ReleaseRecorded` (recording nothing)."""
-        with self.backend.transaction(write=True) as cur:
+        :class:`bndp.ReleaseRecorded` (recording nothing). ``during_commit``: called once
+        the release is checked and written, while the transaction commits (see
+        :meth:`._backends.Backend.transaction`); not called if the release is refused."""
+        with self.backend.transaction(write=True, during_commit=during_commit) as cur:
             row = cur.execute(_SELECT + self.backend.lock_suffix, (self.name,)).fetchone()
             st = _State(row)
             e, d = self._refuse(cur, st, costs, label, release_id)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any
+from typing import Any, Callable
 
 __all__ = ["Backend", "SQLiteBackend", "PostgresBackend", "backend_for"]
 
@@ -93,14 +93,40 @@ class Backend:
             for stmt in SCHEMA:
                 cur.execute(stmt)
 
-    def transaction(self, write: bool) -> "_Transaction":
-        return _Transaction(self, write)
+    def transaction(self, write: bool, during_commit: Callable[[], Any] | None = None
+                    ) -> "_Transaction":
+        """One transaction, committed when its block ends without an exception and rolled
+        back otherwise. ``during_commit``: called, in this thread, while the commit runs in
+        another (the commit's disk flush or round trip releases the GIL); the block ends
+        once both are done, raising the commit's exception first, then the function's."""
+        return _Transaction(self, write, during_commit)
+
+
+def _commit_during(conn: Any, work: Callable[[], Any]) -> None:
+    failed: list[BaseException] = []
+
+    def commit() -> None:
+        try:
+            conn.commit()
+        except BaseException as exc:  # raised in the caller's thread below
+            failed.append(exc)
+
+    t = threading.Thread(target=commit, name="bndp-commit", daemon=True)
+    t.start()
+    try:
+        work()
+    finally:
+        t.join()
+        if failed:
+            raise failed[0]
 
 
 class _Transaction:
-    def __init__(self, backend: Backend, write: bool) -> None:
+    def __init__(self, backend: Backend, write: bool,
+                 during_commit: Callable[[], Any] | None = None) -> None:
         self.b = backend
         self.write = write
+        self.during = during_commit
 
     def __enter__(self) -> Any:
         self.b._lock.acquire()
@@ -117,18 +143,28 @@ class _Transaction:
         conn = self.b._conn
         try:
             if et is None:
-                conn.commit()
-            else:
                 try:
-                    conn.rollback()
-                except Exception:  # pragma: no cover - a broken connection: dropped
-                    self.b.close()
+                    if self.during is None:
+                        conn.commit()
+                    else:
+                        _commit_during(conn, self.during)
+                except BaseException:
+                    self._rollback(conn)  # (nothing to undo where the commit went through)
+                    raise
+            else:
+                self._rollback(conn)
         finally:
             try:
                 self.cur.close()
             except Exception:  # pragma: no cover
                 pass
             self.b._lock.release()
+
+    def _rollback(self, conn: Any) -> None:
+        try:
+            conn.rollback()
+        except Exception:  # pragma: no cover - a broken connection: dropped
+            self.b.close()
 
 
 class _Cursor:
