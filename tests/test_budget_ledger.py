@@ -316,24 +316,33 @@ def test_the_frame_is_built_while_the_charge_commits(store, monkeypatch):
     committing, built = threading.Event(), threading.Event()
     threads = {}
 
-    def hook():  # in the commit: waits for the frame to be put together meanwhile
+    def hook():  # in the charge's commit: waits for the frame to be put together meanwhile
+        if not threads.get("drawn"):  # (the budget's check, before the draws)
+            return
         threads["commit"] = threading.get_ident()
         committing.set()
         threads["overlapped"] = built.wait(20)
 
-    real = bndp.frames.assemble
+    real_draw, real = bndp.frames.draw_columns, bndp.frames.assemble
 
-    def assemble(*a, **k):
+    def draw_columns(*a, **k):
+        out = real_draw(*a, **k)
+        threads["drawn"] = True
+        return out
+
+    def assemble(*a, **k):  # waits for the charge to be under way meanwhile
         threads["assemble"] = threading.get_ident()
-        threads["commit_started"] = committing.wait(20)
+        threads["charging"] = committing.wait(20)
         out = real(*a, **k)
         built.set()
         return out
 
     monkeypatch.setattr(bndp.frames, "assemble", assemble)
+    monkeypatch.setattr(bndp.frames, "draw_columns", draw_columns)
     _proxy_commit(b, hook=hook)
     out = bndp.privatize(_frame(), SPEC, budget=b, rng=3)
-    assert threads["overlapped"] and threads["commit_started"]
+    threads["drawn"] = False
+    assert threads["overlapped"] and threads["charging"]
     assert threads["commit"] != threads["assemble"] == threading.get_ident()
     assert out.shape == _frame().shape and b.spent.epsilon == 0.5 and len(b.history) == 1
 
@@ -351,11 +360,9 @@ def test_a_failed_commit_returns_nothing_and_records_nothing(store, monkeypatch)
     assert len(b.history) == 1
 
 
-def test_a_charge_refused_after_the_draw_builds_nothing(store, monkeypatch):
+def test_a_charge_refused_after_the_draw_returns_nothing(store, monkeypatch):
     b = bndp.Budget.open(store, _name(), epsilon=0.75, delta=1e-6)
     other = bndp.Budget.open(store, b.name)
-    built = []
-    monkeypatch.setattr(bndp.frames, "assemble", lambda *a, **k: built.append(1))
     real = bndp.frames.draw_columns
 
     def racing(*a, **k):  # another process spends the budget while this one draws
@@ -366,4 +373,4 @@ def test_a_charge_refused_after_the_draw_builds_nothing(store, monkeypatch):
     monkeypatch.setattr(bndp.frames, "draw_columns", racing)
     with pytest.raises(bndp.BudgetError, match="exceed"):
         bndp.privatize(_frame(), SPEC, budget=b)
-    assert built == [] and [e.label for e in b.history] == ["someone else"]
+    assert [e.label for e in b.history] == ["someone else"] and b.spent.epsilon == 0.5

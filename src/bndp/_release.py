@@ -26,6 +26,7 @@ import numpy as np
 
 from ._columns import check_nulls
 from ._ledger import _version
+from ._ledger import worker as ledger_worker
 from ._testhooks import crash_point
 from ._validation import check_on_outside
 from ._values import approx, from_ints, wide_column
@@ -557,21 +558,23 @@ def charge_release(budget: Any, plans: Iterable[ColumnPlan], label: str,
 
     ``while_charging``: the last step of building the result from values already drawn
     (for frames, the new frame put together), called here and its result returned. With a
-    persistent budget it runs once the charge is checked and written, while the charge's
-    transaction commits in another thread (the store's disk flush or the server's round
-    trip: most of a charge's time); nothing is returned before the commit is done, and a
-    refused charge discards nothing drawn because nothing has been built. The step draws
-    nothing and reads no data (it can fail only for lack of memory, in which case the
-    committed charge stands: a release is never under-counted)."""
+    persistent budget the charge runs meanwhile on the ledger's thread
+    (:func:`bndp._ledger.worker`; its commit, the store's flush to disk or the server's
+    round trip, is most of its time and runs without the GIL). Nothing is returned before
+    the charge is committed, and a refused or failed charge discards the result. The step
+    draws nothing and reads no data (it can fail only for lack of memory, in which case
+    the charge, if committed, stands: a release is never under-counted)."""
     plans = list(plans)
     crash_point("drawn")
     result = None
     if isinstance(budget, PersistentBudget) and while_charging is not None:
-        box: list[Any] = []
-        budget.charge(spec_costs(plans), label=label, release_id=release_id,
-                      details=column_details(plans),
-                      during_commit=lambda: box.append(while_charging()))
-        result = box[0]
+        costs, details = spec_costs(plans), column_details(plans)
+        charged = ledger_worker().submit(budget.charge, costs, label=label,
+                                         release_id=release_id, details=details)
+        try:
+            result = while_charging()
+        finally:
+            charged.result()  # waits for the commit; raises a refusal or a failure
     else:
         if while_charging is not None:
             result = while_charging()

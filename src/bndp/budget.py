@@ -31,7 +31,7 @@ import math
 import threading
 import time
 from fractions import Fraction
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
 
 from ._validation import budget_amount
 from .exceptions import BudgetError, ReleaseRecorded
@@ -637,19 +637,14 @@ class PersistentBudget(Budget):
         return self.charge(costs, label, release_id=release_id)
 
     def charge(self, costs: "dict[str, tuple[float, float]]", label: str = "", *,
-               release_id: str | None = None, details: "dict[str, dict] | None" = None,
-               during_commit: "Callable[[], Any] | None" = None) -> Cost:
+               release_id: str | None = None, details: "dict[str, dict] | None" = None
+               ) -> Cost:
         """Check and record one release in one transaction. Used by the release functions;
-        ``details`` (per column) is recorded in :attr:`history`. ``during_commit``: a
-        function called once the release is checked and written, in this thread, while the
-        transaction commits in another (the store's disk flush or the server's round trip);
-        this returns once both are done, raising the commit's exception first. The release
-        functions put their result together there, from values already drawn."""
+        ``details`` (per column) is recorded in :attr:`history`."""
         for c in costs.values():
             _amount(c[0], "epsilon", positive=False)
             _amount(c[1], "delta", positive=False)
-        e, d = self._ledger.charge(costs, label, _release_id(release_id), details,
-                                   during_commit)
+        e, d = self._ledger.charge(costs, label, _release_id(release_id), details)
         return Cost(e, d)
 
     def _check_charge(self, costs: "dict[str, tuple[float, float]]", label: str = "",

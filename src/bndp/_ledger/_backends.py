@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Callable
+from typing import Any
 
 __all__ = ["Backend", "SQLiteBackend", "PostgresBackend", "backend_for"]
 
@@ -93,40 +93,14 @@ class Backend:
             for stmt in SCHEMA:
                 cur.execute(stmt)
 
-    def transaction(self, write: bool, during_commit: Callable[[], Any] | None = None
-                    ) -> "_Transaction":
-        """One transaction, committed when its block ends without an exception and rolled
-        back otherwise. ``during_commit``: called, in this thread, while the commit runs in
-        another (the commit's disk flush or round trip releases the GIL); the block ends
-        once both are done, raising the commit's exception first, then the function's."""
-        return _Transaction(self, write, during_commit)
-
-
-def _commit_during(conn: Any, work: Callable[[], Any]) -> None:
-    failed: list[BaseException] = []
-
-    def commit() -> None:
-        try:
-            conn.commit()
-        except BaseException as exc:  # raised in the caller's thread below
-            failed.append(exc)
-
-    t = threading.Thread(target=commit, name="bndp-commit", daemon=True)
-    t.start()
-    try:
-        work()
-    finally:
-        t.join()
-        if failed:
-            raise failed[0]
+    def transaction(self, write: bool) -> "_Transaction":
+        return _Transaction(self, write)
 
 
 class _Transaction:
-    def __init__(self, backend: Backend, write: bool,
-                 during_commit: Callable[[], Any] | None = None) -> None:
+    def __init__(self, backend: Backend, write: bool) -> None:
         self.b = backend
         self.write = write
-        self.during = during_commit
 
     def __enter__(self) -> Any:
         self.b._lock.acquire()
@@ -144,12 +118,9 @@ class _Transaction:
         try:
             if et is None:
                 try:
-                    if self.during is None:
-                        conn.commit()
-                    else:
-                        _commit_during(conn, self.during)
+                    conn.commit()
                 except BaseException:
-                    self._rollback(conn)  # (nothing to undo where the commit went through)
+                    self._rollback(conn)  # a failed commit leaves nothing open
                     raise
             else:
                 self._rollback(conn)
