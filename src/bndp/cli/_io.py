@@ -352,20 +352,21 @@ def _output_kind(dst: str) -> tuple[str, str | None]:
     return "file", dst
 
 
-def _spool_input(src: str) -> str:
-    """Copy stdin (``-``) or a non-regular input (a pipe) to a temporary file."""
-    fd, tmp = tempfile.mkstemp(prefix=".bndp-input.", suffix=".bndp-partial")
+def _spool_input(src: str) -> "Staged":
+    """Copy stdin (``-``) or a non-regular input (a pipe) to a temporary file (unnamed
+    where the system has them: the true data never stay on disk after a crash)."""
+    spool = Staged(None, ".bndp-input.")
     try:
-        with os.fdopen(fd, "wb") as out:
+        with open(spool.path, "wb") as out:
             if src == "-":
                 shutil.copyfileobj(sys.stdin.buffer, out, 1 << 20)
             else:
                 with open(src, "rb") as f:
                     shutil.copyfileobj(f, out, 1 << 20)
     except BaseException:
-        os.unlink(tmp)
+        spool.discard()
         raise
-    return tmp
+    return spool
 
 
 def _main_thread() -> bool:

@@ -488,19 +488,22 @@ def _cmd_privatize(args: argparse.Namespace) -> int:
     staged = Staged(out_dir, f".{os.path.basename(final or 'stdout')}.")
     tmp = staged.path
     in_path = None
+    spool: Staged | None = None            # a temporary copy of the input
     old = signal.signal(signal.SIGTERM, _on_sigterm) if _main_thread() else None
     try:
         if parts is not None:
             in_path = None
         else:
-            in_path = _spool_input(src) if spooled else src
+            if spooled:
+                spool = _spool_input(src)
+            in_path = spool.path if spool is not None else src
             if compressed is None and spooled:
                 compressed = _magic(in_path) if _magic(in_path) in ("gzip", "zstd") else None
             if compressed is not None:     # decompressed into a temporary file first
                 plain = _decompress(in_path, compressed, shown_src)
-                if spooled:
-                    _remove(in_path)
-                in_path, spooled = plain, True
+                if spool is not None:
+                    spool.discard()
+                spool, in_path = plain, plain.path
             if fmt is None:                # stdin or a pipe: Parquet by its magic bytes
                 fmt = "parquet" if _magic(in_path) == "parquet" else "csv"
             if os.path.getsize(in_path) == 0:
@@ -539,8 +542,8 @@ def _cmd_privatize(args: argparse.Namespace) -> int:
         staged.discard()
         raise
     finally:
-        if spooled and in_path is not None:
-            _remove(in_path)
+        if spool is not None:
+            spool.discard()
         if old is not None:
             signal.signal(signal.SIGTERM, old)
     finally_t = time.perf_counter()
@@ -649,24 +652,25 @@ def _strip_compression(path: str) -> str:
     return root if ext.lower() in _COMPRESSED else path
 
 
-def _decompress(path: str, codec: str, shown: str) -> str:
-    """A gzip or zstd file decompressed into a temporary file (pyarrow's codecs)."""
+def _decompress(path: str, codec: str, shown: str) -> Staged:
+    """A gzip or zstd file decompressed into a temporary file (pyarrow's codecs; unnamed
+    where the system has them)."""
     pa, = _arrow("pyarrow")
-    fd, tmp = tempfile.mkstemp(prefix=".bndp-input.", suffix=".bndp-partial")
+    plain = Staged(None, ".bndp-input.")
     try:
-        with os.fdopen(fd, "wb") as out, pa.input_stream(path, compression=codec) as f:
+        with open(plain.path, "wb") as out, pa.input_stream(path, compression=codec) as f:
             while True:
                 chunk = f.read(1 << 20)
                 if not chunk:
                     break
                 out.write(chunk)
     except (OSError, pa.ArrowInvalid) as exc:
-        _remove(tmp)
+        plain.discard()
         raise DataError(f"{shown}: cannot decompress ({codec}): {exc}") from None
     except BaseException:
-        _remove(tmp)
+        plain.discard()
         raise
-    return tmp
+    return plain
 
 
 def _parquet_parts(src: str) -> list[str] | None:
