@@ -357,7 +357,7 @@ def budget_section(charges: int = 300, repeat: int = 31) -> None:
 
     import pandas as pd
 
-    from bndp._ledger._compose import optimal_epsilon
+    from bndp._ledger._compose import _optimal_epsilon, optimal_epsilon
 
     print("Persistent budgets (bndp.Budget.open)")
     print(f"{'':44s}{'ms':>10s}{'target':>12s}")
@@ -411,7 +411,11 @@ def budget_section(charges: int = 300, repeat: int = 31) -> None:
               f"{r:.3f}x {'ok' if r <= 1.05 else 'MISS'}")
         print(f"{'the budget on a 10-row release':44s}{b10 - a10:10.2f}")
         counts = {(0.01 * (1 + k), 0.0): 100 for k in range(10)}
-        t = best_of(lambda: optimal_epsilon(counts, 1e-6), 3) * 1e3
+        def compose() -> None:  # composed anew each time (not the kept result)
+            _optimal_epsilon.cache_clear()
+            optimal_epsilon(counts, 1e-6)
+
+        t = best_of(compose, 3) * 1e3
         print(f"{'optimal composition, 1,000 releases':44s}{t:10.1f}{'< 1000':>12s} "
               f"{'ok' if t < 1000 else 'MISS'}")
         eps = optimal_epsilon({(0.05, 0.0): 365}, 1e-6)
