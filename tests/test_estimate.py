@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import bndp
-from bndp import estimation
+from bndp.estimation import _em, _law
 
 
 def _lap(eps=1.0, lo=0.0, hi=10.0):
@@ -56,11 +56,11 @@ def test_expected_counts_of_a_mixture_give_it_back():
 def test_exact_em_fixed_point_on_the_support():
     # bin proportions equal to A g: the maximum likelihood is g itself
     m = _lap(1.0)
-    law = estimation._BinnedLaw(m.exact_plan, 0.5, 512)
+    law = _law._BinnedLaw(m.exact_plan, 0.5, 512)
     g = np.zeros(len(law.s))
     g[[0, 5, len(g) // 2]] = [0.2, 0.5, 0.3]
     P = (law.A @ g)[None, :]
-    fit, L, ok = estimation._fit(P, 1e5, law, 1e-4, 5000)
+    fit, L, ok = _em._fit(P, 1e5, law, 1e-4, 5000)
     assert float(fit[0] @ law.values) == pytest.approx(float(g @ law.values), abs=0.01)
     for k in np.flatnonzero(g):   # each atom's mass stays near it (below the noise scale)
         near = np.abs(law.values - law.values[k]) <= 0.75
@@ -73,7 +73,7 @@ def test_bins_partition_the_grid_and_columns_are_laws():
     for eps, hi in [(1.0, 10.0), (0.1, 120.0), (4.0, 120.0)]:
         for cls in (bndp.BoundedLaplace, bndp.BoundedGaussian):
             m = cls(eps, sensitivity=1.0, lower=0.0, upper=hi)
-            law = estimation._BinnedLaw(m.exact_plan, 0.5, 512)
+            law = _law._BinnedLaw(m.exact_plan, 0.5, 512)
             assert law.s[0] == 0 and law.s[-1] == law.n and len(law.s) <= 512
             assert law.lo[0] == 0 and law.hi[-1] == law.n
             np.testing.assert_array_equal(law.lo[1:], law.hi[:-1] + 1)
