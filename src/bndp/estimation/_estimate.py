@@ -183,9 +183,9 @@ def estimate(released: Any, spec_or_mechanism: Any, *, lower: Any = None, upper:
         groups.append(_group(y, plan, fam.what, resolution, max_support))
     fits = [_fit_group(grp, int(n_boot), target, gen, float(tol), int(max_iter))
             for grp in groups]
-    xs, g, gb, gr = _combine(groups, fits)
+    xs, g, gb, gr, parts = _combine(groups, fits)
     return Estimate(xs, g, int(y.shape[0]), level, target, all(f[3] for f in fits),
-                    len(groups), gb, gr, float(np.mean(y)))
+                    len(groups), gb, gr, float(np.mean(y)), parts)
 
 
 _LAWS: dict = {}
@@ -205,7 +205,7 @@ def _group(y: np.ndarray, plan: window.RowPlan, what: str, resolution: float,
     fine = np.bincount(j, minlength=plan.n + 1)
     # bin the fine counts: bins are runs of fine indices lo_b..hi_b
     counts = np.add.reduceat(fine.astype(np.float64), law.lo)
-    return _Group(law, counts)
+    return _Group(law, counts, fine)
 
 
 

@@ -65,6 +65,9 @@ class Estimate:
         fit's (``"population"``).
     naive_mean : float
         The released values' plain mean (biased toward the middle of the range).
+    parts : tuple
+        Per row group: what :meth:`histogram` reads (the group's fit, its smoothing
+        bandwidth, its released counts and bootstrap; see :mod:`bndp.estimation._smooth`).
 
     Examples
     --------
@@ -86,6 +89,7 @@ class Estimate:
     boot: np.ndarray
     boot_truth: np.ndarray
     naive_mean: float
+    parts: tuple = ()
 
     # point estimates ------------------------------------------------------------------
     @property
@@ -117,9 +121,14 @@ class Estimate:
 
     def histogram(self, edges: Any) -> np.ndarray:
         """Estimated probability mass of the true values in each bin ``[e_k, e_{k+1})``
-        (the last bin closed, as :func:`numpy.histogram`). Bins narrower than the noise
-        scale are not resolved (see :mod:`bndp.estimation`)."""
-        return _hist(self.support, self.probabilities, _check_edges(edges))
+        (the last bin closed, as :func:`numpy.histogram`): the released share of each bin
+        corrected by the migration between bins expected under the fit smoothed at a
+        bandwidth the data cannot reject (see :mod:`bndp.estimation._smooth`). Bins
+        narrower than the noise scale are not resolved."""
+        e = _check_edges(edges)
+        if not self.parts:
+            return _hist(self.support, self.probabilities, e)
+        return np.maximum(sum(p.w * p.histogram(e) for p in self.parts), 0.0)
 
     # intervals ------------------------------------------------------------------------
     def _need_boot(self) -> None:
@@ -172,9 +181,13 @@ class Estimate:
         """``(low, high)`` arrays: the intervals of each bin's mass at ``level``."""
         self._need_boot()
         e = _check_edges(edges)
-        t0 = _hist(self.support, self.probabilities, e)
-        err = _hist(self.support, self.boot, e) - _hist(self.support, self.boot_truth, e)
-        lo, hi = _basic(t0, err, self.level)
+        t0 = self.histogram(e)
+        tb = (sum(p.w * p.boot_histograms(e) for p in self.parts) if self.parts
+              else _hist(self.support, self.boot, e))
+        err = tb - _hist(self.support, self.boot_truth, e)
+        # centred on the estimate: the replicates' true columns sit on the support points,
+        # so their bin-scale bias is not the real columns'
+        lo, hi = _basic(t0, err - err.mean(axis=0), self.level)
         return np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
 
     def summary(self, quantiles: Sequence[float] = (0.1, 0.25, 0.5, 0.75, 0.9)) -> dict:
