@@ -81,6 +81,17 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
+    if args.input is not None:
+        from .estimate import _cmd_plot_released
+
+        return _cmd_plot_released(args)
+    for k in ("epsilon", "sensitivity", "lower", "upper"):
+        if getattr(args, k) is None:
+            raise CLIError(f"bndp plot needs --{k} (or a released file with --spec and "
+                           "--column)")
+    if args.spec or args.column:
+        raise CLIError("bndp plot: --spec and --column go with a released file (bndp plot "
+                       "RELEASED --spec SPEC --column NAME -o OUT)")
     matplotlib = _need("matplotlib", "plot", "bndp plot")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

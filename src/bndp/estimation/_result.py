@@ -128,7 +128,10 @@ class Estimate:
         e = _check_edges(edges)
         if not self.parts:
             return _hist(self.support, self.probabilities, e)
-        return np.maximum(sum(p.w * p.histogram(e) for p in self.parts), 0.0)
+        h = sum(p.w * p.histogram(e) for p in self.parts)
+        total = float(h.sum())
+        h = np.maximum(h, 0.0)   # a bin's correction may overshoot: clipped, mass kept
+        return h * (total / h.sum()) if h.sum() > 0 else h
 
     # intervals ------------------------------------------------------------------------
     def _need_boot(self) -> None:

@@ -99,6 +99,9 @@ def bandwidth(law, counts: np.ndarray, g: np.ndarray, limit: float = LR_LIMIT) -
     return best
 
 
+#: the quantile of the bootstrap's likelihood-ratio statistic that bounds the smoothing:
+#: the smoothed fit stays inside the 95 % likelihood-ratio confidence region of the truth
+LR_QUANTILE = 0.95
 #: bootstrap replicates that calibrate the likelihood-ratio limit, and their seed (the
 #: estimate stays deterministic)
 CALIBRATION_REPS = 24
@@ -106,7 +109,7 @@ CALIBRATION_SEED = 20260531
 
 
 def lr_limit(law, g: np.ndarray, N: float, tol: float, max_iter: int,
-             quantile: float = 0.5) -> float:
+             quantile: float = LR_QUANTILE) -> float:
     """The likelihood-ratio statistic of the maximum-likelihood fit against the truth,
     :math:`D^* = 2 \\sum_b c^*_b \\ln((A\\hat g^*)_b / (A\\hat g)_b)`, at its ``quantile``
     over ``CALIBRATION_REPS`` parametric-bootstrap columns drawn from ``g``: how far the
