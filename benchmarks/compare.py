@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import time
+import zlib
 
 import numpy as np
 from scipy import stats
@@ -499,7 +500,7 @@ def estimate_section(reps: int, sizes, n_boot: int, mechs=("laplace", "gaussian"
 
 
 def _estimate_row(mech, eps, per_row, dist, n, reps, n_boot) -> None:
-    rng = np.random.default_rng(hash((mech, eps, per_row, dist, n)) % 2**32)
+    rng = np.random.default_rng(zlib.crc32(repr((mech, eps, per_row, dist, n)).encode()))
     spec = {"mechanism": mech, "epsilon": eps, "sensitivity": 1.0}
     naive, est, cover, tv_n, tv_e = [], [], 0, [], []
     for _ in range(reps):

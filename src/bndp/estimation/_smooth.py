@@ -16,10 +16,13 @@ normalised to one over ``[l, u]``. This is the EMS estimator of Silverman et al.
 *The bandwidth* is the largest :math:`h` the data do not reject against the maximum
 likelihood fit: with :math:`\hat g` the fit and :math:`\hat g_h` its smoothed version
 (discretised onto the support's cells), the likelihood-ratio statistic
-:math:`D(h) = 2 \sum_b c_b \ln\big((A\hat g)_b / (A\hat g_h)_b\big)` is compared with
-the 95 % point of :math:`\chi^2_1` (one parameter, :math:`h`, is chosen), scanning
-:math:`h = t \cdot 2^{k/2}` upward from an eighth of the noise scale :math:`t` to the
-range's quarter. A smooth column is smoothed at about the noise scale (the resolution of
+:math:`D(h) = 2 \sum_b c_b \ln\big((A\hat g)_b / (A\hat g_h)_b\big)` must stay below
+the 95 % point of the same statistic between a fit and its truth, measured by a parametric
+bootstrap from :math:`\hat g` (:func:`lr_limit`: ``CALIBRATION_REPS`` columns, a fixed
+seed, so the estimate stays deterministic): :math:`\hat g_h` lies in the 95 %
+likelihood-ratio confidence region of the true distribution. :math:`h` is scanned upward
+on :math:`t \cdot 2^{k/2}`, from an eighth of the noise scale :math:`t` to a quarter of
+the range, and the scan stops at the first rejection. A smooth column is smoothed at about the noise scale (the resolution of
 the deconvolution); a pile of values at a bound, or a mode narrower than the noise, is
 kept sharp because smoothing it changes the released law visibly; more data allow less
 smoothing (the estimate stays consistent).
@@ -34,7 +37,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import ndtr
 
-#: the likelihood-ratio statistic allowed to the smoothing: the 95 % point of chi^2_1
+#: the likelihood-ratio statistic allowed to the smoothing without a calibration: the 95 %
+#: point of chi^2_1
 LR_LIMIT = 3.841458820694124
 #: bandwidths tried, in units of the noise scale (each step a factor sqrt 2)
 STEPS = 2.0 ** (np.arange(-6, 9) / 2.0)
