@@ -7,14 +7,13 @@ import argparse
 import json
 import math
 import os
-import tempfile
 from typing import Any
 
 import numpy as np
 
 from ..estimation import estimate
 from ._errors import CLIError, DataError, FileError, _need
-from ._io import _guess_format, _normal_mode, _remove
+from ._io import _guess_format, _save_figure
 from .privatize import _load_spec_file
 
 
@@ -222,17 +221,6 @@ def _cmd_plot_released(args: argparse.Namespace) -> int:
     ax.set_ylabel(f"share per bin of {(hi - lo) / args.bins:.3g}")
     ax.set_title(f"{c}: {y.shape[0]} released values and the estimated true distribution")
     ax.legend(frameon=False)
-    fd, tmp = tempfile.mkstemp(prefix=".bndp-plot.", suffix=os.path.splitext(args.output)[1],
-                               dir=out_dir)
-    os.close(fd)
-    try:
-        fig.savefig(tmp, dpi=args.dpi)
-        _normal_mode(tmp)
-        os.replace(tmp, args.output)
-    except BaseException:
-        _remove(tmp)
-        raise
-    finally:
-        plt.close(fig)
+    _save_figure(fig, args.output, args.dpi)
     print(f"bndp: wrote {args.output}")
     return 0
