@@ -7,6 +7,7 @@ measured in one run on this machine. Prints times and ratios next to the project
     python benchmarks/compare.py --one-value-only     # one record at a time (issue 23)
     python benchmarks/compare.py --budget-only        # persistent budgets (SQLite, PostgreSQL)
     python benchmarks/compare.py --estimate-only      # bndp.estimate: accuracy, coverage, time
+    python benchmarks/compare.py --estimate-only --reps 20 --estimate-sizes 1e4 --estimate-bounds rows
 
 Baselines: NumPy's plain (untruncated) `normal` and `laplace`, `scipy.stats.truncnorm.rvs`,
 and diffprivlib's `LaplaceBoundedDomain` when it is installed (it draws one value per call,
