@@ -389,6 +389,14 @@ def test_histogram_bandwidth_follows_the_data():
     assert sharp.parts[0].h < smooth.parts[0].h / 4
     h = sharp.histogram([0, 25, 29, 31, 35, 60])
     assert h[2] > 0.8
+    # a single bin around the point holds at most all the mass; bins beyond it none
+    one = sharp.histogram([29, 31])
+    assert 0.8 < one[0] <= 1.0
+    assert sharp.histogram([-10, 0, 60, 70]).tolist() == pytest.approx([0, 1, 0], abs=1e-9)
+    # one released value: the migration correction of a narrow bin overshoots 1 unless
+    # the bins' total is capped
+    tiny = bndp.estimate(_lap(1.0).sample(np.array([3.0]), rng=1), _lap(1.0), n_boot=0)
+    assert 0.0 <= tiny.histogram([2.5, 3.5])[0] <= 1.0
 
 
 @pytest.mark.parametrize("per_row", [False, True])

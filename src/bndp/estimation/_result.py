@@ -129,8 +129,10 @@ class Estimate:
         if not self.parts:
             return _hist(self.support, self.probabilities, e)
         h = sum(p.w * p.histogram(e) for p in self.parts)
-        total = float(h.sum())
-        h = np.maximum(h, 0.0)   # a bin's correction may overshoot: clipped, mass kept
+        # a bin's correction may overshoot: bins clipped at 0 and the edges' total mass
+        # (kept within [0, 1]) shared out again
+        total = min(max(float(h.sum()), 0.0), 1.0)
+        h = np.maximum(h, 0.0)
         return h * (total / h.sum()) if h.sum() > 0 else h
 
     # intervals ------------------------------------------------------------------------
