@@ -373,3 +373,23 @@ def _main_thread() -> bool:
     import threading
 
     return threading.current_thread() is threading.main_thread()
+
+
+def _save_figure(fig: Any, output: str, dpi: int) -> None:
+    """Write a matplotlib figure to ``output`` through a temporary file in its directory,
+    renamed into place only on success; the figure is closed."""
+    import matplotlib.pyplot as plt
+
+    out_dir = os.path.dirname(os.path.abspath(output))
+    fd, tmp = tempfile.mkstemp(prefix=".bndp-plot.", suffix=os.path.splitext(output)[1],
+                               dir=out_dir)
+    os.close(fd)
+    try:
+        fig.savefig(tmp, dpi=dpi)
+        _normal_mode(tmp)
+        os.replace(tmp, output)
+    except BaseException:
+        _remove(tmp)
+        raise
+    finally:
+        plt.close(fig)
