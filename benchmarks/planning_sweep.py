@@ -38,6 +38,10 @@ CASES = {
                  "[0.0, 30.0, 120.0]"),
     "gaussian-tight": ("bndp.BoundedGaussian(epsilon=e, sensitivity=1.0, lower=0.0, "
                        "upper=120.0, calibration='tight')", "[0.0, 30.0, 120.0]"),
+    "laplace-wide": ("bndp.BoundedLaplace(epsilon=e, sensitivity=1.0, lower=0.0, upper=1e6)",
+                     "[0.0, 30.0, 1e6]"),
+    "gaussian-wide": ("bndp.BoundedGaussian(epsilon=e, sensitivity=1.0, lower=0.0, "
+                      "upper=1e6)", "[0.0, 30.0, 1e6]"),
     "half-line": (f"bndp.BoundedLaplace(epsilon=e, sensitivity=1.0, lower=0.0, upper={INF})",
                   "[0.0, 30.0]"),
     "half-line-up": (f"bndp.BoundedLaplace(epsilon=e, sensitivity=1.0, lower=-{INF}, "

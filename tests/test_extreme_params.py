@@ -439,3 +439,33 @@ def test_multivariate_gaussian_tiny_epsilon_is_refused_at_once(monkeypatch):
                              upper=[120.0, 120.0])
     assert len(calls) <= 4
     product._plan_product.cache_clear()
+
+
+@pytest.mark.parametrize("family", ["laplace", "gaussian"])
+@pytest.mark.parametrize("eps", [5e-5, 3e-5])
+def test_wide_row_small_epsilon_plans_only_its_own_kernel(monkeypatch, family, eps):
+    """A row of about 10^6 grid steps at a small epsilon is narrower than any wide kernel
+    could serve (the wide kernel's scale is at least the continuous half-line's, about
+    2 dk/epsilon grid steps, and it needs 33 scales on each side): only the row's own kernel
+    is calibrated. The Laplace calibrated the wide kernel first (1 to 2 s at 5e-5, unused),
+    and at 3e-5 that kernel's table limit refused a row its own kernel serves."""
+    from bndp import _core
+    from bndp.mechanisms import window
+    calls = []
+    real = _core.gw_calibrate
+
+    def counting(fam, target, t0, n, dk, wide, *rest):
+        calls.append(bool(wide))
+        return real(fam, target, t0, n, dk, wide, *rest)
+
+    monkeypatch.setattr(_core, "gw_calibrate", counting)
+    window._LAWS.clear()
+    try:
+        cls = bndp.BoundedLaplace if family == "laplace" else bndp.BoundedGaussian
+        m = cls(epsilon=eps, sensitivity=1.0, lower=0.0, upper=1e6)
+    finally:
+        window._LAWS.clear()
+    assert calls == [False]
+    assert m.privacy_loss() <= eps
+    x = m.sample(np.array([0.0, 30.0, 1e6]), rng=4)
+    assert ((x >= 0.0) & (x <= 1e6)).all()
