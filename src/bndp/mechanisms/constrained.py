@@ -53,7 +53,9 @@ class ConstrainedPlan(ExactPlan):
     :math:`2^{-20}`. Inputs within :math:`M_0` of the core (indices ``0..L``) are drawn
     exactly from integer masses; inputs farther out draw from the whole table and tails and
     redraw the (even rarer) outputs that are not allowed: rejection sampling of the same
-    conditional law. A draw picks the span by selects over all spans, then searches the
+    conditional law. The weight floor ``floor_weight`` is :math:`2^{12}` on a bounded set
+    and the power of two above :math:`t` on an unbounded one (:func:`_set_floor`: the
+    rounding of the far weights then stays out of the certificate). A draw picks the span by selects over all spans, then searches the
     table: the same work for every input and output, except a tail draw, which then draws
     its geometric offset (a time that depends on the released offset only).
 
