@@ -186,7 +186,7 @@ def main() -> None:
                 if r["mb"] == r["mb"]:
                     worst[k][1] = max(worst[k][1], r["mb"])
                 bad[k] += cell_text(r).endswith("!")
-            print(f"{c:<24}{e:>8.0e}  " + "".join(f"{cell_text(r):<22}" for r in cells),
+            print(f"{c:<24}{e:>8.2g}  " + "".join(f"{cell_text(r):<22}" for r in cells),
                   flush=True)
             if args.messages:
                 for k, r in enumerate(cells):
