@@ -54,10 +54,11 @@ class ConstrainedPlan(ExactPlan):
     exactly from integer masses; inputs farther out draw from the whole table and tails and
     redraw the (even rarer) outputs that are not allowed: rejection sampling of the same
     conditional law. The weight floor ``floor_weight`` is :math:`2^{12}` on a bounded set
-    and the power of two above :math:`t` on an unbounded one (:func:`_set_floor`: the
-    rounding of the far weights then stays out of the certificate). A draw picks the span by selects over all spans, then searches the
-    table: the same work for every input and output, except a tail draw, which then draws
-    its geometric offset (a time that depends on the released offset only).
+    and a power of two above :math:`t` on an unbounded one (:func:`_set_floor`: the
+    rounding of the far weights then stays out of the certificate). A draw picks the span
+    by selects over all spans, then searches the table: the same work for every input and
+    output, except a tail draw, which then draws its geometric offset (a time that depends
+    on the released offset only).
 
     Rounding of a true value :math:`\mu \in A` (in span ``s``):
 
@@ -367,14 +368,15 @@ def _set_floor(u: float, n: int, tails: bool) -> int:
     :math:`2^{\max(12, \min(\lceil\log_2(u + 1)\rceil, K - 20))}` (:math:`2^K` the peak).
 
     The table reaches about 33 scales, where the rounded kernel
-    :math:`R_d = \mathrm{rint}(2^K e^{-d/u})` is a few units. With :math:`W_d = R_d + F`,
-    one step drops :math:`\ln W_d - \ln W_{d+1} = \ln(1 + (R_d - R_{d+1})/W_{d+1})`, and
+    :math:`R_d = \mathrm{rint}(2^K e^{-d/u})` falls to a few units and below. With
+    :math:`W_d = R_d + F`, one step drops
+    :math:`\ln W_d - \ln W_{d+1} = \ln(1 + (R_d - R_{d+1})/W_{d+1})`, and
     :math:`R_d - R_{d+1} \le (R_{d+1} + 1/2)(e^{1/u} - 1) + 1`: the drop stays below the
     slope :math:`1/u` when :math:`F(e^{1/u} - 1) \ge 1 + (e^{1/u} - 1)/2`, which
-    :math:`F \ge u + 1` gives. A floor of :math:`2^{12} \ll u` lets the rounding add
+    :math:`F \ge u + 1` gives. A floor of :math:`2^{12} \ll u` would let the rounding add
     about :math:`1/F` to the certificate's deviation term ``c`` (``gd_set_bound``): at
-    :math:`\epsilon = 10^{-4}` that is twice the loss itself, and the scale calibrated
-    through it was 1.7 times the continuous one. The flat mass :math:`(2n + 1)F` is about
+    :math:`\epsilon = 10^{-4}` twice the loss itself, and a scale 1.7 times the continuous
+    one to certify through it. The flat mass :math:`(2n + 1)F` is about
     :math:`nF/(2^K u) < 10^{-5}` of the law; the certificate is computed on the table as
     built, whatever the floor."""
     if not tails:
