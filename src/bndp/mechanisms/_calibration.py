@@ -161,9 +161,16 @@ def _search(cert, u0: float, target: float, rel: float = REL_TOL):
             if not (lo_u < u < hi_u) or (hi_u - lo_u) > 0.5 * hi_u:
                 u = math.sqrt(lo_u * hi_u) if not (lo_u < u < hi_u) else u
         elif good is not None:
-            u = min(u, good[0] * (1.0 - 0.5 * rel)) if u < good[0] else good[0] * 0.8
+            # a proposal at or above the smallest certified scale: the root lies within rel
+            # of it when its certificate is that close to the target (probe just below),
+            # else step down
+            near = good[1][0] >= target * (1.0 - rel)
+            u = (min(u, good[0] * (1.0 - 0.5 * rel)) if u < good[0] or near
+                 else good[0] * 0.8)
         elif bad is not None:
-            u = max(u, bad[0] * (1.0 + 0.5 * rel)) if u > bad[0] else bad[0] * 1.25
+            near = bad[1][0] <= target * (1.0 + rel)
+            u = (max(u, bad[0] * (1.0 + 0.5 * rel)) if u > bad[0] or near
+                 else bad[0] * 1.25)
         if not (u > 0 and math.isfinite(u)):
             break
         before = (good[0] - bad[0]) if (good is not None and bad is not None) else math.inf

@@ -53,9 +53,12 @@ class ConstrainedPlan(ExactPlan):
     :math:`2^{-20}`. Inputs within :math:`M_0` of the core (indices ``0..L``) are drawn
     exactly from integer masses; inputs farther out draw from the whole table and tails and
     redraw the (even rarer) outputs that are not allowed: rejection sampling of the same
-    conditional law. A draw picks the span by selects over all spans, then searches the
-    table: the same work for every input and output, except a tail draw, which then draws
-    its geometric offset (a time that depends on the released offset only).
+    conditional law. The weight floor ``floor_weight`` is :math:`2^{12}` on a bounded set
+    and a power of two above :math:`t` on an unbounded one (:func:`_set_floor`: the
+    rounding of the far weights then stays out of the certificate). A draw picks the span
+    by selects over all spans, then searches the table: the same work for every input and
+    output, except a tail draw, which then draws its geometric offset (a time that depends
+    on the released offset only).
 
     Rounding of a true value :math:`\mu \in A` (in span ``s``):
 
@@ -359,15 +362,40 @@ def _tail_bits(u: float) -> int:
     return s
 
 
+def _set_floor(u: float, n: int, tails: bool) -> int:
+    r"""The weight floor :math:`F` of the table for kernel scale ``u`` (grid steps):
+    :math:`2^{12}` on a bounded set; on an unbounded set
+    :math:`2^{\max(12, \min(\lceil\log_2(u + 1)\rceil, K - 20))}` (:math:`2^K` the peak).
+
+    The table reaches about 33 scales, where the rounded kernel
+    :math:`R_d = \mathrm{rint}(2^K e^{-d/u})` falls to a few units and below. With
+    :math:`W_d = R_d + F`, one step drops
+    :math:`\ln W_d - \ln W_{d+1} = \ln(1 + (R_d - R_{d+1})/W_{d+1})`, and
+    :math:`R_d - R_{d+1} \le (R_{d+1} + 1/2)(e^{1/u} - 1) + 1`: the drop stays below the
+    slope :math:`1/u` when :math:`F(e^{1/u} - 1) \ge 1 + (e^{1/u} - 1)/2`, which
+    :math:`F \ge u + 1` gives. A floor of :math:`2^{12} \ll u` would let the rounding add
+    about :math:`1/F` to the certificate's deviation term ``c`` (``gd_set_bound``): at
+    :math:`\epsilon = 10^{-4}` twice the loss itself, and a scale 1.7 times the continuous
+    one to certify through it. The flat mass :math:`(2n + 1)F` is about
+    :math:`nF/(2^K u) < 10^{-5}` of the law; the certificate is computed on the table as
+    built, whatever the floor."""
+    if not tails:
+        return 1 << FLOOR_BITS
+    bits = math.ceil(math.log2(u + 1.0))
+    return 1 << max(FLOOR_BITS, min(bits, _kexp(LAPLACE, u, n) - 20))
+
+
 def _set_table(u: float, n: int, tails: bool) -> tuple[np.ndarray, int, int, int]:
-    """(cum, kexp, tail_weight, tail_bits) for kernel scale u (grid steps)."""
+    """(cum, kexp, tail_weight, tail_bits) for kernel scale u (grid steps); weight floor
+    :func:`_set_floor`."""
     k = _kexp(LAPLACE, u, n)
+    floor = _set_floor(u, n, tails)
     sbits = _tail_bits(u) if tails else 0
     if sbits > 62:
         raise ValueError("grid law: the scale is too large for the geometric tail; pass "
                          "mode='continuous'")
     for _ in range(64):
-        cum = _core.gd_table(LAPLACE, u, n, k, 1 << FLOOR_BITS)
+        cum = _core.gd_table(LAPLACE, u, n, k, floor)
         tw = int(cum[1]) * ((1 << sbits) - 1) if tails else 0
         if int(cum[-1]) + 2 * tw <= (1 << TOTAL_BITS):
             cum.setflags(write=False)
@@ -556,8 +584,8 @@ def _plan_constrained(target: float, hint: float, dq: float, lo: float, hi: floa
     lam.setflags(write=False)
     gh = np.array([b for _, b in gaps], dtype=np.float64)
     gh.setflags(write=False)
-    return ConstrainedPlan("laplace", e, kl, n, dk, u, k, 1 << FLOOR_BITS, cum, target, c, lam,
-                           span_lo=sa, span_hi=sb, gap_hi=gh, guarantee=guarantee,
+    return ConstrainedPlan("laplace", e, kl, n, dk, u, k, _set_floor(u, n, tails), cum, target,
+                           c, lam, span_lo=sa, span_hi=sb, gap_hi=gh, guarantee=guarantee,
                            metric_epsilon=me, inputs=big, tail_weight=tw, tail_bits=sbits,
                            core=core)
 

@@ -621,10 +621,14 @@ def _draw(law: WindowLaw, q: np.ndarray, lo: np.ndarray, hi: np.ndarray, n: np.n
 
 def _surely_narrow(fam: int, target: float, dk: int, n: Any) -> Any:
     """A row of ``n`` intervals is narrower than any wide kernel could serve: the wide
-    certificate is at least dk/t (Laplace) or dk(2N+1)/(2t^2) (Gaussian, N = 5.77t), so
-    t >= dk/target resp. 5.77 dk/target, and n_wide = 2N + dk with N >= 16.6 t resp. 5.77 t
-    (a 10 % margin)."""
-    n_lb = (2.0 * 16.6 * dk / target if fam == LAPLACE else 2.0 * 33.3 * dk / target) + dk
+    certificate is at least the loss of the pair (0, dk) at the output 0 of a row's end,
+    the continuous half-line's x + ln(2 - e^-x), x = dk/t, up to the rounding of the weights
+    (Laplace: t at least :func:`_wide_hint`, about 2 dk/target at a small target), or
+    dk(2N+1)/(2t^2) (Gaussian, N = 5.77t: t >= 5.77 dk/target), and n_wide = 2N + dk with
+    N >= 16.6 t resp. 5.77 t (a 10 % margin). Only the work depends on it: a row taken for
+    narrow gets its own kernel, certified for its width."""
+    t_lb = _wide_hint(LAPLACE, target, dk) if fam == LAPLACE else 5.77 * dk / target
+    n_lb = 2.0 * (16.6 if fam == LAPLACE else 5.77) * t_lb + dk
     return n < 0.9 * n_lb
 
 
