@@ -28,13 +28,12 @@ training trajectory is what the paper does; it is not a worst-case DP guarantee.
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any, Sequence
 
 import numpy as np
 
 from . import _core
-from ._deprecate import renamed_parameter
+from ._deprecate import removed_parameter
 from ._dispatch import _shape2, as_2d
 from ._validation import as_float_array, check_finite, check_positive, checked_arrays
 from .mechanisms.gradients import RectifiedGaussian, StochasticSign, TruncatedGaussian
@@ -119,7 +118,7 @@ def _broadcast(mech: Any, th: np.ndarray, extra: Sequence[np.ndarray] = (),
     return lo, hi, shape
 
 
-@renamed_parameter("mode", "convention", removed_in="0.7.0")
+@removed_parameter("mode", "convention", removed_in="0.7.0")
 def per_instance_rdp(mechanism: Any, value: Any, sensitivity: Any, alpha: Any,
                      convention: str = "sup", *, per_coordinate: bool = False,
                      negative_shift: bool = False):
@@ -160,8 +159,8 @@ def per_instance_rdp(mechanism: Any, value: Any, sensitivity: Any, alpha: Any,
     alpha : float or array_like
         Renyi order(s), finite and > 1. An array gives an RDP curve.
     convention : {"sup", "text", "alg1", "rev"}
-        Which divergence is bounded, per coordinate (``mode=`` is its deprecated spelling,
-        removed in 0.7.0):
+        Which divergence is bounded, per coordinate (``mode=`` is refused with a
+        ``TypeError`` naming ``convention``):
 
         * ``"alg1"``: :math:`D_\alpha(\theta \Vert \theta + C)`, verbatim Algorithm 1 of the
           paper (paper-faithful; one direction and a +C shift only, so not a bound over
@@ -485,7 +484,7 @@ class PerInstanceAccountant:
         Renyi orders (> 1); default :data:`DEFAULT_ALPHAS`.
     convention : {"sup", "text", "alg1", "rev"}
         Divergence convention, see :func:`per_instance_rdp` ("alg1" reproduces the paper).
-        ``mode=`` is its deprecated spelling, removed in 0.7.0.
+        ``mode=`` is refused with a ``TypeError`` naming ``convention``.
     sampling_rate : float
         Poisson sampling rate :math:`q \in (0, 1]` of the batches; 1 (default) for full
         batches. With :math:`q < 1` only FIL is accounted (see Notes); :attr:`rdp` and
@@ -537,7 +536,7 @@ class PerInstanceAccountant:
     True
     """
 
-    @renamed_parameter("mode", "convention", removed_in="0.7.0")
+    @removed_parameter("mode", "convention", removed_in="0.7.0")
     def __init__(self, mechanism: Any, sensitivity: Any, *, alphas: Any = None,
                  convention: str = "sup", sampling_rate: float = 1.0) -> None:
         _mech_code(mechanism)
@@ -560,14 +559,6 @@ class PerInstanceAccountant:
         self._fil_eta2: np.ndarray | None = None
         self._fil_bound: np.ndarray | None = None
         self.last_eta2: np.ndarray | None = None
-
-    @property
-    def mode(self) -> str:
-        """Deprecated spelling of :attr:`convention`, removed in 0.7.0."""
-        warnings.warn("PerInstanceAccountant.mode is deprecated and will be removed in bndp "
-                      "0.7.0: read PerInstanceAccountant.convention", DeprecationWarning,
-                      stacklevel=2)
-        return self.convention
 
     def _refuse_subsampled_rdp(self) -> None:
         if self.sampling_rate != 1.0:
