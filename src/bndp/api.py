@@ -14,7 +14,7 @@ from ._random import RNGLike, as_generator
 from ._values import WideValues, approx, as_values
 from ._validation import (apply_domain, as_float_array, check_bounds, check_epsilon,
                           check_positive, fast_real)
-from .calibrate import bounded_gaussian_sigma, bounded_laplace_scale, check_bounded_laplace
+from .calibrate.bounded import bounded_gaussian_sigma, bounded_laplace_scale, check_bounded_laplace
 from .distributions import truncated_normal
 from ._columns import Nulls, columnar
 from .mechanisms import BoundedGaussian, BoundedLaplace

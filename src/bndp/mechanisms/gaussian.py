@@ -15,7 +15,7 @@ from .. import _core, _dispatch
 from .._random import RNGLike
 from .._validation import (apply_domain, as_float_array, check_box, check_size,
                            positive_real)
-from ..calibrate import bounded_gaussian_sigma, check_bounded_gaussian
+from ..calibrate.bounded import bounded_gaussian_sigma, check_bounded_gaussian
 from ..distributions import truncnorm_eval, truncnorm_tail_eval
 from .._loss import bounded_gaussian_loss, bounded_gaussian_tight_sigma
 from . import exact

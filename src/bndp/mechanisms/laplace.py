@@ -18,7 +18,7 @@ from scipy import special
 from .. import _core, _dispatch
 from .._random import RNGLike
 from .._validation import fast_real
-from ..calibrate import bounded_laplace_scale, check_bounded_laplace
+from ..calibrate.bounded import bounded_laplace_scale, check_bounded_laplace
 from ..distributions import bounded_laplace_eval
 from . import exact
 from .window import serving_target
