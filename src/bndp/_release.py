@@ -32,7 +32,7 @@ from ._values import approx, from_ints, wide_column
 from .api import sample
 from .budget import check_budget
 from .calibrate import bounded_laplace_scale
-from .mechanisms import window
+from ._laws import window
 from .mechanisms.registry import MECHANISMS, REGISTRY
 
 _LOG = logging.getLogger("bndp")

@@ -18,7 +18,7 @@ from .calibrate.bounded import bounded_gaussian_sigma, bounded_laplace_scale, ch
 from .distributions import truncated_normal
 from ._columns import Nulls, columnar
 from .mechanisms import BoundedGaussian, BoundedLaplace
-from .mechanisms import window
+from ._laws import window
 from .mechanisms.exact import check_mode
 from .mechanisms.registry import SAMPLE_MECHANISMS
 

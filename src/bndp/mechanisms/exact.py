@@ -98,16 +98,16 @@ call time: patch them there, not here.
 
 from __future__ import annotations
 
-from ._grid import (  # noqa: F401 - re-exported
+from .._laws.whole_range import (  # noqa: F401 - re-exported
     LAPLACE, GAUSSIAN, _FAMILY, MODES, GRID_STEPS, SENS_STEPS, MULTI_STEPS, WIDTH_STEPS,
     METRIC_STEPS, GAP_STEPS, MAX_INTERVALS, MAX_PAIRS, MAX_INDEX, FLOOR_BITS, TOTAL_BITS,
     MIN_PEAK_BITS, REL_TOL, _gceil, _gfloor, check_mode, ExactPlan, _exact_cdf, _law_from,
     _tail_sums, search_tree, _log_ratio, _certify, _kexp, _table, grid_law)
-from ._calibration import (  # noqa: F401 - re-exported
+from .._laws.calibration import (  # noqa: F401 - re-exported
     _choose_grid, _bisect, _search, _plan_1d, plan_bounded_laplace)
-from .product import (  # noqa: F401 - re-exported
+from .._laws.product import (  # noqa: F401 - re-exported
     _dual_bound, ProductPlan, _plan_product, _choose_grid_at, plan_bounded_gaussian)
-from .constrained import (  # noqa: F401 - re-exported
+from .._laws.constrained import (  # noqa: F401 - re-exported
     GD_INF, TAIL_BITS, LAW_TAIL, ConstrainedPlan, _up, _add_up, _metric_bound, _tail_bits,
     _set_table, _set_grid, _spans, _plan_constrained, plan_constrained_laplace)
 

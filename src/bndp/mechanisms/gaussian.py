@@ -19,8 +19,8 @@ from ..calibrate.bounded import bounded_gaussian_sigma, check_bounded_gaussian
 from ..distributions import truncnorm_eval, truncnorm_tail_eval
 from .._loss import bounded_gaussian_loss, bounded_gaussian_tight_sigma
 from . import exact
-from .product import saturation_target
-from .window import serving_target
+from .._laws.product import saturation_target
+from .._laws.window import serving_target
 from .._columns import Nulls, columnar
 from ._law import GridLawMechanism, examples, sample_doc
 

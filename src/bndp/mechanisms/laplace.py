@@ -21,7 +21,7 @@ from .._validation import fast_real
 from ..calibrate.bounded import bounded_laplace_scale, check_bounded_laplace
 from ..distributions import bounded_laplace_eval
 from . import exact
-from .window import serving_target
+from .._laws.window import serving_target
 from .._columns import Nulls, columnar
 from ._law import GridLawMechanism, examples, sample_doc
 

@@ -10,8 +10,8 @@ import math
 from functools import lru_cache
 from typing import Any
 
-from . import _grid
-from ._grid import (_FAMILY, FLOOR_BITS, LAPLACE, MAX_INDEX, MAX_INTERVALS, MAX_PAIRS,
+from . import whole_range as _grid
+from .whole_range import (_FAMILY, FLOOR_BITS, LAPLACE, MAX_INDEX, MAX_INTERVALS, MAX_PAIRS,
                     MIN_PEAK_BITS, MULTI_STEPS, REL_TOL, SENS_STEPS, ExactPlan, _certify, _gceil,
                     _gfloor, _kexp, _table)
 

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from .. import _core
-from ._calibration import _bisect, _choose_grid, _none_certifies
-from ._grid import (FLOOR_BITS, GAUSSIAN, MAX_INDEX, MAX_INTERVALS, TOTAL_BITS, ExactPlan, _gceil,
+from .calibration import _bisect, _choose_grid, _none_certifies
+from .whole_range import (FLOOR_BITS, GAUSSIAN, MAX_INDEX, MAX_INTERVALS, TOTAL_BITS, ExactPlan, _gceil,
                     _gfloor, _table)
 
 

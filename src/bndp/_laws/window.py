@@ -105,7 +105,7 @@ import numpy as np
 from .. import _core, _dispatch, _random
 from .._values import WideValues, grid_round, snap
 from ..calibrate import bounded_gaussian_sigma
-from ._grid import ExactPlan, GridScale, _law_from, cached_search_tree
+from .whole_range import ExactPlan, GridScale, _law_from, cached_search_tree
 
 __all__ = ["WindowLaw", "RowPlan", "plan_row", "sample_rows", "grid_exponent"]
 

@@ -17,9 +17,9 @@ import numpy as np
 
 from .. import _core, _dispatch
 from .._values import grid_round
-from . import _grid
-from ._calibration import _choose_grid, _search
-from ._grid import (FLOOR_BITS, LAPLACE, MAX_INTERVALS, MAX_PAIRS, MIN_PEAK_BITS, SENS_STEPS,
+from . import whole_range as _grid
+from .calibration import _choose_grid, _search
+from .whole_range import (FLOOR_BITS, LAPLACE, MAX_INTERVALS, MAX_PAIRS, MIN_PEAK_BITS, SENS_STEPS,
                     TOTAL_BITS, ExactPlan, _gceil, _gfloor, _kexp, _law_from)
 
 
