@@ -330,7 +330,7 @@ def test_unbounded_set_planning_work_is_bounded(monkeypatch, eps):
     At 1e-4 the search built twenty tables of 2.7 million offsets (9 s, 350 MB); at 5e-5
     it planned for more than 20 s."""
     from bndp._laws import constrained
-    from bndp._laws import whole_range as _grid
+    from bndp._laws import constants as _grid
     from bndp._laws.constrained import SEARCH_WORK
     sizes = []
     real = constrained._set_table

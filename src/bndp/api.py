@@ -92,7 +92,7 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
         element is released by the univariate mechanism on its own ``[lower, upper]``, for
         ``"laplace"`` and ``"gaussian"`` alike, any number of distinct pairs). In the default
         mode the rows share kernels: one for every row wider than a few noise scales, one
-        per grid width below that (:mod:`bndp.mechanisms.window`); in continuous mode the
+        per grid width below that (:doc:`/grid_laws`); in continuous mode the
         scale is calibrated once per distinct width ``upper - lower``.
     rng : None, int, SeedSequence, BitGenerator or Generator
         Source of randomness; ``None`` is the secure default.
@@ -104,7 +104,7 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
     mode : {"exact", "continuous"}, default "exact"
         ``"exact"``: the floating-point-safe grid law of the mechanism (outputs on a
         power-of-two grid, loss certified from the sampler's own table;
-        :mod:`bndp.mechanisms.exact`). ``"continuous"``: raw doubles of the continuous law
+        :doc:`/grid_laws`). ``"continuous"``: raw doubles of the continuous law
         (explicit opt-in; attackable when the raw outputs are published).
     nulls : {"raise", "keep"}, default "raise"
         Missing values (NaN, None, pd.NA, Arrow nulls, masked entries): ``"raise"`` refuses
@@ -246,6 +246,6 @@ def _remember(key: tuple, mech: Any) -> None:
 def _grid_rows(fam: int, target: float, dq: float, flat: list, gen: np.random.Generator,
                wide: WideValues | None = None):
     """Per-row bounds, grid law: the rows' kernels planned and drawn
-    (:func:`bndp.mechanisms.window.sample_rows`; ``wide``: exact values that are not
+    (:func:`bndp._laws.window.sample_rows`; ``wide``: exact values that are not
     doubles)."""
     return window.sample_rows(fam, target, dq, flat[0], flat[1], flat[2], gen, exact=wide)

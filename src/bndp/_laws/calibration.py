@@ -1,7 +1,7 @@
 """Calibration of the grid law: the grid choice and the scale searches (bisection and
 bracketed secant), the univariate whole-range plan and the bounded Laplace entry point.
 
-The grid constants are read from :mod:`bndp.mechanisms._grid` at call time (tests coarsen
+The grid constants are read from :mod:`bndp._laws.constants` at call time (tests coarsen
 them there)."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import math
 from functools import lru_cache
 from typing import Any
 
-from . import whole_range as _grid
-from .whole_range import (_FAMILY, FLOOR_BITS, LAPLACE, MAX_INDEX, MAX_INTERVALS, MAX_PAIRS,
-                    MIN_PEAK_BITS, MULTI_STEPS, REL_TOL, SENS_STEPS, ExactPlan, _certify, _gceil,
-                    _gfloor, _kexp, _table)
+from . import constants
+from .constants import (FAMILY_NAMES, FLOOR_BITS, LAPLACE, MAX_INDEX, MAX_INTERVALS, MAX_PAIRS,
+                        MIN_PEAK_BITS, MULTI_STEPS, REL_TOL, SENS_STEPS)
+from .whole_range import ExactPlan, _certify, _gceil, _gfloor, _kexp, _table
 
 
 def _choose_grid(scale: float, dq: float, lo: float, hi: float, dim: int | None,
@@ -23,12 +23,12 @@ def _choose_grid(scale: float, dq: float, lo: float, hi: float, dim: int | None,
     width = hi - lo
     dq_eff = min(dq, width) if dim is None else dq
     if dim is None:
-        base = min(scale, dq_eff) / _grid.GRID_STEPS
+        base = min(scale, dq_eff) / constants.GRID_STEPS
     else:
-        base = min(scale / _grid.GRID_STEPS, dq / (MULTI_STEPS * math.sqrt(dim)))
-    # at least WIDTH_STEPS intervals: a nearly flat law on n + 1 points has variance
+        base = min(scale / constants.GRID_STEPS, dq / (MULTI_STEPS * math.sqrt(dim)))
+    # at least WHOLE_RANGE_WIDTH_STEPS intervals: a nearly flat law on n + 1 points has variance
     # (1 + 2/n) times the continuous one
-    base = min(base, width / _grid.WIDTH_STEPS, cap)
+    base = min(base, width / constants.WHOLE_RANGE_WIDTH_STEPS, cap)
     if not (base > 0 and math.isfinite(base)):
         raise ValueError("grid law: the scale and sensitivity give no usable grid "
                          f"(scale {scale!r}, sensitivity {dq!r}); pass mode='continuous'")
@@ -192,12 +192,12 @@ def _plan_1d(fam: int, target: float, hint: float, dq: float, lo: float,
 
     u, (c, cum, k, lam) = _bisect(cert, math.ldexp(hint, -e), target)
     lam.setflags(write=False)
-    return ExactPlan(_FAMILY[fam], e, kl, n, dk, u, k, 1 << FLOOR_BITS, cum, target, c, lam)
+    return ExactPlan(FAMILY_NAMES[fam], e, kl, n, dk, u, k, 1 << FLOOR_BITS, cum, target, c, lam)
 
 
 def plan_bounded_laplace(epsilon: float, sensitivity: float, lower: float, upper: float,
                          delta: float = 0.0) -> Any:
-    """Grid bounded Laplace for validated inputs (a :class:`~bndp.mechanisms.window.RowPlan`
+    """Grid bounded Laplace for validated inputs (a :class:`~bndp._laws.window.RowPlan`
     of the windowed grid law); target loss ``eps - ln(1 - delta)``. The law calibrates its
     own scale (its search starts at the ideal discrete Laplace's): the continuous
     :math:`b^*` is not computed."""

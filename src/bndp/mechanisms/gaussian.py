@@ -68,7 +68,7 @@ class BoundedGaussian(GridLawMechanism):
         of integer weights of the bounded discrete Gaussian on the grid points of its
         interval, with :math:`\sigma` calibrated so that the loss certified from those
         tables (over the :math:`\ell_2` ball of neighbours when multivariate) is
-        :math:`\le \epsilon` (:mod:`bndp.mechanisms.exact`); raw outputs are safe to
+        :math:`\le \epsilon` (:doc:`/grid_laws`); raw outputs are safe to
         publish. ``pmf``, ``cdf``, ``ppf`` and the moments are those of the discrete law
         (univariate); ``exact_plan.pmf`` gives the per-coordinate laws when multivariate.
         ``"continuous"``: the continuous law in doubles (explicit opt-in; attackable when
