@@ -223,9 +223,18 @@ def test_each_grid_law_constant_is_defined_once():
 
 def test_calibration_sits_below_the_mechanisms_and_the_accounting():
     g = _graph()
-    # bndp.calibrate (bounded, unbounded Gaussian, concentrated DP) reads only the core and
-    # the validation; the mechanisms, the laws and the accounting import it
+    # bndp.calibrate (bounded, unbounded Gaussian, concentrated DP) reads only the core, the
+    # validation and the scale search; the mechanisms, the laws and the accounting import it
     assert MODULES["bndp.calibrate"].endswith("__init__.py")
-    assert set(g["bndp.calibrate"]) <= {"bndp._core", "bndp._validation"}, g["bndp.calibrate"]
+    assert set(g["bndp.calibrate"]) <= {"bndp._core", "bndp._validation", "bndp._scale_search"}, \
+        g["bndp.calibrate"]
     for user in ("bndp.mechanisms", "bndp._laws", "bndp.accounting"):
         assert "bndp.calibrate" in g[user], user
+
+
+def test_one_scale_search_in_python():
+    g = _graph()
+    # the grid laws and the calibrations search scales with bndp._scale_search, which
+    # imports nothing of bndp
+    assert "bndp._scale_search" in g["bndp._laws"] and "bndp._scale_search" in g["bndp.calibrate"]
+    assert "bndp._scale_search" not in g

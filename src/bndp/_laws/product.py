@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from .. import _core
-from .calibration import _bisect, _choose_grid, _none_certifies
+from .calibration import _choose_grid, _none_certifies, _search
 from .constants import FLOOR_BITS, GAUSSIAN, MAX_INDEX, MAX_INTERVALS
 from .whole_range import ExactPlan, _gceil, _gfloor, _table
 
@@ -134,7 +134,7 @@ def _plan_product(target: float, hint: float, dq: float, los: tuple, his: tuple)
         flat = math.ldexp(float(max(n for _, n in keys)), 60)
         if cert(flat)[0] > target:
             raise ValueError(_none_certifies(target))
-    u, (c, tabs) = _bisect(lambda v: first if v == u0 else cert(v), u0, target)
+    u, (c, tabs) = _search(lambda v: first if v == u0 else cert(v), u0, target)
     coords = []
     for kl, n, dk in grids:
         cum, k, lam, _ = tabs[(kl, n)]

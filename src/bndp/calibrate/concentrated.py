@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from .._scale_search import smallest_certified
 from .._validation import (
     as_float_array,
     check_epsilon,
@@ -144,20 +145,21 @@ def mcdp_sigma(epsilon: Any, delta: Any, sensitivity: Any) -> float:
         raise ValueError("`epsilon`, `delta` and `sensitivity` must be scalars")
     eps, dl, sens = float(e), float(d), float(s)
     target = math.log(dl)
-    # in units of Delta: x = 1/sigma; at sigma = 1/sqrt(2 eps) mu = eps and delta > 1 > dl
-    lo = 1.0 / math.sqrt(2.0 * eps)
-    hi = lo * 2.0
-    while _mcdp_log_delta(1.0 / hi, eps) > target:
-        lo, hi = hi, hi * 2.0
-    for _ in range(200):
-        mid = math.sqrt(lo * hi)
-        if not lo < mid < hi:
-            break
-        if _mcdp_log_delta(1.0 / mid, eps) > target:
-            lo = mid
-        else:
-            hi = mid
-    return hi * sens
+    # the scale u = sigma / Delta (x = 1/u); at u = 1/sqrt(2 eps), mu = eps and delta > 1 > dl:
+    # below it Lemma 7's bound is not used (a refused scale), above it delta falls with u
+    floor = 1.0 / math.sqrt(2.0 * eps)
+
+    def excess(u: float) -> tuple[float]:
+        """delta / dl at the scale u, the certificate of the search (target 1)."""
+        if not u > floor:
+            return (math.inf,)
+        return (math.exp(min(700.0, _mcdp_log_delta(1.0 / u, eps) - target)),)
+
+    u, _ = smallest_certified(
+        excess, 2.0 * floor, 1.0, 1e-13,
+        none_certifies=lambda: f"mcdp_sigma: no sigma reaches delta = {dl!r}",
+        all_certify=lambda u: f"mcdp_sigma: every sigma down to {u * sens!r} reaches delta")
+    return u * sens
 
 
 # ---------------------------------------------------------------------------------------

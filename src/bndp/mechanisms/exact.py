@@ -20,7 +20,7 @@ from .._laws.whole_range import (  # noqa: F401 - re-exported
     _gceil, _gfloor, check_mode, ExactPlan, _exact_cdf, _law_from, _tail_sums, search_tree,
     _log_ratio, _certify, _kexp, _table, grid_law)
 from .._laws.calibration import (  # noqa: F401 - re-exported
-    _choose_grid, _bisect, _search, _plan_1d, plan_bounded_laplace)
+    _choose_grid, _search, plan_bounded_laplace)
 from .._laws.product import (  # noqa: F401 - re-exported
     _dual_bound, ProductPlan, _plan_product, _choose_grid_at, plan_bounded_gaussian)
 from .._laws.constrained import (  # noqa: F401 - re-exported
