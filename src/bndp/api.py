@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Literal, TypeVar, Union, overload
@@ -22,10 +23,19 @@ from ._laws import window
 from .mechanisms.exact import check_mode
 from .mechanisms.registry import SAMPLE_MECHANISMS
 
-__all__ = ["sample", "MECHANISMS"]
+__all__ = ["sample", "SAMPLE_MECHANISMS"]
 
-#: The mechanism names :func:`sample` accepts (from :mod:`bndp.mechanisms.registry`).
-MECHANISMS = SAMPLE_MECHANISMS
+
+def __getattr__(name: str) -> Any:
+    # MECHANISMS: the deprecated name of SAMPLE_MECHANISMS here (the registry's MECHANISMS
+    # is every name a release spec accepts)
+    if name == "MECHANISMS":
+        warnings.warn("bndp.api.MECHANISMS is deprecated and will be removed in bndp 0.8.0: "
+                      "use bndp.api.SAMPLE_MECHANISMS (the names bndp.sample accepts; "
+                      "bndp.mechanisms.registry.MECHANISMS lists every name a release spec "
+                      "accepts)", DeprecationWarning, stacklevel=2)
+        return SAMPLE_MECHANISMS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 #: The names :func:`sample` takes for ``mechanism`` (a type checker catches a misspelling).
@@ -154,8 +164,8 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
                 if out is not NotImplemented:
                     return out
             return hit.sample(value, rng=rng, on_outside=on_outside, workers=workers)
-    if not isinstance(mechanism, str) or mechanism not in MECHANISMS:
-        raise ValueError(f"`mechanism` must be one of {MECHANISMS}; got {mechanism!r}")
+    if not isinstance(mechanism, str) or mechanism not in SAMPLE_MECHANISMS:
+        raise ValueError(f"`mechanism` must be one of {SAMPLE_MECHANISMS}; got {mechanism!r}")
     if not isinstance(multivariate, (bool, np.bool_)):
         raise TypeError(f"`multivariate` must be True or False; got {multivariate!r}")
     if mechanism == "gaussian":
