@@ -21,7 +21,7 @@ from ._columns import Nulls, columnar
 from .mechanisms import BoundedGaussian, BoundedLaplace
 from ._laws import window
 from .mechanisms.exact import check_mode
-from .mechanisms.registry import SAMPLE_MECHANISMS
+from .mechanisms.registry import ALIASES, SAMPLE_MECHANISMS, mechanism_key
 
 __all__ = ["sample", "SAMPLE_MECHANISMS"]
 
@@ -39,7 +39,7 @@ def __getattr__(name: str) -> Any:
 
 
 #: The names :func:`sample` takes for ``mechanism`` (a type checker catches a misspelling).
-MechanismName = Literal["laplace", "gaussian"]
+MechanismName = Literal["bounded_laplace", "bounded_gaussian", "laplace", "gaussian"]
 
 
 _Scalar = Union[float, Decimal, Fraction, np.floating, np.integer]
@@ -91,10 +91,12 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
         True values (any shape). Values outside ``[lower, upper]`` are clipped into it
         (1-Lipschitz, so the guarantee holds) unless ``on_outside="raise"``. A table
         (DataFrame, Arrow Table) is refused: privatize one column, or use the frame API.
-    mechanism : {"laplace", "gaussian"}
-        ``"laplace"``: :class:`bndp.BoundedLaplace` (:math:`(\epsilon, \delta)`, pure for
-        ``delta = 0``). ``"gaussian"``: :class:`bndp.BoundedGaussian` (pure
-        :math:`\epsilon`-DP; ``delta`` must be 0).
+    mechanism : {"bounded_laplace", "bounded_gaussian", "laplace", "gaussian"}
+        ``"bounded_laplace"`` (short: ``"laplace"``): :class:`bndp.BoundedLaplace`
+        (:math:`(\epsilon, \delta)`, pure for ``delta = 0``). ``"bounded_gaussian"``
+        (short: ``"gaussian"``): :class:`bndp.BoundedGaussian` (pure :math:`\epsilon`-DP;
+        ``delta`` must be 0). Both spellings name the bounded mechanisms, not the unbounded
+        :class:`bndp.Laplace` and :class:`bndp.Gaussian`.
     epsilon, sensitivity, delta : float
         Privacy parameters, as for the mechanisms.
     lower, upper : float or array_like
@@ -164,8 +166,10 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
                 if out is not NotImplemented:
                     return out
             return hit.sample(value, rng=rng, on_outside=on_outside, workers=workers)
+    name, mechanism = mechanism, mechanism_key(mechanism)
     if not isinstance(mechanism, str) or mechanism not in SAMPLE_MECHANISMS:
-        raise ValueError(f"`mechanism` must be one of {SAMPLE_MECHANISMS}; got {mechanism!r}")
+        raise ValueError(f"`mechanism` must be one of {tuple(ALIASES) + SAMPLE_MECHANISMS}; "
+                         f"got {name!r}")
     if not isinstance(multivariate, (bool, np.bool_)):
         raise TypeError(f"`multivariate` must be True or False; got {multivariate!r}")
     if mechanism == "gaussian":

@@ -19,7 +19,7 @@ from .._values import approx
 from ..api import sample
 from ..calibrate import bounded_laplace_scale
 from .._laws import window
-from ..mechanisms.registry import MECHANISMS, REGISTRY
+from ..mechanisms.registry import ALIASES, MECHANISMS, REGISTRY, mechanism_key
 
 _LOG = logging.getLogger("bndp")
 
@@ -266,10 +266,10 @@ def _parse_column(col: str, entry: Any, memo: dict | None = None) -> ColumnPlan:
     if not isinstance(entry, Mapping):
         raise SpecError(f"{_where(col)}: must be a mapping of settings (mechanism, lower, "
                         f"upper, sensitivity, epsilon, ...); got {type(entry).__name__}")
-    mechanism = entry.get("mechanism", "laplace")
+    mechanism = mechanism_key(entry.get("mechanism", "laplace"))
     if not isinstance(mechanism, str) or mechanism not in MECHANISMS:
-        raise SpecError(f"{_where(col, 'mechanism')}: must be one of {MECHANISMS}; got "
-                        f"{mechanism!r}")
+        raise SpecError(f"{_where(col, 'mechanism')}: must be one of "
+                        f"{tuple(ALIASES) + MECHANISMS}; got {entry.get('mechanism')!r}")
     opts_allowed = mechanism_options(mechanism)
     unknown = [k for k in entry if k not in BASE_KEYS and k not in opts_allowed]
     if unknown:

@@ -27,37 +27,9 @@ References
 """
 
 
-from .bounded import (
-    bounded_gaussian_log_delta_c,
-    bounded_gaussian_sigma,
-    bounded_laplace_delta,
-    bounded_laplace_epsilon,
-    bounded_laplace_log_delta_c,
-    bounded_laplace_scale,
-    generalized_gaussian_sigma,
-)
+from . import bounded, gaussian
+from .bounded import *  # noqa: F401,F403 - the bounded mechanisms' calibrations
 from .concentrated import mcdp_sigma, zcdp_sigma
-from .gaussian import (
-    GAUSSIAN_METHODS,
-    classical_failure_threshold,
-    gaussian_delta,
-    gaussian_epsilon,
-    gaussian_sigma,
-)
+from .gaussian import *  # noqa: F401,F403 - the unbounded Gaussian family
 
-__all__ = [
-    "bounded_laplace_scale",
-    "bounded_laplace_epsilon",
-    "bounded_laplace_delta",
-    "bounded_laplace_log_delta_c",
-    "bounded_gaussian_sigma",
-    "bounded_gaussian_log_delta_c",
-    "GAUSSIAN_METHODS",
-    "gaussian_sigma",
-    "gaussian_delta",
-    "gaussian_epsilon",
-    "classical_failure_threshold",
-    "generalized_gaussian_sigma",
-    "zcdp_sigma",
-    "mcdp_sigma",
-]
+__all__ = [*bounded.__all__, *gaussian.__all__, "zcdp_sigma", "mcdp_sigma"]
