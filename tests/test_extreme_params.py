@@ -312,7 +312,7 @@ def test_multivariate_gaussian_large_epsilon_is_served_at_once(lower, upper):
     """From saturation_target(m) on, every scale of the product law is certified (a shift
     loss is below 46 ln 2 per coordinate): the fixed-scale law, its certificate below the
     bound; the scale search failed there after seconds ('did not bracket')."""
-    from bndp.mechanisms.product import saturation_target
+    from bndp._laws.product import saturation_target
     m = len(lower)
     for eps in (saturation_target(m), 1e3, 1e300):
         g = bndp.BoundedGaussian(epsilon=eps, sensitivity=1.0, lower=lower, upper=upper)
@@ -357,7 +357,7 @@ def _recording(monkeypatch, module, name, pick):
 def set_table_sizes(monkeypatch):
     """The half-widths of the tables the constrained scale search builds, in order (the
     plan cache cleared before and after)."""
-    from bndp.mechanisms import constrained
+    from bndp._laws import constrained
     sizes = _recording(monkeypatch, constrained, "_set_table", lambda u, n, tails: n)
     constrained._plan_constrained.cache_clear()
     yield sizes
@@ -372,8 +372,9 @@ def test_unbounded_set_planning_work_is_bounded(set_table_sizes, eps):
     refused naming `epsilon` within that work (a half-line: before any table is built).
     At 1e-4 the search built twenty tables of 2.7 million offsets (9 s, 350 MB); at 5e-5
     it planned for more than 20 s."""
-    from bndp.mechanisms import _grid, constrained
-    from bndp.mechanisms.constrained import SEARCH_WORK
+    from bndp._laws import constrained
+    from bndp._laws import constants as _grid
+    from bndp._laws.constrained import SEARCH_WORK
     sizes = set_table_sizes
     for half_line, make in _unbounded_sets(eps):
         constrained._plan_constrained.cache_clear()
@@ -429,7 +430,7 @@ def test_half_line_small_epsilon_keeps_its_fine_grid_while_cheap():
 def test_multivariate_gaussian_tiny_epsilon_is_refused_at_once(monkeypatch):
     """A multivariate BoundedGaussian whose target is below the flat table's certificate is
     refused after a few tables (its scale search grew the scale 400 times: 6-17 s)."""
-    from bndp.mechanisms import product
+    from bndp._laws import product
     calls = _recording(monkeypatch, product, "_table", lambda fam, u, n: n)
     product._plan_product.cache_clear()
     with pytest.raises(ValueError, match="`epsilon`"):

@@ -1,4 +1,4 @@
-"""The windowed grid law (bndp.mechanisms.window, _core_window.pxi): the fast certificate
+"""The windowed grid law (bndp._laws.window, _core_window.pxi): the fast certificate
 against exhaustive maxima of the sampled law, the sampler against the exact law, the exact
 index and interval arithmetic, per-row plans."""
 
@@ -10,7 +10,7 @@ import pytest
 
 import bndp
 from bndp import _core
-from bndp.mechanisms import window
+from bndp._laws import window
 
 from ._helpers import chi2_pvalue, grid_counts
 from .conftest import sweep

@@ -15,9 +15,10 @@ A mapping from column name to that column's settings::
         "score":  {"lower": "score_lo", "upper": "score_hi", "sensitivity": 1, "epsilon": 0.25},
     }
 
-Keys: ``mechanism`` (``"laplace"``, the default: :class:`bndp.BoundedLaplace`;
-``"gaussian"``: :class:`bndp.BoundedGaussian`; ``"constrained_laplace"``:
-:class:`bndp.ConstrainedLaplace`), ``epsilon`` and ``sensitivity`` (required), ``lower`` and
+Keys: ``mechanism`` (``"bounded_laplace"`` or its short spelling ``"laplace"``, the default:
+:class:`bndp.BoundedLaplace`; ``"bounded_gaussian"`` or ``"gaussian"``:
+:class:`bndp.BoundedGaussian`; ``"constrained_laplace"``: :class:`bndp.ConstrainedLaplace`;
+the unbounded :class:`bndp.Laplace` and :class:`bndp.Gaussian` release no column), ``epsilon`` and ``sensitivity`` (required), ``lower`` and
 ``upper`` (required but for ``constrained_laplace``: numbers, or, for ``laplace``, names of
 columns holding per-row bounds, which must be public data), ``delta`` (default 0),
 ``on_outside`` (``"clip"``/``"raise"``), ``nulls`` (``"raise"``/``"keep"``) and the

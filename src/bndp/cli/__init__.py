@@ -37,7 +37,7 @@ from typing import Any, Sequence
 
 from .. import __version__
 from ..exceptions import BudgetError, ReleaseRecorded
-from ..mechanisms.registry import SAMPLE_MECHANISMS
+from ..mechanisms.registry import SAMPLE_MECHANISMS, mechanism_key
 from ._errors import (CLIError, EXIT_BUDGET, EXIT_RECORDED, EXIT_USAGE, _EXIT_CODES, _Terminated,
                       _one_line)
 from .budget import _add_budget_command
@@ -57,10 +57,11 @@ def _add_privacy_args(p: argparse.ArgumentParser, bounds_required: bool,
     --column columns; "calibrate": the law whose scale is reported; None: no --mode)."""
     g = p.add_argument_group("mechanism")
     # privatize: None when not given, so that --spec can refuse them
-    g.add_argument("--mechanism", choices=SAMPLE_MECHANISMS,
+    g.add_argument("--mechanism", choices=SAMPLE_MECHANISMS, type=mechanism_key,
                    default="laplace" if bounds_required else None,
                    help="bounded Laplace ((epsilon, delta)-DP; pure for delta = 0) or bounded "
-                        "Gaussian (pure epsilon-DP) (default: laplace)")
+                        "Gaussian (pure epsilon-DP); bounded_laplace and bounded_gaussian "
+                        "are their explicit spellings (default: laplace)")
     g.add_argument("--epsilon", type=float, required=bounds_required,
                    help="privacy budget epsilon > 0" + ("" if bounds_required else
                                                         " (with --column)"))

@@ -2,7 +2,7 @@
 :class:`ConstrainedPlan`, its grid, spans, tables with geometric tails, the metric bound
 and the calibrated plan.
 
-The grid constants are read from :mod:`bndp.mechanisms._grid` at call time (tests coarsen
+The grid constants are read from :mod:`bndp._laws.constants` at call time (tests coarsen
 them there)."""
 
 from __future__ import annotations
@@ -17,10 +17,11 @@ import numpy as np
 
 from .. import _core, _dispatch
 from .._values import grid_round
-from . import _grid
-from ._calibration import _choose_grid, _search
-from ._grid import (FLOOR_BITS, LAPLACE, MAX_INTERVALS, MAX_PAIRS, MIN_PEAK_BITS, SENS_STEPS,
-                    TOTAL_BITS, ExactPlan, _gceil, _gfloor, _kexp, _law_from)
+from . import constants
+from .calibration import _choose_grid, _search
+from .constants import (FLOOR_BITS, LAPLACE, MAX_INTERVALS, MAX_PAIRS, MIN_PEAK_BITS, SENS_STEPS,
+                        TOTAL_BITS)
+from .whole_range import ExactPlan, _gceil, _gfloor, _kexp, _law_from
 
 
 GD_INF = 1 << 62           # an unbounded span end (the kernel's sentinel)
@@ -414,9 +415,9 @@ def _set_grid(hint: float, dq: float, lo: float, hi: float, gaps: tuple, metric:
     lengths = [h - l for l, h in zip(ends_lo, ends_hi) if math.isfinite(h - l)]
     cap = min(lengths) if lengths else math.inf        # a grid point in every span
     if metric:
-        cap = min(cap, hint / _grid.METRIC_STEPS)
+        cap = min(cap, hint / constants.METRIC_STEPS)
         if gaps:
-            cap = min(cap, min(b - a for a, b in gaps) / _grid.GAP_STEPS)
+            cap = min(cap, min(b - a for a, b in gaps) / constants.GAP_STEPS)
     if math.isfinite(lo) and math.isfinite(hi):
         e, kl, n, dk = _choose_grid(hint, dq, lo, hi, None, LAPLACE, cap=cap)
         if math.ldexp(hint, -e) < 1.0 / 64:
@@ -427,7 +428,7 @@ def _set_grid(hint: float, dq: float, lo: float, hi: float, gaps: tuple, metric:
                 "`epsilon` (or narrower bounds), or pass mode='continuous'")
         sp = _spans(e, kl, lo, hi, gaps)
         return e, kl, n, dk, n, sp, (0, n), False
-    base = min(min(hint, dq) / _grid.GRID_STEPS, cap)
+    base = min(min(hint, dq) / constants.GRID_STEPS, cap)
     if not (base > 0 and math.isfinite(base)):
         raise ValueError("grid law: the scale and sensitivity give no usable grid; pass "
                          "mode='continuous'")
@@ -454,7 +455,7 @@ def _set_grid(hint: float, dq: float, lo: float, hi: float, gaps: tuple, metric:
         big = n + m0
         fits = (n <= MAX_INTERVALS and big * (dk + 1) <= MAX_PAIRS
                 and _kexp(LAPLACE, t_max * 2.0, n) >= MIN_PEAK_BITS)
-        if fits and n > _grid.MAX_SET_INTERVALS:
+        if fits and n > constants.MAX_SET_INTERVALS:
             budget = True
         elif fits:
             kl = c_lo - m0
@@ -478,7 +479,7 @@ def _unbounded_refusal(e: int, hint: float, dq: float, finite: list) -> str:
     scales beyond the finite ends with at most MAX_SET_INTERVALS steps, of at most the
     sensitivity and at most 64 times the noise scale, at grid values that stay finite."""
     span = (max(finite) - min(finite)) if finite else 0.0
-    steps = min(MAX_INTERVALS, _grid.MAX_SET_INTERVALS)
+    steps = min(MAX_INTERVALS, constants.MAX_SET_INTERVALS)
     head = ("grid law: no grid serves this unbounded allowed set: the table must reach about "
             f"33 noise scales beyond its finite ends with at most {steps} steps")
     if e > 1023 - 54:
@@ -541,7 +542,7 @@ def _plan_constrained(target: float, hint: float, dq: float, lo: float, hi: floa
 
     def cert(u):
         work[0] += n
-        if work[0] > SEARCH_WORK * _grid.MAX_SET_INTERVALS:
+        if work[0] > SEARCH_WORK * constants.MAX_SET_INTERVALS:
             raise _OverBudget
         try:
             return _cert(u)
