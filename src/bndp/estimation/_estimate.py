@@ -35,7 +35,8 @@ def estimate(released: Any, spec_or_mechanism: Any, *, lower: Any = None, upper:
     :math:`c_b` are a mixture :math:`\sum_m g_m A_{bm}` of the known laws of the true
     values, and :math:`\hat g = rg\max_g \sum_b c_b \ln (Ag)_b` over distributions
     :math:`g` on the release grid (thinned to ``resolution`` times the noise scale). The
-    intervals come from a parametric bootstrap through the same law. See
+    intervals come from a parametric bootstrap through the same law; the histogram
+    corrects the released one by the fit smoothed as in Silverman et al. [SJWN90]_. See
     :mod:`bndp.estimation` for the details. This is post-processing of released data: it
     spends no privacy budget.
 
