@@ -40,10 +40,10 @@ class BaselineSampling:
 
 class ConcentratedCalibration:
     def time_zcdp_sigma(self):
-        calibrate.zcdp_sigma(1.0, 1e-5, 1.0)
+        calibrate.zcdp_sigma(1.0, 1.0, delta=1e-5)
 
     def time_mcdp_sigma(self):
-        calibrate.mcdp_sigma(1.0, 1e-5, 1.0)
+        calibrate.mcdp_sigma(1.0, 1.0, delta=1e-5)
 
     def time_generalized_gaussian_sigma(self):
         calibrate.generalized_gaussian_sigma(1.0, [4.0, 2.0], [0.0, 1.0], [10.0, 9.0])

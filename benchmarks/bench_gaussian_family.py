@@ -16,21 +16,21 @@ class GaussianCalibration:
         self.delta = 10 ** rng.uniform(-12, -2, 100_000)
 
     def time_scalar(self, method):
-        calibrate.gaussian_sigma(1.0, 1e-5, 1.0, method)
+        calibrate.gaussian_sigma(1.0, 1.0, delta=1e-5, calibration=method)
 
     def time_batch_1e5(self, method):
-        calibrate.gaussian_sigma(self.eps, self.delta, 1.0, method)
+        calibrate.gaussian_sigma(self.eps, 1.0, delta=self.delta, calibration=method)
 
 
 class GaussianProfile:
     def setup(self):
-        self.sigma = calibrate.gaussian_sigma(1.0, 1e-5, 1.0)
+        self.sigma = calibrate.gaussian_sigma(1.0, 1.0, delta=1e-5)
 
     def time_delta(self):
         calibrate.gaussian_delta(self.sigma, 1.0, 1.0)
 
     def time_epsilon(self):
-        calibrate.gaussian_epsilon(self.sigma, 1e-5, 1.0)
+        calibrate.gaussian_epsilon(self.sigma, 1.0, delta=1e-5)
 
     def time_failure_threshold(self):
         calibrate.classical_failure_threshold(1e-5)

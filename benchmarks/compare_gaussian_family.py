@@ -79,13 +79,13 @@ def main() -> None:
 
     ours = []
     for eps, delta in POINTS:
-        t = best_of(lambda: calibrate.gaussian_sigma(eps, delta, 1.0), args.repeat, 2000)
-        ours.append((t, calibrate.gaussian_sigma(eps, delta, 1.0)))
+        t = best_of(lambda: calibrate.gaussian_sigma(eps, 1.0, delta=delta), args.repeat, 2000)
+        ours.append((t, calibrate.gaussian_sigma(eps, 1.0, delta=delta)))
     rng = np.random.default_rng(0)
     E = 10 ** rng.uniform(-2, 1.5, 100_000)
     D = 10 ** rng.uniform(-12, -2, 100_000)
-    t_batch = best_of(lambda: calibrate.gaussian_sigma(E, D, 1.0), max(2, args.repeat // 2))
-    t_closed = best_of(lambda: calibrate.gaussian_sigma(1.0, 1e-5, 1.0, "zhao2"), args.repeat, 2000)
+    t_batch = best_of(lambda: calibrate.gaussian_sigma(E, 1.0, delta=D), max(2, args.repeat // 2))
+    t_closed = best_of(lambda: calibrate.gaussian_sigma(1.0, 1.0, delta=1e-5, calibration="zhao2"), args.repeat, 2000)
 
     dpl = run_diffprivlib(args.dpl_python, args.repeat)
 

@@ -55,7 +55,7 @@ def _f_exact(b, dq, w, eps, delta):
 
 @pytest.mark.parametrize("dq,l,u,eps,delta,ref", REFERENCE)
 def test_reference_values(dq, l, u, eps, delta, ref):
-    b = bounded_laplace_scale(eps, dq, l, u, delta)
+    b = bounded_laplace_scale(eps, dq, l, u, delta=delta)
     assert isinstance(b, float)
     assert b == pytest.approx(ref, rel=1e-13)
     assert b >= ref * (1 - 4e-16)  # conservative: never below the exact fixed point
@@ -66,8 +66,8 @@ def test_half_line_closed_form():
         for delta in (0.0, 1e-6, 0.1):
             L = eps - math.log1p(-delta)
             ref = 1.0 / (np.logaddexp(0.0, L) - math.log(2.0))
-            assert bounded_laplace_scale(eps, 1.0, 0.0, np.inf, delta) == pytest.approx(ref, rel=1e-13)
-            assert bounded_laplace_scale(eps, 1.0, -np.inf, 5.0, delta) == pytest.approx(ref, rel=1e-13)
+            assert bounded_laplace_scale(eps, 1.0, 0.0, np.inf, delta=delta) == pytest.approx(ref, rel=1e-13)
+            assert bounded_laplace_scale(eps, 1.0, -np.inf, 5.0, delta=delta) == pytest.approx(ref, rel=1e-13)
 
 
 def test_equals_b0_rounded_up_when_sensitivity_is_the_width():
@@ -87,9 +87,9 @@ def test_equals_b0_rounded_up_when_sensitivity_is_the_width():
         hi = lo + w
         w = hi - lo  # the width as the library sees it (exact in floating point)
         b0 = w / (eps - math.log1p(-delta))
-        b = bounded_laplace_scale(eps, w, lo, hi, delta)
+        b = bounded_laplace_scale(eps, w, lo, hi, delta=delta)
         # a sensitivity above the width acts as the width
-        assert bounded_laplace_scale(eps, 3 * w, lo, hi, delta) == b
+        assert bounded_laplace_scale(eps, 3 * w, lo, hi, delta=delta) == b
         assert b0 <= b <= b0 * (1 + 5 * 2.0 ** -52)
         if delta == 0.0:
             assert Fraction(b) * Fraction(eps) >= Fraction(w)
@@ -118,7 +118,7 @@ def test_against_independent_brentq_and_conservative():
         f = lambda b: b - dq / (L - _log_dc_ref(b, dq, w))  # noqa: E731
         b0 = dq / L
         ref = optimize.brentq(f, b0, 2.0 * b0 + 1e-300, xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=500)
-        b = bounded_laplace_scale(eps, dq, lo, hi, delta)
+        b = bounded_laplace_scale(eps, dq, lo, hi, delta=delta)
         assert b == pytest.approx(ref, rel=1e-12)
         # Theorem 3.5's inequality holds at the returned scale in exact arithmetic
         # (40-digit evaluation of the double inputs): conservative end plus rounding margin
@@ -158,7 +158,7 @@ def test_epsilon_delta_relations_table():
 
 
 def test_round_trip_epsilon_delta():
-    b = bounded_laplace_scale(0.5, 1.0, 0.0, 10.0, 0.1)
+    b = bounded_laplace_scale(0.5, 1.0, 0.0, 10.0, delta=0.1)
     assert bounded_laplace_delta(b, 0.5, 1.0, 0.0, 10.0) == pytest.approx(0.1, abs=1e-14)
     assert bounded_laplace_epsilon(b, 1.0, 0.0, 10.0, 0.1) == pytest.approx(0.5, rel=1e-13)
 

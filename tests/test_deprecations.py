@@ -55,8 +55,7 @@ def test_the_keyword_form_does_not_warn(recwarn):
     bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0)
     bndp.Gaussian(1.0, delta=1e-5, sensitivity=1.0, calibration="dwork2014")
     bndp.StochasticSign(1.0)
-    calibrate.gaussian_sigma(1.0, 1e-5, 1.0, "zhao1")
-    calibrate.gaussian_sigma(1.0, 1e-5, 1.0, calibration="zhao1")
+    calibrate.gaussian_sigma(1.0, 1.0, delta=1e-5, calibration="zhao1")
     assert not [w for w in recwarn if issubclass(w.category, DeprecationWarning)]
 
 
@@ -70,10 +69,10 @@ def test_gaussian_method_is_removed():
 
 
 def test_calibrate_method_keyword_is_removed():
-    assert calibrate.gaussian_sigma(1.0, 1e-5, 1.0, "dwork2014") == \
-        calibrate.gaussian_sigma(1.0, 1e-5, 1.0, calibration="dwork2014")
+    assert calibrate.gaussian_sigma(1.0, 1.0, delta=1e-5, calibration="dwork2014") == \
+        calibrate.gaussian_sigma(1.0, sensitivity=1.0, delta=1e-5, calibration="dwork2014")
     with pytest.raises(TypeError, match="method"):
-        calibrate.gaussian_sigma(1.0, 1e-5, 1.0, method="dwork2014")
+        calibrate.gaussian_sigma(1.0, 1.0, delta=1e-5, method="dwork2014")
     with pytest.raises(TypeError, match="method"):
         calibrate.classical_failure_threshold(1e-5, method="dwork2006")
     for f in (calibrate.gaussian_sigma, calibrate.classical_failure_threshold):

@@ -41,3 +41,42 @@ def test_engines_take_the_frame_first_as_bndp_privatize(engine, old):
             mod.privatize(**{old: None}, spec={})
     with pytest.raises(TypeError, match="give `frame` only"):
         mod.privatize(None, {}, **{old: None})
+
+
+CALLS = [  # (function, the former positional call, the keyword call)
+    ("gaussian_sigma", (1.0, 1e-5, 2.0), dict(sensitivity=2.0, delta=1e-5)),
+    ("gaussian_sigma", (1.0, 1e-5, 2.0, "zhao3"),
+     dict(sensitivity=2.0, delta=1e-5, calibration="zhao3")),
+    ("gaussian_epsilon", (4.0, 1e-5, 2.0), dict(sensitivity=2.0, delta=1e-5)),
+    ("zcdp_sigma", (1.0, 1e-5, 2.0), dict(sensitivity=2.0, delta=1e-5)),
+    ("mcdp_sigma", (1.0, 1e-5, 2.0), dict(sensitivity=2.0, delta=1e-5)),
+    ("bounded_laplace_scale", (1.0, 1.0, 0.0, 10.0, 1e-3),
+     dict(sensitivity=1.0, lower=0.0, upper=10.0, delta=1e-3)),
+]
+
+
+@pytest.mark.parametrize("name, old, new", CALLS)
+def test_delta_is_keyword_only_and_its_position_deprecated(name, old, new):
+    from bndp import calibrate
+
+    f = getattr(calibrate, name)
+    params = inspect.signature(f).parameters
+    assert params["delta"].kind is inspect.Parameter.KEYWORD_ONLY
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        want = f(old[0], **new)
+    with pytest.warns(DeprecationWarning, match=rf"^{name}\(.*\) with `delta` by position is "
+                      rf"deprecated and will be removed in bndp 0\.8\.0: call {name}\(") as rec:
+        got = f(*old)
+    assert rec[0].filename == __file__
+    assert got == want
+    # the former order with the sensitivity by keyword is recognised too
+    if name != "bounded_laplace_scale":
+        with pytest.warns(DeprecationWarning):
+            assert f(old[0], old[1], sensitivity=old[2], **({"calibration": old[3]}
+                                                              if len(old) > 3 else {})) == want
+        with pytest.raises(TypeError, match="twice"):
+            f(*old[:3], sensitivity=old[2])
+    # the one order: epsilon (or sigma), then sensitivity, then the bounds
+    first = [p for p in params if params[p].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+    assert first[1] == "sensitivity"

@@ -83,7 +83,7 @@ GOLDEN_COLS = ["dwork2006", "dwork2014", "optimal", "zhao1", "zhao2", "pdp_optim
 
 
 def _sigma(method, eps, delta, dq=1.0):
-    return gaussian_sigma(eps, delta, dq, method, allow_unproven=True)
+    return gaussian_sigma(eps, dq, delta=delta, calibration=method, allow_unproven=True)
 
 
 def _ub(delta, dq=1.0):
@@ -126,7 +126,7 @@ def test_golden_table(row):
             # the classical formula is not DP there: it must be refused, and the printed
             # value indeed fails (its exact delta exceeds the target)
             with pytest.raises(ValueError, match="NOT"):
-                gaussian_sigma(eps, delta, 1.0, name, allow_unproven=True)
+                gaussian_sigma(eps, 1.0, delta=delta, calibration=name, allow_unproven=True)
             assert gaussian_delta(gold, eps, 1.0) > delta
             continue
         got = _sigma(name, eps, delta)
@@ -156,11 +156,11 @@ def test_negative_root_branch():
     # diff = 1 - e^eps erfc(sqrt eps) - 2 delta < 0: a < 0 (Lemma 14 (90c))
     assert _core.gf_root(2, 1e-3, 0.4) == pytest.approx(-0.370438, abs=6e-7)
     assert _core.gf_root(3, 1e-3, 0.4) == pytest.approx(0.068687, abs=6e-7)
-    assert gaussian_sigma(1e-3, 0.4, 1.0) == pytest.approx(0.952686, abs=6e-7)
-    assert gaussian_sigma(1e-3, 0.4, 1.0) < 0.953470                 # Theorem 3 bound
-    assert gaussian_sigma(1e-11, 1e-5, 1.0) == pytest.approx(39894.208, abs=6e-4)
+    assert gaussian_sigma(1e-3, 1.0, delta=0.4) == pytest.approx(0.952686, abs=6e-7)
+    assert gaussian_sigma(1e-3, 1.0, delta=0.4) < 0.953470                 # Theorem 3 bound
+    assert gaussian_sigma(1e-11, 1.0, delta=1e-5) == pytest.approx(39894.208, abs=6e-4)
     assert _core.gf_root(2, 1e-11, 1e-5) == pytest.approx(-8.58e-6, abs=6e-9)
-    assert gaussian_sigma(1e-8, 1e-5, 1.0) == pytest.approx(39874.29, abs=6e-3)
+    assert gaussian_sigma(1e-8, 1.0, delta=1e-5) == pytest.approx(39874.29, abs=6e-3)
     assert _core.gf_root(2, 1e-8, 1e-5) > 0
 
 
@@ -173,20 +173,20 @@ TABLE_I = [  # (eps, delta, least noise sigma_DP-OPT) of Table I, swapped entrie
 
 @pytest.mark.parametrize("eps, delta, least", TABLE_I)
 def test_table_I_least_noise(eps, delta, least):
-    assert round(gaussian_sigma(eps, delta, 1.0), 4) == least
+    assert round(gaussian_sigma(eps, 1.0, delta=delta), 4) == least
 
 
 def test_table_I_printed_errors():
     # Heikkila et al. eps = 31.62: the printed 0.1976 is sigma_pDP-OPT, not sigma_DP-OPT
-    assert round(gaussian_sigma(31.62, 1e-4, 1.0, "pdp_optimal"), 4) == 0.1976
-    assert round(gaussian_sigma(31.62, 1e-4, 1.0), 4) == 0.1944
+    assert round(gaussian_sigma(31.62, 1.0, delta=1e-4, calibration="pdp_optimal"), 4) == 0.1976
+    assert round(gaussian_sigma(31.62, 1.0, delta=1e-4), 4) == 0.1944
     # Dwork-2006 at (10, 1e-2) is 0.3255 (printed 0.3325), at (10, 1e-3) 0.3899 (printed 0.3898)
     assert round(math.sqrt(2 * math.log(2 / 1e-2)) / 10, 4) == 0.3255
     assert round(math.sqrt(2 * math.log(2 / 1e-3)) / 10, 4) == 0.3899
     # every Table I use of a classical formula is a failure: refused by bndp
     for eps, delta, _ in TABLE_I:
         with pytest.raises(ValueError, match="NOT"):
-            gaussian_sigma(eps, delta, 1.0, "dwork2014", allow_unproven=True)
+            gaussian_sigma(eps, 1.0, delta=delta, calibration="dwork2014", allow_unproven=True)
 
 
 # ---------------------------------------------------------------------------------------
@@ -220,7 +220,7 @@ def test_failure_threshold_is_the_crossing(method, delta):
     assert gaussian_delta(F / hi, hi, 1.0) > delta        # fails just above G
     assert G > 1.0                                        # the proved range is safe
     # consistent with sigma_DP-OPT: F/G = sigma_opt(G, delta)
-    assert F / G == pytest.approx(gaussian_sigma(G, delta, 1.0), rel=1e-9)
+    assert F / G == pytest.approx(gaussian_sigma(G, 1.0, delta=delta), rel=1e-9)
 
 
 def test_failure_threshold_paper_values_are_about_001_high():
@@ -261,7 +261,7 @@ def _grid(n_eps=13, n_delta=11):
 
 def test_orderings_on_grid():
     E, D = _grid(21, 17)
-    s = {m: gaussian_sigma(E, D, 1.0, m) for m in ("optimal", "zhao1", "zhao2", "pdp_optimal",
+    s = {m: gaussian_sigma(E, 1.0, delta=D, calibration=m) for m in ("optimal", "zhao1", "zhao2", "pdp_optimal",
                                                      "zhao3", "zhao4")}
     assert (s["optimal"] < s["zhao1"]).all()
     assert (s["zhao1"] < s["zhao2"]).all()
@@ -270,8 +270,8 @@ def test_orderings_on_grid():
     assert (s["optimal"] <= s["pdp_optimal"]).all()
     assert (s["optimal"] < _ub(D)).all()
     small = E <= 1.0
-    d14 = gaussian_sigma(E[small], D[small], 1.0, "dwork2014")
-    d06 = gaussian_sigma(E[small], D[small], 1.0, "dwork2006")
+    d14 = gaussian_sigma(E[small], 1.0, delta=D[small], calibration="dwork2014")
+    d06 = gaussian_sigma(E[small], 1.0, delta=D[small], calibration="dwork2006")
     assert (s["zhao2"][small] < d14).all() and (d14 < d06).all()
     # Theorem 2 (ii), (iii) for eps >= 0.01, delta <= 0.05
     r = (E >= 0.01) & (D <= 0.05)
@@ -284,9 +284,9 @@ def test_mechanism1_above_dwork2014_near_G():
     # Section V(iii) claims sigma_M1 < sigma_Dwork-2014 on 1 < eps <= G(delta); it is false
     # near G (both cross sigma_opt order): e.g. delta = 1e-5 on (6.8233, 8.4198]
     e, d = 8.0, 1e-5
-    assert gaussian_sigma(e, d, 1.0, "zhao1") > gaussian_sigma(e, d, 1.0, "dwork2014",
+    assert gaussian_sigma(e, 1.0, delta=d, calibration="zhao1") > gaussian_sigma(e, 1.0, delta=d, calibration="dwork2014",
                                                                allow_unproven=True)
-    assert gaussian_sigma(6.8, d, 1.0, "zhao1") < gaussian_sigma(6.8, d, 1.0, "dwork2014",
+    assert gaussian_sigma(6.8, 1.0, delta=d, calibration="zhao1") < gaussian_sigma(6.8, 1.0, delta=d, calibration="dwork2014",
                                                                  allow_unproven=True)
 
 
@@ -303,7 +303,7 @@ def test_every_sigma_achieves_target_on_grid(dq):
         if m in ("dwork2006", "dwork2014"):
             keep = e <= 1.0
             e, d = e[keep], d[keep]
-        s = gaussian_sigma(e, d, dq, m)
+        s = gaussian_sigma(e, dq, delta=d, calibration=m)
         notion = "pdp" if m in PDP_METHODS else "dp"
         got = gaussian_delta(s, e, dq, notion=notion)
         assert (got <= d * (1 + 1e-12)).all(), (m, np.max(got / d))
@@ -319,10 +319,10 @@ def test_achieved_delta_exact_with_mpmath():
            (31.62, 1e-4), (100.0, 1e-15), (1000.0, 1e-15), (5.0, 0.3)]
     for eps, delta in pts:
         for m in ("optimal", "zhao1", "zhao2", "pdp_optimal", "zhao3", "zhao4"):
-            s = gaussian_sigma(eps, delta, 1.0, m)
+            s = gaussian_sigma(eps, 1.0, delta=delta, calibration=m)
             exact = float(_mp_delta(s, eps, pdp=m in PDP_METHODS))
             assert exact <= delta * (1 + 1e-12), (m, eps, delta, exact / delta)
-        s = gaussian_sigma(eps, delta, 1.0)
+        s = gaussian_sigma(eps, 1.0, delta=delta)
         assert float(_mp_delta(s, eps)) == pytest.approx(delta, rel=1e-8)  # optimal is tight
 
 
@@ -339,7 +339,7 @@ def test_optimal_matches_independent_root_solve():
             ls = optimize.brentq(f, lo, hi, xtol=1e-15,
                                  rtol=4 * np.finfo(float).eps, maxiter=500)
             want = math.exp(ls)
-            got = gaussian_sigma(eps, delta, 1.0)
+            got = gaussian_sigma(eps, 1.0, delta=delta)
             assert got == pytest.approx(want, rel=1e-9), (eps, delta)
             assert got >= want * (1 - 1e-11)
 
@@ -350,7 +350,7 @@ def test_pdp_sigma_loss_probability_exact():
     for eps in (1e-3, 0.1, 1.0, 5.0, 31.62, 100.0):
         for delta in (1e-12, 1e-6, 1e-3, 0.1, 0.4):
             for m in PDP_METHODS:
-                s = gaussian_sigma(eps, delta, 2.0, m)
+                s = gaussian_sigma(eps, 2.0, delta=delta, calibration=m)
                 mu = 4.0 / (2 * s * s)
                 sd = math.sqrt(2 * mu)
                 p = stats.norm.sf(eps, mu, sd) + stats.norm.cdf(-eps, mu, sd)
@@ -388,30 +388,30 @@ def test_laplace_worst_case_density_ratio():
 def test_large_epsilon_no_overflow():
     want = {700.0: 0.02992315074, 710.0: 0.02968822319, 800.0: 0.02778911408}
     for e, w in want.items():
-        assert gaussian_sigma(e, 1e-5, 1.0) == pytest.approx(w, abs=6e-12)
+        assert gaussian_sigma(e, 1.0, delta=1e-5) == pytest.approx(w, abs=6e-12)
     prev = 10.0
     for e in (1e3, 1e4, 1e5, 1e8):
-        r = gaussian_sigma(e, 1e-5, 1.0) * math.sqrt(2 * e)           # Theorem 3 (3)
+        r = gaussian_sigma(e, 1.0, delta=1e-5) * math.sqrt(2 * e)           # Theorem 3 (3)
         assert 1.0 < r < prev
         prev = r
     assert prev < 1.001
     for m in ("zhao1", "pdp_optimal"):
         # literal e^eps erfc() gives b = 0, sigma = 1/sqrt(2 eps) < sigma_opt at eps >= 710
-        assert gaussian_sigma(710.0, 1e-5, 1.0, m) > gaussian_sigma(710.0, 1e-5, 1.0)
+        assert gaussian_sigma(710.0, 1.0, delta=1e-5, calibration=m) > gaussian_sigma(710.0, 1.0, delta=1e-5)
     for m in GAUSSIAN_METHODS:
         if m.startswith("dwork"):
             continue
-        s = gaussian_sigma(1000.0, 1e-15, 1.0, m)
+        s = gaussian_sigma(1000.0, 1.0, delta=1e-15, calibration=m)
         assert math.isfinite(s)
         assert gaussian_delta(s, 1000.0, 1.0, notion="pdp" if m in PDP_METHODS else "dp") <= 1e-15
 
 
 def test_tiny_delta():
-    s = gaussian_sigma(1.0, 1e-300, 1.0)
+    s = gaussian_sigma(1.0, 1.0, delta=1e-300)
     assert s / math.sqrt(2 * math.log(1e300)) == pytest.approx(0.991829, abs=6e-7)
     assert gaussian_delta(s, 1.0, 1.0) <= 1e-300
     # Mechanism 2's c without the rationalised form divides by zero at 1e-17
-    assert gaussian_sigma(1.0, 1e-17, 1.0, "zhao2") > gaussian_sigma(1.0, 1e-17, 1.0, "zhao1")
+    assert gaussian_sigma(1.0, 1.0, delta=1e-17, calibration="zhao2") > gaussian_sigma(1.0, 1.0, delta=1e-17, calibration="zhao1")
     assert _core.gf_root(4, 1.0, 1e-15) == pytest.approx(5.757819208154, abs=1e-11)
     assert _core.gf_root(4, 1.0, 1e-17) == pytest.approx(6.144725560981, abs=1e-11)
 
@@ -419,33 +419,33 @@ def test_tiny_delta():
 def test_asymptotics():
     # Theorem 3 (2): sigma_opt/UB -> 1 as eps -> 0 (slowly for small delta)
     for e, r in zip((1e-2, 1e-4, 1e-6, 1e-8), (0.00611079, 0.23496766, 0.95306974, 0.99950033)):
-        assert gaussian_sigma(e, 1e-5, 1.0) / _ub(1e-5) == pytest.approx(r, abs=6e-9)
+        assert gaussian_sigma(e, 1.0, delta=1e-5) / _ub(1e-5) == pytest.approx(r, abs=6e-9)
     for e, r in zip((1e-2, 1e-4, 1e-6, 1e-8), (0.98795728, 0.99987741, 0.99999877, 0.99999999)):
-        assert gaussian_sigma(e, 0.3, 1.0) / _ub(0.3) == pytest.approx(r, abs=6e-9)
+        assert gaussian_sigma(e, 1.0, delta=0.3) / _ub(0.3) == pytest.approx(r, abs=6e-9)
     # Theorem 3 (3): sigma_opt sqrt(2 eps) -> 1
     for e, r in zip((10, 100, 1e3, 1e4, 1e5), (2.235570, 1.338835, 1.099331, 1.030560, 1.009577)):
-        assert gaussian_sigma(e, 1e-5, 1.0) * math.sqrt(2 * e) == pytest.approx(r, abs=6e-7)
+        assert gaussian_sigma(e, 1.0, delta=1e-5) * math.sqrt(2 * e) == pytest.approx(r, abs=6e-7)
     # Theorem 3 (4): sigma_opt / (sqrt(2 ln 1/delta)/eps) -> 1 as delta -> 0
     for d, r in zip((1e-5, 1e-20, 1e-100, 1e-300), (0.777454, 0.920931, 0.979019, 0.991829)):
-        assert gaussian_sigma(1.0, d, 1.0) / math.sqrt(2 * math.log(1 / d)) == pytest.approx(r, abs=6e-7)
+        assert gaussian_sigma(1.0, 1.0, delta=d) / math.sqrt(2 * math.log(1 / d)) == pytest.approx(r, abs=6e-7)
     # Theorem 7 (1), corrected: sigma_pDP-OPT ~ sqrt2 inverfc(delta) Delta/eps (limit 2, not 1,
     # of sigma/(inverfc(delta) Delta/(eps sqrt2)))
     for e, r in zip((1e-1, 1e-3, 1e-5), (2.00012806, 2.00000001, 2.00000000)):
-        v = gaussian_sigma(e, 1e-5, 1.0, "pdp_optimal") * e * math.sqrt(2) / special.erfcinv(1e-5)
+        v = gaussian_sigma(e, 1.0, delta=1e-5, calibration="pdp_optimal") * e * math.sqrt(2) / special.erfcinv(1e-5)
         assert v == pytest.approx(r, abs=6e-8)
     for e, r in zip((1e-2, 1e-4, 1e-6), (1.00008418, 1.00000001, 1.00000000)):
-        v = gaussian_sigma(e, 0.7, 1.0, "pdp_optimal") * e / (math.sqrt(2) * special.erfcinv(0.7))
+        v = gaussian_sigma(e, 1.0, delta=0.7, calibration="pdp_optimal") * e / (math.sqrt(2) * special.erfcinv(0.7))
         assert v == pytest.approx(r, abs=6e-8)
     # Theorem 7 (2)
     for e, r in zip((100, 1e4), (1.346057, 1.030612)):
-        assert gaussian_sigma(e, 1e-5, 1.0, "pdp_optimal") * math.sqrt(2 * e) == pytest.approx(r, abs=6e-7)
+        assert gaussian_sigma(e, 1.0, delta=1e-5, calibration="pdp_optimal") * math.sqrt(2 * e) == pytest.approx(r, abs=6e-7)
 
 
 def test_sensitivity_scales_linearly():
     for m in ("optimal", "zhao1", "zhao4", "pdp_optimal"):
-        s1 = gaussian_sigma(0.8, 1e-6, 1.0, m)
+        s1 = gaussian_sigma(0.8, 1.0, delta=1e-6, calibration=m)
         for dq in (1e-6, 3.0, 1e6):
-            assert gaussian_sigma(0.8, 1e-6, dq, m) == pytest.approx(s1 * dq, rel=1e-14)
+            assert gaussian_sigma(0.8, dq, delta=1e-6, calibration=m) == pytest.approx(s1 * dq, rel=1e-14)
 
 
 # ---------------------------------------------------------------------------------------
@@ -456,8 +456,8 @@ def test_gaussian_epsilon_round_trip():
     for notion, m in (("dp", "optimal"), ("pdp", "pdp_optimal")):
         for eps in (1e-3, 0.3, 1.0, 8.0, 100.0):
             for delta in (1e-12, 1e-5, 0.1):
-                s = gaussian_sigma(eps, delta, 2.0, m)
-                e = gaussian_epsilon(s, delta, 2.0, notion=notion)
+                s = gaussian_sigma(eps, 2.0, delta=delta, calibration=m)
+                e = gaussian_epsilon(s, 2.0, delta=delta, notion=notion)
                 assert e == pytest.approx(eps, rel=1e-8)
                 assert gaussian_delta(s, e, 2.0, notion=notion) <= delta
 
@@ -465,8 +465,8 @@ def test_gaussian_epsilon_round_trip():
 def test_gaussian_epsilon_zero_and_profile_shape():
     # (0, delta)-DP iff delta >= erf(Delta/(2 sqrt2 sigma)) (Theorem 3 (1))
     s = _ub(0.01) * 1.001
-    assert gaussian_epsilon(s, 0.01, 1.0) == 0.0
-    assert gaussian_epsilon(_ub(0.01) * 0.999, 0.01, 1.0) > 0.0
+    assert gaussian_epsilon(s, 1.0, delta=0.01) == 0.0
+    assert gaussian_epsilon(_ub(0.01) * 0.999, 1.0, delta=0.01) > 0.0
     assert gaussian_delta(3.0, 0.0, 1.0) == pytest.approx(special.erf(1 / (2 * math.sqrt(2) * 3.0)),
                                                            rel=1e-13)
     eps = np.linspace(0.0, 20.0, 200)
@@ -480,18 +480,18 @@ def test_vectorised_matches_scalar_and_broadcasts():
     eps = np.array([[0.1], [1.0], [10.0]])
     delta = np.array([1e-8, 1e-5, 1e-2, 0.3])
     for m in ("optimal", "zhao1", "zhao2", "pdp_optimal", "zhao3", "zhao4"):
-        out = gaussian_sigma(eps, delta, 2.0, m)
+        out = gaussian_sigma(eps, 2.0, delta=delta, calibration=m)
         assert out.shape == (3, 4)
         for i in range(3):
             for j in range(4):
-                assert out[i, j] == gaussian_sigma(float(eps[i, 0]), float(delta[j]), 2.0, m)
-    s = gaussian_sigma(eps, delta, [[1.0, 2.0, 3.0, 4.0]])
+                assert out[i, j] == gaussian_sigma(float(eps[i, 0]), 2.0, delta=float(delta[j]), calibration=m)
+    s = gaussian_sigma(eps, [[1.0, 2.0, 3.0, 4.0]], delta=delta)
     d = gaussian_delta(s, eps, [[1.0, 2.0, 3.0, 4.0]])
     assert d.shape == (3, 4) and (d <= delta).all()
-    e = gaussian_epsilon(s, delta, [[1.0, 2.0, 3.0, 4.0]])
+    e = gaussian_epsilon(s, [[1.0, 2.0, 3.0, 4.0]], delta=delta)
     np.testing.assert_allclose(e, np.broadcast_to(eps, (3, 4)), rtol=1e-8)
-    assert isinstance(gaussian_sigma(np.float32(1.0), 1e-5, 1), float)
-    assert isinstance(gaussian_sigma(np.array(1.0), 1e-5, 1.0), float)
+    assert isinstance(gaussian_sigma(np.float32(1.0), 1, delta=1e-5), float)
+    assert isinstance(gaussian_sigma(np.array(1.0), 1.0, delta=1e-5), float)
 
 
 # ---------------------------------------------------------------------------------------
@@ -501,45 +501,45 @@ def test_vectorised_matches_scalar_and_broadcasts():
 @pytest.mark.parametrize("method", ["dwork2006", "dwork2014"])
 def test_classical_refused_outside_proven_range(method):
     with pytest.raises(ValueError, match=r"proved only for 0 < epsilon <= 1.*optimal"):
-        gaussian_sigma(1.5, 1e-5, 1.0, method)
+        gaussian_sigma(1.5, 1.0, delta=1e-5, calibration=method)
     with pytest.raises(ValueError, match="proved only"):
-        gaussian_sigma([0.5, 2.0], 1e-5, 1.0, method)
+        gaussian_sigma([0.5, 2.0], 1.0, delta=1e-5, calibration=method)
     with pytest.raises(ValueError, match="proved only"):
         bndp.Gaussian(3.0, delta=1e-5, sensitivity=1.0, calibration=method)
     # allowed (and indeed DP) between 1 and G(delta) when asked
-    s = gaussian_sigma(5.0, 1e-5, 1.0, method, allow_unproven=True)
+    s = gaussian_sigma(5.0, 1.0, delta=1e-5, calibration=method, allow_unproven=True)
     assert gaussian_delta(s, 5.0, 1.0) <= 1e-5
     # never where it fails: eps > G(delta)
     with pytest.raises(ValueError, match=r"NOT.*G\(delta\).*optimal"):
-        gaussian_sigma(12.0, 1e-5, 1.0, method, allow_unproven=True)
+        gaussian_sigma(12.0, 1.0, delta=1e-5, calibration=method, allow_unproven=True)
     with pytest.raises(ValueError, match="NOT"):
-        gaussian_sigma([2.0, 12.0], 1e-5, 1.0, method, allow_unproven=True)
-    assert gaussian_sigma(1.0, 1e-5, 1.0, method) > 0       # eps = 1 is in the proven range
+        gaussian_sigma([2.0, 12.0], 1.0, delta=1e-5, calibration=method, allow_unproven=True)
+    assert gaussian_sigma(1.0, 1.0, delta=1e-5, calibration=method) > 0       # eps = 1 is in the proven range
 
 
 def test_zhao2_needs_delta_below_half():
     with pytest.raises(ValueError, match="delta < 0.5"):
-        gaussian_sigma(1.0, 0.5, 1.0, "zhao2")
+        gaussian_sigma(1.0, 1.0, delta=0.5, calibration="zhao2")
     with pytest.raises(ValueError, match="delta < 0.5"):
-        gaussian_sigma(1.0, [0.1, 0.7], 1.0, "zhao2")
+        gaussian_sigma(1.0, 1.0, delta=[0.1, 0.7], calibration="zhao2")
     # the others accept 0.5 <= delta < 1
     for m in ("optimal", "zhao1", "pdp_optimal", "zhao3", "zhao4"):
-        s = gaussian_sigma(1.0, 0.7, 1.0, m)
+        s = gaussian_sigma(1.0, 1.0, delta=0.7, calibration=m)
         assert gaussian_delta(s, 1.0, 1.0, notion="pdp" if m in PDP_METHODS else "dp") <= 0.7
 
 
 @pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf, 0.0, -1.0])
 def test_bad_epsilon_and_sensitivity(bad):
     with pytest.raises(ValueError, match="epsilon"):
-        gaussian_sigma(bad, 1e-5, 1.0)
+        gaussian_sigma(bad, 1.0, delta=1e-5)
     with pytest.raises(ValueError, match="epsilon"):
-        gaussian_sigma([1.0, bad], 1e-5, 1.0)
+        gaussian_sigma([1.0, bad], 1.0, delta=1e-5)
     with pytest.raises(ValueError, match="sensitivity"):
-        gaussian_sigma(1.0, 1e-5, bad)
+        gaussian_sigma(1.0, bad, delta=1e-5)
     with pytest.raises(ValueError, match="sigma"):
         gaussian_delta(bad, 1.0, 1.0)
     with pytest.raises(ValueError, match="sigma"):
-        gaussian_epsilon(bad, 1e-5, 1.0)
+        gaussian_epsilon(bad, 1.0, delta=1e-5)
     with pytest.raises(ValueError):
         bndp.Gaussian(bad, delta=1e-5, sensitivity=1.0)
     with pytest.raises(ValueError):
@@ -552,11 +552,11 @@ def test_bad_epsilon_and_sensitivity(bad):
 def test_bad_delta(bad):
     for m in GAUSSIAN_METHODS:
         with pytest.raises(ValueError, match="delta"):
-            gaussian_sigma(0.5, bad, 1.0, m)
+            gaussian_sigma(0.5, 1.0, delta=bad, calibration=m)
     with pytest.raises(ValueError, match="delta"):
-        gaussian_sigma(0.5, np.array([1e-5, bad]), 1.0)
+        gaussian_sigma(0.5, 1.0, delta=np.array([1e-5, bad]))
     with pytest.raises(ValueError, match="delta"):
-        gaussian_epsilon(1.0, bad, 1.0)
+        gaussian_epsilon(1.0, 1.0, delta=bad)
     with pytest.raises(ValueError, match="delta"):
         classical_failure_threshold(bad)
 
@@ -564,11 +564,11 @@ def test_bad_delta(bad):
 @pytest.mark.parametrize("bad", ["1.0", None, True, 1 + 2j, ["a"], object()])
 def test_non_numeric_is_type_error(bad):
     with pytest.raises(TypeError):
-        gaussian_sigma(bad, 1e-5, 1.0)
+        gaussian_sigma(bad, 1.0, delta=1e-5)
     with pytest.raises(TypeError):
-        gaussian_sigma(1.0, bad, 1.0)
+        gaussian_sigma(1.0, 1.0, delta=bad)
     with pytest.raises(TypeError):
-        gaussian_sigma(1.0, 1e-5, bad)
+        gaussian_sigma(1.0, bad, delta=1e-5)
     with pytest.raises(TypeError):
         gaussian_delta(bad, 1.0, 1.0)
     with pytest.raises(TypeError):
@@ -579,9 +579,9 @@ def test_non_numeric_is_type_error(bad):
 
 def test_bad_method_and_notion():
     with pytest.raises(ValueError, match="calibration"):
-        gaussian_sigma(1.0, 1e-5, 1.0, "analytic")
+        gaussian_sigma(1.0, 1.0, delta=1e-5, calibration="analytic")
     with pytest.raises(TypeError, match="calibration"):
-        gaussian_sigma(1.0, 1e-5, 1.0, 2)
+        gaussian_sigma(1.0, 1.0, delta=1e-5, calibration=2)
     with pytest.raises(ValueError, match="calibration"):
         classical_failure_threshold(1e-5, "optimal")
     with pytest.raises(ValueError, match="notion"):
@@ -605,7 +605,7 @@ def test_pdp_methods_are_labelled():
 
 def test_gaussian_mechanism_interface():
     m = bndp.Gaussian(epsilon=0.5, delta=1e-6, sensitivity=2.0)
-    assert m.sigma == gaussian_sigma(0.5, 1e-6, 2.0) and m.scale == m.sigma
+    assert m.sigma == gaussian_sigma(0.5, 2.0, delta=1e-6) and m.scale == m.sigma
     assert eval("bndp." + repr(m)) == m
     with pytest.raises(AttributeError):
         m.sigma = 1.0
@@ -673,7 +673,7 @@ def test_full_grid_with_mpmath():
     D = 10 ** rng.uniform(-15, math.log10(0.4), n * 10)
     for eps, delta in zip(E, D):
         for m in ("optimal", "zhao1", "zhao2", "pdp_optimal", "zhao3", "zhao4"):
-            s = gaussian_sigma(eps, delta, 1.0, m)
+            s = gaussian_sigma(eps, 1.0, delta=delta, calibration=m)
             assert float(_mp_delta(s, eps, pdp=m in PDP_METHODS, dps=30)) <= delta * (1 + 1e-12)
 
 
@@ -684,10 +684,10 @@ def test_tiny_epsilon_certified_exactly():
     for eps, delta in ((1e-20, 1e-300), (1e-14, 1e-10), (1e-12, 1e-12), (1e-300, 1e-5),
                        (1e-300, 0.5)):
         for m in ("optimal", "zhao1", "pdp_optimal", "zhao3"):
-            s = gaussian_sigma(eps, delta, 1.0, m)
+            s = gaussian_sigma(eps, 1.0, delta=delta, calibration=m)
             assert math.isfinite(s)
             exact = float(_mp_delta(s, eps, pdp=m in PDP_METHODS, dps=60))
             assert exact <= delta * (1 + 1e-12), (m, eps, delta, exact / delta)
-        s = gaussian_sigma(eps, delta, 1.0)
+        s = gaussian_sigma(eps, 1.0, delta=delta)
         assert float(_mp_delta(s, eps, dps=60)) == pytest.approx(delta, rel=1e-8)
         assert s <= _ub(delta) * (1 + 1e-13)       # Theorem 3 (1), up to the rounding up

@@ -224,9 +224,11 @@ def test_each_grid_law_constant_is_defined_once():
 def test_calibration_sits_below_the_mechanisms_and_the_accounting():
     g = _graph()
     # bndp.calibrate (bounded, unbounded Gaussian, concentrated DP) reads only the core, the
-    # validation and the scale search; the mechanisms, the laws and the accounting import it
+    # validation, the scale search and the deprecation helpers; the mechanisms, the laws and
+    # the accounting import it
     assert MODULES["bndp.calibrate"].endswith("__init__.py")
-    assert set(g["bndp.calibrate"]) <= {"bndp._core", "bndp._validation", "bndp._scale_search"}, \
+    assert set(g["bndp.calibrate"]) <= {"bndp._core", "bndp._validation", "bndp._scale_search",
+                                        "bndp._deprecate"}, \
         g["bndp.calibrate"]
     for user in ("bndp.mechanisms", "bndp._laws", "bndp.accounting"):
         assert "bndp.calibrate" in g[user], user

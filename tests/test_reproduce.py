@@ -326,7 +326,7 @@ def test_zhao_figure4_mean_estimation():
     assert got == pytest.approx(exp1, rel=1e-12)
     # DP-OPT at (0.1, 1e-4), d = 10: sigma_opt * sqrt(10)/1000 * E||N(0, I_10)||
     e10 = math.sqrt(2) * math.exp(math.lgamma(5.5) - math.lgamma(5))
-    sig = calibrate.gaussian_sigma(0.1, 1e-4, 1.0)
+    sig = calibrate.gaussian_sigma(0.1, 1.0, delta=1e-4)
     got = rows["(a) eps=0.1 delta=0.0001 d=10 optimal: expected l2 error"]["computed"]
     assert got == pytest.approx(sig * math.sqrt(10) / 1000 * e10, rel=1e-12)
     labels = {r.rsplit(" ", 1)[0].rsplit(": ", 1)[0] for r in rows}
@@ -353,7 +353,7 @@ def test_zhao_figure5_expected_mse():
     rows = rows_of("zhao-2019/figure5")
     assert counts("zhao-2019/figure5") == (0, 0, 88, 0)
     got = rows["(a) eps=0.1 delta=1e-06 optimal: expected MSE"]["computed"]
-    assert got == pytest.approx(calibrate.gaussian_sigma(0.1, 1e-6, 1.0) ** 2, rel=1e-12)
+    assert got == pytest.approx(calibrate.gaussian_sigma(0.1, 1.0, delta=1e-6) ** 2, rel=1e-12)
     got = rows["(b) eps=0.1 delta=1e-09 dwork2006: expected MSE"]["computed"]
     assert got == pytest.approx(2 * math.log(2e9) / 0.01, rel=1e-12)
     for e in (0.1, 0.4, 1.0):
@@ -712,30 +712,30 @@ def test_clamped_laplace():
 
 
 def test_zcdp_sigma_and_helpers():
-    s = calibrate.zcdp_sigma(1.0, 1e-5, 1.0)
+    s = calibrate.zcdp_sigma(1.0, 1.0, delta=1e-5)
     assert s == pytest.approx(4.9006, abs=1e-4)
     assert accounting.zcdp_to_dp(accounting.gaussian_zcdp(s, 1.0), 1e-5) == pytest.approx(1.0)
     assert accounting.gaussian_zcdp(2.0, 1.0) == 0.125
     eps = np.array([0.1, 1.0, 5.0, 10.0])
     for d in (1e-2, 1e-5, 1e-10):
-        z = calibrate.zcdp_sigma(eps, d, 1.0)
-        m4 = np.array([calibrate.gaussian_sigma(float(e), d, 1.0, calibration="zhao4")
+        z = calibrate.zcdp_sigma(eps, 1.0, delta=d)
+        m4 = np.array([calibrate.gaussian_sigma(float(e), 1.0, delta=d, calibration="zhao4")
                        for e in eps])
         assert (z >= m4).all()  # section VII: zCDP is worse than Mechanism 4
-    assert calibrate.zcdp_sigma(1.0, 1e-5, 3.0) == pytest.approx(3 * s)
+    assert calibrate.zcdp_sigma(1.0, 3.0, delta=1e-5) == pytest.approx(3 * s)
     with pytest.raises(ValueError):
-        calibrate.zcdp_sigma(1.0, 0.0, 1.0)
+        calibrate.zcdp_sigma(1.0, 1.0, delta=0.0)
 
 
 def test_mcdp_sigma():
-    s = calibrate.mcdp_sigma(1.0, 1e-5, 1.0)
+    s = calibrate.mcdp_sigma(1.0, 1.0, delta=1e-5)
     assert s == pytest.approx(4.9641, abs=1e-4)
     assert accounting.gaussian_mcdp_delta(s, 1.0, 1.0) <= 1e-5
     assert accounting.gaussian_mcdp_delta(s * (1 - 1e-9), 1.0, 1.0) > 1e-5
     # the paper's claim "this gives sigma_pDP-OPT" is false: it is larger
     for e, d in [(0.5, 1e-3), (1.0, 1e-5), (5.0, 1e-8)]:
-        assert calibrate.mcdp_sigma(e, d, 1.0) > calibrate.gaussian_sigma(
-            e, d, 1.0, calibration="pdp_optimal")
+        assert calibrate.mcdp_sigma(e, 1.0, delta=d) > calibrate.gaussian_sigma(
+            e, 1.0, delta=d, calibration="pdp_optimal")
     with pytest.raises(ValueError):
         accounting.gaussian_mcdp_delta(0.1, 1.0, 1.0)  # epsilon <= mu: Lemma 7 says nothing
 

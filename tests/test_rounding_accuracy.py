@@ -55,12 +55,12 @@ def test_gaussian_delta_never_under_reports():
 def test_gaussian_sigma_refuses_overflow_and_unevaluable_methods():
     # sigma above the largest double: ValueError naming the arguments, not inf
     with pytest.raises(ValueError, match="`epsilon`.*`sensitivity`"):
-        gaussian_sigma(1e-300, 1e-300, 1e10)
+        gaussian_sigma(1e-300, 1e10, delta=1e-300)
     with pytest.raises(ValueError, match="`epsilon`.*`sensitivity`"):
-        gaussian_sigma(np.array([1.0, 1e-300]), 1e-300, 1e10)
+        gaussian_sigma(np.array([1.0, 1e-300]), 1e10, delta=1e-300)
     # zhao1 cannot be evaluated at eps = delta = 1e-300 (was RuntimeError)
     with pytest.raises(ValueError, match="zhao1"):
-        gaussian_sigma(1e-300, 1e-300, 1.0, calibration="zhao1")
+        gaussian_sigma(1e-300, 1.0, delta=1e-300, calibration="zhao1")
     # while the documented range of "optimal" works, certified
-    s = gaussian_sigma(1e-300, 1e-300, 1.0)
+    s = gaussian_sigma(1e-300, 1.0, delta=1e-300)
     assert math.isfinite(s) and gaussian_delta(s, 1e-300, 1.0) <= 1e-300

@@ -11,7 +11,7 @@ import inspect
 import warnings
 from typing import Any, Callable, TypeVar
 
-__all__ = ["removed_parameter", "renamed_parameter"]
+__all__ = ["positional_delta", "removed_parameter", "renamed_parameter"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -90,6 +90,49 @@ def removed_parameter(old: str, new: str, *, removed_in: str) -> Callable[[F], F
                 raise TypeError(f"{_where(func, method, args)}() takes no `{old}` (removed "
                                 f"in bndp {removed_in}): pass {new}=...")
             return func(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+    return deco
+
+
+def positional_delta(old: tuple[str, ...], *, removed_in: str) -> Callable[[F], F]:
+    """Decorate a calibration function whose ``delta`` is keyword-only and whose former
+    positional order was ``old`` (the names of its parameters, ``delta`` among them).
+
+    A call that passes no ``delta=`` but at least as many positional arguments as reach
+    ``delta`` in ``old`` is a call in the former order: its positional arguments are passed
+    on by the names of ``old``, with a ``DeprecationWarning`` that names the version
+    ``removed_in`` that refuses it. A call with ``delta=`` (the only form the signature
+    allows) goes straight through.
+    """
+    pos = old.index("delta")
+
+    def deco(func: F) -> F:
+        params = inspect.signature(func).parameters
+        if "delta" not in params or params["delta"].kind != inspect.Parameter.KEYWORD_ONLY \
+                or set(old) - set(params):
+            raise TypeError(f"{func.__qualname__} must take keyword-only `delta` and {old}")
+        order = ", ".join(old)
+        now = ", ".join(p for p in params if params[p].kind in (
+            inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD))
+
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if "delta" in kwargs or len(args) <= pos:
+                return func(*args, **kwargs)
+            if len(args) > len(old):
+                raise TypeError(f"{func.__name__}() takes at most {len(old)} positional "
+                                f"arguments in its deprecated order; got {len(args)}")
+            named = dict(zip(old, args))
+            twice = sorted(set(named) & set(kwargs))
+            if twice:
+                raise TypeError(f"{func.__name__}() got `{twice[0]}` twice")
+            warnings.warn(f"{func.__name__}({order}) with `delta` by position is deprecated "
+                          f"and will be removed in bndp {removed_in}: call "
+                          f"{func.__name__}({now}, delta=...)", DeprecationWarning,
+                          stacklevel=2)
+            return func(**named, **kwargs)
 
         return wrapper  # type: ignore[return-value]
 

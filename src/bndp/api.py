@@ -205,7 +205,7 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
     dl = fast_real(delta, "delta")
     check_bounds(lo, hi)
     if mechanism == "laplace":
-        check_bounded_laplace(eps, dq, 0.0, 1.0, dl)        # no root find
+        check_bounded_laplace(eps, dq, 0.0, 1.0, delta=dl)        # no root find
     else:
         check_epsilon(np.float64(eps))
         check_positive(np.float64(dq), "sensitivity")
@@ -229,7 +229,7 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
         return np.asarray(truncated_normal(np.broadcast_to(q, shape), np.broadcast_to(sigma, shape),
                                            np.broadcast_to(lo, shape), np.broadcast_to(hi, shape),
                                            rng=gen), dtype=np.float64).reshape(shape)
-    scale = bounded_laplace_scale(eps, dq, 0.0, widths, dl)[inverse]
+    scale = bounded_laplace_scale(eps, dq, 0.0, widths, delta=dl)[inverse]
     scale = scale.reshape(np.broadcast_shapes(lo.shape, hi.shape))
     return _dispatch.sample(_core.bl_one, _core.bl_fill, _core.bl_fill_rows,
                             [q, np.asarray(scale), lo, hi], shape, gen, workers)

@@ -219,7 +219,7 @@ class ColumnPlan:
                 w = hi_v - lo_v
                 try:  # the scale is monotone in the width: the extreme widths decide
                     bounded_laplace_scale(self.epsilon, self.sensitivity, 0.0,
-                                          np.array([w.min(), w.max()]), self.delta)
+                                          np.array([w.min(), w.max()]), delta=self.delta)
                 except (ValueError, OverflowError) as exc:
                     raise ColumnDataError(f"{_where(name)}: {exc}", "calibration", name,
                                           detail=str(exc)) from None
@@ -335,7 +335,7 @@ def _parse_column(col: str, entry: Any, memo: dict | None = None) -> ColumnPlan:
             if mechanism == "gaussian" and delta != 0.0:
                 raise SpecError(f"{_where(col, 'delta')}: the bounded Gaussian mechanism is "
                                 f"pure epsilon-DP; delta must be 0, got {delta!r}")
-            bounded_laplace_scale(eps, dq, 0.0, 1.0, delta)
+            bounded_laplace_scale(eps, dq, 0.0, 1.0, delta=delta)
             if options.get("mode", "exact") in ("exact", None):
                 # the kernel every wide row will use, planned now (before any charge)
                 window.plan_wide(window.LAPLACE if mechanism == "laplace" else window.GAUSSIAN,

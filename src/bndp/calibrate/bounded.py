@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .. import _core
+from .._deprecate import positional_delta
 from .._validation import (
     as_float_array,
     check_bounds,
@@ -95,7 +96,8 @@ def _bl_checked(b: float, eps: float, dq: float) -> float:
     return b
 
 
-def bounded_laplace_scale(epsilon: Any, sensitivity: Any, lower: Any, upper: Any,
+@positional_delta(("epsilon", "sensitivity", "lower", "upper", "delta"), removed_in="0.8.0")
+def bounded_laplace_scale(epsilon: Any, sensitivity: Any, lower: Any, upper: Any, *,
                           delta: Any = 0.0):
     r"""Optimal scale :math:`b^*` of the bounded Laplace mechanism [HABM20]_.
 
@@ -124,7 +126,8 @@ def bounded_laplace_scale(epsilon: Any, sensitivity: Any, lower: Any, upper: Any
         The output domain, ``lower < upper``. One end may be infinite (a half-line such as
         counts :math:`[0, \infty)`; then :math:`b^* = \Delta Q/\ln((1+e^{L})/2)`).
     delta : float or array_like, default 0
-        Must be in :math:`[0, 1)`.
+        Must be in :math:`[0, 1)`. Keyword-only (the fifth positional argument is
+        deprecated until 0.8.0).
 
     Returns
     -------
@@ -204,7 +207,7 @@ def _bl_validated(epsilon: Any, sensitivity: Any, lower: Any, upper: Any,
     return (eps, dl, dq, lo_a, hi_a), False
 
 
-def check_bounded_laplace(epsilon: Any, sensitivity: Any, lower: Any, upper: Any,
+def check_bounded_laplace(epsilon: Any, sensitivity: Any, lower: Any, upper: Any, *,
                           delta: Any = 0.0) -> None:
     """Refuse (ValueError) exactly the inputs :func:`bounded_laplace_scale` refuses before
     its root find: out-of-domain arguments, and budgets whose scale is not representable.

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from .._deprecate import positional_delta
 from .._scale_search import smallest_certified
 from .._validation import (
     as_float_array,
@@ -44,7 +45,8 @@ def _scalar_eps_delta_sens(epsilon: Any, delta: Any, sensitivity: Any) -> tuple:
     return e, d, s
 
 
-def zcdp_sigma(epsilon: Any, delta: Any, sensitivity: Any):
+@positional_delta(("epsilon", "delta", "sensitivity"), removed_in="0.8.0")
+def zcdp_sigma(epsilon: Any, sensitivity: Any, *, delta: Any):
     r"""Gaussian :math:`\sigma` for :math:`(\epsilon,\delta)`-DP obtained through zCDP
     ([ZWB19]_ §VII; [BS16]_ Propositions 1.3 and 1.6).
 
@@ -63,10 +65,11 @@ def zcdp_sigma(epsilon: Any, delta: Any, sensitivity: Any):
     ----------
     epsilon : float or array_like
         Finite and > 0.
-    delta : float or array_like
-        In (0, 1).
     sensitivity : float or array_like
         :math:`\ell_2` sensitivity :math:`\Delta`, finite and > 0.
+    delta : float or array_like
+        In (0, 1).
+        Keyword-only (by position, in the former order, deprecated until 0.8.0).
 
     Returns
     -------
@@ -81,7 +84,7 @@ def zcdp_sigma(epsilon: Any, delta: Any, sensitivity: Any):
 
     Examples
     --------
-    >>> round(zcdp_sigma(1.0, 1e-5, 1.0), 4)
+    >>> round(zcdp_sigma(1.0, 1.0, delta=1e-5), 4)
     4.9006
     """
     e, d, s = _scalar_eps_delta_sens(epsilon, delta, sensitivity)
@@ -97,7 +100,8 @@ def _mcdp_log_delta(x: float, eps: float) -> float:
     return float(np.logaddexp(-(eps - mu) ** 2 / t2, -(eps + mu) ** 2 / t2))
 
 
-def mcdp_sigma(epsilon: Any, delta: Any, sensitivity: Any) -> float:
+@positional_delta(("epsilon", "delta", "sensitivity"), removed_in="0.8.0")
+def mcdp_sigma(epsilon: Any, sensitivity: Any, *, delta: Any) -> float:
     r"""Gaussian :math:`\sigma` for :math:`(\epsilon,\delta)`-pDP (hence DP) obtained through
     mean-concentrated DP ([ZWB19]_ §VII, Lemma 7; [DR16]_ Theorem 3.2).
 
@@ -117,10 +121,11 @@ def mcdp_sigma(epsilon: Any, delta: Any, sensitivity: Any) -> float:
     ----------
     epsilon : float
         Finite and > 0.
-    delta : float
-        In (0, 1).
     sensitivity : float
         :math:`\ell_2` sensitivity, finite and > 0.
+    delta : float
+        In (0, 1).
+        Keyword-only (by position, in the former order, deprecated until 0.8.0).
 
     Returns
     -------
@@ -133,11 +138,11 @@ def mcdp_sigma(epsilon: Any, delta: Any, sensitivity: Any) -> float:
     sub-Gaussian tail :math:`e^{-x^2}` stands where Theorem 6 has the exact
     :math:`\tfrac12\mathrm{erfc}(x)`, so the mCDP route needs more noise (at
     :math:`(\epsilon,\delta) = (1, 10^{-5})`: 4.9641 against
-    ``gaussian_sigma(1, 1e-5, 1, calibration="pdp_optimal")`` = 4.4441).
+    ``gaussian_sigma(1, 1, delta=1e-5, calibration="pdp_optimal")`` = 4.4441).
 
     Examples
     --------
-    >>> round(mcdp_sigma(1.0, 1e-5, 1.0), 4)
+    >>> round(mcdp_sigma(1.0, 1.0, delta=1e-5), 4)
     4.9641
     """
     e, d, s = _scalar_eps_delta_sens(epsilon, delta, sensitivity)
@@ -282,7 +287,7 @@ def gaussian_composition_sigma(sigmas: Any, sensitivities: Any) -> float:
     .. math:: \sigma^* = \Big(\sum_{i=1}^m \Delta_i^2/\sigma_i^2\Big)^{-1/2}.
 
     The composition is :math:`(\epsilon,\delta)`-DP (resp. -pDP) exactly when
-    ``sigma_star >= bndp.calibrate.gaussian_sigma(epsilon, delta, 1.0)`` (resp. with
+    ``sigma_star >= bndp.calibrate.gaussian_sigma(epsilon, 1.0, delta=delta)`` (resp. with
     ``calibration="pdp_optimal"``); any upper-bound calibration gives a sufficient condition.
 
     Parameters

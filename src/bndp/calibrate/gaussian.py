@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from .. import _core
+from .._deprecate import positional_delta
 from .._validation import (
     as_float_array,
     check_open_unit,
@@ -96,7 +97,8 @@ def _classical_sigma(code: int, eps: float, delta: float) -> float:
     return math.sqrt(2.0 * math.log((2.0 if code == 0 else 1.25) / delta)) / eps
 
 
-def gaussian_sigma(epsilon: Any, delta: Any, sensitivity: Any, calibration: str = "optimal", *,
+@positional_delta(("epsilon", "delta", "sensitivity", "calibration"), removed_in="0.8.0")
+def gaussian_sigma(epsilon: Any, sensitivity: Any, *, delta: Any, calibration: str = "optimal",
                    allow_unproven: bool = False):
     r"""Standard deviation :math:`\sigma` of Gaussian noise for :math:`(\epsilon,\delta)`-DP
     (or -pDP), by any of the calibrations reviewed in [ZWB19]_.
@@ -142,10 +144,11 @@ def gaussian_sigma(epsilon: Any, delta: Any, sensitivity: Any, calibration: str 
     ----------
     epsilon : float or array_like
         Finite and > 0.
-    delta : float or array_like
-        In :math:`(0, 1)`; in :math:`(0, 1/2)` for ``"zhao2"``.
     sensitivity : float or array_like
         :math:`\ell_2` sensitivity :math:`\Delta`, finite and > 0.
+    delta : float or array_like
+        In :math:`(0, 1)`; in :math:`(0, 1/2)` for ``"zhao2"``.
+        Keyword-only (by position, in the former order, deprecated until 0.8.0).
     calibration : str, default "optimal"
         One of the keys of :data:`GAUSSIAN_METHODS`.
     allow_unproven : bool, default False
@@ -218,9 +221,9 @@ def gaussian_sigma(epsilon: Any, delta: Any, sensitivity: Any, calibration: str 
 
     Examples
     --------
-    >>> round(gaussian_sigma(1.0, 1e-5, 1.0), 6)
+    >>> round(gaussian_sigma(1.0, 1.0, delta=1e-5), 6)
     3.730632
-    >>> round(gaussian_sigma(1.0, 1e-5, 1.0, calibration="dwork2014"), 6)
+    >>> round(gaussian_sigma(1.0, 1.0, delta=1e-5, calibration="dwork2014"), 6)
     4.844805
     """
     method = calibration
@@ -344,7 +347,8 @@ def gaussian_delta(sigma: Any, epsilon: Any, sensitivity: Any, *, notion: str = 
     return float(out) if out.ndim == 0 else out
 
 
-def gaussian_epsilon(sigma: Any, delta: Any, sensitivity: Any, *, notion: str = "dp"):
+@positional_delta(("sigma", "delta", "sensitivity"), removed_in="0.8.0")
+def gaussian_epsilon(sigma: Any, sensitivity: Any, *, delta: Any, notion: str = "dp"):
     r"""Smallest :math:`\epsilon \ge 0` for which Gaussian noise :math:`N(0, \sigma^2)` is
     :math:`(\epsilon,\delta)`-DP (or -pDP): the inverse of :func:`gaussian_delta` in
     :math:`\epsilon`.
@@ -360,10 +364,11 @@ def gaussian_epsilon(sigma: Any, delta: Any, sensitivity: Any, *, notion: str = 
     ----------
     sigma : float or array_like
         Finite and > 0.
-    delta : float or array_like
-        In :math:`(0, 1)`.
     sensitivity : float or array_like
         Finite and > 0.
+    delta : float or array_like
+        In :math:`(0, 1)`.
+        Keyword-only (by position, in the former order, deprecated until 0.8.0).
     notion : {"dp", "pdp"}, default "dp"
 
     Returns
@@ -374,7 +379,7 @@ def gaussian_epsilon(sigma: Any, delta: Any, sensitivity: Any, *, notion: str = 
 
     Examples
     --------
-    >>> round(gaussian_epsilon(3.730632, 1e-5, 1.0), 5)
+    >>> round(gaussian_epsilon(3.730632, 1.0, delta=1e-5), 5)
     1.0
     """
     nt = _notion(notion)

@@ -37,10 +37,10 @@ def _unbounded(args: argparse.Namespace) -> tuple[str, float, float]:
     if not 0.0 < rd < 1.0:
         raise CLIError(f"--reference-delta must be in (0, 1); got {rd!r}")
     try:  # the classical Gaussian mechanism (Definition 1.4 of [CH24], Eq. (2) of [ZWB19])
-        s = float(gaussian_sigma(args.epsilon, rd, args.sensitivity, calibration="dwork2014",
-                                 allow_unproven=True))
+        s = float(gaussian_sigma(args.epsilon, args.sensitivity, delta=rd,
+                                 calibration="dwork2014", allow_unproven=True))
     except ValueError:  # above its failure threshold it is not DP: the exact calibration
-        s = float(gaussian_sigma(args.epsilon, rd, args.sensitivity, calibration="optimal"))
+        s = float(gaussian_sigma(args.epsilon, args.sensitivity, delta=rd, calibration="optimal"))
         return (f"Gaussian sigma = optimal (Balle-Wang) at delta = {rd:g}; the classical "
                 "sqrt(2 ln(1.25/delta)) rule is not DP here", s, s * s)
     note = "" if args.epsilon < 1 else ", stated for epsilon < 1"

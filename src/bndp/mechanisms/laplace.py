@@ -59,7 +59,7 @@ def _plan_half_line(target: float, dq: float, lo: float, hi: float,
         if capped >= target:
             raise
     try:
-        hint = float(bounded_laplace_scale(capped, dq, lo, hi, 0.0))
+        hint = float(bounded_laplace_scale(capped, dq, lo, hi, delta=0.0))
         return exact.plan_constrained_laplace(capped, dq, lo, hi, (), "dp", scale_hint=hint)
     except ValueError as exc:
         raise ValueError(
@@ -164,19 +164,20 @@ class BoundedLaplace(GridLawMechanism):
             # kernel is calibrated for (a large epsilon is served by the law of a smaller
             # one, see serving_target)
             try:
-                check_bounded_laplace(serving_target(eps, dq), dq, lo, hi, dl)
+                check_bounded_laplace(serving_target(eps, dq), dq, lo, hi, delta=dl)
             except ValueError:
-                check_bounded_laplace(eps, dq, lo, hi, dl)    # the message of the epsilon given
+                check_bounded_laplace(eps, dq, lo, hi, delta=dl)  # the epsilon given's message
                 raise
             try:
                 plan = exact.plan_bounded_laplace(eps, dq, lo, hi, dl)
             except (ValueError, OverflowError):
                 # parameters the continuous calibration refuses keep its message
-                bounded_laplace_scale(eps, dq, lo, hi, dl)
+                bounded_laplace_scale(eps, dq, lo, hi, delta=dl)
                 raise
             scale = plan.scale
         else:
-            scale = bounded_laplace_scale(eps, dq, lo, hi, dl)  # validates epsilon, delta, dq
+            # validates epsilon, delta, dq
+            scale = bounded_laplace_scale(eps, dq, lo, hi, delta=dl)
             if mode == "exact":
                 # a half-line: the grid law of the allowed set [lo, hi] (geometric tail),
                 # whose grid and search start are chosen from b*

@@ -107,7 +107,8 @@ class Gaussian(_Unbounded):
         dq = fast_real(sensitivity, "sensitivity")
         if not isinstance(allow_unproven, (bool, np.bool_)):
             raise TypeError(f"`allow_unproven` must be a bool; got {allow_unproven!r}")
-        sigma = gaussian_sigma(eps, dl, dq, calibration, allow_unproven=bool(allow_unproven))
+        sigma = gaussian_sigma(eps, dq, delta=dl, calibration=calibration,
+                               allow_unproven=bool(allow_unproven))
         self._set(epsilon=eps, delta=dl, sensitivity=dq, calibration=calibration,
                   allow_unproven=bool(allow_unproven), sigma=float(sigma),
                   notion=GAUSSIAN_METHODS[calibration])

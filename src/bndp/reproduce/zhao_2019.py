@@ -76,11 +76,12 @@ def _zhao_table1() -> list:
         rows.append(Row.make(f"{tag}: resulting sigma ({mech})", res, p_res,
                              note=f"achieved delta {actual:.3e} > {delta:g}",
                              erratum=_zhao_table1_errata(paper, eps, res, "resulting")))
-        least = calibrate.gaussian_sigma(eps, delta, 1.0)
+        least = calibrate.gaussian_sigma(eps, 1.0, delta=delta)
         rows.append(Row.make(f"{tag}: least sigma (DP-OPT)", least, p_least,
                              erratum=_zhao_table1_errata(paper, eps, least, "least")))
     rows.append(Row.make("Heikkila et al. [8] eps=31.62 delta=0.0001: pDP-optimal sigma",
-                         calibrate.gaussian_sigma(31.62, 1e-4, 1.0, calibration="pdp_optimal"),
+                         calibrate.gaussian_sigma(31.62, 1.0, delta=1e-4,
+                                                  calibration="pdp_optimal"),
                          "0.1976", note="explains the printed 0.1976 (printed in the eps = 10 "
                                         "row)"))
     return rows
@@ -135,7 +136,7 @@ _ZH_FIG2_DELTA = (1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-8, 1e-10)
 def _zhao_sigma(method: str, eps: float, delta: float) -> float:
     if method.startswith("dwork"):
         return _classical_sigma(method, eps, delta)
-    return calibrate.gaussian_sigma(eps, delta, 1.0, calibration=method)
+    return calibrate.gaussian_sigma(eps, 1.0, delta=delta, calibration=method)
 
 
 def _zhao_figure2_draw(path: str) -> None:
@@ -187,17 +188,18 @@ def _zhao_figure3() -> list:
        "Sensitivity 1, (eps, delta) = (1, 1e-5). The section prints no numbers.")
 def _zhao_section7() -> list:
     rows = [
-        Row.make("sigma_zCDP (= RDP route)", calibrate.zcdp_sigma(1.0, 1e-5, 1.0),
+        Row.make("sigma_zCDP (= RDP route)", calibrate.zcdp_sigma(1.0, 1.0, delta=1e-5),
                  note="the paper prints sqrt(2 eps) in the denominator; its derivation gives "
                       "sqrt(2) eps, computed here"),
-        Row.make("sigma_M4 (zhao4)", calibrate.gaussian_sigma(1.0, 1e-5, 1.0, calibration="zhao4"),
+        Row.make("sigma_M4 (zhao4)",
+                 calibrate.gaussian_sigma(1.0, 1.0, delta=1e-5, calibration="zhao4"),
                  note="below sigma_zCDP, as claimed"),
-        Row.make("sigma_mCDP", calibrate.mcdp_sigma(1.0, 1e-5, 1.0),
+        Row.make("sigma_mCDP", calibrate.mcdp_sigma(1.0, 1.0, delta=1e-5),
                  note="the paper claims this equals sigma_pDP-OPT; it is larger (sub-Gaussian "
                       "tail instead of erfc)"),
         Row.make("sigma_pDP-OPT",
-                 calibrate.gaussian_sigma(1.0, 1e-5, 1.0, calibration="pdp_optimal")),
-        Row.make("sigma_DP-OPT", calibrate.gaussian_sigma(1.0, 1e-5, 1.0)),
+                 calibrate.gaussian_sigma(1.0, 1.0, delta=1e-5, calibration="pdp_optimal")),
+        Row.make("sigma_DP-OPT", calibrate.gaussian_sigma(1.0, 1.0, delta=1e-5)),
         Row.make("Lemma 15: composed sigma* for Delta = (1, 2), sigma = (3, 4)",
                  accounting.gaussian_composition_sigma([3.0, 4.0], [1.0, 2.0])),
     ]
