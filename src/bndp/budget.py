@@ -592,31 +592,10 @@ class PersistentBudget(Budget):
 
     def spend(self, epsilon: float, delta: float = 0.0, *, label: str = "",
               columns: dict | None = None, release_id: str | None = None) -> Cost:
-        """Spend ``(epsilon, delta)`` for one release, or refuse it (one transaction).
-
-        Parameters
-        ----------
-        epsilon, delta : float
-            The release's cost (finite, >= 0).
-        label : str
-            Recorded with the release.
-        columns : dict, optional
-            Per-column costs ``{name: (epsilon, delta)}`` whose sums are ``(epsilon,
-            delta)``: recorded, and composed one by one under optimal composition.
-        release_id : str, optional
-            Refused (:class:`bndp.ReleaseRecorded`) if already recorded under this budget.
-
-        Returns
-        -------
-        Cost
-            The cost spent.
-
-        Raises
-        ------
-        bndp.BudgetError
-            If the cap would be exceeded; nothing is recorded then.
-        bndp.ReleaseRecorded
-            If ``release_id`` is already recorded.
+        """Spend ``(epsilon, delta)`` for one release, or refuse it, in one transaction on
+        the store: arguments, result and exceptions as :meth:`Budget.spend`, nothing recorded
+        when refused. ``columns``' sums must be ``(epsilon, delta)``; under optimal
+        composition the columns are composed one by one.
 
         Examples
         --------

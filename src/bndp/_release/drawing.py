@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
@@ -12,18 +13,15 @@ from .._values import approx, from_ints, wide_column
 from .spec import ColumnPlan
 
 
+@dataclass(slots=True)
 class Prepared:
     """A checked column: float64 values, missing mask, per-row bounds, the source series."""
 
-    __slots__ = ("values", "missing", "lo", "hi", "series")
-
-    def __init__(self, values: np.ndarray, missing: np.ndarray | None, lo: np.ndarray | None,
-                 hi: np.ndarray | None, series: Any) -> None:
-        self.values = values
-        self.missing = missing
-        self.lo = lo
-        self.hi = hi
-        self.series = series
+    values: np.ndarray
+    missing: np.ndarray | None
+    lo: np.ndarray | None
+    hi: np.ndarray | None
+    series: Any
 
 
 def _numeric(nw: Any, frame: Any, col: str, role: str) -> Any:

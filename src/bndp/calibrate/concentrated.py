@@ -64,12 +64,14 @@ def zcdp_sigma(epsilon: Any, sensitivity: Any, *, delta: Any):
     Parameters
     ----------
     epsilon : float or array_like
-        Finite and > 0.
+        The :math:`\epsilon` of the :math:`(\epsilon,\delta)`-DP guarantee reached through
+        zCDP; finite and > 0.
     sensitivity : float or array_like
-        :math:`\ell_2` sensitivity :math:`\Delta`, finite and > 0.
+        :math:`\ell_2` sensitivity :math:`\Delta` (so :math:`\rho = \Delta^2/(2\sigma^2)`),
+        finite and > 0.
     delta : float or array_like
-        In (0, 1).
-        Keyword-only (by position, in the former order, deprecated until 0.8.0).
+        The :math:`\delta` of the zCDP-to-DP conversion, in (0, 1); keyword-only (by
+        position, in the order ``(epsilon, delta, sensitivity)``, deprecated until 0.8.0).
 
     Returns
     -------
@@ -120,12 +122,13 @@ def mcdp_sigma(epsilon: Any, sensitivity: Any, *, delta: Any) -> float:
     Parameters
     ----------
     epsilon : float
-        Finite and > 0.
+        The pDP :math:`\epsilon` (a scalar: the root solve is per call); finite and > 0.
     sensitivity : float
-        :math:`\ell_2` sensitivity, finite and > 0.
+        :math:`\ell_2` sensitivity :math:`\Delta` (so :math:`\mu = \Delta^2/(2\sigma^2)`,
+        :math:`\tau = \Delta/\sigma`), finite and > 0.
     delta : float
-        In (0, 1).
-        Keyword-only (by position, in the former order, deprecated until 0.8.0).
+        The bound on the mCDP tail :math:`\delta` above, in (0, 1); keyword-only (by
+        position, in the order ``(epsilon, delta, sensitivity)``, deprecated until 0.8.0).
 
     Returns
     -------

@@ -4,6 +4,7 @@ released values and bounds, and their grid indices."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 import numpy as np
@@ -11,17 +12,16 @@ import numpy as np
 from ..mechanisms import window
 
 
+@dataclass
 class _Family:
     """What decides the law of a row besides its bounds: the kernel family, the loss to
     certify and the sensitivity; ``plan`` the fixed-bounds law, if any."""
 
-    def __init__(self, fam: int, target: float, sensitivity: float,
-                 plan: window.RowPlan | None, what: str) -> None:
-        self.fam = fam
-        self.target = target
-        self.sensitivity = sensitivity
-        self.plan = plan
-        self.what = what
+    fam: int
+    target: float
+    sensitivity: float
+    plan: window.RowPlan | None
+    what: str
 
     def row(self, lower: float, upper: float) -> window.RowPlan:
         if (self.plan is not None and lower == self.plan.lower

@@ -73,8 +73,9 @@ def privatize(frame: Any, spec: Any, *, budget: Any = None, mechanism: str | Non
         aligned with ``frame`` (per-row bounds): they are joined into the graph lazily,
         never computed on the client.
     release_id : str, optional
-        As in :func:`bndp.privatize`: refused with :class:`bndp.ReleaseRecorded` before
-        anything is drawn if already recorded under ``budget``.
+        Looked up on the client while planning, before the graph is built: refused with
+        :class:`bndp.ReleaseRecorded` if ``budget`` already recorded it; recorded with the
+        charge otherwise (as in :func:`bndp.privatize`).
 
     Returns
     -------

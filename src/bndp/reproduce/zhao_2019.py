@@ -5,6 +5,7 @@ Items of :mod:`bndp.reproduce`, registered on import."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -251,6 +252,18 @@ def _zhao_figure4_data() -> dict:
     return out
 
 
+def _zhao_finish(fig: Any, axes: Any, path: str, logx: tuple, ylabel: str, title: str) -> None:
+    """Log y axes (x too where ``logx``), the y label and legend on the first panel, the
+    title; write ``path``."""
+    for ax, lx in zip(axes, logx):
+        ax.set_yscale("log")
+        ax.set_xscale("log" if lx else "linear")
+    axes[0].set_ylabel(ylabel)
+    axes[0].legend(fontsize=7)
+    fig.suptitle(title, fontsize=10)
+    _save(fig, path)
+
+
 def _zhao_figure4_draw(path: str) -> None:
     plt = _plt()
     data = _zhao_figure4_data()
@@ -259,20 +272,16 @@ def _zhao_figure4_draw(path: str) -> None:
             (axes[0], "a", _ZH_F4_EPS, r"$\epsilon$ ($\delta$ = 1e-4, d = 10)"),
             (axes[1], "b", _ZH_F4_DELTA, r"$\delta$ ($\epsilon$ = 0.1, d = 10)"),
             (axes[2], "c", _ZH_F4_DIMS, r"d ($\epsilon$ = 0.1, $\delta$ = 1e-4)")):
+        ax.set_xlabel(xlabel)
         keys = [k for k in data if k[0] == panel]
         for i, m in enumerate(_ZH_METHODS):
             ks = [k for k in keys if k[-1] == m]
             line, = ax.plot(xs, [data[k][0] for k in ks], label=m)
             ax.plot(xs, [data[k][1] for k in ks], "o", ms=3, color=line.get_color())
-        ax.set_xlabel(xlabel)
-        ax.set_yscale("log")
-        if panel != "a":
-            ax.set_xscale("log")
-    axes[0].set_ylabel(r"$\ell_2$ error (lines: expected; dots: mean of 20 draws)")
-    axes[0].legend(fontsize=7)
-    fig.suptitle("Zhao et al., Figure 4: private mean estimation, n = 1000 (recomputed by "
-                 "bndp)", fontsize=10)
-    _save(fig, path)
+    _zhao_finish(fig, axes, path, (False, True, True),
+                 r"$\ell_2$ error (lines: expected; dots: mean of 20 draws)",
+                 "Zhao et al., Figure 4: private mean estimation, n = 1000 (recomputed by "
+                 "bndp)")
 
 
 @_item("zhao-2019/figure4", "Fig. 4: l2 error of private mean estimation against eps, delta "
@@ -311,19 +320,14 @@ def _zhao_figure5_draw(path: str) -> None:
     for ax, panel, xs, xlabel in (
             (axes[0], "a", _ZH_F5_EPS, r"$\epsilon$ ($\delta$ = 1e-6)"),
             (axes[1], "b", _ZH_F5_DELTA, r"$\delta$ ($\epsilon$ = 0.1)")):
+        ax.set_xlabel(xlabel)
         for m in _ZH_METHODS:
             ax.plot(xs, [_zhao_figure5_sigma(m, e, d) ** 2
                          for p, e, d in _zhao_figure5_settings() if p == panel], "o-",
                     ms=3, label=m)
-        ax.set_xlabel(xlabel)
-        ax.set_yscale("log")
-        if panel == "b":
-            ax.set_xscale("log")
-    axes[0].set_ylabel(r"expected MSE $\sigma^2$ (sensitivity 1)")
-    axes[0].legend(fontsize=7)
-    fig.suptitle("Zhao et al., Figure 5: histogram estimation, expected MSE (recomputed by "
-                 "bndp; the Adult data are not needed for the expectation)", fontsize=10)
-    _save(fig, path)
+    _zhao_finish(fig, axes, path, (False, True), r"expected MSE $\sigma^2$ (sensitivity 1)",
+                 "Zhao et al., Figure 5: histogram estimation, expected MSE (recomputed by "
+                 "bndp; the Adult data are not needed for the expectation)")
 
 
 @_item("zhao-2019/figure5", "Fig. 5: expected MSE of the private Adult histogram against eps "
