@@ -1,4 +1,4 @@
-"""The windowed grid law (bndp.mechanisms.window, _core_window.pxi): the fast certificate
+"""The windowed grid law (bndp.mechanisms.window, _core_sample_window.pxi, _core_certify_grid.pxi): the fast certificate
 against exhaustive maxima of the sampled law, the sampler against the exact law, the exact
 index and interval arithmetic, per-row plans."""
 

@@ -50,7 +50,7 @@ mirror image, since the table is symmetric bit for bit), plus :math:`2^{-40}`, w
 every rounding of its evaluation (the weights are integers below :math:`2^{58}`, rounded to
 double with a relative error of at most :math:`2^{-53}`; ``log`` errs by at most one ulp;
 see ``_gd_shift_losses`` in
-``_core_exact.pxi`` for the proof). The univariate loss is :math:`\max_\delta \lambda_\delta`.
+``_core_certify_grid.pxi`` for the proof). The univariate loss is :math:`\max_\delta \lambda_\delta`.
 For the multivariate Gaussian the law is the product of per-coordinate laws; a neighbour at
 :math:`\ell_2` distance :math:`\le\Delta Q` shifts coordinate ``c`` by :math:`r_c` steps
 with :math:`\sum_c (r_c - 1)_+^2 < (\Delta Q/\gamma)^2`, so the loss is at most

@@ -32,7 +32,7 @@ constant-time search as :mod:`bndp.mechanisms.exact`); a draw in a tail block (p
 about :math:`2^{-24}` or less) draws its geometric offset, and one beyond the row's end is
 made again, so the law is exactly :math:`P(j \mid i)`. Only such rare draws take longer.
 
-Certificate (``_gw_eval`` in ``_core_window.pxi``), for every pair of input indices at most
+Certificate (``_gw_eval`` in ``_core_certify_grid.pxi``), for every pair of input indices at most
 :math:`d_k = \lceil \Delta/\gamma \rceil` apart (rounding to the nearest point is monotone
 and ``floor(x + D) - floor(x) <= ceil(D)``; clipping is 1-Lipschitz):
 

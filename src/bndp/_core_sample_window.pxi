@@ -1,0 +1,383 @@
+# Windowed grid-law draws (included by _core.pyx): the default release of the bounded Laplace
+# and the univariate bounded Gaussian; the law and its certificate are described in
+# _core_certify_grid.pxi.
+
+cdef double math_inf = float("inf")
+
+
+cdef inline int64_t _gw_geometric(bitgen_t* bg, int sbits, uint64_t m) noexcept nogil:
+    # k >= 1 with P(k) = (1 - m 2^-s)^(k - 1) m 2^-s: the index of the first s-bit word < m
+    cdef uint64_t mask = ((<uint64_t> 1) << sbits) - 1
+    cdef int64_t k = 1
+    while (bg.next_uint64(bg.state) & mask) >= m and k < GD_EXACT:
+        k += 1
+    return k
+
+
+cdef inline int64_t _gw_index(double q, double lo, double hi, double inv_g,
+                              int64_t n) noexcept nogil:
+    # round-half-up of (clip(q) - lo) / gamma, exactly, clipped to [0, n]: z and zl are exact
+    # (scaling by a power of two), d + err == z - zl exactly (TwoSum), 0 <= d <= n + 1 <
+    # 2^52 makes |err| <= ulp(d)/2 <= 1/4 and fr = d - floor(d) exact; fr - 1/2 is exact
+    # when fr >= 1/4 or d >= 1, and otherwise below -1/4 < -err: the comparison
+    # fr - 1/2 >= -err decides fr + err >= 1/2 exactly (see window.py). Selects only; the
+    # floor of d >= 0 is its truncation (an integer conversion, no libm call).
+    cdef double z, zl, d, bb, err, fd, fr
+    cdef int64_t i
+    q = lo if q != q else q
+    q = lo if q < lo else q
+    q = hi if q > hi else q
+    z = q * inv_g
+    zl = lo * inv_g
+    d = z - zl
+    bb = d - z
+    err = (z - (d - bb)) + (-zl - bb)
+    d = 0.0 if d < 0.0 else d
+    i = <int64_t> d
+    fd = <double> i
+    fr = d - fd
+    i = i + <int64_t> ((fr - 0.5) >= -err)
+    i = 0 if i < 0 else i
+    i = n if i > n else i
+    return i
+
+
+cdef inline uint64_t _gw_target(const gw_rows_t* R, int64_t i, int64_t n, bitgen_t* bg,
+                                int* where) noexcept nogil:
+    # the table position for input i of a row of n intervals, or a tail block (where 1, 2)
+    cdef int64_t N = R.N, a, b
+    cdef uint64_t left, right, mid, u, c0
+    a = (-i if -i > -N else -N) + N
+    b = (n - i if n - i < N else N) + N + 1
+    c0 = R.cum[a]
+    mid = R.cum[b] - c0
+    left = R.tailw * (<uint64_t> (i > N))
+    right = R.tailw * (<uint64_t> (n - i > N))
+    u = _ex_below(bg, left + mid + right)
+    where[0] = (<int> (u < left)) + 2 * (<int> (u >= left + mid))
+    # u - left wraps when u < left; the entry is then ignored (where != 0)
+    return c0 + (u - left)
+
+
+cdef int64_t _gw_draw_one(bitgen_t* bg, const gw_rows_t* R, int64_t i, int64_t n) noexcept nogil:
+    cdef int where
+    cdef uint64_t t
+    cdef int64_t j
+    while True:
+        t = _gw_target(R, i, n, bg, &where)
+        if where == 0:
+            return _gd_search_one(R.cum, R.levels, t) - R.N + i
+        if where == 1:
+            j = i - R.N - _gw_geometric(bg, R.sbits, R.tm)
+        else:
+            j = i + R.N + _gw_geometric(bg, R.sbits, R.tm)
+        if j >= 0 and j <= n:
+            return j
+
+
+def gw_fill(object gen, const uint64_t[::1] tree, int levels, int64_t N, uint64_t tailw,
+            int sbits, uint64_t tm, int e, const double[::1] q, const double[::1] lo,
+            const double[::1] hi, const int64_t[::1] nrow, double[::1] out):
+    """Windowed grid draws, one per row: true value ``q``, bounds ``lo``/``hi`` and ``nrow``
+    grid intervals per row (all of the output's length)."""
+    bit_gen = gen.bit_generator
+    cdef bitgen_t* bg = _borrow(bit_gen)
+    cdef Py_ssize_t a, total = out.shape[0]
+    if q.shape[0] != total or lo.shape[0] != total or hi.shape[0] != total or nrow.shape[0] != total:
+        raise ValueError("grid law: per-row arrays of different lengths")
+    _gd_check_tree(tree, levels, N)
+    _gd_check_exponent(e)
+    if tailw > 0 and not (1 <= sbits <= 53 and 0 < tm < ((<uint64_t> 1) << sbits)):
+        raise ValueError("grid law: inconsistent tail")
+    cdef gw_rows_t R
+    R.cum = &tree[0]
+    R.levels = levels
+    R.N = N
+    R.tailw = tailw
+    R.sbits = sbits
+    R.tm = tm
+    cdef int64_t idx[GD_LANES]
+    cdef int64_t pos[GD_LANES]
+    cdef uint64_t tt[GD_LANES]
+    cdef int where[GD_LANES]
+    cdef int r, c
+    cdef int64_t j, nr
+    cdef double inv_g = _gd_ldexp(1.0, -e), gamma = _gd_ldexp(1.0, e)
+    for a in range(total):
+        if nrow[a] < 1 or nrow[a] > GW_MAX_ROW or (tailw == 0 and nrow[a] > N):
+            raise ValueError("grid law: a row the table does not serve")
+    with bit_gen.lock, nogil:
+        a = 0
+        while a < total:
+            c = GD_LANES if total - a >= GD_LANES else <int> (total - a)
+            for r in range(c):
+                idx[r] = _gw_index(q[a + r], lo[a + r], hi[a + r], inv_g, nrow[a + r])
+            for r in range(c):
+                tt[r] = _gw_target(&R, idx[r], nrow[a + r], bg, &where[r])
+                tt[r] = tt[r] if where[r] == 0 else 0
+            for r in range(c, GD_LANES):
+                tt[r] = 0
+            bndp_gd_search(R.cum, levels, tt, pos)
+            for r in range(c):
+                nr = nrow[a + r]
+                j = pos[r] - N + idx[r]
+                if where[r] != 0:          # a tail block: probability about 2^-24 at most
+                    if where[r] == 1:
+                        j = idx[r] - N - _gw_geometric(bg, sbits, tm)
+                    else:
+                        j = idx[r] + N + _gw_geometric(bg, sbits, tm)
+                    if j < 0 or j > nr:
+                        j = _gw_draw_one(bg, &R, idx[r], nr)
+                out[a + r] = lo[a + r] + (<double> j) * gamma
+            a += c
+
+
+def gw_index(const double[::1] q, const double[::1] lo, const double[::1] hi, int e,
+             const int64_t[::1] nrow):
+    """Grid indices (int64) of true values in their rows, as gw_fill computes them."""
+    cdef Py_ssize_t a, m = q.shape[0]
+    if lo.shape[0] != m or hi.shape[0] != m or nrow.shape[0] != m:
+        raise ValueError("gw_index: arrays of different lengths")
+    _gd_check_exponent(e)
+    out = _np.empty(m, dtype=_np.int64)
+    cdef int64_t[::1] o = out
+    cdef double inv_g = _gd_ldexp(1.0, -e)
+    for a in range(m):
+        o[a] = _gw_index(q[a], lo[a], hi[a], inv_g, nrow[a])
+    return out
+
+
+def gw_intervals(const double[::1] lo, const double[::1] hi, int e):
+    """n = floor((hi - lo) / 2^e) per row, exactly (int64; -1 where hi < lo)."""
+    cdef Py_ssize_t a, m = lo.shape[0]
+    if hi.shape[0] != m:
+        raise ValueError("gw_intervals: arrays of different lengths")
+    _gd_check_exponent(e)
+    out = _np.empty(m, dtype=_np.int64)
+    cdef int64_t[::1] o = out
+    cdef double inv_g = _gd_ldexp(1.0, -e), z, zl, d, bb, err, fd, fr
+    for a in range(m):
+        z = hi[a] * inv_g
+        zl = lo[a] * inv_g
+        d = z - zl
+        bb = d - z
+        err = (z - (d - bb)) + (-zl - bb)
+        if d < 0.0 or d != d or d >= 2.0 * <double> GW_MAX_ROW:
+            o[a] = -1 if (d < 0.0 or d != d) else 2 * GW_MAX_ROW
+            continue
+        fd = _gw_floorf(d)
+        fr = d - fd
+        # floor(d + err): fd - 1 when fr + err < 0
+        o[a] = (<int64_t> fd) - <int64_t> (fr < -err)
+    return out
+
+def gw_search_tree(const uint64_t[::1] cum):
+    """The table the sampler searches (as ``exact.search_tree``): ``cum`` padded with
+    2^63 - 1 to 4^levels entries, then the upper levels; 64-byte aligned. Returns
+    ``(tree, levels)``."""
+    cdef Py_ssize_t m = cum.shape[0], size = 4, k, j, step, off
+    cdef int levels = 1, lvl
+    while size < m:
+        size *= 4
+        levels += 1
+    cdef size_t total = bndp_gd_table_size(levels)
+    buf = _np.empty(total + 8, dtype=_np.uint64)
+    cdef Py_ssize_t skip = ((-buf.ctypes.data) % 64) // 8
+    out = buf[skip: skip + total]
+    cdef uint64_t[::1] o = out
+    with nogil:
+        memcpy(&o[0], &cum[0], m * sizeof(uint64_t))
+        for k in range(m, size):
+            o[k] = 0x7FFFFFFFFFFFFFFF
+        for lvl in range(levels - 1):
+            step = 1
+            for j in range(levels - 1 - lvl):
+                step *= 4
+            off = <Py_ssize_t> bndp_gd_level_offset(levels, lvl)
+            j = 1
+            for k in range(lvl + 1):
+                j *= 4
+            for k in range(j):
+                o[off + k] = o[k * step]
+    return out, levels
+
+
+cdef void _gw_block(bitgen_t* bg, const gw_rows_t* R, const double* q, Py_ssize_t qstride,
+                    int c, double lo, double hi, int64_t nr, double inv_g, double gamma,
+                    double* out) noexcept nogil:
+    # c <= GD_LANES draws of one row [lo, hi] (n = nr intervals) for the values q[r * qstride]
+    cdef int64_t idx[GD_LANES]
+    cdef int64_t pos[GD_LANES]
+    cdef uint64_t tt[GD_LANES]
+    cdef double qb[GD_LANES]
+    cdef double fi[GD_LANES]
+    cdef int where[GD_LANES]
+    cdef int r
+    cdef int64_t j
+    cdef const double* qp = q
+    if qstride != 1:
+        for r in range(c):
+            qb[r] = q[r * qstride]
+        qp = qb
+    bndp_gw_index_pass(qp, c, lo, hi, inv_g, <double> nr, fi)      # vectorised
+    for r in range(c):
+        idx[r] = <int64_t> fi[r]
+    for r in range(c):
+        tt[r] = _gw_target(R, idx[r], nr, bg, &where[r])
+        tt[r] = tt[r] if where[r] == 0 else 0
+    for r in range(c, GD_LANES):
+        tt[r] = 0
+    bndp_gd_search(R.cum, R.levels, tt, pos)
+    for r in range(c):
+        j = pos[r] - R.N + idx[r]
+        if where[r] != 0:
+            if where[r] == 1:
+                j = idx[r] - R.N - _gw_geometric(bg, R.sbits, R.tm)
+            else:
+                j = idx[r] + R.N + _gw_geometric(bg, R.sbits, R.tm)
+            if j < 0 or j > nr:
+                j = _gw_draw_one(bg, R, idx[r], nr)
+        out[r] = lo + (<double> j) * gamma
+
+
+def gw_index_pass(const double[::1] q, double lo, double hi, int e, int64_t nrow):
+    """Grid indices of true values in one row by the vectorised pass gw_fill_row uses (for
+    tests: the same integers as :func:`gw_index`)."""
+    _gd_check_exponent(e)
+    out = _np.empty(q.shape[0])
+    cdef double[::1] o = out
+    if q.shape[0]:
+        bndp_gw_index_pass(&q[0], q.shape[0], lo, hi, _gd_ldexp(1.0, -e), <double> nrow, &o[0])
+    return out.astype(_np.int64)
+
+
+cdef object _gw_float64 = _np.float64
+cdef object _gw_ndarray = _np.ndarray
+cdef object _gw_Generator = _np.random.Generator
+
+
+cdef inline bint _gw_all_inside(const double* q, Py_ssize_t m, double lo, double hi) noexcept nogil:
+    cdef Py_ssize_t k
+    for k in range(m):
+        if not (q[k] >= lo and q[k] <= hi):
+            return False
+    return True
+
+
+cdef class GwRow:
+    """One row ``[lo, hi]`` of the windowed grid law bound to its search table, checked once
+    (the checks of :func:`gw_fill_row`, at construction): the short path of
+    ``RowPlan.sample`` for one value or a small 1-D array. Draws are those of
+    :func:`gw_fill_row` (the same blocks of ``_gw_block``, in the same order)."""
+
+    cdef object _tree           # keeps the table alive (R.cum points into it)
+    cdef gw_rows_t R
+    cdef readonly double lo, hi
+    cdef double inv_g, gamma
+    cdef readonly int64_t nrow
+
+    def __cinit__(self, object tree, int levels, int64_t N, uint64_t tailw, int sbits,
+                  uint64_t tm, int e, double lo, double hi, int64_t nrow):
+        cdef const uint64_t[::1] t = tree
+        _gd_check_tree(t, levels, N)
+        _gd_check_exponent(e)
+        if tailw > 0 and not (1 <= sbits <= 53 and 0 < tm < ((<uint64_t> 1) << sbits)):
+            raise ValueError("grid law: inconsistent tail")
+        if nrow < 1 or nrow > GW_MAX_ROW or (tailw == 0 and nrow > N) or not (lo < hi):
+            raise ValueError("grid law: a row the table does not serve")
+        self._tree = tree
+        self.R.cum = &t[0]
+        self.R.levels = levels
+        self.R.N = N
+        self.R.tailw = tailw
+        self.R.sbits = sbits
+        self.R.tm = tm
+        self.lo = lo
+        self.hi = hi
+        self.nrow = nrow
+        self.inv_g = _gd_ldexp(1.0, -e)
+        self.gamma = _gd_ldexp(1.0, e)
+
+    def one(self, object gen, double q):
+        """One draw for the true value ``q`` (any double: clipped as by ``gw_fill_row``;
+        callers pass values in ``[lo, hi]``), as a Python float."""
+        return self._one(gen, q)
+
+    cdef object _one(self, object gen, double q):
+        bit_gen = gen.bit_generator
+        cdef bitgen_t* bg = _borrow(bit_gen)
+        cdef double out
+        lock = bit_gen.lock
+        lock.acquire()
+        try:
+            _gw_block(bg, &self.R, &q, 1, 1, self.lo, self.hi, self.nrow, self.inv_g,
+                      self.gamma, &out)
+        finally:
+            lock.release()
+        return out
+
+    def sample(self, object value, object size, object rng, object on_outside,
+               object workers, object resolve):
+        """The short path of ``RowPlan.sample`` for a mechanism's ``sample`` arguments: one
+        value (``float``, ``numpy.float64``, an ``int`` of at most 2^53 in magnitude) or a
+        1-D aligned C-contiguous float64 array of at most 4096 values, every value in
+        ``[lo, hi]``, ``size=None``, ``workers=1``, ``on_outside`` "clip" or "raise";
+        ``rng`` a Generator or resolved by ``resolve`` (``bndp._random.as_generator``).
+        Returns ``NotImplemented`` (nothing drawn, nothing resolved) for any other call:
+        the caller takes the general path, which checks, clips or refuses."""
+        cdef double x
+        cdef _cnp.ndarray a
+        cdef Py_ssize_t m
+        if size is not None or type(workers) is not int or workers != 1:
+            return NotImplemented
+        if not (on_outside == "clip" or on_outside == "raise"):
+            return NotImplemented
+        tv = type(value)
+        if tv is float or tv is _gw_float64:
+            x = value
+        elif tv is int:
+            if not (-9007199254740992 <= value <= 9007199254740992):
+                return NotImplemented
+            x = value                     # exact: |value| <= 2^53
+        elif tv is _gw_ndarray:
+            a = value
+            if (_cnp.PyArray_NDIM(a) != 1 or _cnp.PyArray_TYPE(a) != _cnp.NPY_DOUBLE
+                    or not _cnp.PyArray_ISNOTSWAPPED(a) or not _cnp.PyArray_ISALIGNED(a)
+                    or not _cnp.PyArray_IS_C_CONTIGUOUS(a)):
+                return NotImplemented
+            m = _cnp.PyArray_DIM(a, 0)
+            if m > 4096 or not _gw_all_inside(<const double*> _cnp.PyArray_DATA(a), m,
+                                              self.lo, self.hi):
+                return NotImplemented
+            gen = rng if type(rng) is _gw_Generator else resolve(rng)
+            return self._fill(gen, <const double*> _cnp.PyArray_DATA(a), m, a)
+        else:
+            return NotImplemented
+        if not (x >= self.lo and x <= self.hi):      # NaN fails
+            return NotImplemented
+        gen = rng if type(rng) is _gw_Generator else resolve(rng)
+        return self._one(gen, x)
+
+    cdef object _fill(self, object gen, const double* q, Py_ssize_t m, object keep):
+        # draws for m values already checked to lie in [lo, hi] (``keep`` owns ``q``)
+        cdef _cnp.npy_intp dim = m
+        cdef Py_ssize_t b
+        cdef int c
+        out = _cnp.PyArray_EMPTY(1, &dim, _cnp.NPY_DOUBLE, 0)
+        if m == 0:
+            return out
+        cdef double* o = <double*> _cnp.PyArray_DATA(out)
+        bit_gen = gen.bit_generator
+        cdef bitgen_t* bg = _borrow(bit_gen)
+        lock = bit_gen.lock
+        lock.acquire()
+        try:
+            b = 0
+            while b < m:
+                c = GD_LANES if m - b >= GD_LANES else <int> (m - b)
+                _gw_block(bg, &self.R, q + b, 1, c, self.lo, self.hi, self.nrow, self.inv_g,
+                          self.gamma, o + b)
+                b += c
+        finally:
+            lock.release()
+        return out
