@@ -561,12 +561,16 @@ def test_per_row_compiled_passes_draw_the_grouped_stream(fam):
     q = r.uniform(lo - 1.0, hi + 1.0)
     q = np.clip(q, lo, hi)
     target = window.serving_target(0.5, 1.0)
-    g1, g2 = np.random.default_rng(4), np.random.default_rng(4)
-    got = window._sample_rows_compiled(fam, target, 1.0, q, lo, hi, g1)
-    want = _grouped_reference(fam, target, 1.0, q, lo, hi, g2)
     assert np.unique(window.grid_exponent(target, 1.0, hi - lo, lo, hi)[0]).size > 1
-    np.testing.assert_array_equal(got, want)
-    assert g1.random() == g2.random()
+    # and rows that one wide kernel serves (the one-kernel path)
+    lo1 = np.zeros(k)
+    hi1 = r.choice([1000.0, 1200.0, 1500.0], k)
+    for q, lo, hi in ((q, lo, hi), (r.uniform(lo1, hi1), lo1, hi1)):
+        g1, g2 = np.random.default_rng(4), np.random.default_rng(4)
+        got = window._sample_rows_compiled(fam, target, 1.0, q, lo, hi, g1)
+        want = _grouped_reference(fam, target, 1.0, q, lo, hi, g2)
+        np.testing.assert_array_equal(got, want)
+        assert g1.random() == g2.random()
 
 
 def test_per_row_grid_pass_matches_grid_exponent_and_intervals():

@@ -356,8 +356,8 @@ def gw_fill_groups(object gen, list laws, const int32_t[::1] group, const double
     cdef double* inv_g = <double*> malloc(ng * sizeof(double) + 1)
     cdef Py_ssize_t* start = <Py_ssize_t*> malloc((ng + 1) * sizeof(Py_ssize_t))
     cdef Py_ssize_t* ptr = <Py_ssize_t*> malloc((ng + 1) * sizeof(Py_ssize_t))
-    cdef gw_row_in_t* rows = <gw_row_in_t*> malloc(total * sizeof(gw_row_in_t))
-    cdef double* drawn = <double*> malloc(total * sizeof(double))
+    cdef gw_row_in_t* rows = NULL
+    cdef double* drawn = NULL
     cdef double qb[GD_LANES]
     cdef double lb[GD_LANES]
     cdef double hb[GD_LANES]
@@ -366,8 +366,7 @@ def gw_fill_groups(object gen, list laws, const int32_t[::1] group, const double
     cdef int64_t g
     keep = []
     try:
-        if (R == NULL or inv_g == NULL or start == NULL or ptr == NULL or rows == NULL
-                or drawn == NULL):
+        if R == NULL or inv_g == NULL or start == NULL or ptr == NULL:
             raise MemoryError()
         for k in range(ng):
             tree, lev, N, tailw, sb, tm, e = laws[k]
@@ -385,6 +384,20 @@ def gw_fill_groups(object gen, list laws, const int32_t[::1] group, const double
             start[g + 1] += 1
         for k in range(ng):
             start[k + 1] += start[k]
+        if ng == 1:
+            # one kernel: its rows are all the rows, in row order
+            with bit_gen.lock, nogil:
+                p = 0
+                while p < total:
+                    c = GD_LANES if total - p >= GD_LANES else total - p
+                    _gw_rows_chunk(bg, &R[0], inv_g[0], 1.0 / inv_g[0], &q[p], &lo[p], &hi[p],
+                                   &nrow[p], <int> c, &out[p])
+                    p += c
+            return
+        rows = <gw_row_in_t*> malloc(total * sizeof(gw_row_in_t))
+        drawn = <double*> malloc(total * sizeof(double))
+        if rows == NULL or drawn == NULL:
+            raise MemoryError()
         with nogil:
             for k in range(ng + 1):
                 ptr[k] = start[k]
@@ -462,7 +475,7 @@ cdef inline int64_t _gw_count(double lo, double hi, double inv_g) noexcept nogil
     err = (z - (d - bb)) + (-zl - bb)
     if d < 0.0 or d != d or d >= 2.0 * <double> GW_MAX_ROW:
         return -1 if (d < 0.0 or d != d) else 2 * GW_MAX_ROW
-    fd = _gw_floorf(d)
+    fd = <double> (<int64_t> d)        # floor of 0 <= d < 2^52: its truncation
     fr = d - fd
     # floor(d + err): fd - 1 when fr + err < 0
     return (<int64_t> fd) - <int64_t> (fr < -err)
