@@ -243,7 +243,7 @@ def _diff(cum) -> list[int]:
 
 
 def row_law(plan) -> GridLaw:
-    """The windowed law of a row plan (:class:`bndp.mechanisms.window.RowPlan`): table of
+    """The windowed law of a row plan (:class:`bndp._laws.window.RowPlan`): table of
     offsets ``-N..N`` from ``kernel.cum``; the tail block of total ``B = tailw`` per side
     holds ``B (m 2^-s) p^(k - 1)`` at offset ``N + k``, ``p = 1 - m 2^-s``; outputs
     ``0..n``."""

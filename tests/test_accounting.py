@@ -714,30 +714,22 @@ def test_sup_mode_small_shift_against_mpmath(c):
                 assert abs(got - want) <= 2e-15 + 1e-9 * want, (cls, lo, hi, th, got, want)
 
 
-# ``mode`` -> ``convention`` (0.6.0): the old keyword works with a warning until 0.7.0
-def test_convention_and_its_deprecated_spelling_mode(recwarn):
+# the RDP convention is ``convention``; ``mode=`` is refused with a message naming it
+def test_convention_and_the_removed_keyword_mode():
     m = bndp.TruncatedGaussian(1.0, lower=-1.0, upper=1.0)
     new = per_instance_rdp(m, 0.5, 1.0, 2.0, convention="alg1")
     assert per_instance_rdp(m, 0.5, 1.0, 2.0, "alg1") == new
-    assert not [w for w in recwarn if issubclass(w.category, DeprecationWarning)]
-    with pytest.warns(DeprecationWarning, match=r"^per_instance_rdp\(mode=\.\.\.\) is "
-                      r"deprecated and will be removed in bndp 0\.7\.0: pass convention=") as rec:
-        assert per_instance_rdp(m, 0.5, 1.0, 2.0, mode="alg1") == new
-    assert rec[0].filename == __file__
-    with pytest.raises(TypeError, match="give `convention` only"):
-        per_instance_rdp(m, 0.5, 1.0, 2.0, mode="alg1", convention="alg1")
-    with pytest.raises(TypeError, match="give `convention` only"):
+    assert per_instance_rdp(m, 0.9, 1.0, 2.0, "alg1") != per_instance_rdp(m, 0.9, 1.0, 2.0, "sup")
+    msg = r"takes no `mode` \(removed in bndp 0\.7\.0\): pass convention="
+    with pytest.raises(TypeError, match=r"^per_instance_rdp\(\) " + msg):
+        per_instance_rdp(m, 0.5, 1.0, 2.0, mode="alg1")
+    with pytest.raises(TypeError, match=r"^per_instance_rdp\(\) " + msg):
         per_instance_rdp(m, 0.5, 1.0, 2.0, "alg1", mode="alg1")
     assert "mode" not in inspect.signature(per_instance_rdp).parameters
 
     acc = PerInstanceAccountant(m, 1.0, alphas=[2.0], convention="alg1")
     assert acc.convention == "alg1" and "convention='alg1'" in repr(acc)
-    assert "mode" not in repr(acc)
-    with pytest.warns(DeprecationWarning, match=r"^PerInstanceAccountant\(mode=\.\.\.\) is "
-                      r"deprecated and will be removed in bndp 0\.7\.0"):
-        old = PerInstanceAccountant(m, 1.0, alphas=[2.0], mode="alg1")
-    assert old.convention == "alg1" and repr(old) == repr(acc)
-    with pytest.warns(DeprecationWarning, match=r"removed in bndp 0\.7\.0: read PerInstanceAccountant\.convention"):
-        assert acc.mode == "alg1"
-    with pytest.raises(TypeError, match="give `convention` only"):
-        PerInstanceAccountant(m, 1.0, mode="alg1", convention="sup")
+    assert "mode" not in repr(acc) and not hasattr(acc, "mode")
+    with pytest.raises(TypeError, match=r"^PerInstanceAccountant\(\) " + msg):
+        PerInstanceAccountant(m, 1.0, alphas=[2.0], mode="alg1")
+    assert "mode" not in inspect.signature(PerInstanceAccountant).parameters

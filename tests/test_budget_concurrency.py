@@ -144,6 +144,15 @@ def test_kill_at_each_step_of_privatize(store, tmp_path, step):
         assert out.exists() and [h.release_id for h in _consistent(b)] == ["night-1"]
 
 
+def _unnamed_files(directory) -> bool:
+    """Whether the file system of ``directory`` has unnamed files (O_TMPFILE)."""
+    try:
+        os.close(os.open(directory, os.O_TMPFILE | os.O_RDWR, 0o600))
+        return True
+    except (AttributeError, OSError):
+        return False
+
+
 @pytest.mark.parametrize("step", ["planned", "drawn", "charged", "writing"])
 def test_kill_at_each_step_of_the_command_line(store, tmp_path, step):
     name = "k-" + uuid.uuid4().hex[:10]
@@ -158,6 +167,8 @@ def test_kill_at_each_step_of_the_command_line(store, tmp_path, step):
                        text=True, timeout=120)
     assert p.returncode == -signal.SIGKILL, p.stderr
     assert not dst.exists()  # the output is put in place only after the charge
+    if _unnamed_files(tmp_path):  # (Linux) no drawn value is left on disk under a name
+        assert [f for f in os.listdir(tmp_path) if not f.startswith("ledger.db")] == ["in.csv"]
     hist = _consistent(b)
     if step == "charged":
         assert [h.release_id for h in hist] == ["night-1"]

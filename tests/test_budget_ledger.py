@@ -282,3 +282,95 @@ def test_cli_spec_budget_keys(tmp_path, capsys):
                     "[budget]\nsotre = \"x.db\"\n")
     assert main(["privatize", src, "-o", str(tmp_path / "p.csv"), "--spec", str(spec)]) == 2
     assert "[budget] takes" in capsys.readouterr().err
+
+
+# --- the result is put together while the charge commits --------------------------------
+class _CommitProxy:
+    """A store connection whose commit runs ``hook`` first (or raises ``fail``)."""
+
+    def __init__(self, conn, hook=None, fail=None):
+        self._conn, self._hook, self._fail = conn, hook, fail
+
+    def commit(self):
+        if self._hook is not None:
+            self._hook()
+        if self._fail is not None:
+            raise self._fail
+        return self._conn.commit()
+
+    def __getattr__(self, name):
+        return getattr(self._conn, name)
+
+
+def _proxy_commit(b, **kw):
+    backend = b._ledger.backend
+    backend.conn()  # this process's connection, made now
+    backend._conn = _CommitProxy(backend._conn, **kw)
+    return backend
+
+
+def test_the_frame_is_built_while_the_charge_commits(store, monkeypatch):
+    import threading
+
+    b = bndp.Budget.open(store, _name(), epsilon=2.0, delta=1e-6)
+    committing, built = threading.Event(), threading.Event()
+    threads = {}
+
+    def hook():  # in the charge's commit: waits for the frame to be put together meanwhile
+        if not threads.get("drawn"):  # (the budget's check, before the draws)
+            return
+        threads["commit"] = threading.get_ident()
+        committing.set()
+        threads["overlapped"] = built.wait(20)
+
+    real_draw, real = bndp.frames.draw_columns, bndp.frames.assemble
+
+    def draw_columns(*a, **k):
+        out = real_draw(*a, **k)
+        threads["drawn"] = True
+        return out
+
+    def assemble(*a, **k):  # waits for the charge to be under way meanwhile
+        threads["assemble"] = threading.get_ident()
+        threads["charging"] = committing.wait(20)
+        out = real(*a, **k)
+        built.set()
+        return out
+
+    monkeypatch.setattr(bndp.frames, "assemble", assemble)
+    monkeypatch.setattr(bndp.frames, "draw_columns", draw_columns)
+    _proxy_commit(b, hook=hook)
+    out = bndp.privatize(_frame(), SPEC, budget=b, rng=3)
+    threads["drawn"] = False
+    assert threads["overlapped"] and threads["charging"]
+    assert threads["commit"] != threads["assemble"] == threading.get_ident()
+    assert out.shape == _frame().shape and b.spent.epsilon == 0.5 and len(b.history) == 1
+
+
+def test_a_failed_commit_returns_nothing_and_records_nothing(store, monkeypatch):
+    import sqlite3
+
+    b = bndp.Budget.open(store, _name(), epsilon=2.0, delta=1e-6)
+    backend = _proxy_commit(b, fail=sqlite3.OperationalError("disk I/O error (injected)"))
+    with pytest.raises(sqlite3.OperationalError, match="injected"):
+        bndp.privatize(_frame(), SPEC, budget=b, release_id="r")
+    backend._conn = backend._conn._conn
+    assert b.spent == (0.0, 0.0) and b.history == []
+    bndp.privatize(_frame(), SPEC, budget=b, release_id="r")  # the id was never recorded
+    assert len(b.history) == 1
+
+
+def test_a_charge_refused_after_the_draw_returns_nothing(store, monkeypatch):
+    b = bndp.Budget.open(store, _name(), epsilon=0.75, delta=1e-6)
+    other = bndp.Budget.open(store, b.name)
+    real = bndp.frames.draw_columns
+
+    def racing(*a, **k):  # another process spends the budget while this one draws
+        out = real(*a, **k)
+        other.spend(0.5, label="someone else")
+        return out
+
+    monkeypatch.setattr(bndp.frames, "draw_columns", racing)
+    with pytest.raises(bndp.BudgetError, match="exceed"):
+        bndp.privatize(_frame(), SPEC, budget=b)
+    assert [e.label for e in b.history] == ["someone else"] and b.spent.epsilon == 0.5

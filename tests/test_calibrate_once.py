@@ -9,7 +9,8 @@ import pytest
 
 import bndp
 import bndp.calibrate
-from bndp.mechanisms import gaussian, laplace, window
+from bndp._laws import window
+from bndp.mechanisms import gaussian, laplace
 
 
 def _forbid(monkeypatch, calls):

@@ -12,12 +12,15 @@ import warnings
 
 import pytest
 
-import bndp.calibrate
+import bndp.calibrate.bounded
+import bndp.calibrate.concentrated
+import bndp.calibrate.gaussian
 import bndp.mechanisms.gaussian
 import bndp.mechanisms.laplace
 
 
-@pytest.mark.parametrize("module", [bndp.calibrate, bndp.mechanisms.laplace,
+@pytest.mark.parametrize("module", [bndp.calibrate.bounded, bndp.calibrate.gaussian,
+                                    bndp.calibrate.concentrated, bndp.mechanisms.laplace,
                                     bndp.mechanisms.gaussian])
 def test_docstring_examples(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import bndp
-from bndp.mechanisms import window
+from bndp._laws import window
 
 Q120 = np.linspace(-5.0, 125.0, 1001)
 

@@ -64,8 +64,8 @@ def test_kernel_certificate_against_exact_rationals(fam, u, n, dk):
 ])
 def test_mechanism_certificate_exhaustive(make, target, monkeypatch):
     # a coarse grid (at least 16 intervals instead of 1024) keeps the reference small
-    from bndp.mechanisms import window
-    monkeypatch.setattr(window, "WIDTH_STEPS", 16)
+    from bndp._laws import window
+    monkeypatch.setattr(window, "WINDOW_WIDTH_STEPS", 16)
     monkeypatch.setattr(window, "SCALE_STEPS", 4)
     window._LAWS.clear()
     m = make()

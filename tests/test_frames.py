@@ -427,9 +427,9 @@ def test_charge_refused_after_the_draw_releases_nothing(monkeypatch):
     b = bndp.Budget(epsilon=1.0)
     real = spec_mod.charge_release
 
-    def racing(budget, plans, label, *args):
+    def racing(budget, plans, label, *args, **kwargs):
         b.spend(0.5, label="someone else")
-        return real(budget, plans, label, *args)
+        return real(budget, plans, label, *args, **kwargs)
 
     monkeypatch.setattr(spec_mod, "charge_release", racing)
     monkeypatch.setattr(bndp.frames, "charge_release", racing)
@@ -474,3 +474,32 @@ def test_docstring_examples_run(modname):
     res = doctest.testmod(importlib.import_module(modname),
                           optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert res.attempted > 0 and res.failed == 0
+
+
+@pytest.mark.parametrize("explicit, short", [("bounded_laplace", "laplace"),
+                                             ("bounded_gaussian", "gaussian")])
+def test_explicit_mechanism_names_release_what_the_short_ones_do(explicit, short):
+    # "bounded_laplace" / "bounded_gaussian" name bndp.BoundedLaplace / BoundedGaussian
+    # (bndp.Laplace and bndp.Gaussian are unbounded) on every path: spec, bndp.sample,
+    # the registry; the release records the short name
+    from bndp._release import parse_spec
+    from bndp.mechanisms.registry import mechanism_class
+
+    entry = {"lower": 0, "upper": 120, "sensitivity": 1, "epsilon": 0.5}
+    a, = parse_spec({"age": {"mechanism": explicit, **entry}})
+    b, = parse_spec({"age": {"mechanism": short, **entry}})
+    assert a.mechanism == b.mechanism == short and a.mech == b.mech
+    x = np.array([3.0, 50.0, 119.0])
+    kw = dict(epsilon=0.5, sensitivity=1.0, lower=0.0, upper=120.0, rng=7)
+    np.testing.assert_array_equal(bndp.sample(x, mechanism=explicit, **kw),
+                                  bndp.sample(x, mechanism=short, **kw))
+    df = pd.DataFrame({"age": x})
+    np.testing.assert_array_equal(
+        bndp.privatize(df, {"age": {"mechanism": explicit, **entry}}, rng=3)["age"],
+        bndp.privatize(df, {"age": {"mechanism": short, **entry}}, rng=3)["age"])
+    assert mechanism_class(explicit) is mechanism_class(short) is type(a.mech)
+    with pytest.raises(ValueError, match=r"must be one of \('bounded_laplace', "
+                       r"'bounded_gaussian', 'laplace', 'gaussian'"):
+        bndp.sample(x, mechanism="unbounded", **kw)
+    with pytest.raises(ValueError, match="bounded_laplace"):
+        parse_spec({"age": {"mechanism": "Laplace", **entry}})

@@ -626,7 +626,14 @@ def test_gaussian_mechanism_interface():
     np.testing.assert_allclose(m.ppf(m.cdf(t, 1.0), 1.0), t, rtol=1e-12)
     assert m.mean(2.0) == 2.0 and m.bias(2.0) == 0.0
     assert m.variance(2.0) == pytest.approx(m.sigma ** 2) and m.mse([1.0, 2.0]).shape == (2,)
-    assert m.privacy_delta(0.5) <= 1e-6
+    assert 0.0 < m.privacy_profile(0.5) <= 1e-6
+    # the profile of bndp.verify is the mechanism's own (not refused as having no closed form)
+    assert bndp.verify.privacy_profile(m, 0.5) == m.privacy_profile(0.5)
+    assert m.privacy_profile(0.5) == pytest.approx(
+        gaussian_delta(m.sigma, 0.5, m.sensitivity), rel=0)
+    with pytest.warns(DeprecationWarning, match=r"^Gaussian\.privacy_delta is deprecated and "
+                      r"will be removed in bndp 0\.8\.0: call Gaussian\.privacy_profile"):
+        assert m.privacy_delta(0.5) == m.privacy_profile(0.5)
     # tail draws come from the exact tail branch
     y = m.sample(0.0, size=400_000, rng=2)
     assert abs((y < -3 * m.sigma).mean() - special.ndtr(-3)) < 5 * math.sqrt(special.ndtr(-3) / y.size)

@@ -276,3 +276,41 @@ def test_log_primitives_against_mpmath():
                  (0.5, 0.25), (-0.2, -0.3), (5.0, -30.0)):
         want = float(mp.log(mp.ncdf(U) - mp.ncdf(L) if L < 0 else mp.ncdf(-L) - mp.ncdf(-U)))
         assert _core.gr_log_ndtr_diff(U, L) == pytest.approx(want, rel=1e-13)
+
+
+def test_truncated_and_rectified_ppf_invert_their_cdf():
+    from scipy import stats
+
+    th, s, lo, hi = 0.3, 0.7, -1.0, 2.0
+    t = bndp.TruncatedGaussian(s, lower=lo, upper=hi)
+    p = np.array([0.0, 1e-300, 1e-30, 1e-6, 0.2, 0.5, 0.9, 1 - 1e-9, 1.0])
+    want = stats.truncnorm.ppf(p, (lo - th) / s, (hi - th) / s, loc=th, scale=s)
+    np.testing.assert_allclose(t.ppf(p, th), want, rtol=1e-12, atol=1e-12)
+    # far in the lower tail, where 1 - p cannot be formed: the mirror image of isf
+    m = bndp.TruncatedGaussian(1.0, lower=-50.0, upper=50.0)
+    assert m.ppf(1e-30, 0.0) == -m.isf(1e-30, 0.0) and m.ppf(1e-30, 0.0) < -11.46
+    assert abs(m.cdf(m.ppf(1e-30, 0.0), 0.0) / 1e-30 - 1) < 1e-10
+    # rectified: the generalized inverse, atoms at the bounds
+    r = bndp.RectifiedGaussian(s, lower=lo, upper=hi)
+    atom_lo = stats.norm.cdf((lo - th) / s)
+    q = np.array([0.0, atom_lo / 2, atom_lo, 0.5, 0.9, 1.0])
+    x = r.ppf(q, th)
+    assert x[0] == x[1] == x[2] == lo and x[-1] == hi
+    assert x[3] == pytest.approx(th) and x[4] == pytest.approx(th + s * stats.norm.ppf(0.9))
+    for qi, xi in zip(q, x):            # smallest x with cdf(x) >= q
+        assert r.cdf(xi, th) >= qi - 1e-15
+        if lo < xi:
+            assert r.cdf(np.nextafter(xi, -np.inf) - 1e-9, th) < qi + 1e-15
+
+
+def test_truncated_isf_takes_p_as_the_rectified_one():
+    import inspect
+
+    t = bndp.TruncatedGaussian(0.5, lower=-1.0, upper=1.0)
+    r = bndp.RectifiedGaussian(0.5, lower=-1.0, upper=1.0)
+    for m in (t, r):
+        for name in ("ppf", "isf"):
+            assert list(inspect.signature(getattr(m, name)).parameters) == ["p", "value"]
+    with pytest.warns(DeprecationWarning, match=r"^TruncatedGaussian\.isf\(q=\.\.\.\) is "
+                      r"deprecated and will be removed in bndp 0\.8\.0: pass p="):
+        assert t.isf(q=0.25, value=0.1) == t.isf(0.25, 0.1)

@@ -180,4 +180,61 @@ def test_the_budget_is_charged_in_one_module():
             if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                     and n.func.attr == "charge"):
                 charging.add(m)
-    assert charging == {"bndp._release"}, charging
+    assert charging == {"bndp._release.charge"}, charging
+
+
+def test_the_grid_laws_sit_below_the_mechanisms():
+    g = _graph()
+    # bndp._laws holds the grid laws and their plans; the mechanisms, the one-call sampler
+    # and the release pipeline build on it, and it imports none of them
+    assert MODULES["bndp._laws"].endswith("__init__.py")
+    assert "bndp._laws" in g["bndp.mechanisms"]
+    assert {"bndp._core", "bndp.calibrate"} <= set(g["bndp._laws"])
+    above = ("bndp.mechanisms", "bndp.accounting", "bndp.budget") + ABOVE_MECHANISMS
+    bad = [f"{b} ({', '.join(sites)})" for b, sites in g["bndp._laws"].items()
+           if any(b == a or b.startswith(a + ".") for a in above)]
+    assert not bad, bad
+
+
+def _assigned_constants(path: str) -> set[str]:
+    """Upper-case names a module assigns at its top level."""
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), path)
+    out = set()
+    for n in tree.body:
+        targets = n.targets if isinstance(n, ast.Assign) else (
+            [n.target] if isinstance(n, ast.AnnAssign) else [])
+        for t in targets:
+            for e in (t.elts if isinstance(t, ast.Tuple) else [t]):
+                if isinstance(e, ast.Name) and e.id.isupper():
+                    out.add(e.id)
+    return out
+
+
+def test_each_grid_law_constant_is_defined_once():
+    consts = _assigned_constants(MODULES["bndp._laws.constants"])
+    assert {"LAPLACE", "GAUSSIAN", "REL_TOL", "SENS_STEPS", "WHOLE_RANGE_WIDTH_STEPS",
+            "WINDOW_WIDTH_STEPS"} <= consts
+    again = {m: sorted(consts & _assigned_constants(p)) for m, p in MODULES.items()
+             if p and m != "bndp._laws.constants"}
+    again = {m: names for m, names in again.items() if names}
+    assert not again, again
+
+
+def test_calibration_sits_below_the_mechanisms_and_the_accounting():
+    g = _graph()
+    # bndp.calibrate (bounded, unbounded Gaussian, concentrated DP) reads only the core, the
+    # validation and the scale search; the mechanisms, the laws and the accounting import it
+    assert MODULES["bndp.calibrate"].endswith("__init__.py")
+    assert set(g["bndp.calibrate"]) <= {"bndp._core", "bndp._validation", "bndp._scale_search"}, \
+        g["bndp.calibrate"]
+    for user in ("bndp.mechanisms", "bndp._laws", "bndp.accounting"):
+        assert "bndp.calibrate" in g[user], user
+
+
+def test_one_scale_search_in_python():
+    g = _graph()
+    # the grid laws and the calibrations search scales with bndp._scale_search, which
+    # imports nothing of bndp
+    assert "bndp._scale_search" in g["bndp._laws"] and "bndp._scale_search" in g["bndp.calibrate"]
+    assert "bndp._scale_search" not in g

@@ -11,7 +11,7 @@ import pytest
 
 import bndp
 from bndp import _core, _random
-from bndp.mechanisms import window
+from bndp._laws import window
 
 MECHS = [(bndp.BoundedLaplace, 0.0, 120.0), (bndp.BoundedGaussian, 0.0, 120.0),
          (bndp.BoundedLaplace, -3.0, 2.5), (bndp.BoundedGaussian, 10.0, 11.0),

@@ -140,26 +140,23 @@ def test_example_quick_run_prints_the_json_summary():
     assert res["truncated"]["epsilon"] < res["gaussian"]["epsilon"]
 
 
-def test_convention_reaches_the_accountant_and_mode_is_its_deprecated_spelling(recwarn):
+def test_convention_reaches_the_accountant_and_mode_is_refused():
     mech = bndp.TruncatedGaussian(0.5, lower=-1.0, upper=1.0)
     model, loader = _setup()
     _, opt, _ = make_private(model, torch.optim.SGD(model.parameters(), lr=0.1), loader,
                              mechanism=mech, clip_bound=0.1, convention="alg1", rng=1)
     assert opt.accountant.convention == "alg1"
-    assert not [w for w in recwarn if issubclass(w.category, DeprecationWarning)]
     model, loader = _setup()
-    with pytest.warns(DeprecationWarning, match=r"^make_private\(mode=\.\.\.\) is deprecated "
-                      r"and will be removed in bndp 0\.7\.0: pass convention="):
-        _, opt, _ = make_private(model, torch.optim.SGD(model.parameters(), lr=0.1), loader,
-                                 mechanism=mech, clip_bound=0.1, mode="alg1", rng=1)
-    assert opt.accountant.convention == "alg1"
+    msg = r"\(\) takes no `mode` \(removed in bndp 0\.7\.0\): pass convention="
+    with pytest.raises(TypeError, match=r"^make_private" + msg):
+        make_private(model, torch.optim.SGD(model.parameters(), lr=0.1), loader,
+                     mechanism=mech, clip_bound=0.1, mode="alg1", rng=1)
     model, _ = _setup()
     inner = torch.optim.SGD(model.parameters(), lr=0.1)
-    with pytest.warns(DeprecationWarning, match=r"^BoundedNoiseOptimizer\(mode=\.\.\.\) is "
-                      r"deprecated and will be removed in bndp 0\.7\.0: pass convention="):
-        opt = BoundedNoiseOptimizer(inner, mechanism=mech, clip_bound=0.1, mode="rev",
-                                    loss_reduction="sum")
+    opt = BoundedNoiseOptimizer(inner, mechanism=mech, clip_bound=0.1, convention="rev",
+                                loss_reduction="sum")
     assert opt.accountant.convention == "rev"
-    with pytest.raises(TypeError, match="give `convention` only"):
+    # not passed on to Opacus's DPOptimizer through **kwargs
+    with pytest.raises(TypeError, match=r"^BoundedNoiseOptimizer" + msg):
         BoundedNoiseOptimizer(inner, mechanism=mech, clip_bound=0.1, mode="rev",
-                              convention="sup", loss_reduction="sum")
+                              loss_reduction="sum")

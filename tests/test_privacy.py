@@ -133,7 +133,7 @@ def test_bounded_gaussian_multivariate_random_boxes():
 # ---------------------------------------------------------------------------------------
 from fractions import Fraction  # noqa: E402
 
-from bndp.mechanisms import window  # noqa: E402
+from bndp._laws import window  # noqa: E402
 
 from ._exact_law import (FP, constrained_law, row_index, row_law,  # noqa: E402
                          row_neighbours, to_float, whole_range_law)

@@ -19,7 +19,8 @@ import numpy as np
 import pytest
 
 import bndp
-from bndp.mechanisms import _grid, exact
+from bndp._laws import constants
+from bndp.mechanisms import exact
 
 from ._helpers import chi2_pvalue, grid_counts
 
@@ -335,7 +336,7 @@ def reachable_pairs(ref: Reference):
 def small_grid(monkeypatch):
     """Plans on coarse grids (>= 32 intervals instead of 1024), for the exhaustive
     references; the plan cache is cleared on both sides so no coarse plan leaks out."""
-    monkeypatch.setattr(_grid, "WIDTH_STEPS", 32)
+    monkeypatch.setattr(constants, "WHOLE_RANGE_WIDTH_STEPS", 32)
     exact._plan_constrained.cache_clear()
     yield
     exact._plan_constrained.cache_clear()
@@ -477,8 +478,8 @@ def coarse_grid(monkeypatch):
     the law visibly, so rounding and mixture weights can be checked by sampling."""
     # GAP_STEPS 1/4: a gap may hold no grid point (then the jump across it, not the slope
     # inside the spans, sets the metric loss)
-    for k, v in (("WIDTH_STEPS", 8), ("GRID_STEPS", 2), ("METRIC_STEPS", 2), ("GAP_STEPS", 0.25)):
-        monkeypatch.setattr(_grid, k, v)
+    for k, v in (("WHOLE_RANGE_WIDTH_STEPS", 8), ("GRID_STEPS", 2), ("METRIC_STEPS", 2), ("GAP_STEPS", 0.25)):
+        monkeypatch.setattr(constants, k, v)
     exact._plan_constrained.cache_clear()
     yield
     exact._plan_constrained.cache_clear()

@@ -1,6 +1,7 @@
-"""The windowed grid law (bndp.mechanisms.window; _core_sample_window.pxi,
-_core_certify_grid.pxi): the fast certificate against exhaustive maxima of the sampled law,
-the sampler against the exact law, the exact index and interval arithmetic, per-row plans."""
+"""The windowed grid law (bndp._laws.window; _core_sample_window.pxi,
+_core_certify_grid.pxi): the fast certificate
+against exhaustive maxima of the sampled law, the sampler against the exact law, the exact
+index and interval arithmetic, per-row plans."""
 
 import math
 from fractions import Fraction
@@ -10,7 +11,7 @@ import pytest
 
 import bndp
 from bndp import _core
-from bndp.mechanisms import window
+from bndp._laws import window
 
 from ._helpers import chi2_pvalue, grid_counts
 from .conftest import sweep

@@ -610,7 +610,11 @@ def gw_calibrate(int fam, double target, double t0, int64_t n, int64_t dk, bint 
                 a = 1.0
                 if prev_t > 0.0 and prev_t != t and c < 1e299 and prev_c < 1e299:
                     slope = (log(c) - log(prev_c)) / (log(t) - log(prev_t))
-                    if -8.0 < slope < -0.05:
+                    # a steeper slope (where the table comes to cover the row, the
+                    # certificate falls fast) is taken once the root is bracketed: the step
+                    # is then kept inside the bracket
+                    if -8.0 < slope < -0.05 or (slope < -0.05 and good_t > 0.0
+                                                and bad_t > 0.0):
                         a = -slope
                 if c < 1e299:
                     nxt = t * exp(log(c / aim) / a)

@@ -2,7 +2,7 @@
 # its shift losses, the losses of the law on an allowed set with gaps, and the windowed law's
 # shape, table and certificate.
 
-# Kernels of the windowed grid law (mechanisms/window.py): the default release of the
+# Kernels of the windowed grid law (bndp/_laws/window.py): the default release of the
 # bounded Laplace and the univariate bounded Gaussian, one table for every row whose width
 # it serves, per-row bounds without limit.
 #
@@ -22,7 +22,7 @@
 # decides a draw that stays in the table.
 #
 # The certificate (_gw_eval) bounds the loss of that law for every pair of input indices at
-# most dk apart; the proof is in mechanisms/window.py (module docstring).
+# most dk apart; the proof is in docs/grid_laws.rst.
 
 
 # Absolute bound on the rounding error of a computed shift loss (see _gd_shift_losses).
@@ -401,7 +401,8 @@ def gd_set_bound(const uint64_t[::1] cum, int64_t N, int64_t L, const int64_t[::
     is raised by GD_ERR + 2^-46 M, which exceeds the accumulated error."""
     cdef Py_ssize_t m = sa.shape[0], s
     if cum.shape[0] != 2 * N + 2 or N < 1 or L < 0 or D < 1 or m < 1 or sb.shape[0] != m \
-            or which < 0 or which > 2 or not (u > 0) or (which == 2 and D != 1):
+            or which < 0 or which > 2 or not (u > 0) or (which == 2 and D != 1) \
+            or m > 0x7FFFFFFF:
         raise ValueError("gd_set_bound: inconsistent arguments")
     cdef bint tails = (sa[0] == -GD_INF) or (sb[m - 1] == GD_INF)
     if tails and not (tailw > 0 and 1 <= sbits <= 62):
@@ -426,17 +427,17 @@ def gd_set_bound(const uint64_t[::1] cum, int64_t N, int64_t L, const int64_t[::
     if tails and -lnp * (1.0 + 1.8e-15) > tau:
         tau = -lnp * (1.0 + 1.8e-15)
     cdef double lnwn = log(<double> cum[1])
-    e_ = _np.empty(A)
-    g_ = _np.empty(A)
+    # E and G (offsets 0..A-1) are dead once c is known: Q1 and Q2 (inputs 0..L) reuse them
+    e_ = _np.empty(max(A, L + 1))
+    g_ = _np.empty(max(A, L + 1))
     w_ = _np.empty(max(A, L + 1))
-    q1 = _np.empty(L + 1)
-    q2 = _np.empty(L + 1)
     okb = _np.zeros(max(A, L + 1), dtype=_np.uint8)
-    span = _np.full(L + 1, -1, dtype=_np.int64)
+    span = _np.full(L + 1, -1, dtype=_np.int32)
     dqb = _np.empty(max(A, L + 1) + 1, dtype=_np.int64)
-    cdef double[::1] E = e_, G = g_, W = w_, Q1 = q1, Q2 = q2
+    cdef double[::1] E = e_, G = g_, W = w_, Q1 = e_, Q2 = g_
     cdef unsigned char[::1] OK = okb
-    cdef int64_t[::1] SP = span, DQ = dqb
+    cdef int32_t[::1] SP = span
+    cdef int64_t[::1] DQ = dqb
     cdef double c = 0.0, v, lw, M = 64.0, best = -1e300, x
     cdef int64_t lo_, hi_
     cdef bint any_ = False

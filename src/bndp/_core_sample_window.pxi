@@ -20,7 +20,7 @@ cdef inline int64_t _gw_index(double q, double lo, double hi, double inv_g,
     # (scaling by a power of two), d + err == z - zl exactly (TwoSum), 0 <= d <= n + 1 <
     # 2^52 makes |err| <= ulp(d)/2 <= 1/4 and fr = d - floor(d) exact; fr - 1/2 is exact
     # when fr >= 1/4 or d >= 1, and otherwise below -1/4 < -err: the comparison
-    # fr - 1/2 >= -err decides fr + err >= 1/2 exactly (see window.py). Selects only; the
+    # fr - 1/2 >= -err decides fr + err >= 1/2 exactly (see docs/grid_laws.rst). Selects only; the
     # floor of d >= 0 is its truncation (an integer conversion, no libm call).
     cdef double z, zl, d, bb, err, fd, fr
     cdef int64_t i

@@ -1,4 +1,5 @@
-"""Deprecation helpers: a renamed keyword that still works, with a warning, until its removal.
+"""Deprecation helpers: a renamed keyword that still works, with a warning, until its removal,
+and a removed keyword refused with a message that names its replacement.
 
 Nothing here imports the rest of bndp, so every layer may use it.
 """
@@ -10,7 +11,7 @@ import inspect
 import warnings
 from typing import Any, Callable, TypeVar
 
-__all__ = ["renamed_parameter"]
+__all__ = ["removed_parameter", "renamed_parameter"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -39,10 +40,7 @@ def renamed_parameter(old: str, new: str, *, removed_in: str) -> Callable[[F], F
             else float("inf")
 
         def where(args: tuple) -> str:
-            if method and args:
-                cls = type(args[0]).__name__
-                return cls if func.__name__ == "__init__" else f"{cls}.{func.__name__}"
-            return func.__name__
+            return _where(func, method, args)
 
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -60,3 +58,39 @@ def renamed_parameter(old: str, new: str, *, removed_in: str) -> Callable[[F], F
 
     return deco
 
+
+
+def _where(func: Callable[..., Any], method: bool, args: tuple) -> str:
+    """The name a message gives the call: ``f``, ``Cls`` (a constructor) or ``Cls.f``."""
+    if method and args:
+        cls = type(args[0]).__name__
+        return cls if func.__name__ == "__init__" else f"{cls}.{func.__name__}"
+    return func.__name__
+
+
+def removed_parameter(old: str, new: str, *, removed_in: str) -> Callable[[F], F]:
+    """Decorate a function or method that no longer takes the keyword ``old``.
+
+    A call passing ``old=`` raises ``TypeError`` naming ``new`` and the version
+    ``removed_in`` that removed ``old`` (instead of Python's "unexpected keyword argument",
+    or of ``old`` being passed on through ``**kwargs``). Every other call goes straight
+    through; the signature (``inspect.signature`` follows ``__wrapped__``) is the
+    function's own.
+    """
+
+    def deco(func: F) -> F:
+        params = list(inspect.signature(func).parameters)
+        if new not in params or old in params:
+            raise TypeError(f"{func.__qualname__} must take `{new}` and not `{old}`")
+        method = params[:1] == ["self"]
+
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if old in kwargs:
+                raise TypeError(f"{_where(func, method, args)}() takes no `{old}` (removed "
+                                f"in bndp {removed_in}): pass {new}=...")
+            return func(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+    return deco

@@ -28,15 +28,20 @@ training trajectory is what the paper does; it is not a worst-case DP guarantee.
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any, Sequence
 
 import numpy as np
 
 from . import _core
-from ._deprecate import renamed_parameter
+from ._deprecate import removed_parameter
 from ._dispatch import _shape2, as_2d
-from ._validation import as_float_array, check_finite, check_positive, checked_arrays
+from ._validation import as_float_array, check_finite, check_positive
+from .calibrate.concentrated import (
+    gaussian_composition_sigma,
+    gaussian_mcdp_delta,
+    gaussian_zcdp,
+    zcdp_to_dp,
+)
 from .mechanisms.gradients import RectifiedGaussian, StochasticSign, TruncatedGaussian
 
 __all__ = [
@@ -119,7 +124,7 @@ def _broadcast(mech: Any, th: np.ndarray, extra: Sequence[np.ndarray] = (),
     return lo, hi, shape
 
 
-@renamed_parameter("mode", "convention", removed_in="0.7.0")
+@removed_parameter("mode", "convention", removed_in="0.7.0")
 def per_instance_rdp(mechanism: Any, value: Any, sensitivity: Any, alpha: Any,
                      convention: str = "sup", *, per_coordinate: bool = False,
                      negative_shift: bool = False):
@@ -160,8 +165,8 @@ def per_instance_rdp(mechanism: Any, value: Any, sensitivity: Any, alpha: Any,
     alpha : float or array_like
         Renyi order(s), finite and > 1. An array gives an RDP curve.
     convention : {"sup", "text", "alg1", "rev"}
-        Which divergence is bounded, per coordinate (``mode=`` is its deprecated spelling,
-        removed in 0.7.0):
+        Which divergence is bounded, per coordinate (``mode=`` is refused with a
+        ``TypeError`` naming ``convention``):
 
         * ``"alg1"``: :math:`D_\alpha(\theta \Vert \theta + C)`, verbatim Algorithm 1 of the
           paper (paper-faithful; one direction and a +C shift only, so not a bound over
@@ -485,7 +490,7 @@ class PerInstanceAccountant:
         Renyi orders (> 1); default :data:`DEFAULT_ALPHAS`.
     convention : {"sup", "text", "alg1", "rev"}
         Divergence convention, see :func:`per_instance_rdp` ("alg1" reproduces the paper).
-        ``mode=`` is its deprecated spelling, removed in 0.7.0.
+        ``mode=`` is refused with a ``TypeError`` naming ``convention``.
     sampling_rate : float
         Poisson sampling rate :math:`q \in (0, 1]` of the batches; 1 (default) for full
         batches. With :math:`q < 1` only FIL is accounted (see Notes); :attr:`rdp` and
@@ -537,7 +542,7 @@ class PerInstanceAccountant:
     True
     """
 
-    @renamed_parameter("mode", "convention", removed_in="0.7.0")
+    @removed_parameter("mode", "convention", removed_in="0.7.0")
     def __init__(self, mechanism: Any, sensitivity: Any, *, alphas: Any = None,
                  convention: str = "sup", sampling_rate: float = 1.0) -> None:
         _mech_code(mechanism)
@@ -560,14 +565,6 @@ class PerInstanceAccountant:
         self._fil_eta2: np.ndarray | None = None
         self._fil_bound: np.ndarray | None = None
         self.last_eta2: np.ndarray | None = None
-
-    @property
-    def mode(self) -> str:
-        """Deprecated spelling of :attr:`convention`, removed in 0.7.0."""
-        warnings.warn("PerInstanceAccountant.mode is deprecated and will be removed in bndp "
-                      "0.7.0: read PerInstanceAccountant.convention", DeprecationWarning,
-                      stacklevel=2)
-        return self.convention
 
     def _refuse_subsampled_rdp(self) -> None:
         if self.sampling_rate != 1.0:
@@ -723,154 +720,3 @@ class PerInstanceAccountant:
         q = "" if self.sampling_rate == 1.0 else f", sampling_rate={self.sampling_rate!r}"
         return (f"PerInstanceAccountant(mechanism={self.mechanism!r}, convention={self.convention!r}"
                 f"{q}, steps={self.steps})")
-
-
-# ---------------------------------------------------------------------------------------
-# zCDP / mCDP of the Gaussian mechanism and composition ([ZWB19a]_ §VII and Lemma 15)
-# ---------------------------------------------------------------------------------------
-
-def gaussian_zcdp(sigma: Any, sensitivity: Any):
-    r""":math:`\rho` of the Gaussian mechanism under zero-concentrated DP [BS16a]_:
-    :math:`\rho = \Delta^2/(2\sigma^2)` (quoted in [ZWB19a]_ §VII).
-
-    zCDP composes by adding :math:`\rho`; convert the total with :func:`zcdp_to_dp`.
-
-    Parameters
-    ----------
-    sigma : float or array_like
-        Standard deviation of the noise, finite and > 0.
-    sensitivity : float or array_like
-        :math:`\ell_2` sensitivity, finite and > 0.
-
-    Returns
-    -------
-    float or ndarray
-        :math:`\rho`, the mechanism's zCDP parameter.
-
-    Examples
-    --------
-    >>> from bndp.accounting import gaussian_zcdp
-    >>> gaussian_zcdp(2.0, 1.0)
-    0.125
-    """
-    s, c = checked_arrays((sigma, "sigma", check_positive),
-                          (sensitivity, "sensitivity", check_positive))
-    r = c / s
-    out = 0.5 * r * r
-    return float(out) if out.ndim == 0 else out
-
-
-def zcdp_to_dp(rho: Any, delta: Any):
-    r""":math:`\epsilon` of :math:`(\epsilon, \delta)`-DP implied by :math:`\rho`-zCDP
-    ([BS16a]_ Proposition 1.3, as used in [ZWB19a]_ §VII):
-    :math:`\epsilon = \rho + 2\sqrt{\rho\ln(1/\delta)}`.
-
-    Solving this for the Gaussian's :math:`\rho` gives :func:`bndp.calibrate.zcdp_sigma`.
-
-    Parameters
-    ----------
-    rho : float or array_like
-        Finite and >= 0.
-    delta : float or array_like
-        In (0, 1).
-
-    Returns
-    -------
-    float or ndarray
-
-    Examples
-    --------
-    >>> from bndp.accounting import gaussian_zcdp, zcdp_to_dp
-    >>> round(zcdp_to_dp(gaussian_zcdp(4.900555168628416, 1.0), 1e-5), 12)
-    1.0
-    """
-    r = as_float_array(rho, "rho")
-    d = as_float_array(delta, "delta")
-    bad = ~(np.isfinite(r) & (r >= 0))
-    if bad.any():
-        raise ValueError("`rho` must be finite and >= 0")
-    if not ((d > 0) & (d < 1)).all():
-        raise ValueError("`delta` must be in (0, 1)")
-    out = r + 2.0 * np.sqrt(r * -np.log(d))
-    return float(out) if out.ndim == 0 else out
-
-
-def gaussian_mcdp_delta(sigma: Any, epsilon: Any, sensitivity: Any):
-    r""":math:`\delta` of :math:`(\epsilon,\delta)`-pDP (hence DP) that mean-concentrated
-    DP gives the Gaussian mechanism ([ZWB19a]_ §VII, Lemma 7): with
-    :math:`\mu = \Delta^2/(2\sigma^2)`, :math:`\tau = \Delta/\sigma` and
-    :math:`\epsilon > \mu`,
-
-    .. math:: \delta = e^{-(\epsilon-\mu)^2/(2\tau^2)} + e^{-(\epsilon+\mu)^2/(2\tau^2)}.
-
-    Parameters
-    ----------
-    sigma, epsilon, sensitivity : float or array_like
-        Finite and > 0; every point must have :math:`\epsilon > \mu`.
-
-    Returns
-    -------
-    float or ndarray
-        :math:`\delta` (may exceed 1, when the bound says nothing).
-
-    Notes
-    -----
-    This is a sub-Gaussian tail bound on the privacy loss; the exact pDP :math:`\delta` of
-    the Gaussian (``bndp.calibrate.gaussian_delta(..., notion="pdp")``) is smaller. The
-    paper's claim that this route gives :math:`\sigma_{pDP-OPT}` is wrong (see
-    :func:`bndp.calibrate.mcdp_sigma`).
-
-    Examples
-    --------
-    >>> from bndp.accounting import gaussian_mcdp_delta
-    >>> round(gaussian_mcdp_delta(4.9640939877172245, 1.0, 1.0) * 1e5, 6)
-    1.0
-    """
-    s, e, c = checked_arrays((sigma, "sigma", check_positive), (epsilon, "epsilon", check_positive),
-                             (sensitivity, "sensitivity", check_positive))
-    x = c / s
-    mu = 0.5 * x * x
-    if not (e > mu).all():
-        raise ValueError("Lemma 7 needs epsilon > mu = sensitivity**2 / (2 sigma**2)")
-    t2 = 2.0 * x * x
-    out = np.exp(-(e - mu) ** 2 / t2) + np.exp(-(e + mu) ** 2 / t2)
-    return float(out) if out.ndim == 0 else out
-
-
-def gaussian_composition_sigma(sigmas: Any, sensitivities: Any) -> float:
-    r"""Standard deviation of the single Gaussian mechanism (sensitivity 1) whose privacy
-    profile equals that of :math:`m` composed Gaussian answers ([ZWB19a]_ Lemma 15,
-    Eq. (92)):
-
-    .. math:: \sigma^* = \Big(\sum_{i=1}^m \Delta_i^2/\sigma_i^2\Big)^{-1/2}.
-
-    The composition is :math:`(\epsilon,\delta)`-DP (resp. -pDP) exactly when
-    ``sigma_star >= bndp.calibrate.gaussian_sigma(epsilon, delta, 1.0)`` (resp. with
-    ``calibration="pdp_optimal"``); any upper-bound calibration gives a sufficient condition.
-
-    Parameters
-    ----------
-    sigmas : 1-D array_like
-        Noise standard deviations, finite and > 0.
-    sensitivities : float or 1-D array_like
-        :math:`\ell_2` sensitivities, finite and > 0 (a scalar applies to every answer).
-
-    Returns
-    -------
-    float
-
-    Examples
-    --------
-    >>> from bndp.accounting import gaussian_composition_sigma
-    >>> round(gaussian_composition_sigma([3.0, 4.0], [1.0, 2.0]), 6)
-    1.664101
-    """
-    s = np.atleast_1d(as_float_array(sigmas, "sigmas"))
-    c = np.atleast_1d(as_float_array(sensitivities, "sensitivities"))
-    if s.ndim != 1 or c.ndim != 1 or s.size == 0:
-        raise ValueError("`sigmas` and `sensitivities` must be non-empty 1-D")
-    check_positive(s, "sigmas")
-    check_positive(c, "sensitivities")
-    s, c = np.broadcast_arrays(s, c)
-    r = c / s
-    return float(1.0 / math.sqrt(float(np.sum(r * r))))

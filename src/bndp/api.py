@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Literal, TypeVar, Union, overload
@@ -14,22 +15,31 @@ from ._random import RNGLike, as_generator
 from ._values import WideValues, approx, as_values
 from ._validation import (apply_domain, as_float_array, check_bounds, check_epsilon,
                           check_positive, fast_real)
-from .calibrate import bounded_gaussian_sigma, bounded_laplace_scale, check_bounded_laplace
+from .calibrate.bounded import bounded_gaussian_sigma, bounded_laplace_scale, check_bounded_laplace
 from .distributions import truncated_normal
 from ._columns import Nulls, columnar
 from .mechanisms import BoundedGaussian, BoundedLaplace
-from .mechanisms import window
+from ._laws import window
 from .mechanisms.exact import check_mode
-from .mechanisms.registry import SAMPLE_MECHANISMS
+from .mechanisms.registry import ALIASES, SAMPLE_MECHANISMS, mechanism_key
 
-__all__ = ["sample", "MECHANISMS"]
+__all__ = ["sample", "SAMPLE_MECHANISMS"]
 
-#: The mechanism names :func:`sample` accepts (from :mod:`bndp.mechanisms.registry`).
-MECHANISMS = SAMPLE_MECHANISMS
+
+def __getattr__(name: str) -> Any:
+    # MECHANISMS: the deprecated name of SAMPLE_MECHANISMS here (the registry's MECHANISMS
+    # is every name a release spec accepts)
+    if name == "MECHANISMS":
+        warnings.warn("bndp.api.MECHANISMS is deprecated and will be removed in bndp 0.8.0: "
+                      "use bndp.api.SAMPLE_MECHANISMS (the names bndp.sample accepts; "
+                      "bndp.mechanisms.registry.MECHANISMS lists every name a release spec "
+                      "accepts)", DeprecationWarning, stacklevel=2)
+        return SAMPLE_MECHANISMS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 #: The names :func:`sample` takes for ``mechanism`` (a type checker catches a misspelling).
-MechanismName = Literal["laplace", "gaussian"]
+MechanismName = Literal["bounded_laplace", "bounded_gaussian", "laplace", "gaussian"]
 
 
 _Scalar = Union[float, Decimal, Fraction, np.floating, np.integer]
@@ -81,10 +91,12 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
         True values (any shape). Values outside ``[lower, upper]`` are clipped into it
         (1-Lipschitz, so the guarantee holds) unless ``on_outside="raise"``. A table
         (DataFrame, Arrow Table) is refused: privatize one column, or use the frame API.
-    mechanism : {"laplace", "gaussian"}
-        ``"laplace"``: :class:`bndp.BoundedLaplace` (:math:`(\epsilon, \delta)`, pure for
-        ``delta = 0``). ``"gaussian"``: :class:`bndp.BoundedGaussian` (pure
-        :math:`\epsilon`-DP; ``delta`` must be 0).
+    mechanism : {"bounded_laplace", "bounded_gaussian", "laplace", "gaussian"}
+        ``"bounded_laplace"`` (short: ``"laplace"``): :class:`bndp.BoundedLaplace`
+        (:math:`(\epsilon, \delta)`, pure for ``delta = 0``). ``"bounded_gaussian"``
+        (short: ``"gaussian"``): :class:`bndp.BoundedGaussian` (pure :math:`\epsilon`-DP;
+        ``delta`` must be 0). Both spellings name the bounded mechanisms, not the unbounded
+        :class:`bndp.Laplace` and :class:`bndp.Gaussian`.
     epsilon, sensitivity, delta : float
         Privacy parameters, as for the mechanisms.
     lower, upper : float or array_like
@@ -92,7 +104,7 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
         element is released by the univariate mechanism on its own ``[lower, upper]``, for
         ``"laplace"`` and ``"gaussian"`` alike, any number of distinct pairs). In the default
         mode the rows share kernels: one for every row wider than a few noise scales, one
-        per grid width below that (:mod:`bndp.mechanisms.window`); in continuous mode the
+        per grid width below that (:doc:`/grid_laws`); in continuous mode the
         scale is calibrated once per distinct width ``upper - lower``.
     rng : None, int, SeedSequence, BitGenerator or Generator
         Source of randomness; ``None`` is the secure default.
@@ -104,7 +116,7 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
     mode : {"exact", "continuous"}, default "exact"
         ``"exact"``: the floating-point-safe grid law of the mechanism (outputs on a
         power-of-two grid, loss certified from the sampler's own table;
-        :mod:`bndp.mechanisms.exact`). ``"continuous"``: raw doubles of the continuous law
+        :doc:`/grid_laws`). ``"continuous"``: raw doubles of the continuous law
         (explicit opt-in; attackable when the raw outputs are published).
     nulls : {"raise", "keep"}, default "raise"
         Missing values (NaN, None, pd.NA, Arrow nulls, masked entries): ``"raise"`` refuses
@@ -154,8 +166,10 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
                 if out is not NotImplemented:
                     return out
             return hit.sample(value, rng=rng, on_outside=on_outside, workers=workers)
-    if not isinstance(mechanism, str) or mechanism not in MECHANISMS:
-        raise ValueError(f"`mechanism` must be one of {MECHANISMS}; got {mechanism!r}")
+    name, mechanism = mechanism, mechanism_key(mechanism)
+    if not isinstance(mechanism, str) or mechanism not in SAMPLE_MECHANISMS:
+        raise ValueError(f"`mechanism` must be one of {tuple(ALIASES) + SAMPLE_MECHANISMS}; "
+                         f"got {name!r}")
     if not isinstance(multivariate, (bool, np.bool_)):
         raise TypeError(f"`multivariate` must be True or False; got {multivariate!r}")
     if mechanism == "gaussian":
@@ -246,6 +260,6 @@ def _remember(key: tuple, mech: Any) -> None:
 def _grid_rows(fam: int, target: float, dq: float, flat: list, gen: np.random.Generator,
                wide: WideValues | None = None):
     """Per-row bounds, grid law: the rows' kernels planned and drawn
-    (:func:`bndp.mechanisms.window.sample_rows`; ``wide``: exact values that are not
+    (:func:`bndp._laws.window.sample_rows`; ``wide``: exact values that are not
     doubles)."""
     return window.sample_rows(fam, target, dq, flat[0], flat[1], flat[2], gen, exact=wide)

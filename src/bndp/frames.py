@@ -15,9 +15,10 @@ A mapping from column name to that column's settings::
         "score":  {"lower": "score_lo", "upper": "score_hi", "sensitivity": 1, "epsilon": 0.25},
     }
 
-Keys: ``mechanism`` (``"laplace"``, the default: :class:`bndp.BoundedLaplace`;
-``"gaussian"``: :class:`bndp.BoundedGaussian`; ``"constrained_laplace"``:
-:class:`bndp.ConstrainedLaplace`), ``epsilon`` and ``sensitivity`` (required), ``lower`` and
+Keys: ``mechanism`` (``"bounded_laplace"`` or its short spelling ``"laplace"``, the default:
+:class:`bndp.BoundedLaplace`; ``"bounded_gaussian"`` or ``"gaussian"``:
+:class:`bndp.BoundedGaussian`; ``"constrained_laplace"``: :class:`bndp.ConstrainedLaplace`;
+the unbounded :class:`bndp.Laplace` and :class:`bndp.Gaussian` release no column), ``epsilon`` and ``sensitivity`` (required), ``lower`` and
 ``upper`` (required but for ``constrained_laplace``: numbers, or, for ``laplace``, names of
 columns holding per-row bounds, which must be public data), ``delta`` (default 0),
 ``on_outside`` (``"clip"``/``"raise"``), ``nulls`` (``"raise"``/``"keep"``) and the
@@ -32,7 +33,8 @@ import sys
 from typing import Any, TypeVar
 
 from ._random import RNGLike, default_rng, spawn
-from ._release import charge_release, draw, plan_release, prepare, release_label
+from ._release import (assemble, charge_release, draw_columns, plan_release, prepare,
+                       release_label)
 from .budget import check_budget
 
 __all__ = ["privatize"]
@@ -168,15 +170,20 @@ def privatize(frame: FrameT, spec: Any, budget: Any = None, rng: RNGLike = None,
     gens = [default_rng(None) for _ in plans] if rng is None else spawn(rng, len(plans))
     bar = _progress_bar(len(eager) * len(plans)) if progress else None  # type: ignore[arg-type]
     try:
-        out = draw(nw, eager, plans, prepared, gens, None if bar is None else bar.update)
+        noisy = draw_columns(plans, prepared, gens, None if bar is None else bar.update)
     finally:
         if bar is not None:
             bar.close()
-    result = out.lazy(backend=impl).to_native() if lazy else out.to_native()
+
+    def result() -> Any:
+        out = assemble(nw, eager, plans, prepared, noisy)
+        return out.lazy(backend=impl).to_native() if lazy else out.to_native()
+
     # charged (and, for a persistent budget, committed) only once every column is drawn
-    # and before the result is handed back: a release that fails spends nothing
-    charge_release(budget, plans, release_label(plans), release_id)
-    return result  # type: ignore[no-any-return]
+    # and before the result is handed back: a release that fails spends nothing. The
+    # result frame is put together while the charge commits.
+    return charge_release(budget, plans, release_label(plans), release_id,
+                          while_charging=result)
 
 
 def _progress_bar(total: int) -> Any:

@@ -51,7 +51,7 @@ from opacus import GradSampleModule
 from opacus.data_loader import DPDataLoader
 from opacus.optimizers.optimizer import DPOptimizer, _check_processed_flag, _mark_as_processed
 
-from ._deprecate import renamed_parameter
+from ._deprecate import removed_parameter
 from ._random import RNGLike, as_generator
 from .accounting import DEFAULT_ALPHAS, PerInstanceAccountant, gaussian_rdp, rdp_to_dp
 from .mechanisms import _torch_noise
@@ -174,7 +174,7 @@ class BoundedNoiseOptimizer(DPOptimizer):
         are needed): use :attr:`last_summed_gradient`.
     alphas, convention
         Passed to the accountant (see :class:`bndp.accounting.PerInstanceAccountant`);
-        ``mode=`` is the deprecated spelling of ``convention``, removed in 0.7.0.
+        ``mode=`` is refused with a ``TypeError`` naming ``convention``.
     **kwargs
         Passed to Opacus's ``DPOptimizer`` (e.g. ``generator``, ``secure_mode``; its noise is
         not used).
@@ -209,7 +209,7 @@ class BoundedNoiseOptimizer(DPOptimizer):
     True
     """
 
-    @renamed_parameter("mode", "convention", removed_in="0.7.0")
+    @removed_parameter("mode", "convention", removed_in="0.7.0")
     def __init__(self, optimizer: torch.optim.Optimizer, *, mechanism: Any, clip_bound: float,
                  expected_batch_size: int | None = None, loss_reduction: str = "mean",
                  rng: RNGLike = None, device_rng: str = "bndp", account: bool = True,
@@ -290,7 +290,7 @@ class BoundedNoiseOptimizer(DPOptimizer):
         return float(self.accountant.epsilon(delta))
 
 
-@renamed_parameter("mode", "convention", removed_in="0.7.0")
+@removed_parameter("mode", "convention", removed_in="0.7.0")
 def make_private(module: torch.nn.Module, optimizer: torch.optim.Optimizer, data_loader: Any,
                  *, mechanism: Any, clip_bound: float, poisson_sampling: bool = False,
                  loss_reduction: str = "mean", rng: RNGLike = None, device_rng: str = "bndp",
@@ -326,7 +326,7 @@ def make_private(module: torch.nn.Module, optimizer: torch.optim.Optimizer, data
         Where the uniforms of noise drawn on a GPU come from.
     alphas, convention
         Passed to the accountant (see :class:`bndp.accounting.PerInstanceAccountant`);
-        ``mode=`` is the deprecated spelling of ``convention``, removed in 0.7.0.
+        ``mode=`` is refused with a ``TypeError`` naming ``convention``.
     grad_sample_mode : {"hooks", "functorch"}
         How Opacus computes per-sample gradients.
 

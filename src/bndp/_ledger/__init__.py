@@ -23,6 +23,7 @@ import json
 import math
 import os
 import socket
+import threading
 import time
 from fractions import Fraction
 from typing import Any, Mapping
@@ -32,9 +33,29 @@ from ..exceptions import BudgetError, ReleaseRecorded
 from . import _compose
 from ._backends import backend_for
 
-__all__ = ["Ledger", "open_ledger", "COMPOSITIONS"]
+__all__ = ["Ledger", "open_ledger", "COMPOSITIONS", "worker"]
 
 COMPOSITIONS = ("basic", "optimal")
+
+
+_worker: Any = None
+_worker_pid = -1
+_worker_lock = threading.Lock()
+
+
+def worker() -> Any:
+    """This process's one ledger thread (a single-worker executor; a new one after a
+    fork): the release functions charge a persistent budget there while they put their
+    result together from values already drawn. A charge's time is mostly its commit (the
+    store's flush to disk or the server's round trip), which runs without the GIL."""
+    global _worker, _worker_pid
+    with _worker_lock:
+        if _worker is None or _worker_pid != os.getpid():
+            from concurrent.futures import ThreadPoolExecutor
+
+            _worker = ThreadPoolExecutor(1, thread_name_prefix="bndp-ledger")
+            _worker_pid = os.getpid()
+        return _worker
 
 
 def _version() -> str:
@@ -50,7 +71,8 @@ def _frac_text(x: Fraction) -> str:
 
 
 def _frac(text: str) -> Fraction:
-    return Fraction(text)
+    num, _, den = text.partition("/")  # as _frac_text writes it (faster than Fraction(text))
+    return Fraction(int(num), int(den or 1))
 
 
 def _up(x: Fraction) -> float:

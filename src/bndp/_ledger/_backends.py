@@ -117,18 +117,25 @@ class _Transaction:
         conn = self.b._conn
         try:
             if et is None:
-                conn.commit()
-            else:
                 try:
-                    conn.rollback()
-                except Exception:  # pragma: no cover - a broken connection: dropped
-                    self.b.close()
+                    conn.commit()
+                except BaseException:
+                    self._rollback(conn)  # a failed commit leaves nothing open
+                    raise
+            else:
+                self._rollback(conn)
         finally:
             try:
                 self.cur.close()
             except Exception:  # pragma: no cover
                 pass
             self.b._lock.release()
+
+    def _rollback(self, conn: Any) -> None:
+        try:
+            conn.rollback()
+        except Exception:  # pragma: no cover - a broken connection: dropped
+            self.b.close()
 
 
 class _Cursor:

@@ -19,6 +19,7 @@ the optimal composition's (Kairouz, Oh & Viswanath 2015).
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 from typing import Iterable, Mapping
@@ -89,16 +90,23 @@ def check_optimal_available() -> None:
 def optimal_epsilon(counts: Mapping[tuple[float, float], int], delta: float) -> float:
     r"""The composed :math:`\epsilon` at ``delta`` of the mechanisms in ``counts`` (the
     pessimistic privacy-loss-distribution estimate; ``inf`` when ``delta`` is below the
-    composed mass at infinity)."""
-    items = [(k, n) for k, n in counts.items() if n > 0 and (k[0] > 0 or k[1] > 0)]
+    composed mass at infinity). A pure function of the multiset: the last results are
+    kept (a charge's check and the ``spent`` read after it compose the same history)."""
+    items = tuple(sorted((k, n) for k, n in counts.items()
+                         if n > 0 and (k[0] > 0 or k[1] > 0)))
     if not items:
         return 0.0
+    return _optimal_epsilon(items, float(delta))
+
+
+@functools.lru_cache(maxsize=64)
+def _optimal_epsilon(items: tuple, delta: float) -> float:
     pld, Params = _pld()
     step = (COARSE_DISCRETIZATION
             if all(abs(e / COARSE_DISCRETIZATION - round(e / COARSE_DISCRETIZATION)) < 1e-9
                    for (e, _), _n in items) else DISCRETIZATION)
     total = None
-    for (e, d), n in sorted(items):
+    for (e, d), n in items:
         one = pld.from_privacy_parameters(Params(float(e), float(d)),
                                           value_discretization_interval=step)
         part = one.self_compose(n) if n > 1 else one

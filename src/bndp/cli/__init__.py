@@ -37,7 +37,7 @@ from typing import Any, Sequence
 
 from .. import __version__
 from ..exceptions import BudgetError, ReleaseRecorded
-from ..mechanisms.registry import SAMPLE_MECHANISMS
+from ..mechanisms.registry import SAMPLE_MECHANISMS, mechanism_key
 from ._errors import (CLIError, EXIT_BUDGET, EXIT_RECORDED, EXIT_USAGE, _EXIT_CODES, _Terminated,
                       _one_line)
 from .budget import _add_budget_command
@@ -57,10 +57,11 @@ def _add_privacy_args(p: argparse.ArgumentParser, bounds_required: bool,
     --column columns; "calibrate": the law whose scale is reported; None: no --mode)."""
     g = p.add_argument_group("mechanism")
     # privatize: None when not given, so that --spec can refuse them
-    g.add_argument("--mechanism", choices=SAMPLE_MECHANISMS,
+    g.add_argument("--mechanism", choices=SAMPLE_MECHANISMS, type=mechanism_key,
                    default="laplace" if bounds_required else None,
                    help="bounded Laplace ((epsilon, delta)-DP; pure for delta = 0) or bounded "
-                        "Gaussian (pure epsilon-DP) (default: laplace)")
+                        "Gaussian (pure epsilon-DP); bounded_laplace and bounded_gaussian "
+                        "are their explicit spellings (default: laplace)")
     g.add_argument("--epsilon", type=float, required=bounds_required,
                    help="privacy budget epsilon > 0" + ("" if bounds_required else
                                                         " (with --column)"))
@@ -256,17 +257,40 @@ def _parser() -> argparse.ArgumentParser:
                     "sensitivities inside", "(unbounded) Gaussian mechanism shown")
 
     pl = _command(
-        sub, "plot", _cmd_plot, help="plot the output density beside the clamped unbounded mechanism",
-        description="Draw the output density of the bounded mechanism for a few true values, "
-                    "beside the unbounded mechanism clamped to the range, whose probability "
-                    "piles up on the bounds (needs matplotlib: pip install 'bndp[plot]'). The "
-                    "densities and the scale in the title are the continuous law's; the "
-                    "default release (--mode exact) is its discretisation on a fine "
-                    "power-of-two grid, with its own calibrated scale (bndp calibrate).",
-        epilog="Example: bndp plot --epsilon 1 --sensitivity 1 --lower 0 --upper 10 "
-               "-o density.png",
+        sub, "plot", _cmd_plot, help="plot the output density beside the clamped unbounded "
+                                     "mechanism, or a released column's released and "
+                                     "estimated histograms",
+        description="Without a file: draw the output density of the bounded mechanism for a "
+                    "few true values, beside the unbounded mechanism clamped to the range, "
+                    "whose probability piles up on the bounds. The densities and the scale "
+                    "in the title are the continuous law's; the default release (--mode "
+                    "exact) is its discretisation on a fine power-of-two grid, with its own "
+                    "calibrated scale (bndp calibrate). With a released CSV or Parquet file, "
+                    "--spec and --column: draw the column's released histogram and the "
+                    "histogram of its true values estimated by bndp estimate "
+                    "(post-processing: no privacy budget is spent). Needs matplotlib: pip "
+                    "install 'bndp[plot]'.",
+        epilog="Examples: bndp plot --epsilon 1 --sensitivity 1 --lower 0 --upper 10 "
+               "-o density.png; bndp plot released.parquet --spec release.toml --column age "
+               "-o age.png",
     )
+    pl.add_argument("input", nargs="?", default=None,
+                    help="released .csv or .parquet file (with --spec and --column)")
     _add_privacy_args(pl, bounds_required=True)
+    for a in pl._actions:   # required without a released file only (checked by the command)
+        if a.dest in ("epsilon", "sensitivity", "lower", "upper"):
+            a.required = False
+    pl.add_argument("--spec", metavar="FILE", default=None,
+                    help="with a released file: the release spec it was released with")
+    pl.add_argument("--column", metavar="NAME", default=None,
+                    help="with a released file: the released column to draw")
+    pl.add_argument("--bins", type=int, default=30,
+                    help="with a released file: histogram bins over the column's range "
+                         "(default 30)")
+    pl.add_argument("--format", choices=("auto", "csv", "parquet"), default="auto",
+                    help="with a released file: its format (default: from the file name)")
+    pl.add_argument("--delimiter", type=_delimiter, default=",",
+                    help="with a released file: CSV delimiter (default ',')")
     pl.add_argument("-o", "--output", required=True, help="image file (.png, .svg or .pdf)")
     _add_value_args(pl, "draw", "", "Gaussian mechanism drawn")
     pl.add_argument("--width", type=float, default=10.0, help="figure width, inches (default 10)")

@@ -252,6 +252,79 @@ def _remove(path: str) -> None:
         pass
 
 
+class Staged:
+    """A release's output while it is written, before its charge is committed.
+
+    Where the system can (Linux: ``O_TMPFILE``), an unnamed file in ``directory``: nothing
+    of it can be found, and a crash (even ``kill -9``) at any point before
+    :meth:`put_in_place` leaves nothing behind, so no drawn value is ever on disk under a
+    name without its charge. Elsewhere a hidden file (mode 0600), removed on failure.
+    :attr:`path` reads and writes it (``/proc/self/fd/N`` for an unnamed file)."""
+
+    def __init__(self, directory: str | None, prefix: str) -> None:
+        self.fd: int | None = None
+        self.directory = directory or tempfile.gettempdir()
+        self.prefix = prefix
+        flag = getattr(os, "O_TMPFILE", 0)
+        if flag and os.path.isdir("/proc/self/fd"):
+            try:
+                self.fd = os.open(self.directory, flag | os.O_RDWR, 0o600)
+            except OSError:  # a file system without unnamed files
+                self.fd = None
+        if self.fd is not None:
+            self.path = f"/proc/self/fd/{self.fd}"
+        else:
+            fd, self.path = tempfile.mkstemp(prefix=prefix, suffix=".bndp-partial",
+                                             dir=self.directory)
+            os.close(fd)
+
+    @property
+    def unnamed(self) -> bool:
+        return self.fd is not None
+
+    def put_in_place(self, final: str) -> None:
+        """Give the file the mode a new file gets and the name ``final`` (atomically
+        replacing what was there); call only once its charge is committed."""
+        _normal_mode(self.path)
+        if self.fd is None:
+            os.replace(self.path, final)
+            self.path = ""
+            return
+        # a fresh hidden name, linked then renamed over ``final``; linkat with
+        # AT_SYMLINK_FOLLOW (given a directory descriptor, os.link calls linkat) names the
+        # file behind /proc/self/fd/N, not the link
+        dfd = os.open(self.directory, os.O_RDONLY)
+        try:
+            for _ in range(100):
+                base = f"{self.prefix}{os.urandom(6).hex()}.bndp-out"
+                try:
+                    os.link(self.path, base, dst_dir_fd=dfd, follow_symlinks=True)
+                    break
+                except FileExistsError:  # pragma: no cover - 48 random bits
+                    continue
+            else:  # pragma: no cover
+                raise OSError(f"cannot name the output in {self.directory}")
+        finally:
+            os.close(dfd)
+        name = os.path.join(self.directory, base)
+        try:
+            os.replace(name, final)
+        except BaseException:
+            _remove(name)
+            raise
+        self.discard()
+
+    def discard(self) -> None:
+        """Drop the file (idempotent)."""
+        if self.fd is not None:
+            fd, self.fd = self.fd, None
+            os.close(fd)
+            self.path = ""
+        elif self.path:
+            _remove(self.path)
+            self.path = ""
+
+
 def _on_sigterm(signum: int, frame: Any) -> None:
     raise _Terminated()
 
@@ -279,23 +352,44 @@ def _output_kind(dst: str) -> tuple[str, str | None]:
     return "file", dst
 
 
-def _spool_input(src: str) -> str:
-    """Copy stdin (``-``) or a non-regular input (a pipe) to a temporary file."""
-    fd, tmp = tempfile.mkstemp(prefix=".bndp-input.", suffix=".bndp-partial")
+def _spool_input(src: str) -> "Staged":
+    """Copy stdin (``-``) or a non-regular input (a pipe) to a temporary file (unnamed
+    where the system has them: the true data never stay on disk after a crash)."""
+    spool = Staged(None, ".bndp-input.")
     try:
-        with os.fdopen(fd, "wb") as out:
+        with open(spool.path, "wb") as out:
             if src == "-":
                 shutil.copyfileobj(sys.stdin.buffer, out, 1 << 20)
             else:
                 with open(src, "rb") as f:
                     shutil.copyfileobj(f, out, 1 << 20)
     except BaseException:
-        os.unlink(tmp)
+        spool.discard()
         raise
-    return tmp
+    return spool
 
 
 def _main_thread() -> bool:
     import threading
 
     return threading.current_thread() is threading.main_thread()
+
+
+def _save_figure(fig: Any, output: str, dpi: int) -> None:
+    """Write a matplotlib figure to ``output`` through a temporary file in its directory,
+    renamed into place only on success; the figure is closed."""
+    import matplotlib.pyplot as plt
+
+    out_dir = os.path.dirname(os.path.abspath(output))
+    fd, tmp = tempfile.mkstemp(prefix=".bndp-plot.", suffix=os.path.splitext(output)[1],
+                               dir=out_dir)
+    os.close(fd)
+    try:
+        fig.savefig(tmp, dpi=dpi)
+        _normal_mode(tmp)
+        os.replace(tmp, output)
+    except BaseException:
+        _remove(tmp)
+        raise
+    finally:
+        plt.close(fig)

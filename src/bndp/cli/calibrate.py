@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import tempfile
 from typing import Any
 
 import numpy as np
@@ -13,7 +12,7 @@ import numpy as np
 from ..calibrate import gaussian_sigma
 from ..mechanisms.registry import build_mechanism
 from ._errors import CLIError, FileError, _mode_as_flag, _need
-from ._io import _normal_mode, _remove
+from ._io import _save_figure
 
 
 # ------------------------------------------------------------------------------------------
@@ -81,6 +80,17 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
+    if args.input is not None:
+        from .estimate import _cmd_plot_released
+
+        return _cmd_plot_released(args)
+    for k in ("epsilon", "sensitivity", "lower", "upper"):
+        if getattr(args, k) is None:
+            raise CLIError(f"bndp plot needs --{k} (or a released file with --spec and "
+                           "--column)")
+    if args.spec or args.column:
+        raise CLIError("bndp plot: --spec and --column go with a released file (bndp plot "
+                       "RELEASED --spec SPEC --column NAME -o OUT)")
     matplotlib = _need("matplotlib", "plot", "bndp plot")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -136,17 +146,6 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     axes[0].set_ylabel("density")
     fig.suptitle(f"epsilon = {args.epsilon:g}, sensitivity = {args.sensitivity:g}, "
                  f"domain [{lo:g}, {hi:g}]")
-    fd, tmp = tempfile.mkstemp(prefix=".bndp-plot.", suffix=os.path.splitext(args.output)[1],
-                               dir=out_dir)
-    os.close(fd)
-    try:
-        fig.savefig(tmp, dpi=args.dpi)
-        _normal_mode(tmp)
-        os.replace(tmp, args.output)
-    except BaseException:
-        _remove(tmp)
-        raise
-    finally:
-        plt.close(fig)
+    _save_figure(fig, args.output, args.dpi)
     print(f"bndp: wrote {args.output}")
     return 0

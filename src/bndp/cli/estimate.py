@@ -13,7 +13,7 @@ import numpy as np
 
 from ..estimation import estimate
 from ._errors import CLIError, DataError, FileError, _need
-from ._io import _guess_format
+from ._io import _guess_format, _save_figure
 from .privatize import _load_spec_file
 
 
@@ -160,3 +160,67 @@ def add_parser(sub: Any, delimiter: Any) -> None:
     p.add_argument("--seed", type=int, default=None,
                    help="seed of the bootstrap (default: fresh entropy)")
     p.set_defaults(func=_cmd_estimate)
+
+
+def _cmd_plot_released(args: argparse.Namespace) -> int:
+    """``bndp plot RELEASED --spec SPEC --column NAME -o OUT``: the released and the
+    estimated histograms of one column."""
+    given = [f"--{k}" for k in ("epsilon", "sensitivity", "lower", "upper")
+             if getattr(args, k) is not None]
+    if given:
+        raise CLIError(f"bndp plot {args.input}: the settings come from --spec; drop "
+                       f"{', '.join(given)}")
+    if not args.spec:
+        raise CLIError("bndp plot with a released file needs --spec (the release spec it "
+                       "was released with)")
+    if not args.column:
+        raise CLIError("bndp plot with a released file needs --column NAME (the released "
+                       "column to draw)")
+    if args.bins < 2:
+        raise CLIError(f"--bins must be at least 2; got {args.bins}")
+    if not args.output.lower().endswith((".png", ".svg", ".pdf")):
+        raise CLIError(f"{args.output}: the plot is written as .png, .svg or .pdf")
+    out_dir = os.path.dirname(os.path.abspath(args.output))
+    if not os.path.isdir(out_dir):
+        raise FileError(f"{args.output}: directory {out_dir} does not exist")
+    matplotlib = _need("matplotlib", "plot", "bndp plot")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cols, _ = _load_spec_file(args.spec)
+    c = args.column
+    if c not in cols:
+        raise CLIError(f"--column {c}: not a column of the spec {args.spec} (its columns: "
+                       f"{', '.join(cols)})")
+    entry = dict(cols[c]) if isinstance(cols[c], dict) else None
+    if entry is None:
+        raise CLIError(f"--spec {args.spec}: column {c!r}: expected a table of settings")
+    need = [c] + [n for n in (entry.get("lower"), entry.get("upper")) if isinstance(n, str)]
+    data = _read_columns(args.input, args.format, list(dict.fromkeys(need)), args.delimiter)
+    bnd = {}
+    for k in ("lower", "upper"):
+        if isinstance(entry.get(k), str):
+            bnd[k] = data[entry[k]]
+            entry[k] = 0.0 if k == "lower" else 1.0   # replaced by the column's values
+    try:
+        est = estimate(data[c], entry, lower=bnd.get("lower"), upper=bnd.get("upper"),
+                       n_boot=0, nulls="omit")
+    except ValueError as exc:
+        raise DataError(f"column {c!r}: {' '.join(str(exc).split())}") from None
+    y = data[c][~np.isnan(data[c])]
+    lo = float(np.min(bnd["lower"])) if "lower" in bnd else float(entry["lower"])
+    hi = float(np.max(bnd["upper"])) if "upper" in bnd else float(entry["upper"])
+    edges = np.linspace(lo, hi, args.bins + 1)
+    released = np.histogram(y, edges)[0] / y.shape[0]
+    fig, ax = plt.subplots(figsize=(args.width, args.height), constrained_layout=True)
+    ax.stairs(released, edges, color="tab:red", lw=1.5,
+              label=f"released (mean {float(np.mean(y)):.4g})")
+    ax.stairs(est.histogram(edges), edges, color="tab:blue", lw=1.5, fill=False,
+              label=f"estimated true values (mean {est.mean:.4g})")
+    ax.set_xlabel(c)
+    ax.set_ylabel(f"share per bin of {(hi - lo) / args.bins:.3g}")
+    ax.set_title(f"{c}: {y.shape[0]} released values and the estimated true distribution")
+    ax.legend(frameon=False)
+    _save_figure(fig, args.output, args.dpi)
+    print(f"bndp: wrote {args.output}")
+    return 0

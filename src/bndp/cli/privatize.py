@@ -24,9 +24,9 @@ from .budget import open_budget
 from ..exceptions import BudgetError
 from ._errors import (CLIError, DataError, FileError, _COLUMN_OPTIONS, _cell_error, _column_flags,
                       _fmt_bound, _mode_as_flag, _need, _num)
-from ._io import (_Progress, _arrow_f64, _arrow_msg, _cell_text, _count_lines, _csv_header,
-                  _csv_lines, _guess_format, _is_float, _main_thread, _normal_mode, _on_sigterm,
-                  _output_kind, _parse_numbers, _progress_enabled, _read_header, _remove,
+from ._io import (Staged, _Progress, _arrow_f64, _arrow_msg, _cell_text, _count_lines,
+                  _csv_header, _csv_lines, _guess_format, _is_float, _main_thread, _normal_mode,
+                  _on_sigterm, _output_kind, _parse_numbers, _progress_enabled, _read_header, _remove,
                   _spool_input)
 
 
@@ -483,23 +483,27 @@ def _cmd_privatize(args: argparse.Namespace) -> int:
     t_planned = time.perf_counter()
     gen = default_rng(args.seed)
     progress = _Progress(0, "rows", _progress_enabled(args.progress) and not args.quiet)
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(final or 'stdout')}.",
-                               suffix=".bndp-partial", dir=out_dir)
-    os.close(fd)
+    # the output is written into an unnamed file (where the system has them), named only
+    # once its charge is committed: a crash before leaves no drawn value on disk
+    staged = Staged(out_dir, f".{os.path.basename(final or 'stdout')}.")
+    tmp = staged.path
     in_path = None
+    spool: Staged | None = None            # a temporary copy of the input
     old = signal.signal(signal.SIGTERM, _on_sigterm) if _main_thread() else None
     try:
         if parts is not None:
             in_path = None
         else:
-            in_path = _spool_input(src) if spooled else src
+            if spooled:
+                spool = _spool_input(src)
+            in_path = spool.path if spool is not None else src
             if compressed is None and spooled:
                 compressed = _magic(in_path) if _magic(in_path) in ("gzip", "zstd") else None
             if compressed is not None:     # decompressed into a temporary file first
                 plain = _decompress(in_path, compressed, shown_src)
-                if spooled:
-                    _remove(in_path)
-                in_path, spooled = plain, True
+                if spool is not None:
+                    spool.discard()
+                spool, in_path = plain, plain.path
             if fmt is None:                # stdin or a pipe: Parquet by its magic bytes
                 fmt = "parquet" if _magic(in_path) == "parquet" else "csv"
             if os.path.getsize(in_path) == 0:
@@ -514,13 +518,14 @@ def _cmd_privatize(args: argparse.Namespace) -> int:
             assert source is not None
             rows = _privatize_parquet(args, specs, tmp, gen, progress, source, shown_src)
         if out_fmt != fmt:                 # --output-format: the written file converted
-            _convert(tmp, fmt, out_fmt, args)
+            converted = _convert(staged, fmt, out_fmt, args)
+            staged.discard()
+            staged, tmp = converted, converted.path
         # committed before the output is put in place: a crash after this leaves the
         # charge recorded (and no output), never output without its charge
         charge_release(budget, [s.plan for s in specs], label, args.release_id)
         if kind == "file":
-            _normal_mode(tmp)
-            os.replace(tmp, final)  # type: ignore[arg-type]
+            staged.put_in_place(final)  # type: ignore[arg-type]
         else:  # a stream: written into, never replaced
             with open(tmp, "rb") as f:
                 if final is None:
@@ -530,15 +535,15 @@ def _cmd_privatize(args: argparse.Namespace) -> int:
                 else:
                     with open(final, "wb") as out:
                         shutil.copyfileobj(f, out, 1 << 20)
-            os.unlink(tmp)
+            staged.discard()
     except BaseException:
         if progress.drawn:
             sys.stderr.write("\n")
-        _remove(tmp)
+        staged.discard()
         raise
     finally:
-        if spooled and in_path is not None:
-            _remove(in_path)
+        if spool is not None:
+            spool.discard()
         if old is not None:
             signal.signal(signal.SIGTERM, old)
     finally_t = time.perf_counter()
@@ -647,24 +652,25 @@ def _strip_compression(path: str) -> str:
     return root if ext.lower() in _COMPRESSED else path
 
 
-def _decompress(path: str, codec: str, shown: str) -> str:
-    """A gzip or zstd file decompressed into a temporary file (pyarrow's codecs)."""
+def _decompress(path: str, codec: str, shown: str) -> Staged:
+    """A gzip or zstd file decompressed into a temporary file (pyarrow's codecs; unnamed
+    where the system has them)."""
     pa, = _arrow("pyarrow")
-    fd, tmp = tempfile.mkstemp(prefix=".bndp-input.", suffix=".bndp-partial")
+    plain = Staged(None, ".bndp-input.")
     try:
-        with os.fdopen(fd, "wb") as out, pa.input_stream(path, compression=codec) as f:
+        with open(plain.path, "wb") as out, pa.input_stream(path, compression=codec) as f:
             while True:
                 chunk = f.read(1 << 20)
                 if not chunk:
                     break
                 out.write(chunk)
     except (OSError, pa.ArrowInvalid) as exc:
-        _remove(tmp)
+        plain.discard()
         raise DataError(f"{shown}: cannot decompress ({codec}): {exc}") from None
     except BaseException:
-        _remove(tmp)
+        plain.discard()
         raise
-    return tmp
+    return plain
 
 
 def _parquet_parts(src: str) -> list[str] | None:
@@ -687,26 +693,25 @@ def _parquet_parts(src: str) -> list[str] | None:
     return None
 
 
-def _convert(path: str, fmt: str, out_fmt: str, args: argparse.Namespace) -> None:
-    """Rewrite the released file ``path`` (in ``fmt``) as ``out_fmt``, batch by batch."""
+def _convert(staged: Staged, fmt: str, out_fmt: str, args: argparse.Namespace) -> Staged:
+    """The released file ``staged`` (in ``fmt``) rewritten as ``out_fmt``, batch by batch,
+    into a new staged file of the same directory."""
     pa, pcsv, pq = _arrow("pyarrow", "pyarrow.csv", "pyarrow.parquet")
-    fd, tmp = tempfile.mkstemp(prefix=".bndp-convert.", suffix=".bndp-partial",
-                               dir=os.path.dirname(os.path.abspath(path)))
-    os.close(fd)
+    out = Staged(staged.directory, ".bndp-convert.")
     try:
         if fmt == "csv":     # CSV -> Parquet: released columns float64, others inferred
-            reader = pcsv.open_csv(path, parse_options=pcsv.ParseOptions(
+            reader = pcsv.open_csv(staged.path, parse_options=pcsv.ParseOptions(
                 delimiter=args.delimiter))
-            with pq.ParquetWriter(tmp, reader.schema, compression=args.compression) as w:
+            with pq.ParquetWriter(out.path, reader.schema, compression=args.compression) as w:
                 for batch in reader:
                     w.write_batch(batch)
         else:                # Parquet -> CSV
-            pf = pq.ParquetFile(path)
-            with pcsv.CSVWriter(tmp, pf.schema_arrow, write_options=pcsv.WriteOptions(
+            pf = pq.ParquetFile(staged.path)
+            with pcsv.CSVWriter(out.path, pf.schema_arrow, write_options=pcsv.WriteOptions(
                     delimiter=args.delimiter)) as w:
                 for batch in pf.iter_batches(batch_size=args.batch_rows):
                     w.write_batch(batch)
-        os.replace(tmp, path)
     except BaseException:
-        _remove(tmp)
+        out.discard()
         raise
+    return out

@@ -16,6 +16,7 @@ from __future__ import annotations
 import secrets
 from typing import Any, Mapping, Sequence
 
+from .._deprecate import renamed_parameter
 from .._random import default_rng
 from .._release import ColumnPlan, charge_release, draw, plan_release, prepare, release_label
 from ..budget import check_budget
@@ -45,16 +46,17 @@ def _is_dask_collection(x: Any) -> bool:
     return bool(is_dask_collection(x))
 
 
-def privatize(ddf: Any, spec: Any, *, budget: Any = None, mechanism: str | None = None,
+@renamed_parameter("ddf", "frame", removed_in="0.8.0")
+def privatize(frame: Any, spec: Any, *, budget: Any = None, mechanism: str | None = None,
               epsilon: float | None = None, sensitivity: float | None = None,
               lower: Any = None, upper: Any = None, delta: float | None = None,
               on_outside: str | None = None, nulls: str | None = None,
               release_id: str | None = None) -> Any:
-    r"""Return ``ddf`` with the columns of ``spec`` privatised, in one pass per partition.
+    r"""Return ``frame`` with the columns of ``spec`` privatised, in one pass per partition.
 
     Parameters
     ----------
-    ddf : dask.dataframe.DataFrame
+    frame : dask.dataframe.DataFrame
     spec : mapping, str or sequence of str
         The release spec of :func:`bndp.privatize` (per-column mechanism, :math:`\epsilon`,
         sensitivity, bounds as numbers or names of columns with per-row bounds, ...), or,
@@ -68,7 +70,7 @@ def privatize(ddf: Any, spec: Any, *, budget: Any = None, mechanism: str | None 
         this returns.
     mechanism, epsilon, sensitivity, lower, upper, delta, on_outside, nulls
         Keyword form only, as the spec keys. ``lower``/``upper`` may also be Dask Series
-        aligned with ``ddf`` (per-row bounds): they are joined into the graph lazily,
+        aligned with ``frame`` (per-row bounds): they are joined into the graph lazily,
         never computed on the client.
     release_id : str, optional
         As in :func:`bndp.privatize`: refused with :class:`bndp.ReleaseRecorded` before
@@ -90,6 +92,11 @@ def privatize(ddf: Any, spec: Any, *, budget: Any = None, mechanism: str | None 
     Runs through ``map_partitions``: each partition is privatised with the plan calibrated
     here, from a secure generator keyed on the worker from its OS CSPRNG. Works with the
     threaded, process and distributed schedulers.
+
+    The signature is :func:`bndp.privatize`'s (the frame first, then ``spec``) without its
+    ``rng``: a seed cannot fix a release whose partitions the engine chooses, so every
+    partition seeds itself. ``ddf=`` is the deprecated spelling of ``frame``, removed in
+    0.8.0.
 
     Examples
     --------
@@ -116,7 +123,7 @@ def privatize(ddf: Any, spec: Any, *, budget: Any = None, mechanism: str | None 
             if _is_dask_collection(val):
                 # a Dask Series of per-row bounds: a temporary column, joined lazily
                 name = f"__bndp_{key}_{token}"
-                ddf = ddf.assign(**{name: val})
+                frame = frame.assign(**{name: val})
                 tmp.append(name)
                 bounds[key] = name
         lower, upper = bounds["lower"], bounds["upper"]
@@ -126,7 +133,7 @@ def privatize(ddf: Any, spec: Any, *, budget: Any = None, mechanism: str | None 
     # validation, calibration and planning of every fixed-bounds column; the budget is
     # checked here and charged only once the graph is built
     plans = plan_release(spec, budget, engine="dask", release_id=release_id)
-    meta = ddf._meta
+    meta = frame._meta
     for p in plans:
         for col, role in [(p.name, f"spec column {p.name!r}")] + [
                 (b, f"spec column {p.name!r}, bound column") for b in p.bound_columns()]:
@@ -142,7 +149,7 @@ def privatize(ddf: Any, spec: Any, *, budget: Any = None, mechanism: str | None 
         nullable = isinstance(meta[p.name].dtype, pd.api.extensions.ExtensionDtype)
         dtypes[p.name] = "Float64" if nullable and p.nulls == "keep" else "float64"
         out_meta[p.name] = out_meta[p.name].astype(dtypes[p.name])
-    out = ddf.map_partitions(_privatize_partition, tuple(plans), dtypes, secrets.token_hex(16),
+    out = frame.map_partitions(_privatize_partition, tuple(plans), dtypes, secrets.token_hex(16),
                              meta=out_meta)
     if tmp:
         out = out.drop(columns=tmp)

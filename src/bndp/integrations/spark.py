@@ -19,6 +19,7 @@ from __future__ import annotations
 import warnings
 from typing import Any, Iterator, Mapping, Sequence
 
+from .._deprecate import renamed_parameter
 from .._random import default_rng
 from .._release import (ColumnPlan, charge_release, draw, keyword_spec, plan_release, prepare,
                         release_label)
@@ -62,16 +63,17 @@ def _keyword_form(spec: Any, kw: dict[str, Any]) -> dict[str, Any]:
                         nulls=kw["nulls"] or "raise")
 
 
-def privatize(df: Any, spec: Any, *, budget: Any = None, mechanism: str | None = None,
+@renamed_parameter("df", "frame", removed_in="0.8.0")
+def privatize(frame: Any, spec: Any, *, budget: Any = None, mechanism: str | None = None,
               epsilon: float | None = None, sensitivity: float | None = None,
               lower: float | None = None, upper: float | None = None, delta: float | None = None,
               on_outside: str | None = None, nulls: str | None = None,
               release_id: str | None = None) -> Any:
-    r"""Return ``df`` with the columns of ``spec`` privatised, in one Arrow pass.
+    r"""Return ``frame`` with the columns of ``spec`` privatised, in one Arrow pass.
 
     Parameters
     ----------
-    df : pyspark.sql.DataFrame
+    frame : pyspark.sql.DataFrame
         Classic or Spark Connect.
     spec : mapping, str or sequence of str
         The release spec of :func:`bndp.privatize` (``{column: {key: value}}``: per-column
@@ -122,6 +124,10 @@ def privatize(df: Any, spec: Any, *, budget: Any = None, mechanism: str | None =
     Arrow without going through pandas. Each partition draws from its own secure stream
     (AES-CTR or ChaCha20) keyed from the executor's OS CSPRNG.
 
+    The signature is :func:`bndp.privatize`'s (the frame first, then ``spec``) without its
+    ``rng``: a seed cannot fix a release whose partitions the engine chooses, so every
+    partition seeds itself. ``df=`` is the deprecated spelling of ``frame``, removed in 0.8.0.
+
     Examples
     --------
     With ``spark`` a running :class:`pyspark.sql.SparkSession`:
@@ -145,7 +151,7 @@ def privatize(df: Any, spec: Any, *, budget: Any = None, mechanism: str | None =
     # driver-side validation, calibration and planning of every fixed-bounds column; the
     # budget (and the release id) is checked here and charged only once the result exists
     plans = plan_release(spec, budget, engine="spark", release_id=release_id)
-    fields = {f.name: f for f in df.schema.fields}
+    fields = {f.name: f for f in frame.schema.fields}
     for p in plans:
         for col, role in [(p.name, f"spec column {p.name!r}")] + [
                 (b, f"spec column {p.name!r}, bound column") for b in p.bound_columns()]:
@@ -157,13 +163,13 @@ def privatize(df: Any, spec: Any, *, budget: Any = None, mechanism: str | None =
                                 f"{fields[col].dataType.simpleString()}")
     released = {p.name for p in plans}
     schema = StructType([StructField(f.name, DoubleType(), True) if f.name in released else f
-                         for f in df.schema.fields])
+                         for f in frame.schema.fields])
     with warnings.catch_warnings():
         # mapInArrow wraps the function in a pandas UDF, and PySpark warns there that it does
         # not yet support pandas >= 3; this pass reads and writes Arrow batches only
         warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas",
                                 category=FutureWarning)
-        out = df.mapInArrow(partition_releaser(plans), schema)
+        out = frame.mapInArrow(partition_releaser(plans), schema)
         # released once: drawn now, kept on the executors, lineage cut (never drawn again)
         out = out.localCheckpoint(eager=True)
     charge_release(budget, plans, release_label(plans, "spark"), release_id)

@@ -21,3 +21,10 @@ __all__ = [
     "TruncatedGaussian",
     "StochasticSign",
 ]
+
+# the windowed grid law is importable as bndp.mechanisms.window (its home is bndp._laws)
+import sys as _sys
+
+from .._laws import window
+
+_sys.modules[__name__ + ".window"] = window

@@ -19,7 +19,8 @@ import numpy as np
 
 from .._random import RNGLike, as_generator
 from .._validation import as_float_array, as_probability
-from . import exact, window
+from . import exact
+from .._laws import window
 from ._base import Mechanism
 
 __all__ = ["GridLawMechanism", "LawMechanism"]

@@ -15,12 +15,12 @@ from .. import _core, _dispatch
 from .._random import RNGLike
 from .._validation import (apply_domain, as_float_array, check_box, check_size,
                            positive_real)
-from ..calibrate import bounded_gaussian_sigma, check_bounded_gaussian
+from ..calibrate.bounded import bounded_gaussian_sigma, check_bounded_gaussian
 from ..distributions import truncnorm_eval, truncnorm_tail_eval
 from .._loss import bounded_gaussian_loss, bounded_gaussian_tight_sigma
 from . import exact
-from .product import saturation_target
-from .window import serving_target
+from .._laws.product import saturation_target
+from .._laws.window import serving_target
 from .._columns import Nulls, columnar
 from ._law import GridLawMechanism, examples, sample_doc
 
@@ -68,7 +68,7 @@ class BoundedGaussian(GridLawMechanism):
         of integer weights of the bounded discrete Gaussian on the grid points of its
         interval, with :math:`\sigma` calibrated so that the loss certified from those
         tables (over the :math:`\ell_2` ball of neighbours when multivariate) is
-        :math:`\le \epsilon` (:mod:`bndp.mechanisms.exact`); raw outputs are safe to
+        :math:`\le \epsilon` (:doc:`/grid_laws`); raw outputs are safe to
         publish. ``pmf``, ``cdf``, ``ppf`` and the moments are those of the discrete law
         (univariate); ``exact_plan.pmf`` gives the per-coordinate laws when multivariate.
         ``"continuous"``: the continuous law in doubles (explicit opt-in; attackable when

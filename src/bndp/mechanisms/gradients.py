@@ -25,6 +25,7 @@ from scipy.special import log_ndtr, ndtr, ndtri
 
 from .. import _core
 from .._dispatch import _shape2, as_2d
+from .._deprecate import renamed_parameter
 from .._random import RNGLike, as_generator
 from .._validation import as_float_array, as_probability, check_bounds, check_finite, fast_real
 from ..distributions import truncnorm_eval, truncnorm_tail_eval
@@ -323,13 +324,15 @@ class RectifiedGaussian(_BoxGaussian):
         return _ret(np.asarray(out, dtype=np.float64))
 
     def _tail(self, what: str, x: Any, value: Any):
-        xa = as_probability(x) if what == "isf" else as_float_array(x, "x")
+        xa = as_probability(x) if what in ("isf", "ppf") else as_float_array(x, "x")
         th, lo, hi, shape = self._params(value)
         xa, th, lo, hi = np.broadcast_arrays(xa, th, lo, hi)
         s = self.sigma
         with np.errstate(divide="ignore"):
             if what == "isf":
                 out = np.clip(th - s * ndtri(xa), lo, hi)
+            elif what == "ppf":
+                out = np.clip(th + s * ndtri(xa), lo, hi)
             elif what == "sf":
                 out = np.where(xa < lo, 1.0, np.where(xa >= hi, 0.0, ndtr((th - xa) / s)))
             elif what == "logsf":
@@ -357,6 +360,12 @@ class RectifiedGaussian(_BoxGaussian):
         """Smallest ``x`` with :math:`P(X > x) \\le p`: :math:`\\theta - \\sigma\\Phi^{-1}(p)`
         clipped into [lower, upper] (the atoms at the bounds)."""
         return self._tail("isf", p, value)
+
+    def ppf(self, p: Any, value: Any):
+        """Smallest ``x`` with :math:`P(X \\le x) \\ge p` (the quantile function):
+        :math:`\\theta + \\sigma\\Phi^{-1}(p)` clipped into [lower, upper] (the atoms at
+        the bounds)."""
+        return self._tail("ppf", p, value)
 
 
 class TruncatedGaussian(_BoxGaussian):
@@ -420,15 +429,28 @@ probabilities far below 1e-16 keep their relative precision.""",
         th, lo, hi, shape = self._params(value)
         return truncnorm_tail_eval(2, as_float_array(x, "x"), th, self.sigma, lo, hi)
 
-    @_tail_doc(r"""Inverse survival function: the ``x`` with :math:`P(X > x) = q`, from the
-upper tail in log space (accurate for ``q`` far below 1e-16, where ``ppf(1 - q)``
+    @_tail_doc(r"""Inverse survival function: the ``x`` with :math:`P(X > x) = p`, from the
+upper tail in log space (accurate for ``p`` far below 1e-16, where ``ppf(1 - p)``
 cannot be formed).""",
                """Quantiles, in [lower, upper].""",
                "round(float(m.isf(1e-30, 0.0)), 10)", "11.4640246884",
-               arg="q", arg_doc="Upper-tail probabilities in [0, 1] (0 gives ``upper``, 1 gives ``lower``).")
-    def isf(self, q: Any, value: Any):
+               arg="p", arg_doc="Upper-tail probabilities in [0, 1] (0 gives ``upper``, 1 gives ``lower``).")
+    @renamed_parameter("q", "p", removed_in="0.8.0")
+    def isf(self, p: Any, value: Any):
         th, lo, hi, shape = self._params(value)
-        return truncnorm_tail_eval(3, as_float_array(q, "q"), th, self.sigma, lo, hi)
+        return truncnorm_tail_eval(3, as_float_array(p, "p"), th, self.sigma, lo, hi)
+
+    @_tail_doc(r"""Quantile function: the ``x`` with :math:`P(X \\le x) = p`, from the lower
+tail in log space (the mirror image of :meth:`isf`: accurate for ``p`` far below
+1e-16).""",
+               """Quantiles, in [lower, upper].""",
+               "round(float(m.ppf(1e-30, 0.0)), 10)", "-11.4640246884",
+               arg="p", arg_doc="Probabilities in [0, 1] (0 gives ``lower``, 1 gives ``upper``).")
+    def ppf(self, p: Any, value: Any):
+        th, lo, hi, shape = self._params(value)
+        # X ~ TN(theta; lower, upper) is -Y with Y ~ TN(-theta; -upper, -lower), and
+        # P(X <= x) = P(Y >= -x): the quantile of X is minus the upper-tail quantile of Y
+        return -truncnorm_tail_eval(3, as_float_array(p, "p"), -th, self.sigma, -hi, -lo)
 
     @_tail_doc(r""":math:`\\log P(X \\le x)`, in log space throughout (no underflow).""",
                """Log CDF, ``-inf`` at or below ``lower``, 0 at or above ``upper``.""",

@@ -18,10 +18,10 @@ from scipy import special
 from .. import _core, _dispatch
 from .._random import RNGLike
 from .._validation import fast_real
-from ..calibrate import bounded_laplace_scale, check_bounded_laplace
+from ..calibrate.bounded import bounded_laplace_scale, check_bounded_laplace
 from ..distributions import bounded_laplace_eval
 from . import exact
-from .window import serving_target
+from .._laws.window import serving_target
 from .._columns import Nulls, columnar
 from ._law import GridLawMechanism, examples, sample_doc
 
@@ -50,7 +50,7 @@ def _plan_half_line(target: float, dq: float, lo: float, hi: float,
     """The grid law of a half-line for the loss ``target`` (search started from the
     continuous ``scale``). A target too large for any grid that reaches the tail (noise far
     below the finest grid within the table's size) is served by the law of
-    :func:`~bndp.mechanisms.window.serving_target`'s cap, whose certified loss is smaller;
+    :func:`bndp._laws.window.serving_target`'s cap, whose certified loss is smaller;
     a ValueError naming ``epsilon`` when that fails too."""
     try:
         return exact.plan_constrained_laplace(target, dq, lo, hi, (), "dp", scale_hint=scale)
@@ -105,7 +105,7 @@ class BoundedLaplace(GridLawMechanism):
         power-of-two grid and the output drawn by an integer inverse CDF from a table of
         integer weights of the bounded discrete Laplace law on the grid points of
         :math:`[l, u]`; the privacy loss is certified from that very table
-        (:mod:`bndp.mechanisms.exact`), so publishing the raw doubles is safe against
+        (:doc:`/grid_laws`), so publishing the raw doubles is safe against
         floating-point attacks [Mir12]_. :meth:`pmf`, :meth:`cdf`, :meth:`ppf` and the
         moments are those of this discrete law; :meth:`pdf` does not exist for it.
         ``"continuous"``: the continuous law sampled in doubles (explicit opt-in; the set

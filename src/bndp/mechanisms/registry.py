@@ -14,7 +14,8 @@ from .gaussian import BoundedGaussian
 from .laplace import BoundedLaplace
 from .range import ConstrainedLaplace
 
-__all__ = ["REGISTRY", "MECHANISMS", "SAMPLE_MECHANISMS", "mechanism_class", "build_mechanism"]
+__all__ = ["REGISTRY", "MECHANISMS", "SAMPLE_MECHANISMS", "ALIASES", "mechanism_key",
+           "mechanism_class", "build_mechanism"]
 
 #: Name -> mechanism class.
 REGISTRY: dict[str, type] = {
@@ -29,12 +30,31 @@ MECHANISMS: tuple[str, ...] = tuple(REGISTRY)
 #: The names :func:`bndp.sample` (and the engines' and CLI's keyword forms) accept.
 SAMPLE_MECHANISMS: tuple[str, ...] = ("laplace", "gaussian")
 
+#: The explicit spellings of the bounded mechanisms' names, accepted wherever the short
+#: ones are: ``"bounded_laplace"`` is :class:`bndp.BoundedLaplace` and
+#: ``"bounded_gaussian"`` :class:`bndp.BoundedGaussian` (:class:`bndp.Laplace` and
+#: :class:`bndp.Gaussian` are the unbounded mechanisms, which no spec releases). A release
+#: records the short name.
+ALIASES: dict[str, str] = {"bounded_laplace": "laplace", "bounded_gaussian": "gaussian"}
+
+
+def mechanism_key(name: Any) -> Any:
+    """The registry's name for ``name`` (an :data:`ALIASES` spelling or the name itself)."""
+    return ALIASES.get(name, name) if isinstance(name, str) else name
+
+
+def _accepted(allowed: tuple[str, ...]) -> tuple[str, ...]:
+    """``allowed`` with the explicit spellings of its names, for messages."""
+    return tuple(a for a, k in ALIASES.items() if k in allowed) + allowed
+
 
 def mechanism_class(name: Any, allowed: tuple[str, ...] = MECHANISMS) -> type:
-    """The class registered under ``name``; ``ValueError`` for a name not in ``allowed``."""
-    if not isinstance(name, str) or name not in allowed:
-        raise ValueError(f"`mechanism` must be one of {allowed}; got {name!r}")
-    return REGISTRY[name]
+    """The class registered under ``name`` (or its :data:`ALIASES` spelling);
+    ``ValueError`` for a name not in ``allowed``."""
+    key = mechanism_key(name)
+    if not isinstance(key, str) or key not in allowed:
+        raise ValueError(f"`mechanism` must be one of {_accepted(allowed)}; got {name!r}")
+    return REGISTRY[key]
 
 
 def build_mechanism(mechanism: str, epsilon: float, sensitivity: float, lower: float,

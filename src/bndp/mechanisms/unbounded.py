@@ -12,6 +12,7 @@ bounded mechanisms, so that the cost of boundedness can be measured against them
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -162,11 +163,18 @@ upper tail).""",
     def _ppf(self, p: np.ndarray, q: np.ndarray):
         return q + self.sigma * special.ndtri(p)
 
-    def privacy_delta(self, epsilon: Any):
-        """Exact delta of this mechanism at ``epsilon`` (its privacy profile; pDP profile
-        for pDP methods), from :func:`bndp.calibrate.gaussian_delta`."""
+    def privacy_profile(self, epsilon: Any):
+        """Exact delta of this mechanism at ``epsilon``, its privacy profile (the pDP
+        profile for the pDP methods), from :func:`bndp.calibrate.gaussian_delta`; what
+        :func:`bndp.verify.privacy_profile` returns for it."""
         return gaussian_delta(self.sigma, epsilon, self.sensitivity,
                               notion=self.notion.lower())
+
+    def privacy_delta(self, epsilon: Any):
+        """Deprecated spelling of :meth:`privacy_profile`, removed in 0.8.0."""
+        warnings.warn("Gaussian.privacy_delta is deprecated and will be removed in bndp 0.8.0: "
+                      "call Gaussian.privacy_profile", DeprecationWarning, stacklevel=2)
+        return self.privacy_profile(epsilon)
 
 
 class Laplace(_Unbounded):

@@ -2,7 +2,7 @@
 :class:`ConstrainedPlan`, its grid, spans, tables with geometric tails, the metric bound
 and the calibrated plan.
 
-The grid constants are read from :mod:`bndp.mechanisms._grid` at call time (tests coarsen
+The grid constants are read from :mod:`bndp._laws.constants` at call time (tests coarsen
 them there)."""
 
 from __future__ import annotations
@@ -17,10 +17,11 @@ import numpy as np
 
 from .. import _core, _dispatch
 from .._values import grid_round
-from . import _grid
-from ._calibration import _choose_grid, _search
-from ._grid import (FLOOR_BITS, LAPLACE, MAX_INTERVALS, MAX_PAIRS, MIN_PEAK_BITS, SENS_STEPS,
-                    TOTAL_BITS, ExactPlan, _gceil, _gfloor, _kexp, _law_from)
+from . import constants
+from .calibration import _choose_grid, _search
+from .constants import (FLOOR_BITS, LAPLACE, MAX_INTERVALS, MAX_PAIRS, MIN_PEAK_BITS, SENS_STEPS,
+                        TOTAL_BITS)
+from .whole_range import ExactPlan, _gceil, _gfloor, _kexp, _law_from
 
 
 GD_INF = 1 << 62           # an unbounded span end (the kernel's sentinel)
@@ -53,9 +54,12 @@ class ConstrainedPlan(ExactPlan):
     :math:`2^{-20}`. Inputs within :math:`M_0` of the core (indices ``0..L``) are drawn
     exactly from integer masses; inputs farther out draw from the whole table and tails and
     redraw the (even rarer) outputs that are not allowed: rejection sampling of the same
-    conditional law. A draw picks the span by selects over all spans, then searches the
-    table: the same work for every input and output, except a tail draw, which then draws
-    its geometric offset (a time that depends on the released offset only).
+    conditional law. The weight floor ``floor_weight`` is :math:`2^{12}` on a bounded set
+    and a power of two above :math:`t` on an unbounded one (:func:`_set_floor`: the
+    rounding of the far weights then stays out of the certificate). A draw picks the span
+    by selects over all spans, then searches the table: the same work for every input and
+    output, except a tail draw, which then draws its geometric offset (a time that depends
+    on the released offset only).
 
     Rounding of a true value :math:`\mu \in A` (in span ``s``):
 
@@ -359,15 +363,40 @@ def _tail_bits(u: float) -> int:
     return s
 
 
+def _set_floor(u: float, n: int, tails: bool) -> int:
+    r"""The weight floor :math:`F` of the table for kernel scale ``u`` (grid steps):
+    :math:`2^{12}` on a bounded set; on an unbounded set
+    :math:`2^{\max(12, \min(\lceil\log_2(u + 1)\rceil, K - 20))}` (:math:`2^K` the peak).
+
+    The table reaches about 33 scales, where the rounded kernel
+    :math:`R_d = \mathrm{rint}(2^K e^{-d/u})` falls to a few units and below. With
+    :math:`W_d = R_d + F`, one step drops
+    :math:`\ln W_d - \ln W_{d+1} = \ln(1 + (R_d - R_{d+1})/W_{d+1})`, and
+    :math:`R_d - R_{d+1} \le (R_{d+1} + 1/2)(e^{1/u} - 1) + 1`: the drop stays below the
+    slope :math:`1/u` when :math:`F(e^{1/u} - 1) \ge 1 + (e^{1/u} - 1)/2`, which
+    :math:`F \ge u + 1` gives. A floor of :math:`2^{12} \ll u` would let the rounding add
+    about :math:`1/F` to the certificate's deviation term ``c`` (``gd_set_bound``): at
+    :math:`\epsilon = 10^{-4}` twice the loss itself, and a scale 1.7 times the continuous
+    one to certify through it. The flat mass :math:`(2n + 1)F` is about
+    :math:`nF/(2^K u) < 10^{-5}` of the law; the certificate is computed on the table as
+    built, whatever the floor."""
+    if not tails:
+        return 1 << FLOOR_BITS
+    bits = math.ceil(math.log2(u + 1.0))
+    return 1 << max(FLOOR_BITS, min(bits, _kexp(LAPLACE, u, n) - 20))
+
+
 def _set_table(u: float, n: int, tails: bool) -> tuple[np.ndarray, int, int, int]:
-    """(cum, kexp, tail_weight, tail_bits) for kernel scale u (grid steps)."""
+    """(cum, kexp, tail_weight, tail_bits) for kernel scale u (grid steps); weight floor
+    :func:`_set_floor`."""
     k = _kexp(LAPLACE, u, n)
+    floor = _set_floor(u, n, tails)
     sbits = _tail_bits(u) if tails else 0
     if sbits > 62:
         raise ValueError("grid law: the scale is too large for the geometric tail; pass "
                          "mode='continuous'")
     for _ in range(64):
-        cum = _core.gd_table(LAPLACE, u, n, k, 1 << FLOOR_BITS)
+        cum = _core.gd_table(LAPLACE, u, n, k, floor)
         tw = int(cum[1]) * ((1 << sbits) - 1) if tails else 0
         if int(cum[-1]) + 2 * tw <= (1 << TOTAL_BITS):
             cum.setflags(write=False)
@@ -386,9 +415,9 @@ def _set_grid(hint: float, dq: float, lo: float, hi: float, gaps: tuple, metric:
     lengths = [h - l for l, h in zip(ends_lo, ends_hi) if math.isfinite(h - l)]
     cap = min(lengths) if lengths else math.inf        # a grid point in every span
     if metric:
-        cap = min(cap, hint / _grid.METRIC_STEPS)
+        cap = min(cap, hint / constants.METRIC_STEPS)
         if gaps:
-            cap = min(cap, min(b - a for a, b in gaps) / _grid.GAP_STEPS)
+            cap = min(cap, min(b - a for a, b in gaps) / constants.GAP_STEPS)
     if math.isfinite(lo) and math.isfinite(hi):
         e, kl, n, dk = _choose_grid(hint, dq, lo, hi, None, LAPLACE, cap=cap)
         if math.ldexp(hint, -e) < 1.0 / 64:
@@ -399,7 +428,7 @@ def _set_grid(hint: float, dq: float, lo: float, hi: float, gaps: tuple, metric:
                 "`epsilon` (or narrower bounds), or pass mode='continuous'")
         sp = _spans(e, kl, lo, hi, gaps)
         return e, kl, n, dk, n, sp, (0, n), False
-    base = min(min(hint, dq) / _grid.GRID_STEPS, cap)
+    base = min(min(hint, dq) / constants.GRID_STEPS, cap)
     if not (base > 0 and math.isfinite(base)):
         raise ValueError("grid law: the scale and sensitivity give no usable grid; pass "
                          "mode='continuous'")
@@ -426,7 +455,7 @@ def _set_grid(hint: float, dq: float, lo: float, hi: float, gaps: tuple, metric:
         big = n + m0
         fits = (n <= MAX_INTERVALS and big * (dk + 1) <= MAX_PAIRS
                 and _kexp(LAPLACE, t_max * 2.0, n) >= MIN_PEAK_BITS)
-        if fits and n > _grid.MAX_SET_INTERVALS:
+        if fits and n > constants.MAX_SET_INTERVALS:
             budget = True
         elif fits:
             kl = c_lo - m0
@@ -450,7 +479,7 @@ def _unbounded_refusal(e: int, hint: float, dq: float, finite: list) -> str:
     scales beyond the finite ends with at most MAX_SET_INTERVALS steps, of at most the
     sensitivity and at most 64 times the noise scale, at grid values that stay finite."""
     span = (max(finite) - min(finite)) if finite else 0.0
-    steps = min(MAX_INTERVALS, _grid.MAX_SET_INTERVALS)
+    steps = min(MAX_INTERVALS, constants.MAX_SET_INTERVALS)
     head = ("grid law: no grid serves this unbounded allowed set: the table must reach about "
             f"33 noise scales beyond its finite ends with at most {steps} steps")
     if e > 1023 - 54:
@@ -513,7 +542,7 @@ def _plan_constrained(target: float, hint: float, dq: float, lo: float, hi: floa
 
     def cert(u):
         work[0] += n
-        if work[0] > SEARCH_WORK * _grid.MAX_SET_INTERVALS:
+        if work[0] > SEARCH_WORK * constants.MAX_SET_INTERVALS:
             raise _OverBudget
         try:
             return _cert(u)
@@ -556,8 +585,8 @@ def _plan_constrained(target: float, hint: float, dq: float, lo: float, hi: floa
     lam.setflags(write=False)
     gh = np.array([b for _, b in gaps], dtype=np.float64)
     gh.setflags(write=False)
-    return ConstrainedPlan("laplace", e, kl, n, dk, u, k, 1 << FLOOR_BITS, cum, target, c, lam,
-                           span_lo=sa, span_hi=sb, gap_hi=gh, guarantee=guarantee,
+    return ConstrainedPlan("laplace", e, kl, n, dk, u, k, _set_floor(u, n, tails), cum, target,
+                           c, lam, span_lo=sa, span_hi=sb, gap_hi=gh, guarantee=guarantee,
                            metric_epsilon=me, inputs=big, tail_weight=tw, tail_bits=sbits,
                            core=core)
 

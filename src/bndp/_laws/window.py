@@ -1,92 +1,12 @@
 r"""The windowed grid law: the default release of :class:`~bndp.BoundedLaplace` and the
 univariate :class:`~bndp.BoundedGaussian`, one kernel table for every row it serves.
 
-The law. A row is an interval :math:`[l, u]` (both public). With the granularity
-:math:`\gamma = 2^e` it has :math:`n = \lfloor (u - l)/\gamma \rfloor` grid intervals and
-the attainable outputs :math:`\mathrm{fl}(l + j\gamma)`, ``j = 0..n`` (the double nearest
-to :math:`l + j\gamma`: exact when :math:`l` is a multiple of :math:`\gamma`, always inside
-:math:`[l, u]`, and distinct, since :math:`\gamma \ge 2\,\mathrm{ulp}(\max(|l|, |u|))`).
-The true value :math:`q`, clipped into :math:`[l, u]`, is rounded to the nearest grid
-point (ties up), computed exactly (``_gw_index``: the scalings by :math:`2^{-e}` are exact,
-the difference is split into a double and its exact error by TwoSum), giving the input
-index ``i``. The output index ``j`` has probability
-
-.. math:: P(j \mid i) = w(j - i) / S_i, \qquad S_i = \sum_{j=0}^{n} w(j - i),
-
-with the integer kernel table :math:`w(d) = W_{|d|} = \mathrm{rint}(2^K \kappa(d))` for
-:math:`|d| \le N` (:math:`\kappa(d) = e^{-|d|/t}`, Laplace, or :math:`e^{-d^2/(2t^2)}`,
-Gaussian, ``t`` the scale in grid steps) and, beyond the table, a geometric tail
-:math:`w(\pm(N + k)) = B\,(m 2^{-s})\,p^{k-1}`, :math:`p = 1 - m2^{-s}`, of integer total
-``B`` per side. The table reaches the offset where :math:`\kappa` has decayed by
-:math:`2^{-24}` (or covers the whole row when the row is narrower): its size depends on the
-scale, not on the width of the row, so wide rows cost no memory and carry no uniform floor
-(the variance does not grow with the range). The tail ratio :math:`p` is chosen at most the
-kernel's next step ratio (:math:`e^{-1/t}`, resp. :math:`e^{-(2N+1)/(2t^2)}`) and within a
-relative :math:`2^{-20}` of it, ``B`` so that the tail continues the table; for the
-Gaussian the released law is therefore a discrete Gaussian whose far tail (beyond
-:math:`\kappa = 2^{-24}`) decays geometrically.
-
-A draw takes a uniform integer below the mass of the table window seen from ``i`` plus a
-whole tail block on each side the window does not reach, and searches the table (the same
-constant-time search as :mod:`bndp.mechanisms.exact`); a draw in a tail block (probability
-about :math:`2^{-24}` or less) draws its geometric offset, and one beyond the row's end is
-made again, so the law is exactly :math:`P(j \mid i)`. Only such rare draws take longer.
-
-Certificate (``_gw_eval`` in ``_core_certify_grid.pxi``), for every pair of input indices at most
-:math:`d_k = \lceil \Delta/\gamma \rceil` apart (rounding to the nearest point is monotone
-and ``floor(x + D) - floor(x) <= ceil(D)``; clipping is 1-Lipschitz):
-
-1. *The model kernel.* :math:`\psi(d) = K\ln 2 + \ln\kappa(d)` for :math:`|d| \le N`,
-   continued by :math:`\psi(N) + (|d| - N)\ln p` beyond: a concave function of ``d`` (the
-   tail decays at least as fast as the kernel's last step). Every actual weight satisfies
-   :math:`|\ln w(d) - \psi(d)| \le \eta`, with :math:`\eta = 1/(\min(W_N, B) - 1) + 2^{-45}`
-   (half a unit of rounding on an integer of at least :math:`W_N` or ``B``, plus the errors
-   of ``exp`` and of the argument).
-2. *The worst output.* For :math:`i < i' = i + \delta`,
-   :math:`\ln\frac{w(j-i)}{w(j-i')} \le \psi(j - i) - \psi(j - i - \delta) + 2\eta`, and by
-   concavity the right side is largest at the lowest output ``j = 0``. Hence
-   :math:`\max_j \ln\frac{P(j|i)}{P(j|i')} \le Q_{i'} - Q_i + 2\eta` with
-   :math:`Q_k = \ln S_k - \psi(-k)`: the loss of every pair is a difference of one
-   sequence, and the maximum over all pairs at most :math:`d_k` apart is a sliding-window
-   minimum, :math:`O(n)` instead of the :math:`O(n\,d_k)` of an exhaustive search. The
-   opposite direction is the mirror image (the kernel and the row are symmetric).
-3. *Normalisers.* :math:`S_k` is the exact integer mass of the table window plus the
-   truncated tails :math:`B(1 - p^L)`, evaluated with a relative slack :math:`2^{-40}`
-   (lower and upper bounds enter :math:`Q_i` and :math:`Q_{i'}` respectively).
-4. *Wide rows.* For every row of at least :math:`2N + d_k` intervals the inputs
-   :math:`i < N` see the row's far end only through a tail of mass in :math:`[0, B]`
-   (bounded on both sides), and an input :math:`i \ge N` has kernel ratio at most
-   :math:`d_k(-\ln p)` and :math:`S_{i+\delta}/S_i \le 1 + d_k w(N+1)/\sum_{d=0}^{N} W_d`.
-   So one table and one certificate serve every wide row, whatever its width.
-5. The result is raised by :math:`2^{-40}`, which bounds the floating-point error of the
-   computed :math:`Q` (all terms below 64 in magnitude, each rounded a few times).
-
-The certificate is sound for the sampled law whatever the calibration did; it is tight for
-the Laplace (the worst pair is an end of the row with the output at that end, as for the
-continuous mechanism) and coupled for the Gaussian (the kernel ratio and the normaliser
-ratio are taken at the same input, not maximised apart as in Chen and Hale's sufficient
-condition). The tests compare it with an exhaustive maximum over every pair of inputs and
-every output on thousands of random configurations.
-
-Calibration. The scale in grid steps is the smallest (to a relative :math:`10^{-7}` of the
-loss) whose certificate is at most the target: :math:`\epsilon`, or for the Laplace with
-:math:`\delta > 0` the loss bound :math:`\epsilon - \ln(1 - \delta)` (as in
-:mod:`bndp.mechanisms.exact`). A bracketed secant search on :math:`(\ln t, \ln L)` in C
-(``gw_calibrate``), started for the Laplace at the closed-form scale of the ideal discrete
-Laplace (:func:`_laplace_model`); only the returned table's certificate matters.
-
-Plans and rows. A kernel (:class:`WindowLaw`) depends on the family, the target, the
-sensitivity, the granularity and the row class: one *wide* kernel serves every row of at
-least ``n_wide`` intervals, and a row narrower than that has its own kernel (calibrated for
-its ``n``). The target is first capped (:func:`serving_target`: at most :math:`2^{21}` grid
-steps per sensitivity, a cap between :math:`2^{16}` and :math:`2^{17}`; a larger target is
-served by the cap's law, certified below it). The granularity is
-:math:`\gamma \le \min(\Delta/\epsilon, \ldots)/16`, refined
-until :math:`\Delta/\gamma` is an integer or at least 256, and :math:`\le \Delta` and
-:math:`\le (u - l)/128`; it depends on the width only for rows narrower than
-:math:`128\gamma`, and on the position only for bounds so far from 0 that
-:math:`2\,\mathrm{ulp}(\max(|l|,|u|)) > \gamma` (the grid is then coarsened, with a
-warning).
+A row :math:`[l, u]` has the grid points :math:`\mathrm{fl}(l + j\gamma)`; the output index
+is drawn from an integer kernel table with geometric tails, and the loss of every pair of
+inputs at most :math:`d_k` grid steps apart is certified in :math:`O(n)` (``_gw_eval`` in
+``_core_certify_grid.pxi``). The law, the certificate and its proof, the calibration and the
+choice of the grid are in the documentation's page "The grid laws: design and proofs"
+(``docs/grid_laws.rst``).
 """
 
 from __future__ import annotations
@@ -105,16 +25,12 @@ import numpy as np
 from .. import _core, _dispatch, _random
 from .._values import WideValues, grid_round, snap
 from ..calibrate import bounded_gaussian_sigma
-from ._grid import ExactPlan, GridScale, _law_from, cached_search_tree
+from .constants import (FAMILY_NAMES, GAUSSIAN, LAPLACE, REL_TOL, SCALE_STEPS, SENS_STEPS,
+                        WINDOW_WIDTH_STEPS)
+from .whole_range import ExactPlan, GridScale, _law_from, cached_search_tree
 
 __all__ = ["WindowLaw", "RowPlan", "plan_row", "sample_rows", "grid_exponent"]
 
-LAPLACE, GAUSSIAN = 0, 1
-_FAMILY = {LAPLACE: "laplace", GAUSSIAN: "gaussian"}
-SCALE_STEPS = 16          # gamma <= (sensitivity / target) / 16
-SENS_STEPS = 256          # ... refined until sensitivity / gamma is an integer or >= 256
-WIDTH_STEPS = 128         # gamma <= width / 128 (a nearly flat law on n + 1 points)
-REL_TOL = 1e-7            # the calibrated loss is within this of the target (relative)
 MAX_LAWS = 2048          # kernels kept (LRU; a narrow kernel holds about 50 KB with its search table)
 STEPS_LOG2 = 21          # a kernel has at most 2^21 grid steps per sensitivity (dk <= 2^21)
 
@@ -300,7 +216,7 @@ def _no_kernel_message(fam: int, target: float, dk: int, n: int | None) -> str:
     of its integer weights alone costs more than the target."""
     rows = "every wide row" if n is None else f"a row of {n} grid intervals"
     return (f"grid law: `epsilon` is too small for the default release here: no "
-            f"{_FAMILY[fam]} kernel on {rows} (the sensitivity spans {dk} grid steps) is "
+            f"{FAMILY_NAMES[fam]} kernel on {rows} (the sensitivity spans {dk} grid steps) is "
             f"certified for the loss {target:.6g}: it would need a scale of about "
             f"{dk / target:.3g} grid steps, beyond what the kernel's table (2^20 entries of "
             "58-bit integer weights) resolves; use a larger `epsilon` or pass "
@@ -333,7 +249,7 @@ def _law(fam: int, target: float, dk: int, e: int, n: int | None) -> WindowLaw:
         raise ValueError(_no_kernel_message(fam, target, dk, n)) from None
     N, tail, kexp, tailw, sbits, tm, n_wide = shape
     n_min = n_wide if n is None else n
-    law = WindowLaw(_FAMILY[fam], e, dk, t, N, kexp, tailw if tail else 0, sbits, tm,
+    law = WindowLaw(FAMILY_NAMES[fam], e, dk, t, N, kexp, tailw if tail else 0, sbits, tm,
                     n_min, n, cum, target, float(cert))
     with _LAWS_LOCK:
         _LAWS[key] = law
@@ -348,7 +264,7 @@ def grid_exponent(target: float, sensitivity: float, width: Any, lo: Any = 0.0,
     rows whose grid had to be coarsened for bounds far from 0 (a boolean array)."""
     dq = float(sensitivity)
     w = np.asarray(width, dtype=np.float64)
-    base = np.minimum(np.minimum(dq / target / SCALE_STEPS, dq), w / WIDTH_STEPS)
+    base = np.minimum(np.minimum(dq / target / SCALE_STEPS, dq), w / WINDOW_WIDTH_STEPS)
     with np.errstate(divide="ignore", invalid="ignore"):
         e = np.frexp(base)[1].astype(np.int64) - 1
     # sensitivity a multiple of gamma, or at least SENS_STEPS steps
@@ -376,7 +292,7 @@ def grid_exponent(target: float, sensitivity: float, width: Any, lo: Any = 0.0,
 def _exponent1(target: float, dq: float, lo: float, hi: float) -> tuple[int, bool]:
     """:func:`grid_exponent` for one row (scalars, no NumPy)."""
     w = hi - lo
-    base = min(dq / target / SCALE_STEPS, dq, w / WIDTH_STEPS)
+    base = min(dq / target / SCALE_STEPS, dq, w / WINDOW_WIDTH_STEPS)
     if not (base > 0.0 and math.isfinite(base)):
         return -2000, False
     e = math.frexp(base)[1] - 1
@@ -420,7 +336,7 @@ def _check_exponent(e: np.ndarray, coarse: np.ndarray, dq: float) -> None:
 class RowPlan:
     """The grid law of one row ``[lower, upper]``: a :class:`WindowLaw` and the row.
 
-    The interface of :class:`bndp.mechanisms.exact.ExactPlan` (grid, index, pmf, law,
+    The interface of :class:`bndp._laws.whole_range.ExactPlan` (grid, index, pmf, law,
     sample, certified loss)."""
 
     kernel: WindowLaw
@@ -621,10 +537,14 @@ def _draw(law: WindowLaw, q: np.ndarray, lo: np.ndarray, hi: np.ndarray, n: np.n
 
 def _surely_narrow(fam: int, target: float, dk: int, n: Any) -> Any:
     """A row of ``n`` intervals is narrower than any wide kernel could serve: the wide
-    certificate is at least dk/t (Laplace) or dk(2N+1)/(2t^2) (Gaussian, N = 5.77t), so
-    t >= dk/target resp. 5.77 dk/target, and n_wide = 2N + dk with N >= 16.6 t resp. 5.77 t
-    (a 10 % margin)."""
-    n_lb = (2.0 * 16.6 * dk / target if fam == LAPLACE else 2.0 * 33.3 * dk / target) + dk
+    certificate is at least the loss of the pair (0, dk) at the output 0 of a row's end,
+    the continuous half-line's x + ln(2 - e^-x), x = dk/t, up to the rounding of the weights
+    (Laplace: t at least :func:`_wide_hint`, about 2 dk/target at a small target), or
+    dk(2N+1)/(2t^2) (Gaussian, N = 5.77t: t >= 5.77 dk/target), and n_wide = 2N + dk with
+    N >= 16.6 t resp. 5.77 t (a 10 % margin). Only the work depends on it: a row taken for
+    narrow gets its own kernel, certified for its width."""
+    t_lb = _wide_hint(LAPLACE, target, dk) if fam == LAPLACE else 5.77 * dk / target
+    n_lb = 2.0 * (16.6 if fam == LAPLACE else 5.77) * t_lb + dk
     return n < 0.9 * n_lb
 
 

@@ -1,47 +1,30 @@
-"""The release pipeline: one spec ``{column: {key: value}}`` and one order of steps for
-frames (:func:`bndp.privatize`), Spark, Dask and the CLI.
-
-:func:`parse_spec` validates a whole spec and calibrates every column with scalar bounds
-(building its mechanism once, from :mod:`bndp.mechanisms.registry`), without looking at any
-data; :class:`ColumnPlan` then checks a column's data (:meth:`ColumnPlan.check`) and draws
-its noise (:meth:`ColumnPlan.draw`) through bndp's mechanisms and :func:`bndp.sample`;
-:func:`prepare` and :func:`draw` do both for every column of a narwhals frame. Nothing here
-samples by itself.
-
-Every release path (``bndp.privatize`` on frames, Spark, Dask, the CLI) runs the same
-order: :func:`plan_release` (spec validated, every fixed-bounds mechanism built and its plan
-certified, budget checked without charging), then the data checks and, on the eager paths,
-the draws, and only then :func:`charge_release`, the one place a budget is charged. A
-release that fails before the charge spends nothing.
-"""
+"""The release spec: :func:`parse_spec` validates a spec ``{column: {key: value}}`` and
+builds one :class:`ColumnPlan` a column (its mechanism built once, from
+:mod:`bndp.mechanisms.registry`, and calibrated for scalar bounds), without looking at any
+data; a plan checks its column's data (:meth:`ColumnPlan.check`) and draws its noise
+(:meth:`ColumnPlan.draw`)."""
 
 from __future__ import annotations
 
 import inspect
 import logging
 import math
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from ._columns import check_nulls
-from ._ledger import _version
-from ._testhooks import crash_point
-from ._validation import check_on_outside
-from ._values import approx, from_ints, wide_column
-from .api import sample
-from .budget import check_budget
-from .calibrate import bounded_laplace_scale
-from .mechanisms import window
-from .mechanisms.registry import MECHANISMS, REGISTRY
+from .._columns import check_nulls
+from .._validation import check_on_outside
+from .._values import approx
+from ..api import sample
+from ..calibrate import bounded_laplace_scale
+from .._laws import window
+from ..mechanisms.registry import ALIASES, MECHANISMS, REGISTRY, mechanism_key
 
 _LOG = logging.getLogger("bndp")
 
 __all__ = ["ColumnPlan", "parse_spec", "spec_costs", "SpecError", "ColumnDataError", "MECHANISMS",
-           "BASE_KEYS",
-           "plan_release", "charge_release", "column_details", "release_label", "Prepared",
-           "prepare", "draw",
-           "keyword_spec"]
+           "BASE_KEYS", "keyword_spec", "mechanism_options"]
 
 BASE_KEYS = ("mechanism", "lower", "upper", "sensitivity", "epsilon", "delta", "on_outside",
              "nulls")
@@ -283,10 +266,10 @@ def _parse_column(col: str, entry: Any, memo: dict | None = None) -> ColumnPlan:
     if not isinstance(entry, Mapping):
         raise SpecError(f"{_where(col)}: must be a mapping of settings (mechanism, lower, "
                         f"upper, sensitivity, epsilon, ...); got {type(entry).__name__}")
-    mechanism = entry.get("mechanism", "laplace")
+    mechanism = mechanism_key(entry.get("mechanism", "laplace"))
     if not isinstance(mechanism, str) or mechanism not in MECHANISMS:
-        raise SpecError(f"{_where(col, 'mechanism')}: must be one of {MECHANISMS}; got "
-                        f"{mechanism!r}")
+        raise SpecError(f"{_where(col, 'mechanism')}: must be one of "
+                        f"{tuple(ALIASES) + MECHANISMS}; got {entry.get('mechanism')!r}")
     opts_allowed = mechanism_options(mechanism)
     unknown = [k for k in entry if k not in BASE_KEYS and k not in opts_allowed]
     if unknown:
@@ -421,262 +404,6 @@ def parse_spec(spec: Any) -> list[ColumnPlan]:
 
 def spec_costs(plans: Iterable[ColumnPlan]) -> dict[str, tuple[float, float]]:
     return {p.name: p.cost() for p in plans}
-
-
-def release_label(plans: Iterable[ColumnPlan], engine: str = "") -> str:
-    """The label a release records in the budget's log."""
-    text = "privatize(" + ", ".join(p.name for p in plans) + ")"
-    return f"{engine} {text}" if engine else text
-
-
-def plan_release(spec: Any, budget: Any = None, engine: str = "",
-                 label: str | None = None, release_id: str | None = None) -> list[ColumnPlan]:
-    """The first step of every release: validate ``spec`` and build every column's
-    mechanism with scalar bounds (planned and certified), then refuse with
-    :class:`bndp.BudgetError` if ``budget`` cannot account the guarantee or pay the cost,
-    or with :class:`bndp.ReleaseRecorded` if ``release_id`` is already recorded under it.
-    Reads no data, draws nothing and charges nothing."""
-    check_budget(budget)
-    if release_id is not None and budget is None:
-        raise ValueError("`release_id` needs a `budget` to record it under")
-    plans = parse_spec(spec)
-    if budget is not None:
-        check_budget_compatible(plans)
-        budget._check_charge(spec_costs(plans),
-                             release_label(plans, engine) if label is None else label,
-                             release_id=release_id)
-    crash_point("planned")
-    return plans
-
-
-def column_details(plans: Iterable[ColumnPlan]) -> dict[str, dict[str, Any]]:
-    """What a ledger records of each released column: mechanism, sensitivity, bounds (or
-    the columns of per-row bounds), mode and certified worst-case loss (None where it
-    depends on the data: per-row bounds)."""
-    out = {}
-    for p in plans:
-        if p.per_row:
-            bounds: Any = f"per-row from columns {p.lower}/{p.upper}"
-        else:
-            bounds = [None if b is None else float(b)  # type: ignore[arg-type]
-                      for b in (p.lower, p.upper)]
-        loss = None
-        if p.mech is not None and hasattr(p.mech, "privacy_loss"):
-            try:
-                loss = float(p.mech.privacy_loss())
-            except (TypeError, ValueError, NotImplementedError):
-                loss = None
-        mode = getattr(p.mech, "mode", None) if p.mech is not None else None
-        out[p.name] = {"mechanism": p.mechanism, "sensitivity": float(p.sensitivity),
-                       "bounds": bounds, "mode": mode or p.options.get("mode", "exact"),
-                       "certified_loss": loss}
-    return out
-
-
-def noise_profile(plan: ColumnPlan) -> dict[str, Any] | None:
-    """The noise of a column with fixed finite bounds at the range's lower end, centre and
-    upper end: the bias (mean output minus true value) and the standard deviation of the
-    released value, from the law actually sampled. Public numbers (they depend on the
-    parameters only). None for per-row bounds, half-lines and mechanisms without a law."""
-    m = plan.mech
-    if plan.per_row or m is None or not hasattr(m, "bias") or not hasattr(m, "variance"):
-        return None
-    lo, hi = plan.lower, plan.upper
-    if not (isinstance(lo, float) and isinstance(hi, float)
-            and math.isfinite(lo) and math.isfinite(hi)):
-        return None
-    at = [lo, 0.5 * (lo + hi), hi]
-    try:
-        bias = [float(m.bias(x)) for x in at]
-        sd = [math.sqrt(max(float(m.variance(x)), 0.0)) for x in at]
-    except (TypeError, ValueError, NotImplementedError, MemoryError):
-        return None
-    return {"at": at, "bias": bias, "sd": sd}
-
-
-def release_record(plans: Sequence[ColumnPlan], label: str, release_id: str | None = None,
-                   budget: Any = None) -> dict[str, Any]:
-    """What a release is, as a JSON-ready dict: label, id, version, and per column the
-    mechanism, epsilon, delta, sensitivity, bounds, mode, certified loss and the noise's
-    bias and standard deviation at the range's ends and centre (:func:`noise_profile`).
-    Nothing in it depends on the private data."""
-    details = column_details(plans)
-    cols = {}
-    for p in plans:
-        eps, delta = p.cost()
-        cols[p.name] = {"epsilon": eps, "delta": delta, **details[p.name],
-                        "noise": noise_profile(p)}
-    rec: dict[str, Any] = {"label": label, "release_id": release_id, "version": _version(),
-                           "columns": cols}
-    if budget is not None:
-        sp, rem = budget.spent, budget.remaining
-        rec["budget"] = {"epsilon": budget.epsilon, "delta": budget.delta,
-                         "spent": [sp.epsilon, sp.delta],
-                         "remaining": [rem.epsilon, rem.delta]}
-    return rec
-
-
-_CONTINUOUS = ("%s: column %r released in mode='continuous' (raw doubles of the continuous "
-               "law, attackable when published; see the threat model)")
-
-
-def _mode(p: ColumnPlan) -> str:
-    mode = getattr(p.mech, "mode", None) if p.mech is not None else None
-    return str(mode or p.options.get("mode", "exact"))
-
-
-def log_release(record: dict[str, Any]) -> None:
-    """One INFO record on the ``bndp`` logger per release (``record``: :func:`release_record`,
-    attached as ``bndp_release``), and a WARNING for a column released in continuous mode
-    (raw doubles: attackable when published). bndp prints nothing itself."""
-    if not _LOG.isEnabledFor(logging.WARNING):
-        return
-    parts = []
-    for name, c in record["columns"].items():
-        lo_hi = c["bounds"] if isinstance(c["bounds"], str) else "[{}, {}]".format(
-            *("-inf" if b is None and k == 0 else "inf" if b is None else f"{b:g}"
-              for k, b in enumerate(c["bounds"])))
-        parts.append(f"{name}: {c['mechanism']} epsilon={c['epsilon']:g} delta={c['delta']:g} "
-                     f"sensitivity={c['sensitivity']:g} bounds={lo_hi} mode={c['mode']}")
-        if c["mode"] == "continuous":
-            _LOG.warning(_CONTINUOUS, record["label"], name)
-    rid = f" id={record['release_id']}" if record.get("release_id") else ""
-    _LOG.info("released %s%s: %s", record["label"], rid, "; ".join(parts),
-              extra={"bndp_release": record})
-
-
-def charge_release(budget: Any, plans: Iterable[ColumnPlan], label: str,
-                   release_id: str | None = None) -> None:
-    """Charge a release to ``budget`` (None: nothing to do): the last step, once every
-    mechanism is planned and every column drawn, right before the result is handed back
-    (or, on the command line, put in place). Raises :class:`bndp.BudgetError` (spending
-    nothing) if another release spent the budget since :func:`plan_release` checked it, or
-    :class:`bndp.ReleaseRecorded` if another release recorded ``release_id`` since. A
-    :class:`bndp.PersistentBudget` commits the charge in its store before this returns."""
-    plans = list(plans)
-    crash_point("drawn")
-    if budget is not None:
-        budget.charge(spec_costs(plans), label=label, release_id=release_id,
-                      details=column_details(plans))
-    crash_point("charged")
-    if _LOG.isEnabledFor(logging.INFO):
-        log_release(release_record(plans, label, release_id))
-    elif _LOG.isEnabledFor(logging.WARNING):       # (the common default: warnings only)
-        for p in plans:
-            if _mode(p) == "continuous":
-                _LOG.warning(_CONTINUOUS, label, p.name)
-
-
-def check_budget_compatible(plans: Iterable[ColumnPlan]) -> None:
-    """A budget accounts (epsilon, delta)-DP only: refuse the metric guarantee."""
-    for p in plans:
-        if p.mechanism == "constrained_laplace" and getattr(p.mech, "guarantee", "dp") != "dp":
-            raise SpecError(f"{_where(p.name, 'guarantee')}: the metric guarantee is not "
-                            "(epsilon, delta)-DP and cannot be charged to a Budget")
-
-
-# frames (narwhals) -----------------------------------------------------------------------
-class Prepared:
-    """A checked column: float64 values, missing mask, per-row bounds, the source series."""
-
-    __slots__ = ("values", "missing", "lo", "hi", "series")
-
-    def __init__(self, values: np.ndarray, missing: np.ndarray | None, lo: np.ndarray | None,
-                 hi: np.ndarray | None, series: Any) -> None:
-        self.values = values
-        self.missing = missing
-        self.lo = lo
-        self.hi = hi
-        self.series = series
-
-
-def _numeric(nw: Any, frame: Any, col: str, role: str) -> Any:
-    if col not in frame.columns:
-        raise ValueError(f"{role}: column {col!r} not found; columns are: "
-                         f"{', '.join(map(str, frame.columns))}")
-    s = frame.get_column(col)
-    dt = s.dtype
-    if dt == nw.Boolean or not dt.is_numeric():
-        raise TypeError(f"{role}: column {col!r} must be numeric; got {dt}")
-    return s
-
-
-def _as_float(nw: Any, s: Any) -> tuple[np.ndarray, np.ndarray | None]:
-    """float64 values (NaN where missing) and the missing mask (null or NaN), or None.
-    Bounds: every value rounded to its nearest double."""
-    vals, missing = _as_values(nw, s)
-    return approx(vals), missing
-
-
-def _as_values(nw: Any, s: Any) -> tuple[Any, np.ndarray | None]:
-    """Released values: float64 (NaN where missing), or :class:`bndp._values.WideValues`
-    for 64-bit integers beyond 2^53 and decimals (each then rounded onto the grid from its
-    exact value), and the missing mask (null or NaN), or None."""
-    dt = s.dtype
-    if dt in (nw.Int64, nw.UInt64) or dt == nw.Decimal:
-        null = np.asarray(s.is_null().to_numpy(), dtype=bool) if s.null_count() else None
-        if dt == nw.Decimal:
-            approx_vals = np.asarray(s.cast(nw.Float64).to_numpy(), dtype=np.float64)
-            if null is not None:
-                approx_vals[null] = np.nan
-            # (engines' decimal-to-double casts: within a few units in the last place)
-            vals: Any = wide_column(approx_vals, null,
-                                    lambda pos: s[[int(p) for p in pos]].to_list(), ulps=4.0)
-        else:
-            filled = s.fill_null(0) if null is not None else s
-            ints = np.asarray(filled.to_numpy(),
-                              dtype=np.int64 if dt == nw.Int64 else np.uint64)
-            vals = from_ints(ints, null)
-        missing = np.isnan(approx(vals))
-        return vals, (missing if missing.any() else None)
-    f = s if s.dtype == nw.Float64 else s.cast(nw.Float64)
-    vals = np.asarray(f.to_numpy(), dtype=np.float64)
-    missing = np.isnan(vals)
-    if s.null_count():  # a null whose placeholder is not NaN (never, after the cast; safe)
-        missing |= np.asarray(s.is_null().to_numpy(), dtype=bool)
-    return vals, (missing if missing.any() else None)
-
-
-def prepare(nw: Any, frame: Any, plans: Sequence[ColumnPlan]) -> list[Prepared]:
-    """Read and check every released column of an eager narwhals frame; draws nothing."""
-    out = []
-    for p in plans:
-        s = _numeric(nw, frame, p.name, f"spec column {p.name!r}")
-        vals, missing = _as_values(nw, s)
-        bnds: dict[str, np.ndarray | None] = {"lower": None, "upper": None}
-        for key in ("lower", "upper"):
-            b = getattr(p, key)
-            if isinstance(b, str):
-                bs = _numeric(nw, frame, b, f"spec column {p.name!r}, key {key!r}")
-                bnds[key], _ = _as_float(nw, bs)
-        p.check(vals, missing, bnds["lower"], bnds["upper"])
-        out.append(Prepared(vals, missing, bnds["lower"], bnds["upper"], s))
-    return out
-
-
-def draw(nw: Any, frame: Any, plans: Sequence[ColumnPlan], prepared: Sequence[Prepared],
-         gens: Sequence[np.random.Generator], progress: Any = None) -> Any:
-    """Draw every column (each from its own generator) and return the new eager frame.
-    ``progress``: called with the number of cells of each column once it is drawn."""
-    impl = frame.implementation
-    new: list[Any] = []
-    for p, d, g in zip(plans, prepared, gens):
-        if progress is not None and new:
-            progress(len(prepared[len(new) - 1].values))
-        if d.missing is None:
-            noisy = p.draw(d.values, g, d.lo, d.hi)
-            new.append(nw.new_series(p.name, noisy, nw.Float64, backend=impl))
-        else:
-            keep = ~d.missing
-            idx = np.flatnonzero(keep)
-            noisy = p.draw(d.values[keep], g, None if d.lo is None else d.lo[keep],
-                           None if d.hi is None else d.hi[keep])
-            base = d.series if d.series.dtype == nw.Float64 else d.series.cast(nw.Float64)
-            # missing cells stay as they were (null stays null, NaN stays NaN)
-            new.append(base.scatter(idx, noisy) if idx.size else base)
-    if progress is not None and new:
-        progress(len(prepared[-1].values))
-    return frame.with_columns(*new)
 
 
 def keyword_spec(columns: Any, *, mechanism: str, epsilon: float, sensitivity: float,

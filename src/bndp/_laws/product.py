@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 
 from .. import _core
-from ._calibration import _bisect, _choose_grid, _none_certifies
-from ._grid import (FLOOR_BITS, GAUSSIAN, MAX_INDEX, MAX_INTERVALS, TOTAL_BITS, ExactPlan, _gceil,
-                    _gfloor, _table)
+from .calibration import _choose_grid, _none_certifies, _search
+from .constants import FLOOR_BITS, GAUSSIAN, MAX_INDEX, MAX_INTERVALS
+from .whole_range import ExactPlan, _gceil, _gfloor, _table
 
 
 def _dual_bound(lams: list[np.ndarray], budget: int) -> float:
@@ -134,7 +134,7 @@ def _plan_product(target: float, hint: float, dq: float, los: tuple, his: tuple)
         flat = math.ldexp(float(max(n for _, n in keys)), 60)
         if cert(flat)[0] > target:
             raise ValueError(_none_certifies(target))
-    u, (c, tabs) = _bisect(lambda v: first if v == u0 else cert(v), u0, target)
+    u, (c, tabs) = _search(lambda v: first if v == u0 else cert(v), u0, target)
     coords = []
     for kl, n, dk in grids:
         cum, k, lam, _ = tabs[(kl, n)]
@@ -200,7 +200,7 @@ def _choose_grid_at(e: int, dq: float, lo: float, hi: float) -> tuple[int, int, 
 def plan_bounded_gaussian(epsilon: float, sensitivity: float, lower: Any, upper: Any,
                           sigma_hint: float | None = None):
     """Grid bounded Gaussian for validated inputs; univariate (a
-    :class:`~bndp.mechanisms.window.RowPlan` of the windowed grid law, which starts its
+    :class:`~bndp._laws.window.RowPlan` of the windowed grid law, which starts its
     searches from closed forms and its own continuous sigma) for scalar bounds,
     :class:`ProductPlan` for length-m bounds; target loss ``eps``. ``sigma_hint`` (None:
     :func:`bndp.calibrate.bounded_gaussian_sigma`), multivariate only: the continuous sigma

@@ -1,6 +1,6 @@
-"""The whole-range grid law (see :mod:`bndp.mechanisms.exact` for the design and the
-certificate): constants, the mode check, :class:`ExactPlan` (grid, integer weight table,
-search tree, law evaluation) and the table builder."""
+"""The whole-range grid law: the mode check, :class:`ExactPlan` (grid, integer weight table,
+search tree, law evaluation) and the table builder. The design and the certificate are in
+the documentation's page "The grid laws: design and proofs" (``docs/grid_laws.rst``)."""
 
 from __future__ import annotations
 
@@ -13,26 +13,7 @@ import numpy as np
 
 from .. import _core, _dispatch
 from .._values import grid_round
-
-LAPLACE, GAUSSIAN = 0, 1
-_FAMILY = {LAPLACE: "laplace", GAUSSIAN: "gaussian"}
-MODES = ("exact", "continuous")
-
-GRID_STEPS = 16            # gamma <= min(scale, sensitivity) / 16
-SENS_STEPS = 256           # ... refined until sensitivity / gamma is an integer or >= 256
-MULTI_STEPS = 64           # multivariate: gamma <= sensitivity / (64 sqrt(m))
-WIDTH_STEPS = 1024         # gamma <= (upper - lower) / 1024
-METRIC_STEPS = 512         # metric guarantee: gamma <= scale / 512 ...
-GAP_STEPS = 64             # ... and <= (narrowest gap) / 64
-MAX_INTERVALS = 1 << 22    # n: grid intervals in [l, u] (table memory: 16 (n + 1) bytes)
-MAX_PAIRS = 1 << 28        # n * d_k: work of the certificate
-MAX_SET_INTERVALS = 3 << 18  # unbounded allowed sets: table half-width n (each evaluation of
-                           # the search builds a table and a bound of about 120 n bytes)
-MAX_INDEX = 1 << 53        # |grid index|: (k_l + j) * gamma is then an exact double
-FLOOR_BITS = 12            # F = 2^12
-TOTAL_BITS = 58            # table total <= 2^58 (a bounded-integer rejection < 2^-6)
-MIN_PEAK_BITS = 32         # 2^K >= 2^32: peak / F >= 2^20
-REL_TOL = 1e-7             # bisection width of the calibrated scale
+from .constants import FLOOR_BITS, LAPLACE, MODES, TOTAL_BITS
 
 
 def _gceil(x: float, e: int) -> int:
@@ -284,7 +265,7 @@ def _log_ratio(a: int, b: int) -> float:
 def cached_search_tree(plan: Any) -> tuple[np.ndarray, int]:
     """``plan.cum`` as the sampler searches it (:func:`search_tree`, built by the kernel),
     cached read-only on the (frozen) object: shared by :class:`ExactPlan` and the windowed
-    kernel of :mod:`bndp.mechanisms.window`."""
+    kernel of :mod:`bndp._laws.window`."""
     tree = plan.__dict__.get("_tree")
     if tree is None:
         tree = _core.gw_search_tree(plan.cum)

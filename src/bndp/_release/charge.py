@@ -1,0 +1,192 @@
+"""The release's budget glue: plan a release against a budget (checked, not charged), charge
+it once its draws are done, and the record and log of a release."""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import Any, Callable, Iterable, Sequence
+
+
+from .._ledger import _version
+from .._ledger import worker as ledger_worker
+from .._testhooks import crash_point
+from ..budget import PersistentBudget, check_budget
+from .spec import ColumnPlan, SpecError, _where, parse_spec, spec_costs
+
+_LOG = logging.getLogger("bndp")
+
+
+def release_label(plans: Iterable[ColumnPlan], engine: str = "") -> str:
+    """The label a release records in the budget's log."""
+    text = "privatize(" + ", ".join(p.name for p in plans) + ")"
+    return f"{engine} {text}" if engine else text
+
+
+def plan_release(spec: Any, budget: Any = None, engine: str = "",
+                 label: str | None = None, release_id: str | None = None) -> list[ColumnPlan]:
+    """The first step of every release: validate ``spec`` and build every column's
+    mechanism with scalar bounds (planned and certified), then refuse with
+    :class:`bndp.BudgetError` if ``budget`` cannot account the guarantee or pay the cost,
+    or with :class:`bndp.ReleaseRecorded` if ``release_id`` is already recorded under it.
+    Reads no data, draws nothing and charges nothing."""
+    check_budget(budget)
+    if release_id is not None and budget is None:
+        raise ValueError("`release_id` needs a `budget` to record it under")
+    plans = parse_spec(spec)
+    if budget is not None:
+        check_budget_compatible(plans)
+        budget._check_charge(spec_costs(plans),
+                             release_label(plans, engine) if label is None else label,
+                             release_id=release_id)
+    crash_point("planned")
+    return plans
+
+
+def column_details(plans: Iterable[ColumnPlan]) -> dict[str, dict[str, Any]]:
+    """What a ledger records of each released column: mechanism, sensitivity, bounds (or
+    the columns of per-row bounds), mode and certified worst-case loss (None where it
+    depends on the data: per-row bounds)."""
+    out = {}
+    for p in plans:
+        if p.per_row:
+            bounds: Any = f"per-row from columns {p.lower}/{p.upper}"
+        else:
+            bounds = [None if b is None else float(b)  # type: ignore[arg-type]
+                      for b in (p.lower, p.upper)]
+        loss = None
+        if p.mech is not None and hasattr(p.mech, "privacy_loss"):
+            try:
+                loss = float(p.mech.privacy_loss())
+            except (TypeError, ValueError, NotImplementedError):
+                loss = None
+        mode = getattr(p.mech, "mode", None) if p.mech is not None else None
+        out[p.name] = {"mechanism": p.mechanism, "sensitivity": float(p.sensitivity),
+                       "bounds": bounds, "mode": mode or p.options.get("mode", "exact"),
+                       "certified_loss": loss}
+    return out
+
+
+def noise_profile(plan: ColumnPlan) -> dict[str, Any] | None:
+    """The noise of a column with fixed finite bounds at the range's lower end, centre and
+    upper end: the bias (mean output minus true value) and the standard deviation of the
+    released value, from the law actually sampled. Public numbers (they depend on the
+    parameters only). None for per-row bounds, half-lines and mechanisms without a law."""
+    m = plan.mech
+    if plan.per_row or m is None or not hasattr(m, "bias") or not hasattr(m, "variance"):
+        return None
+    lo, hi = plan.lower, plan.upper
+    if not (isinstance(lo, float) and isinstance(hi, float)
+            and math.isfinite(lo) and math.isfinite(hi)):
+        return None
+    at = [lo, 0.5 * (lo + hi), hi]
+    try:
+        bias = [float(m.bias(x)) for x in at]
+        sd = [math.sqrt(max(float(m.variance(x)), 0.0)) for x in at]
+    except (TypeError, ValueError, NotImplementedError, MemoryError):
+        return None
+    return {"at": at, "bias": bias, "sd": sd}
+
+
+def release_record(plans: Sequence[ColumnPlan], label: str, release_id: str | None = None,
+                   budget: Any = None) -> dict[str, Any]:
+    """What a release is, as a JSON-ready dict: label, id, version, and per column the
+    mechanism, epsilon, delta, sensitivity, bounds, mode, certified loss and the noise's
+    bias and standard deviation at the range's ends and centre (:func:`noise_profile`).
+    Nothing in it depends on the private data."""
+    details = column_details(plans)
+    cols = {}
+    for p in plans:
+        eps, delta = p.cost()
+        cols[p.name] = {"epsilon": eps, "delta": delta, **details[p.name],
+                        "noise": noise_profile(p)}
+    rec: dict[str, Any] = {"label": label, "release_id": release_id, "version": _version(),
+                           "columns": cols}
+    if budget is not None:
+        sp, rem = budget.spent, budget.remaining
+        rec["budget"] = {"epsilon": budget.epsilon, "delta": budget.delta,
+                         "spent": [sp.epsilon, sp.delta],
+                         "remaining": [rem.epsilon, rem.delta]}
+    return rec
+
+
+_CONTINUOUS = ("%s: column %r released in mode='continuous' (raw doubles of the continuous "
+               "law, attackable when published; see the threat model)")
+
+
+def _mode(p: ColumnPlan) -> str:
+    mode = getattr(p.mech, "mode", None) if p.mech is not None else None
+    return str(mode or p.options.get("mode", "exact"))
+
+
+def log_release(record: dict[str, Any]) -> None:
+    """One INFO record on the ``bndp`` logger per release (``record``: :func:`release_record`,
+    attached as ``bndp_release``), and a WARNING for a column released in continuous mode
+    (raw doubles: attackable when published). bndp prints nothing itself."""
+    if not _LOG.isEnabledFor(logging.WARNING):
+        return
+    parts = []
+    for name, c in record["columns"].items():
+        lo_hi = c["bounds"] if isinstance(c["bounds"], str) else "[{}, {}]".format(
+            *("-inf" if b is None and k == 0 else "inf" if b is None else f"{b:g}"
+              for k, b in enumerate(c["bounds"])))
+        parts.append(f"{name}: {c['mechanism']} epsilon={c['epsilon']:g} delta={c['delta']:g} "
+                     f"sensitivity={c['sensitivity']:g} bounds={lo_hi} mode={c['mode']}")
+        if c["mode"] == "continuous":
+            _LOG.warning(_CONTINUOUS, record["label"], name)
+    rid = f" id={record['release_id']}" if record.get("release_id") else ""
+    _LOG.info("released %s%s: %s", record["label"], rid, "; ".join(parts),
+              extra={"bndp_release": record})
+
+
+def charge_release(budget: Any, plans: Iterable[ColumnPlan], label: str,
+                   release_id: str | None = None,
+                   while_charging: Callable[[], Any] | None = None) -> Any:
+    """Charge a release to ``budget`` (None: nothing to do): the last step, once every
+    mechanism is planned and every column drawn, right before the result is handed back
+    (or, on the command line, put in place). Raises :class:`bndp.BudgetError` (spending
+    nothing) if another release spent the budget since :func:`plan_release` checked it, or
+    :class:`bndp.ReleaseRecorded` if another release recorded ``release_id`` since. A
+    :class:`bndp.PersistentBudget` commits the charge in its store before this returns.
+
+    ``while_charging``: the last step of building the result from values already drawn
+    (for frames, the new frame put together), called here and its result returned. With a
+    persistent budget the charge runs meanwhile on the ledger's thread
+    (:func:`bndp._ledger.worker`; its commit, the store's flush to disk or the server's
+    round trip, is most of its time and runs without the GIL). Nothing is returned before
+    the charge is committed, and a refused or failed charge discards the result. The step
+    draws nothing and reads no data (it can fail only for lack of memory, in which case
+    the charge, if committed, stands: a release is never under-counted)."""
+    plans = list(plans)
+    crash_point("drawn")
+    result = None
+    if isinstance(budget, PersistentBudget) and while_charging is not None:
+        costs, details = spec_costs(plans), column_details(plans)
+        charged = ledger_worker().submit(budget.charge, costs, label=label,
+                                         release_id=release_id, details=details)
+        try:
+            result = while_charging()
+        finally:
+            charged.result()  # waits for the commit; raises a refusal or a failure
+    else:
+        if while_charging is not None:
+            result = while_charging()
+        if budget is not None:
+            budget.charge(spec_costs(plans), label=label, release_id=release_id,
+                          details=column_details(plans))
+    crash_point("charged")
+    if _LOG.isEnabledFor(logging.INFO):
+        log_release(release_record(plans, label, release_id))
+    elif _LOG.isEnabledFor(logging.WARNING):       # (the common default: warnings only)
+        for p in plans:
+            if _mode(p) == "continuous":
+                _LOG.warning(_CONTINUOUS, label, p.name)
+    return result
+
+
+def check_budget_compatible(plans: Iterable[ColumnPlan]) -> None:
+    """A budget accounts (epsilon, delta)-DP only: refuse the metric guarantee."""
+    for p in plans:
+        if p.mechanism == "constrained_laplace" and getattr(p.mech, "guarantee", "dp") != "dp":
+            raise SpecError(f"{_where(p.name, 'guarantee')}: the metric guarantee is not "
+                            "(epsilon, delta)-DP and cannot be charged to a Budget")

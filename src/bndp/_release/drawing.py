@@ -1,0 +1,133 @@
+"""The draws of a release on a narwhals frame: :func:`prepare` checks every column's data,
+:func:`draw_columns` draws its noise (through :meth:`ColumnPlan.draw`) and
+:func:`assemble` puts the new frame together; :func:`draw` does both."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from .._values import approx, from_ints, wide_column
+from .spec import ColumnPlan
+
+
+class Prepared:
+    """A checked column: float64 values, missing mask, per-row bounds, the source series."""
+
+    __slots__ = ("values", "missing", "lo", "hi", "series")
+
+    def __init__(self, values: np.ndarray, missing: np.ndarray | None, lo: np.ndarray | None,
+                 hi: np.ndarray | None, series: Any) -> None:
+        self.values = values
+        self.missing = missing
+        self.lo = lo
+        self.hi = hi
+        self.series = series
+
+
+def _numeric(nw: Any, frame: Any, col: str, role: str) -> Any:
+    if col not in frame.columns:
+        raise ValueError(f"{role}: column {col!r} not found; columns are: "
+                         f"{', '.join(map(str, frame.columns))}")
+    s = frame.get_column(col)
+    dt = s.dtype
+    if dt == nw.Boolean or not dt.is_numeric():
+        raise TypeError(f"{role}: column {col!r} must be numeric; got {dt}")
+    return s
+
+
+def _as_float(nw: Any, s: Any) -> tuple[np.ndarray, np.ndarray | None]:
+    """float64 values (NaN where missing) and the missing mask (null or NaN), or None.
+    Bounds: every value rounded to its nearest double."""
+    vals, missing = _as_values(nw, s)
+    return approx(vals), missing
+
+
+def _as_values(nw: Any, s: Any) -> tuple[Any, np.ndarray | None]:
+    """Released values: float64 (NaN where missing), or :class:`bndp._values.WideValues`
+    for 64-bit integers beyond 2^53 and decimals (each then rounded onto the grid from its
+    exact value), and the missing mask (null or NaN), or None."""
+    dt = s.dtype
+    if dt in (nw.Int64, nw.UInt64) or dt == nw.Decimal:
+        null = np.asarray(s.is_null().to_numpy(), dtype=bool) if s.null_count() else None
+        if dt == nw.Decimal:
+            approx_vals = np.asarray(s.cast(nw.Float64).to_numpy(), dtype=np.float64)
+            if null is not None:
+                approx_vals[null] = np.nan
+            # (engines' decimal-to-double casts: within a few units in the last place)
+            vals: Any = wide_column(approx_vals, null,
+                                    lambda pos: s[[int(p) for p in pos]].to_list(), ulps=4.0)
+        else:
+            filled = s.fill_null(0) if null is not None else s
+            ints = np.asarray(filled.to_numpy(),
+                              dtype=np.int64 if dt == nw.Int64 else np.uint64)
+            vals = from_ints(ints, null)
+        missing = np.isnan(approx(vals))
+        return vals, (missing if missing.any() else None)
+    f = s if s.dtype == nw.Float64 else s.cast(nw.Float64)
+    vals = np.asarray(f.to_numpy(), dtype=np.float64)
+    missing = np.isnan(vals)
+    if s.null_count():  # a null whose placeholder is not NaN (never, after the cast; safe)
+        missing |= np.asarray(s.is_null().to_numpy(), dtype=bool)
+    return vals, (missing if missing.any() else None)
+
+
+def prepare(nw: Any, frame: Any, plans: Sequence[ColumnPlan]) -> list[Prepared]:
+    """Read and check every released column of an eager narwhals frame; draws nothing."""
+    out = []
+    for p in plans:
+        s = _numeric(nw, frame, p.name, f"spec column {p.name!r}")
+        vals, missing = _as_values(nw, s)
+        bnds: dict[str, np.ndarray | None] = {"lower": None, "upper": None}
+        for key in ("lower", "upper"):
+            b = getattr(p, key)
+            if isinstance(b, str):
+                bs = _numeric(nw, frame, b, f"spec column {p.name!r}, key {key!r}")
+                bnds[key], _ = _as_float(nw, bs)
+        p.check(vals, missing, bnds["lower"], bnds["upper"])
+        out.append(Prepared(vals, missing, bnds["lower"], bnds["upper"], s))
+    return out
+
+
+def draw_columns(plans: Sequence[ColumnPlan], prepared: Sequence[Prepared],
+                 gens: Sequence[np.random.Generator], progress: Any = None
+                 ) -> list[np.ndarray]:
+    """Draw every column (each from its own generator): the noisy values of its released
+    (not missing) cells. ``progress``: called with the number of cells of each column once
+    it is drawn."""
+    noisy = []
+    for p, d, g in zip(plans, prepared, gens):
+        if d.missing is None:
+            noisy.append(p.draw(d.values, g, d.lo, d.hi))
+        else:
+            keep = ~d.missing
+            noisy.append(p.draw(d.values[keep], g, None if d.lo is None else d.lo[keep],
+                                None if d.hi is None else d.hi[keep]))
+        if progress is not None:
+            progress(len(d.values))
+    return noisy
+
+
+def assemble(nw: Any, frame: Any, plans: Sequence[ColumnPlan], prepared: Sequence[Prepared],
+             noisy: Sequence[np.ndarray]) -> Any:
+    """The eager frame ``frame`` with every released column replaced by its drawn values
+    (:func:`draw_columns`); missing cells stay as they were (null stays null, NaN stays
+    NaN). Draws nothing."""
+    impl = frame.implementation
+    new: list[Any] = []
+    for p, d, x in zip(plans, prepared, noisy):
+        if d.missing is None:
+            new.append(nw.new_series(p.name, x, nw.Float64, backend=impl))
+        else:
+            idx = np.flatnonzero(~d.missing)
+            base = d.series if d.series.dtype == nw.Float64 else d.series.cast(nw.Float64)
+            new.append(base.scatter(idx, x) if idx.size else base)
+    return frame.with_columns(*new)
+
+
+def draw(nw: Any, frame: Any, plans: Sequence[ColumnPlan], prepared: Sequence[Prepared],
+         gens: Sequence[np.random.Generator], progress: Any = None) -> Any:
+    """Draw every column (:func:`draw_columns`) and return the new eager frame
+    (:func:`assemble`)."""
+    return assemble(nw, frame, plans, prepared, draw_columns(plans, prepared, gens, progress))

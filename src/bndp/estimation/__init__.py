@@ -1,0 +1,100 @@
+r"""Statistics of the true values from released data: :func:`estimate`.
+
+A bounded mechanism keeps every released value in range by pulling it toward the middle of
+the range, so the released column's mean, quantiles and histogram are biased estimates of
+the true column's. bndp knows the exact law of every released value: in the default release
+(:mod:`bndp.mechanisms.window`) the output of a row :math:`[l, u]` is the grid point
+:math:`l + j\gamma`, ``j = 0..n``, with probability
+
+.. math:: P(j \mid i) = w(j - i) / S_i
+
+for a true value whose grid index is ``i``. The released counts are therefore a known
+mixture of the laws of the true values, and the distribution of the true values is
+estimated by maximum likelihood over that exact law (deconvolution). It is
+post-processing of the released data alone: it reads no private data and spends no
+privacy budget.
+
+The estimator
+-------------
+*Support and bins.* The true values of a row are estimated on its release grid thinned to
+``M`` points :math:`i_0 = 0 < i_1 < \dots < i_{M-1} = n`, evenly spaced every ``k`` grid
+steps, ``k`` the largest step at most ``resolution`` times the noise scale (and ``M`` at
+most ``max_support``); both bounds are always support points. The released values are
+counted in ``M`` bins, each the grid points nearest to one support point. Detail finer
+than the noise scale cannot be resolved from the released data (the likelihood is nearly
+flat along it), so the thinning loses little: the mean of a true value between two support
+points is carried by the mixture of the two. ``resolution=0`` keeps every grid point
+(``M = n + 1``).
+
+*The law of the bins.* :math:`A_{bm} = P(\text{bin } b \mid i_m) = \sum_{j \in b}
+w(j - i_m) / S_{i_m}`, summed exactly from the mechanism's own integer kernel table and its
+geometric tails (to :math:`2^{-60}` of their mass).
+
+*Maximum likelihood* of the true distribution :math:`g` (on the simplex) given the bin
+counts :math:`c_b` out of :math:`N`: maximise :math:`\ell(g) = \sum_b c_b \ln (Ag)_b`. The
+EM iteration for this mixture is Richardson–Lucy deconvolution [Ric72]_ [Luc74]_,
+
+.. math:: g_m \leftarrow g_m \sum_b \frac{c_b / N}{(Ag)_b} A_{bm},
+
+which never decreases :math:`\ell`; it is accelerated by SQUAREM [VR08]_ (scheme S3: the
+step length :math:`\alpha = -\lVert r\rVert / \lVert v\rVert` from two EM steps, shortened
+toward :math:`-1` until the extrapolated point is non-negative, followed by one EM step,
+and the plain double EM step kept whenever the extrapolation lowers the likelihood). It
+starts from an equal mix of the uniform distribution and the released histogram and stops
+when one cycle raises :math:`\ell` by less than ``tol`` (in nats, for the whole column), or
+after ``max_iter`` cycles (``converged`` says which).
+
+*Per-row bounds.* Rows are grouped by their bounds: the rows of one group share one law
+and one grid, and each group's true distribution is estimated on its own grid. The
+column's distribution is the mixture of the groups' weighted by their row counts. The
+bounds are public and usually follow the kind of row (a group's true values live in its own
+range), so no common distribution is assumed across groups; a group of a few rows is
+estimated poorly (the deconvolution has little data), so the estimator needs groups of
+many rows each, not a distinct pair of bounds per row.
+
+*Intervals* (parametric bootstrap, ``n_boot`` replicates). A replicate draws a column of
+true values from the fitted distribution, :math:`N^* \sim \mathrm{Multinomial}(N, \hat g)`,
+releases it through the same law (:math:`c^* \mid N^* \sim \sum_m
+\mathrm{Multinomial}(N^*_m, A_{\cdot m})`) and estimates it again with the same procedure
+(same start, same stopping rule). For a statistic :math:`T` the replicate's error is
+:math:`e^* = T(\hat g^*) - T(N^*/N)` (``target="column"``: the statistic of the column that
+was released, whose values are fixed) or :math:`T(\hat g^*) - T(\hat g)`
+(``target="population"``: the column as a sample of a larger population), and the interval
+at level :math:`1 - a` is the basic bootstrap interval :math:`[T(\hat g) - e^*_{(1-a/2)},
+T(\hat g) - e^*_{(a/2)}]`, which also removes the estimator's bias at :math:`\hat g`.
+The histogram's intervals are centred on the estimate (the replicates' errors less their
+mean): the replicates' true columns sit on the support points, so their bin-scale bias is
+not a real column's.
+
+*Histogram.* :meth:`Estimate.histogram` is not read off the maximum-likelihood
+distribution, which is discrete and lumpy at the noise scale, but from the released
+histogram corrected by the migration between bins that the fit, smoothed by a Gaussian
+kernel folded at the bounds, predicts: :math:`\hat p_k = r_k + \sum_m \hat g_m
+(K_h(x_m, k) - \sum_{m'} K_h(x_m, \mathrm{cell}_{m'}) R_{m'k})`. The bandwidth
+:math:`h` is the largest whose smoothed fit stays inside the 95 % likelihood-ratio
+confidence region calibrated by a parametric bootstrap (:mod:`bndp.estimation._smooth`,
+after the smoothed EM of Silverman et al. [SJWN90]_).
+
+Measured coverage of the column's true mean (``benchmarks/compare.py --estimate-only
+--reps N``) is reported in ``docs/estimates.md`` with the number of repetitions run.
+
+References
+----------
+.. [Ric72] W. H. Richardson. "Bayesian-Based Iterative Method of Image Restoration".
+   Journal of the Optical Society of America 62(1), 55–59, 1972.
+.. [Luc74] L. B. Lucy. "An iterative technique for the rectification of observed
+   distributions". The Astronomical Journal 79(6), 745–754, 1974.
+.. [SJWN90] B. W. Silverman, M. C. Jones, J. D. Wilson, D. W. Nychka. "A Smoothed EM
+   Approach to Indirect Estimation Problems, with Particular Reference to Stereology and
+   Emission Tomography". Journal of the Royal Statistical Society B 52(2), 271–324, 1990.
+.. [VR08] R. Varadhan, C. Roland. "Simple and Globally Convergent Methods for Accelerating
+   the Convergence of Any EM Algorithm". Scandinavian Journal of Statistics 35(2),
+   335–353, 2008.
+"""
+
+from __future__ import annotations
+
+from ._estimate import estimate
+from ._result import Estimate
+
+__all__ = ["estimate", "Estimate"]

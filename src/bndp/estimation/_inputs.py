@@ -1,0 +1,144 @@
+"""The inputs of :func:`bndp.estimate`: the law family of a mechanism or spec column, the
+released values and bounds, and their grid indices."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+import numpy as np
+
+from ..mechanisms import window
+
+
+class _Family:
+    """What decides the law of a row besides its bounds: the kernel family, the loss to
+    certify and the sensitivity; ``plan`` the fixed-bounds law, if any."""
+
+    def __init__(self, fam: int, target: float, sensitivity: float,
+                 plan: window.RowPlan | None, what: str) -> None:
+        self.fam = fam
+        self.target = target
+        self.sensitivity = sensitivity
+        self.plan = plan
+        self.what = what
+
+    def row(self, lower: float, upper: float) -> window.RowPlan:
+        if (self.plan is not None and lower == self.plan.lower
+                and upper == self.plan.upper):
+            return self.plan
+        return window.plan_row(self.fam, self.target, self.sensitivity, lower, upper)
+
+
+def _continuous_error(what: str) -> ValueError:
+    return ValueError(
+        f"{what}: mode='continuous' releases raw doubles of the continuous law, whose "
+        "outputs are not on a grid; bndp.estimate deconvolves the default release (the "
+        "grid law, mode='exact'), whose exact law is known for every row")
+
+
+def _family(spec: Any) -> tuple[_Family, Any, Any]:
+    """The law family of ``spec`` (a mechanism, a spec column's settings or a
+    :class:`bndp._release.ColumnPlan`) and its bounds (numbers, or column names)."""
+    from .._release import ColumnPlan, SpecError, _parse_column
+    from ..mechanisms import BoundedGaussian, BoundedLaplace
+
+    if isinstance(spec, Mapping):
+        entry = dict(spec)
+        entry.setdefault("nulls", "keep")
+        bounds = {k: entry.get(k) for k in ("lower", "upper")}
+        # per-row bounds given as arrays: parse the settings with placeholder names
+        for k in ("lower", "upper"):
+            if not isinstance(bounds[k], (str, int, float, np.integer, np.floating,
+                                          type(None))):
+                entry[k] = f"<{k}>"
+        try:
+            spec = _parse_column("column", entry)
+        except SpecError as exc:
+            raise ValueError(str(exc)) from None
+        if isinstance(spec.lower, str) and spec.lower == "<lower>":
+            spec.lower = bounds["lower"]
+        if isinstance(spec.upper, str) and spec.upper == "<upper>":
+            spec.upper = bounds["upper"]
+    if isinstance(spec, ColumnPlan):
+        what = f"spec column {spec.name!r}"
+        if spec.mechanism not in ("laplace", "gaussian"):
+            raise ValueError(f"{what}: bndp.estimate supports the bounded Laplace and bounded "
+                             f"Gaussian mechanisms; got {spec.mechanism!r}")
+        if spec.options.get("mode", "exact") == "continuous":
+            raise _continuous_error(what)
+        if spec.mech is not None:
+            fam, _, _ = _family(spec.mech)
+            fam.what = what
+            return fam, spec.lower, spec.upper
+        lap = spec.mechanism == "laplace"
+        target = spec.epsilon - math.log1p(-spec.delta) if lap else spec.epsilon
+        return (_Family(window.LAPLACE if lap else window.GAUSSIAN, float(target),
+                        float(spec.sensitivity), None, what), spec.lower, spec.upper)
+    if isinstance(spec, (BoundedLaplace, BoundedGaussian)):
+        what = type(spec).__name__
+        if spec.mode == "continuous":
+            raise _continuous_error(what)
+        plan = spec.exact_plan
+        if not isinstance(plan, window.RowPlan):
+            kind = ("a multivariate box" if getattr(spec, "dim", None) is not None
+                    else "a half-line (an infinite bound)")
+            raise ValueError(f"{what}: bndp.estimate needs finite scalar bounds; this "
+                             f"mechanism releases {kind}")
+        fam = window.LAPLACE if isinstance(spec, BoundedLaplace) else window.GAUSSIAN
+        return (_Family(fam, float(plan.target), float(spec.sensitivity), plan, what),
+                plan.lower, plan.upper)
+    raise TypeError("`spec_or_mechanism` must be a BoundedLaplace or BoundedGaussian "
+                    "mechanism, or a spec column's settings (a mapping with mechanism, "
+                    "epsilon, sensitivity, lower, upper, ...); got "
+                    f"{type(spec).__name__}")
+
+
+def _values(released: Any, name: str) -> tuple[np.ndarray, np.ndarray | None]:
+    """Released values as float64 and the missing mask (None when nothing is missing)."""
+    from .._columns import to_numpy
+    from .._values import approx
+
+    col = to_numpy(released, name)
+    v = np.ravel(np.asarray(approx(col.values), dtype=np.float64))
+    miss = np.isnan(v)
+    return v, (miss if miss.any() else None)
+
+
+def _bounds_array(b: Any, size: int, key: str) -> np.ndarray:
+    a = np.asarray(b, dtype=np.float64)
+    if a.ndim == 0:
+        return np.full(size, float(a))
+    a = np.ravel(a)
+    if a.shape[0] != size:
+        raise ValueError(f"`{key}` holds {a.shape[0]} bounds for {size} released values")
+    if not np.isfinite(a).all():
+        raise ValueError(f"`{key}`: per-row bounds must be finite")
+    return a
+
+
+def _grid_index(y: np.ndarray, plan: window.RowPlan, what: str) -> np.ndarray:
+    """The grid index of every released value of one row class; an error naming the first
+    value that is not a grid point of the row."""
+    j = np.rint((y - plan.lower) / plan.gamma)
+    ok = (j >= 0) & (j <= plan.n)
+    jj = np.where(ok, j, 0).astype(np.int64)
+    ok &= (plan.lower + jj.astype(np.float64) * plan.gamma) == y
+    if not ok.all():
+        k = int(np.flatnonzero(~ok)[0])
+        raise ValueError(
+            f"released value {float(y[k])!r} is not an output of {what} on "
+            f"[{plan.lower!r}, {plan.upper!r}] (its outputs are the grid points lower + "
+            f"j * {plan.gamma!r}, j = 0..{plan.n}): was it released with other settings "
+            "(epsilon, sensitivity, bounds, mechanism, mode)?")
+    return jj
+
+
+
+def _is_frame(x: Any) -> bool:
+    mod = type(x).__module__
+    name = type(x).__name__
+    return (mod.startswith("pandas") and name == "DataFrame") or \
+        (mod.startswith("polars") and name in ("DataFrame", "LazyFrame")) or \
+        (mod.startswith("pyarrow") and name == "Table")
+

@@ -1,0 +1,153 @@
+"""The law of the released values of one row class, binned onto the thinned support, and
+releases drawn through it (the bootstrap's)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..mechanisms import window
+
+
+class _BinnedLaw:
+    """The law of one row class ``[lower, upper]`` on a thinned support: support indices
+    ``s`` (fine grid indices), the bin of every fine output index, and ``A`` (bins x
+    support, columns summing to 1)."""
+
+    def __init__(self, plan: window.RowPlan, resolution: float, max_support: int) -> None:
+        k = plan.kernel
+        n = int(plan.n)
+        self.plan = plan
+        self.lower = float(plan.lower)
+        self.gamma = float(plan.gamma)
+        self.n = n
+        s = _support(n, float(k.scale_grid), resolution, max_support)
+        self.s = s
+        # bin edges: midpoints between support points (fine indices lo_b..hi_b)
+        mid = (s[:-1] + s[1:] + 1) // 2
+        self.lo = np.concatenate(([0], mid))
+        self.hi = np.concatenate((mid - 1, [n]))
+        w, D = _kernel_vector(k, n)
+        cpad = np.concatenate(([0.0], np.cumsum(w)))
+        top = 2 * D + 1
+        hi_i = np.clip(self.hi[:, None] - s[None, :] + D + 1, 0, top)
+        lo_i = np.clip(self.lo[:, None] - s[None, :] + D, 0, top)
+        A = np.maximum(cpad[hi_i] - cpad[lo_i], 0.0)
+        A /= A.sum(axis=0, keepdims=True)
+        self.A = np.ascontiguousarray(A)
+        self.AT = np.ascontiguousarray(A.T)
+        self._cpad, self._D = cpad, D
+
+    def spread(self, points: int = 16) -> np.ndarray:
+        """The law of the bins for a true value spread evenly and symmetrically over the cell
+        of each interior support point (the fine indices binned to it, at most ``points``
+        of them, mean the support point), the end points staying at the bounds: what the bootstrap releases, so that
+        its true columns, like real ones, are not confined to the support."""
+        s, D, cpad = self.s, self._D, self._cpad
+        M = len(s)
+        top = 2 * D + 1
+        out = self.A.copy()
+        for m in range(1, M - 1):
+            h = min(int(s[m] - self.lo[m]), int(self.hi[m] - s[m]))
+            q = min(points, 2 * h + 1)
+            i = s[m] + np.rint(np.linspace(-h, h, q)).astype(np.int64)   # symmetric
+            hi_i = np.clip(self.hi[:, None] - i[None, :] + D + 1, 0, top)
+            lo_i = np.clip(self.lo[:, None] - i[None, :] + D, 0, top)
+            P = np.maximum(cpad[hi_i] - cpad[lo_i], 0.0)
+            P /= P.sum(axis=0, keepdims=True)
+            out[:, m] = P.mean(axis=1)
+        return out
+
+    @property
+    def values(self) -> np.ndarray:
+        """The support's true values ``lower + s gamma``."""
+        return self.lower + self.s.astype(np.float64) * self.gamma
+
+    def bin_counts(self, j: np.ndarray) -> np.ndarray:
+        """Counts per bin of released fine indices ``j``."""
+        b = np.searchsorted(self.hi, j, side="left")
+        return np.bincount(b, minlength=len(self.s)).astype(np.float64)
+
+
+#: the support is ``EDGE_FINE`` times finer within ``EDGE_SCALES`` noise scales of either
+#: bound, where the truncation makes the law of a true value change shape
+EDGE_FINE = 4
+EDGE_SCALES = 6.0
+
+
+def _support(n: int, t: float, resolution: float, max_support: int) -> np.ndarray:
+    """Support indices on the grid ``0..n`` (``t``: the noise scale in grid steps): every
+    ``resolution * t`` steps, ``EDGE_FINE`` times finer within ``EDGE_SCALES * t`` of the
+    ends, both ends included; all spacings grown together until at most ``max_support``
+    points remain."""
+    if resolution == 0 and n + 1 <= max_support:
+        return np.arange(n + 1, dtype=np.int64)
+    f = 1.0
+    W = int(math.ceil(EDGE_SCALES * t))
+    while True:
+        kc = max(1, int(math.floor(resolution * t * f)))
+        kf = max(1, int(math.floor(resolution * t * f / EDGE_FINE)))
+        if resolution == 0:
+            kc = kf = max(1, int(math.floor(f)))
+        if 2 * W >= n:
+            parts = [np.arange(0, n + 1, kf)]
+        else:
+            parts = [np.arange(0, W, kf), np.arange(W, n - W, kc), n - np.arange(W, -1, -kf)]
+        s = np.unique(np.concatenate(parts + [np.array([0, n])])).astype(np.int64)
+        if len(s) <= max_support:
+            return s
+        f *= 1.05 * len(s) / max_support
+
+
+def _kernel_vector(k: window.WindowLaw, n: int) -> tuple[np.ndarray, int]:
+    """The kernel weights ``w(d)`` for ``d = -D..D`` (float64), ``D <= n``: the table and
+    the geometric tails to ``2^-60`` of their mass (the rest is below double precision of
+    every probability)."""
+    N = int(k.N)
+    tab = np.diff(k.cum).astype(np.float64)              # offsets -N..N
+    if k.tailw and n > N:
+        p = k.tail_ratio
+        reach = int(min(n - N, math.ceil(60 * math.log(2) / -math.log(p)) + 1))
+        w1 = k.tailw * math.ldexp(k.tm, -k.sbits)
+        tail = w1 * np.exp(np.arange(reach, dtype=np.float64) * math.log(p))
+        return np.concatenate((tail[::-1], tab, tail)), N + reach
+    if N > n:                                              # the table reaches past the row
+        return tab[N - n: N + n + 1], n
+    return tab, N
+
+
+
+def _band(A: np.ndarray, mass: float = 1e-12) -> tuple[np.ndarray, int]:
+    """Columns of ``A`` cut to the bins ``m - K..m + K`` (``K`` the smallest half-width
+    leaving at most ``mass`` outside in every column), renormalised, as rows (support x
+    2K + 1), zero-padded at the ends."""
+    M = A.shape[0]
+    c = np.cumsum(A, axis=0)
+    K = 0
+    for K in range(M):
+        lo = np.arange(M) - K - 1
+        hi = np.arange(M) + K
+        below = np.where(lo >= 0, c[np.clip(lo, 0, M - 1), np.arange(M)], 0.0)
+        above = 1.0 - np.where(hi < M, c[np.clip(hi, 0, M - 1), np.arange(M)], 1.0)
+        if float((below + above).max()) <= mass:
+            break
+    idx = np.arange(-K, K + 1)[None, :] + np.arange(M)[:, None]
+    ok = (idx >= 0) & (idx < M)
+    out = np.where(ok, A.T[np.arange(M)[:, None], np.clip(idx, 0, M - 1)], 0.0)
+    out /= out.sum(axis=1, keepdims=True)
+    return out, K
+
+
+def _release_counts(law: _BinnedLaw, band: tuple[np.ndarray, int], nstar: np.ndarray,
+                    gen: np.random.Generator) -> np.ndarray:
+    """Bin counts of a column with ``nstar[m]`` true values at support point ``m``,
+    released through the law (one multinomial per occupied support point)."""
+    P, K = band
+    M = P.shape[0]
+    occ = np.flatnonzero(nstar)
+    draws = gen.multinomial(nstar[occ], P[occ])
+    cols = occ[:, None] + np.arange(-K, K + 1)[None, :]
+    ok = (cols >= 0) & (cols < M)
+    return np.bincount(cols[ok], weights=draws[ok], minlength=M)
+

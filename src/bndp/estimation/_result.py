@@ -1,0 +1,248 @@
+"""The result of :func:`bndp.estimate`: :class:`Estimate`, its statistics and bootstrap
+intervals."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+
+def _quantile(x: np.ndarray, g: np.ndarray, q: Any) -> np.ndarray:
+    """Inverse CDF (the smallest support point whose cumulative probability reaches ``q``),
+    rows of ``g`` over sorted ``x``."""
+    c = np.cumsum(g, axis=-1)
+    c /= c[..., -1:]
+    qa = np.asarray(q, dtype=np.float64)
+    if c.ndim == 1:
+        idx = np.searchsorted(c, qa - 1e-12, side="left")
+        return x[np.minimum(idx, len(x) - 1)]
+    out = np.empty(c.shape[:1] + qa.shape)
+    for r in range(c.shape[0]):
+        idx = np.searchsorted(c[r], qa - 1e-12, side="left")
+        out[r] = x[np.minimum(idx, len(x) - 1)]
+    return out
+
+
+def _hist(x: np.ndarray, g: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Probability per bin ``[e_k, e_k+1)`` (the last bin closed), rows of ``g``."""
+    b = np.searchsorted(edges, x, side="right") - 1
+    b[x == edges[-1]] = len(edges) - 2
+    ok = (b >= 0) & (b < len(edges) - 1)
+    onehot = np.zeros((len(x), len(edges) - 1))
+    onehot[np.flatnonzero(ok), b[ok]] = 1.0
+    return g @ onehot
+
+
+@dataclass(frozen=True, eq=False)
+class Estimate:
+    r"""The estimated distribution of a column's true values, and bootstrap intervals.
+
+    Returned by :func:`estimate`; see :mod:`bndp.estimation` for the method.
+
+    Attributes
+    ----------
+    support : ndarray
+        The true values the distribution is placed on (sorted; every group's support).
+    probabilities : ndarray
+        The estimated probability of each support point (sums to 1).
+    n : int
+        Released values used.
+    level : float
+        Confidence level of the intervals.
+    target : str
+        ``"column"`` or ``"population"`` (what the intervals cover; see :func:`estimate`).
+    converged : bool
+        Whether the fit (and every bootstrap fit) met the stopping rule.
+    groups : int
+        Row groups (distinct bounds) estimated separately.
+    boot : ndarray
+        Bootstrap distributions over ``support`` (``n_boot`` x support).
+    boot_truth : ndarray
+        The replicates' reference distributions: the drawn columns' (``"column"``) or the
+        fit's (``"population"``).
+    naive_mean : float
+        The released values' plain mean (biased toward the middle of the range).
+    parts : tuple
+        Per row group: what :meth:`histogram` reads (the group's fit, its smoothing
+        bandwidth, its released counts and bootstrap; see :mod:`bndp.estimation._smooth`).
+
+    Examples
+    --------
+    >>> import bndp, numpy as np
+    >>> m = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0)
+    >>> y = m.sample(np.full(2000, 1.0), rng=1)
+    >>> est = bndp.estimate(y, m, rng=2, n_boot=50)
+    >>> round(est.mean, 1), round(float(y.mean()), 1)
+    (1.0, 1.9)
+    """
+
+    support: np.ndarray
+    probabilities: np.ndarray
+    n: int
+    level: float
+    target: str
+    converged: bool
+    groups: int
+    boot: np.ndarray
+    boot_truth: np.ndarray
+    naive_mean: float
+    parts: tuple = ()
+
+    # point estimates ------------------------------------------------------------------
+    @property
+    def distribution(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(support, probabilities)``: the estimated distribution of the true values."""
+        return self.support, self.probabilities
+
+    @property
+    def mean(self) -> float:
+        """The estimated mean of the true values."""
+        return float(self.probabilities @ self.support)
+
+    @property
+    def variance(self) -> float:
+        """The estimated variance of the true values (of the column, ``ddof = 0``)."""
+        d = self.support - self.mean
+        return float(self.probabilities @ (d * d))
+
+    @property
+    def sd(self) -> float:
+        """The estimated standard deviation of the true values."""
+        return math.sqrt(self.variance)
+
+    def quantile(self, q: Any) -> Any:
+        """The estimated ``q`` quantile(s) of the true values: the smallest support point
+        whose estimated cumulative probability reaches ``q`` (a float for a scalar ``q``)."""
+        out = _quantile(self.support, self.probabilities, _check_q(q))
+        return float(out) if np.ndim(out) == 0 else out
+
+    def histogram(self, edges: Any) -> np.ndarray:
+        """Estimated probability mass of the true values in each bin ``[e_k, e_{k+1})``
+        (the last bin closed, as :func:`numpy.histogram`): the released share of each bin
+        corrected by the migration between bins expected under the fit smoothed at a
+        bandwidth the data cannot reject (see :mod:`bndp.estimation._smooth`). Bins
+        narrower than the noise scale are not resolved."""
+        e = _check_edges(edges)
+        if not self.parts:
+            return _hist(self.support, self.probabilities, e)
+        h = sum(p.w * p.histogram(e) for p in self.parts)
+        # a bin's correction may overshoot: bins clipped at 0 and the edges' total mass
+        # (kept within [0, 1]) shared out again
+        total = min(max(float(h.sum()), 0.0), 1.0)
+        h = np.maximum(h, 0.0)
+        return h * (total / h.sum()) if h.sum() > 0 else h
+
+    # intervals ------------------------------------------------------------------------
+    def _need_boot(self) -> None:
+        if self.boot.shape[0] == 0:
+            raise ValueError("no bootstrap replicates (n_boot=0): intervals need n_boot >= 2")
+
+    def interval(self, statistic: Callable[[np.ndarray, np.ndarray], Any],
+                 level: float | None = None) -> tuple[Any, Any]:
+        """Bootstrap interval ``(low, high)`` of any statistic of the distribution:
+        ``statistic(support, probabilities)`` (returning a float or an array) evaluated on
+        the fit and on every replicate (the basic bootstrap interval; see
+        :mod:`bndp.estimation`)."""
+        self._need_boot()
+        lev = self.level if level is None else _check_level(level)
+        t0 = np.asarray(statistic(self.support, self.probabilities), dtype=np.float64)
+        tb = np.array([statistic(self.support, b) for b in self.boot], dtype=np.float64)
+        tt = np.array([statistic(self.support, b) for b in self.boot_truth],
+                      dtype=np.float64)
+        return _basic(t0, tb - tt, lev)
+
+    @property
+    def mean_interval(self) -> tuple[float, float]:
+        """``(low, high)``: the interval of the mean at ``level``."""
+        self._need_boot()
+        t0 = self.mean
+        err = self.boot @ self.support - self.boot_truth @ self.support
+        lo, hi = _basic(np.float64(t0), err, self.level)
+        a, b = float(self.support[0]), float(self.support[-1])
+        return float(min(max(lo, a), b)), float(min(max(hi, a), b))
+
+    @property
+    def variance_interval(self) -> tuple[float, float]:
+        """``(low, high)``: the interval of the variance at ``level``."""
+        lo, hi = self.interval(lambda x, g: g @ (x - g @ x) ** 2)
+        return float(max(lo, 0.0)), float(hi)
+
+    def quantile_interval(self, q: Any) -> tuple[Any, Any]:
+        """``(low, high)``: the interval of the ``q`` quantile(s) at ``level``."""
+        self._need_boot()
+        qq = _check_q(q)
+        t0 = _quantile(self.support, self.probabilities, qq)
+        err = _quantile(self.support, self.boot, qq) - _quantile(self.support,
+                                                                  self.boot_truth, qq)
+        lo, hi = _basic(np.asarray(t0), err, self.level)
+        a, b = self.support[0], self.support[-1]
+        lo, hi = np.clip(lo, a, b), np.clip(hi, a, b)
+        return (float(lo), float(hi)) if np.ndim(lo) == 0 else (lo, hi)
+
+    def histogram_interval(self, edges: Any) -> tuple[np.ndarray, np.ndarray]:
+        """``(low, high)`` arrays: the intervals of each bin's mass at ``level``."""
+        self._need_boot()
+        e = _check_edges(edges)
+        t0 = self.histogram(e)
+        tb = (sum(p.w * p.boot_histograms(e) for p in self.parts) if self.parts
+              else _hist(self.support, self.boot, e))
+        err = tb - _hist(self.support, self.boot_truth, e)
+        # centred on the estimate: the replicates' true columns sit on the support points,
+        # so their bin-scale bias is not the real columns'
+        lo, hi = _basic(t0, err - err.mean(axis=0), self.level)
+        return np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
+
+    def summary(self, quantiles: Sequence[float] = (0.1, 0.25, 0.5, 0.75, 0.9)) -> dict:
+        """A plain dictionary of the estimates and their intervals (what ``bndp estimate
+        --json`` prints)."""
+        lo, hi = self.mean_interval
+        vlo, vhi = self.variance_interval
+        q = np.asarray(quantiles, dtype=np.float64)
+        qv = np.atleast_1d(self.quantile(q))
+        qlo, qhi = self.quantile_interval(q)
+        return {
+            "n": self.n, "level": self.level, "target": self.target,
+            "mean": self.mean, "mean_low": lo, "mean_high": hi,
+            "sd": self.sd, "sd_low": math.sqrt(vlo), "sd_high": math.sqrt(vhi),
+            "naive_mean": self.naive_mean,
+            "quantiles": {f"{float(p):g}": {"value": float(v), "low": float(a),
+                                             "high": float(b)}
+                          for p, v, a, b in zip(q, qv, np.atleast_1d(qlo),
+                                                np.atleast_1d(qhi))},
+            "converged": self.converged, "groups": self.groups,
+        }
+
+
+def _basic(t0: np.ndarray, err: np.ndarray, level: float) -> tuple[Any, Any]:
+    a = 1.0 - level
+    lo_e = np.quantile(err, 1.0 - a / 2.0, axis=0)
+    hi_e = np.quantile(err, a / 2.0, axis=0)
+    lo, hi = t0 - lo_e, t0 - hi_e
+    if np.ndim(lo) == 0:
+        return float(lo), float(hi)
+    return lo, hi
+
+
+def _check_q(q: Any) -> np.ndarray:
+    qa = np.asarray(q, dtype=np.float64)
+    if not np.all((qa >= 0) & (qa <= 1)):
+        raise ValueError(f"quantile levels must lie in [0, 1]; got {q!r}")
+    return qa
+
+
+def _check_edges(edges: Any) -> np.ndarray:
+    e = np.asarray(edges, dtype=np.float64)
+    if e.ndim != 1 or e.size < 2 or not np.all(np.diff(e) > 0) or not np.isfinite(e).all():
+        raise ValueError("`edges` must be at least two finite, strictly increasing numbers")
+    return e
+
+
+def _check_level(level: Any) -> float:
+    if isinstance(level, (bool, np.bool_)) or not isinstance(
+            level, (int, float, np.integer, np.floating)) or not 0.0 < float(level) < 1.0:
+        raise ValueError(f"`level` must be a number in (0, 1); got {level!r}")
+    return float(level)
+
