@@ -664,7 +664,7 @@ def _sample_rows_compiled(fam: int, target: float, dq: float, q: np.ndarray, lo:
     in the order and blocks of the grouped loop, so the same stream and values)."""
     q, lo, hi = (np.ascontiguousarray(a, dtype=np.float64) for a in (q, lo, hi))
     e, coarse, n, evals, nmax = _core.gw_rows_grid(target, dq, lo, hi, SCALE_STEPS,
-                                                   WIDTH_STEPS, SENS_STEPS)
+                                                   WINDOW_WIDTH_STEPS, SENS_STEPS)
     _check_exponent(e, coarse, dq)
     if n.size and int(n.min()) < 1:
         raise ValueError("grid law: a row holds no grid step; pass mode='continuous'")
