@@ -589,7 +589,7 @@ def test_per_row_grid_pass_matches_grid_exponent_and_intervals():
     hi = lo + w
     for target, dq in ((0.7, 1.0), (3.0, 0.37), (0.01, 1e-3), (50.0, 2.5e4)):
         e, coarse, n, evals, nmax = _core.gw_rows_grid(target, dq, lo, hi, window.SCALE_STEPS,
-                                                       window.WIDTH_STEPS, window.SENS_STEPS)
+                                                       window.WINDOW_WIDTH_STEPS, window.SENS_STEPS)
         e_ref, c_ref = window.grid_exponent(target, dq, hi - lo, lo, hi)
         np.testing.assert_array_equal(e, e_ref)
         np.testing.assert_array_equal(coarse, c_ref)
