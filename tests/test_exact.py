@@ -412,7 +412,7 @@ def test_portable_128bit_fallback_matches_native(tmp_path):
 
     cc = shutil.which("cc") or shutil.which("gcc")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    pxi = os.path.join(root, "src", "bndp", "_core_exact.pxi")
+    pxi = os.path.join(root, "src", "bndp", "_core.pxd")
     if cc is None or not os.path.exists(pxi):
         pytest.skip("needs a C compiler and the source tree")
     text = open(pxi).read()

@@ -117,6 +117,9 @@ def test_license_file_goes_into_the_wheel_and_the_sdist(tmp_path):
 def test_stub_lists_every_def_of_the_compiled_core():
     with open(os.path.join(SRC, "bndp", "_core.pyx")) as f:
         pyx = f.read()
+    for inc in re.findall(r'^include "([^"]+)"', pyx, flags=re.M):
+        with open(os.path.join(SRC, "bndp", inc)) as f:
+            pyx += f.read()
     with open(os.path.join(SRC, "bndp", "_core.pyi")) as f:
         pyi = f.read()
     assert os.path.exists(os.path.join(SRC, "bndp", "py.typed"))
@@ -215,7 +218,9 @@ def test_sdist_carries_the_sources_the_build_needs(tmp_path):
     (sdist,) = list((tmp_path / "dist").glob("bndp-*.tar.gz"))
     names = {n.split("/", 1)[1] for n in tarfile.open(sdist).getnames() if "/" in n}
     src = open(os.path.join(ROOT, "src", "bndp", "_core.pyx")).read()
-    needed = {"src/bndp/_core.pyx", "setup.py", "pyproject.toml", "MANIFEST.in", "LICENSE"}
+    src += open(os.path.join(ROOT, "src", "bndp", "_core.pxd")).read()
+    needed = {"src/bndp/_core.pyx", "src/bndp/_core.pxd", "setup.py", "pyproject.toml",
+              "MANIFEST.in", "LICENSE"}
     needed |= {"src/bndp/" + m for m in re.findall(r'^include "([^"]+)"', src, flags=re.M)}
     needed |= {"src/bndp/" + m for m in re.findall(r'^cdef extern from "([^"]+)"', src,
                                                    flags=re.M)}

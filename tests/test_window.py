@@ -1,4 +1,5 @@
-"""The windowed grid law (bndp._laws.window, _core_window.pxi): the fast certificate
+"""The windowed grid law (bndp._laws.window; _core_sample_window.pxi,
+_core_certify_grid.pxi): the fast certificate
 against exhaustive maxima of the sampled law, the sampler against the exact law, the exact
 index and interval arithmetic, per-row plans."""
 
@@ -524,3 +525,77 @@ print("ok")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                        timeout=600)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
+
+
+def _grouped_reference(fam, target, dq, q, lo, hi, gen):
+    """Per-row draws by the grouped loop: rows grouped by exponent, then by kernel (the wide
+    kernel first, narrow kernels by n), one gw_fill per kernel on its rows in row order."""
+    e, coarse = window.grid_exponent(target, dq, hi - lo, lo, hi)
+    e = np.broadcast_to(e, q.shape)
+    out = np.empty(q.shape[0])
+    for ev in np.unique(e):
+        ev = int(ev)
+        sel = np.flatnonzero(e == ev)
+        n = _core.gw_intervals(lo[sel], hi[sel], ev)
+        dk = max(1, math.ceil(math.ldexp(dq, -ev)))
+        wide = None if np.all(window._surely_narrow(fam, target, dk, n)) else \
+            window._law(fam, target, dk, ev, None)
+        narrow = np.ones(n.shape, bool) if wide is None else n < wide.n_min
+        groups = [] if wide is None else [(wide, sel[~narrow], n[~narrow])]
+        for nn in np.unique(n[narrow]):
+            m = narrow & (n == nn)
+            groups.append((window._law(fam, target, min(dk, int(nn)), ev, int(nn)), sel[m], n[m]))
+        for law, rows, nr in groups:
+            if rows.size:
+                out[rows] = window._draw(law, q[rows], lo[rows], hi[rows], nr, gen)
+    return out
+
+
+@pytest.mark.parametrize("fam", [window.LAPLACE, window.GAUSSIAN])
+def test_per_row_compiled_passes_draw_the_grouped_stream(fam):
+    # the three compiled passes (gw_rows_grid, gw_rows_kernels, gw_fill_groups) give the
+    # draws and the stream of one gw_fill per kernel: mixed exponents, wide and narrow rows
+    r = np.random.default_rng(11)
+    k = 3000
+    lo = np.round(r.uniform(-50.0, 50.0, k), 1)
+    hi = lo + r.choice([0.75, 3.0, 7.5, 20.0, 40.0, 150.0, 900.0, 3e3], k)
+    q = r.uniform(lo - 1.0, hi + 1.0)
+    q = np.clip(q, lo, hi)
+    target = window.serving_target(0.5, 1.0)
+    assert np.unique(window.grid_exponent(target, 1.0, hi - lo, lo, hi)[0]).size > 1
+    # and rows that one wide kernel serves (the one-kernel path)
+    lo1 = np.zeros(k)
+    hi1 = r.choice([1000.0, 1200.0, 1500.0], k)
+    for q, lo, hi in ((q, lo, hi), (r.uniform(lo1, hi1), lo1, hi1)):
+        g1, g2 = np.random.default_rng(4), np.random.default_rng(4)
+        got = window._sample_rows_compiled(fam, target, 1.0, q, lo, hi, g1)
+        want = _grouped_reference(fam, target, 1.0, q, lo, hi, g2)
+        np.testing.assert_array_equal(got, want)
+        assert g1.random() == g2.random()
+
+
+def test_per_row_grid_pass_matches_grid_exponent_and_intervals():
+    # gw_rows_grid against the NumPy grid_exponent and gw_intervals, row by row: tiny and
+    # huge widths, bounds far from 0 (coarsened grids), subnormal widths, a zero width
+    r = np.random.default_rng(5)
+    k = 4000
+    # rows just below a power of two whose upper bound crosses it (the bound's coarser ulp
+    # leaves the lower bound off the grid)
+    cross = np.ldexp(1.0, r.integers(40, 52, 200)) - r.uniform(0.25, 50.0, 200)
+    lo = np.concatenate([r.uniform(-1e3, 1e3, k), r.uniform(1e14, 1e16, k),
+                         np.full(50, 1e-310), r.uniform(-1.0, 1.0, 50), cross])
+    w = np.concatenate([10.0 ** r.uniform(-6, 6, k), 10.0 ** r.uniform(0, 5, k),
+                        np.full(50, 4e-310), np.zeros(50), r.uniform(60.0, 200.0, 200)])
+    hi = lo + w
+    for target, dq in ((0.7, 1.0), (3.0, 0.37), (0.01, 1e-3), (50.0, 2.5e4)):
+        e, coarse, n, evals, nmax = _core.gw_rows_grid(target, dq, lo, hi, window.SCALE_STEPS,
+                                                       window.WINDOW_WIDTH_STEPS, window.SENS_STEPS)
+        e_ref, c_ref = window.grid_exponent(target, dq, hi - lo, lo, hi)
+        np.testing.assert_array_equal(e, e_ref)
+        np.testing.assert_array_equal(coarse, c_ref)
+        ok = (e >= -1022) & (e <= 1000)
+        for ev in np.unique(e[ok]):
+            s = e == ev
+            np.testing.assert_array_equal(n[s], _core.gw_intervals(lo[s], hi[s], int(ev)))
+        np.testing.assert_array_equal(evals, np.unique(e[ok]))
+        np.testing.assert_array_equal(nmax, [n[e == ev].max() for ev in evals])

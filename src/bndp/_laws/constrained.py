@@ -71,7 +71,7 @@ class ConstrainedPlan(ExactPlan):
       clip at ``l`` or ``u`` is 1-Lipschitz). The certificate bounds the loss over every
       pair of allowed inputs in ``0..L`` at most :math:`d_k` apart, and over the pairs
       :math:`d_k + 1` apart that meet a gap whose end is off the grid, both directions, in
-      :math:`O(N + L m)` (``gd_set_bound`` in ``_core_exact.pxi``, where the proof is): the
+      :math:`O(N + L m)` (``gd_set_bound`` in ``_core_certify_grid.pxi``, where the proof is): the
       loss of a pair :math:`\delta` apart is at most :math:`\kappa_\delta + |\ln S_{i'} -
       \ln S_i|`, with :math:`\kappa_\delta \le \delta\tau + c` (:math:`\tau \ge 1/t`,
       ``c`` the largest deviation of the table's log-weights from that slope over windows of

@@ -4,7 +4,7 @@ univariate :class:`~bndp.BoundedGaussian`, one kernel table for every row it ser
 A row :math:`[l, u]` has the grid points :math:`\mathrm{fl}(l + j\gamma)`; the output index
 is drawn from an integer kernel table with geometric tails, and the loss of every pair of
 inputs at most :math:`d_k` grid steps apart is certified in :math:`O(n)` (``_gw_eval`` in
-``_core_window.pxi``). The law, the certificate and its proof, the calibration and the
+``_core_certify_grid.pxi``). The law, the certificate and its proof, the calibration and the
 choice of the grid are in the documentation's page "The grid laws: design and proofs"
 (``docs/grid_laws.rst``).
 """
@@ -609,6 +609,8 @@ def sample_rows(fam: int, target: float, sensitivity: float, q: np.ndarray, lo: 
     rounded onto its row's grid from its exact value (:func:`snap_rows`)."""
     dq = float(sensitivity)
     target = serving_target(target, dq)
+    if exact is None:
+        return _sample_rows_compiled(fam, target, dq, q, lo, hi, gen)
     e, coarse = grid_exponent(target, dq, hi - lo, lo, hi)
     e = np.broadcast_to(e, q.shape)
     _check_exponent(e, coarse, dq)
@@ -651,4 +653,36 @@ def sample_rows(fam: int, target: float, sensitivity: float, q: np.ndarray, lo: 
             out = res
         else:
             out[sel] = res
+    return out
+
+
+def _sample_rows_compiled(fam: int, target: float, dq: float, q: np.ndarray, lo: np.ndarray,
+                          hi: np.ndarray, gen: np.random.Generator) -> np.ndarray:
+    """:func:`sample_rows` for double true values in three compiled passes, without sorting
+    (``gw_rows_grid``: every row's exponent, as :func:`grid_exponent`, and interval count;
+    ``gw_rows_kernels``: every row's kernel; ``gw_fill_groups``: the draws, kernel by kernel
+    in the order and blocks of the grouped loop, so the same stream and values)."""
+    q, lo, hi = (np.ascontiguousarray(a, dtype=np.float64) for a in (q, lo, hi))
+    e, coarse, n, evals, nmax = _core.gw_rows_grid(target, dq, lo, hi, SCALE_STEPS,
+                                                   WINDOW_WIDTH_STEPS, SENS_STEPS)
+    _check_exponent(e, coarse, dq)
+    if n.size and int(n.min()) < 1:
+        raise ValueError("grid law: a row holds no grid step; pass mode='continuous'")
+    out = np.empty(q.shape[0])
+    if not n.size:
+        return out
+    dks = [max(1, math.ceil(math.ldexp(dq, -int(ev)))) for ev in evals]
+    wides: list[WindowLaw | None] = []
+    for ev, nx, dk in zip(evals, nmax, dks):
+        wides.append(None if _surely_narrow(fam, target, dk, int(nx))
+                     else _law(fam, target, dk, int(ev), None))
+    nmin = np.array([1 << 62 if w is None else w.n_min for w in wides], dtype=np.int64)
+    group, keys = _core.gw_rows_kernels(e, n, evals, nmin)
+    laws = []
+    for k, nn in keys.tolist():
+        law = wides[k] if nn == 0 else _law(fam, target, min(dks[k], nn), int(evals[k]), nn)
+        assert law is not None
+        tree, levels = law.search_tree
+        laws.append((tree, levels, law.N, law.tailw, law.sbits, law.tm, law.exponent))
+    _core.gw_fill_groups(gen, laws, group, q, lo, hi, n, out)
     return out

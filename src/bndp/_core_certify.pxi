@@ -1,4 +1,6 @@
-# Kernels for the verify family (included by _core.pyx).
+# Certification (included by _core.pyx): exact worst-case losses and privacy profiles of the
+# bounded Gaussian [CH24], the bounded Laplace [HABM20] and the constrained Laplace [CSS22].
+
 #
 # Exact worst-case privacy loss of the bounded Gaussian mechanism [CH24] and of the bounded
 # Laplace mechanism [HABM20], and the "tight" calibration of the bounded Gaussian (smallest
@@ -199,12 +201,6 @@ cdef inline double _vf_bl_loss(double b, double dq, double w) noexcept nogil:
 # increasing in s (the worst-case loss decreases as the noise grows; checked numerically,
 # and the bracket end returned satisfies g >= 0 as evaluated whether or not it holds).
 # ---------------------------------------------------------------------------------------
-
-cdef struct VTight:
-    double eps, dq
-    const double* w
-    Py_ssize_t m
-    double* cbuf
 
 
 cdef double _vf_tight_g(double s, void* args) noexcept nogil:
@@ -420,3 +416,278 @@ def vf_bl_delta(double b, double dq, double w, double eps):
         up = _vf_bl_delta(b, dq, w, eps, &low, &qa)
     return up, low, qa
 
+#
+# Laplace noise truncated to an allowed set A and renormalised ("truncated and normalised
+# Laplace", [CSS22]); real Lambert W (both branches) accurate at the branch point.
+#
+# [CSS22] W. L. Croft, J.-R. Sack, W. Shi. Differential privacy via a truncated and normalized
+#         Laplace mechanism. J. Comput. Sci. Technol. 37(2), 369-388, 2022; proofs in the
+#         appendix to Ch. 5 Sec. 1 of W. L. Croft, "Design and Applications of Differentially
+#         Private Mechanisms" (equation numbers below are the appendix's).
+#
+# Allowed set: A = union of m = n + 1 closed spans [L[k], R[k]], L[0] may be -inf, R[m-1]
+# may be +inf, R[k] < L[k+1] (the forbidden gaps). The Python layer validates and builds the
+# spans; nothing here checks them.
+
+# ---------------------------------------------------------------------------------------
+# Masses of the allowed set. For Laplace(mu, s): Lc(mu) (Rc(mu)) is the mass of A left
+# (right) of mu, N = Lc + Rc; fL/fR are the forbidden masses (= 1/2 - Lc, 1/2 - Rc). At the
+# span ends they obey positive recursions (no cancellation even when N is tiny):
+#   lcR_k = -expm1(-w_k/s)/2 + e^{-w_k/s} lcL_k,  lcL_{k+1} = e^{-g_k/s} lcR_k,
+#   fR_k  = e^{-w_k/s} fL_k,                       fL_{k+1} = -expm1(-g_k/s)/2 + e^{-g_k/s} fR_k,
+# (w_k span widths, g_k gap widths) and mirror images from the right. Inside span k,
+#   Lc(mu) = -expm1(-d/s)/2 + e^{-d/s} lcL_k,   d = mu - L_k   (Lc = 1/2 when L_k = -inf).
+# ---------------------------------------------------------------------------------------
+
+
+cdef void _cl_recur(CLWork* w) noexcept nogil:
+    cdef Py_ssize_t k, m = w.m
+    cdef const double* L = w.L
+    cdef const double* R = w.R
+    cdef double s = w.s, e, g, lc, f, gm
+    w.lcL[0] = 0.0
+    w.fL[0] = 0.5
+    for k in range(m - 1):
+        if L[k] == -INFINITY:
+            lc = 0.5
+            f = 0.0
+        else:
+            e = exp(-(R[k] - L[k]) / s)
+            lc = -0.5 * expm1(-(R[k] - L[k]) / s) + e * w.lcL[k]
+            f = e * w.fL[k]
+        gm = -(L[k + 1] - R[k]) / s
+        g = exp(gm)
+        w.lcL[k + 1] = g * lc
+        w.fL[k + 1] = -0.5 * expm1(gm) + g * f
+    w.rcR[m - 1] = 0.0
+    w.fR[m - 1] = 0.5
+    k = m - 1
+    while k > 0:
+        if R[k] == INFINITY:
+            lc = 0.5
+            f = 0.0
+        else:
+            e = exp(-(R[k] - L[k]) / s)
+            lc = -0.5 * expm1(-(R[k] - L[k]) / s) + e * w.rcR[k]
+            f = e * w.fR[k]
+        gm = -(L[k] - R[k - 1]) / s
+        g = exp(gm)
+        w.rcR[k - 1] = g * lc
+        w.fR[k - 1] = -0.5 * expm1(gm) + g * f
+        k -= 1
+
+
+cdef inline Py_ssize_t _cl_locate(const double* L, Py_ssize_t m, double x) noexcept nogil:
+    # largest k with L[k] <= x, or -1
+    cdef Py_ssize_t lo = 0, hi = m, mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if L[mid] <= x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo - 1
+
+
+cdef inline double _cl_lc(const CLWork* w, Py_ssize_t k, double mu) noexcept nogil:
+    cdef double d
+    if w.L[k] == -INFINITY:
+        return 0.5
+    d = (mu - w.L[k]) / w.s
+    return -0.5 * expm1(-d) + exp(-d) * w.lcL[k]
+
+
+cdef inline double _cl_rc(const CLWork* w, Py_ssize_t k, double mu) noexcept nogil:
+    cdef double d
+    if w.R[k] == INFINITY:
+        return 0.5
+    d = (w.R[k] - mu) / w.s
+    return -0.5 * expm1(-d) + exp(-d) * w.rcR[k]
+
+
+cdef inline double _cl_logn(const CLWork* w, Py_ssize_t k, double mu) noexcept nogil:
+    return log(_cl_lc(w, k, mu) + _cl_rc(w, k, mu))
+
+
+# ---------------------------------------------------------------------------------------
+# Exact worst-case loss. For constant s, log p_mu(y)/p_mu'(y) = (|y-mu'| - |y-mu|)/s
+# + ln N(mu') - ln N(mu) is maximal over y in A at y = mu (mu in A), so the loss of the pair
+# is |mu - mu'|/s + ln N(mu') - ln N(mu). For mu' < mu it equals G(mu) - G(mu') with
+# G(x) = x/s - ln N(x), G' = 2 Lc/(s N) > 0. On a span N'' = (N - 1)/s^2 < 0, so ln N is
+# concave and G convex there. Maximising G(mu) - G(mu') over mu, mu' in A, 0 < mu - mu' <= dF
+# (a union of polygons span_i x span_j cut by the strip): no interior stationary point
+# (G' > 0); on an edge mu = const (mu' = const) the objective is monotone, so only vertices
+# and the diagonal edges mu - mu' = dF remain. Vertices: (m(e), e) and (e, M(e)) for each
+# span end e, with m(e) = min A cap [e - dF, e], M(e) = max A cap [e, e + dF]. Diagonal edge
+# inside one span: G convex => F(mu) = G(mu) - G(mu - dF) non-decreasing, maximum at a
+# vertex. Diagonal edge across spans: with r = Lc/N, F' = (2/s)(r(mu) - r(mu - dF)) and on a
+# span r' = (1/(2N) - 2 r (1 - r))/s, so at a stationary point F'' = (1/N(mu) - 1/N(mu'))/s^2.
+# A local maximum (F'' <= 0) thus has N(mu) >= N(mu'), i.e. F <= dF/s, while the same two
+# points in the other order have loss 2 dF/s - F >= dF/s, with a local minimum there: such a
+# point is never the overall supremum (if F = dF/s it is flat, and the vertices attain it).
+# Plus the limit dF/s when A is unbounded above. The reverse direction (mu' > mu) is the
+# same computation on the reflected set. Total O(n log n) per scale.
+# ---------------------------------------------------------------------------------------
+
+cdef inline double _cl_pair(const CLWork* w, Py_ssize_t i, double mup, Py_ssize_t j,
+                            double mu) noexcept nogil:
+    # loss of the pair mu' = mup (span i) < mu (span j), both doubles of A
+    return (mu - mup) / w.s + log((_cl_lc(w, i, mup) + _cl_rc(w, i, mup))
+                                  / (_cl_lc(w, j, mu) + _cl_rc(w, j, mu)))
+
+
+cdef inline double _cl_n_dist(const CLWork* w, Py_ssize_t k, double dl, double dr) noexcept nogil:
+    # N at the point of span k at distances dl from L[k] and dr from R[k] (clamped at 0)
+    cdef double lc, rc, d
+    if w.L[k] == -INFINITY:
+        lc = 0.5
+    else:
+        d = (dl if dl > 0.0 else 0.0) / w.s
+        lc = -0.5 * expm1(-d) + exp(-d) * w.lcL[k]
+    if w.R[k] == INFINITY:
+        rc = 0.5
+    else:
+        d = (dr if dr > 0.0 else 0.0) / w.s
+        rc = -0.5 * expm1(-d) + exp(-d) * w.rcR[k]
+    return lc + rc
+
+
+cdef double _cl_loss_dir(const CLWork* w, double dF) noexcept nogil:
+    # The vertices at distance dF from a span end e are evaluated in local coordinates:
+    # the loss term is dF/s itself and N at the partner point comes from its distances to
+    # its span's ends, ((e - L_j) - dF and dF - (e - R_j)), not from the rounded point
+    # e -+ dF, whose rounding (ulp(e), e.g. 2^14 at e = 1e20) no margin then has to cover.
+    # A partner classified across a span end by rounding has its distance clamped at 0
+    # with the loss term kept at dF/s (G is increasing, so this only overstates the loss).
+    cdef Py_ssize_t m = w.m, k, j, side
+    cdef const double* L = w.L
+    cdef const double* R = w.R
+    cdef double s = w.s, best = -INFINITY, e, x, v, nk
+    if R[m - 1] == INFINITY:
+        best = dF / s
+    for k in range(m):
+        for side in range(2):
+            e = L[k] if side == 0 else R[k]
+            if not isfinite(e):
+                continue
+            nk = _cl_n_dist(w, k, e - L[k], R[k] - e)
+            # vertex (m(e), e)
+            x = e - dF
+            j = _cl_locate(L, m, x)
+            if j >= 0 and x <= R[j]:
+                v = dF / s + log(_cl_n_dist(w, j, (e - L[j]) - dF, dF - (e - R[j])) / nk)
+            else:
+                if L[j + 1] < e:
+                    v = _cl_pair(w, j + 1, L[j + 1], k, e)
+                else:
+                    v = -INFINITY
+            if v > best:
+                best = v
+            # vertex (e, M(e))
+            x = e + dF
+            j = _cl_locate(L, m, x)
+            if x <= R[j]:
+                v = dF / s + log(nk / _cl_n_dist(w, j, (e - L[j]) + dF, (R[j] - e) - dF))
+            elif R[j] > e:
+                v = _cl_pair(w, k, e, j, R[j])
+            else:
+                v = -INFINITY
+            if v > best:
+                best = v
+    return best
+
+
+cdef double _cl_metric_dir(const CLWork* w) noexcept nogil:
+    # sup over the hull of A of G' = 2 Lc/(s N): G' increases on spans and decreases on gaps,
+    # so the sup is at a finite right end of a span, or 1/s as mu -> +inf.
+    cdef Py_ssize_t k, m = w.m
+    cdef double best = 0.0, lc, rc, h
+    if w.R[m - 1] == INFINITY:
+        best = 1.0 / w.s
+    for k in range(m):
+        if w.R[k] != INFINITY:
+            lc = _cl_lc(w, k, w.R[k])
+            rc = w.rcR[k]
+            h = 2.0 * lc / (w.s * (lc + rc))
+            if h > best:
+                best = h
+    return best
+
+# ---------------------------------------------------------------------------------------
+# Hockey-stick divergence of the Theorem 1 mechanism on [0, inf) between true values l1, l2
+# (scales s1, s2): delta = int max(0, p1 - e^eps p2). On each of the segments cut at 0, l1,
+# l2, inf the log ratio is affine in y, so the positive part is one interval and both
+# masses are closed-form exponential integrals.
+# ---------------------------------------------------------------------------------------
+
+cdef inline double _dd_mass(double l, double s, double N, double a, double b) noexcept nogil:
+    # mass of the truncated Laplace(l, s) on [a, b], a segment not containing l inside
+    if b <= l:
+        return exp(-(l - b) / s) * (-expm1(-(b - a) / s)) / (2.0 * N)
+    if b == INFINITY:
+        return exp(-(a - l) / s) / (2.0 * N)
+    return exp(-(a - l) / s) * (-expm1(-(b - a) / s)) / (2.0 * N)
+
+
+cdef double _dd_hockey(double l1, double s1, double l2, double s2, double eps) noexcept nogil:
+    cdef double N1 = 1.0 - 0.5 * exp(-l1 / s1), N2 = 1.0 - 0.5 * exp(-l2 / s2)
+    cdef double c0 = log(s2 * N2) - log(s1 * N1) - eps
+    cdef double cuts[4]
+    cdef double a, b, Da, sl, ya, yb, total = 0.0, mid
+    cdef int k
+    cuts[0] = 0.0
+    cuts[1] = l1 if l1 < l2 else l2
+    cuts[2] = l2 if l1 < l2 else l1
+    cuts[3] = INFINITY
+    for k in range(3):
+        a = cuts[k]
+        b = cuts[k + 1]
+        if not (b > a):
+            continue
+        mid = a + 1.0 if b == INFINITY else 0.5 * (a + b)
+        # D(y) = log p1 - log p2 - eps = c0 - |y-l1|/s1 + |y-l2|/s2, affine on [a, b]
+        sl = (1.0 / s1 if mid < l1 else -1.0 / s1) - (1.0 / s2 if mid < l2 else -1.0 / s2)
+        Da = c0 - fabs(a - l1) / s1 + fabs(a - l2) / s2
+        ya = a
+        yb = b
+        if sl > 0.0:
+            if Da < 0.0:
+                ya = a - Da / sl
+        elif sl < 0.0:
+            if Da <= 0.0:
+                continue
+            yb = a - Da / sl
+            if yb > b:
+                yb = b
+        else:
+            if Da <= 0.0:
+                continue
+        if not (yb > ya):
+            continue
+        total += _dd_mass(l1, s1, N1, ya, yb) - exp(eps) * _dd_mass(l2, s2, N2, ya, yb)
+    return total if total > 0.0 else 0.0
+
+def cl_loss(const double[::1] L, const double[::1] R, const double[::1] Lr,
+            const double[::1] Rr, double sigma, double dF, bint metric):
+    """Certified worst-case loss at scale sigma (dp or metric form)."""
+    cdef _CLBuf b1 = _CLBuf(L, R)
+    cdef _CLBuf b2 = _CLBuf(Lr, Rr)
+    cdef CLCal c
+    cdef double v
+    c.w1 = &b1.w
+    c.w2 = &b2.w
+    c.dF = dF
+    c.eps = 0.0
+    c.metric = metric
+    with nogil:
+        v = _cl_loss(&c, sigma)
+    return v
+
+def dd_hockey_fill(const double[::1] l1, const double[::1] s1, const double[::1] l2,
+                   const double[::1] s2, double eps, double[::1] out):
+    """Hockey-stick divergence at level e^eps between the Theorem 1 outputs for true values
+    at distances l1, l2 from the constraint (scales s1, s2)."""
+    cdef Py_ssize_t i
+    with nogil:
+        for i in range(out.shape[0]):
+            out[i] = _dd_hockey(l1[i], s1[i], l2[i], s2[i], eps)

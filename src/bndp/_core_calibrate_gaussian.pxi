@@ -1,4 +1,4 @@
-# Kernels for the gaussian_family family (included by _core.pyx).
+# Calibrations and accounting of the unbounded Gaussian family (included by _core.pyx).
 #
 # The (unbounded) Gaussian mechanism and its calibrations [ZWB19]:
 #   J. Zhao, T. Wang, T. Bai, M. Yang, K.-Y. Lam, Z. Xu, S. Shi, H. Yu. Reviewing and Improving
@@ -20,35 +20,9 @@
 #  * every evaluation of a privacy condition returns, with its value, a bound on its own
 #    rounding error, and a scale is accepted only if the condition holds with that margin.
 
-from libc.math cimport hypot
-from scipy.special.cython_special cimport erfcx as _sc_erfcx, erfcinv as _sc_erfcinv
-
 cdef double GF_SQRT2 = 1.41421356237309504880168872420969807857
 cdef double GF_2_SQRTPI = 1.12837916709551257389615890312154517169   # 2/sqrt(pi)
 cdef double GF_LN2 = 0.69314718055994530941723212145817656808
-
-cdef enum:
-    GF_DWORK2006 = 0
-    GF_DWORK2014 = 1
-    GF_OPTIMAL = 2
-    GF_ZHAO1 = 3
-    GF_ZHAO2 = 4
-    GF_PDP_OPTIMAL = 5
-    GF_ZHAO3 = 6
-    GF_ZHAO4 = 7
-
-cdef enum:
-    GF_NOTION_DP = 0
-    GF_NOTION_PDP = 1
-
-
-cdef inline double _gf_erfcx(double x) noexcept nogil:
-    return _sc_erfcx(x)
-
-
-cdef inline double _gf_erfcinv(double y) noexcept nogil:
-    return _sc_erfcinv(y)
-
 
 cdef inline double _gf_from_root(double x, double eps) noexcept nogil:
     # sigma1 = (x + sqrt(x^2+eps))/(eps sqrt2), Eqs. (5), (7b), (9), (13b), (14b), (15b) of
@@ -208,10 +182,6 @@ cdef inline double _gf_sep(double g) noexcept nogil:
     if g < 0.0:
         return g - 1e-14
     return g
-
-
-cdef struct GFArgs:
-    double eps, log2d, s1, F
 
 
 cdef double _gf_g_opt(double a, void* args) noexcept nogil:
@@ -472,89 +442,6 @@ cdef double _gf_threshold(int method, double delta) noexcept nogil:
     if not (g_bad < 0.0):
         return NAN
     return -_bisect_feasible(_gf_g_thr, &p, -e_bad, g_bad, -e_ok, g_ok, &n)
-
-
-# ---------------------------------------------------------------------------------------
-# Unbounded Gaussian and Laplace samplers (inverse CDF from one open-interval uniform;
-# 1 - u is exact, so both tails are computed from the small tail mass).
-# ---------------------------------------------------------------------------------------
-
-cdef inline double _gn_std(double u) noexcept nogil:
-    # Phi^-1(u) for u in (0, 1)
-    cdef double q = u - 0.5
-    if fabs(q) <= 0.425:
-        return _ppnd_central(q)
-    if q < 0.0:
-        return _ndtri_lower_log(log(u))
-    return -_ndtri_lower_log(log(1.0 - u))
-
-
-cdef inline double _lp_std(double u) noexcept nogil:
-    # standard Laplace quantile: log(2u) for u < 1/2, -log(2(1-u)) otherwise
-    if u < 0.5:
-        return log(2.0 * u)
-    return -log(2.0 * (1.0 - u))
-
-
-def gn_one(object gen, double loc, double scale):
-    """One N(loc, scale^2) draw."""
-    bit_gen = gen.bit_generator
-    cdef bitgen_t* bg = _borrow(bit_gen)
-    cdef double x
-    with bit_gen.lock:
-        x = loc + scale * _gn_std(_u_open(bg))
-    return x
-
-
-def gn_fill(object gen, double loc, double scale, double[::1] out):
-    bit_gen = gen.bit_generator
-    cdef bitgen_t* bg = _borrow(bit_gen)
-    cdef Py_ssize_t i, n = out.shape[0]
-    with bit_gen.lock, nogil:
-        for i in range(n):
-            out[i] = loc + scale * _gn_std(_u_open(bg))
-
-
-def gn_fill_rows(object gen, const double[:, :] loc, const double[:, :] scale,
-                 double[:, ::1] out):
-    bit_gen = gen.bit_generator
-    cdef bitgen_t* bg = _borrow(bit_gen)
-    cdef Py_ssize_t i, j, n0 = out.shape[0], n1 = out.shape[1]
-    with bit_gen.lock, nogil:
-        for i in range(n0):
-            for j in range(n1):
-                out[i, j] = loc[i, j] + scale[i, j] * _gn_std(_u_open(bg))
-
-
-def lp_one(object gen, double loc, double scale):
-    """One Laplace(loc, scale) draw."""
-    bit_gen = gen.bit_generator
-    cdef bitgen_t* bg = _borrow(bit_gen)
-    cdef double x
-    with bit_gen.lock:
-        x = loc + scale * _lp_std(_u_open(bg))
-    return x
-
-
-def lp_fill(object gen, double loc, double scale, double[::1] out):
-    bit_gen = gen.bit_generator
-    cdef bitgen_t* bg = _borrow(bit_gen)
-    cdef Py_ssize_t i, n = out.shape[0]
-    with bit_gen.lock, nogil:
-        for i in range(n):
-            out[i] = loc + scale * _lp_std(_u_open(bg))
-
-
-def lp_fill_rows(object gen, const double[:, :] loc, const double[:, :] scale,
-                 double[:, ::1] out):
-    bit_gen = gen.bit_generator
-    cdef bitgen_t* bg = _borrow(bit_gen)
-    cdef Py_ssize_t i, j, n0 = out.shape[0], n1 = out.shape[1]
-    with bit_gen.lock, nogil:
-        for i in range(n0):
-            for j in range(n1):
-                out[i, j] = loc[i, j] + scale[i, j] * _lp_std(_u_open(bg))
-
 
 # ---------------------------------------------------------------------------------------
 # def wrappers of the calibrations (inputs validated by bndp.calibrate)

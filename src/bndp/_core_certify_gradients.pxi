@@ -1,4 +1,5 @@
-# Kernels for the gradients family (included by _core.pyx).
+# Certificates of the gradient mechanisms (included by _core.pyx); their samplers are in
+# _core_fill.pxi, their moments in _core_laws.pxi.
 #
 # Bounded-support Gaussian mechanisms for private training [HMSCG24]: the rectified Gaussian
 # N^R = clip(theta + sigma Z, lo, hi) (Def. 3.1), the truncated Gaussian N^T (Def. 3.2) and
@@ -16,94 +17,8 @@
 # [HMSCG24] S. Hu, S. Mahloujifar, V. Smith, K. Chaudhuri, C. Guo. Privacy Amplification for
 #           the Gaussian Mechanism via Bounded Support. arXiv:2403.05598, 2024.
 
-from libc.stdint cimport uint64_t
-from libc.math cimport pow
-from numpy.random.c_distributions cimport random_standard_normal
-from scipy.special.cython_special cimport erfcx as _sc_erfcx
 
 cdef double _GR_LOG_MAX_NEG = -745.0      # exp() of anything below is 0 in double
-
-
-# ---------------------------------------------------------------------------------------
-# Standard normal draws: NumPy's own kernel (`random_standard_normal`, a 256-layer ziggurat
-# in numpy/random/src/distributions), called on the borrowed bitgen_t. For the same
-# BitGenerator state it draws exactly what Generator.standard_normal draws (tested).
-# ---------------------------------------------------------------------------------------
-
-cdef inline double _gr_std_normal(bitgen_t* bg) noexcept nogil:
-    return random_standard_normal(bg)
-
-
-# ---------------------------------------------------------------------------------------
-# Log-space primitives
-# ---------------------------------------------------------------------------------------
-
-cdef inline double _gr_log1mexp(double x) noexcept nogil:
-    # log(1 - e^x) for x <= 0 (Maechler's switch at -log 2)
-    if x > -0.6931471805599453:
-        return log(-expm1(x))
-    return log1p(-exp(x))
-
-
-cdef inline double _gr_lndtr(double x) noexcept nogil:
-    # log Phi(x). Right of 0: log1p(-Phi(-x)) keeps the tiny distance to 0 (it carries the
-    # rectified divergence far above the support). Down to -20 Phi does not underflow
-    # (_ndtr_lower: Cody's rational approximations, then erfc); below, SciPy's asymptotic log_ndtr.
-    if x > 0.0:
-        return log1p(-_ndtr_lower(-x))
-    if x > -20.0:
-        return log(_ndtr_lower(x))
-    return _log_ndtr(x)
-
-
-cdef inline double _gr_log_ndtr_diff(double U, double L) noexcept nogil:
-    # log(Phi(U) - Phi(L)) for U > L. Straddling 0: a sum of two erf of positive arguments
-    # (no cancellation, no log needed before the end). Both in the right tail: mirrored to
-    # the left tail, Phi(U) - Phi(L) = Phi(-L) - Phi(-U). Left tail above -20: difference of
-    # erfc values (no underflow); further out: log Phi(U) + log1mexp(log Phi(L) - log Phi(U)).
-    cdef double t
-    if L >= 0.0:
-        t = U
-        U = -L
-        L = -t
-    if U > 0.0:
-        return log(_half_mass(U) + _half_mass(-L))
-    if U > -20.0:
-        return log(_ndtr_lower(U) - _ndtr_lower(L))
-    t = _log_ndtr(U)
-    return t + _gr_log1mexp(_log_ndtr(L) - t)
-
-
-cdef inline double _gr_ld(double y, double l, double u) noexcept nogil:
-    # log Delta(y) = log P(y + Z in [l, u])
-    return _gr_log_ndtr_diff(u - y, l - y)
-
-
-cdef inline double _gr_q_right(double y, double l, double u) noexcept nogil:
-    # log Delta(y) + (y - u)^2/2 + log(2) for y >= u, without the Gaussian factor:
-    # Delta(y) = e^{-(y-u)^2/2}/2 [erfcx((y-u)/sqrt2) - e^{-w(2y-l-u)/2} erfcx((y-l)/sqrt2)]
-    cdef double w = u - l
-    return log(_sc_erfcx((y - u) * SQRT1_2)
-               - exp(-0.5 * w * (2.0 * y - l - u)) * _sc_erfcx((y - l) * SQRT1_2))
-
-
-cdef inline double _gr_lse3(double a, double b, double c) noexcept nogil:
-    # log(e^a + e^b + e^c), pivoting on the largest term so that a dominant term close to
-    # 0 keeps its full relative precision (log1p of the others)
-    if a >= b and a >= c:
-        return a + log1p(exp(b - a) + exp(c - a))
-    if b >= c:
-        return b + log1p(exp(a - b) + exp(c - b))
-    return c + log1p(exp(a - c) + exp(b - c))
-
-
-cdef inline double _gr_atom_bound(double d, double s, double am1) noexcept nogil:
-    # Upper bound on alpha log Phi(-d) - (alpha-1) log Phi(-d-s) (the log of a rectified atom
-    # term) for d >= 1, from log Phi(-d) <= -d^2/2 and the Mills bound
-    # phi(y)/Phi(-y) <= y + 1/y: the atom term is e^{bound} or less. No transcendental call.
-    cdef double sp = s if s > 0.0 else 0.0
-    return -0.5 * d * d + am1 * (d * sp + 0.5 * sp * sp + sp / d)
-
 
 # ---------------------------------------------------------------------------------------
 # Renyi divergences (standardised). alpha > 1, am1 = alpha - 1.
@@ -647,87 +562,6 @@ cdef inline double _gr_eta2(int mech, double t, double l, double u) noexcept nog
         return _gr_trunc_eta2(t, l, u)
     return _gr_sign_eta2(t)
 
-
-# ---------------------------------------------------------------------------------------
-# Moments of the rectified law: X = theta + sigma Y, Y = clip(Z, za, zb). Taken around the
-# point rho of [za, zb] nearest to 0 (W = Y - rho), so that E W and E W^2 are small when
-# theta lies far outside S and Var = E W^2 - (E W)^2 does not cancel; the interior part uses
-# the truncated-normal moments (exact far into the tails).
-# ---------------------------------------------------------------------------------------
-
-cdef void _gr_rect_moments(double t, double l, double u, double* mean,
-                           double* var) noexcept nogil:
-    cdef double za = l - t, zb = u - t, rho, pa, pb, pz, mt, vt, ew, ew2
-    cdef TNParams p
-    rho = 0.0
-    if rho < za:
-        rho = za
-    if rho > zb:
-        rho = zb
-    pa = exp(_gr_lndtr(za))
-    pb = exp(_gr_lndtr(-zb))
-    _tn_setup(&p, 0.0, 1.0, za, zb)
-    _tn_moments(&p, &mt, &vt)
-    pz = exp(p.logZ)
-    ew = (za - rho) * pa + (zb - rho) * pb + pz * (mt - rho)
-    ew2 = (za - rho) * (za - rho) * pa + (zb - rho) * (zb - rho) * pb \
-        + pz * (vt + (mt - rho) * (mt - rho))
-    mean[0] = rho + ew
-    var[0] = ew2 - ew * ew
-    if var[0] < 0.0:
-        var[0] = 0.0
-
-
-# ---------------------------------------------------------------------------------------
-# def wrappers (inputs validated and broadcast to (outer, inner) views by the Python layer)
-# ---------------------------------------------------------------------------------------
-
-def gr_normal_fill(object gen, double[::1] out):
-    """Standard normal draws (NumPy's kernel) into ``out``."""
-    bit_gen = gen.bit_generator
-    cdef bitgen_t* bg = _borrow(bit_gen)
-    cdef Py_ssize_t i, n = out.shape[0]
-    with bit_gen.lock, nogil:
-        for i in range(n):
-            out[i] = _gr_std_normal(bg)
-
-
-def gr_sample_rows(int mech, object gen, const double[:, :] theta, double sigma,
-                   const double[:, :] lo, const double[:, :] hi, double[:, ::1] out):
-    """mech 0: clip(theta + sigma Z, lo, hi); 1: truncated normal on [lo, hi] (inverse CDF);
-    2: sign(theta + sigma Z) in {-1, +1}."""
-    cdef TNBlock blk
-    bit_gen = gen.bit_generator
-    cdef bitgen_t* bg = _borrow(bit_gen)
-    cdef Py_ssize_t i, j, k, m, n0 = out.shape[0], n1 = out.shape[1]
-    cdef double x
-    with bit_gen.lock, nogil:
-        if mech == 0:
-            for i in range(n0):
-                for j in range(n1):
-                    x = theta[i, j] + sigma * _gr_std_normal(bg)
-                    out[i, j] = _clip(x, lo[i, j], hi[i, j])
-        elif mech == 1:
-            for i in range(n0):                   # blocked as in tn_fill_rows
-                j = 0
-                while j < n1:
-                    m = n1 - j
-                    if m > TN_BLOCK:
-                        m = TN_BLOCK
-                    for k in range(m):
-                        blk.loc[k] = theta[i, j + k]
-                        blk.scale[k] = sigma
-                        blk.lo[k] = lo[i, j + k]
-                        blk.hi[k] = hi[i, j + k]
-                    _tn_block_draw(bg, &blk, m, &out[i, j], _tn_block_setup(&blk, m), 1)
-                    j += m
-        else:
-            for i in range(n0):
-                for j in range(n1):
-                    x = theta[i, j] + sigma * _gr_std_normal(bg)
-                    out[i, j] = 1.0 if x > 0.0 else -1.0
-
-
 def gr_rdp(int mech, int mode, const double[:, :] theta, const double[:, :] c, double sigma,
            const double[:, :] lo, const double[:, :] hi, const double[::1] alphas,
            double[:, :, ::1] each, double[::1] total):
@@ -767,69 +601,3 @@ def gr_eta2_rows(int mech, const double[:, :] theta, double sigma, const double[
             for j in range(n1):
                 out[i, j] = _gr_eta2(mech, theta[i, j] * inv, lo[i, j] * inv,
                                      hi[i, j] * inv) * inv2
-
-
-def gr_rect_moments_rows(int what, const double[:, :] theta, double sigma,
-                         const double[:, :] lo, const double[:, :] hi, double[:, ::1] out):
-    """what 0: mean, 1: variance of the rectified law."""
-    cdef Py_ssize_t i, j, n0 = out.shape[0], n1 = out.shape[1]
-    cdef double inv = 1.0 / sigma, m, v
-    with nogil:
-        for i in range(n0):
-            for j in range(n1):
-                _gr_rect_moments(theta[i, j] * inv, lo[i, j] * inv, hi[i, j] * inv, &m, &v)
-                out[i, j] = theta[i, j] + sigma * m if what == 0 else sigma * sigma * v
-
-
-def gr_log_ndtr_diff(double U, double L):
-    """log(Phi(U) - Phi(L)) for U > L (exposed for tests)."""
-    return _gr_log_ndtr_diff(U, L)
-
-
-def gr_lndtr(double x):
-    """log Phi(x) (exposed for tests)."""
-    return _gr_lndtr(x)
-
-
-def tn_tail_eval_rows(int what, const double[:, :] x, const double[:, :] loc,
-                      const double[:, :] scale, const double[:, :] lo, const double[:, :] hi,
-                      double[:, ::1] out):
-    """Truncated normal, per element: what = 0 logcdf, 1 logsf, 2 sf, 3 isf (x holds upper
-    tail probabilities). log F = log(Phi(z) - Phi(a)) - log Z and log S = log(Phi(b) -
-    Phi(z)) - log Z with every log(Phi(U) - Phi(L)) from _gr_log_ndtr_diff (no underflow,
-    no 1 - cdf); isf(q) = -ppf(q) of the law reflected about 0."""
-    cdef TNParams p
-    cdef Py_ssize_t i, j, n0 = out.shape[0], n1 = out.shape[1]
-    cdef double a, b, z, lz, v, inv
-    with nogil:
-        for i in range(n0):
-            for j in range(n1):
-                v = x[i, j]
-                if what == 3:
-                    if v <= 0.0:
-                        out[i, j] = hi[i, j]
-                    elif v >= 1.0:
-                        out[i, j] = lo[i, j]
-                    else:
-                        _tn_setup(&p, -loc[i, j], scale[i, j], -hi[i, j], -lo[i, j])
-                        out[i, j] = -_tn_ppf(&p, v)
-                    continue
-                if isnan(v):
-                    out[i, j] = NAN
-                    continue
-                if v <= lo[i, j]:
-                    lz = -INFINITY if what == 0 else 0.0
-                elif v >= hi[i, j]:
-                    lz = 0.0 if what == 0 else -INFINITY
-                else:
-                    inv = 1.0 / scale[i, j]
-                    a = (lo[i, j] - loc[i, j]) * inv
-                    b = (hi[i, j] - loc[i, j]) * inv
-                    z = (v - loc[i, j]) * inv
-                    if what == 0:
-                        lz = _gr_log_ndtr_diff(z, a) - _gr_log_ndtr_diff(b, a)
-                    else:
-                        lz = _gr_log_ndtr_diff(b, z) - _gr_log_ndtr_diff(b, a)
-                    if lz > 0.0:
-                        lz = 0.0
-                out[i, j] = exp(lz) if what == 2 else lz

@@ -1,0 +1,572 @@
+# Declarations of the compiled core (bndp._core), in the manner of numpy/random's .pxd
+# files: the C helpers and SIMD kernels it links (_simd.h, _grid_search.h, _window.h), the
+# parameter structs of every family, the kernel type of the generic fill loop
+# (_core_fill.pxi), the hot inline helpers shared by every layer (open-interval uniform,
+# Lemire's bounded integer), and the signature of every non-inline kernel, grouped by layer.
+# The definitions live in the layer files that _core.pyx includes:
+#   _core_special.pxi             special functions (normal quantile, Phi split, Lambert W)
+#   _core_sample.pxi              continuous samplers (truncated normal, bounded Laplace,
+#                                 unbounded Gaussian/Laplace, constrained Laplace)
+#   _core_fill.pxi                the generic locked fill loop and its per-family kernels
+#   _core_sample_grid.pxi         grid-law draws (whole range, allowed sets)
+#   _core_sample_window.pxi       windowed grid-law draws (the default release)
+#   _core_laws.pxi                law evaluation (logpdf, cdf, ppf, moments)
+#   _core_calibrate.pxi           calibrations (one root finder, bounded laws, window law)
+#   _core_calibrate_gaussian.pxi  calibrations and accounting of the unbounded Gaussian family
+#   _core_certify.pxi             certificates of the bounded and constrained laws
+#   _core_certify_grid.pxi        tables and certificates of the grid laws
+#   _core_certify_gradients.pxi   Renyi and Fisher-information certificates of gradient noise
+
+from libc.math cimport (log, log1p, exp, expm1, sqrt, erf, erfc, fabs, nextafter, isnan, copysign,
+                        isfinite, fma, hypot, INFINITY, NAN, M_PI)
+from libc.stdlib cimport malloc, free
+from libc.stdint cimport int64_t
+from cpython.pycapsule cimport PyCapsule_IsValid, PyCapsule_GetPointer
+from numpy.random cimport bitgen_t
+from scipy.special.cython_special cimport log_ndtr as _sc_log_ndtr, erfcx as _sc_erfcx
+from libc.stdint cimport uint64_t, int64_t, uint32_t, int32_t
+from libc.math cimport ceil as _ex_ceil
+from libc.math cimport ldexp as _gd_ldexp, nearbyint as _gd_rint, floor as _gd_floor, fmin, fmax
+from libc.math cimport hypot
+from scipy.special.cython_special cimport erfcx as _sc_erfcx, erfcinv as _sc_erfcinv
+from libc.stdint cimport uint64_t
+from libc.math cimport pow
+from numpy.random.c_distributions cimport random_standard_normal
+from scipy.special.cython_special cimport erfcx as _sc_erfcx
+from libc.math cimport fma, copysign
+from libc.math cimport log2 as _gw_log2, floor as _gw_floorf
+from libc.stdlib cimport realloc
+from libc.string cimport memcpy
+cimport numpy as _cnp
+
+# ---------------------------------------------------------------------------------------
+# C helpers (verbatim) and the SIMD kernels of _simd.h, _grid_search.h, _window.h
+# ---------------------------------------------------------------------------------------
+
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #define BNDP_TWO_M52 2.220446049250313080847263336181640625e-16
+    """
+    double BNDP_TWO_M52
+
+cdef extern from *:
+    """
+    #include <stdint.h>
+    /* 64x64 -> 128-bit product (high word returned, low word stored) and the quotient and
+       remainder of a 128-bit number by a 64-bit one: native 128-bit integers on GCC/Clang,
+       compiler intrinsics on MSVC x64, a portable schoolbook version elsewhere. */
+    #if defined(__SIZEOF_INT128__)
+    static inline uint64_t bndp_mul128(uint64_t a, uint64_t b, uint64_t *lo) {
+        unsigned __int128 m = (unsigned __int128)a * b;
+        *lo = (uint64_t)m;
+        return (uint64_t)(m >> 64);
+    }
+    static inline void bndp_divmod128(uint64_t hi, uint64_t lo, uint64_t d,
+                                      uint64_t *qhi, uint64_t *qlo, uint64_t *r) {
+        unsigned __int128 n = ((unsigned __int128)hi << 64) | lo;
+        unsigned __int128 q = n / d;
+        *qhi = (uint64_t)(q >> 64);
+        *qlo = (uint64_t)q;
+        *r = (uint64_t)(n - q * d);
+    }
+    #else
+    #if defined(_MSC_VER) && defined(_M_X64)
+    #include <intrin.h>
+    static __inline uint64_t bndp_mul128(uint64_t a, uint64_t b, uint64_t *lo) {
+        uint64_t hi;
+        *lo = _umul128(a, b, &hi);
+        return hi;
+    }
+    #else
+    static inline uint64_t bndp_mul128(uint64_t a, uint64_t b, uint64_t *lo) {
+        uint64_t a0 = a & 0xFFFFFFFFu, a1 = a >> 32, b0 = b & 0xFFFFFFFFu, b1 = b >> 32;
+        uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+        uint64_t mid = (p00 >> 32) + (p01 & 0xFFFFFFFFu) + (p10 & 0xFFFFFFFFu);
+        *lo = (mid << 32) | (p00 & 0xFFFFFFFFu);
+        return p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
+    }
+    #endif
+    static inline void bndp_divmod128(uint64_t hi, uint64_t lo, uint64_t d,
+                                      uint64_t *qhi, uint64_t *qlo, uint64_t *r) {
+        /* long division: high word first, then the low word bit by bit (remainder < d) */
+        uint64_t rem = hi % d, q = 0, top;
+        int k;
+        *qhi = hi / d;
+        for (k = 63; k >= 0; k--) {
+            top = rem >> 63;
+            rem = (rem << 1) | ((lo >> k) & 1u);
+            q <<= 1;
+            if (top || rem >= d) {
+                rem -= d;
+                q |= 1u;
+            }
+        }
+        *qlo = q;
+        *r = rem;
+    }
+    #endif
+    """
+    uint64_t bndp_mul128(uint64_t a, uint64_t b, uint64_t* lo) nogil
+    void bndp_divmod128(uint64_t hi, uint64_t lo, uint64_t d, uint64_t* qhi, uint64_t* qlo,
+                        uint64_t* r) nogil
+
+cdef extern from *:
+    """
+    /* Grid index of a clipped true value: round q * 2^-e (inv_gamma = 2^-e, so the product
+       is exact or a correctly rounded subnormal, monotone in q) to the nearest integer, ties
+       up, clip to [kl, kl + n], subtract kl. Written with selects and comparisons turned
+       into 0/1 (minsd/maxsd, setcc), so that no branch depends on q: a branch on the
+       rounding direction would be mispredicted half the time on real columns, a timing
+       signal of the true value. The first clip keeps the integer conversion in range. */
+    static inline int64_t bndp_gd_index(double q, double inv_gamma, int64_t kl, int64_t n) {
+        double lo = (double)kl, hi = (double)(kl + n);
+        double z = q * inv_gamma, f, k;
+        z = z < lo - 1.0 ? lo - 1.0 : z;
+        z = z > hi + 1.0 ? hi + 1.0 : z;
+        f = (double)(int64_t)z;
+        f -= (double)(f > z);
+        k = f + (double)((z - f) >= 0.5);
+        k = k < lo ? lo : k;
+        k = k > hi ? hi : k;
+        return (int64_t)k - kl;
+    }
+    """
+    int64_t _gd_index "bndp_gd_index" (double q, double inv_gamma, int64_t kl, int64_t n) nogil
+
+cdef extern from "_simd.h":
+    # Phi^-1(1/2 + q) for |q| <= 0.425 (AS 241, first rational approximation), shared with
+    # the vectorised block loop below
+    double _ppnd_central "bndp_ppnd_central"(double q) noexcept nogil
+    # -Phi^-1(t) from r = sqrt(-log t) for t <= 0.075 (AS 241, tail approximations)
+    double _ppnd_tail_r "bndp_ppnd_tail_r"(double r) noexcept nogil
+    # log of a positive normal number, branch-free (about 1 ulp; tests/test_special.py)
+    double _log_fast "bndp_log"(double x) noexcept nogil
+    # standardised truncated-normal quantile for a row with a <= 0 <= b (see TNParams)
+    double _tn_straddle_std "bndp_tn_straddle_std"(double u, double Z, double mL, double tlo,
+                                                   double thi) noexcept nogil
+    void _tn_straddle_block "bndp_tn_straddle_block"(
+        const double* u, double* out, Py_ssize_t n, const double* Z, const double* mL,
+        const double* tlo, const double* thi, const double* loc, const double* scale,
+        const double* lo, const double* hi, Py_ssize_t stride) noexcept nogil
+
+cdef extern from "_simd.h":
+    # Phi(y) - 1/2 and Phi(-y) for 0 <= y <= 37 (Cody's rational approximations; see
+    # _simd.h): branch-free, as the vectorised block setup uses it, and with branches, as the
+    # scalar setup below uses it (the same bits; tests/test_special.py)
+    double _exp_nonpos_fast "bndp_exp_nonpos"(double x) noexcept nogil
+    void _phi_split_fast "bndp_phi_split"(double y, double* mass0, double* tail) noexcept nogil
+    void _phi_split_branchy "bndp_phi_split_branchy"(double y, double* mass0, double* tail) noexcept nogil
+    Py_ssize_t _tn_setup_pass "bndp_tn_setup_pass"(
+        const double* loc, const double* scale, const double* lo, const double* hi, Py_ssize_t n,
+        double* Z, double* mL, double* tlo, double* thi, int64_t* onetail) noexcept nogil
+
+cdef extern from "_simd.h":
+    enum: TN_BLOCK "BNDP_TN_BLOCK"
+
+cdef extern from "_simd.h":
+    double _expm1_nonpos "bndp_expm1_nonpos"(double x) noexcept nogil
+    double _log1m2t "bndp_log1m2t"(double t) noexcept nogil
+    void _bl_setup_one "bndp_bl_setup_one"(double q, double b, double lo, double hi,
+                                           double* mL, double* C) noexcept nogil
+    double _bl_draw "bndp_bl_draw"(double u, double q, double b, double lo, double hi,
+                                   double mL, double C) noexcept nogil
+    void _bl_setup_pass "bndp_bl_setup_pass"(
+        const double* q, const double* b, const double* lo, const double* hi, Py_ssize_t n,
+        double* mL, double* C) noexcept nogil
+    void _bl_setup_pass_q "bndp_bl_setup_pass_q"(
+        const double* q, double b, double lo, double hi, Py_ssize_t n, double* mL,
+        double* C) noexcept nogil
+    void _bl_draw_pass "bndp_bl_draw_pass"(
+        const double* u, double* out, Py_ssize_t n, const double* q, const double* b,
+        const double* lo, const double* hi, const double* mL, const double* C) noexcept nogil
+    void _bl_draw_pass_q "bndp_bl_draw_pass_q"(
+        const double* u, double* out, Py_ssize_t n, const double* q, double b, double lo,
+        double hi, const double* mL, const double* C) noexcept nogil
+    void _bl_draw_pass1 "bndp_bl_draw_pass1"(
+        const double* u, double* out, Py_ssize_t n, double q, double b, double lo, double hi,
+        double mL, double C) noexcept nogil
+
+cdef extern from "_grid_search.h":
+    # the table search (layout, implementations and their run-time choice: see the header)
+    enum: GD_LANES "BNDP_GD_LANES"     # draws per table search
+    size_t bndp_gd_table_size(int levels) nogil
+    size_t bndp_gd_level_offset(int levels, int l) nogil
+    void bndp_gd_search(const uint64_t* tree, int levels, const uint64_t* t, int64_t* pos) nogil
+    int bndp_gd_variant
+    int bndp_gd_variant_ok(int v) nogil
+
+cdef extern from "_simd.h":
+    # grid indices of a block of contiguous clipped true values (vectorised; the same
+    # integers as _gd_index, tests/test_exact.py)
+    void bndp_gd_index_pass(const double* q, Py_ssize_t m, double inv_gamma, double lo,
+                            double hi, int32_t* j) nogil
+    # released values (kl + pos - n + idx) 2^e of a block of draws
+    void bndp_gd_out_pass(const int64_t* pos, const int32_t* idx, Py_ssize_t m, int64_t n,
+                          double kl, double gamma, double* out) nogil
+
+cdef extern from "_window.h":
+    void bndp_gw_index_pass(const double* q, Py_ssize_t m, double lo, double hi,
+                            double inv_g, double n, double* idx) nogil
+    void bndp_gw_index_rows(const double* q, const double* lo, const double* hi,
+                            const double* n, Py_ssize_t m, double inv_g, double* idx) nogil
+    double _gw_ldexp "bndp_ldexp"(double x, int64_t k) noexcept nogil
+    int64_t _gw_frexp_exp "bndp_frexp_exp"(double x) noexcept nogil
+    bint _gw_is_integer "bndp_is_integer"(double r) noexcept nogil
+
+# ---------------------------------------------------------------------------------------
+# Constants
+# ---------------------------------------------------------------------------------------
+
+cdef enum:
+    GW_MBITS = 20                 # the window law's tail success probability m 2^-s, 2^20 <= m < 2^21
+
+cdef enum:
+    GL_N = 24
+    GL_R = 12
+
+cdef enum:
+    GF_DWORK2006 = 0
+    GF_DWORK2014 = 1
+    GF_OPTIMAL = 2
+    GF_ZHAO1 = 3
+    GF_ZHAO2 = 4
+    GF_PDP_OPTIMAL = 5
+    GF_ZHAO3 = 6
+    GF_ZHAO4 = 7
+
+cdef enum:
+    GF_NOTION_DP = 0
+    GF_NOTION_PDP = 1
+
+# ---------------------------------------------------------------------------------------
+# Parameter structs
+# ---------------------------------------------------------------------------------------
+
+cdef struct TNParams:
+    int mode            # 0 straddle, 1 left tail, 2 right tail (mirrored)
+    int far             # tail mode with the near end beyond TN_FAR scales: see _tn_quantile
+    double loc, scale, lo, hi
+    double mL, Z, tlo, thi          # straddle
+    double lb, la, om, logZ         # tails (in mirrored coordinates for mode 2)
+
+cdef struct TNBlock:
+    TNParams p[TN_BLOCK]
+    double u[TN_BLOCK]
+    double Z[TN_BLOCK]
+    double mL[TN_BLOCK]
+    double tlo[TN_BLOCK]
+    double thi[TN_BLOCK]
+    double loc[TN_BLOCK]
+    double scale[TN_BLOCK]
+    double lo[TN_BLOCK]
+    double hi[TN_BLOCK]
+    int64_t onetail[TN_BLOCK]       # 1: a row in one tail, set up in p[k] (scalar, log space)
+
+cdef struct BLParams:
+    double q, b, lo, hi, mL, C
+
+cdef struct BLBlock:
+    double u[TN_BLOCK]
+    double q[TN_BLOCK]
+    double b[TN_BLOCK]
+    double lo[TN_BLOCK]
+    double hi[TN_BLOCK]
+    double mL[TN_BLOCK]
+    double C[TN_BLOCK]
+
+ctypedef double (*monotone_fn)(double, void*) noexcept nogil
+
+cdef struct BLCal:
+    double dq, w, L
+
+cdef struct BGCal:
+    double eps, A, dq
+    const double* w
+    Py_ssize_t m
+    double* cbuf
+
+ctypedef struct gd_set_t:
+    const uint64_t* cum
+    int levels
+    int64_t N
+    const int64_t* sa
+    const int64_t* sb
+    int64_t m
+    uint64_t tailw
+    int sbits
+    int64_t c_lo
+    int64_t c_hi
+    int64_t kl
+
+cdef struct GFArgs:
+    double eps, log2d, s1, F
+
+cdef struct CLWork:
+    Py_ssize_t m
+    const double* L
+    const double* R
+    double s
+    double* lcL
+    double* fL
+    double* rcR
+    double* fR
+
+cdef struct CLCal:
+    CLWork* w1          # the allowed set
+    CLWork* w2          # its reflection x -> -x
+    double dF, eps
+    int metric
+
+cdef struct CLPieces:
+    Py_ssize_t nl, nr, m
+    int depth
+    double mu, s, inv_s, Lc, N
+    double* cl
+    double* al
+    double* lol
+    double* hil
+    double* cr
+    double* ar
+    double* lor
+    double* hir
+    double* ew          # e^{-w_k/s} per span (0 for an unbounded span)
+    double* omw         # 1 - e^{-w_k/s} (1 for an unbounded span)
+    double* eg          # e^{-g_k/s} for the gap after span k
+
+cdef struct VTight:
+    double eps, dq
+    const double* w
+    Py_ssize_t m
+    double* cbuf
+
+ctypedef struct gw_law_t:
+    int fam
+    double t
+    int64_t N          # table half-width
+    int tail           # 1: geometric tails beyond the table
+    int kexp
+    uint64_t tailw     # B
+    int sbits          # s
+    uint64_t tm        # m
+    double lnp         # ln p (p = 1 - m 2^-s)
+
+ctypedef struct gw_rows_t:
+    const uint64_t* cum
+    int levels
+    int64_t N
+    uint64_t tailw
+    int sbits
+    uint64_t tm
+
+# ---------------------------------------------------------------------------------------
+# The generic fill loop (_core_fill.pxi): a block of at most TN_BLOCK elements
+# ---------------------------------------------------------------------------------------
+
+ctypedef struct fill_block_t:
+    const double* p[4]      # parameter k of element r: p[k][r * s[k]]
+    Py_ssize_t s[4]         # 0: one value for the whole block; 1: contiguous
+    Py_ssize_t m            # elements in the block (1 <= m <= TN_BLOCK)
+    bint same               # every parameter is the previous block's single value
+
+# a family's kernel: the m draws of a block, in stream order, into out[0..m)
+ctypedef void (*fill_kernel_t)(bitgen_t* bg, void* state, const fill_block_t* b,
+                               double* out) noexcept nogil
+
+# ---------------------------------------------------------------------------------------
+# Hot inline helpers shared by the samplers
+# ---------------------------------------------------------------------------------------
+
+cdef inline double _u_open(bitgen_t* bg) noexcept nogil:
+    # Uniform on the open interval (0, 1): (2k + 1) * 2^-53 for a 52-bit k. Never 0 or 1,
+    # so inverse CDFs with an infinite end never return +-inf, and 1 - u is exact (both u
+    # and 1 - u are odd multiples of 2^-53 below 1), which the two-sided samplers rely on.
+    return (<double>(bg.next_uint64(bg.state) >> 12) + 0.5) * BNDP_TWO_M52
+
+cdef inline uint64_t _ex_below(bitgen_t* bg, uint64_t n) noexcept nogil:
+    # Uniform integer on {0, ..., n-1}, n >= 1, exactly [L19]: the high word of x*n for a
+    # uniform 64-bit x, rejecting the (2^64 mod n) values of the low word that would bias it.
+    # For n < 2^32 the same with a 32-bit x (half the random bits: BitGenerators buffer the
+    # other half of a 64-bit word for the next 32-bit draw).
+    cdef uint32_t x32, low32, thr32
+    cdef uint64_t m32
+    if n <= 0xFFFFFFFFu:
+        x32 = bg.next_uint32(bg.state)
+        m32 = (<uint64_t> x32) * n
+        low32 = <uint32_t> m32
+        if low32 < <uint32_t> n:
+            thr32 = (<uint32_t> 0 - <uint32_t> n) % (<uint32_t> n)
+            while low32 < thr32:
+                x32 = bg.next_uint32(bg.state)
+                m32 = (<uint64_t> x32) * n
+                low32 = <uint32_t> m32
+        return m32 >> 32
+    cdef uint64_t x = bg.next_uint64(bg.state)
+    cdef uint64_t low
+    cdef uint64_t high = bndp_mul128(x, n, &low)
+    cdef uint64_t thr
+    if low < n:
+        thr = (<uint64_t> 0 - n) % n
+        while low < thr:
+            x = bg.next_uint64(bg.state)
+            high = bndp_mul128(x, n, &low)
+    return high
+
+# ---------------------------------------------------------------------------------------
+# Kernels: special functions (_core_special.pxi)
+# ---------------------------------------------------------------------------------------
+
+cdef double _ndtri_lower_log(double logt) noexcept nogil
+cdef double _lw_branch(double q, int branch) noexcept nogil
+cdef double _lw0_direct(double x) noexcept nogil
+cdef double _lwm1_log(double lmx) noexcept nogil
+cdef double _lambertw(double x, int branch) noexcept nogil
+
+# ---------------------------------------------------------------------------------------
+# Kernels: continuous samplers (_core_sample.pxi)
+# ---------------------------------------------------------------------------------------
+
+cdef double _tn_ppf(const TNParams* p, double u) noexcept nogil
+cdef void _cl_consts(CLPieces* P, const double* L, const double* R, Py_ssize_t m,
+                     double s) noexcept nogil
+cdef void _cl_pieces(CLPieces* P, const double* L, const double* R, double mu) noexcept nogil
+
+# ---------------------------------------------------------------------------------------
+# Kernels: law evaluation: densities, CDFs, moments (_core_laws.pxi)
+# ---------------------------------------------------------------------------------------
+
+cdef double _tn_cdf(const TNParams* p, double x) noexcept nogil
+cdef void _tn_tail_moments(double loc, double scale, double e, double f, double* mean,
+                           double* var) noexcept nogil
+cdef void _tn_moments(const TNParams* p, double* mean, double* var) noexcept nogil
+cdef double _cl_cdf(const CLPieces* P, double x) noexcept nogil
+cdef void _cl_moments(const CLPieces* P, double* mean, double* var) noexcept nogil
+cdef void _gr_rect_moments(double t, double l, double u, double* mean,
+                           double* var) noexcept nogil
+
+# ---------------------------------------------------------------------------------------
+# Kernels: grid-law draws (_core_sample_grid.pxi)
+# ---------------------------------------------------------------------------------------
+
+cdef int _gd_check_tree(const uint64_t[::1] tree, int levels, int64_t n) except -1
+cdef int _gd_check_exponent(int e) except -1
+cdef int64_t _gd_set_draw_one(bitgen_t* bg, const gd_set_t* L, int64_t i) noexcept nogil
+cdef int _gd_check_set(const uint64_t[::1] tree, int levels, int64_t N, const int64_t[::1] sa,
+                       const int64_t[::1] sb, const double[::1] gap_hi, uint64_t tailw,
+                       int sbits) except -1
+
+# ---------------------------------------------------------------------------------------
+# Kernels: windowed grid-law draws (_core_sample_window.pxi)
+# ---------------------------------------------------------------------------------------
+
+cdef int64_t _gw_draw_one(bitgen_t* bg, const gw_rows_t* R, int64_t i, int64_t n) noexcept nogil
+cdef void _gw_block(bitgen_t* bg, const gw_rows_t* R, const double* q, Py_ssize_t qstride,
+                    int c, double lo, double hi, int64_t nr, double inv_g, double gamma,
+                    double* out) noexcept nogil
+
+# ---------------------------------------------------------------------------------------
+# Kernels: calibration: the root finder and the bounded calibrations (_core_calibrate.pxi)
+# ---------------------------------------------------------------------------------------
+
+cdef double _bisect_feasible(monotone_fn g, void* args, double lo, double glo,
+                             double hi, double ghi, int* n_eval) noexcept nogil
+cdef double _bl_g(double b, void* args) noexcept nogil
+cdef double _bl_scale(double eps, double delta, double dq, double lo, double hi) noexcept nogil
+cdef double _bg_rho(double c, double w, double s) noexcept nogil
+cdef double _bg_log_dc_multi(double s, const double* w, Py_ssize_t m, double dq,
+                             double* cstar) noexcept nogil
+cdef double _bg_log_dc(double s, BGCal* c) noexcept nogil
+cdef double _bg_g(double v, void* args) noexcept nogil
+cdef double _bg_sigma(double eps, double dq, const double* w, Py_ssize_t m,
+                      double* cstar) noexcept nogil
+cdef double _dd_g(double u) noexcept nogil
+cdef double _cl_loss(CLCal* c, double s) noexcept nogil
+cdef double _cl_g(double s, void* args) noexcept nogil
+cdef double _cl_certify(CLCal* c, double s) noexcept nogil
+cdef double _cl_scale(CLCal* c) noexcept nogil
+cdef double _gw_try(int fam, double t, int64_t n, int64_t dk, int wide, int tail_bits,
+                    gw_law_t* L, uint64_t** cum, int64_t* cap, double** qlo, double** qhi,
+                    int64_t** dq, int64_t* qcap) noexcept nogil
+
+# ---------------------------------------------------------------------------------------
+# Kernels: calibration of the unbounded Gaussian family (_core_calibrate_gaussian.pxi)
+# ---------------------------------------------------------------------------------------
+
+cdef double _gf_erfcx_dneg(double x) noexcept nogil
+cdef double _gf_log_r(double a, double eps, double da, double* err) noexcept nogil
+cdef double _gf_log_p(double d, double eps, double da, double* err) noexcept nogil
+cdef double _gf_log_delta(int notion, double s1, double eps, double* err) noexcept nogil
+cdef double _gf_g_opt(double a, void* args) noexcept nogil
+cdef double _gf_g_pdp(double d, void* args) noexcept nogil
+cdef double _gf_bracket_solve(monotone_fn g, GFArgs* p, double lo, double hi) noexcept nogil
+cdef double _gf_b_mech1(double eps, double delta) noexcept nogil
+cdef double _gf_a_opt(double eps, double delta) noexcept nogil
+cdef double _gf_d_pdp(double eps, double delta) noexcept nogil
+cdef double _gf_round_up(int notion, double s1, double eps, double delta) noexcept nogil
+cdef double _gf_sigma1(int method, double eps, double delta) noexcept nogil
+cdef double _gf_sigma(int method, double eps, double delta, double dq) noexcept nogil
+cdef double _gf_delta(int notion, double sigma, double eps, double dq) noexcept nogil
+cdef double _gf_g_eps(double e, void* args) noexcept nogil
+cdef double _gf_epsilon(int notion, double sigma, double delta, double dq) noexcept nogil
+cdef double _gf_g_thr(double x, void* args) noexcept nogil
+cdef double _gf_threshold(int method, double delta) noexcept nogil
+
+# ---------------------------------------------------------------------------------------
+# Kernels: certification of the bounded and constrained laws (_core_certify.pxi)
+# ---------------------------------------------------------------------------------------
+
+cdef double _vf_concave_max(double w, double s, double lam, double cmax,
+                            double* carg, double* mag) noexcept nogil
+cdef double _vf_bg_loss(double s, double dq, const double* w, Py_ssize_t m,
+                        double* cstar, double* lower) noexcept nogil
+cdef double _vf_tight_g(double s, void* args) noexcept nogil
+cdef double _vf_bg_tight_sigma(double eps, double dq, const double* w, Py_ssize_t m,
+                               double s_hi, double* cbuf, int* n_eval) noexcept nogil
+cdef double _vf_bl_pair(double b, double w, double eps, double q, double qp) noexcept nogil
+cdef double _vf_bl_delta(double b, double dq, double w, double eps, double* lower,
+                         double* qarg) noexcept nogil
+cdef void _cl_recur(CLWork* w) noexcept nogil
+cdef double _cl_loss_dir(const CLWork* w, double dF) noexcept nogil
+cdef double _cl_metric_dir(const CLWork* w) noexcept nogil
+cdef double _dd_hockey(double l1, double s1, double l2, double s2, double eps) noexcept nogil
+
+# ---------------------------------------------------------------------------------------
+# Kernels: certification and tables of the grid laws (_core_certify_grid.pxi)
+# ---------------------------------------------------------------------------------------
+
+cdef void _gd_shift_losses(const uint64_t* cum, int64_t n, int64_t dk, double* lnw,
+                           double* lns, int64_t* dq, double* lam) noexcept nogil
+cdef void _gd_window(const double* g, int64_t i_top, int64_t delta, int64_t a, int64_t b,
+                     int64_t last, int64_t* dq, int64_t* dqn, double* wmax,
+                     double* wmin) noexcept nogil
+cdef uint64_t _gd_near_total(const uint64_t* cum, int64_t N, const int64_t* sa,
+                             const int64_t* sb, int64_t m, uint64_t tailw, int64_t i) noexcept nogil
+cdef double _gd_lnw_ext(const uint64_t* cum, int64_t N, double lnwn, double lnp,
+                        int64_t d) noexcept nogil
+cdef void _gd_slide_max(const double* x, const unsigned char* ok, int64_t n, int64_t D, double* out,
+                        int64_t* dq) noexcept nogil
+cdef int _gw_shape(int fam, double t, int64_t n, int tail_bits, gw_law_t* L) noexcept nogil
+cdef int _gw_fill_table(gw_law_t* L, uint64_t* cum) noexcept nogil
+cdef double _gw_cert(const gw_law_t* L, const uint64_t* cum, int64_t n, int64_t dk, int wide,
+                     double* qlo, double* qhi, int64_t* dq) noexcept nogil
+
+# ---------------------------------------------------------------------------------------
+# Kernels: certification of the gradient mechanisms (_core_certify_gradients.pxi)
+# ---------------------------------------------------------------------------------------
+
+cdef bint _gr_rect_rdp2_taylor(double t, double h, double l, double u, double eq,
+                               double* res) noexcept nogil
+cdef bint _gr_rect_rdp_lin(double t, double h, double l, double u, double al, int mode,
+                           double* res) noexcept nogil
+cdef double _gr_rect_rdp(double t, double h, double l, double u, double al,
+                         int mode) noexcept nogil
+cdef bint _gr_trunc_rdp2_lin(double t, double h, double l, double u, int mode,
+                            double* res) noexcept nogil
+cdef void _gr_tn_cumulants(double t, double l, double u, double* k2, double* k3,
+                           double* k4) noexcept nogil
+cdef double _gr_trunc_rdp(double t, double h, double l, double u, double al,
+                          int mode) noexcept nogil
+cdef double _gr_sign_rdp(double t, double h, double al, int mode) noexcept nogil
+cdef double _gr_trunc_eta2(double t, double l, double u) noexcept nogil
+cdef double _gr_rect_eta2(double t, double l, double u) noexcept nogil
+cdef double _gr_sign_eta2(double t) noexcept nogil

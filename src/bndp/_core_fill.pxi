@@ -1,0 +1,451 @@
+# The generic fill loop of the samplers (included by _core.pyx), in the manner of
+# numpy/random's one locked, broadcasting loop: every `*_one` / `*_fill` / `*_fill_rows`
+# wrapper borrows the BitGenerator's bitgen_t, takes its lock, releases the GIL and hands
+# blocks of at most TN_BLOCK elements to its family's kernel (fill_kernel_t, declared in
+# _core.pxd). A block carries, for each parameter, either one value (stride 0) or a
+# contiguous run (strided inputs are gathered first), and says whether its single values
+# are those of the previous block, so a kernel sets up a shared parameter set once. Blocks
+# start at every row of the (outer, inner) output and every TN_BLOCK elements along it;
+# the kernels consume the stream element by element in output order, so a fill, a per-row
+# fill and a loop of one-value draws give the same bits.
+
+cdef const char *_CAPSULE_NAME = "BitGenerator"
+
+cdef bitgen_t* _borrow(object bit_generator) except NULL:
+    capsule = bit_generator.capsule
+    if not PyCapsule_IsValid(capsule, _CAPSULE_NAME):
+        raise TypeError("rng must be backed by a NumPy BitGenerator (capsule 'BitGenerator')")
+    return <bitgen_t*> PyCapsule_GetPointer(capsule, _CAPSULE_NAME)
+
+
+
+cdef void _fill_loop(bitgen_t* bg, fill_kernel_t kern, void* state, int npar,
+                     const double** base, const Py_ssize_t* s0, const Py_ssize_t* s1,
+                     Py_ssize_t n0, Py_ssize_t n1, double* out) noexcept nogil:
+    # out[i, j] (C-contiguous n0 x n1) from the parameters base[k][i s0[k] + j s1[k]]
+    cdef fill_block_t b
+    cdef double gather[4][TN_BLOCK]
+    cdef const double* row
+    cdef Py_ssize_t i, j, k, r, m
+    cdef bint prev_const = False, const_now, same
+    for k in range(4):
+        b.p[k] = NULL
+        b.s[k] = 0
+    for i in range(n0):
+        j = 0
+        while j < n1:
+            m = n1 - j if n1 - j < TN_BLOCK else TN_BLOCK
+            const_now = True
+            same = prev_const
+            for k in range(npar):
+                row = base[k] + i * s0[k] + j * s1[k]
+                if s1[k] == 0:
+                    same = same and row == b.p[k]
+                    b.p[k] = row
+                    b.s[k] = 0
+                else:
+                    const_now = False
+                    if s1[k] != 1:
+                        for r in range(m):
+                            gather[k][r] = row[r * s1[k]]
+                        row = gather[k]
+                    b.p[k] = row
+                    b.s[k] = 1
+            b.m = m
+            b.same = same and const_now
+            kern(bg, state, &b, out + i * n1 + j)
+            prev_const = const_now
+            j += m
+
+
+cdef Py_ssize_t _elem_stride(Py_ssize_t nbytes) except? -1:
+    if nbytes % <Py_ssize_t> sizeof(double):
+        raise ValueError("sampler: parameter views must have strides that are multiples of 8 bytes")
+    return nbytes // <Py_ssize_t> sizeof(double)
+
+
+cdef int _fill_rows(object gen, fill_kernel_t kern, void* state, int npar,
+                    const double[:, :] p0, const double[:, :] p1, const double[:, :] p2,
+                    const double[:, :] p3, double[:, ::1] out) except -1:
+    # the wrappers' common body: parameters broadcast to out's shape (stride 0 welcome);
+    # views past npar are ignored
+    cdef const double* base[4]
+    cdef Py_ssize_t s0[4]
+    cdef Py_ssize_t s1[4]
+    cdef Py_ssize_t n0 = out.shape[0], n1 = out.shape[1]
+    cdef int k
+    if n0 == 0 or n1 == 0:
+        return 0
+    cdef const double[:, :] v
+    for k in range(npar):
+        v = p0 if k == 0 else p1 if k == 1 else p2 if k == 2 else p3
+        if v.shape[0] != n0 or v.shape[1] != n1:
+            raise ValueError("sampler: parameters must have the output's shape (broadcast them)")
+        base[k] = &v[0, 0]
+        s0[k] = _elem_stride(v.strides[0])
+        s1[k] = _elem_stride(v.strides[1])
+    bit_gen = gen.bit_generator
+    cdef bitgen_t* bg = _borrow(bit_gen)
+    with bit_gen.lock, nogil:
+        _fill_loop(bg, kern, state, npar, base, s0, s1, n0, n1, &out[0, 0])
+    return 0
+
+
+cdef int _fill_1d(object gen, fill_kernel_t kern, void* state, int npar, const double* par,
+                  double[::1] out) except -1:
+    # one parameter set par[0..npar) for every element of out
+    cdef const double* base[4]
+    cdef Py_ssize_t s[4]
+    cdef int k
+    if out.shape[0] == 0:
+        return 0
+    for k in range(npar):
+        base[k] = par + k
+        s[k] = 0
+    bit_gen = gen.bit_generator
+    cdef bitgen_t* bg = _borrow(bit_gen)
+    with bit_gen.lock, nogil:
+        _fill_loop(bg, kern, state, npar, base, s, s, 1, out.shape[0], &out[0])
+    return 0
+
+
+cdef object _sample_one(object gen, fill_kernel_t kern, void* state, int npar,
+                        const double* par):
+    # one draw for the parameter set par[0..npar), as a Python float
+    cdef fill_block_t b
+    cdef double x
+    cdef int k
+    for k in range(4):
+        b.p[k] = par + (k if k < npar else 0)
+        b.s[k] = 0
+    b.m = 1
+    b.same = False
+    bit_gen = gen.bit_generator
+    cdef bitgen_t* bg = _borrow(bit_gen)
+    with bit_gen.lock:
+        kern(bg, state, &b, &x)
+    return x
+
+
+# ---------------------------------------------------------------------------------------
+# Kernels (parameters in the order of the wrappers' arguments)
+# ---------------------------------------------------------------------------------------
+
+ctypedef struct tn_state_t:
+    TNBlock blk
+    Py_ssize_t tail         # single-parameter blocks: the row lies in one tail
+
+
+cdef void _tn_kernel(bitgen_t* bg, void* state, const fill_block_t* b,
+                     double* out) noexcept nogil:
+    # truncated normal (loc, scale, lo, hi): one shared setup (row 0 of the block, stride-0
+    # draws) or the block setup pass
+    cdef tn_state_t* st = <tn_state_t*> state
+    cdef TNBlock* blk = &st.blk
+    cdef Py_ssize_t k, m = b.m
+    if b.s[0] == 0 and b.s[1] == 0 and b.s[2] == 0 and b.s[3] == 0:
+        if not b.same:
+            st.tail = _tn_block_set(blk, 0, b.p[0][0], b.p[1][0], b.p[2][0], b.p[3][0])
+        _tn_block_draw(bg, blk, m, out, m if st.tail else 0, 0)
+        return
+    for k in range(m):
+        blk.loc[k] = b.p[0][k * b.s[0]]
+        blk.scale[k] = b.p[1][k * b.s[1]]
+        blk.lo[k] = b.p[2][k * b.s[2]]
+        blk.hi[k] = b.p[3][k * b.s[3]]
+    _tn_block_draw(bg, blk, m, out, _tn_block_setup(blk, m), 1)
+
+
+ctypedef struct bl_state_t:
+    BLBlock blk
+    double mL, C            # single-parameter blocks
+
+
+cdef void _bl_kernel(bitgen_t* bg, void* state, const fill_block_t* b,
+                     double* out) noexcept nogil:
+    # bounded Laplace (q, b, lo, hi): the block's uniforms in stream order, then the
+    # vectorised setup and draw passes (_simd.h) for one parameter set, one scale and pair
+    # of bounds with per-element values, or per-element everything
+    cdef bl_state_t* st = <bl_state_t*> state
+    cdef BLBlock* blk = &st.blk
+    cdef Py_ssize_t k, m = b.m
+    for k in range(m):
+        blk.u[k] = _u_open(bg)
+    if b.s[1] == 0 and b.s[2] == 0 and b.s[3] == 0:
+        if b.s[0] == 0:
+            if not b.same:
+                _bl_setup_one(b.p[0][0], b.p[1][0], b.p[2][0], b.p[3][0], &st.mL, &st.C)
+            _bl_draw_pass1(blk.u, out, m, b.p[0][0], b.p[1][0], b.p[2][0], b.p[3][0], st.mL,
+                           st.C)
+        else:
+            _bl_setup_pass_q(b.p[0], b.p[1][0], b.p[2][0], b.p[3][0], m, blk.mL, blk.C)
+            _bl_draw_pass_q(blk.u, out, m, b.p[0], b.p[1][0], b.p[2][0], b.p[3][0], blk.mL,
+                            blk.C)
+        return
+    for k in range(m):
+        blk.q[k] = b.p[0][k * b.s[0]]
+        blk.b[k] = b.p[1][k * b.s[1]]
+        blk.lo[k] = b.p[2][k * b.s[2]]
+        blk.hi[k] = b.p[3][k * b.s[3]]
+    _bl_setup_pass(blk.q, blk.b, blk.lo, blk.hi, m, blk.mL, blk.C)
+    _bl_draw_pass(blk.u, out, m, blk.q, blk.b, blk.lo, blk.hi, blk.mL, blk.C)
+
+
+cdef void _gn_kernel(bitgen_t* bg, void* state, const fill_block_t* b,
+                     double* out) noexcept nogil:
+    # N(loc, scale^2)
+    cdef Py_ssize_t r
+    for r in range(b.m):
+        out[r] = b.p[0][r * b.s[0]] + b.p[1][r * b.s[1]] * _gn_std(_u_open(bg))
+
+
+cdef void _lp_kernel(bitgen_t* bg, void* state, const fill_block_t* b,
+                     double* out) noexcept nogil:
+    # Laplace(loc, scale)
+    cdef Py_ssize_t r
+    for r in range(b.m):
+        out[r] = b.p[0][r * b.s[0]] + b.p[1][r * b.s[1]] * _lp_std(_u_open(bg))
+
+
+ctypedef struct cl_state_t:
+    CLPieces* P
+    const double* L
+    const double* R
+    Py_ssize_t m
+    double sigma            # the scale of P's constants (NaN: none yet)
+    double mu               # the true value of P's pieces (NaN: none yet)
+
+
+cdef void _cl_kernel(bitgen_t* bg, void* state, const fill_block_t* b,
+                     double* out) noexcept nogil:
+    # constrained Laplace (mu, sigma) on the allowed set of the state: the constants of a
+    # scale and the pieces of a true value are recomputed when they change
+    cdef cl_state_t* st = <cl_state_t*> state
+    cdef Py_ssize_t r
+    cdef double mu, sigma
+    for r in range(b.m):
+        mu = b.p[0][r * b.s[0]]
+        sigma = b.p[1][r * b.s[1]]
+        if not (sigma == st.sigma):
+            st.sigma = sigma
+            _cl_consts(st.P, st.L, st.R, st.m, sigma)
+            st.mu = NAN
+        if not (mu == st.mu):
+            st.mu = mu
+            _cl_pieces(st.P, st.L, st.R, mu)
+        out[r] = _cl_quantile(st.P, _u_open(bg))
+
+
+cdef void _gr_rect_kernel(bitgen_t* bg, void* state, const fill_block_t* b,
+                          double* out) noexcept nogil:
+    # rectified Gaussian clip(theta + sigma Z, lo, hi), Z NumPy's normal kernel
+    cdef Py_ssize_t r
+    cdef double x
+    for r in range(b.m):
+        x = b.p[0][r * b.s[0]] + b.p[1][r * b.s[1]] * _gr_std_normal(bg)
+        out[r] = _clip(x, b.p[2][r * b.s[2]], b.p[3][r * b.s[3]])
+
+
+cdef void _gr_sign_kernel(bitgen_t* bg, void* state, const fill_block_t* b,
+                          double* out) noexcept nogil:
+    # sign(theta + sigma Z) in {-1, +1}
+    cdef Py_ssize_t r
+    cdef double x
+    for r in range(b.m):
+        x = b.p[0][r * b.s[0]] + b.p[1][r * b.s[1]] * _gr_std_normal(bg)
+        out[r] = 1.0 if x > 0.0 else -1.0
+
+
+ctypedef struct gw_row_t:
+    gw_rows_t R
+    double lo, hi, inv_g, gamma
+    int64_t nrow
+
+
+cdef void _gw_row_kernel(bitgen_t* bg, void* state, const fill_block_t* b,
+                         double* out) noexcept nogil:
+    # windowed grid law of one row, true values q: GD_LANES draws per table search
+    cdef gw_row_t* st = <gw_row_t*> state
+    cdef Py_ssize_t j = 0
+    cdef int c
+    while j < b.m:
+        c = GD_LANES if b.m - j >= GD_LANES else <int> (b.m - j)
+        _gw_block(bg, &st.R, b.p[0] + j * b.s[0], b.s[0], c, st.lo, st.hi, st.nrow, st.inv_g,
+                  st.gamma, out + j)
+        j += c
+
+
+# ---------------------------------------------------------------------------------------
+# def wrappers (inputs validated and broadcast to (outer, inner) views by the Python layer)
+# ---------------------------------------------------------------------------------------
+
+def tn_one(object gen, double loc, double scale, double lo, double hi):
+    """One truncated-normal draw (scalar parameters), as a Python float."""
+    cdef tn_state_t st
+    cdef double par[4]
+    par[0] = loc; par[1] = scale; par[2] = lo; par[3] = hi
+    return _sample_one(gen, _tn_kernel, &st, 4, par)
+
+
+def tn_fill(object gen, double loc, double scale, double lo, double hi, double[::1] out):
+    """Fill ``out`` with truncated-normal draws sharing one parameter set."""
+    cdef tn_state_t st
+    cdef double par[4]
+    par[0] = loc; par[1] = scale; par[2] = lo; par[3] = hi
+    _fill_1d(gen, _tn_kernel, &st, 4, par, out)
+
+
+def tn_fill_rows(object gen, const double[:, :] loc, const double[:, :] scale,
+                 const double[:, :] lo, const double[:, :] hi, double[:, ::1] out):
+    """Per-element parameters (already broadcast to ``out``'s shape; stride-0 views welcome)."""
+    cdef tn_state_t st
+    _fill_rows(gen, _tn_kernel, &st, 4, loc, scale, lo, hi, out)
+
+
+def bl_one(object gen, double q, double b, double lo, double hi):
+    """One bounded-Laplace draw (scalar parameters), as a Python float."""
+    cdef bl_state_t st
+    cdef double par[4]
+    par[0] = q; par[1] = b; par[2] = lo; par[3] = hi
+    return _sample_one(gen, _bl_kernel, &st, 4, par)
+
+
+def bl_fill(object gen, double q, double b, double lo, double hi, double[::1] out):
+    """Fill ``out`` with bounded-Laplace draws sharing one parameter set."""
+    cdef bl_state_t st
+    cdef double par[4]
+    par[0] = q; par[1] = b; par[2] = lo; par[3] = hi
+    _fill_1d(gen, _bl_kernel, &st, 4, par, out)
+
+
+def bl_fill_rows(object gen, const double[:, :] q, const double[:, :] b,
+                 const double[:, :] lo, const double[:, :] hi, double[:, ::1] out):
+    """Per-element parameters (broadcast views; stride 0 welcome)."""
+    cdef bl_state_t st
+    _fill_rows(gen, _bl_kernel, &st, 4, q, b, lo, hi, out)
+
+
+def gn_one(object gen, double loc, double scale):
+    """One N(loc, scale^2) draw."""
+    cdef double par[2]
+    par[0] = loc; par[1] = scale
+    return _sample_one(gen, _gn_kernel, NULL, 2, par)
+
+
+def gn_fill(object gen, double loc, double scale, double[::1] out):
+    cdef double par[2]
+    par[0] = loc; par[1] = scale
+    _fill_1d(gen, _gn_kernel, NULL, 2, par, out)
+
+
+def gn_fill_rows(object gen, const double[:, :] loc, const double[:, :] scale,
+                 double[:, ::1] out):
+    _fill_rows(gen, _gn_kernel, NULL, 2, loc, scale, loc, loc, out)
+
+
+def lp_one(object gen, double loc, double scale):
+    """One Laplace(loc, scale) draw."""
+    cdef double par[2]
+    par[0] = loc; par[1] = scale
+    return _sample_one(gen, _lp_kernel, NULL, 2, par)
+
+
+def lp_fill(object gen, double loc, double scale, double[::1] out):
+    cdef double par[2]
+    par[0] = loc; par[1] = scale
+    _fill_1d(gen, _lp_kernel, NULL, 2, par, out)
+
+
+def lp_fill_rows(object gen, const double[:, :] loc, const double[:, :] scale,
+                 double[:, ::1] out):
+    _fill_rows(gen, _lp_kernel, NULL, 2, loc, scale, loc, loc, out)
+
+
+cdef inline void _cl_state(cl_state_t* st, _CLBuf buf, const double[::1] L,
+                           const double[::1] R) noexcept:
+    st.P = &buf.P
+    st.L = &L[0]
+    st.R = &R[0]
+    st.m = L.shape[0]
+    st.sigma = NAN
+    st.mu = NAN
+
+
+def cl_one(object gen, double mu, double sigma, const double[::1] L, const double[::1] R):
+    cdef _CLBuf buf = _CLBuf(L, R)
+    cdef cl_state_t st
+    cdef double par[2]
+    _cl_state(&st, buf, L, R)
+    par[0] = mu; par[1] = sigma
+    return _sample_one(gen, _cl_kernel, &st, 2, par)
+
+
+def cl_fill(object gen, double mu, double sigma, const double[::1] L, const double[::1] R,
+            double[::1] out):
+    cdef _CLBuf buf = _CLBuf(L, R)
+    cdef cl_state_t st
+    cdef double par[2]
+    _cl_state(&st, buf, L, R)
+    par[0] = mu; par[1] = sigma
+    _fill_1d(gen, _cl_kernel, &st, 2, par, out)
+
+
+def cl_fill_rows(object gen, const double[:, :] mu, const double[:, :] sigma,
+                 const double[::1] L, const double[::1] R, double[:, ::1] out):
+    """Per-element true values and scales (broadcast views; stride 0 welcome)."""
+    cdef _CLBuf buf = _CLBuf(L, R)
+    cdef cl_state_t st
+    _cl_state(&st, buf, L, R)
+    _fill_rows(gen, _cl_kernel, &st, 2, mu, sigma, mu, mu, out)
+
+
+def gr_normal_fill(object gen, double[::1] out):
+    """Standard normal draws (NumPy's kernel) into ``out``."""
+    bit_gen = gen.bit_generator
+    cdef bitgen_t* bg = _borrow(bit_gen)
+    cdef Py_ssize_t i, n = out.shape[0]
+    with bit_gen.lock, nogil:
+        for i in range(n):
+            out[i] = _gr_std_normal(bg)
+
+
+def gr_sample_rows(int mech, object gen, const double[:, :] theta, double sigma,
+                   const double[:, :] lo, const double[:, :] hi, double[:, ::1] out):
+    """mech 0: clip(theta + sigma Z, lo, hi); 1: truncated normal on [lo, hi] (inverse CDF);
+    2: sign(theta + sigma Z) in {-1, +1}."""
+    cdef tn_state_t st
+    cdef const double[:, :] sv = _np.broadcast_to(_np.float64(sigma), (out.shape[0], out.shape[1]))
+    if mech == 0:
+        _fill_rows(gen, _gr_rect_kernel, NULL, 4, theta, sv, lo, hi, out)
+    elif mech == 1:
+        _fill_rows(gen, _tn_kernel, &st, 4, theta, sv, lo, hi, out)
+    else:
+        _fill_rows(gen, _gr_sign_kernel, NULL, 2, theta, sv, lo, hi, out)
+
+
+def gw_fill_row(object gen, const uint64_t[::1] tree, int levels, int64_t N, uint64_t tailw,
+                int sbits, uint64_t tm, int e, double lo, double hi, int64_t nrow,
+                const double[:, :] q, double[:, ::1] out):
+    """Windowed grid draws for one row ``[lo, hi]`` of ``nrow`` intervals: true values ``q``
+    (broadcast to ``out``; stride 0 welcome)."""
+    if q.shape[0] != out.shape[0] or q.shape[1] != out.shape[1]:
+        raise ValueError("grid law: the values must have the output's shape (broadcast them)")
+    _gd_check_tree(tree, levels, N)
+    _gd_check_exponent(e)
+    if tailw > 0 and not (1 <= sbits <= 53 and 0 < tm < ((<uint64_t> 1) << sbits)):
+        raise ValueError("grid law: inconsistent tail")
+    if nrow < 1 or nrow > GW_MAX_ROW or (tailw == 0 and nrow > N) or not (lo < hi):
+        raise ValueError("grid law: a row the table does not serve")
+    cdef gw_row_t st
+    st.R.cum = &tree[0]
+    st.R.levels = levels
+    st.R.N = N
+    st.R.tailw = tailw
+    st.R.sbits = sbits
+    st.R.tm = tm
+    st.lo = lo
+    st.hi = hi
+    st.nrow = nrow
+    st.inv_g = _gd_ldexp(1.0, -e)
+    st.gamma = _gd_ldexp(1.0, e)
+    _fill_rows(gen, _gw_row_kernel, &st, 1, q, q, q, q, out)

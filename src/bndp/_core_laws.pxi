@@ -1,0 +1,424 @@
+# Evaluation of the continuous laws (included by _core.pyx): log-densities, CDFs, quantiles
+# for evaluation and moments of the truncated normal, the bounded Laplace, the constrained
+# Laplace and the rectified Gaussian, with their per-element def wrappers.
+
+cdef double _tn_cdf(const TNParams* p, double x) noexcept nogil:
+    cdef double z, lz
+    if x <= p.lo:
+        return 0.0
+    if x >= p.hi:
+        return 1.0
+    z = (x - p.loc) / p.scale
+    if p.mode == 0:
+        if z <= 0.0:
+            if z < -1.0:
+                return (0.5 * erfc(-z * SQRT1_2) - p.tlo) / p.Z
+            return (p.mL - 0.5 * erf(-z * SQRT1_2)) / p.Z
+        return (p.mL + 0.5 * erf(z * SQRT1_2)) / p.Z
+    if p.mode == 1:
+        lz = _log_ndtr(z)
+        return exp(lz - p.lb) * (-expm1(p.la - lz)) / p.om
+    # mirrored: F(x) = 1 - G(-z) where G is the left-tail law on [-b, -a]
+    lz = _log_ndtr(-z)
+    return 1.0 - exp(lz - p.lb) * (-expm1(p.la - lz)) / p.om
+
+
+cdef inline double _tn_logpdf(const TNParams* p, double x) noexcept nogil:
+    cdef double z
+    if x < p.lo or x > p.hi:
+        return -INFINITY
+    z = (x - p.loc) / p.scale
+    return -0.5 * z * z - LOG_SQRT_2PI - log(p.scale) - p.logZ
+
+
+# Gauss-Legendre nodes/weights on [-1, 1], filled once at import (numpy.polynomial.legendre).
+
+cdef double _GL_X[GL_N]
+cdef double _GL_W[GL_N]
+cdef double _GLR_X[GL_R]
+cdef double _GLR_W[GL_R]
+
+
+# Moments of a truncated normal lying in one tail, its near end e at beta = |loc - e|/scale
+# >= TN_TAILMOM scales from the mean. With X = e -+ scale*T (T >= 0 the standardised offset
+# from the near end, towards the far end f at standardised distance W = |f - e|/scale), T has
+# the density exp(-beta t - t^2/2) on [0, W], so E X = e -+ scale E T and
+# Var X = scale^2 Var T, both free of cancellation: E T ~ 1/beta and Var T ~ 1/beta^2 are
+# formed directly (the closed form 1 + a phi(a)/Z - ... loses about beta^2 ulps and more
+# through exp(-a^2/2 - log Z); it gave a negative variance at beta = 1000).
+#   * otherwise: composite 24-point Gauss-Legendre on [0, L], L = min(W, t*), where
+#     beta t* + t*^2/2 = 45 (the mass beyond is below e^-45 relative), in pieces across which
+#     the exponent changes by at most 5 (the rule is then exact to rounding); two passes
+#     (mean, then centred second moment).
+#   * beta > 1e8 and beta W > 45: t^2/2 <= 45^2/(2 beta^2) < 1e-13 over the mass, whose
+#     effect on the moments is O(1/beta^2) <= 1e-16 relative: T is a truncated exponential of rate beta,
+#     E T = (1 - y e^-y/(1 - e^-y))/beta, Var T = (1 - y^2 e^-y/(1 - e^-y)^2)/beta^2 with
+#     y = beta W > 45 (inf for a half-line); a narrower support takes the quadrature. Formed
+#     from s = scale/beta = scale^2/|loc - e| and y = |f - e|/|loc - e|, so that neither
+#     beta nor W overflows (loc = 1e200 on [-1, 1], scale = 1e-300).
+cdef double TN_TAILMOM = 2.0
+
+cdef void _tn_tail_moments(double loc, double scale, double e, double f, double* mean,
+                           double* var) noexcept nogil:
+    cdef double sgn = 1.0 if f > e else -1.0     # direction from the near end into the support
+    cdef double d = fabs(loc - e), beta, W, L, h, c, t, wgt, s0 = 0.0, s1 = 0.0, s2 = 0.0
+    cdef double m, rng, s, y, q, et, vt
+    cdef int k, j, npc
+    y = (fabs(f - e) / scale) * (d / scale)   # beta W; inf for an infinite far end
+    if d > 1e8 * scale and not (y <= 45.0):
+        s = scale * (scale / d) if scale < 1.0 else scale / (d / scale)
+        if y > 745.0:
+            et = 1.0
+            vt = 1.0
+        elif y > 0.0:
+            q = exp(-y) / (-expm1(-y))             # e^-y/(1 - e^-y)
+            et = 1.0 - y * q
+            vt = 1.0 - y * y * q * (1.0 + q)       # e^-y/(1-e^-y)^2 = q (1 + q)
+        else:                                      # 0 * inf: W below the float range
+            et = 0.0
+            vt = 0.0
+        mean[0] = e + sgn * (s * et)
+        var[0] = (s * s) * vt
+        return
+    beta = d / scale
+    W = fabs(f - e) / scale
+    L = 90.0 / (beta + hypot(beta, 9.486832980505138))   # t*, no overflow of beta^2
+    if W < L:
+        L = W
+    rng = L * (beta + 0.5 * L)
+    npc = <int>(rng / 5.0) + 1
+    if npc > 9:
+        npc = 9
+    h = L / npc
+    for j in range(npc):
+        c = (j + 0.5) * h
+        for k in range(GL_N):
+            t = c + 0.5 * h * _GL_X[k]
+            wgt = _GL_W[k] * exp(-t * (beta + 0.5 * t))
+            s0 += wgt
+            s1 += wgt * t
+    m = s1 / s0
+    for j in range(npc):
+        c = (j + 0.5) * h
+        for k in range(GL_N):
+            t = c + 0.5 * h * _GL_X[k]
+            wgt = _GL_W[k] * exp(-t * (beta + 0.5 * t))
+            s2 += wgt * (t - m) * (t - m)
+    mean[0] = e + sgn * (scale * m)
+    var[0] = (scale * scale) * (s2 / s0)
+
+
+cdef void _tn_moments(const TNParams* p, double* mean, double* var) noexcept nogil:
+    # Mean and variance of the truncated law. When the interval is narrow against the local
+    # scale of the Gaussian (width * max(1, |a|, |b|) <= 2), the closed form
+    # Var/scale^2 = 1 + (a phi(a) - b phi(b))/Z - ((phi(a) - phi(b))/Z)^2 cancels
+    # catastrophically (it tends to width^2/12 through O(1) terms), so Gauss-Legendre
+    # quadrature of the standardised density is used there instead (exact to rounding on
+    # such an interval: the integrand varies by at most e^2 across it).
+    cdef double a = (p.lo - p.loc) / p.scale
+    cdef double b = (p.hi - p.loc) / p.scale
+    cdef double width = b - a, zref, h, c, z, wgt, s0 = 0.0, s1 = 0.0, s2 = 0.0, m1, pa, pb
+    cdef double big = fabs(a)
+    cdef int k
+    # one tail, near end at least TN_TAILMOM scales from the mean: the closed form cancels
+    # (Var -> 1/beta^2 through O(1) terms), and so does loc + scale*z in the quadrature
+    # below once loc is far (loc = -1000 on [0, 0.001]: 1e-10); moments of the offset from
+    # the near end instead, narrow or not
+    if b < -TN_TAILMOM:
+        _tn_tail_moments(p.loc, p.scale, p.hi, p.lo, mean, var)
+        return
+    if a > TN_TAILMOM:
+        _tn_tail_moments(p.loc, p.scale, p.lo, p.hi, mean, var)
+        return
+    if fabs(b) > big:
+        big = fabs(b)
+    if big < 1.0:
+        big = 1.0
+    if width * big <= 2.0:
+        if a <= 0.0 and b >= 0.0:
+            zref = 0.0
+        elif b < 0.0:
+            zref = b
+        else:
+            zref = a
+        h = 0.5 * width
+        c = 0.5 * (a + b)
+        for k in range(GL_N):
+            z = c + h * _GL_X[k]
+            wgt = _GL_W[k] * exp(-0.5 * (z - zref) * (z + zref))
+            s0 += wgt
+            s1 += wgt * (z - c)
+        m1 = s1 / s0                       # mean offset from the midpoint c
+        for k in range(GL_N):
+            z = c + h * _GL_X[k]
+            wgt = _GL_W[k] * exp(-0.5 * (z - zref) * (z + zref))
+            s2 += wgt * (z - c - m1) * (z - c - m1)
+        mean[0] = p.loc + p.scale * (c + m1)
+        var[0] = p.scale * p.scale * (s2 / s0)
+        return
+    # closed form with phi/Z formed in log space
+    if isfinite(a):
+        pa = exp(-0.5 * a * a - LOG_SQRT_2PI - p.logZ)
+    else:
+        pa = 0.0
+    if isfinite(b):
+        pb = exp(-0.5 * b * b - LOG_SQRT_2PI - p.logZ)
+    else:
+        pb = 0.0
+    m1 = pa - pb
+    mean[0] = p.loc + p.scale * m1
+    z = 1.0 + ((a * pa if pa != 0.0 else 0.0) - (b * pb if pb != 0.0 else 0.0)) - m1 * m1
+    var[0] = p.scale * p.scale * z
+
+cdef inline double _bl_cdf(const BLParams* p, double x) noexcept nogil:
+    if x <= p.lo:
+        return 0.0
+    if x >= p.hi:
+        return 1.0
+    if x <= p.q:
+        return -0.5 * exp(-(p.q - x) / p.b) * expm1(-(x - p.lo) / p.b) / p.C
+    return (p.mL - 0.5 * expm1(-(x - p.q) / p.b)) / p.C
+
+
+cdef inline double _bl_logpdf(const BLParams* p, double x) noexcept nogil:
+    if x < p.lo or x > p.hi:
+        return -INFINITY
+    return -fabs(x - p.q) / p.b - log(2.0 * p.b) - log(p.C)
+
+def _init_gauss_legendre():
+    x, w = _np.polynomial.legendre.leggauss(GL_N)
+    cdef int k
+    for k in range(GL_N):
+        _GL_X[k] = x[k]
+        _GL_W[k] = w[k]
+    x, w = _np.polynomial.legendre.leggauss(GL_R)
+    for k in range(GL_R):
+        _GLR_X[k] = x[k]
+        _GLR_W[k] = w[k]
+
+_init_gauss_legendre()
+
+def tn_eval_rows(int what, const double[:, :] x, const double[:, :] loc,
+                 const double[:, :] scale, const double[:, :] lo, const double[:, :] hi,
+                 double[:, ::1] out):
+    """Evaluate per element: what = 0 logpdf, 1 cdf, 2 ppf (x holds probabilities in (0,1)),
+    3 mean, 4 variance."""
+    cdef TNParams p
+    cdef Py_ssize_t i, j, n0 = out.shape[0], n1 = out.shape[1]
+    cdef double m, v, u
+    with nogil:
+        for i in range(n0):
+            for j in range(n1):
+                _tn_setup(&p, loc[i, j], scale[i, j], lo[i, j], hi[i, j])
+                if what == 0:
+                    out[i, j] = _tn_logpdf(&p, x[i, j])
+                elif what == 1:
+                    out[i, j] = _tn_cdf(&p, x[i, j])
+                elif what == 2:
+                    u = x[i, j]
+                    if u <= 0.0:
+                        out[i, j] = p.lo
+                    elif u >= 1.0:
+                        out[i, j] = p.hi
+                    else:
+                        out[i, j] = _tn_ppf(&p, u)
+                else:
+                    _tn_moments(&p, &m, &v)
+                    out[i, j] = m if what == 3 else v
+
+def bl_eval_rows(int what, const double[:, :] x, const double[:, :] q,
+                 const double[:, :] b, const double[:, :] lo, const double[:, :] hi,
+                 double[:, ::1] out):
+    """Evaluate per element: what = 0 logpdf, 1 cdf, 2 ppf."""
+    cdef BLParams p
+    cdef Py_ssize_t i, j, n0 = out.shape[0], n1 = out.shape[1]
+    cdef double u
+    with nogil:
+        for i in range(n0):
+            for j in range(n1):
+                _bl_setup(&p, q[i, j], b[i, j], lo[i, j], hi[i, j])
+                if what == 0:
+                    out[i, j] = _bl_logpdf(&p, x[i, j])
+                elif what == 1:
+                    out[i, j] = _bl_cdf(&p, x[i, j])
+                else:
+                    u = x[i, j]
+                    if u <= 0.0:
+                        out[i, j] = p.lo
+                    elif u >= 1.0:
+                        out[i, j] = p.hi
+                    else:
+                        out[i, j] = _bl_quantile(&p, u)
+
+cdef double _cl_cdf(const CLPieces* P, double x) noexcept nogil:
+    cdef double acc = 0.0
+    cdef Py_ssize_t k
+    if x < P.mu:
+        for k in range(P.nl):
+            if x >= P.hil[k]:
+                acc = P.cl[k]
+            elif x >= P.lol[k]:
+                acc = (P.cl[k - 1] if k > 0 else 0.0) + 0.5 * (exp(-(P.mu - x) / P.s) - P.al[k])
+                break
+            else:
+                break
+        return acc / P.N
+    for k in range(P.nr):
+        if x <= P.lor[k]:
+            acc = P.cr[k]
+        elif x <= P.hir[k]:
+            acc = (P.cr[k - 1] if k > 0 else 0.0) + 0.5 * (exp(-(x - P.mu) / P.s) - P.ar[k])
+            break
+        else:
+            break
+    return 1.0 - acc / P.N
+
+
+cdef inline double _cl_logpdf(const CLPieces* P, const double* L, const double* R,
+                              Py_ssize_t m, double x) noexcept nogil:
+    cdef Py_ssize_t k = _cl_locate(L, m, x)
+    if k < 0 or x > R[k]:
+        return -INFINITY
+    return -fabs(x - P.mu) / P.s - log(2.0 * P.s) - log(P.N)
+
+
+cdef void _cl_moments(const CLPieces* P, double* mean, double* var) noexcept nogil:
+    # E[Y - mu] and E[(Y - mu)^2] piece by piece: for distances d in [d1, d2] from mu,
+    # int d^k e^{-d/s}/(2s) = (1/2) [P_k(d1) e^{-d1/s} - P_k(d2) e^{-d2/s}],
+    # P_0 = 1, P_1 = d + s, P_2 = d^2 + 2 s d + 2 s^2.
+    cdef double s = P.s, m1 = 0.0, m2 = 0.0, d1, d2, e1, e2
+    cdef Py_ssize_t k
+    for k in range(P.nl + P.nr):
+        if k < P.nl:
+            d1 = P.mu - P.hil[k]
+            d2 = P.mu - P.lol[k]
+        else:
+            d1 = P.lor[k - P.nl] - P.mu
+            d2 = P.hir[k - P.nl] - P.mu
+        e1 = exp(-d1 / s)
+        e2 = exp(-d2 / s) if d2 != INFINITY else 0.0
+        if d2 == INFINITY:
+            d2 = 0.0
+        if k < P.nl:
+            m1 -= 0.5 * ((d1 + s) * e1 - (d2 + s) * e2)
+        else:
+            m1 += 0.5 * ((d1 + s) * e1 - (d2 + s) * e2)
+        m2 += 0.5 * ((d1 * d1 + 2.0 * s * d1 + 2.0 * s * s) * e1
+                     - (d2 * d2 + 2.0 * s * d2 + 2.0 * s * s) * e2)
+    m1 /= P.N
+    m2 /= P.N
+    mean[0] = m1
+    var[0] = m2 - m1 * m1
+
+def cl_eval_rows(int what, const double[:, :] x, const double[:, :] mu,
+                 const double[:, :] sigma, const double[::1] L, const double[::1] R,
+                 double[:, ::1] out):
+    """what = 0 logpdf, 1 cdf, 2 ppf (x in [0, 1]), 3 mean offset, 4 variance."""
+    cdef _CLBuf b = _CLBuf(L, R)
+    cdef Py_ssize_t i, j, n0 = out.shape[0], n1 = out.shape[1], m = L.shape[0]
+    cdef double u, m1, v, last = NAN
+    with nogil:
+        for i in range(n0):
+            for j in range(n1):
+                if not (sigma[i, j] == last):
+                    last = sigma[i, j]
+                    _cl_consts(&b.P, &L[0], &R[0], m, last)
+                _cl_pieces(&b.P, &L[0], &R[0], mu[i, j])
+                if what == 0:
+                    out[i, j] = _cl_logpdf(&b.P, &L[0], &R[0], m, x[i, j])
+                elif what == 1:
+                    out[i, j] = _cl_cdf(&b.P, x[i, j])
+                elif what == 2:
+                    u = x[i, j]
+                    if u <= 0.0:
+                        out[i, j] = L[0]
+                    elif u >= 1.0:
+                        out[i, j] = R[m - 1]
+                    else:
+                        out[i, j] = _cl_quantile(&b.P, u)
+                else:
+                    _cl_moments(&b.P, &m1, &v)
+                    out[i, j] = m1 if what == 3 else v
+
+# ---------------------------------------------------------------------------------------
+# Moments of the rectified law: X = theta + sigma Y, Y = clip(Z, za, zb). Taken around the
+# point rho of [za, zb] nearest to 0 (W = Y - rho), so that E W and E W^2 are small when
+# theta lies far outside S and Var = E W^2 - (E W)^2 does not cancel; the interior part uses
+# the truncated-normal moments (exact far into the tails).
+# ---------------------------------------------------------------------------------------
+
+cdef void _gr_rect_moments(double t, double l, double u, double* mean,
+                           double* var) noexcept nogil:
+    cdef double za = l - t, zb = u - t, rho, pa, pb, pz, mt, vt, ew, ew2
+    cdef TNParams p
+    rho = 0.0
+    if rho < za:
+        rho = za
+    if rho > zb:
+        rho = zb
+    pa = exp(_gr_lndtr(za))
+    pb = exp(_gr_lndtr(-zb))
+    _tn_setup(&p, 0.0, 1.0, za, zb)
+    _tn_moments(&p, &mt, &vt)
+    pz = exp(p.logZ)
+    ew = (za - rho) * pa + (zb - rho) * pb + pz * (mt - rho)
+    ew2 = (za - rho) * (za - rho) * pa + (zb - rho) * (zb - rho) * pb \
+        + pz * (vt + (mt - rho) * (mt - rho))
+    mean[0] = rho + ew
+    var[0] = ew2 - ew * ew
+    if var[0] < 0.0:
+        var[0] = 0.0
+
+def gr_rect_moments_rows(int what, const double[:, :] theta, double sigma,
+                         const double[:, :] lo, const double[:, :] hi, double[:, ::1] out):
+    """what 0: mean, 1: variance of the rectified law."""
+    cdef Py_ssize_t i, j, n0 = out.shape[0], n1 = out.shape[1]
+    cdef double inv = 1.0 / sigma, m, v
+    with nogil:
+        for i in range(n0):
+            for j in range(n1):
+                _gr_rect_moments(theta[i, j] * inv, lo[i, j] * inv, hi[i, j] * inv, &m, &v)
+                out[i, j] = theta[i, j] + sigma * m if what == 0 else sigma * sigma * v
+
+def tn_tail_eval_rows(int what, const double[:, :] x, const double[:, :] loc,
+                      const double[:, :] scale, const double[:, :] lo, const double[:, :] hi,
+                      double[:, ::1] out):
+    """Truncated normal, per element: what = 0 logcdf, 1 logsf, 2 sf, 3 isf (x holds upper
+    tail probabilities). log F = log(Phi(z) - Phi(a)) - log Z and log S = log(Phi(b) -
+    Phi(z)) - log Z with every log(Phi(U) - Phi(L)) from _gr_log_ndtr_diff (no underflow,
+    no 1 - cdf); isf(q) = -ppf(q) of the law reflected about 0."""
+    cdef TNParams p
+    cdef Py_ssize_t i, j, n0 = out.shape[0], n1 = out.shape[1]
+    cdef double a, b, z, lz, v, inv
+    with nogil:
+        for i in range(n0):
+            for j in range(n1):
+                v = x[i, j]
+                if what == 3:
+                    if v <= 0.0:
+                        out[i, j] = hi[i, j]
+                    elif v >= 1.0:
+                        out[i, j] = lo[i, j]
+                    else:
+                        _tn_setup(&p, -loc[i, j], scale[i, j], -hi[i, j], -lo[i, j])
+                        out[i, j] = -_tn_ppf(&p, v)
+                    continue
+                if isnan(v):
+                    out[i, j] = NAN
+                    continue
+                if v <= lo[i, j]:
+                    lz = -INFINITY if what == 0 else 0.0
+                elif v >= hi[i, j]:
+                    lz = 0.0 if what == 0 else -INFINITY
+                else:
+                    inv = 1.0 / scale[i, j]
+                    a = (lo[i, j] - loc[i, j]) * inv
+                    b = (hi[i, j] - loc[i, j]) * inv
+                    z = (v - loc[i, j]) * inv
+                    if what == 0:
+                        lz = _gr_log_ndtr_diff(z, a) - _gr_log_ndtr_diff(b, a)
+                    else:
+                        lz = _gr_log_ndtr_diff(b, z) - _gr_log_ndtr_diff(b, a)
+                    if lz > 0.0:
+                        lz = 0.0
+                out[i, j] = exp(lz) if what == 2 else lz

@@ -1,0 +1,692 @@
+# Windowed grid-law draws (included by _core.pyx): the default release of the bounded Laplace
+# and the univariate bounded Gaussian; the law and its certificate are described in
+# _core_certify_grid.pxi.
+
+cdef double math_inf = float("inf")
+
+
+cdef inline int64_t _gw_geometric(bitgen_t* bg, int sbits, uint64_t m) noexcept nogil:
+    # k >= 1 with P(k) = (1 - m 2^-s)^(k - 1) m 2^-s: the index of the first s-bit word < m
+    cdef uint64_t mask = ((<uint64_t> 1) << sbits) - 1
+    cdef int64_t k = 1
+    while (bg.next_uint64(bg.state) & mask) >= m and k < GD_EXACT:
+        k += 1
+    return k
+
+
+cdef inline int64_t _gw_index(double q, double lo, double hi, double inv_g,
+                              int64_t n) noexcept nogil:
+    # round-half-up of (clip(q) - lo) / gamma, exactly, clipped to [0, n]: z and zl are exact
+    # (scaling by a power of two), d + err == z - zl exactly (TwoSum), 0 <= d <= n + 1 <
+    # 2^52 makes |err| <= ulp(d)/2 <= 1/4 and fr = d - floor(d) exact; fr - 1/2 is exact
+    # when fr >= 1/4 or d >= 1, and otherwise below -1/4 < -err: the comparison
+    # fr - 1/2 >= -err decides fr + err >= 1/2 exactly (see docs/grid_laws.rst). Selects only; the
+    # floor of d >= 0 is its truncation (an integer conversion, no libm call).
+    cdef double z, zl, d, bb, err, fd, fr
+    cdef int64_t i
+    q = lo if q != q else q
+    q = lo if q < lo else q
+    q = hi if q > hi else q
+    z = q * inv_g
+    zl = lo * inv_g
+    d = z - zl
+    bb = d - z
+    err = (z - (d - bb)) + (-zl - bb)
+    d = 0.0 if d < 0.0 else d
+    i = <int64_t> d
+    fd = <double> i
+    fr = d - fd
+    i = i + <int64_t> ((fr - 0.5) >= -err)
+    i = 0 if i < 0 else i
+    i = n if i > n else i
+    return i
+
+
+cdef inline uint64_t _gw_target(const gw_rows_t* R, int64_t i, int64_t n, bitgen_t* bg,
+                                int* where) noexcept nogil:
+    # the table position for input i of a row of n intervals, or a tail block (where 1, 2)
+    cdef int64_t N = R.N, a, b
+    cdef uint64_t left, right, mid, u, c0
+    a = (-i if -i > -N else -N) + N
+    b = (n - i if n - i < N else N) + N + 1
+    c0 = R.cum[a]
+    mid = R.cum[b] - c0
+    left = R.tailw * (<uint64_t> (i > N))
+    right = R.tailw * (<uint64_t> (n - i > N))
+    u = _ex_below(bg, left + mid + right)
+    where[0] = (<int> (u < left)) + 2 * (<int> (u >= left + mid))
+    # u - left wraps when u < left; the entry is then ignored (where != 0)
+    return c0 + (u - left)
+
+
+cdef int64_t _gw_draw_one(bitgen_t* bg, const gw_rows_t* R, int64_t i, int64_t n) noexcept nogil:
+    cdef int where
+    cdef uint64_t t
+    cdef int64_t j
+    while True:
+        t = _gw_target(R, i, n, bg, &where)
+        if where == 0:
+            return _gd_search_one(R.cum, R.levels, t) - R.N + i
+        if where == 1:
+            j = i - R.N - _gw_geometric(bg, R.sbits, R.tm)
+        else:
+            j = i + R.N + _gw_geometric(bg, R.sbits, R.tm)
+        if j >= 0 and j <= n:
+            return j
+
+
+cdef inline void _gw_rows_chunk(bitgen_t* bg, const gw_rows_t* R, double inv_g, double gamma,
+                                const double* q, const double* lo, const double* hi,
+                                const int64_t* nrow, int c, double* out) noexcept nogil:
+    # c <= GD_LANES draws of rows with their own bounds and interval counts
+    cdef int64_t idx[GD_LANES]
+    cdef int64_t pos[GD_LANES]
+    cdef uint64_t tt[GD_LANES]
+    cdef int where[GD_LANES]
+    cdef double nd[GD_LANES]
+    cdef double fi[GD_LANES]
+    cdef int r
+    cdef int64_t j, nr
+    for r in range(c):
+        nd[r] = <double> nrow[r]
+    bndp_gw_index_rows(q, lo, hi, nd, c, inv_g, fi)      # vectorised; the integers of _gw_index
+    for r in range(c):
+        idx[r] = <int64_t> fi[r]
+    for r in range(c):
+        tt[r] = _gw_target(R, idx[r], nrow[r], bg, &where[r])
+        tt[r] = tt[r] if where[r] == 0 else 0
+    for r in range(c, GD_LANES):
+        tt[r] = 0
+    bndp_gd_search(R.cum, R.levels, tt, pos)
+    for r in range(c):
+        nr = nrow[r]
+        j = pos[r] - R.N + idx[r]
+        if where[r] != 0:          # a tail block: probability about 2^-24 at most
+            if where[r] == 1:
+                j = idx[r] - R.N - _gw_geometric(bg, R.sbits, R.tm)
+            else:
+                j = idx[r] + R.N + _gw_geometric(bg, R.sbits, R.tm)
+            if j < 0 or j > nr:
+                j = _gw_draw_one(bg, R, idx[r], nr)
+        out[r] = lo[r] + (<double> j) * gamma
+
+
+cdef int _gw_rows_law(gw_rows_t* R, const uint64_t[::1] tree, int levels, int64_t N,
+                      uint64_t tailw, int sbits, uint64_t tm, int e) except -1:
+    _gd_check_tree(tree, levels, N)
+    _gd_check_exponent(e)
+    if tailw > 0 and not (1 <= sbits <= 53 and 0 < tm < ((<uint64_t> 1) << sbits)):
+        raise ValueError("grid law: inconsistent tail")
+    R.cum = &tree[0]
+    R.levels = levels
+    R.N = N
+    R.tailw = tailw
+    R.sbits = sbits
+    R.tm = tm
+    return 0
+
+
+def gw_fill(object gen, const uint64_t[::1] tree, int levels, int64_t N, uint64_t tailw,
+            int sbits, uint64_t tm, int e, const double[::1] q, const double[::1] lo,
+            const double[::1] hi, const int64_t[::1] nrow, double[::1] out):
+    """Windowed grid draws, one per row: true value ``q``, bounds ``lo``/``hi`` and ``nrow``
+    grid intervals per row (all of the output's length)."""
+    bit_gen = gen.bit_generator
+    cdef bitgen_t* bg = _borrow(bit_gen)
+    cdef Py_ssize_t a, total = out.shape[0]
+    if q.shape[0] != total or lo.shape[0] != total or hi.shape[0] != total or nrow.shape[0] != total:
+        raise ValueError("grid law: per-row arrays of different lengths")
+    cdef gw_rows_t R
+    _gw_rows_law(&R, tree, levels, N, tailw, sbits, tm, e)
+    cdef int c
+    cdef double inv_g = _gd_ldexp(1.0, -e), gamma = _gd_ldexp(1.0, e)
+    for a in range(total):
+        if nrow[a] < 1 or nrow[a] > GW_MAX_ROW or (tailw == 0 and nrow[a] > N):
+            raise ValueError("grid law: a row the table does not serve")
+    with bit_gen.lock, nogil:
+        a = 0
+        while a < total:
+            c = GD_LANES if total - a >= GD_LANES else <int> (total - a)
+            _gw_rows_chunk(bg, &R, inv_g, gamma, &q[a], &lo[a], &hi[a], &nrow[a], c, &out[a])
+            a += c
+
+
+# ---------------------------------------------------------------------------------------
+# Per-row bounds in three passes, without sorting: (1) every row's granularity exponent and
+# interval count (window.grid_exponent and gw_intervals, the same IEEE operations row by
+# row); (2) every row's kernel, the wide kernel of its exponent or the narrow kernel of its
+# (exponent, n), found in a small hash table; (3) the draws, kernel by kernel in the order
+# exponent, wide before narrow, n ascending, and the rows of a kernel in row order, in blocks
+# of GD_LANES from the kernel's first row: the draws and the stream of a loop that calls
+# gw_fill once per kernel on the selected rows.
+# ---------------------------------------------------------------------------------------
+
+def gw_rows_grid(double target, double dq, const double[::1] lo, const double[::1] hi,
+                 double scale_steps, double width_steps, double sens_steps):
+    """Per row: the granularity exponent ``e`` and the coarse flag of
+    ``window.grid_exponent`` (gamma <= min(dq / target / scale_steps, dq, width /
+    width_steps), refined until min(dq, width) / gamma is an integer or >= sens_steps,
+    coarsened to 2 ulp of the row's largest bound), and ``n = floor(width / 2^e)`` exactly
+    (``gw_intervals``; computed where -1022 <= e <= 1000, else 0). Returns
+    ``(e, coarse, n, evals, nmax)``: int64, bool, int64 per row, and the distinct exponents
+    in that range (ascending) with the largest ``n`` of their rows."""
+    cdef Py_ssize_t a, m = lo.shape[0]
+    if hi.shape[0] != m:
+        raise ValueError("gw_rows_grid: arrays of different lengths")
+    e_arr = _np.empty(m, dtype=_np.int64)
+    c_arr = _np.empty(m, dtype=_np.bool_)
+    n_arr = _np.empty(m, dtype=_np.int64)
+    cdef int64_t[::1] eo = e_arr
+    cdef int64_t[::1] no = n_arr
+    cdef unsigned char[::1] co = c_arr.view(_np.uint8)
+    cdef double a0 = dq / target / scale_steps, base, w, r, mm, l, h
+    cdef int64_t e, eu, k, emax
+    cdef int64_t nmx[2023]           # by e + 1022, -1022 <= e <= 1000
+    for k in range(2023):
+        nmx[k] = -2
+    with nogil:
+        for a in range(m):
+            l = lo[a]
+            h = hi[a]
+            w = h - l
+            base = a0 if a0 < dq else dq
+            r = w / width_steps
+            base = base if base < r else r
+            e = _gw_frexp_exp(base) - 1
+            for k in range(8):
+                r = _gw_ldexp(dq if dq < w else w, -e)
+                if _gw_is_integer(r) or not r < sens_steps:
+                    break
+                e -= 1
+            mm = fabs(l) if fabs(l) > fabs(h) else fabs(h)
+            mm = mm if mm > 1e-300 else (1e-300 if mm == mm else mm)
+            eu = _gw_frexp_exp(mm) - 53
+            emax = eu if eu > e else e
+            eu += not _gw_is_integer(_gw_ldexp(l, -emax))
+            co[a] = eu > e
+            if eu > e:
+                e = eu
+            eo[a] = e
+            if e < -1022 or e > 1000:
+                no[a] = 0
+                continue
+            no[a] = _gw_count(l, h, _gw_ldexp(1.0, -e))
+            if no[a] > nmx[e + 1022]:
+                nmx[e + 1022] = no[a]
+    evals = [k - 1022 for k in range(2023) if nmx[k] != -2]
+    nmax = [nmx[k] for k in range(2023) if nmx[k] != -2]
+    return (e_arr, c_arr, n_arr, _np.array(evals, dtype=_np.int64),
+            _np.array(nmax, dtype=_np.int64))
+
+
+cdef inline uint64_t _gw_mix(uint64_t x) noexcept nogil:
+    x ^= x >> 33
+    x *= <uint64_t> 0xff51afd7ed558ccd
+    x ^= x >> 33
+    return x
+
+
+def gw_rows_kernels(const int64_t[::1] e, const int64_t[::1] n, const int64_t[::1] evals,
+                    const int64_t[::1] nmin):
+    """The kernel of every row: rows of exponent ``evals[k]`` with ``n >= nmin[k]`` share
+    the wide kernel of that exponent, the others the narrow kernel of their ``(e, n)``.
+    Returns ``(group, keys)``: ``keys`` (int64, ``(k, n)`` pairs, n = 0 for a wide kernel)
+    sorted by exponent, wide first, then n; ``group[a]`` the index of row a's kernel."""
+    cdef Py_ssize_t a, m = e.shape[0], ne = evals.shape[0], i, cap = 1024, used = 0, slot
+    cdef Py_ssize_t j
+    if n.shape[0] != m or nmin.shape[0] != ne or ne < 1:
+        raise ValueError("gw_rows_kernels: inconsistent arrays")
+    cdef int64_t e0 = evals[0], span = evals[ne - 1] - evals[0] + 1
+    if span > 4096:
+        raise ValueError("gw_rows_kernels: exponents too far apart")
+    cdef int64_t* eidx = <int64_t*> malloc(span * sizeof(int64_t))
+    cdef uint64_t* table = <uint64_t*> malloc(cap * sizeof(uint64_t))
+    cdef int32_t* gid = <int32_t*> malloc(cap * sizeof(int32_t))
+    cdef uint64_t key, kk
+    cdef uint64_t* nt
+    cdef int32_t* ng
+    cdef int64_t ei, nn
+    group_arr = _np.empty(m, dtype=_np.int32)
+    cdef int32_t[::1] go = group_arr
+    try:
+        if eidx == NULL or table == NULL or gid == NULL:
+            raise MemoryError()
+        for i in range(span):
+            eidx[i] = -1
+        for i in range(ne):
+            eidx[evals[i] - e0] = i
+        for i in range(cap):
+            table[i] = 0
+        for a in range(m):
+            if e[a] < e0 or e[a] - e0 >= span or eidx[e[a] - e0] < 0:
+                raise ValueError("gw_rows_kernels: a row's exponent is not listed")
+            if n[a] < 1 or n[a] >= ((<int64_t> 1) << 53):
+                raise ValueError("gw_rows_kernels: a row without grid intervals")
+        with nogil:
+            for a in range(m):
+                ei = eidx[e[a] - e0]
+                nn = n[a] if n[a] < nmin[ei] else 0
+                # stored keys are key + 1 (0 marks an empty slot)
+                key = ((<uint64_t> ei) << 53 | <uint64_t> nn) + 1
+                slot = <Py_ssize_t> (_gw_mix(key) & <uint64_t> (cap - 1))
+                while table[slot] != 0 and table[slot] != key:
+                    slot = (slot + 1) & (cap - 1)
+                if table[slot] == 0:
+                    if 2 * (used + 1) > cap:
+                        # grow: rehash into twice the slots
+                        nt = <uint64_t*> malloc(2 * cap * sizeof(uint64_t))
+                        ng = <int32_t*> malloc(2 * cap * sizeof(int32_t))
+                        if nt == NULL or ng == NULL:
+                            free(nt)
+                            free(ng)
+                            with gil:
+                                raise MemoryError()
+                        for i in range(2 * cap):
+                            nt[i] = 0
+                        for i in range(cap):
+                            if table[i] != 0:
+                                j = <Py_ssize_t> (_gw_mix(table[i]) & <uint64_t> (2 * cap - 1))
+                                while nt[j] != 0:
+                                    j = (j + 1) & (2 * cap - 1)
+                                nt[j] = table[i]
+                                ng[j] = gid[i]
+                        free(table)
+                        free(gid)
+                        table = nt
+                        gid = ng
+                        cap *= 2
+                        slot = <Py_ssize_t> (_gw_mix(key) & <uint64_t> (cap - 1))
+                        while table[slot] != 0:
+                            slot = (slot + 1) & (cap - 1)
+                    table[slot] = key
+                    gid[slot] = <int32_t> used
+                    used += 1
+                go[a] = gid[slot]
+        # rank the kernels by key and renumber the rows' groups
+        keys_arr = _np.empty(used, dtype=_np.int64)
+        for i in range(cap):
+            if table[i] != 0:
+                keys_arr[gid[i]] = <int64_t> (table[i] - 1)
+        order = _np.argsort(keys_arr, kind="stable")
+        rank = _np.empty(used, dtype=_np.int32)
+        rank[order] = _np.arange(used, dtype=_np.int32)
+        keys_arr = keys_arr[order]
+        rank_v = rank
+        _gw_renumber(go, rank_v)
+    finally:
+        free(eidx)
+        free(table)
+        free(gid)
+    keys = _np.empty((used, 2), dtype=_np.int64)
+    keys[:, 0] = keys_arr >> 53
+    keys[:, 1] = keys_arr & ((1 << 53) - 1)
+    return group_arr, keys
+
+
+cdef void _gw_renumber(int32_t[::1] g, const int32_t[::1] rank) noexcept:
+    cdef Py_ssize_t a
+    with nogil:
+        for a in range(g.shape[0]):
+            g[a] = rank[g[a]]
+
+
+ctypedef struct gw_row_in_t:
+    double q, lo, hi
+    int64_t n
+
+
+def gw_fill_groups(object gen, list laws, const int32_t[::1] group, const double[::1] q,
+                   const double[::1] lo, const double[::1] hi, const int64_t[::1] nrow,
+                   double[::1] out):
+    """Windowed grid draws for rows of several kernels: ``laws[k]`` the kernel of group k,
+    ``(tree, levels, N, tailw, sbits, tm, e)`` as for :func:`gw_fill`; ``group[a]`` row a's
+    kernel. Draws kernel by kernel, each kernel's rows in row order (blocks of GD_LANES
+    from its first row): the draws of one :func:`gw_fill` per kernel on its rows. The rows
+    are first copied kernel by kernel (one sequential write stream per kernel), and the
+    draws copied back the same way."""
+    cdef Py_ssize_t a, k, total = out.shape[0], ng = len(laws), c, p, d
+    if (q.shape[0] != total or lo.shape[0] != total or hi.shape[0] != total
+            or nrow.shape[0] != total or group.shape[0] != total):
+        raise ValueError("grid law: per-row arrays of different lengths")
+    if total == 0:
+        return
+    bit_gen = gen.bit_generator
+    cdef bitgen_t* bg = _borrow(bit_gen)
+    cdef gw_rows_t* R = <gw_rows_t*> malloc(ng * sizeof(gw_rows_t) + 1)
+    cdef double* inv_g = <double*> malloc(ng * sizeof(double) + 1)
+    cdef Py_ssize_t* start = <Py_ssize_t*> malloc((ng + 1) * sizeof(Py_ssize_t))
+    cdef Py_ssize_t* ptr = <Py_ssize_t*> malloc((ng + 1) * sizeof(Py_ssize_t))
+    cdef gw_row_in_t* rows = NULL
+    cdef double* drawn = NULL
+    cdef double qb[GD_LANES]
+    cdef double lb[GD_LANES]
+    cdef double hb[GD_LANES]
+    cdef int64_t nb[GD_LANES]
+    cdef int r, lev, sb
+    cdef int64_t g
+    keep = []
+    try:
+        if R == NULL or inv_g == NULL or start == NULL or ptr == NULL:
+            raise MemoryError()
+        for k in range(ng):
+            tree, lev, N, tailw, sb, tm, e = laws[k]
+            keep.append(tree)
+            _gw_rows_law(&R[k], tree, lev, N, tailw, sb, tm, e)
+            inv_g[k] = _gd_ldexp(1.0, -e)
+            start[k] = 0
+        start[ng] = 0
+        for a in range(total):
+            g = group[a]
+            if g < 0 or g >= ng:
+                raise ValueError("grid law: a row's kernel is not listed")
+            if nrow[a] < 1 or nrow[a] > GW_MAX_ROW or (R[g].tailw == 0 and nrow[a] > R[g].N):
+                raise ValueError("grid law: a row the table does not serve")
+            start[g + 1] += 1
+        for k in range(ng):
+            start[k + 1] += start[k]
+        if ng == 1:
+            # one kernel: its rows are all the rows, in row order
+            with bit_gen.lock, nogil:
+                p = 0
+                while p < total:
+                    c = GD_LANES if total - p >= GD_LANES else total - p
+                    _gw_rows_chunk(bg, &R[0], inv_g[0], 1.0 / inv_g[0], &q[p], &lo[p], &hi[p],
+                                   &nrow[p], <int> c, &out[p])
+                    p += c
+            return
+        rows = <gw_row_in_t*> malloc(total * sizeof(gw_row_in_t))
+        drawn = <double*> malloc(total * sizeof(double))
+        if rows == NULL or drawn == NULL:
+            raise MemoryError()
+        with nogil:
+            for k in range(ng + 1):
+                ptr[k] = start[k]
+            for a in range(total):
+                g = group[a]
+                d = ptr[g]
+                ptr[g] = d + 1
+                rows[d].q = q[a]
+                rows[d].lo = lo[a]
+                rows[d].hi = hi[a]
+                rows[d].n = nrow[a]
+        with bit_gen.lock, nogil:
+            for k in range(ng):
+                p = start[k]
+                while p < start[k + 1]:
+                    c = GD_LANES if start[k + 1] - p >= GD_LANES else start[k + 1] - p
+                    for r in range(c):
+                        qb[r] = rows[p + r].q
+                        lb[r] = rows[p + r].lo
+                        hb[r] = rows[p + r].hi
+                        nb[r] = rows[p + r].n
+                    _gw_rows_chunk(bg, &R[k], inv_g[k], 1.0 / inv_g[k], qb, lb, hb, nb,
+                                   <int> c, &drawn[p])
+                    p += c
+        with nogil:
+            for k in range(ng + 1):
+                ptr[k] = start[k]
+            for a in range(total):
+                g = group[a]
+                out[a] = drawn[ptr[g]]
+                ptr[g] += 1
+    finally:
+        free(R)
+        free(inv_g)
+        free(start)
+        free(ptr)
+        free(rows)
+        free(drawn)
+
+
+def gw_index(const double[::1] q, const double[::1] lo, const double[::1] hi, int e,
+             const int64_t[::1] nrow):
+    """Grid indices (int64) of true values in their rows, as gw_fill computes them."""
+    cdef Py_ssize_t a, m = q.shape[0]
+    if lo.shape[0] != m or hi.shape[0] != m or nrow.shape[0] != m:
+        raise ValueError("gw_index: arrays of different lengths")
+    _gd_check_exponent(e)
+    out = _np.empty(m, dtype=_np.int64)
+    cdef int64_t[::1] o = out
+    cdef double inv_g = _gd_ldexp(1.0, -e)
+    for a in range(m):
+        o[a] = _gw_index(q[a], lo[a], hi[a], inv_g, nrow[a])
+    return out
+
+
+def gw_intervals(const double[::1] lo, const double[::1] hi, int e):
+    """n = floor((hi - lo) / 2^e) per row, exactly (int64; -1 where hi < lo)."""
+    cdef Py_ssize_t a, m = lo.shape[0]
+    if hi.shape[0] != m:
+        raise ValueError("gw_intervals: arrays of different lengths")
+    _gd_check_exponent(e)
+    out = _np.empty(m, dtype=_np.int64)
+    cdef int64_t[::1] o = out
+    cdef double inv_g = _gd_ldexp(1.0, -e)
+    for a in range(m):
+        o[a] = _gw_count(lo[a], hi[a], inv_g)
+    return out
+
+
+cdef inline int64_t _gw_count(double lo, double hi, double inv_g) noexcept nogil:
+    # floor((hi - lo) inv_g) exactly (TwoSum of the exact scalings; -1 where hi < lo)
+    cdef double z = hi * inv_g, zl = lo * inv_g, d, bb, err, fd, fr
+    d = z - zl
+    bb = d - z
+    err = (z - (d - bb)) + (-zl - bb)
+    if d < 0.0 or d != d or d >= 2.0 * <double> GW_MAX_ROW:
+        return -1 if (d < 0.0 or d != d) else 2 * GW_MAX_ROW
+    fd = <double> (<int64_t> d)        # floor of 0 <= d < 2^52: its truncation
+    fr = d - fd
+    # floor(d + err): fd - 1 when fr + err < 0
+    return (<int64_t> fd) - <int64_t> (fr < -err)
+
+def gw_search_tree(const uint64_t[::1] cum):
+    """The table the sampler searches (as ``exact.search_tree``): ``cum`` padded with
+    2^63 - 1 to 4^levels entries, then the upper levels; 64-byte aligned. Returns
+    ``(tree, levels)``."""
+    cdef Py_ssize_t m = cum.shape[0], size = 4, k, j, step, off
+    cdef int levels = 1, lvl
+    while size < m:
+        size *= 4
+        levels += 1
+    cdef size_t total = bndp_gd_table_size(levels)
+    buf = _np.empty(total + 8, dtype=_np.uint64)
+    cdef Py_ssize_t skip = ((-buf.ctypes.data) % 64) // 8
+    out = buf[skip: skip + total]
+    cdef uint64_t[::1] o = out
+    with nogil:
+        memcpy(&o[0], &cum[0], m * sizeof(uint64_t))
+        for k in range(m, size):
+            o[k] = 0x7FFFFFFFFFFFFFFF
+        for lvl in range(levels - 1):
+            step = 1
+            for j in range(levels - 1 - lvl):
+                step *= 4
+            off = <Py_ssize_t> bndp_gd_level_offset(levels, lvl)
+            j = 1
+            for k in range(lvl + 1):
+                j *= 4
+            for k in range(j):
+                o[off + k] = o[k * step]
+    return out, levels
+
+
+cdef void _gw_block(bitgen_t* bg, const gw_rows_t* R, const double* q, Py_ssize_t qstride,
+                    int c, double lo, double hi, int64_t nr, double inv_g, double gamma,
+                    double* out) noexcept nogil:
+    # c <= GD_LANES draws of one row [lo, hi] (n = nr intervals) for the values q[r * qstride]
+    cdef int64_t idx[GD_LANES]
+    cdef int64_t pos[GD_LANES]
+    cdef uint64_t tt[GD_LANES]
+    cdef double qb[GD_LANES]
+    cdef double fi[GD_LANES]
+    cdef int where[GD_LANES]
+    cdef int r
+    cdef int64_t j
+    cdef const double* qp = q
+    if qstride != 1:
+        for r in range(c):
+            qb[r] = q[r * qstride]
+        qp = qb
+    bndp_gw_index_pass(qp, c, lo, hi, inv_g, <double> nr, fi)      # vectorised
+    for r in range(c):
+        idx[r] = <int64_t> fi[r]
+    for r in range(c):
+        tt[r] = _gw_target(R, idx[r], nr, bg, &where[r])
+        tt[r] = tt[r] if where[r] == 0 else 0
+    for r in range(c, GD_LANES):
+        tt[r] = 0
+    bndp_gd_search(R.cum, R.levels, tt, pos)
+    for r in range(c):
+        j = pos[r] - R.N + idx[r]
+        if where[r] != 0:
+            if where[r] == 1:
+                j = idx[r] - R.N - _gw_geometric(bg, R.sbits, R.tm)
+            else:
+                j = idx[r] + R.N + _gw_geometric(bg, R.sbits, R.tm)
+            if j < 0 or j > nr:
+                j = _gw_draw_one(bg, R, idx[r], nr)
+        out[r] = lo + (<double> j) * gamma
+
+
+def gw_index_pass(const double[::1] q, double lo, double hi, int e, int64_t nrow):
+    """Grid indices of true values in one row by the vectorised pass gw_fill_row uses (for
+    tests: the same integers as :func:`gw_index`)."""
+    _gd_check_exponent(e)
+    out = _np.empty(q.shape[0])
+    cdef double[::1] o = out
+    if q.shape[0]:
+        bndp_gw_index_pass(&q[0], q.shape[0], lo, hi, _gd_ldexp(1.0, -e), <double> nrow, &o[0])
+    return out.astype(_np.int64)
+
+
+cdef object _gw_float64 = _np.float64
+cdef object _gw_ndarray = _np.ndarray
+cdef object _gw_Generator = _np.random.Generator
+
+
+cdef inline bint _gw_all_inside(const double* q, Py_ssize_t m, double lo, double hi) noexcept nogil:
+    cdef Py_ssize_t k
+    for k in range(m):
+        if not (q[k] >= lo and q[k] <= hi):
+            return False
+    return True
+
+
+cdef class GwRow:
+    """One row ``[lo, hi]`` of the windowed grid law bound to its search table, checked once
+    (the checks of :func:`gw_fill_row`, at construction): the short path of
+    ``RowPlan.sample`` for one value or a small 1-D array. Draws are those of
+    :func:`gw_fill_row` (the same blocks of ``_gw_block``, in the same order)."""
+
+    cdef object _tree           # keeps the table alive (R.cum points into it)
+    cdef gw_rows_t R
+    cdef readonly double lo, hi
+    cdef double inv_g, gamma
+    cdef readonly int64_t nrow
+
+    def __cinit__(self, object tree, int levels, int64_t N, uint64_t tailw, int sbits,
+                  uint64_t tm, int e, double lo, double hi, int64_t nrow):
+        cdef const uint64_t[::1] t = tree
+        _gd_check_tree(t, levels, N)
+        _gd_check_exponent(e)
+        if tailw > 0 and not (1 <= sbits <= 53 and 0 < tm < ((<uint64_t> 1) << sbits)):
+            raise ValueError("grid law: inconsistent tail")
+        if nrow < 1 or nrow > GW_MAX_ROW or (tailw == 0 and nrow > N) or not (lo < hi):
+            raise ValueError("grid law: a row the table does not serve")
+        self._tree = tree
+        self.R.cum = &t[0]
+        self.R.levels = levels
+        self.R.N = N
+        self.R.tailw = tailw
+        self.R.sbits = sbits
+        self.R.tm = tm
+        self.lo = lo
+        self.hi = hi
+        self.nrow = nrow
+        self.inv_g = _gd_ldexp(1.0, -e)
+        self.gamma = _gd_ldexp(1.0, e)
+
+    def one(self, object gen, double q):
+        """One draw for the true value ``q`` (any double: clipped as by ``gw_fill_row``;
+        callers pass values in ``[lo, hi]``), as a Python float."""
+        return self._one(gen, q)
+
+    cdef object _one(self, object gen, double q):
+        bit_gen = gen.bit_generator
+        cdef bitgen_t* bg = _borrow(bit_gen)
+        cdef double out
+        lock = bit_gen.lock
+        lock.acquire()
+        try:
+            _gw_block(bg, &self.R, &q, 1, 1, self.lo, self.hi, self.nrow, self.inv_g,
+                      self.gamma, &out)
+        finally:
+            lock.release()
+        return out
+
+    def sample(self, object value, object size, object rng, object on_outside,
+               object workers, object resolve):
+        """The short path of ``RowPlan.sample`` for a mechanism's ``sample`` arguments: one
+        value (``float``, ``numpy.float64``, an ``int`` of at most 2^53 in magnitude) or a
+        1-D aligned C-contiguous float64 array of at most 4096 values, every value in
+        ``[lo, hi]``, ``size=None``, ``workers=1``, ``on_outside`` "clip" or "raise";
+        ``rng`` a Generator or resolved by ``resolve`` (``bndp._random.as_generator``).
+        Returns ``NotImplemented`` (nothing drawn, nothing resolved) for any other call:
+        the caller takes the general path, which checks, clips or refuses."""
+        cdef double x
+        cdef _cnp.ndarray a
+        cdef Py_ssize_t m
+        if size is not None or type(workers) is not int or workers != 1:
+            return NotImplemented
+        if not (on_outside == "clip" or on_outside == "raise"):
+            return NotImplemented
+        tv = type(value)
+        if tv is float or tv is _gw_float64:
+            x = value
+        elif tv is int:
+            if not (-9007199254740992 <= value <= 9007199254740992):
+                return NotImplemented
+            x = value                     # exact: |value| <= 2^53
+        elif tv is _gw_ndarray:
+            a = value
+            if (_cnp.PyArray_NDIM(a) != 1 or _cnp.PyArray_TYPE(a) != _cnp.NPY_DOUBLE
+                    or not _cnp.PyArray_ISNOTSWAPPED(a) or not _cnp.PyArray_ISALIGNED(a)
+                    or not _cnp.PyArray_IS_C_CONTIGUOUS(a)):
+                return NotImplemented
+            m = _cnp.PyArray_DIM(a, 0)
+            if m > 4096 or not _gw_all_inside(<const double*> _cnp.PyArray_DATA(a), m,
+                                              self.lo, self.hi):
+                return NotImplemented
+            gen = rng if type(rng) is _gw_Generator else resolve(rng)
+            return self._fill(gen, <const double*> _cnp.PyArray_DATA(a), m, a)
+        else:
+            return NotImplemented
+        if not (x >= self.lo and x <= self.hi):      # NaN fails
+            return NotImplemented
+        gen = rng if type(rng) is _gw_Generator else resolve(rng)
+        return self._one(gen, x)
+
+    cdef object _fill(self, object gen, const double* q, Py_ssize_t m, object keep):
+        # draws for m values already checked to lie in [lo, hi] (``keep`` owns ``q``)
+        cdef _cnp.npy_intp dim = m
+        cdef Py_ssize_t b
+        cdef int c
+        out = _cnp.PyArray_EMPTY(1, &dim, _cnp.NPY_DOUBLE, 0)
+        if m == 0:
+            return out
+        cdef double* o = <double*> _cnp.PyArray_DATA(out)
+        bit_gen = gen.bit_generator
+        cdef bitgen_t* bg = _borrow(bit_gen)
+        lock = bit_gen.lock
+        lock.acquire()
+        try:
+            b = 0
+            while b < m:
+                c = GD_LANES if m - b >= GD_LANES else <int> (m - b)
+                _gw_block(bg, &self.R, q + b, 1, c, self.lo, self.hi, self.nrow, self.inv_g,
+                          self.gamma, o + b)
+                b += c
+        finally:
+            lock.release()
+        return out
