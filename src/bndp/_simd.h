@@ -119,14 +119,13 @@ static inline double bndp_log(double x)
     return k * 6.9314718036912381649e-1 + ((f - s * (f - t)) + k * 1.9082149292705877000e-10);
 }
 
-/* exp(x) for -708 <= x <= 0, branch-free, to about 0.6 ulp (tests/test_special.py).
- * x = k ln2 + r with k = round(x / ln2) (the 1.5 * 2^52 shift rounds, and the low bits of the
- * shifted value are k), |r| <= ln2/2 + tiny; k ln2_hi is exact (ln2_hi has 32 significant
- * bits, |k| <= 1022) and so is x - k ln2_hi. e^r = 1 + (r + r^2 P(r)), P the Taylor series of
- * (e^r - 1 - r)/r^2 to r^11 (the first omitted term is below 5e-18 relative); 2^k is built
- * in the exponent field. Outside [-708, 0] the result is meaningless (callers never pass
- * such an x where the value is used). */
-static inline double bndp_exp_nonpos(double x)
+/* The reduction shared by exp and expm1 on x <= 0: x = k ln2 + r with k = round(x / ln2)
+ * (the 1.5 * 2^52 shift rounds, and the low bits of the shifted value are k), |r| <= ln2/2
+ * + tiny; k ln2_hi is exact (ln2_hi has 32 significant bits, |k| <= 1022) and so is
+ * x - k ln2_hi. Returns e^r - 1 = r + r^2 P(r), P the Taylor series of (e^r - 1 - r)/r^2 to
+ * r^11 (the first omitted term is below 5e-18 relative), and sets *two = 2^k, built in the
+ * exponent field. Inline: callers' loops vectorise through it. */
+static inline double bndp_exp_reduced(double x, double *two)
 {
     const double shift = 6755399441055744.0;              /* 1.5 * 2^52 */
     double t = x * 1.4426950408889634074 + shift;
@@ -140,7 +139,18 @@ static inline double bndp_exp_nonpos(double x)
                 + (2.4801587301587301587e-05 + 2.7557319223985890653e-06 * r) * r2) * r4
              + ((2.7557319223985890653e-07 + 2.5052108385441718775e-08 * r)
                 + (2.0876756987868098979e-09 + 1.6059043836821614599e-10 * r) * r2) * r8;
-    return (1.0 + (r + r2 * p)) * bndp_double((k + 1023) << 52);
+    *two = bndp_double((k + 1023) << 52);
+    return r + r2 * p;
+}
+
+/* exp(x) for -708 <= x <= 0, branch-free, to about 0.6 ulp (tests/test_special.py):
+ * 2^k (1 + (e^r - 1)) with the reduction of bndp_exp_reduced. Outside [-708, 0] the result
+ * is meaningless (callers never pass such an x where the value is used). */
+static inline double bndp_exp_nonpos(double x)
+{
+    double two;
+    double em1 = bndp_exp_reduced(x, &two);
+    return (1.0 + em1) * two;
 }
 
 /* The standard normal mass on each side of y >= 0, branch-free, both to full relative
@@ -453,27 +463,16 @@ static void bndp_tn_straddle_block(
  * --------------------------------------------------------------------------------------- */
 
 /* expm1(x) for x <= 0 (-inf included), branch-free, to about 1 ulp (tests/test_special.py).
- * Below -60 the result rounds to -1 (e^-60 < 2^-86), so x is clamped there. With x = k ln2 + r
- * as in bndp_exp_nonpos, e^r - 1 = r + r^2 P(r) keeps full relative precision (for
- * |x| <= ln2/2, k = 0 and r = x exactly), and expm1(x) = 2^k (r + r^2 P(r)) + (2^k - 1):
- * for k < 0 both terms are exact scalings/differences and |result| >= 0.29, one rounding. */
+ * Below -60 the result rounds to -1 (e^-60 < 2^-86), so x is clamped there (then
+ * -87 <= k <= 0). With the reduction of bndp_exp_reduced, e^r - 1 keeps full relative
+ * precision (for |x| <= ln2/2, k = 0 and r = x exactly), and
+ * expm1(x) = 2^k (e^r - 1) + (2^k - 1): for k < 0 both terms are exact scalings/differences
+ * and |result| >= 0.29, one rounding. */
 static inline double bndp_expm1_nonpos(double x)
 {
-    const double shift = 6755399441055744.0;              /* 1.5 * 2^52 */
-    x = x < -60.0 ? -60.0 : x;
-    double t = x * 1.4426950408889634074 + shift;
-    double kd = t - shift;
-    uint64_t k = bndp_bits(t) - bndp_bits(shift);          /* k mod 2^64, -87 <= k <= 0 */
-    double r = (x - kd * 6.93147180369123816490e-01) - kd * 1.90821492927058770002e-10;
-    double r2 = r * r, r4 = r2 * r2, r8 = r4 * r4;
-    double p = ((5.0000000000000000000e-01 + 1.6666666666666666667e-01 * r)
-                + (4.1666666666666666667e-02 + 8.3333333333333333333e-03 * r) * r2)
-             + ((1.3888888888888888889e-03 + 1.9841269841269841270e-04 * r)
-                + (2.4801587301587301587e-05 + 2.7557319223985890653e-06 * r) * r2) * r4
-             + ((2.7557319223985890653e-07 + 2.5052108385441718775e-08 * r)
-                + (2.0876756987868098979e-09 + 1.6059043836821614599e-10 * r) * r2) * r8;
-    double two = bndp_double((k + 1023) << 52);            /* 2^k */
-    return two * (r + r2 * p) + (two - 1.0);
+    double two;
+    double em1 = bndp_exp_reduced(x < -60.0 ? -60.0 : x, &two);
+    return two * em1 + (two - 1.0);
 }
 
 /* log(1 - 2t) for 0 <= t <= 1/2, branch-free; keeps full relative precision for tiny t (as
