@@ -1,6 +1,7 @@
-# Calibrations (included by _core.pyx): the one bracketing root finder of the compiled core
-# and the noise scales it solves for: bounded Laplace [HABM20], bounded Gaussian [CH24], the
-# constrained Laplace [CSS22] and the windowed grid law's kernel parameter.
+# Calibrations (included by _core.pyx): the bracketing root finder of the continuous
+# calibrations and the scales it solves for (bounded Laplace [HABM20], bounded Gaussian
+# [CH24], the constrained Laplace [CSS22]), and the windowed grid law's scale search
+# (gw_calibrate: the smallest scale whose table's certificate meets the target).
 
 # ---------------------------------------------------------------------------------------
 # One bracketing root finder for every calibration.

@@ -1,10 +1,11 @@
 """The scale search of every Python calibration: the smallest scale whose certificate is at
 most a target, by a bracketed secant on (ln scale, ln certificate).
 
-The grid laws (:mod:`bndp._laws`) and the mCDP calibration (:mod:`bndp.calibrate`) use it;
-the compiled core runs the same search for the windowed law (``gw_calibrate``). Only the
-returned scale's certificate is used: soundness does not depend on the search. Nothing
-here imports the rest of bndp.
+The whole-range, product and constrained grid laws (:mod:`bndp._laws`) and the mCDP
+calibration (:mod:`bndp.calibrate`) use it. The windowed law's kernels are calibrated in the
+compiled core (``gw_calibrate``), whose search builds each trial table in buffers it reuses
+and never leaves ``nogil``. Only the returned scale's certificate is used: soundness does not
+depend on the search. Nothing here imports the rest of bndp.
 """
 
 from __future__ import annotations
