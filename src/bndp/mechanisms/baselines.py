@@ -196,7 +196,7 @@ upper atom, ``lower`` from :math:`P(M(q) > l)` on, the Laplace upper quantile be
                "(0.5, 0.0)",
         "ppf": ">>> import bndp\n>>> m = bndp.ClampedLaplace(1.0, sensitivity=1.0, lower=0.0, "
                "upper=10.0)\n>>> m.ppf(0.5, 0.0), round(m.ppf(0.75, 0.0), 12)\n"
-               "(0.0, 0.693147180560)",
+               "(0.0, 0.69314718056)",
     }
 
 

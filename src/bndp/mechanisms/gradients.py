@@ -478,6 +478,6 @@ on.""",
     }
     _law_examples = _examples(
         "m = bndp.StochasticSign(sigma=1.0)",
-        logpmf=("round(m.logpmf(1.0, 1.0), 6), m.logpmf(0.0, 1.0)", "(-0.172753, -inf)"),
+        logpmf=("round(m.logpmf(1.0, 1.0), 6), m.logpmf(0.0, 1.0)", "(-0.172754, -inf)"),
         ppf=("m.ppf(0.1, 1.0), m.ppf(0.2, 1.0)", "(-1.0, 1.0)"),
     )
