@@ -204,6 +204,14 @@ class _BoxGaussian(_GradientMechanism):
         return self._draw(value, rng, device_rng)
 
 
+#: ``_law_docs`` entries shared by the two bounded-support Gaussians
+_BOX_DOCS = {
+    "bias": r""":math:`E[M(\theta)] - \theta` per coordinate (the box shrinks outputs toward
+S).""",
+    "variance": "Variance of the output per coordinate.",
+}
+
+
 def _examples(make: str, **cases: tuple[str, str]) -> dict[str, str]:
     """``_law_examples``: for each method one doctest call and its expected output, after
     ``make`` (the constructor call)."""
@@ -291,9 +299,7 @@ between; ``p`` in [0, 1].""",
 :math:`\theta + \sigma\Phi^{-1}(p)` between; ``p`` in [0, 1].""",
         "mean": r"""Expected output :math:`E[M(\theta)]` per coordinate (closed form of
 :math:`E[\mathrm{clip}(Z, a, b)]`, compiled).""",
-        "bias": r""":math:`E[M(\theta)] - \theta` per coordinate (the box shrinks outputs toward
-S).""",
-        "variance": "Variance of the output per coordinate.",
+        **_BOX_DOCS,
     }
     _law_examples = _examples(
         "m = bndp.RectifiedGaussian(sigma=1.0, lower=-1.0, upper=1.0)",
@@ -362,9 +368,7 @@ at or below ``lower``, 0 at or above ``upper``.""",
         "logsf": r""":math:`\log P(X > x)`, in log space throughout (no underflow, no
 ``1 - cdf``); 0 at or below ``lower``, ``-inf`` at or above ``upper``.""",
         "mean": r"Expected output :math:`E[M(\theta)]` per coordinate.",
-        "bias": r""":math:`E[M(\theta)] - \theta` per coordinate (the box shrinks outputs toward
-S).""",
-        "variance": "Variance of the output per coordinate.",
+        **_BOX_DOCS,
     }
     _law_examples = _examples(
         "m = bndp.TruncatedGaussian(sigma=1.0, lower=-50.0, upper=50.0)",
