@@ -252,7 +252,8 @@ class ClippedLaw(LawMechanism):
     r"""The law of :math:`X = \mathrm{clip}(Y, l, u)`, :math:`Y` a continuous noise law
     around the true value (the "rectified" or "clamped" mechanisms), written once over the
     hooks of :math:`Y`: those of the class that follows this one in the MRO (a noise mixin
-    such as :class:`bndp.mechanisms.unbounded.GaussianNoise`), reached by ``super()``.
+    such as :class:`bndp.mechanisms.unbounded.GaussianNoise`, a :class:`LawMechanism`
+    itself, so that it precedes the default hooks), reached by ``super()``.
 
     With :math:`F`, :math:`S` the CDF and survival function of :math:`Y`, the law of
     :math:`X` has the density of :math:`Y` on :math:`(l, u)` and two atoms,
@@ -274,6 +275,15 @@ class ClippedLaw(LawMechanism):
     __slots__ = ()
     lower: Any
     upper: Any
+    _noise_hooks = ("_logpdf", "_cdf", "_sf", "_logcdf", "_logsf", "_ppf", "_isf")
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        after = cls.__mro__[cls.__mro__.index(ClippedLaw) + 1]
+        missing = [h for h in ClippedLaw._noise_hooks if h not in after.__dict__]
+        if missing:
+            raise TypeError(f"{cls.__name__}: the class after ClippedLaw in the MRO "
+                            f"({after.__name__}) must define the noise law's hooks {missing}")
 
     def _ends(self):
         return (np.asarray(self.lower, dtype=np.float64),
@@ -312,16 +322,20 @@ class ClippedLaw(LawMechanism):
 
     def _versus(self, p: np.ndarray, y: Any, q: np.ndarray, tail: str):
         """``(u, v)`` with :math:`p \\le G(y) \\iff u \\le v` (and ``<`` with ``<``), ``G``
-        the noise's CDF (``tail="cdf"``) or survival function (``"sf"``): for
-        :math:`p \\le 1/2` :math:`\\log p` against :math:`\\log G(y)`, above it
-        :math:`\\log(1 - G(y))` against :math:`\\log(1 - p)` (``1 - p`` is exact there), so
-        the comparison holds where :math:`G(y)` or :math:`1 - G(y)` underflows."""
+        the noise's CDF (``tail="cdf"``) or survival function (``"sf"``): ``p`` against
+        ``G(y)`` as ``cdf``/``sf`` return it (so that ``ppf(cdf(x))`` is ``x`` at an atom);
+        where ``G(y)`` underflows to 0, :math:`\\log p` against :math:`\\log G(y)`, and
+        where it rounds to 1, :math:`\\log(1 - G(y))` (the other tail) against
+        :math:`\\log(1 - p)`: both in log space, exact where the double ``G(y)`` is not."""
+        cdf = tail == "cdf"
+        g = super()._cdf(y, q) if cdf else super()._sf(y, q)
+        zero, one = g <= 0.0, g >= 1.0
         with np.errstate(divide="ignore"):
-            lg, lc = super()._logcdf(y, q), super()._logsf(y, q)
-            if tail == "sf":
-                lg, lc = lc, lg
-            small = p <= 0.5
-            return np.where(small, np.log(p), lc), np.where(small, lg, np.log1p(-p))
+            log_g = super()._logcdf(y, q) if cdf else super()._logsf(y, q)
+            log_other = super()._logsf(y, q) if cdf else super()._logcdf(y, q)
+            u = np.where(zero, np.log(p), np.where(one, log_other, p))
+            v = np.where(zero, log_g, np.where(one, np.log1p(-p), g))
+        return u, v
 
     def _ppf(self, p: np.ndarray, q: np.ndarray):
         lo, hi = self._ends()

@@ -28,7 +28,7 @@ from ._law import LawMechanism, sample_doc
 __all__ = ["Gaussian", "Laplace"]
 
 
-class GaussianNoise:
+class GaussianNoise(LawMechanism):
     """Hooks of the law :math:`N(q, \\sigma^2)` (``self.sigma``): :class:`Gaussian`'s law,
     and the noise that :class:`bndp.RectifiedGaussian` clips."""
 
@@ -58,7 +58,7 @@ class GaussianNoise:
         return q + self.sigma * special.ndtri(p)
 
 
-class LaplaceNoise:
+class LaplaceNoise(LawMechanism):
     """Hooks of the law :math:`q + \\mathrm{Laplace}(0, b)` (``self.scale``): :class:`Laplace`'s
     law, and the noise that :class:`bndp.ClampedLaplace` clamps."""
 
