@@ -146,6 +146,11 @@ def test_clipped_laws_atoms(name, theta):
     assert m.pdf(2.5, theta) == 0.0 and m.pdf(-1.5, theta) == 0.0
     assert m.ppf(a_lo, theta) == -1.0 and m.ppf(0.0, theta) == -1.0
     assert m.ppf(1.0, theta) == 2.0 and m.isf(0.0, theta) == 2.0 and m.isf(1.0, theta) == -1.0
+    # the ends of the atoms map to the bounds (F, S: the noise's CDF and survival function)
+    assert m.isf(m.sf(-1.0, theta), theta) == -1.0         # p = S(lower)
+    assert m.isf(a_hi, theta) == 2.0                       # p = S(upper)
+    if name == "rect":
+        assert m.ppf(stats.norm.cdf(2.0, theta, 0.7), theta) == 2.0   # p = F(upper)
     if a_lo < 0.99:
         assert m.ppf(a_lo * (1 + 1e-9) + 1e-300, theta) > -1.0
     if 1e-300 < a_hi:

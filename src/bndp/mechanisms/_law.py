@@ -264,9 +264,9 @@ class ClippedLaw(LawMechanism):
               \\ 0 & x \ge u \end{cases}
 
     ``ppf(p)`` is the smallest ``x`` with :math:`P(X \le x) \ge p`: ``l`` for
-    :math:`p \le F(l)`, ``u`` for :math:`p > F(u)`, :math:`F^{-1}(p)` between; ``isf(p)``
+    :math:`p \le F(l)`, ``u`` for :math:`p \ge F(u)`, :math:`F^{-1}(p)` between; ``isf(p)``
     the smallest ``x`` with :math:`P(X > x) \le p`: ``l`` for :math:`p \ge S(l)`, ``u`` for
-    :math:`p < S(u)`, :math:`S^{-1}(p)` between. The atoms are compared with ``p`` exactly
+    :math:`p \le S(u)`, :math:`S^{-1}(p)` between. The atoms are compared with ``p`` exactly
     (not through :math:`F^{-1}`), so a probability inside an atom maps to its bound.
     ``logpdf`` is the density with respect to Lebesgue measure on :math:`(l, u)` plus unit
     point masses at ``l`` and ``u``: there it is the log of the atom's mass.
@@ -341,17 +341,17 @@ class ClippedLaw(LawMechanism):
         lo, hi = self._ends()
         with np.errstate(divide="ignore", invalid="ignore"):
             inner = np.clip(super()._ppf(p, q), lo, hi)
-        u, v = self._versus(p, lo, q, "cdf")      # p <= F(lower): the lower atom
-        w, z = self._versus(p, hi, q, "cdf")      # p > F(upper): the upper atom
-        return np.where(u <= v, lo, np.where(w > z, hi, inner))
+        u, v = self._versus(p, lo, q, "cdf")      # p <= F(lower): lower
+        w, z = self._versus(p, hi, q, "cdf")      # p >= F(upper): upper
+        return np.where(u <= v, lo, np.where(w >= z, hi, inner))
 
     def _isf(self, p: np.ndarray, q: np.ndarray):
         lo, hi = self._ends()
         with np.errstate(divide="ignore", invalid="ignore"):
             inner = np.clip(super()._isf(p, q), lo, hi)
-        u, v = self._versus(p, lo, q, "sf")       # S(lower) <= p: lower
-        w, z = self._versus(p, hi, q, "sf")       # p < S(upper): the upper atom
-        return np.where(u >= v, lo, np.where(w < z, hi, inner))
+        u, v = self._versus(p, lo, q, "sf")       # p >= S(lower): lower
+        w, z = self._versus(p, hi, q, "sf")       # p <= S(upper): upper
+        return np.where(u >= v, lo, np.where(w <= z, hi, inner))
 
 
 class TruncatedNormalLaw(LawMechanism):
