@@ -185,6 +185,25 @@ class LawMechanism(Mechanism):
             return out(self._grid(what, x, q))
         return out(getattr(self, "_" + what)(x, q))
 
+    # the hooks a family implements -------------------------------------------------------
+    def _logpdf(self, x: np.ndarray, q: np.ndarray) -> Any:
+        raise NotImplementedError
+
+    def _cdf(self, x: np.ndarray, q: np.ndarray) -> Any:
+        raise NotImplementedError
+
+    def _sf(self, x: np.ndarray, q: np.ndarray) -> Any:
+        raise NotImplementedError
+
+    def _ppf(self, p: np.ndarray, q: np.ndarray) -> Any:
+        raise NotImplementedError
+
+    def _isf(self, p: np.ndarray, q: np.ndarray) -> Any:
+        raise NotImplementedError
+
+    def _variance(self, x: None, q: np.ndarray) -> Any:
+        raise NotImplementedError
+
     # default hooks -------------------------------------------------------------------------
     def _pdf(self, x: np.ndarray, q: np.ndarray):
         return np.exp(self._logpdf(x, q))
