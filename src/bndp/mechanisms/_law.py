@@ -299,7 +299,8 @@ class ClippedLaw(LawMechanism):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         after = cls.__mro__[cls.__mro__.index(ClippedLaw) + 1]
-        missing = [h for h in ClippedLaw._noise_hooks if h not in after.__dict__]
+        missing = [h for h in ClippedLaw._noise_hooks
+                   if after is LawMechanism or h not in after.__dict__]
         if missing:
             raise TypeError(f"{cls.__name__}: the class after ClippedLaw in the MRO "
                             f"({after.__name__}) must define the noise law's hooks {missing}")
