@@ -41,8 +41,8 @@ def out(a: Any):
 
 
 #: what each law method takes: "x" (a point), "p" (a probability) or "" (the value only)
-_ARG = {"pmf": "x", "logpmf": "x", "logpdf": "x", "pdf": "x", "cdf": "x", "logcdf": "x", "sf": "x",
-        "logsf": "x", "ppf": "p", "isf": "p", "mean": "", "bias": "", "variance": ""}
+_ARG = {"pmf": "x", "logpmf": "x", "logpdf": "x", "pdf": "x", "cdf": "x", "logcdf": "x",
+        "sf": "x", "logsf": "x", "ppf": "p", "isf": "p", "mean": "", "bias": "", "variance": ""}
 
 #: default summaries (a class overrides them in ``_law_docs``)
 _SUMMARY = {

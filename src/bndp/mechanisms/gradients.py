@@ -478,7 +478,8 @@ on.""",
 :math:`p \ge \Phi(\theta/\sigma)`, else +1; ``p`` in [0, 1].""",
         "mean": r":math:`2\Phi(\theta/\sigma) - 1`.",
         "bias": r":math:`E[M(\theta)] - \theta = 2\Phi(\theta/\sigma) - 1 - \theta`.",
-        "variance": r"""Variance of the output, :math:`4\Phi(\theta/\sigma)\Phi(-\theta/\sigma)`.""",
+        "variance": r"""Variance of the output,
+:math:`4\Phi(\theta/\sigma)\Phi(-\theta/\sigma)`.""",
     }
     _law_examples = _examples(
         "m = bndp.StochasticSign(sigma=1.0)",
