@@ -2,7 +2,11 @@
 does): the public methods (``pdf``, ``cdf``, ``sf``, ``ppf``, ``mean``, ...) validate their
 arguments, route a grid law (``exact_plan``) to :func:`bndp.mechanisms.exact.grid_law`, and
 otherwise call the family's hook ``_logpdf``, ``_cdf``, ``_ppf``, ``_sf``, ``_isf``,
-``_mean``/``_bias``, ``_var`` (``_pdf``, ``_logsf`` and ``_logcdf`` have defaults).
+``_mean``/``_bias``, ``_variance`` (``_pdf``, ``_logsf`` and ``_logcdf`` have defaults).
+
+Two families are written here once for several mechanisms: :class:`ClippedLaw`, the law of
+a continuous noise clipped into ``[lower, upper]`` (atoms at the bounds), and
+:class:`TruncatedNormalLaw`, the normal law conditioned on ``[lower, upper]``.
 
 Each concrete class gets its own copy of every law method, with a docstring filled from a
 template with the class's summaries (``_law_docs``) and examples (``_law_examples``), so the
@@ -17,13 +21,15 @@ from typing import Any, Callable, ClassVar, TypeVar
 
 import numpy as np
 
+from .._deprecate import renamed_parameter
 from .._random import RNGLike, as_generator
 from .._validation import as_float_array, as_probability
+from ..distributions import truncnorm_eval, truncnorm_tail_eval
 from . import exact
 from .._laws import window
 from ._base import Mechanism
 
-__all__ = ["GridLawMechanism", "LawMechanism"]
+__all__ = ["ClippedLaw", "GridLawMechanism", "LawMechanism", "TruncatedNormalLaw"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -35,13 +41,14 @@ def out(a: Any):
 
 
 #: what each law method takes: "x" (a point), "p" (a probability) or "" (the value only)
-_ARG = {"pmf": "x", "logpdf": "x", "pdf": "x", "cdf": "x", "logcdf": "x", "sf": "x",
-        "logsf": "x", "ppf": "p", "isf": "p", "mean": "", "bias": "", "variance": ""}
+_ARG = {"pmf": "x", "logpmf": "x", "logpdf": "x", "pdf": "x", "cdf": "x", "logcdf": "x",
+        "sf": "x", "logsf": "x", "ppf": "p", "isf": "p", "mean": "", "bias": "", "variance": ""}
 
 #: default summaries (a class overrides them in ``_law_docs``)
 _SUMMARY = {
     "pmf": "Probability that the grid law releases ``x`` for true value ``value`` (0 off the "
            "grid). Exact mode only.",
+    "logpmf": r":math:`\log P(X = x)` for true value ``value`` (``-inf`` off the support).",
     "logpdf": "Log density of the output at ``x`` for true value ``value``.",
     "pdf": "Density of the output at ``x`` for true value ``value``.",
     "cdf": r"CDF of the output, :math:`P(X \le x)`.",
@@ -86,10 +93,13 @@ def examples(make: str, **cases: tuple[str, ...]) -> dict[str, str]:
     return out
 
 
-def _own_copy(cls: Any, name: str) -> types.FunctionType:
-    """The base method ``name`` as a function of ``cls``'s module (so that doctest finds its
-    examples there), with the class's docstring and defaults."""
-    base = next(k.__dict__[name] for k in cls.__mro__[1:] if name in k.__dict__)
+def _own_copy(cls: Any, name: str) -> Callable[..., Any]:
+    """The base method ``name`` (or a new one of :func:`_method`) as a function of ``cls``'s
+    module (so that doctest finds its examples there), with the class's docstring and
+    defaults, and the deprecated spelling of its argument of ``_law_aliases`` if any."""
+    base = next((k.__dict__[name] for k in cls.__mro__[1:] if name in k.__dict__), None)
+    if base is None:
+        base = _method(name)
     module = sys.modules[cls.__module__]
     f = types.FunctionType(base.__code__, module.__dict__, name,
                            cls._law_defaults.get(name, base.__defaults__), base.__closure__)
@@ -98,6 +108,10 @@ def _own_copy(cls: Any, name: str) -> types.FunctionType:
     f.__module__ = cls.__module__
     f.__qualname__ = f"{cls.__qualname__}.{name}"
     f.__doc__ = _doc(cls, name)
+    alias = cls._law_aliases.get(name)
+    if alias:
+        old, removed_in = alias
+        return renamed_parameter(old, _ARG[name], removed_in=removed_in)(f)
     return f
 
 
@@ -124,7 +138,10 @@ class LawMechanism(Mechanism):
 
     Class attributes a concrete subclass sets: ``_law_docs`` (``{method: summary}``, the
     formulas of its family), ``_law_examples`` (``{method: doctest text}``), ``_value_doc``
-    (what a true value may be) and ``_law_defaults`` (``{method: defaults tuple}``).
+    (what a true value may be), ``_law_defaults`` (``{method: defaults tuple}``) and
+    ``_law_aliases`` (``{method: (deprecated name of its argument, version removing it)}``).
+    A name of ``_law_methods`` that no base class defines (``logpmf``) gets a method that
+    calls the hook of that name.
     """
 
     __slots__ = ()
@@ -135,6 +152,7 @@ class LawMechanism(Mechanism):
     _law_docs: ClassVar[dict[str, str]] = {}
     _law_examples: ClassVar[dict[str, str]] = {}
     _law_defaults: ClassVar[dict[str, tuple]] = {}
+    _law_aliases: ClassVar[dict[str, tuple[str, str]]] = {}
     _value_doc: ClassVar[str] = " (clipped into the bounds)"
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -166,6 +184,25 @@ class LawMechanism(Mechanism):
         if self.exact_plan is not None:
             return out(self._grid(what, x, q))
         return out(getattr(self, "_" + what)(x, q))
+
+    # the hooks a family implements -------------------------------------------------------
+    def _logpdf(self, x: np.ndarray, q: np.ndarray) -> Any:
+        raise NotImplementedError
+
+    def _cdf(self, x: np.ndarray, q: np.ndarray) -> Any:
+        raise NotImplementedError
+
+    def _sf(self, x: np.ndarray, q: np.ndarray) -> Any:
+        raise NotImplementedError
+
+    def _ppf(self, p: np.ndarray, q: np.ndarray) -> Any:
+        raise NotImplementedError
+
+    def _isf(self, p: np.ndarray, q: np.ndarray) -> Any:
+        raise NotImplementedError
+
+    def _variance(self, x: None, q: np.ndarray) -> Any:
+        raise NotImplementedError
 
     # default hooks -------------------------------------------------------------------------
     def _pdf(self, x: np.ndarray, q: np.ndarray):
@@ -228,6 +265,157 @@ class GridLawMechanism(LawMechanism):
 
     def _continuous_sample(self, q: Any, size: Any, gen: Any, workers: int):
         raise NotImplementedError
+
+
+class ClippedLaw(LawMechanism):
+    r"""The law of :math:`X = \mathrm{clip}(Y, l, u)`, :math:`Y` a continuous noise law
+    around the true value (the "rectified" or "clamped" mechanisms), written once over the
+    hooks of :math:`Y`: those of the class that follows this one in the MRO (a noise mixin
+    such as :class:`bndp.mechanisms.unbounded.GaussianNoise`, a :class:`LawMechanism`
+    itself, so that it precedes the default hooks), reached by ``super()``.
+
+    With :math:`F`, :math:`S` the CDF and survival function of :math:`Y`, the law of
+    :math:`X` has the density of :math:`Y` on :math:`(l, u)` and two atoms,
+    :math:`P(X = l) = F(l)` and :math:`P(X = u) = S(u)`:
+
+    .. math:: P(X \le x) = \begin{cases} 0 & x < l \\ F(x) & l \le x < u \\ 1 & x \ge u
+              \end{cases}, \qquad P(X > x) = \begin{cases} 1 & x < l \\ S(x) & l \le x < u
+              \\ 0 & x \ge u \end{cases}
+
+    ``ppf(p)`` is the smallest ``x`` with :math:`P(X \le x) \ge p`: ``l`` for
+    :math:`p \le F(l)`, ``u`` for :math:`p \ge F(u)`, :math:`F^{-1}(p)` between; ``isf(p)``
+    the smallest ``x`` with :math:`P(X > x) \le p`: ``l`` for :math:`p \ge S(l)`, ``u`` for
+    :math:`p \le S(u)`, :math:`S^{-1}(p)` between. The atoms are compared with ``p`` exactly
+    (not through :math:`F^{-1}`), so a probability inside an atom maps to its bound.
+    ``logpdf`` is the density with respect to Lebesgue measure on :math:`(l, u)` plus unit
+    point masses at ``l`` and ``u``: there it is the log of the atom's mass.
+    """
+
+    __slots__ = ()
+    lower: Any
+    upper: Any
+    _noise_hooks = ("_logpdf", "_cdf", "_sf", "_logcdf", "_logsf", "_ppf", "_isf")
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        after = cls.__mro__[cls.__mro__.index(ClippedLaw) + 1]
+        missing = [h for h in ClippedLaw._noise_hooks
+                   if after is LawMechanism or h not in after.__dict__]
+        if missing:
+            raise TypeError(f"{cls.__name__}: the class after ClippedLaw in the MRO "
+                            f"({after.__name__}) must define the noise law's hooks {missing}")
+
+    def _ends(self):
+        return (np.asarray(self.lower, dtype=np.float64),
+                np.asarray(self.upper, dtype=np.float64))
+
+    def _atoms(self, q: np.ndarray):
+        """``(P(X = lower), P(X = upper))`` at the true values ``q`` (their broadcast shape
+        with the bounds)."""
+        lo, hi = self._ends()
+        shape = np.broadcast_shapes(np.shape(q), lo.shape, hi.shape)
+        return (out(np.broadcast_to(super()._cdf(lo, q), shape).copy()),
+                out(np.broadcast_to(super()._sf(hi, q), shape).copy()))
+
+    def _piecewise(self, x: np.ndarray, below: float, inner: Any, above: float):
+        lo, hi = self._ends()
+        return np.where(x < lo, below, np.where(x >= hi, above, inner))
+
+    def _logpdf(self, x: np.ndarray, q: np.ndarray):
+        lo, hi = self._ends()
+        with np.errstate(divide="ignore"):
+            out = np.where((x > lo) & (x < hi), super()._logpdf(x, q), -np.inf)
+            out = np.where(x == lo, super()._logcdf(lo, q), out)
+            return np.where(x == hi, super()._logsf(hi, q), out)
+
+    def _cdf(self, x: np.ndarray, q: np.ndarray):
+        return self._piecewise(x, 0.0, super()._cdf(x, q), 1.0)
+
+    def _sf(self, x: np.ndarray, q: np.ndarray):
+        return self._piecewise(x, 1.0, super()._sf(x, q), 0.0)
+
+    def _logcdf(self, x: np.ndarray, q: np.ndarray):
+        return self._piecewise(x, -np.inf, super()._logcdf(x, q), 0.0)
+
+    def _logsf(self, x: np.ndarray, q: np.ndarray):
+        return self._piecewise(x, 0.0, super()._logsf(x, q), -np.inf)
+
+    def _versus(self, p: np.ndarray, y: Any, q: np.ndarray, tail: str):
+        """``(u, v)`` with :math:`p \\le G(y) \\iff u \\le v` (and ``<`` with ``<``), ``G``
+        the noise's CDF (``tail="cdf"``) or survival function (``"sf"``): ``p`` against
+        ``G(y)`` as ``cdf``/``sf`` return it (so that ``ppf(cdf(x))`` is ``x`` at an atom);
+        where ``G(y)`` underflows to 0, :math:`\\log p` against :math:`\\log G(y)`, and
+        where it rounds to 1, :math:`\\log(1 - G(y))` (the other tail) against
+        :math:`\\log(1 - p)`: both in log space, exact where the double ``G(y)`` is not."""
+        cdf = tail == "cdf"
+        g = super()._cdf(y, q) if cdf else super()._sf(y, q)
+        zero, one = g <= 0.0, g >= 1.0
+        with np.errstate(divide="ignore"):
+            log_g = super()._logcdf(y, q) if cdf else super()._logsf(y, q)
+            log_other = super()._logsf(y, q) if cdf else super()._logcdf(y, q)
+            u = np.where(zero, np.log(p), np.where(one, log_other, p))
+            v = np.where(zero, log_g, np.where(one, np.log1p(-p), g))
+        return u, v
+
+    def _ppf(self, p: np.ndarray, q: np.ndarray):
+        lo, hi = self._ends()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inner = np.clip(super()._ppf(p, q), lo, hi)
+        u, v = self._versus(p, lo, q, "cdf")      # p <= F(lower): lower
+        w, z = self._versus(p, hi, q, "cdf")      # p >= F(upper): upper
+        return np.where(u <= v, lo, np.where(w >= z, hi, inner))
+
+    def _isf(self, p: np.ndarray, q: np.ndarray):
+        lo, hi = self._ends()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inner = np.clip(super()._isf(p, q), lo, hi)
+        u, v = self._versus(p, lo, q, "sf")       # p >= S(lower): lower
+        w, z = self._versus(p, hi, q, "sf")       # p <= S(upper): upper
+        return np.where(u >= v, lo, np.where(w <= z, hi, inner))
+
+
+class TruncatedNormalLaw(LawMechanism):
+    r"""Hooks of the normal law :math:`N(q, \sigma^2)` conditioned on ``[lower, upper]``,
+    in compiled code (:func:`bndp.distributions.truncnorm_eval` and
+    :func:`~bndp.distributions.truncnorm_tail_eval`), over ``self._params(q)``, the list
+    ``[q, sigma, lower, upper]``. The tails (``sf``, ``isf``, ``logcdf``, ``logsf``) are
+    computed in log space, never as ``1 - cdf``; ``ppf`` reflects the law
+    (:math:`X \sim TN(q; l, u)` is :math:`-Y`, :math:`Y \sim TN(-q; -u, -l)`) and takes the
+    upper-tail quantile of :math:`Y`, so it is accurate for ``p`` far below 1e-16.
+    """
+
+    __slots__ = ()
+
+    def _params(self, q: np.ndarray) -> list[Any]:
+        raise NotImplementedError
+
+    def _logpdf(self, x: np.ndarray, q: np.ndarray):
+        return truncnorm_eval(0, x, *self._params(q))
+
+    def _cdf(self, x: np.ndarray, q: np.ndarray):
+        return truncnorm_eval(1, x, *self._params(q))
+
+    def _ppf(self, p: np.ndarray, q: np.ndarray):
+        q, s, lo, hi = self._params(q)
+        return -np.asarray(truncnorm_tail_eval(3, p, -q, s, -np.asarray(hi), -np.asarray(lo)))
+
+    def _mean(self, x: None, q: np.ndarray):
+        return truncnorm_eval(3, 0.0, *self._params(q))
+
+    def _variance(self, x: None, q: np.ndarray):
+        return truncnorm_eval(4, 0.0, *self._params(q))
+
+    def _logcdf(self, x: np.ndarray, q: np.ndarray):
+        return truncnorm_tail_eval(0, x, *self._params(q))
+
+    def _logsf(self, x: np.ndarray, q: np.ndarray):
+        return truncnorm_tail_eval(1, x, *self._params(q))
+
+    def _sf(self, x: np.ndarray, q: np.ndarray):
+        return truncnorm_tail_eval(2, x, *self._params(q))
+
+    def _isf(self, p: np.ndarray, q: np.ndarray):
+        return truncnorm_tail_eval(3, p, *self._params(q))
 
 
 # the samplers' docstrings ----------------------------------------------------------------

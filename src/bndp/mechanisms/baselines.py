@@ -27,21 +27,15 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import special as _sp
 
 from .._random import RNGLike, as_generator
 from .._validation import as_float_array, check_box, fast_real, positive_real
 from ..calibrate import generalized_gaussian_sigma
 from ..distributions import truncated_normal
-from ._base import Mechanism
-from .unbounded import Laplace
+from ._law import ClippedLaw, TruncatedNormalLaw, out
+from .unbounded import Laplace, LaplaceNoise
 
 __all__ = ["ClampedLaplace", "GeneralizedGaussian"]
-
-
-def _out(a: np.ndarray):
-    a = np.asarray(a, dtype=np.float64)
-    return float(a) if a.ndim == 0 else a
 
 
 def _doc(summary: str, value: str = "", returns: str = "float or ndarray"):
@@ -82,11 +76,7 @@ def _loss_doc(summary: str, call: str, result: str):
     return deco
 
 
-def _phi(t):
-    return np.exp(-0.5 * t * t) / math.sqrt(2.0 * math.pi)
-
-
-class ClampedLaplace(Mechanism):
+class ClampedLaplace(ClippedLaw, LaplaceNoise):
     r"""Laplace mechanism clamped into :math:`[l, u]`: :math:`M(q) = \min(u, \max(l, q + Z))`,
     :math:`Z \sim \mathrm{Laplace}(0, b)`, :math:`b = \Delta/\epsilon`.
 
@@ -150,40 +140,67 @@ class ClampedLaplace(Mechanism):
         q = self._value(value)
         x = Laplace(self.epsilon, sensitivity=self.sensitivity).sample(q, size=size,
                     rng=as_generator(rng))
-        return _out(np.clip(x, self.lower, self.upper))
-
-    def _ac(self, value: Any):
-        q = self._value(value)
-        return (q - self.lower) / self.scale, (self.upper - q) / self.scale
+        return out(np.clip(x, self.lower, self.upper))
 
     @_doc(r"""The atoms :math:`(P(M(q) = l), P(M(q) = u)) = (\tfrac12 e^{-(q-l)/b},
 \tfrac12 e^{-(u-q)/b})`.""", "True value(s) :math:`q`.", returns="tuple of float or ndarray")
     def boundary_mass(self, value: Any):
-        a, c = self._ac(value)
-        return _out(0.5 * np.exp(-a)), _out(0.5 * np.exp(-c))
-
-    @_doc(r""":math:`E[M(q)] - q = \tfrac b2 (e^{-(q-l)/b} - e^{-(u-q)/b})`.""")
-    def bias(self, value: Any):
-        a, c = self._ac(value)
-        return _out(0.5 * self.scale * (np.exp(-a) - np.exp(-c)))
-
-    @_doc(""":math:`E[M(q)]`.""")
-    def mean(self, value: Any):
-        return _out(self._value(value) + np.asarray(self.bias(value)))
+        return self._atoms(self._value(value))
 
     @_doc(r""":math:`E[(M(q) - q)^2] = b^2\,[2 - e^{-\alpha}(1+\alpha) - e^{-\gamma}(1+\gamma)]`,
 :math:`\alpha = (q-l)/b`, :math:`\gamma = (u-q)/b`.""")
     def mse(self, value: Any):
-        a, c = self._ac(value)
+        return out(self._mse(self._value(value)))
+
+    def _ac(self, q: np.ndarray):
+        return (q - self.lower) / self.scale, (self.upper - q) / self.scale
+
+    def _mse(self, q: np.ndarray):
+        a, c = self._ac(q)
         b2 = self.scale * self.scale
-        return _out(b2 * (2.0 - np.exp(-a) * (1.0 + a) - np.exp(-c) * (1.0 + c)))
+        return b2 * (2.0 - np.exp(-a) * (1.0 + a) - np.exp(-c) * (1.0 + c))
 
-    @_doc("""Variance of the release, ``mse - bias**2``.""")
-    def variance(self, value: Any):
-        return _out(np.asarray(self.mse(value)) - np.asarray(self.bias(value)) ** 2)
+    def _bias(self, x: None, q: np.ndarray):
+        a, c = self._ac(q)
+        return 0.5 * self.scale * (np.exp(-a) - np.exp(-c))
+
+    def _variance(self, x: None, q: np.ndarray):
+        return self._mse(q) - self._bias(None, q) ** 2
+
+    _law_docs = {
+        "logpdf": r"""Log density w.r.t. Lebesgue measure on (l, u) plus unit masses at the
+ends: :math:`-|x-q|/b - \log 2b` inside, the log of the atom's mass at ``lower`` and
+``upper`` (:meth:`boundary_mass`), ``-inf`` outside [l, u].""",
+        "pdf": r"""``exp(logpdf(x, value))``: the Laplace density on (l, u), the atom's mass
+:math:`P(M(q) = x)` at ``lower`` and ``upper``, 0 outside.""",
+        "cdf": r""":math:`P(M(q) \le x)`: 0 below ``lower``, the Laplace CDF
+:math:`\tfrac12 e^{(x-q)/b}` (:math:`x \le q`), :math:`1 - \tfrac12 e^{-(x-q)/b}`
+(:math:`x > q`) on [lower, upper) (at ``lower``: the atom there), 1 from ``upper`` on.""",
+        "sf": r""":math:`P(M(q) > x)`: 1 below ``lower``, the Laplace survival function on
+[lower, upper) (exact far in the upper tail), 0 from ``upper`` on.""",
+        "logcdf": r":math:`\log P(M(q) \le x)`, without underflow.",
+        "logsf": r":math:`\log P(M(q) > x)`, without underflow.",
+        "ppf": r"""Smallest ``x`` with :math:`P(M(q) \le x) \ge p`: ``lower`` for ``p`` up to
+the lower atom, ``upper`` above :math:`P(M(q) < u)`, the Laplace quantile between;
+``p`` in [0, 1].""",
+        "isf": r"""Smallest ``x`` with :math:`P(M(q) > x) \le p`: ``upper`` for ``p`` below the
+upper atom, ``lower`` from :math:`P(M(q) > l)` on, the Laplace upper quantile between;
+``p`` in [0, 1].""",
+        "mean": r""":math:`E[M(q)] = q + \tfrac b2 (e^{-(q-l)/b} - e^{-(u-q)/b})`.""",
+        "bias": r""":math:`E[M(q)] - q = \tfrac b2 (e^{-(q-l)/b} - e^{-(u-q)/b})`.""",
+        "variance": """Variance of the release, ``mse - bias**2``.""",
+    }
+    _law_examples = {
+        "cdf": ">>> import bndp\n>>> m = bndp.ClampedLaplace(1.0, sensitivity=1.0, lower=0.0, "
+               "upper=10.0)\n>>> m.cdf(0.0, 0.0), m.cdf(-1e-9, 0.0)  # the atom at lower\n"
+               "(0.5, 0.0)",
+        "ppf": ">>> import bndp\n>>> m = bndp.ClampedLaplace(1.0, sensitivity=1.0, lower=0.0, "
+               "upper=10.0)\n>>> m.ppf(0.5, 0.0), round(m.ppf(0.75, 0.0), 12)\n"
+               "(0.0, 0.69314718056)",
+    }
 
 
-class GeneralizedGaussian(Mechanism):
+class GeneralizedGaussian(TruncatedNormalLaw):
     r"""Liu's generalized Gaussian mechanism (:math:`p = 2`) on an interval or a box
     [Liu19b]_, the comparator of [CH24b]_ Table 1 and Figure 1.
 
@@ -258,20 +275,28 @@ class GeneralizedGaussian(Mechanism):
         shape = np.broadcast_shapes(np.shape(q), np.shape(self.lower)) if size is None else size
         return truncated_normal(q, self.scale, self.lower, self.upper, size=shape, rng=rng)
 
-    def _ab(self, value: Any):
-        q = self._value(value)
-        return q, (self.lower - q) / self.scale, (self.upper - q) / self.scale
+    def _params(self, q: np.ndarray) -> list[Any]:
+        return [q, self.scale, self.lower, self.upper]
 
-    @_doc(r""":math:`E[M(q)] - q = \sigma(\phi(a) - \phi(b))/Z` per coordinate.""")
-    def bias(self, value: Any):
-        q, a, b = self._ab(value)
-        z = _sp.ndtr(b) - _sp.ndtr(a)
-        return _out(self.scale * (_phi(a) - _phi(b)) / z)
-
-    @_doc(r"""Per-coordinate variance of the release,
-:math:`\sigma^2[1 + (a\phi(a) - b\phi(b))/Z - ((\phi(a) - \phi(b))/Z)^2]`.""")
-    def variance(self, value: Any):
-        q, a, b = self._ab(value)
-        z = _sp.ndtr(b) - _sp.ndtr(a)
-        r = (_phi(a) - _phi(b)) / z
-        return _out(self.scale ** 2 * (1.0 + (a * _phi(a) - b * _phi(b)) / z - r * r))
+    _law_docs = {
+        "logpdf": "Log density per coordinate; ``-inf`` outside the box.",
+        "pdf": r""":math:`\phi((x-q)/\sigma)/(\sigma Z)` per coordinate, :math:`a = (l-q)/\sigma`,
+:math:`b = (u-q)/\sigma`, :math:`Z = \Phi(b) - \Phi(a)`; 0 outside the box.""",
+        "cdf": r""":math:`(\Phi((x-q)/\sigma) - \Phi(a))/Z` per coordinate (the coordinates are
+independent).""",
+        "sf": r""":math:`P(X > x)` per coordinate, in log space (not ``1 - cdf``).""",
+        "logcdf": r":math:`\log P(X \le x)` per coordinate, without underflow.",
+        "logsf": r":math:`\log P(X > x)` per coordinate, without underflow.",
+        "ppf": "Quantile function per coordinate; ``p`` in [0, 1] (0 gives ``lower``, 1 gives "
+               "``upper``).",
+        "isf": r"""Inverse survival function per coordinate: the ``x`` with :math:`P(X > x) = p`,
+from the upper tail in log space.""",
+        "mean": r":math:`E[M(q)] = q + \sigma(\phi(a) - \phi(b))/Z` per coordinate.",
+        "bias": r""":math:`E[M(q)] - q = \sigma(\phi(a) - \phi(b))/Z` per coordinate.""",
+        "variance": r"""Per-coordinate variance of the release,
+:math:`\sigma^2[1 + (a\phi(a) - b\phi(b))/Z - ((\phi(a) - \phi(b))/Z)^2]`.""",
+    }
+    _law_examples = {
+        "cdf": ">>> import bndp\n>>> m = bndp.GeneralizedGaussian(2.0, sensitivity=1.0, "
+               "lower=0.0, upper=3.0)\n>>> m.cdf(1.5, 1.5)\n0.5",
+    }

@@ -16,18 +16,18 @@ from .._random import RNGLike
 from .._validation import (apply_domain, as_float_array, check_box, check_size,
                            positive_real)
 from ..calibrate.bounded import bounded_gaussian_sigma, check_bounded_gaussian
-from ..distributions import truncnorm_eval, truncnorm_tail_eval
+from ..distributions import truncnorm_eval
 from .._loss import bounded_gaussian_loss, bounded_gaussian_tight_sigma
 from . import exact
 from .._laws.product import saturation_target
 from .._laws.window import serving_target
 from .._columns import Nulls, columnar
-from ._law import GridLawMechanism, examples, sample_doc
+from ._law import GridLawMechanism, TruncatedNormalLaw, examples, sample_doc
 
 __all__ = ["BoundedGaussian"]
 
 
-class BoundedGaussian(GridLawMechanism):
+class BoundedGaussian(TruncatedNormalLaw, GridLawMechanism):
     r"""Bounded Gaussian mechanism: :math:`N(q, \sigma^2)` truncated to the domain.
 
     Univariate (scalar bounds, Definition 2.1 of [CH24]_):
@@ -263,31 +263,14 @@ quadrature where that closed form cancels).""",
         return super()._grid(what, x, q)
 
     def _logpdf(self, x: np.ndarray, q: np.ndarray):
-        lp = truncnorm_eval(0, x, *self._params(q))
+        lp = super()._logpdf(x, q)
         return lp if self.dim is None else np.sum(lp, axis=-1)
 
     def _cdf(self, x: np.ndarray, q: np.ndarray):
-        c = truncnorm_eval(1, x, *self._params(q))
+        c = super()._cdf(x, q)
         return c if self.dim is None else np.prod(c, axis=-1)
 
     def _ppf(self, p: np.ndarray, q: np.ndarray):
         return truncnorm_eval(2, p, *self._params(q))
 
-    def _mean(self, x: None, q: np.ndarray):
-        return truncnorm_eval(3, 0.0, *self._params(q))
-
-    def _variance(self, x: None, q: np.ndarray):
-        return truncnorm_eval(4, 0.0, *self._params(q))
-
-    # upper and lower tails without 1 - cdf, in compiled code ------------------------------
-    def _logcdf(self, x: np.ndarray, q: np.ndarray):
-        return truncnorm_tail_eval(0, x, *self._params(q))
-
-    def _logsf(self, x: np.ndarray, q: np.ndarray):
-        return truncnorm_tail_eval(1, x, *self._params(q))
-
-    def _sf(self, x: np.ndarray, q: np.ndarray):
-        return truncnorm_tail_eval(2, x, *self._params(q))
-
-    def _isf(self, p: np.ndarray, q: np.ndarray):
-        return truncnorm_tail_eval(3, p, *self._params(q))
+    # mean, variance and the tails (sf, isf, logcdf, logsf): TruncatedNormalLaw's hooks

@@ -21,17 +21,16 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy.special import log_ndtr, ndtr, ndtri
+from scipy.special import log_ndtr, ndtr
 
 from .. import _core
 from .._dispatch import _shape2, as_2d
-from .._deprecate import renamed_parameter
 from .._random import RNGLike, as_generator
-from .._validation import as_float_array, as_probability, check_bounds, check_finite, fast_real
-from ..distributions import truncnorm_eval, truncnorm_tail_eval
+from .._validation import as_float_array, check_bounds, check_finite, fast_real
 from .._columns import Nulls, columnar
 from . import _torch_noise
-from ._base import Mechanism
+from ._law import ClippedLaw, LawMechanism, TruncatedNormalLaw
+from .unbounded import GaussianNoise
 
 __all__ = ["RectifiedGaussian", "TruncatedGaussian", "StochasticSign"]
 
@@ -51,12 +50,6 @@ def _frozen(a: np.ndarray) -> Any:
     a = np.array(a, dtype=np.float64)
     a.setflags(write=False)
     return a
-
-
-def _as_value(value: Any) -> np.ndarray:
-    th = as_float_array(value, "value")
-    check_finite(th, "value")
-    return th
 
 
 def _out(shape: tuple[int, ...]):
@@ -119,27 +112,16 @@ def _sample_doc(summary: str, value: str, device_rng: str, nulls: str = "",
     return deco
 
 
-def _tail_doc(summary: str, returns: str, example: str, result: str, arg: str = "x",
-              arg_doc: str = "Points at which to evaluate."):
-    """Decorator: the docstring of a :class:`TruncatedGaussian` tail method, its example
-    ``example`` on ``m = TruncatedGaussian(sigma=1.0, lower=-50.0, upper=50.0)``."""
-    def deco(func):
-        func.__doc__ = (f"{summary}\n\nParameters\n----------\n{arg} : float or array_like\n"
-                        f"    {arg_doc}\nvalue : float or array_like\n    True value, finite, "
-                        f"broadcasting with ``{arg}`` and the bounds.\n\nReturns\n-------\n"
-                        f"float or ndarray\n    {returns}\n\nExamples\n--------\n"
-                        ">>> import bndp\n>>> m = bndp.TruncatedGaussian(sigma=1.0, "
-                        f"lower=-50.0, upper=50.0)\n>>> {example}\n{result}\n")
-        return func
-    return deco
-
-
-class _GradientMechanism(Mechanism):
-    """Shared parts of the gradient mechanisms: ``sigma`` (alias ``scale``), the draw, ``var``."""
+class _GradientMechanism(LawMechanism):
+    """Shared parts of the gradient mechanisms: ``sigma`` (alias ``scale``), the true value
+    (any finite real, not clipped into the box), the draw."""
 
     __slots__ = ()
     _mech = -1
     sigma: float
+    lower: Any
+    upper: Any
+    _value_doc = " (finite, not clipped into the box; it broadcasts with the bounds)"
 
     @property
     def scale(self) -> float:
@@ -148,28 +130,43 @@ class _GradientMechanism(Mechanism):
 
     _device_sample = _device_sample
 
+    def _value(self, value: Any, on_outside: str = "clip") -> np.ndarray:
+        th = as_float_array(value, "value")
+        check_finite(th, "value")
+        self._shape(th)
+        return th
+
+    def _shape(self, th: np.ndarray) -> tuple[int, ...]:
+        try:
+            return np.broadcast_shapes(th.shape, np.shape(self.lower), np.shape(self.upper))
+        except ValueError:
+            raise ValueError(
+                f"`value` of shape {th.shape} does not broadcast with the bounds of shape "
+                f"{np.broadcast_shapes(np.shape(self.lower), np.shape(self.upper))}"
+            ) from None
+
+    def _rows(self, th: np.ndarray):
+        """``th``, the bounds and the output as 2-d row views of their broadcast shape."""
+        shape = self._shape(th)
+        out, out2 = _out(shape)
+        lo = as_2d(np.asarray(self.lower, dtype=np.float64), shape)
+        hi = as_2d(np.asarray(self.upper, dtype=np.float64), shape)
+        return as_2d(th, shape), lo, hi, out, out2
+
     def _draw(self, value: Any, rng: RNGLike, device_rng: str):
         if device_rng not in ("bndp", "torch"):
             raise ValueError(f'`device_rng` must be "bndp" or "torch"; got {device_rng!r}')
-        th, lo, hi, shape = self._params(value)
+        th, lo, hi, out, out2 = self._rows(self._value(value))
         gen = as_generator(rng)
-        out, out2 = _out(shape)
         if out.size:
-            _core.gr_sample_rows(self._mech, gen, as_2d(th, shape), self.sigma,
-                                 as_2d(lo, shape), as_2d(hi, shape), out2)
+            _core.gr_sample_rows(self._mech, gen, th, self.sigma, lo, hi, out2)
         return _ret(out)
-
-    def _bias(self, value: Any):
-        th = _as_value(value)
-        return _ret(np.asarray(self.mean(th)) - th)
 
 
 class _BoxGaussian(_GradientMechanism):
     """Shared parts of the two bounded-support Gaussians: support on a box, ``sigma``."""
 
     _init_args = ("sigma", "lower", "upper")
-    lower: Any
-    upper: Any
 
     def __init__(self, sigma: float, *, lower: Any, upper: Any) -> None:
         s = _check_sigma(sigma)
@@ -177,20 +174,6 @@ class _BoxGaussian(_GradientMechanism):
         hi = as_float_array(upper, "upper")
         check_bounds(lo, hi)
         self._set(sigma=s, lower=_frozen(lo), upper=_frozen(hi))
-
-    # shapes ---------------------------------------------------------------------------
-    def _params(self, value: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple]:
-        th = _as_value(value)
-        lo = np.asarray(self.lower, dtype=np.float64)
-        hi = np.asarray(self.upper, dtype=np.float64)
-        try:
-            shape = np.broadcast_shapes(th.shape, lo.shape, hi.shape)
-        except ValueError:
-            raise ValueError(
-                f"`value` of shape {th.shape} does not broadcast with the bounds of shape "
-                f"{np.broadcast_shapes(lo.shape, hi.shape)}"
-            ) from None
-        return th, lo, hi, shape
 
     @columnar
     @_sample_doc("Release the mechanism's output at the true value ``value``.",
@@ -220,30 +203,23 @@ class _BoxGaussian(_GradientMechanism):
                nulls: Nulls = "raise"):
         return self._draw(value, rng, device_rng)
 
-    def _moment(self, value: Any, what: int):
-        raise NotImplementedError
 
-    def mean(self, value: Any):
-        """Expected output :math:`E[M(\\theta)]` per coordinate."""
-        return self._moment(value, 0)
-
-    def variance(self, value: Any):
-        """Variance of the output per coordinate."""
-        return self._moment(value, 1)
-
-    def bias(self, value: Any):
-        """:math:`E[M(\\theta)] - \\theta` per coordinate (the box shrinks outputs toward S)."""
-        return self._bias(value)
-
-    def logpdf(self, x: Any, value: Any):
-        raise NotImplementedError
-
-    def pdf(self, x: Any, value: Any):
-        """``exp(logpdf(x, value))``."""
-        return _ret(np.exp(np.asarray(self.logpdf(x, value))))
+#: ``_law_docs`` entries shared by the two bounded-support Gaussians
+_BOX_DOCS = {
+    "bias": r""":math:`E[M(\theta)] - \theta` per coordinate (the box shrinks outputs toward
+S).""",
+    "variance": "Variance of the output per coordinate.",
+}
 
 
-class RectifiedGaussian(_BoxGaussian):
+def _examples(make: str, **cases: tuple[str, str]) -> dict[str, str]:
+    """``_law_examples``: for each method one doctest call and its expected output, after
+    ``make`` (the constructor call)."""
+    return {name: f">>> import bndp\n>>> {make}\n>>> {call}\n{result}"
+            for name, (call, result) in cases.items()}
+
+
+class RectifiedGaussian(ClippedLaw, GaussianNoise, _BoxGaussian):
     r"""Rectified Gaussian mechanism :math:`N^R(\theta, \sigma^2, S)` (Def. 3.1 of
     [HMSCG24]_): the Gaussian mechanism followed by clipping to a fixed box.
 
@@ -270,6 +246,8 @@ class RectifiedGaussian(_BoxGaussian):
     -----
     :meth:`logpdf` is the density with respect to Lebesgue measure plus unit point masses at
     ``lower`` and ``upper``: at those two points it returns the log of the atom's mass.
+    :meth:`cdf`, :meth:`sf`, :meth:`ppf` and :meth:`isf` are those of the mixed law, atoms
+    included (:class:`bndp.mechanisms._law.ClippedLaw`).
 
     Departures from the paper: Def. 3.1 asks :math:`\mu > 0`; any real :math:`\theta` is
     allowed here (the definition does not need it).
@@ -285,90 +263,53 @@ class RectifiedGaussian(_BoxGaussian):
 
     _mech = _RECT
 
-    def _moment(self, value: Any, what: int):
-        th, lo, hi, shape = self._params(value)
-        out, out2 = _out(shape)
-        if out.size:
-            _core.gr_rect_moments_rows(what, as_2d(th, shape), self.sigma, as_2d(lo, shape),
-                                       as_2d(hi, shape), out2)
-        return _ret(out)
-
     def atoms(self, value: Any):
         """``(P(X = lower), P(X = upper))`` per coordinate."""
-        th, lo, hi, shape = self._params(value)
-        s = self.sigma
-        return (_ret(np.broadcast_to(ndtr((lo - th) / s), shape).copy()),
-                _ret(np.broadcast_to(ndtr((th - hi) / s), shape).copy()))
+        return self._atoms(self._value(value))
 
-    def logpdf(self, x: Any, value: Any):
-        """Log density w.r.t. Lebesgue measure on (lower, upper) plus unit masses at the ends
-        (there: log of the atom's mass); ``-inf`` outside [lower, upper]."""
-        xa = as_float_array(x, "x")
-        th, lo, hi, shape = self._params(value)
-        s = self.sigma
-        xa, th, lo, hi = np.broadcast_arrays(xa, th, lo, hi)
-        z = (xa - th) / s
-        out = np.where((xa > lo) & (xa < hi), -0.5 * z * z - 0.5 * math.log(2 * math.pi)
-                       - math.log(s), -np.inf)
-        out = np.where(xa == lo, log_ndtr((lo - th) / s), out)
-        out = np.where(xa == hi, log_ndtr((th - hi) / s), out)
-        return _ret(np.asarray(out, dtype=np.float64))
+    def _moment(self, what: int, th: np.ndarray):
+        th2, lo, hi, out, out2 = self._rows(th)
+        if out.size:
+            _core.gr_rect_moments_rows(what, th2, self.sigma, lo, hi, out2)
+        return out
 
-    def cdf(self, x: Any, value: Any):
-        """:math:`P(X \\le x)`: 0 below ``lower``, :math:`\\Phi((x-\\theta)/\\sigma)` on
-        [lower, upper), 1 from ``upper`` on."""
-        xa = as_float_array(x, "x")
-        th, lo, hi, shape = self._params(value)
-        xa, th, lo, hi = np.broadcast_arrays(xa, th, lo, hi)
-        out = np.where(xa < lo, 0.0, np.where(xa >= hi, 1.0, ndtr((xa - th) / self.sigma)))
-        return _ret(np.asarray(out, dtype=np.float64))
+    def _mean(self, x: None, q: np.ndarray):
+        return self._moment(0, q)
 
-    def _tail(self, what: str, x: Any, value: Any):
-        xa = as_probability(x) if what in ("isf", "ppf") else as_float_array(x, "x")
-        th, lo, hi, shape = self._params(value)
-        xa, th, lo, hi = np.broadcast_arrays(xa, th, lo, hi)
-        s = self.sigma
-        with np.errstate(divide="ignore"):
-            if what == "isf":
-                out = np.clip(th - s * ndtri(xa), lo, hi)
-            elif what == "ppf":
-                out = np.clip(th + s * ndtri(xa), lo, hi)
-            elif what == "sf":
-                out = np.where(xa < lo, 1.0, np.where(xa >= hi, 0.0, ndtr((th - xa) / s)))
-            elif what == "logsf":
-                out = np.where(xa < lo, 0.0,
-                               np.where(xa >= hi, -np.inf, log_ndtr((th - xa) / s)))
-            else:
-                out = np.where(xa < lo, -np.inf,
-                               np.where(xa >= hi, 0.0, log_ndtr((xa - th) / s)))
-        return _ret(np.asarray(out, dtype=np.float64))
+    def _variance(self, x: None, q: np.ndarray):
+        return self._moment(1, q)
 
-    def sf(self, x: Any, value: Any):
-        """:math:`P(X > x)`: 1 below ``lower``, :math:`\\Phi((\\theta - x)/\\sigma)` on
-        [lower, upper) (exact far in the upper tail), 0 from ``upper`` on."""
-        return self._tail("sf", x, value)
-
-    def logsf(self, x: Any, value: Any):
-        """:math:`\\log P(X > x)`, without underflow."""
-        return self._tail("logsf", x, value)
-
-    def logcdf(self, x: Any, value: Any):
-        """:math:`\\log P(X \\le x)`, without underflow."""
-        return self._tail("logcdf", x, value)
-
-    def isf(self, p: Any, value: Any):
-        """Smallest ``x`` with :math:`P(X > x) \\le p`: :math:`\\theta - \\sigma\\Phi^{-1}(p)`
-        clipped into [lower, upper] (the atoms at the bounds)."""
-        return self._tail("isf", p, value)
-
-    def ppf(self, p: Any, value: Any):
-        """Smallest ``x`` with :math:`P(X \\le x) \\ge p` (the quantile function):
-        :math:`\\theta + \\sigma\\Phi^{-1}(p)` clipped into [lower, upper] (the atoms at
-        the bounds)."""
-        return self._tail("ppf", p, value)
+    _law_docs = {
+        "logpdf": r"""Log density w.r.t. Lebesgue measure on (lower, upper) plus unit masses at
+the ends: :math:`\log\phi((x-\theta)/\sigma) - \log\sigma` inside, the log of the atom's
+mass at ``lower`` and ``upper`` (:meth:`atoms`), ``-inf`` outside [lower, upper].""",
+        "pdf": r"""``exp(logpdf(x, value))``: the Gaussian density on (lower, upper), the atom's
+mass :math:`P(X = x)` at ``lower`` and ``upper``, 0 outside.""",
+        "cdf": r""":math:`P(X \le x)`: 0 below ``lower``, :math:`\Phi((x-\theta)/\sigma)` on
+[lower, upper) (at ``lower``: the atom there), 1 from ``upper`` on.""",
+        "sf": r""":math:`P(X > x)`: 1 below ``lower``, :math:`\Phi((\theta - x)/\sigma)` on
+[lower, upper) (exact far in the upper tail), 0 from ``upper`` on.""",
+        "logsf": r":math:`\log P(X > x)`, without underflow.",
+        "logcdf": r":math:`\log P(X \le x)`, without underflow.",
+        "isf": r"""Smallest ``x`` with :math:`P(X > x) \le p`: ``upper`` for ``p`` below the
+upper atom, ``lower`` from :math:`P(X > lower)` on, :math:`\theta - \sigma\Phi^{-1}(p)`
+between; ``p`` in [0, 1].""",
+        "ppf": r"""Smallest ``x`` with :math:`P(X \le x) \ge p` (the quantile function):
+``lower`` for ``p`` up to the lower atom, ``upper`` above :math:`P(X < upper)`,
+:math:`\theta + \sigma\Phi^{-1}(p)` between; ``p`` in [0, 1].""",
+        "mean": r"""Expected output :math:`E[M(\theta)]` per coordinate (closed form of
+:math:`E[\mathrm{clip}(Z, a, b)]`, compiled).""",
+        **_BOX_DOCS,
+    }
+    _law_examples = _examples(
+        "m = bndp.RectifiedGaussian(sigma=1.0, lower=-1.0, upper=1.0)",
+        cdf=("m.cdf(-1.0, 0.0) == m.atoms(0.0)[0]  # the atom at lower", "True"),
+        ppf=("m.ppf(0.1, 0.0), m.ppf(0.5, 0.0), m.ppf(0.9, 0.0)", "(-1.0, 0.0, 1.0)"),
+        isf=("m.isf(0.1, 0.0), m.isf(0.5, 0.0)", "(1.0, 0.0)"),
+    )
 
 
-class TruncatedGaussian(_BoxGaussian):
+class TruncatedGaussian(TruncatedNormalLaw, _BoxGaussian):
     r"""Truncated Gaussian mechanism :math:`N^T(\theta, \sigma^2, S)` (Def. 3.2 of
     [HMSCG24]_): the Gaussian law conditioned on a fixed box.
 
@@ -405,68 +346,38 @@ class TruncatedGaussian(_BoxGaussian):
     """
 
     _mech = _TRUNC
+    _law_aliases = {"isf": ("q", "0.8.0")}
 
-    def _moment(self, value: Any, what: int):
-        th, lo, hi, shape = self._params(value)
-        out = truncnorm_eval(3 + what, None, th, self.sigma, lo, hi)
-        return _ret(np.broadcast_to(np.asarray(out, dtype=np.float64), shape).copy())
+    def _params(self, q: np.ndarray) -> list[Any]:
+        return [q, self.sigma, self.lower, self.upper]
 
-    def logpdf(self, x: Any, value: Any):
-        """Log density; ``-inf`` outside [lower, upper]."""
-        th, lo, hi, shape = self._params(value)
-        return truncnorm_eval(0, as_float_array(x, "x"), th, self.sigma, lo, hi)
-
-    def cdf(self, x: Any, value: Any):
-        """:math:`P(X \\le x)`."""
-        th, lo, hi, shape = self._params(value)
-        return truncnorm_eval(1, as_float_array(x, "x"), th, self.sigma, lo, hi)
-
-    @_tail_doc(r""":math:`P(X > x)`, computed directly (not as ``1 - cdf``): upper-tail
+    _law_docs = {
+        "logpdf": "Log density; ``-inf`` outside [lower, upper].",
+        "pdf": "Density (the formula above); 0 outside [lower, upper].",
+        "cdf": r":math:`P(X \le x)`.",
+        "sf": r""":math:`P(X > x)`, computed directly (not as ``1 - cdf``): upper-tail
 probabilities far below 1e-16 keep their relative precision.""",
-               """Survival function, in [0, 1].""",
-               "float(m.sf(30.0, 0.0))  # 1 - cdf would give 0.0", "4.90671392714...e-198")
-    def sf(self, x: Any, value: Any):
-        th, lo, hi, shape = self._params(value)
-        return truncnorm_tail_eval(2, as_float_array(x, "x"), th, self.sigma, lo, hi)
-
-    @_tail_doc(r"""Inverse survival function: the ``x`` with :math:`P(X > x) = p`, from the
+        "isf": r"""Inverse survival function: the ``x`` with :math:`P(X > x) = p`, from the
 upper tail in log space (accurate for ``p`` far below 1e-16, where ``ppf(1 - p)``
-cannot be formed).""",
-               """Quantiles, in [lower, upper].""",
-               "round(float(m.isf(1e-30, 0.0)), 10)", "11.4640246884",
-               arg="p", arg_doc="Upper-tail probabilities in [0, 1] (0 gives ``upper``, 1 gives ``lower``).")
-    @renamed_parameter("q", "p", removed_in="0.8.0")
-    def isf(self, p: Any, value: Any):
-        th, lo, hi, shape = self._params(value)
-        return truncnorm_tail_eval(3, as_float_array(p, "p"), th, self.sigma, lo, hi)
-
-    @_tail_doc(r"""Quantile function: the ``x`` with :math:`P(X \\le x) = p`, from the lower
+cannot be formed); ``p`` in [0, 1] (0 gives ``upper``, 1 gives ``lower``).""",
+        "ppf": r"""Quantile function: the ``x`` with :math:`P(X \le x) = p`, from the lower
 tail in log space (the mirror image of :meth:`isf`: accurate for ``p`` far below
-1e-16).""",
-               """Quantiles, in [lower, upper].""",
-               "round(float(m.ppf(1e-30, 0.0)), 10)", "-11.4640246884",
-               arg="p", arg_doc="Probabilities in [0, 1] (0 gives ``lower``, 1 gives ``upper``).")
-    def ppf(self, p: Any, value: Any):
-        th, lo, hi, shape = self._params(value)
-        # X ~ TN(theta; lower, upper) is -Y with Y ~ TN(-theta; -upper, -lower), and
-        # P(X <= x) = P(Y >= -x): the quantile of X is minus the upper-tail quantile of Y
-        return -truncnorm_tail_eval(3, as_float_array(p, "p"), -th, self.sigma, -hi, -lo)
-
-    @_tail_doc(r""":math:`\\log P(X \\le x)`, in log space throughout (no underflow).""",
-               """Log CDF, ``-inf`` at or below ``lower``, 0 at or above ``upper``.""",
-               "round(float(m.logcdf(-40.0, 0.0)), 6)", "-804.608442")
-    def logcdf(self, x: Any, value: Any):
-        th, lo, hi, shape = self._params(value)
-        return truncnorm_tail_eval(0, as_float_array(x, "x"), th, self.sigma, lo, hi)
-
-    @_tail_doc(r""":math:`\\log P(X > x)`, in log space throughout (no underflow, no
-``1 - cdf``).""",
-               """Log survival function, 0 at or below ``lower``, ``-inf`` at or
-    above ``upper``.""",
-               "round(float(m.logsf(40.0, 0.0)), 6)", "-804.608442")
-    def logsf(self, x: Any, value: Any):
-        th, lo, hi, shape = self._params(value)
-        return truncnorm_tail_eval(1, as_float_array(x, "x"), th, self.sigma, lo, hi)
+1e-16); ``p`` in [0, 1] (0 gives ``lower``, 1 gives ``upper``).""",
+        "logcdf": r""":math:`\log P(X \le x)`, in log space throughout (no underflow); ``-inf``
+at or below ``lower``, 0 at or above ``upper``.""",
+        "logsf": r""":math:`\log P(X > x)`, in log space throughout (no underflow, no
+``1 - cdf``); 0 at or below ``lower``, ``-inf`` at or above ``upper``.""",
+        "mean": r"Expected output :math:`E[M(\theta)]` per coordinate.",
+        **_BOX_DOCS,
+    }
+    _law_examples = _examples(
+        "m = bndp.TruncatedGaussian(sigma=1.0, lower=-50.0, upper=50.0)",
+        sf=("float(m.sf(30.0, 0.0))  # 1 - cdf would give 0.0", "4.90671392714...e-198"),
+        isf=("round(float(m.isf(1e-30, 0.0)), 10)", "11.4640246884"),
+        ppf=("round(float(m.ppf(1e-30, 0.0)), 10)", "-11.4640246884"),
+        logcdf=("round(float(m.logcdf(-40.0, 0.0)), 6)", "-804.608442"),
+        logsf=("round(float(m.logsf(40.0, 0.0)), 6)", "-804.608442"),
+    )
 
 
 class StochasticSign(_GradientMechanism):
@@ -484,6 +395,10 @@ class StochasticSign(_GradientMechanism):
 
     Notes
     -----
+    The law is discrete: :meth:`logpdf` and :meth:`pdf` are its density with respect to
+    the counting measure on {-1, +1} (the convention of the atoms of
+    :class:`RectifiedGaussian`), equal to :meth:`logpmf` and its exponential.
+
     Departures from the paper: the paper gives only the FIL of this mechanism. Its Renyi
     divergence in :func:`bndp.accounting.per_instance_rdp` is the standard one between the
     two Bernoulli output laws.
@@ -504,14 +419,11 @@ class StochasticSign(_GradientMechanism):
     sigma: float
     lower = 0.0
     upper = 0.0
+    _law_methods = ("logpmf",) + _GradientMechanism._law_methods
+    _value_doc = " (finite)"
 
     def __init__(self, sigma: float) -> None:
         self._set(sigma=_check_sigma(sigma))
-
-    def _params(self, value: Any):
-        th = _as_value(value)
-        z = np.zeros(())
-        return th, z, z, th.shape
 
     @columnar
     @_sample_doc("Release :math:`\\mathrm{sign}(\\theta + \\sigma Z)` per coordinate (values "
@@ -521,26 +433,56 @@ class StochasticSign(_GradientMechanism):
                nulls: Nulls = "raise"):
         return self._draw(value, rng, device_rng)
 
-    def mean(self, value: Any):
-        """:math:`2\\Phi(\\theta/\\sigma) - 1`."""
-        th = _as_value(value)
-        return _ret(np.asarray(2.0 * ndtr(th / self.sigma) - 1.0, dtype=np.float64))
+    def _logpmf(self, x: np.ndarray, q: np.ndarray):
+        s = self.sigma
+        return np.where(x == 1.0, log_ndtr(q / s), np.where(x == -1.0, log_ndtr(-q / s), -np.inf))
 
-    def variance(self, value: Any):
-        """Variance of the output, :math:`4\\Phi(\\theta/\\sigma)\\Phi(-\\theta/\\sigma)`."""
-        th = _as_value(value)
-        return _ret(np.asarray(4.0 * ndtr(th / self.sigma) * ndtr(-th / self.sigma),
-                               dtype=np.float64))
+    _logpdf = _logpmf
 
-    def bias(self, value: Any):
-        """:math:`E[M(\\theta)] - \\theta = 2\\Phi(\\theta/\\sigma) - 1 - \\theta`."""
-        return self._bias(value)
+    def _cdf(self, x: np.ndarray, q: np.ndarray):
+        return np.where(x < -1.0, 0.0, np.where(x >= 1.0, 1.0, ndtr(-q / self.sigma)))
 
-    def logpmf(self, x: Any, value: Any):
-        """log P(X = x) for x in {-1, +1}; ``-inf`` elsewhere."""
-        xa = as_float_array(x, "x")
-        th = _as_value(value)
-        xa, th = np.broadcast_arrays(xa, th)
-        out = np.where(xa == 1.0, log_ndtr(th / self.sigma),
-                       np.where(xa == -1.0, log_ndtr(-th / self.sigma), -np.inf))
-        return _ret(np.asarray(out, dtype=np.float64))
+    def _sf(self, x: np.ndarray, q: np.ndarray):
+        return np.where(x < -1.0, 1.0, np.where(x >= 1.0, 0.0, ndtr(q / self.sigma)))
+
+    def _logcdf(self, x: np.ndarray, q: np.ndarray):
+        return np.where(x < -1.0, -np.inf, np.where(x >= 1.0, 0.0, log_ndtr(-q / self.sigma)))
+
+    def _logsf(self, x: np.ndarray, q: np.ndarray):
+        return np.where(x < -1.0, 0.0, np.where(x >= 1.0, -np.inf, log_ndtr(q / self.sigma)))
+
+    def _ppf(self, p: np.ndarray, q: np.ndarray):
+        return np.where(p <= ndtr(-q / self.sigma), -1.0, 1.0)
+
+    def _isf(self, p: np.ndarray, q: np.ndarray):
+        return np.where(p >= ndtr(q / self.sigma), -1.0, 1.0)
+
+    def _mean(self, x: None, q: np.ndarray):
+        return 2.0 * ndtr(q / self.sigma) - 1.0
+
+    def _variance(self, x: None, q: np.ndarray):
+        return 4.0 * ndtr(q / self.sigma) * ndtr(-q / self.sigma)
+
+    _law_docs = {
+        "logpmf": r""":math:`\log P(X = x)`: :math:`\log\Phi(\theta/\sigma)` at +1,
+:math:`\log\Phi(-\theta/\sigma)` at -1, ``-inf`` elsewhere.""",
+        "logpdf": "``logpmf`` (the density with respect to the counting measure on {-1, +1}).",
+        "pdf": ":math:`P(X = x)` (the density with respect to the counting measure on {-1, +1}).",
+        "cdf": r""":math:`P(X \le x)`: 0 below -1, :math:`\Phi(-\theta/\sigma)` on [-1, 1), 1
+from 1 on.""",
+        "sf": r""":math:`P(X > x)`: 1 below -1, :math:`\Phi(\theta/\sigma)` on [-1, 1), 0 from 1
+on.""",
+        "ppf": r"""Smallest ``x`` with :math:`P(X \le x) \ge p`: -1 for
+:math:`p \le \Phi(-\theta/\sigma)`, else +1; ``p`` in [0, 1].""",
+        "isf": r"""Smallest ``x`` with :math:`P(X > x) \le p`: -1 for
+:math:`p \ge \Phi(\theta/\sigma)`, else +1; ``p`` in [0, 1].""",
+        "mean": r":math:`2\Phi(\theta/\sigma) - 1`.",
+        "bias": r":math:`E[M(\theta)] - \theta = 2\Phi(\theta/\sigma) - 1 - \theta`.",
+        "variance": r"""Variance of the output,
+:math:`4\Phi(\theta/\sigma)\Phi(-\theta/\sigma)`.""",
+    }
+    _law_examples = _examples(
+        "m = bndp.StochasticSign(sigma=1.0)",
+        logpmf=("round(m.logpmf(1.0, 1.0), 6), m.logpmf(0.0, 1.0)", "(-0.172754, -inf)"),
+        ppf=("m.ppf(0.1, 1.0), m.ppf(0.2, 1.0)", "(-1.0, 1.0)"),
+    )

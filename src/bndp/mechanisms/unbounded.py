@@ -28,6 +28,77 @@ from ._law import LawMechanism, sample_doc
 __all__ = ["Gaussian", "Laplace"]
 
 
+class GaussianNoise(LawMechanism):
+    """Hooks of the law :math:`N(q, \\sigma^2)` (``self.sigma``): :class:`Gaussian`'s law,
+    and the noise that :class:`bndp.RectifiedGaussian` clips."""
+
+    __slots__ = ()
+    sigma: float
+
+    def _logpdf(self, x: np.ndarray, q: np.ndarray):
+        z = (x - q) / self.sigma
+        return -0.5 * z * z - math.log(self.sigma) - 0.5 * math.log(2 * math.pi)
+
+    def _cdf(self, x: np.ndarray, q: np.ndarray):
+        return special.ndtr((x - q) / self.sigma)
+
+    def _sf(self, x: np.ndarray, q: np.ndarray):
+        return special.ndtr(-((x - q) / self.sigma))
+
+    def _logsf(self, x: np.ndarray, q: np.ndarray):
+        return special.log_ndtr(-((x - q) / self.sigma))
+
+    def _logcdf(self, x: np.ndarray, q: np.ndarray):
+        return special.log_ndtr((x - q) / self.sigma)
+
+    def _isf(self, p: np.ndarray, q: np.ndarray):
+        return q - self.sigma * special.ndtri(p)
+
+    def _ppf(self, p: np.ndarray, q: np.ndarray):
+        return q + self.sigma * special.ndtri(p)
+
+
+class LaplaceNoise(LawMechanism):
+    """Hooks of the law :math:`q + \\mathrm{Laplace}(0, b)` (``self.scale``): :class:`Laplace`'s
+    law, and the noise that :class:`bndp.ClampedLaplace` clamps."""
+
+    __slots__ = ()
+    scale: float
+
+    def _logpdf(self, x: np.ndarray, q: np.ndarray):
+        return -np.abs((x - q) / self.scale) - math.log(2.0 * self.scale)
+
+    def _lower_tail(self, z: np.ndarray, log: bool):
+        """P(Z <= z) (or its log) of the standard Laplace; the upper tail is that at -z."""
+        if log:
+            return np.where(z <= 0, math.log(0.5) + np.minimum(z, 0),
+                            np.log1p(-0.5 * np.exp(-np.maximum(z, 0))))
+        return np.where(z <= 0, 0.5 * np.exp(np.minimum(z, 0)),
+                        -0.5 * np.expm1(-np.maximum(z, 0)) + 0.5)
+
+    def _cdf(self, x: np.ndarray, q: np.ndarray):
+        return self._lower_tail((x - q) / self.scale, False)
+
+    def _sf(self, x: np.ndarray, q: np.ndarray):
+        return self._lower_tail(-((x - q) / self.scale), False)
+
+    def _logcdf(self, x: np.ndarray, q: np.ndarray):
+        return self._lower_tail((x - q) / self.scale, True)
+
+    def _logsf(self, x: np.ndarray, q: np.ndarray):
+        return self._lower_tail(-((x - q) / self.scale), True)
+
+    def _ppf(self, p: np.ndarray, q: np.ndarray):
+        with np.errstate(divide="ignore"):
+            z = np.where(p < 0.5, np.log(2.0 * p), -np.log(2.0 * (1.0 - p)))
+        return q + self.scale * z
+
+    def _isf(self, p: np.ndarray, q: np.ndarray):
+        with np.errstate(divide="ignore"):
+            z = np.where(p < 0.5, -np.log(2.0 * p), np.log(2.0 * (1.0 - p)))
+        return q + self.scale * z
+
+
 class _Unbounded(LawMechanism):
     """Location-scale noise ``value + scale * Z`` on the real line."""
 
@@ -55,7 +126,7 @@ class _Unbounded(LawMechanism):
         return np.full(np.shape(q), self._noise_var())
 
 
-class Gaussian(_Unbounded):
+class Gaussian(GaussianNoise, _Unbounded):
     r"""Gaussian mechanism: :math:`M(q) = q + N(0, \sigma^2)` per coordinate.
 
     :math:`\sigma` comes from :func:`bndp.calibrate.gaussian_sigma` with the chosen
@@ -142,28 +213,6 @@ upper tail).""",
                     "``value``).",
     }
 
-    def _logpdf(self, x: np.ndarray, q: np.ndarray):
-        z = (x - q) / self.sigma
-        return -0.5 * z * z - math.log(self.sigma) - 0.5 * math.log(2 * math.pi)
-
-    def _cdf(self, x: np.ndarray, q: np.ndarray):
-        return special.ndtr((x - q) / self.sigma)
-
-    def _sf(self, x: np.ndarray, q: np.ndarray):
-        return special.ndtr(-((x - q) / self.sigma))
-
-    def _logsf(self, x: np.ndarray, q: np.ndarray):
-        return special.log_ndtr(-((x - q) / self.sigma))
-
-    def _logcdf(self, x: np.ndarray, q: np.ndarray):
-        return special.log_ndtr((x - q) / self.sigma)
-
-    def _isf(self, p: np.ndarray, q: np.ndarray):
-        return q - self.sigma * special.ndtri(p)
-
-    def _ppf(self, p: np.ndarray, q: np.ndarray):
-        return q + self.sigma * special.ndtri(p)
-
     def privacy_profile(self, epsilon: Any):
         """Exact delta of this mechanism at ``epsilon``, its privacy profile (the pDP
         profile for the pDP methods), from :func:`bndp.calibrate.gaussian_delta`; what
@@ -178,7 +227,7 @@ upper tail).""",
         return self.privacy_profile(epsilon)
 
 
-class Laplace(_Unbounded):
+class Laplace(LaplaceNoise, _Unbounded):
     r"""Laplace mechanism: :math:`M(q) = q + \mathrm{Laplace}(0, b)`, :math:`b = \Delta/\epsilon`,
     which is :math:`\epsilon`-DP for a query with :math:`\ell_1` sensitivity :math:`\Delta`
     ([DR14]_, Theorem 3.6).
@@ -238,36 +287,3 @@ otherwise.""",
         "bias": "0: the mechanism is unbiased.",
         "variance": "Variance of the released value, :math:`2b^2` (independent of ``value``).",
     }
-
-    def _logpdf(self, x: np.ndarray, q: np.ndarray):
-        return -np.abs((x - q) / self.scale) - math.log(2.0 * self.scale)
-
-    def _lower_tail(self, z: np.ndarray, log: bool):
-        """P(Z <= z) (or its log) of the standard Laplace; the upper tail is that at -z."""
-        if log:
-            return np.where(z <= 0, math.log(0.5) + np.minimum(z, 0),
-                            np.log1p(-0.5 * np.exp(-np.maximum(z, 0))))
-        return np.where(z <= 0, 0.5 * np.exp(np.minimum(z, 0)),
-                        -0.5 * np.expm1(-np.maximum(z, 0)) + 0.5)
-
-    def _cdf(self, x: np.ndarray, q: np.ndarray):
-        return self._lower_tail((x - q) / self.scale, False)
-
-    def _sf(self, x: np.ndarray, q: np.ndarray):
-        return self._lower_tail(-((x - q) / self.scale), False)
-
-    def _logcdf(self, x: np.ndarray, q: np.ndarray):
-        return self._lower_tail((x - q) / self.scale, True)
-
-    def _logsf(self, x: np.ndarray, q: np.ndarray):
-        return self._lower_tail(-((x - q) / self.scale), True)
-
-    def _ppf(self, p: np.ndarray, q: np.ndarray):
-        with np.errstate(divide="ignore"):
-            z = np.where(p < 0.5, np.log(2.0 * p), -np.log(2.0 * (1.0 - p)))
-        return q + self.scale * z
-
-    def _isf(self, p: np.ndarray, q: np.ndarray):
-        with np.errstate(divide="ignore"):
-            z = np.where(p < 0.5, -np.log(2.0 * p), np.log(2.0 * (1.0 - p)))
-        return q + self.scale * z
