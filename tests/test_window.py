@@ -589,7 +589,7 @@ def test_per_row_grid_pass_matches_grid_exponent_and_intervals():
     hi = lo + w
     for target, dq in ((0.7, 1.0), (3.0, 0.37), (0.01, 1e-3), (50.0, 2.5e4)):
         e, coarse, n, evals, nmax = _core.gw_rows_grid(target, dq, lo, hi, window.SCALE_STEPS,
-                                                       window.WIDTH_STEPS, window.SENS_STEPS)
+                                                       window.WINDOW_WIDTH_STEPS, window.SENS_STEPS)
         e_ref, c_ref = window.grid_exponent(target, dq, hi - lo, lo, hi)
         np.testing.assert_array_equal(e, e_ref)
         np.testing.assert_array_equal(coarse, c_ref)
@@ -599,3 +599,18 @@ def test_per_row_grid_pass_matches_grid_exponent_and_intervals():
             np.testing.assert_array_equal(n[s], _core.gw_intervals(lo[s], hi[s], int(ev)))
         np.testing.assert_array_equal(evals, np.unique(e[ok]))
         np.testing.assert_array_equal(nmax, [n[e == ev].max() for ev in evals])
+        # with true values: the same five results and every row's grid index (gw_index;
+        # values outside the row, NaN, 0 in rows without intervals)
+        q = r.uniform(lo - 0.5 * w, hi + 0.5 * w)
+        q[::97] = np.nan
+        q[1::89] = lo[1::89] + 0.5 * (hi[1::89] - lo[1::89])
+        got = _core.gw_rows_grid(target, dq, lo, hi, window.SCALE_STEPS,
+                                 window.WINDOW_WIDTH_STEPS, window.SENS_STEPS, q)
+        for a, b in zip(got[:5], (e, coarse, n, evals, nmax)):
+            np.testing.assert_array_equal(a, b)
+        idx = got[5]
+        assert not idx[~ok | (n < 1)].any()
+        for ev in np.unique(e[ok]):
+            s = (e == ev) & (n >= 1)
+            np.testing.assert_array_equal(idx[s], _core.gw_index(q[s], lo[s], hi[s], int(ev),
+                                                                n[s]))

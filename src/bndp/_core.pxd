@@ -10,6 +10,7 @@
 #   _core_fill.pxi                the generic locked fill loop and its per-family kernels
 #   _core_sample_grid.pxi         grid-law draws (whole range, allowed sets)
 #   _core_sample_window.pxi       windowed grid-law draws (the default release)
+#   _core_sample_rows.pxi         windowed grid-law draws for per-row bounds (three passes)
 #   _core_laws.pxi                law evaluation (logpdf, cdf, ppf, moments)
 #   _core_calibrate.pxi           calibrations (one root finder, bounded laws, window law)
 #   _core_calibrate_gaussian.pxi  calibrations and accounting of the unbounded Gaussian family
@@ -213,6 +214,12 @@ cdef extern from "_window.h":
     double _gw_ldexp "bndp_ldexp"(double x, int64_t k) noexcept nogil
     int64_t _gw_frexp_exp "bndp_frexp_exp"(double x) noexcept nogil
     bint _gw_is_integer "bndp_is_integer"(double r) noexcept nogil
+    int64_t bndp_gw_count(double lo, double hi, double inv_g, int64_t maxrow) noexcept nogil
+    # the per-row grid pass of gw_rows_grid (q and io NULL: no grid indices)
+    void bndp_gw_rows_grid(const double* lo, const double* hi, const double* q, Py_ssize_t m,
+                           double a0, double dq, double ws, double ss, int64_t maxrow,
+                           int64_t* eo, unsigned char* co, int64_t* no, int64_t* io,
+                           int64_t* nmx) noexcept nogil
 
 # ---------------------------------------------------------------------------------------
 # Constants

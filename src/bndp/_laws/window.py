@@ -104,6 +104,13 @@ class WindowLaw(GridScale):
         """The cumulative table as the sampler searches it: (padded array, levels)."""
         return cached_search_tree(self)
 
+    @cached_property
+    def fill_args(self) -> tuple:
+        """``(tree, levels, N, tailw, sbits, tm, exponent)``: the kernel as
+        ``_core.gw_fill_groups`` takes it."""
+        tree, levels = self.search_tree
+        return (tree, levels, self.N, self.tailw, self.sbits, self.tm, self.exponent)
+
     def serves(self, n: int) -> bool:
         return n >= self.n_min and (self.n_max is None or n <= self.n_max)
 
@@ -659,12 +666,13 @@ def sample_rows(fam: int, target: float, sensitivity: float, q: np.ndarray, lo: 
 def _sample_rows_compiled(fam: int, target: float, dq: float, q: np.ndarray, lo: np.ndarray,
                           hi: np.ndarray, gen: np.random.Generator) -> np.ndarray:
     """:func:`sample_rows` for double true values in three compiled passes, without sorting
-    (``gw_rows_grid``: every row's exponent, as :func:`grid_exponent`, and interval count;
-    ``gw_rows_kernels``: every row's kernel; ``gw_fill_groups``: the draws, kernel by kernel
-    in the order and blocks of the grouped loop, so the same stream and values)."""
+    (``gw_rows_grid``: every row's exponent, as :func:`grid_exponent`, interval count and
+    grid index; ``gw_rows_kernels``: every row's kernel; ``gw_fill_groups``: the draws,
+    kernel by kernel in the order and blocks of the grouped loop, so the same stream and
+    values)."""
     q, lo, hi = (np.ascontiguousarray(a, dtype=np.float64) for a in (q, lo, hi))
-    e, coarse, n, evals, nmax = _core.gw_rows_grid(target, dq, lo, hi, SCALE_STEPS,
-                                                   WINDOW_WIDTH_STEPS, SENS_STEPS)
+    e, coarse, n, evals, nmax, idx = _core.gw_rows_grid(target, dq, lo, hi, SCALE_STEPS,
+                                                        WINDOW_WIDTH_STEPS, SENS_STEPS, q)
     _check_exponent(e, coarse, dq)
     if n.size and int(n.min()) < 1:
         raise ValueError("grid law: a row holds no grid step; pass mode='continuous'")
@@ -682,7 +690,6 @@ def _sample_rows_compiled(fam: int, target: float, dq: float, q: np.ndarray, lo:
     for k, nn in keys.tolist():
         law = wides[k] if nn == 0 else _law(fam, target, min(dks[k], nn), int(evals[k]), nn)
         assert law is not None
-        tree, levels = law.search_tree
-        laws.append((tree, levels, law.N, law.tailw, law.sbits, law.tm, law.exponent))
-    _core.gw_fill_groups(gen, laws, group, q, lo, hi, n, out)
+        laws.append(law.fill_args)
+    _core.gw_fill_groups(gen, laws, group, idx, lo, n, out)
     return out
