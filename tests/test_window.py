@@ -614,3 +614,33 @@ def test_per_row_grid_pass_matches_grid_exponent_and_intervals():
             s = (e == ev) & (n >= 1)
             np.testing.assert_array_equal(idx[s], _core.gw_index(q[s], lo[s], hi[s], int(ev),
                                                                 n[s]))
+
+
+@pytest.mark.parametrize("fam", [window.LAPLACE, window.GAUSSIAN])
+def test_guided_search_draws_the_tree_search_values(fam):
+    # large fills search the table through a guide (bndp_gd_search_guide): the same values
+    # and stream as the tree search of the small-array path (GwRow, blocks of 4096 values),
+    # rows at the ends and in the middle, light tails included
+    r = np.random.default_rng(21)
+    for eps, lo, hi in ((1.0, 0.0, 120.0), (0.3, -5.0, 7.5), (4.0, 0.0, 1e3)):
+        plan = window.plan_row(fam, window.serving_target(eps, 1.0), 1.0, lo, hi)
+        q = np.concatenate((r.uniform(lo, hi, 150_000), np.full(20_000, lo),
+                            np.full(20_000, hi), r.uniform(lo, lo + 3.0, 10_000)))
+        g1, g2 = np.random.default_rng(8), np.random.default_rng(8)
+        big = plan.sample(q, None, g1)
+        small = np.concatenate([plan.row.sample(q[a:a + 4096], None, g2, "clip", 1, None)
+                                for a in range(0, q.size, 4096)])
+        np.testing.assert_array_equal(big, small)
+        assert g1.random() == g2.random()
+    # per-row bounds: the compiled passes (guides for the kernels of many rows) against
+    # one gw_fill per kernel (tree search)
+    k = 120_000
+    lo = np.round(r.uniform(-50.0, 50.0, k), 1)
+    hi = lo + r.choice([3.0, 20.0, 150.0, 900.0], k)
+    q = np.clip(r.uniform(lo - 1.0, hi + 1.0), lo, hi)
+    target = window.serving_target(0.5, 1.0)
+    g1, g2 = np.random.default_rng(4), np.random.default_rng(4)
+    got = window._sample_rows_compiled(fam, target, 1.0, q, lo, hi, g1)
+    want = _grouped_reference(fam, target, 1.0, q, lo, hi, g2)
+    np.testing.assert_array_equal(got, want)
+    assert g1.random() == g2.random()

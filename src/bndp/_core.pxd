@@ -20,7 +20,7 @@
 
 from libc.math cimport (log, log1p, exp, expm1, sqrt, erf, erfc, fabs, nextafter, isnan, copysign,
                         isfinite, fma, hypot, INFINITY, NAN, M_PI)
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport malloc, calloc, free
 from libc.stdint cimport int64_t
 from cpython.pycapsule cimport PyCapsule_IsValid, PyCapsule_GetPointer
 from numpy.random cimport bitgen_t
@@ -196,6 +196,11 @@ cdef extern from "_grid_search.h":
     void bndp_gd_search(const uint64_t* tree, int levels, const uint64_t* t, int64_t* pos) nogil
     int bndp_gd_variant
     int bndp_gd_variant_ok(int v) nogil
+    # the guide of a table searched many times (see the header)
+    int bndp_gd_guide_shift(uint64_t total, int bits) nogil
+    void bndp_gd_guide_build(const uint64_t* cum, int64_t m, int shift, uint32_t* g) nogil
+    void bndp_gd_search_guide(const uint64_t* cum, const uint32_t* g, int shift,
+                              const uint64_t* t, int64_t* pos) nogil
 
 cdef extern from "_simd.h":
     # grid indices of a block of contiguous clipped true values (vectorised; the same
@@ -365,6 +370,8 @@ ctypedef struct gw_rows_t:
     uint64_t tailw
     int sbits
     uint64_t tm
+    const uint32_t* guide   # NULL, or the guide of cum (bndp_gd_guide_build) ...
+    int gshift              # ... and its shift
 
 # ---------------------------------------------------------------------------------------
 # The generic fill loop (_core_fill.pxi): a block of at most TN_BLOCK elements

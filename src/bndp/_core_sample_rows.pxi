@@ -96,8 +96,9 @@ def gw_rows_kernels(const int64_t[::1] e, const int64_t[::1] n, const int64_t[::
                     const int64_t[::1] nmin):
     """The kernel of every row: rows of exponent ``evals[k]`` with ``n >= nmin[k]`` share
     the wide kernel of that exponent, the others the narrow kernel of their ``(e, n)``.
-    Returns ``(group, keys)``: ``keys`` (int64, ``(k, n)`` pairs, n = 0 for a wide kernel)
-    sorted by exponent, wide first, then n; ``group[a]`` the index of row a's kernel."""
+    Returns ``(group, keys, counts)``: ``keys`` (int64, ``(k, n)`` pairs, n = 0 for a wide
+    kernel) sorted by exponent, wide first, then n; ``group[a]`` the index of row a's
+    kernel; ``counts[k]`` the rows of kernel k (int64)."""
     cdef Py_ssize_t a, m = e.shape[0], ne = evals.shape[0], i, cap = 1024, used = 0, slot
     if n.shape[0] != m or nmin.shape[0] != ne or ne < 1:
         raise ValueError("gw_rows_kernels: inconsistent arrays")
@@ -108,13 +109,14 @@ def gw_rows_kernels(const int64_t[::1] e, const int64_t[::1] n, const int64_t[::
     cdef int32_t* wgid = <int32_t*> malloc(ne * sizeof(int32_t))    # wide kernel's group
     cdef uint64_t* table = <uint64_t*> malloc(cap * sizeof(uint64_t))
     cdef int32_t* gid = <int32_t*> malloc(cap * sizeof(int32_t))
+    cdef int64_t* cnt = <int64_t*> malloc((m + 1) * sizeof(int64_t))     # by group, unranked
     cdef uint64_t key
     cdef int64_t ei, nn, ea
     cdef int err = 0
     group_arr = _np.empty(m, dtype=_np.int32)
     cdef int32_t[::1] go = group_arr
     try:
-        if eidx == NULL or wgid == NULL or table == NULL or gid == NULL:
+        if eidx == NULL or wgid == NULL or table == NULL or gid == NULL or cnt == NULL:
             raise MemoryError()
         for i in range(span):
             eidx[i] = -1
@@ -138,6 +140,7 @@ def gw_rows_kernels(const int64_t[::1] e, const int64_t[::1] n, const int64_t[::
                     # the wide kernel of the exponent: one group, no hashing
                     if wgid[ei] >= 0:
                         go[a] = wgid[ei]
+                        cnt[wgid[ei]] += 1
                         continue
                     nn = 0
                 # stored keys are key + 1 (0 marks an empty slot)
@@ -155,10 +158,12 @@ def gw_rows_kernels(const int64_t[::1] e, const int64_t[::1] n, const int64_t[::
                             slot = (slot + 1) & (cap - 1)
                     table[slot] = key
                     gid[slot] = <int32_t> used
+                    cnt[used] = 0
                     if nn == 0:
                         wgid[ei] = <int32_t> used
                     used += 1
                 go[a] = gid[slot]
+                cnt[gid[slot]] += 1
         if err == 1:
             raise ValueError("gw_rows_kernels: a row's exponent is not listed")
         if err == 2:
@@ -174,20 +179,22 @@ def gw_rows_kernels(const int64_t[::1] e, const int64_t[::1] n, const int64_t[::
         rank = _np.empty(used, dtype=_np.int32)
         rank[order] = _np.arange(used, dtype=_np.int32)
         keys_arr = keys_arr[order]
+        counts = _np.empty(used, dtype=_np.int64)
+        for i in range(used):
+            counts[rank[i]] = cnt[i]
         rank_v = rank
-        if used > 1:
+        if used > 1:            # one kernel: every row's group is already 0
             _gw_renumber(go, rank_v)
-        else:
-            group_arr[:] = 0
     finally:
         free(eidx)
         free(wgid)
         free(table)
         free(gid)
+        free(cnt)
     keys = _np.empty((used, 2), dtype=_np.int64)
     keys[:, 0] = keys_arr >> 53
     keys[:, 1] = keys_arr & ((1 << 53) - 1)
-    return group_arr, keys
+    return group_arr, keys, counts
 
 
 cdef void _gw_renumber(int32_t[::1] g, const int32_t[::1] rank) noexcept:
@@ -211,7 +218,7 @@ cdef inline void _gw_idx_chunk(bitgen_t* bg, const gw_rows_t* R, const int64_t* 
         tt[r] = tt[r] if where[r] == 0 else 0
     for r in range(c, GD_LANES):
         tt[r] = 0
-    bndp_gd_search(R.cum, R.levels, tt, pos)
+    _gw_search(R, tt, pos)
     for r in range(c):
         i = idx[r]
         j = pos[r] - R.N + i
@@ -232,23 +239,26 @@ ctypedef struct gw_row_in_t:
 
 
 def gw_fill_groups(object gen, list laws, const int32_t[::1] group, const int64_t[::1] idx,
-                   const double[::1] lo, const int64_t[::1] nrow, double[::1] out):
+                   const double[::1] lo, const int64_t[::1] nrow, double[::1] out,
+                   const int64_t[::1] counts):
     """Windowed grid draws for rows of several kernels: ``laws[k]`` the kernel of group k,
     ``(tree, levels, N, tailw, sbits, tm, e)`` as for :func:`gw_fill`; ``group[a]`` row a's
-    kernel, ``idx[a]`` the grid index of its true value (:func:`gw_rows_grid`), ``lo[a]``
-    its lower bound, ``nrow[a]`` its intervals. Draws kernel by kernel, each kernel's rows
-    in row order (blocks of GD_LANES from its first row): the draws of one :func:`gw_fill`
-    per kernel on its rows. The rows' (index, n) are first copied kernel by kernel (one
-    sequential write stream per kernel), and the drawn indices read back the same way."""
+    kernel and ``counts[k]`` the rows of kernel k (:func:`gw_rows_kernels`), ``idx[a]`` the
+    grid index of row a's true value (:func:`gw_rows_grid`), ``lo[a]`` its lower bound,
+    ``nrow[a]`` its intervals. Draws kernel by kernel, each kernel's rows in row order
+    (blocks of GD_LANES from its first row): the draws of one :func:`gw_fill` per kernel on
+    its rows. The rows' (index, n) are first copied kernel by kernel (one sequential write
+    stream per kernel; every row checked on the way), and the drawn indices read back the
+    same way."""
     cdef Py_ssize_t a, k, total = out.shape[0], ng = len(laws), c, p, d
     if (idx.shape[0] != total or lo.shape[0] != total or nrow.shape[0] != total
-            or group.shape[0] != total):
+            or group.shape[0] != total or counts.shape[0] != ng):
         raise ValueError("grid law: per-row arrays of different lengths")
     if total == 0:
         return
     bit_gen = gen.bit_generator
     cdef bitgen_t* bg = _borrow(bit_gen)
-    cdef gw_rows_t* R = <gw_rows_t*> malloc(ng * sizeof(gw_rows_t) + 1)
+    cdef gw_rows_t* R = <gw_rows_t*> calloc(ng + 1, sizeof(gw_rows_t))
     cdef double* gam = <double*> malloc(ng * sizeof(double) + 1)
     cdef Py_ssize_t* start = <Py_ssize_t*> malloc((ng + 1) * sizeof(Py_ssize_t))
     cdef Py_ssize_t* ptr = <Py_ssize_t*> malloc((ng + 1) * sizeof(Py_ssize_t))
@@ -257,39 +267,36 @@ def gw_fill_groups(object gen, list laws, const int32_t[::1] group, const int64_
     cdef int64_t nb[GD_LANES]
     cdef int64_t jb[GD_LANES]
     cdef int r, lev, sb, err = 0
-    cdef int64_t g, nr
+    cdef int64_t g, nr, ia
     cdef double gm
     keep = []
     try:
         if R == NULL or gam == NULL or start == NULL or ptr == NULL:
             raise MemoryError()
+        start[0] = 0
         for k in range(ng):
             tree, lev, N, tailw, sb, tm, e = laws[k]
             keep.append(tree)
             _gw_rows_law(&R[k], tree, lev, N, tailw, sb, tm, e)
             gam[k] = _gd_ldexp(1.0, e)
-            start[k] = 0
-        start[ng] = 0
-        with nogil:
-            for a in range(total):
-                g = group[a]
-                if g < 0 or g >= ng:
-                    err = 1
-                    break
-                nr = nrow[a]
-                if (nr < 1 or nr > GW_MAX_ROW or (R[g].tailw == 0 and nr > R[g].N)
-                        or idx[a] < 0 or idx[a] > nr):
-                    err = 2
-                    break
-                start[g + 1] += 1
-        if err == 1:
-            raise ValueError("grid law: a row's kernel is not listed")
-        if err == 2:
-            raise ValueError("grid law: a row the table does not serve")
+            if counts[k] < 0:
+                raise ValueError("grid law: inconsistent kernel counts")
+            start[k + 1] = start[k] + counts[k]
+        if start[ng] != total:
+            raise ValueError("grid law: inconsistent kernel counts")
         for k in range(ng):
-            start[k + 1] += start[k]
+            _gw_guide(&R[k], counts[k])      # kernels drawn often enough: a guide
         if ng == 1:
             # one kernel: its rows are all the rows, in row order
+            with nogil:
+                for a in range(total):
+                    nr = nrow[a]
+                    if (group[a] != 0 or nr < 1 or nr > GW_MAX_ROW
+                            or (R[0].tailw == 0 and nr > R[0].N) or idx[a] < 0 or idx[a] > nr):
+                        err = 1
+                        break
+            if err:
+                raise ValueError("grid law: a row the table does not serve")
             gm = gam[0]
             with bit_gen.lock, nogil:
                 p = 0
@@ -308,10 +315,21 @@ def gw_fill_groups(object gen, list laws, const int32_t[::1] group, const int64_
                 ptr[k] = start[k]
             for a in range(total):
                 g = group[a]
+                nr = nrow[a]
+                ia = idx[a]
+                if g < 0 or g >= ng:
+                    err = 1
+                    break
                 d = ptr[g]
+                if (d >= start[g + 1] or nr < 1 or nr > GW_MAX_ROW
+                        or (R[g].tailw == 0 and nr > R[g].N) or ia < 0 or ia > nr):
+                    err = 1
+                    break
                 ptr[g] = d + 1
-                rows[d].i = idx[a]
-                rows[d].n = nrow[a]
+                rows[d].i = ia
+                rows[d].n = nr
+        if err:
+            raise ValueError("grid law: a row the table does not serve")
         with bit_gen.lock, nogil:
             for k in range(ng):
                 p = start[k]
@@ -332,6 +350,9 @@ def gw_fill_groups(object gen, list laws, const int32_t[::1] group, const int64_
                 out[a] = lo[a] + (<double> rows[ptr[g]].i) * gam[g]
                 ptr[g] += 1
     finally:
+        if R != NULL:
+            for k in range(ng):
+                free(<void*> R[k].guide)
         free(R)
         free(gam)
         free(start)

@@ -59,6 +59,34 @@ cdef inline uint64_t _gw_target(const gw_rows_t* R, int64_t i, int64_t n, bitgen
     return c0 + (u - left)
 
 
+cdef inline void _gw_search(const gw_rows_t* R, const uint64_t* tt, int64_t* pos) noexcept nogil:
+    # the table positions of GD_LANES targets below the table's total: by the guide where
+    # the row has one, else the tree (the same positions)
+    if R.guide != NULL:
+        bndp_gd_search_guide(R.cum, R.guide, R.gshift, tt, pos)
+    else:
+        bndp_gd_search(R.cum, R.levels, tt, pos)
+
+
+cdef int _gw_guide(gw_rows_t* R, Py_ssize_t draws) except -1:
+    # a guide for R's table when ``draws`` draws amortise building it (at least 8 per
+    # bucket; at most 2^14 buckets): R.guide is then malloc'ed (the caller frees it)
+    cdef int64_t m = 2 * R.N + 2
+    cdef int bits = 2
+    R.guide = NULL
+    while bits < 14 and ((<int64_t> 1) << bits) < 4 * m:
+        bits += 1
+    if draws < 8 * ((<Py_ssize_t> 1) << bits):
+        return 0
+    R.gshift = bndp_gd_guide_shift(R.cum[m - 1], bits)
+    cdef uint32_t* g = <uint32_t*> malloc((((R.cum[m - 1] - 1) >> R.gshift) + 1) * sizeof(uint32_t))
+    if g == NULL:
+        raise MemoryError()
+    bndp_gd_guide_build(R.cum, m, R.gshift, g)
+    R.guide = g
+    return 0
+
+
 cdef int64_t _gw_draw_one(bitgen_t* bg, const gw_rows_t* R, int64_t i, int64_t n) noexcept nogil:
     cdef int where
     cdef uint64_t t
@@ -97,7 +125,7 @@ cdef inline void _gw_rows_chunk(bitgen_t* bg, const gw_rows_t* R, double inv_g, 
         tt[r] = tt[r] if where[r] == 0 else 0
     for r in range(c, GD_LANES):
         tt[r] = 0
-    bndp_gd_search(R.cum, R.levels, tt, pos)
+    _gw_search(R, tt, pos)
     for r in range(c):
         nr = nrow[r]
         j = pos[r] - R.N + idx[r]
@@ -118,6 +146,7 @@ cdef int _gw_rows_law(gw_rows_t* R, const uint64_t[::1] tree, int levels, int64_
     if tailw > 0 and not (1 <= sbits <= 53 and 0 < tm < ((<uint64_t> 1) << sbits)):
         raise ValueError("grid law: inconsistent tail")
     R.cum = &tree[0]
+    R.guide = NULL
     R.levels = levels
     R.N = N
     R.tailw = tailw
@@ -241,7 +270,7 @@ cdef void _gw_block(bitgen_t* bg, const gw_rows_t* R, const double* q, Py_ssize_
         tt[r] = tt[r] if where[r] == 0 else 0
     for r in range(c, GD_LANES):
         tt[r] = 0
-    bndp_gd_search(R.cum, R.levels, tt, pos)
+    _gw_search(R, tt, pos)
     for r in range(c):
         j = pos[r] - R.N + idx[r]
         if where[r] != 0:
@@ -301,6 +330,7 @@ cdef class GwRow:
             raise ValueError("grid law: a row the table does not serve")
         self._tree = tree
         self.R.cum = &t[0]
+        self.R.guide = NULL
         self.R.levels = levels
         self.R.N = N
         self.R.tailw = tailw

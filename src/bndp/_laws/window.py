@@ -685,11 +685,11 @@ def _sample_rows_compiled(fam: int, target: float, dq: float, q: np.ndarray, lo:
         wides.append(None if _surely_narrow(fam, target, dk, int(nx))
                      else _law(fam, target, dk, int(ev), None))
     nmin = np.array([1 << 62 if w is None else w.n_min for w in wides], dtype=np.int64)
-    group, keys = _core.gw_rows_kernels(e, n, evals, nmin)
+    group, keys, counts = _core.gw_rows_kernels(e, n, evals, nmin)
     laws = []
     for k, nn in keys.tolist():
         law = wides[k] if nn == 0 else _law(fam, target, min(dks[k], nn), int(evals[k]), nn)
         assert law is not None
         laws.append(law.fill_args)
-    _core.gw_fill_groups(gen, laws, group, idx, lo, n, out)
+    _core.gw_fill_groups(gen, laws, group, idx, lo, n, out, counts)
     return out
