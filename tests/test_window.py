@@ -610,6 +610,7 @@ def test_per_row_grid_pass_matches_grid_exponent_and_intervals():
             np.testing.assert_array_equal(a, b)
         idx = got[5]
         assert not idx[~ok | (n < 1)].any()
+        assert got[6] == (e.min(), e.max(), coarse.any(), n.min())
         for ev in np.unique(e[ok]):
             s = (e == ev) & (n >= 1)
             np.testing.assert_array_equal(idx[s], _core.gw_index(q[s], lo[s], hi[s], int(ev),
@@ -644,3 +645,18 @@ def test_guided_search_draws_the_tree_search_values(fam):
     want = _grouped_reference(fam, target, 1.0, q, lo, hi, g2)
     np.testing.assert_array_equal(got, want)
     assert g1.random() == g2.random()
+
+
+def test_per_row_bounds_far_from_zero_warn_or_refuse():
+    # the compiled passes' summary (smallest and largest exponent, any coarse row) sends
+    # such rows to the checks of grid_exponent: a coarser grid with a warning, or a
+    # ValueError naming the sensitivity
+    kw = dict(mechanism="laplace", epsilon=1.0, sensitivity=1.0, rng=1)
+    with pytest.warns(RuntimeWarning, match="coarser grid"):
+        x = bndp.sample(np.array([1.0, 1e15 + 10.0]), lower=np.array([0.0, 1e15]),
+                        upper=np.array([10.0, 1e15 + 1000.0]), **kw)
+    assert 0.0 <= x[0] <= 10.0 and 1e15 <= x[1] <= 1e15 + 1000.0
+    for hi1 in (1e16, 1e300):
+        with pytest.raises(ValueError, match="sensitivity"):
+            bndp.sample(np.array([1.0, 2.0]), lower=np.array([0.0, 0.0]),
+                        upper=np.array([10.0, hi1]), **kw)

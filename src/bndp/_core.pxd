@@ -224,7 +224,7 @@ cdef extern from "_window.h":
     void bndp_gw_rows_grid(const double* lo, const double* hi, const double* q, Py_ssize_t m,
                            double a0, double dq, double ws, double ss, int64_t maxrow,
                            int64_t* eo, unsigned char* co, int64_t* no, int64_t* io,
-                           int64_t* nmx) noexcept nogil
+                           int64_t* nmx, int64_t* agg) noexcept nogil
 
 # ---------------------------------------------------------------------------------------
 # Constants

@@ -19,7 +19,8 @@ def gw_rows_grid(double target, double dq, const double[::1] lo, const double[::
     ``(e, coarse, n, evals, nmax)``: int64, bool, int64 per row, and the distinct exponents
     in that range (ascending) with the largest ``n`` of their rows. With true values ``q``
     (float64, one per row), also their grid indices in their rows (int64, as
-    :func:`gw_index`; 0 in rows without intervals) as a sixth item."""
+    :func:`gw_index`; 0 in rows without intervals) as a sixth item, and a seventh:
+    ``(min e, max e, any coarse row, min n)`` (Python ints and a bool; None without rows)."""
     cdef Py_ssize_t m = lo.shape[0]
     if hi.shape[0] != m:
         raise ValueError("gw_rows_grid: arrays of different lengths")
@@ -41,6 +42,7 @@ def gw_rows_grid(double target, double dq, const double[::1] lo, const double[::
     c_arr = _np.empty(m, dtype=_np.bool_)
     n_arr = _np.empty(m, dtype=_np.int64)
     cdef int64_t nmx[2023]           # by e + 1022, -1022 <= e <= 1000
+    cdef int64_t agg[4]
     cdef Py_ssize_t k
     for k in range(2023):
         nmx[k] = -2
@@ -51,12 +53,15 @@ def gw_rows_grid(double target, double dq, const double[::1] lo, const double[::
         with nogil:
             bndp_gw_rows_grid(&lo[0], &hi[0], qp, m, dq / target / scale_steps, dq,
                               width_steps, sens_steps, GW_MAX_ROW, &eo[0], &co[0], &no[0],
-                              ip, nmx)
+                              ip, nmx, agg)
     evals = [k - 1022 for k in range(2023) if nmx[k] != -2]
     nmax = [nmx[k] for k in range(2023) if nmx[k] != -2]
     res = (e_arr, c_arr, n_arr, _np.array(evals, dtype=_np.int64),
            _np.array(nmax, dtype=_np.int64))
-    return res if q is None else res + (i_arr,)
+    if q is None:
+        return res
+    summary = (agg[0], agg[1], bool(agg[2]), agg[3]) if m else None
+    return res + (i_arr, summary)
 
 
 cdef inline uint64_t _gw_mix(uint64_t x) noexcept nogil:

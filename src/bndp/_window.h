@@ -236,16 +236,18 @@ static BNDP_CLONES void bndp_gw_rows_fast(const double *BNDP_RESTRICT lo,
  * index of q[a] in its row (0 where n < 1). nmx[e + 1022] keeps the largest n of each
  * exponent (callers initialise it to -2). The same IEEE operations as
  * window.grid_exponent, row by row: bndp_gw_rows_fast for a block of rows, then
- * bndp_gw_row_grid for the rows it leaves. */
+ * bndp_gw_row_grid for the rows it leaves. agg receives the smallest and largest e,
+ * whether any row is coarse (0 or 1) and the smallest n (m >= 1). */
 static void bndp_gw_rows_grid(const double *BNDP_RESTRICT lo, const double *BNDP_RESTRICT hi,
                               const double *BNDP_RESTRICT q, ptrdiff_t m, double a0,
                               double dq, double ws, double ss, int64_t maxrow,
                               int64_t *BNDP_RESTRICT eo, unsigned char *BNDP_RESTRICT co,
                               int64_t *BNDP_RESTRICT no, int64_t *BNDP_RESTRICT io,
-                              int64_t *BNDP_RESTRICT nmx)
+                              int64_t *BNDP_RESTRICT nmx, int64_t *BNDP_RESTRICT agg)
 {
     double base0 = a0 < dq ? a0 : dq;
     int64_t ib[BNDP_GW_ROWS_BLOCK], cb[BNDP_GW_ROWS_BLOCK], slow[BNDP_GW_ROWS_BLOCK];
+    int64_t emin = INT64_MAX, emax = INT64_MIN, anyc = 0, nmin = INT64_MAX;
     for (ptrdiff_t s = 0; s < m; s += BNDP_GW_ROWS_BLOCK) {
         ptrdiff_t c = m - s < BNDP_GW_ROWS_BLOCK ? m - s : BNDP_GW_ROWS_BLOCK;
         int64_t *ip = io ? io + s : ib;
@@ -261,8 +263,16 @@ static void bndp_gw_rows_grid(const double *BNDP_RESTRICT lo, const double *BNDP
             e = eo[s + k];
             if (e >= -1022 && e <= 1000 && no[s + k] > nmx[e + 1022])
                 nmx[e + 1022] = no[s + k];
+            emin = e < emin ? e : emin;
+            emax = e > emax ? e : emax;
+            anyc |= co[s + k];
+            nmin = no[s + k] < nmin ? no[s + k] : nmin;
         }
     }
+    agg[0] = emin;
+    agg[1] = emax;
+    agg[2] = anyc;
+    agg[3] = nmin;
 }
 
 #endif /* BNDP_WINDOW_H */

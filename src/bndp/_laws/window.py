@@ -671,14 +671,16 @@ def _sample_rows_compiled(fam: int, target: float, dq: float, q: np.ndarray, lo:
     kernel by kernel in the order and blocks of the grouped loop, so the same stream and
     values)."""
     q, lo, hi = (np.ascontiguousarray(a, dtype=np.float64) for a in (q, lo, hi))
-    e, coarse, n, evals, nmax, idx = _core.gw_rows_grid(target, dq, lo, hi, SCALE_STEPS,
-                                                        WINDOW_WIDTH_STEPS, SENS_STEPS, q)
-    _check_exponent(e, coarse, dq)
-    if n.size and int(n.min()) < 1:
-        raise ValueError("grid law: a row holds no grid step; pass mode='continuous'")
+    e, coarse, n, evals, nmax, idx, summary = _core.gw_rows_grid(
+        target, dq, lo, hi, SCALE_STEPS, WINDOW_WIDTH_STEPS, SENS_STEPS, q)
     out = np.empty(q.shape[0])
-    if not n.size:
+    if summary is None:
         return out
+    emin, emax, any_coarse, nmin_rows = summary
+    if any_coarse or emin < -1022 or emax > 1000:
+        _check_exponent(e, coarse, dq)      # the messages (or the coarse grids' warning)
+    if nmin_rows < 1:
+        raise ValueError("grid law: a row holds no grid step; pass mode='continuous'")
     dks = [max(1, math.ceil(math.ldexp(dq, -int(ev)))) for ev in evals]
     wides: list[WindowLaw | None] = []
     for ev, nx, dk in zip(evals, nmax, dks):
