@@ -4,6 +4,7 @@ measured in one run on this machine. Prints times and ratios next to the project
     python benchmarks/compare.py            # 10^7 draws (as in the targets)
     python benchmarks/compare.py --n 1e6    # quicker
     python benchmarks/compare.py --constrained-only   # ConstrainedLaplace planning only
+    python benchmarks/compare.py --grid-only          # default law: fixed and per-row bounds
     python benchmarks/compare.py --one-value-only     # one record at a time (issue 23)
     python benchmarks/compare.py --budget-only        # persistent budgets (SQLite, PostgreSQL)
     python benchmarks/compare.py --estimate-only      # bndp.estimate: accuracy, coverage, time
@@ -46,6 +47,10 @@ def main() -> None:
     ap.add_argument("--one-value-only", action="store_true",
                     help="only the one-value section (m.sample(x), bndp.sample(x, ...), "
                          "five values, against NumPy's Generator.laplace)")
+    ap.add_argument("--grid-only", action="store_true",
+                    help="only the default (grid) law's throughput: fixed bounds against the "
+                         "continuous law, per-row bounds (9,500 pairs) against fixed bounds, "
+                         "plans cached and new (10^6 values unless --n)")
     ap.add_argument("--scale-only", action="store_true",
                     help="only the section on the default law at every scale (new "
                          "parameters, per-row bounds with many distinct pairs, variance)")
@@ -85,6 +90,9 @@ def main() -> None:
         return
     if args.scale_only:
         scale_section(args.repeat)
+        return
+    if args.grid_only:
+        grid_ratio_section(int(args.n) if args.n != 1e7 else 10**6, max(args.repeat, 7))
         return
     if args.one_value_only:
         one_value_section()
@@ -171,6 +179,54 @@ def main() -> None:
     one_value_section()
     scale_section(rep)
     constrained_plan_section()
+
+
+def grid_ratio_section(n: int = 10**6, rep: int = 7, pairs: int = 9500) -> None:
+    """The default law's throughput goals, one run, interleaved, medians of ``rep`` rounds:
+    fixed bounds (``bndp.sample`` with scalar bounds) against the continuous law
+    (goal <= 1.5x), and per-row bounds with ``pairs`` distinct (lower, upper) pairs against
+    fixed bounds, plans cached (the same parameters again) and new (a fresh epsilon each
+    round), goal <= 2x each."""
+    r = np.random.default_rng(3)
+    vals = r.uniform(0.0, 120.0, n)
+    centre = np.round(r.uniform(0.0, 1e4, pairs), 1)
+    half = np.round(r.uniform(5.0, 200.0, pairs), 1)
+    pick = r.integers(0, pairs, n)
+    lo, hi = centre[pick] - half[pick], centre[pick] + half[pick]
+    rows = r.uniform(lo, hi)
+    g = np.random.default_rng(0)
+    print(f"default law, {n:.0e} values, median of {rep} interleaved rounds")
+    print(f"{'':52s}{'ns/value':>10s}{'ratio':>22s}")
+    for mech in ("laplace", "gaussian"):
+        kw = dict(mechanism=mech, epsilon=1.0, sensitivity=1.0, rng=g)
+
+        def fixed(mode=None):
+            extra = {} if mode is None else {"mode": mode}
+            return lambda: bndp.sample(vals, lower=0.0, upper=120.0, **kw, **extra)
+
+        def per_row(eps=1.0):
+            return lambda: bndp.sample(rows, lower=lo, upper=hi, **{**kw, "epsilon": eps})
+
+        t = {k: [] for k in ("cont", "fixed", "cached", "new")}
+        per_row()()                                   # the cached plans
+        for _ in range(rep):
+            t["cont"].append(best_of(fixed("continuous"), 1))
+            t["fixed"].append(best_of(fixed(), 1))
+            t["cached"].append(best_of(per_row(), 1))
+            t["new"].append(best_of(per_row(1.0 + 1e-9 * next(_FRESH)), 1))
+        m = {k: float(np.median(v)) for k, v in t.items()}
+        rows_out = (("continuous, fixed bounds", "cont", None, None),
+                    ("default, fixed bounds", "fixed", "cont", 1.5),
+                    (f"default, per-row ({pairs} pairs), cached", "cached", "fixed", 2.0),
+                    (f"default, per-row ({pairs} pairs), new plans", "new", "fixed", 2.0))
+        for name, k, base, goal in rows_out:
+            line = f"{mech + ' ' + name:52s}{m[k] / n * 1e9:10.1f}"
+            if base is not None:
+                ratio = m[k] / m[base]
+                what = "continuous" if base == "cont" else "fixed default"
+                line += (f"{ratio:8.2f}x {what:<14s} goal <={goal:g}x "
+                         f"{'ok' if ratio <= goal else 'MISS'}")
+            print(line)
 
 
 CONSTRAINED_GAPS = {1: [(10.0, 12.0)], 3: [(10.0, 12.0), (30.0, 31.0), (50.0, 55.0)],

@@ -599,3 +599,64 @@ def test_per_row_grid_pass_matches_grid_exponent_and_intervals():
             np.testing.assert_array_equal(n[s], _core.gw_intervals(lo[s], hi[s], int(ev)))
         np.testing.assert_array_equal(evals, np.unique(e[ok]))
         np.testing.assert_array_equal(nmax, [n[e == ev].max() for ev in evals])
+        # with true values: the same five results and every row's grid index (gw_index;
+        # values outside the row, NaN, 0 in rows without intervals)
+        q = r.uniform(lo - 0.5 * w, hi + 0.5 * w)
+        q[::97] = np.nan
+        q[1::89] = lo[1::89] + 0.5 * (hi[1::89] - lo[1::89])
+        got = _core.gw_rows_grid(target, dq, lo, hi, window.SCALE_STEPS,
+                                 window.WINDOW_WIDTH_STEPS, window.SENS_STEPS, q)
+        for a, b in zip(got[:5], (e, coarse, n, evals, nmax)):
+            np.testing.assert_array_equal(a, b)
+        idx = got[5]
+        assert not idx[~ok | (n < 1)].any()
+        assert got[6] == (e.min(), e.max(), coarse.any(), n.min())
+        for ev in np.unique(e[ok]):
+            s = (e == ev) & (n >= 1)
+            np.testing.assert_array_equal(idx[s], _core.gw_index(q[s], lo[s], hi[s], int(ev),
+                                                                n[s]))
+
+
+@pytest.mark.parametrize("fam", [window.LAPLACE, window.GAUSSIAN])
+def test_guided_search_draws_the_tree_search_values(fam):
+    # large fills search the table through a guide (bndp_gd_search_guide): the same values
+    # and stream as the tree search of the small-array path (GwRow, blocks of 4096 values),
+    # rows at the ends and in the middle, light tails included
+    r = np.random.default_rng(21)
+    for eps, lo, hi in ((1.0, 0.0, 120.0), (0.3, -5.0, 7.5), (4.0, 0.0, 1e3)):
+        plan = window.plan_row(fam, window.serving_target(eps, 1.0), 1.0, lo, hi)
+        q = np.concatenate((r.uniform(lo, hi, 150_000), np.full(20_000, lo),
+                            np.full(20_000, hi), r.uniform(lo, lo + 3.0, 10_000)))
+        g1, g2 = np.random.default_rng(8), np.random.default_rng(8)
+        big = plan.sample(q, None, g1)
+        small = np.concatenate([plan.row.sample(q[a:a + 4096], None, g2, "clip", 1, None)
+                                for a in range(0, q.size, 4096)])
+        np.testing.assert_array_equal(big, small)
+        assert g1.random() == g2.random()
+    # per-row bounds: the compiled passes (guides for the kernels of many rows) against
+    # one gw_fill per kernel (tree search)
+    k = 120_000
+    lo = np.round(r.uniform(-50.0, 50.0, k), 1)
+    hi = lo + r.choice([3.0, 20.0, 150.0, 900.0], k)
+    q = np.clip(r.uniform(lo - 1.0, hi + 1.0), lo, hi)
+    target = window.serving_target(0.5, 1.0)
+    g1, g2 = np.random.default_rng(4), np.random.default_rng(4)
+    got = window._sample_rows_compiled(fam, target, 1.0, q, lo, hi, g1)
+    want = _grouped_reference(fam, target, 1.0, q, lo, hi, g2)
+    np.testing.assert_array_equal(got, want)
+    assert g1.random() == g2.random()
+
+
+def test_per_row_bounds_far_from_zero_warn_or_refuse():
+    # the compiled passes' summary (smallest and largest exponent, any coarse row) sends
+    # such rows to the checks of grid_exponent: a coarser grid with a warning, or a
+    # ValueError naming the sensitivity
+    kw = dict(mechanism="laplace", epsilon=1.0, sensitivity=1.0, rng=1)
+    with pytest.warns(RuntimeWarning, match="coarser grid"):
+        x = bndp.sample(np.array([1.0, 1e15 + 10.0]), lower=np.array([0.0, 1e15]),
+                        upper=np.array([10.0, 1e15 + 1000.0]), **kw)
+    assert 0.0 <= x[0] <= 10.0 and 1e15 <= x[1] <= 1e15 + 1000.0
+    for hi1 in (1e16, 1e300):
+        with pytest.raises(ValueError, match="sensitivity"):
+            bndp.sample(np.array([1.0, 2.0]), lower=np.array([0.0, 0.0]),
+                        upper=np.array([10.0, hi1]), **kw)

@@ -10,6 +10,7 @@
 #   _core_fill.pxi                the generic locked fill loop and its per-family kernels
 #   _core_sample_grid.pxi         grid-law draws (whole range, allowed sets)
 #   _core_sample_window.pxi       windowed grid-law draws (the default release)
+#   _core_sample_rows.pxi         windowed grid-law draws for per-row bounds (three passes)
 #   _core_laws.pxi                law evaluation (logpdf, cdf, ppf, moments)
 #   _core_calibrate.pxi           calibrations (one root finder, bounded laws, window law)
 #   _core_calibrate_gaussian.pxi  calibrations and accounting of the unbounded Gaussian family
@@ -19,7 +20,7 @@
 
 from libc.math cimport (log, log1p, exp, expm1, sqrt, erf, erfc, fabs, nextafter, isnan, copysign,
                         isfinite, fma, hypot, INFINITY, NAN, M_PI)
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport malloc, calloc, free
 from libc.stdint cimport int64_t
 from cpython.pycapsule cimport PyCapsule_IsValid, PyCapsule_GetPointer
 from numpy.random cimport bitgen_t
@@ -195,6 +196,11 @@ cdef extern from "_grid_search.h":
     void bndp_gd_search(const uint64_t* tree, int levels, const uint64_t* t, int64_t* pos) nogil
     int bndp_gd_variant
     int bndp_gd_variant_ok(int v) nogil
+    # the guide of a table searched many times (see the header)
+    int bndp_gd_guide_shift(uint64_t total, int bits) nogil
+    void bndp_gd_guide_build(const uint64_t* cum, int64_t m, int shift, uint32_t* g) nogil
+    void bndp_gd_search_guide(const uint64_t* cum, const uint32_t* g, int shift,
+                              const uint64_t* t, int64_t* pos) nogil
 
 cdef extern from "_simd.h":
     # grid indices of a block of contiguous clipped true values (vectorised; the same
@@ -213,6 +219,12 @@ cdef extern from "_window.h":
     double _gw_ldexp "bndp_ldexp"(double x, int64_t k) noexcept nogil
     int64_t _gw_frexp_exp "bndp_frexp_exp"(double x) noexcept nogil
     bint _gw_is_integer "bndp_is_integer"(double r) noexcept nogil
+    int64_t bndp_gw_count(double lo, double hi, double inv_g, int64_t maxrow) noexcept nogil
+    # the per-row grid pass of gw_rows_grid (q and io NULL: no grid indices)
+    void bndp_gw_rows_grid(const double* lo, const double* hi, const double* q, Py_ssize_t m,
+                           double a0, double dq, double ws, double ss, int64_t maxrow,
+                           int64_t* eo, unsigned char* co, int64_t* no, int64_t* io,
+                           int64_t* nmx, int64_t* agg) noexcept nogil
 
 # ---------------------------------------------------------------------------------------
 # Constants
@@ -358,6 +370,8 @@ ctypedef struct gw_rows_t:
     uint64_t tailw
     int sbits
     uint64_t tm
+    const uint32_t* guide   # NULL, or the guide of cum (bndp_gd_guide_build) ...
+    int gshift              # ... and its shift
 
 # ---------------------------------------------------------------------------------------
 # The generic fill loop (_core_fill.pxi): a block of at most TN_BLOCK elements

@@ -438,6 +438,7 @@ def gw_fill_row(object gen, const uint64_t[::1] tree, int levels, int64_t N, uin
         raise ValueError("grid law: a row the table does not serve")
     cdef gw_row_t st
     st.R.cum = &tree[0]
+    st.R.guide = NULL
     st.R.levels = levels
     st.R.N = N
     st.R.tailw = tailw
@@ -448,4 +449,8 @@ def gw_fill_row(object gen, const uint64_t[::1] tree, int levels, int64_t N, uin
     st.nrow = nrow
     st.inv_g = _gd_ldexp(1.0, -e)
     st.gamma = _gd_ldexp(1.0, e)
-    _fill_rows(gen, _gw_row_kernel, &st, 1, q, q, q, q, out)
+    _gw_guide(&st.R, out.shape[0] * out.shape[1])
+    try:
+        _fill_rows(gen, _gw_row_kernel, &st, 1, q, q, q, q, out)
+    finally:
+        free(<void*> st.R.guide)

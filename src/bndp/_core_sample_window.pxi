@@ -59,6 +59,34 @@ cdef inline uint64_t _gw_target(const gw_rows_t* R, int64_t i, int64_t n, bitgen
     return c0 + (u - left)
 
 
+cdef inline void _gw_search(const gw_rows_t* R, const uint64_t* tt, int64_t* pos) noexcept nogil:
+    # the table positions of GD_LANES targets below the table's total: by the guide where
+    # the row has one, else the tree (the same positions)
+    if R.guide != NULL:
+        bndp_gd_search_guide(R.cum, R.guide, R.gshift, tt, pos)
+    else:
+        bndp_gd_search(R.cum, R.levels, tt, pos)
+
+
+cdef int _gw_guide(gw_rows_t* R, Py_ssize_t draws) except -1:
+    # a guide for R's table when ``draws`` draws amortise building it (at least 8 per
+    # bucket; at most 2^14 buckets): R.guide is then malloc'ed (the caller frees it)
+    cdef int64_t m = 2 * R.N + 2
+    cdef int bits = 2
+    R.guide = NULL
+    while bits < 14 and ((<int64_t> 1) << bits) < 4 * m:
+        bits += 1
+    if draws < 8 * ((<Py_ssize_t> 1) << bits):
+        return 0
+    R.gshift = bndp_gd_guide_shift(R.cum[m - 1], bits)
+    cdef uint32_t* g = <uint32_t*> malloc((((R.cum[m - 1] - 1) >> R.gshift) + 1) * sizeof(uint32_t))
+    if g == NULL:
+        raise MemoryError()
+    bndp_gd_guide_build(R.cum, m, R.gshift, g)
+    R.guide = g
+    return 0
+
+
 cdef int64_t _gw_draw_one(bitgen_t* bg, const gw_rows_t* R, int64_t i, int64_t n) noexcept nogil:
     cdef int where
     cdef uint64_t t
@@ -97,7 +125,7 @@ cdef inline void _gw_rows_chunk(bitgen_t* bg, const gw_rows_t* R, double inv_g, 
         tt[r] = tt[r] if where[r] == 0 else 0
     for r in range(c, GD_LANES):
         tt[r] = 0
-    bndp_gd_search(R.cum, R.levels, tt, pos)
+    _gw_search(R, tt, pos)
     for r in range(c):
         nr = nrow[r]
         j = pos[r] - R.N + idx[r]
@@ -118,6 +146,7 @@ cdef int _gw_rows_law(gw_rows_t* R, const uint64_t[::1] tree, int levels, int64_
     if tailw > 0 and not (1 <= sbits <= 53 and 0 < tm < ((<uint64_t> 1) << sbits)):
         raise ValueError("grid law: inconsistent tail")
     R.cum = &tree[0]
+    R.guide = NULL
     R.levels = levels
     R.N = N
     R.tailw = tailw
@@ -151,293 +180,6 @@ def gw_fill(object gen, const uint64_t[::1] tree, int levels, int64_t N, uint64_
             a += c
 
 
-# ---------------------------------------------------------------------------------------
-# Per-row bounds in three passes, without sorting: (1) every row's granularity exponent and
-# interval count (window.grid_exponent and gw_intervals, the same IEEE operations row by
-# row); (2) every row's kernel, the wide kernel of its exponent or the narrow kernel of its
-# (exponent, n), found in a small hash table; (3) the draws, kernel by kernel in the order
-# exponent, wide before narrow, n ascending, and the rows of a kernel in row order, in blocks
-# of GD_LANES from the kernel's first row: the draws and the stream of a loop that calls
-# gw_fill once per kernel on the selected rows.
-# ---------------------------------------------------------------------------------------
-
-def gw_rows_grid(double target, double dq, const double[::1] lo, const double[::1] hi,
-                 double scale_steps, double width_steps, double sens_steps):
-    """Per row: the granularity exponent ``e`` and the coarse flag of
-    ``window.grid_exponent`` (gamma <= min(dq / target / scale_steps, dq, width /
-    width_steps), refined until min(dq, width) / gamma is an integer or >= sens_steps,
-    coarsened to 2 ulp of the row's largest bound), and ``n = floor(width / 2^e)`` exactly
-    (``gw_intervals``; computed where -1022 <= e <= 1000, else 0). Returns
-    ``(e, coarse, n, evals, nmax)``: int64, bool, int64 per row, and the distinct exponents
-    in that range (ascending) with the largest ``n`` of their rows."""
-    cdef Py_ssize_t a, m = lo.shape[0]
-    if hi.shape[0] != m:
-        raise ValueError("gw_rows_grid: arrays of different lengths")
-    e_arr = _np.empty(m, dtype=_np.int64)
-    c_arr = _np.empty(m, dtype=_np.bool_)
-    n_arr = _np.empty(m, dtype=_np.int64)
-    cdef int64_t[::1] eo = e_arr
-    cdef int64_t[::1] no = n_arr
-    cdef unsigned char[::1] co = c_arr.view(_np.uint8)
-    cdef double a0 = dq / target / scale_steps, base, w, r, mm, l, h
-    cdef int64_t e, eu, k, emax
-    cdef int64_t nmx[2023]           # by e + 1022, -1022 <= e <= 1000
-    for k in range(2023):
-        nmx[k] = -2
-    with nogil:
-        for a in range(m):
-            l = lo[a]
-            h = hi[a]
-            w = h - l
-            base = a0 if a0 < dq else dq
-            r = w / width_steps
-            base = base if base < r else r
-            e = _gw_frexp_exp(base) - 1
-            for k in range(8):
-                r = _gw_ldexp(dq if dq < w else w, -e)
-                if _gw_is_integer(r) or not r < sens_steps:
-                    break
-                e -= 1
-            mm = fabs(l) if fabs(l) > fabs(h) else fabs(h)
-            mm = mm if mm > 1e-300 else (1e-300 if mm == mm else mm)
-            eu = _gw_frexp_exp(mm) - 53
-            emax = eu if eu > e else e
-            eu += not _gw_is_integer(_gw_ldexp(l, -emax))
-            co[a] = eu > e
-            if eu > e:
-                e = eu
-            eo[a] = e
-            if e < -1022 or e > 1000:
-                no[a] = 0
-                continue
-            no[a] = _gw_count(l, h, _gw_ldexp(1.0, -e))
-            if no[a] > nmx[e + 1022]:
-                nmx[e + 1022] = no[a]
-    evals = [k - 1022 for k in range(2023) if nmx[k] != -2]
-    nmax = [nmx[k] for k in range(2023) if nmx[k] != -2]
-    return (e_arr, c_arr, n_arr, _np.array(evals, dtype=_np.int64),
-            _np.array(nmax, dtype=_np.int64))
-
-
-cdef inline uint64_t _gw_mix(uint64_t x) noexcept nogil:
-    x ^= x >> 33
-    x *= <uint64_t> 0xff51afd7ed558ccd
-    x ^= x >> 33
-    return x
-
-
-def gw_rows_kernels(const int64_t[::1] e, const int64_t[::1] n, const int64_t[::1] evals,
-                    const int64_t[::1] nmin):
-    """The kernel of every row: rows of exponent ``evals[k]`` with ``n >= nmin[k]`` share
-    the wide kernel of that exponent, the others the narrow kernel of their ``(e, n)``.
-    Returns ``(group, keys)``: ``keys`` (int64, ``(k, n)`` pairs, n = 0 for a wide kernel)
-    sorted by exponent, wide first, then n; ``group[a]`` the index of row a's kernel."""
-    cdef Py_ssize_t a, m = e.shape[0], ne = evals.shape[0], i, cap = 1024, used = 0, slot
-    cdef Py_ssize_t j
-    if n.shape[0] != m or nmin.shape[0] != ne or ne < 1:
-        raise ValueError("gw_rows_kernels: inconsistent arrays")
-    cdef int64_t e0 = evals[0], span = evals[ne - 1] - evals[0] + 1
-    if span > 4096:
-        raise ValueError("gw_rows_kernels: exponents too far apart")
-    cdef int64_t* eidx = <int64_t*> malloc(span * sizeof(int64_t))
-    cdef uint64_t* table = <uint64_t*> malloc(cap * sizeof(uint64_t))
-    cdef int32_t* gid = <int32_t*> malloc(cap * sizeof(int32_t))
-    cdef uint64_t key, kk
-    cdef uint64_t* nt
-    cdef int32_t* ng
-    cdef int64_t ei, nn
-    group_arr = _np.empty(m, dtype=_np.int32)
-    cdef int32_t[::1] go = group_arr
-    try:
-        if eidx == NULL or table == NULL or gid == NULL:
-            raise MemoryError()
-        for i in range(span):
-            eidx[i] = -1
-        for i in range(ne):
-            eidx[evals[i] - e0] = i
-        for i in range(cap):
-            table[i] = 0
-        for a in range(m):
-            if e[a] < e0 or e[a] - e0 >= span or eidx[e[a] - e0] < 0:
-                raise ValueError("gw_rows_kernels: a row's exponent is not listed")
-            if n[a] < 1 or n[a] >= ((<int64_t> 1) << 53):
-                raise ValueError("gw_rows_kernels: a row without grid intervals")
-        with nogil:
-            for a in range(m):
-                ei = eidx[e[a] - e0]
-                nn = n[a] if n[a] < nmin[ei] else 0
-                # stored keys are key + 1 (0 marks an empty slot)
-                key = ((<uint64_t> ei) << 53 | <uint64_t> nn) + 1
-                slot = <Py_ssize_t> (_gw_mix(key) & <uint64_t> (cap - 1))
-                while table[slot] != 0 and table[slot] != key:
-                    slot = (slot + 1) & (cap - 1)
-                if table[slot] == 0:
-                    if 2 * (used + 1) > cap:
-                        # grow: rehash into twice the slots
-                        nt = <uint64_t*> malloc(2 * cap * sizeof(uint64_t))
-                        ng = <int32_t*> malloc(2 * cap * sizeof(int32_t))
-                        if nt == NULL or ng == NULL:
-                            free(nt)
-                            free(ng)
-                            with gil:
-                                raise MemoryError()
-                        for i in range(2 * cap):
-                            nt[i] = 0
-                        for i in range(cap):
-                            if table[i] != 0:
-                                j = <Py_ssize_t> (_gw_mix(table[i]) & <uint64_t> (2 * cap - 1))
-                                while nt[j] != 0:
-                                    j = (j + 1) & (2 * cap - 1)
-                                nt[j] = table[i]
-                                ng[j] = gid[i]
-                        free(table)
-                        free(gid)
-                        table = nt
-                        gid = ng
-                        cap *= 2
-                        slot = <Py_ssize_t> (_gw_mix(key) & <uint64_t> (cap - 1))
-                        while table[slot] != 0:
-                            slot = (slot + 1) & (cap - 1)
-                    table[slot] = key
-                    gid[slot] = <int32_t> used
-                    used += 1
-                go[a] = gid[slot]
-        # rank the kernels by key and renumber the rows' groups
-        keys_arr = _np.empty(used, dtype=_np.int64)
-        for i in range(cap):
-            if table[i] != 0:
-                keys_arr[gid[i]] = <int64_t> (table[i] - 1)
-        order = _np.argsort(keys_arr, kind="stable")
-        rank = _np.empty(used, dtype=_np.int32)
-        rank[order] = _np.arange(used, dtype=_np.int32)
-        keys_arr = keys_arr[order]
-        rank_v = rank
-        _gw_renumber(go, rank_v)
-    finally:
-        free(eidx)
-        free(table)
-        free(gid)
-    keys = _np.empty((used, 2), dtype=_np.int64)
-    keys[:, 0] = keys_arr >> 53
-    keys[:, 1] = keys_arr & ((1 << 53) - 1)
-    return group_arr, keys
-
-
-cdef void _gw_renumber(int32_t[::1] g, const int32_t[::1] rank) noexcept:
-    cdef Py_ssize_t a
-    with nogil:
-        for a in range(g.shape[0]):
-            g[a] = rank[g[a]]
-
-
-ctypedef struct gw_row_in_t:
-    double q, lo, hi
-    int64_t n
-
-
-def gw_fill_groups(object gen, list laws, const int32_t[::1] group, const double[::1] q,
-                   const double[::1] lo, const double[::1] hi, const int64_t[::1] nrow,
-                   double[::1] out):
-    """Windowed grid draws for rows of several kernels: ``laws[k]`` the kernel of group k,
-    ``(tree, levels, N, tailw, sbits, tm, e)`` as for :func:`gw_fill`; ``group[a]`` row a's
-    kernel. Draws kernel by kernel, each kernel's rows in row order (blocks of GD_LANES
-    from its first row): the draws of one :func:`gw_fill` per kernel on its rows. The rows
-    are first copied kernel by kernel (one sequential write stream per kernel), and the
-    draws copied back the same way."""
-    cdef Py_ssize_t a, k, total = out.shape[0], ng = len(laws), c, p, d
-    if (q.shape[0] != total or lo.shape[0] != total or hi.shape[0] != total
-            or nrow.shape[0] != total or group.shape[0] != total):
-        raise ValueError("grid law: per-row arrays of different lengths")
-    if total == 0:
-        return
-    bit_gen = gen.bit_generator
-    cdef bitgen_t* bg = _borrow(bit_gen)
-    cdef gw_rows_t* R = <gw_rows_t*> malloc(ng * sizeof(gw_rows_t) + 1)
-    cdef double* inv_g = <double*> malloc(ng * sizeof(double) + 1)
-    cdef Py_ssize_t* start = <Py_ssize_t*> malloc((ng + 1) * sizeof(Py_ssize_t))
-    cdef Py_ssize_t* ptr = <Py_ssize_t*> malloc((ng + 1) * sizeof(Py_ssize_t))
-    cdef gw_row_in_t* rows = NULL
-    cdef double* drawn = NULL
-    cdef double qb[GD_LANES]
-    cdef double lb[GD_LANES]
-    cdef double hb[GD_LANES]
-    cdef int64_t nb[GD_LANES]
-    cdef int r, lev, sb
-    cdef int64_t g
-    keep = []
-    try:
-        if R == NULL or inv_g == NULL or start == NULL or ptr == NULL:
-            raise MemoryError()
-        for k in range(ng):
-            tree, lev, N, tailw, sb, tm, e = laws[k]
-            keep.append(tree)
-            _gw_rows_law(&R[k], tree, lev, N, tailw, sb, tm, e)
-            inv_g[k] = _gd_ldexp(1.0, -e)
-            start[k] = 0
-        start[ng] = 0
-        for a in range(total):
-            g = group[a]
-            if g < 0 or g >= ng:
-                raise ValueError("grid law: a row's kernel is not listed")
-            if nrow[a] < 1 or nrow[a] > GW_MAX_ROW or (R[g].tailw == 0 and nrow[a] > R[g].N):
-                raise ValueError("grid law: a row the table does not serve")
-            start[g + 1] += 1
-        for k in range(ng):
-            start[k + 1] += start[k]
-        if ng == 1:
-            # one kernel: its rows are all the rows, in row order
-            with bit_gen.lock, nogil:
-                p = 0
-                while p < total:
-                    c = GD_LANES if total - p >= GD_LANES else total - p
-                    _gw_rows_chunk(bg, &R[0], inv_g[0], 1.0 / inv_g[0], &q[p], &lo[p], &hi[p],
-                                   &nrow[p], <int> c, &out[p])
-                    p += c
-            return
-        rows = <gw_row_in_t*> malloc(total * sizeof(gw_row_in_t))
-        drawn = <double*> malloc(total * sizeof(double))
-        if rows == NULL or drawn == NULL:
-            raise MemoryError()
-        with nogil:
-            for k in range(ng + 1):
-                ptr[k] = start[k]
-            for a in range(total):
-                g = group[a]
-                d = ptr[g]
-                ptr[g] = d + 1
-                rows[d].q = q[a]
-                rows[d].lo = lo[a]
-                rows[d].hi = hi[a]
-                rows[d].n = nrow[a]
-        with bit_gen.lock, nogil:
-            for k in range(ng):
-                p = start[k]
-                while p < start[k + 1]:
-                    c = GD_LANES if start[k + 1] - p >= GD_LANES else start[k + 1] - p
-                    for r in range(c):
-                        qb[r] = rows[p + r].q
-                        lb[r] = rows[p + r].lo
-                        hb[r] = rows[p + r].hi
-                        nb[r] = rows[p + r].n
-                    _gw_rows_chunk(bg, &R[k], inv_g[k], 1.0 / inv_g[k], qb, lb, hb, nb,
-                                   <int> c, &drawn[p])
-                    p += c
-        with nogil:
-            for k in range(ng + 1):
-                ptr[k] = start[k]
-            for a in range(total):
-                g = group[a]
-                out[a] = drawn[ptr[g]]
-                ptr[g] += 1
-    finally:
-        free(R)
-        free(inv_g)
-        free(start)
-        free(ptr)
-        free(rows)
-        free(drawn)
-
-
 def gw_index(const double[::1] q, const double[::1] lo, const double[::1] hi, int e,
              const int64_t[::1] nrow):
     """Grid indices (int64) of true values in their rows, as gw_fill computes them."""
@@ -469,16 +211,8 @@ def gw_intervals(const double[::1] lo, const double[::1] hi, int e):
 
 cdef inline int64_t _gw_count(double lo, double hi, double inv_g) noexcept nogil:
     # floor((hi - lo) inv_g) exactly (TwoSum of the exact scalings; -1 where hi < lo)
-    cdef double z = hi * inv_g, zl = lo * inv_g, d, bb, err, fd, fr
-    d = z - zl
-    bb = d - z
-    err = (z - (d - bb)) + (-zl - bb)
-    if d < 0.0 or d != d or d >= 2.0 * <double> GW_MAX_ROW:
-        return -1 if (d < 0.0 or d != d) else 2 * GW_MAX_ROW
-    fd = <double> (<int64_t> d)        # floor of 0 <= d < 2^52: its truncation
-    fr = d - fd
-    # floor(d + err): fd - 1 when fr + err < 0
-    return (<int64_t> fd) - <int64_t> (fr < -err)
+    return bndp_gw_count(lo, hi, inv_g, GW_MAX_ROW)
+
 
 def gw_search_tree(const uint64_t[::1] cum):
     """The table the sampler searches (as ``exact.search_tree``): ``cum`` padded with
@@ -536,7 +270,7 @@ cdef void _gw_block(bitgen_t* bg, const gw_rows_t* R, const double* q, Py_ssize_
         tt[r] = tt[r] if where[r] == 0 else 0
     for r in range(c, GD_LANES):
         tt[r] = 0
-    bndp_gd_search(R.cum, R.levels, tt, pos)
+    _gw_search(R, tt, pos)
     for r in range(c):
         j = pos[r] - R.N + idx[r]
         if where[r] != 0:
@@ -596,6 +330,7 @@ cdef class GwRow:
             raise ValueError("grid law: a row the table does not serve")
         self._tree = tree
         self.R.cum = &t[0]
+        self.R.guide = NULL
         self.R.levels = levels
         self.R.N = N
         self.R.tailw = tailw

@@ -167,4 +167,51 @@ static inline void bndp_gd_search(const uint64_t *tree, int levels, const uint64
     bndp_gd_search_portable(tree, levels, t, pos);
 }
 
+/* A guide to the same search for tables searched many times (the windowed law's large
+ * fills): g[b] is the index k of the target b 2^shift (the number of entries
+ * cum[1..] <= b 2^shift), for the buckets b = 0..(total - 1) >> shift of the targets
+ * 0 <= t < total = cum[m - 1] (m the unpadded entries). The index of a target t is then
+ * g[t >> shift] plus the entries cum[k + 1] <= t that follow: two steps without branches,
+ * then a loop, taken only where a bucket holds more than two entries (in the light tails
+ * of a kernel: as likely as the mass of those buckets). The same k as bndp_gd_search for
+ * every target below total. bndp_gd_guide_shift gives the shift for at most 2^bits
+ * buckets. */
+static inline int bndp_gd_guide_shift(uint64_t total, int bits)
+{
+    int len = 0;
+    uint64_t x = total - 1;
+    while (x) {
+        len++;
+        x >>= 1;
+    }
+    return len > bits ? len - bits : 0;
+}
+
+static void bndp_gd_guide_build(const uint64_t *cum, int64_t m, int shift, uint32_t *g)
+{
+    uint64_t total = cum[m - 1], b, nb = ((total - 1) >> shift) + 1;
+    int64_t k = 0;
+    for (b = 0; b < nb; b++) {
+        uint64_t t0 = b << shift;
+        while (cum[k + 1] <= t0)
+            k++;
+        g[b] = (uint32_t)k;
+    }
+}
+
+static inline void bndp_gd_search_guide(const uint64_t *cum, const uint32_t *g, int shift,
+                                        const uint64_t *t, int64_t *pos)
+{
+    int r;
+    for (r = 0; r < BNDP_GD_LANES; r++) {
+        uint64_t tt = t[r];
+        int64_t k = (int64_t)g[tt >> shift];
+        k += (int64_t)(cum[k + 1] <= tt);
+        k += (int64_t)(cum[k + 1] <= tt);
+        while (cum[k + 1] <= tt)
+            k++;
+        pos[r] = k;
+    }
+}
+
 #endif /* BNDP_GRID_SEARCH_H */

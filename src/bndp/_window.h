@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 #include "_simd.h"
 
 /* round-half-up of (clip(q) - lo) / gamma, clipped to [0, n], as a double (an integer):
@@ -92,6 +93,186 @@ static inline int bndp_is_integer(double r)
     if (fabs(r) >= 4503599627370496.0)
         return 1;
     return (double)(int64_t)r == r;
+}
+
+/* floor((hi - lo) inv_g) exactly (TwoSum of the exact scalings; -1 where hi < lo or NaN,
+ * 2 maxrow where it reaches 2 maxrow): gw_intervals for one row */
+static inline int64_t bndp_gw_count(double lo, double hi, double inv_g, int64_t maxrow)
+{
+    double z = hi * inv_g, zl = lo * inv_g, d, bb, err, fd, fr;
+    d = z - zl;
+    bb = d - z;
+    err = (z - (d - bb)) + (-zl - bb);
+    if (d < 0.0 || d != d || d >= 2.0 * (double)maxrow)
+        return (d < 0.0 || d != d) ? -1 : 2 * maxrow;
+    fd = (double)(int64_t)d;          /* floor of 0 <= d < 2^52: its truncation */
+    fr = d - fd;
+    return (int64_t)fd - (int64_t)(fr < -err);
+}
+
+#define BNDP_GW_ROWS_BLOCK 256
+
+/* one row of the per-row grid pass (see bndp_gw_rows_grid): e, the coarse flag, n (0 where
+ * e is outside [-1022, 1000]) and the grid index of q (0 where n < 1) */
+static inline void bndp_gw_row_grid(double l, double h, double q, double base0, double dq,
+                                    double ws, double ss, int64_t maxrow, int64_t *eo,
+                                    unsigned char *co, int64_t *no, int64_t *io)
+{
+    double w = h - l, r, base, mm, al = fabs(l), ah = fabs(h);
+    int64_t e, eu, emax, n;
+    int it;
+    r = w / ws;
+    base = base0 < r ? base0 : r;
+    e = bndp_frexp_exp(base) - 1;
+    for (it = 0; it < 8; it++) {
+        r = bndp_ldexp(dq < w ? dq : w, -e);
+        if (bndp_is_integer(r) || !(r < ss))
+            break;
+        e -= 1;
+    }
+    mm = al > ah ? al : ah;
+    mm = mm > 1e-300 ? mm : (mm == mm ? 1e-300 : mm);
+    eu = bndp_frexp_exp(mm) - 53;
+    emax = eu > e ? eu : e;
+    eu += !bndp_is_integer(bndp_ldexp(l, -emax));
+    *co = (unsigned char)(eu > e);
+    e = eu > e ? eu : e;
+    *eo = e;
+    if (e < -1022 || e > 1000) {
+        *no = 0;
+        *io = 0;
+        return;
+    }
+    r = bndp_ldexp(1.0, -e);
+    n = bndp_gw_count(l, h, r, maxrow);
+    *no = n;
+    *io = n >= 1 ? (int64_t)bndp_gw_index_one(q, l, h, r, (double)n) : 0;
+}
+
+static inline double bndp_from_bits(uint64_t u)
+{
+    double x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+/* bndp_gw_row_grid for the rows where every step takes its common branch, without
+ * branches (vectorised): base a normal double below 2^1023, the first refinement test
+ * passes, the larger bound a finite double above 1e-300, -1022 <= e <= 1000 and
+ * 0 <= (hi - lo) 2^-e < 2 maxrow. Exponents and powers of two are read from and built into
+ * the bits of normal doubles (the values of bndp_frexp_exp and bndp_ldexp there); floors
+ * of 0 <= d < 2^52 are (d + 2^52) - 2^52, less 1 where that rounded up, and an integer
+ * 0 <= x < 2^52 held in a double is the bits of x + 2^52 less those of 2^52; r is an
+ * integer iff |r| >= 2^52 or (|r| + 2^52) - 2^52 == |r|. slow[k] = 1 marks the other rows
+ * (their outputs are then meaningless). */
+static BNDP_CLONES void bndp_gw_rows_fast(const double *BNDP_RESTRICT lo,
+                                          const double *BNDP_RESTRICT hi,
+                                          const double *BNDP_RESTRICT q, ptrdiff_t m,
+                                          double base0, double dq, double ws, double ss,
+                                          int64_t maxrow, int64_t *BNDP_RESTRICT eo,
+                                          int64_t *BNDP_RESTRICT co,
+                                          int64_t *BNDP_RESTRICT no, int64_t *BNDP_RESTRICT io,
+                                          int64_t *BNDP_RESTRICT slow)
+{
+    const double two52 = 4503599627370496.0;
+    const uint64_t b52 = 0x4330000000000000ULL;
+    const double top = 2.0 * (double)maxrow;
+    const int64_t ef0 = (int64_t)((bndp_bits(base0) >> 52) & 0x7ff);
+    for (ptrdiff_t k = 0; k < m; k++) {
+        double l = lo[k], h = hi[k], w = h - l, r, mm, al = fabs(l), ah = fabs(h), x,
+               ar, ir, z, zl, d, bb, err, fd, fr, nd, fi;
+        int64_t ef, e, efm, eu, emax, bad, integer;
+        r = w / ws;
+        /* the exponent of base = min(base0, r): the smaller exponent (r > 0) */
+        ef = (int64_t)((bndp_bits(r) >> 52) & 0x7ff);
+        ef = ef < ef0 ? ef : ef0;
+        bad = !(r > 0.0) | (ef < 1) | (ef > 2045);
+        e = ef - 1023;                                   /* frexp_exp(base) - 1 */
+        x = dq < w ? dq : w;
+        r = x * bndp_from_bits((uint64_t)(1023 - e) << 52);
+        ar = fabs(r);
+        ir = (ar + two52) - two52;
+        integer = (ar >= two52) | (ir == ar);
+        bad |= !(integer | !(r < ss));
+        mm = al > ah ? al : ah;
+        bad |= !(mm > 1e-300) | !(mm <= 1.7976931348623157e308);
+        efm = (int64_t)((bndp_bits(mm) >> 52) & 0x7ff);
+        eu = efm - 1022 - 53;
+        emax = eu > e ? eu : e;
+        r = l * bndp_from_bits((uint64_t)(1023 - emax) << 52);
+        ar = fabs(r);
+        ir = (ar + two52) - two52;
+        integer = (ar >= two52) | (ir == ar);
+        eu += !integer;
+        co[k] = eu > e;
+        e = eu > e ? eu : e;
+        eo[k] = e;
+        bad |= (e < -1022) | (e > 1000);
+        ir = bndp_from_bits((uint64_t)(1023 - e) << 52);  /* 2^-e */
+        z = h * ir;
+        zl = l * ir;
+        d = z - zl;
+        bb = d - z;
+        err = (z - (d - bb)) + (-zl - bb);
+        bad |= !(d >= 0.0) | !(d < top);
+        fd = (d + two52) - two52;
+        fd = fd > d ? fd - 1.0 : fd;
+        fr = d - fd;
+        nd = fd - (fr < -err ? 1.0 : 0.0);
+        bad |= !(nd >= 0.0);
+        no[k] = (int64_t)(bndp_bits(nd + two52) - b52);
+        fi = bndp_gw_index_one(q[k], l, h, ir, nd);
+        fi = nd >= 1.0 ? fi : 0.0;
+        io[k] = (int64_t)(bndp_bits(fi + two52) - b52);
+        slow[k] = bad;
+    }
+}
+
+/* The per-row grid pass (gw_rows_grid): for each row [lo[a], hi[a]] the granularity
+ * exponent e (gamma = 2^e <= min(a0, dq, width / ws) with a0 = dq / target / scale_steps,
+ * refined at most 8 times until min(dq, width) / gamma is an integer or >= ss, coarsened to
+ * 2 ulp of the larger bound, or 1 ulp when lo is then on the grid), the coarse flag, the
+ * interval count n (0 where e is outside [-1022, 1000]) and, when q is not NULL, the grid
+ * index of q[a] in its row (0 where n < 1). nmx[e + 1022] keeps the largest n of each
+ * exponent (callers initialise it to -2). The same IEEE operations as
+ * window.grid_exponent, row by row: bndp_gw_rows_fast for a block of rows, then
+ * bndp_gw_row_grid for the rows it leaves. agg receives the smallest and largest e,
+ * whether any row is coarse (0 or 1) and the smallest n (m >= 1). */
+static void bndp_gw_rows_grid(const double *BNDP_RESTRICT lo, const double *BNDP_RESTRICT hi,
+                              const double *BNDP_RESTRICT q, ptrdiff_t m, double a0,
+                              double dq, double ws, double ss, int64_t maxrow,
+                              int64_t *BNDP_RESTRICT eo, unsigned char *BNDP_RESTRICT co,
+                              int64_t *BNDP_RESTRICT no, int64_t *BNDP_RESTRICT io,
+                              int64_t *BNDP_RESTRICT nmx, int64_t *BNDP_RESTRICT agg)
+{
+    double base0 = a0 < dq ? a0 : dq;
+    int64_t ib[BNDP_GW_ROWS_BLOCK], cb[BNDP_GW_ROWS_BLOCK], slow[BNDP_GW_ROWS_BLOCK];
+    int64_t emin = INT64_MAX, emax = INT64_MIN, anyc = 0, nmin = INT64_MAX;
+    for (ptrdiff_t s = 0; s < m; s += BNDP_GW_ROWS_BLOCK) {
+        ptrdiff_t c = m - s < BNDP_GW_ROWS_BLOCK ? m - s : BNDP_GW_ROWS_BLOCK;
+        int64_t *ip = io ? io + s : ib;
+        const double *qp = q ? q + s : lo + s;
+        bndp_gw_rows_fast(lo + s, hi + s, qp, c, base0, dq, ws, ss, maxrow, eo + s, cb,
+                          no + s, ip, slow);
+        for (ptrdiff_t k = 0; k < c; k++) {
+            int64_t e;
+            co[s + k] = (unsigned char)cb[k];
+            if (slow[k])
+                bndp_gw_row_grid(lo[s + k], hi[s + k], qp[k], base0, dq, ws, ss, maxrow,
+                                 eo + s + k, co + s + k, no + s + k, ip + k);
+            e = eo[s + k];
+            if (e >= -1022 && e <= 1000 && no[s + k] > nmx[e + 1022])
+                nmx[e + 1022] = no[s + k];
+            emin = e < emin ? e : emin;
+            emax = e > emax ? e : emax;
+            anyc |= co[s + k];
+            nmin = no[s + k] < nmin ? no[s + k] : nmin;
+        }
+    }
+    agg[0] = emin;
+    agg[1] = emax;
+    agg[2] = anyc;
+    agg[3] = nmin;
 }
 
 #endif /* BNDP_WINDOW_H */

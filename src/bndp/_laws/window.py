@@ -104,6 +104,13 @@ class WindowLaw(GridScale):
         """The cumulative table as the sampler searches it: (padded array, levels)."""
         return cached_search_tree(self)
 
+    @cached_property
+    def fill_args(self) -> tuple:
+        """``(tree, levels, N, tailw, sbits, tm, exponent)``: the kernel as
+        ``_core.gw_fill_groups`` takes it."""
+        tree, levels = self.search_tree
+        return (tree, levels, self.N, self.tailw, self.sbits, self.tm, self.exponent)
+
     def serves(self, n: int) -> bool:
         return n >= self.n_min and (self.n_max is None or n <= self.n_max)
 
@@ -659,30 +666,32 @@ def sample_rows(fam: int, target: float, sensitivity: float, q: np.ndarray, lo: 
 def _sample_rows_compiled(fam: int, target: float, dq: float, q: np.ndarray, lo: np.ndarray,
                           hi: np.ndarray, gen: np.random.Generator) -> np.ndarray:
     """:func:`sample_rows` for double true values in three compiled passes, without sorting
-    (``gw_rows_grid``: every row's exponent, as :func:`grid_exponent`, and interval count;
-    ``gw_rows_kernels``: every row's kernel; ``gw_fill_groups``: the draws, kernel by kernel
-    in the order and blocks of the grouped loop, so the same stream and values)."""
+    (``gw_rows_grid``: every row's exponent, as :func:`grid_exponent`, interval count and
+    grid index; ``gw_rows_kernels``: every row's kernel; ``gw_fill_groups``: the draws,
+    kernel by kernel in the order and blocks of the grouped loop, so the same stream and
+    values)."""
     q, lo, hi = (np.ascontiguousarray(a, dtype=np.float64) for a in (q, lo, hi))
-    e, coarse, n, evals, nmax = _core.gw_rows_grid(target, dq, lo, hi, SCALE_STEPS,
-                                                   WINDOW_WIDTH_STEPS, SENS_STEPS)
-    _check_exponent(e, coarse, dq)
-    if n.size and int(n.min()) < 1:
-        raise ValueError("grid law: a row holds no grid step; pass mode='continuous'")
+    e, coarse, n, evals, nmax, idx, summary = _core.gw_rows_grid(
+        target, dq, lo, hi, SCALE_STEPS, WINDOW_WIDTH_STEPS, SENS_STEPS, q)
     out = np.empty(q.shape[0])
-    if not n.size:
+    if summary is None:
         return out
+    emin, emax, any_coarse, nmin_rows = summary
+    if any_coarse or emin < -1022 or emax > 1000:
+        _check_exponent(e, coarse, dq)      # the messages (or the coarse grids' warning)
+    if nmin_rows < 1:
+        raise ValueError("grid law: a row holds no grid step; pass mode='continuous'")
     dks = [max(1, math.ceil(math.ldexp(dq, -int(ev)))) for ev in evals]
     wides: list[WindowLaw | None] = []
     for ev, nx, dk in zip(evals, nmax, dks):
         wides.append(None if _surely_narrow(fam, target, dk, int(nx))
                      else _law(fam, target, dk, int(ev), None))
     nmin = np.array([1 << 62 if w is None else w.n_min for w in wides], dtype=np.int64)
-    group, keys = _core.gw_rows_kernels(e, n, evals, nmin)
+    group, keys, counts = _core.gw_rows_kernels(e, n, evals, nmin)
     laws = []
     for k, nn in keys.tolist():
         law = wides[k] if nn == 0 else _law(fam, target, min(dks[k], nn), int(evals[k]), nn)
         assert law is not None
-        tree, levels = law.search_tree
-        laws.append((tree, levels, law.N, law.tailw, law.sbits, law.tm, law.exponent))
-    _core.gw_fill_groups(gen, laws, group, q, lo, hi, n, out)
+        laws.append(law.fill_args)
+    _core.gw_fill_groups(gen, laws, group, idx, lo, n, out, counts)
     return out

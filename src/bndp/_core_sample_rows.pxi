@@ -1,0 +1,365 @@
+# Windowed grid-law draws for per-row bounds (included by _core.pyx after
+# _core_sample_window.pxi), in three passes, without sorting: (1) every row's granularity
+# exponent, interval count and grid index (window.grid_exponent, gw_intervals and gw_index:
+# the same IEEE operations row by row, bndp_gw_rows_grid in _window.h); (2) every row's
+# kernel, the wide kernel of its exponent or the narrow kernel of its (exponent, n), found in
+# a small hash table; (3) the draws, kernel by kernel in the order exponent, wide before
+# narrow, n ascending, and the rows of a kernel in row order, in blocks of GD_LANES from the
+# kernel's first row: the draws and the stream of a loop that calls gw_fill once per kernel
+# on the selected rows.
+
+
+def gw_rows_grid(double target, double dq, const double[::1] lo, const double[::1] hi,
+                 double scale_steps, double width_steps, double sens_steps, q=None):
+    """Per row: the granularity exponent ``e`` and the coarse flag of
+    ``window.grid_exponent`` (gamma <= min(dq / target / scale_steps, dq, width /
+    width_steps), refined until min(dq, width) / gamma is an integer or >= sens_steps,
+    coarsened to 2 ulp of the row's largest bound), and ``n = floor(width / 2^e)`` exactly
+    (``gw_intervals``; computed where -1022 <= e <= 1000, else 0). Returns
+    ``(e, coarse, n, evals, nmax)``: int64, bool, int64 per row, and the distinct exponents
+    in that range (ascending) with the largest ``n`` of their rows. With true values ``q``
+    (float64, one per row), also their grid indices in their rows (int64, as
+    :func:`gw_index`; 0 in rows without intervals) as a sixth item, and a seventh:
+    ``(min e, max e, any coarse row, min n)`` (Python ints and a bool; None without rows)."""
+    cdef Py_ssize_t m = lo.shape[0]
+    if hi.shape[0] != m:
+        raise ValueError("gw_rows_grid: arrays of different lengths")
+    cdef const double[::1] qv
+    cdef int64_t[::1] iv
+    cdef const double* qp = NULL
+    cdef int64_t* ip = NULL
+    i_arr = None
+    if q is not None:
+        qv = q
+        if qv.shape[0] != m:
+            raise ValueError("gw_rows_grid: arrays of different lengths")
+        i_arr = _np.empty(m, dtype=_np.int64)
+        iv = i_arr
+        if m:
+            qp = &qv[0]
+            ip = &iv[0]
+    e_arr = _np.empty(m, dtype=_np.int64)
+    c_arr = _np.empty(m, dtype=_np.bool_)
+    n_arr = _np.empty(m, dtype=_np.int64)
+    cdef int64_t nmx[2023]           # by e + 1022, -1022 <= e <= 1000
+    cdef int64_t agg[4]
+    cdef Py_ssize_t k
+    for k in range(2023):
+        nmx[k] = -2
+    cdef int64_t[::1] eo = e_arr
+    cdef int64_t[::1] no = n_arr
+    cdef unsigned char[::1] co = c_arr.view(_np.uint8)
+    if m:
+        with nogil:
+            bndp_gw_rows_grid(&lo[0], &hi[0], qp, m, dq / target / scale_steps, dq,
+                              width_steps, sens_steps, GW_MAX_ROW, &eo[0], &co[0], &no[0],
+                              ip, nmx, agg)
+    evals = [k - 1022 for k in range(2023) if nmx[k] != -2]
+    nmax = [nmx[k] for k in range(2023) if nmx[k] != -2]
+    res = (e_arr, c_arr, n_arr, _np.array(evals, dtype=_np.int64),
+           _np.array(nmax, dtype=_np.int64))
+    if q is None:
+        return res
+    summary = (agg[0], agg[1], bool(agg[2]), agg[3]) if m else None
+    return res + (i_arr, summary)
+
+
+cdef inline uint64_t _gw_mix(uint64_t x) noexcept nogil:
+    x ^= x >> 33
+    x *= <uint64_t> 0xff51afd7ed558ccd
+    x ^= x >> 33
+    return x
+
+
+cdef int _gw_hash_grow(uint64_t** table, int32_t** gid, Py_ssize_t* cap) noexcept nogil:
+    # rehash the open-addressing table into twice the slots (-1: out of memory)
+    cdef Py_ssize_t i, j, c = cap[0]
+    cdef uint64_t* nt = <uint64_t*> malloc(2 * c * sizeof(uint64_t))
+    cdef int32_t* ng = <int32_t*> malloc(2 * c * sizeof(int32_t))
+    if nt == NULL or ng == NULL:
+        free(nt)
+        free(ng)
+        return -1
+    for i in range(2 * c):
+        nt[i] = 0
+    for i in range(c):
+        if table[0][i] != 0:
+            j = <Py_ssize_t> (_gw_mix(table[0][i]) & <uint64_t> (2 * c - 1))
+            while nt[j] != 0:
+                j = (j + 1) & (2 * c - 1)
+            nt[j] = table[0][i]
+            ng[j] = gid[0][i]
+    free(table[0])
+    free(gid[0])
+    table[0] = nt
+    gid[0] = ng
+    cap[0] = 2 * c
+    return 0
+
+
+def gw_rows_kernels(const int64_t[::1] e, const int64_t[::1] n, const int64_t[::1] evals,
+                    const int64_t[::1] nmin):
+    """The kernel of every row: rows of exponent ``evals[k]`` with ``n >= nmin[k]`` share
+    the wide kernel of that exponent, the others the narrow kernel of their ``(e, n)``.
+    Returns ``(group, keys, counts)``: ``keys`` (int64, ``(k, n)`` pairs, n = 0 for a wide
+    kernel) sorted by exponent, wide first, then n; ``group[a]`` the index of row a's
+    kernel; ``counts[k]`` the rows of kernel k (int64)."""
+    cdef Py_ssize_t a, m = e.shape[0], ne = evals.shape[0], i, cap = 1024, used = 0, slot
+    if n.shape[0] != m or nmin.shape[0] != ne or ne < 1:
+        raise ValueError("gw_rows_kernels: inconsistent arrays")
+    cdef int64_t e0 = evals[0], span = evals[ne - 1] - evals[0] + 1
+    if span > 4096:
+        raise ValueError("gw_rows_kernels: exponents too far apart")
+    cdef int64_t* eidx = <int64_t*> malloc(span * sizeof(int64_t))
+    cdef int32_t* wgid = <int32_t*> malloc(ne * sizeof(int32_t))    # wide kernel's group
+    cdef uint64_t* table = <uint64_t*> malloc(cap * sizeof(uint64_t))
+    cdef int32_t* gid = <int32_t*> malloc(cap * sizeof(int32_t))
+    cdef int64_t* cnt = <int64_t*> malloc((m + 1) * sizeof(int64_t))     # by group, unranked
+    cdef uint64_t key
+    cdef int64_t ei, nn, ea
+    cdef int err = 0
+    group_arr = _np.empty(m, dtype=_np.int32)
+    cdef int32_t[::1] go = group_arr
+    try:
+        if eidx == NULL or wgid == NULL or table == NULL or gid == NULL or cnt == NULL:
+            raise MemoryError()
+        for i in range(span):
+            eidx[i] = -1
+        for i in range(ne):
+            eidx[evals[i] - e0] = i
+            wgid[i] = -1
+        for i in range(cap):
+            table[i] = 0
+        with nogil:
+            for a in range(m):
+                ea = e[a] - e0
+                nn = n[a]
+                if ea < 0 or ea >= span or eidx[ea] < 0:
+                    err = 1
+                    break
+                if nn < 1 or nn >= ((<int64_t> 1) << 53):
+                    err = 2
+                    break
+                ei = eidx[ea]
+                if nn >= nmin[ei]:
+                    # the wide kernel of the exponent: one group, no hashing
+                    if wgid[ei] >= 0:
+                        go[a] = wgid[ei]
+                        cnt[wgid[ei]] += 1
+                        continue
+                    nn = 0
+                # stored keys are key + 1 (0 marks an empty slot)
+                key = ((<uint64_t> ei) << 53 | <uint64_t> nn) + 1
+                slot = <Py_ssize_t> (_gw_mix(key) & <uint64_t> (cap - 1))
+                while table[slot] != 0 and table[slot] != key:
+                    slot = (slot + 1) & (cap - 1)
+                if table[slot] == 0:
+                    if 2 * (used + 1) > cap:
+                        if _gw_hash_grow(&table, &gid, &cap) < 0:
+                            err = 3
+                            break
+                        slot = <Py_ssize_t> (_gw_mix(key) & <uint64_t> (cap - 1))
+                        while table[slot] != 0:
+                            slot = (slot + 1) & (cap - 1)
+                    table[slot] = key
+                    gid[slot] = <int32_t> used
+                    cnt[used] = 0
+                    if nn == 0:
+                        wgid[ei] = <int32_t> used
+                    used += 1
+                go[a] = gid[slot]
+                cnt[gid[slot]] += 1
+        if err == 1:
+            raise ValueError("gw_rows_kernels: a row's exponent is not listed")
+        if err == 2:
+            raise ValueError("gw_rows_kernels: a row without grid intervals")
+        if err == 3:
+            raise MemoryError()
+        # rank the kernels by key and renumber the rows' groups
+        keys_arr = _np.empty(used, dtype=_np.int64)
+        for i in range(cap):
+            if table[i] != 0:
+                keys_arr[gid[i]] = <int64_t> (table[i] - 1)
+        order = _np.argsort(keys_arr, kind="stable")
+        rank = _np.empty(used, dtype=_np.int32)
+        rank[order] = _np.arange(used, dtype=_np.int32)
+        keys_arr = keys_arr[order]
+        counts = _np.empty(used, dtype=_np.int64)
+        for i in range(used):
+            counts[rank[i]] = cnt[i]
+        rank_v = rank
+        if used > 1:            # one kernel: every row's group is already 0
+            _gw_renumber(go, rank_v)
+    finally:
+        free(eidx)
+        free(wgid)
+        free(table)
+        free(gid)
+        free(cnt)
+    keys = _np.empty((used, 2), dtype=_np.int64)
+    keys[:, 0] = keys_arr >> 53
+    keys[:, 1] = keys_arr & ((1 << 53) - 1)
+    return group_arr, keys, counts
+
+
+cdef void _gw_renumber(int32_t[::1] g, const int32_t[::1] rank) noexcept:
+    cdef Py_ssize_t a
+    with nogil:
+        for a in range(g.shape[0]):
+            g[a] = rank[g[a]]
+
+
+cdef inline void _gw_idx_chunk(bitgen_t* bg, const gw_rows_t* R, const int64_t* idx,
+                               const int64_t* nrow, int c, int64_t* jout) noexcept nogil:
+    # c <= GD_LANES output indices of rows with their own grid indices and interval counts
+    # (the index and draw steps of _gw_rows_chunk, the index given)
+    cdef int64_t pos[GD_LANES]
+    cdef uint64_t tt[GD_LANES]
+    cdef int where[GD_LANES]
+    cdef int r
+    cdef int64_t j, i, nr
+    for r in range(c):
+        tt[r] = _gw_target(R, idx[r], nrow[r], bg, &where[r])
+        tt[r] = tt[r] if where[r] == 0 else 0
+    for r in range(c, GD_LANES):
+        tt[r] = 0
+    _gw_search(R, tt, pos)
+    for r in range(c):
+        i = idx[r]
+        j = pos[r] - R.N + i
+        if where[r] != 0:          # a tail block: probability about 2^-24 at most
+            nr = nrow[r]
+            if where[r] == 1:
+                j = i - R.N - _gw_geometric(bg, R.sbits, R.tm)
+            else:
+                j = i + R.N + _gw_geometric(bg, R.sbits, R.tm)
+            if j < 0 or j > nr:
+                j = _gw_draw_one(bg, R, i, nr)
+        jout[r] = j
+
+
+ctypedef struct gw_row_in_t:
+    int64_t i           # the grid index of the true value; the drawn index once drawn
+    int64_t n
+
+
+def gw_fill_groups(object gen, list laws, const int32_t[::1] group, const int64_t[::1] idx,
+                   const double[::1] lo, const int64_t[::1] nrow, double[::1] out,
+                   const int64_t[::1] counts):
+    """Windowed grid draws for rows of several kernels: ``laws[k]`` the kernel of group k,
+    ``(tree, levels, N, tailw, sbits, tm, e)`` as for :func:`gw_fill`; ``group[a]`` row a's
+    kernel and ``counts[k]`` the rows of kernel k (:func:`gw_rows_kernels`), ``idx[a]`` the
+    grid index of row a's true value (:func:`gw_rows_grid`), ``lo[a]`` its lower bound,
+    ``nrow[a]`` its intervals. Draws kernel by kernel, each kernel's rows in row order
+    (blocks of GD_LANES from its first row): the draws of one :func:`gw_fill` per kernel on
+    its rows. The rows' (index, n) are first copied kernel by kernel (one sequential write
+    stream per kernel; every row checked on the way), and the drawn indices read back the
+    same way."""
+    cdef Py_ssize_t a, k, total = out.shape[0], ng = len(laws), c, p, d
+    if (idx.shape[0] != total or lo.shape[0] != total or nrow.shape[0] != total
+            or group.shape[0] != total or counts.shape[0] != ng):
+        raise ValueError("grid law: per-row arrays of different lengths")
+    if total == 0:
+        return
+    bit_gen = gen.bit_generator
+    cdef bitgen_t* bg = _borrow(bit_gen)
+    cdef gw_rows_t* R = <gw_rows_t*> calloc(ng + 1, sizeof(gw_rows_t))
+    cdef double* gam = <double*> malloc(ng * sizeof(double) + 1)
+    cdef Py_ssize_t* start = <Py_ssize_t*> malloc((ng + 1) * sizeof(Py_ssize_t))
+    cdef Py_ssize_t* ptr = <Py_ssize_t*> malloc((ng + 1) * sizeof(Py_ssize_t))
+    cdef gw_row_in_t* rows = NULL
+    cdef int64_t ib[GD_LANES]
+    cdef int64_t nb[GD_LANES]
+    cdef int64_t jb[GD_LANES]
+    cdef int r, lev, sb, err = 0
+    cdef int64_t g, nr, ia
+    cdef double gm
+    keep = []
+    try:
+        if R == NULL or gam == NULL or start == NULL or ptr == NULL:
+            raise MemoryError()
+        start[0] = 0
+        for k in range(ng):
+            tree, lev, N, tailw, sb, tm, e = laws[k]
+            keep.append(tree)
+            _gw_rows_law(&R[k], tree, lev, N, tailw, sb, tm, e)
+            gam[k] = _gd_ldexp(1.0, e)
+            if counts[k] < 0:
+                raise ValueError("grid law: inconsistent kernel counts")
+            start[k + 1] = start[k] + counts[k]
+        if start[ng] != total:
+            raise ValueError("grid law: inconsistent kernel counts")
+        for k in range(ng):
+            _gw_guide(&R[k], counts[k])      # kernels drawn often enough: a guide
+        if ng == 1:
+            # one kernel: its rows are all the rows, in row order
+            with nogil:
+                for a in range(total):
+                    nr = nrow[a]
+                    if (group[a] != 0 or nr < 1 or nr > GW_MAX_ROW
+                            or (R[0].tailw == 0 and nr > R[0].N) or idx[a] < 0 or idx[a] > nr):
+                        err = 1
+                        break
+            if err:
+                raise ValueError("grid law: a row the table does not serve")
+            gm = gam[0]
+            with bit_gen.lock, nogil:
+                p = 0
+                while p < total:
+                    c = GD_LANES if total - p >= GD_LANES else total - p
+                    _gw_idx_chunk(bg, &R[0], &idx[p], &nrow[p], <int> c, jb)
+                    for r in range(c):
+                        out[p + r] = lo[p + r] + (<double> jb[r]) * gm
+                    p += c
+            return
+        rows = <gw_row_in_t*> malloc(total * sizeof(gw_row_in_t))
+        if rows == NULL:
+            raise MemoryError()
+        with nogil:
+            for k in range(ng + 1):
+                ptr[k] = start[k]
+            for a in range(total):
+                g = group[a]
+                nr = nrow[a]
+                ia = idx[a]
+                if g < 0 or g >= ng:
+                    err = 1
+                    break
+                d = ptr[g]
+                if (d >= start[g + 1] or nr < 1 or nr > GW_MAX_ROW
+                        or (R[g].tailw == 0 and nr > R[g].N) or ia < 0 or ia > nr):
+                    err = 1
+                    break
+                ptr[g] = d + 1
+                rows[d].i = ia
+                rows[d].n = nr
+        if err:
+            raise ValueError("grid law: a row the table does not serve")
+        with bit_gen.lock, nogil:
+            for k in range(ng):
+                p = start[k]
+                while p < start[k + 1]:
+                    c = GD_LANES if start[k + 1] - p >= GD_LANES else start[k + 1] - p
+                    for r in range(c):
+                        ib[r] = rows[p + r].i
+                        nb[r] = rows[p + r].n
+                    _gw_idx_chunk(bg, &R[k], ib, nb, <int> c, jb)
+                    for r in range(c):
+                        rows[p + r].i = jb[r]
+                    p += c
+        with nogil:
+            for k in range(ng + 1):
+                ptr[k] = start[k]
+            for a in range(total):
+                g = group[a]
+                out[a] = lo[a] + (<double> rows[ptr[g]].i) * gam[g]
+                ptr[g] += 1
+    finally:
+        if R != NULL:
+            for k in range(ng):
+                free(<void*> R[k].guide)
+        free(R)
+        free(gam)
+        free(start)
+        free(ptr)
+        free(rows)
