@@ -271,8 +271,8 @@ def grid_section(n: int, rep: int) -> None:
     ages = np.random.default_rng(3).uniform(0.0, 120.0, n)
     print(f"{'grid law (default) vs continuous, [0, 120]':44s}{'seconds':>10s}")
     for name, cls in (("Laplace", bndp.BoundedLaplace), ("Gaussian", bndp.BoundedGaussian)):
-        d = cls(1.0, 1.0, 0.0, 120.0)
-        c = cls(1.0, 1.0, 0.0, 120.0, mode="continuous")
+        d = cls(1.0, sensitivity=1.0, lower=0.0, upper=120.0)
+        c = cls(1.0, sensitivity=1.0, lower=0.0, upper=120.0, mode="continuous")
         g = np.random.default_rng(4)
         td, tc = [], []
         for _ in range(rep):  # interleaved, so that both see the same machine load

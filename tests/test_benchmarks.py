@@ -190,3 +190,15 @@ def test_asv_check_discovers_the_suite(tmp_path):
     out = r.stdout + r.stderr
     assert r.returncode == 0, out[-3000:]
     assert "No problems found" in out
+
+
+def test_compare_grid_sections_run(monkeypatch, capsys):
+    # the default-law sections of compare.py on small inputs: they construct the mechanisms
+    # as users do (keywords) and print a ratio per goal
+    monkeypatch.syspath_prepend(BENCH)
+    import compare
+
+    compare.grid_section(4000, 1)
+    compare.grid_ratio_section(20000, 1, pairs=200)
+    out = capsys.readouterr().out
+    assert "x continuous" in out and out.count("\n") >= 8
