@@ -159,8 +159,8 @@ class ColumnPlan:
             return f"bounded Laplace scale b = {m.scale:.6g}"
         if self.mechanism == "gaussian":
             return f"bounded Gaussian sigma = {m.sigma:.6g}"
-        return f"constrained Laplace scale = {m.sigma:.6g}" if m.sigma is not None else \
-            "constrained Laplace (distance-dependent scale)"
+        return f"constrained Laplace scale = {m.scale:.6g}" if m.scale_rule == "constant" \
+            else "constrained Laplace (distance-dependent scale)"
 
     # data --------------------------------------------------------------------------------
     def check(self, values: np.ndarray, missing: np.ndarray | None,
