@@ -143,3 +143,21 @@ def test_bounded_laplace_delta_is_the_theorem_3_5_bound_under_its_old_name():
     assert "bounded_laplace_delta_bound" in calibrate.__all__
     assert "bounded_laplace_delta" not in calibrate.__all__
     assert verify.bounded_laplace_profile(*args) < bound
+
+
+def test_spec_key_calibration_is_sigma_rule_with_a_warning():
+    from bndp._release.spec import SpecError, parse_spec
+    base = dict(mechanism="gaussian", epsilon=1.0, sensitivity=1.0, lower=0.0, upper=10.0,
+                mode="continuous")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        new = parse_spec({"x": {**base, "sigma_rule": "tight"}})[0]
+    with pytest.warns(DeprecationWarning, match=r"spec column 'x', key 'calibration': the key "
+                      r"'calibration' is deprecated and will be removed in bndp 0\.8\.0: use "
+                      r"'sigma_rule'"):
+        old = parse_spec({"x": {**base, "calibration": "tight"}})[0]
+    assert old.mech == new.mech and old.mech.sigma_rule == "tight"
+    with pytest.raises(SpecError, match="give 'sigma_rule' only"):
+        parse_spec({"x": {**base, "calibration": "tight", "sigma_rule": "tight"}})
+    with pytest.raises(SpecError, match="unknown key"):   # only the Gaussian had it
+        parse_spec({"x": {**base, "mechanism": "laplace", "calibration": "tight"}})
