@@ -162,7 +162,7 @@ class LaplaceProfile:
         calibrate.bounded_laplace_epsilon(self.scales, 1.0, 0.0, 10.0)
 
     def time_delta(self):
-        calibrate.bounded_laplace_delta(1.5, 0.5, 1.0, 0.0, 10.0)
+        calibrate.bounded_laplace_delta_bound(1.5, 0.5, 1.0, 0.0, 10.0)
 
     def time_log_delta_c_batch_1e4(self):
         calibrate.bounded_laplace_log_delta_c(self.scales, 1.0, 0.0, 10.0)

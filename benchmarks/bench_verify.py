@@ -34,7 +34,7 @@ class VerifyGaussian:
         bounded_gaussian_tight_sigma(1.0, DQ2, L2, U2)
 
     def time_mechanism_tight_m2(self):
-        bndp.BoundedGaussian(1.0, sensitivity=DQ2, lower=L2, upper=U2, calibration="tight")
+        bndp.BoundedGaussian(1.0, sensitivity=DQ2, lower=L2, upper=U2, sigma_rule="tight")
 
 
 class VerifyLaplace:

@@ -25,7 +25,7 @@ def table1():
     print("|---|---|---|---|---|---|---|")
     for eps in (0.1, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0):
         p = bndp.BoundedGaussian(eps, sensitivity=dq, lower=lo, upper=hi)
-        t = bndp.BoundedGaussian(eps, sensitivity=dq, lower=lo, upper=hi, calibration="tight")
+        t = bndp.BoundedGaussian(eps, sensitivity=dq, lower=lo, upper=hi, sigma_rule="tight")
         mid = 0.5 * (lo + hi)
         vp_c, vt_c = np.sum(p.variance(mid)), np.sum(t.variance(mid))
         vp_l, vt_l = np.sum(p.variance(lo)), np.sum(t.variance(lo))

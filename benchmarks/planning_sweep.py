@@ -37,7 +37,7 @@ CASES = {
     "gaussian": ("bndp.BoundedGaussian(epsilon=e, sensitivity=1.0, lower=0.0, upper=120.0)",
                  "[0.0, 30.0, 120.0]"),
     "gaussian-tight": ("bndp.BoundedGaussian(epsilon=e, sensitivity=1.0, lower=0.0, "
-                       "upper=120.0, calibration='tight')", "[0.0, 30.0, 120.0]"),
+                       "upper=120.0, sigma_rule='tight')", "[0.0, 30.0, 120.0]"),
     "laplace-wide": ("bndp.BoundedLaplace(epsilon=e, sensitivity=1.0, lower=0.0, upper=1e6)",
                      "[0.0, 30.0, 1e6]"),
     "gaussian-wide": ("bndp.BoundedGaussian(epsilon=e, sensitivity=1.0, lower=0.0, "

@@ -71,7 +71,7 @@ def test_flags_gaussian_truncated_with_unbounded_sigma(seed):
 @pytest.mark.parametrize("calibration", ["paper", "tight"])
 @pytest.mark.parametrize("pair", [(10.0, 11.0), (19.0, 20.0), (0.0, 1.0)])
 def test_passes_calibrated_bounded_gaussian(calibration, pair):
-    m = bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=20.0, calibration=calibration)
+    m = bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=20.0, sigma_rule=calibration)
     q, qp = pair
     r = bndp.audit(lambda k, g: m.sample(q, size=k, rng=g),
                    lambda k, g: m.sample(qp, size=k, rng=g), 1.0, n=300_000, rng=11)
@@ -80,7 +80,7 @@ def test_passes_calibrated_bounded_gaussian(calibration, pair):
 
 
 def test_flags_under_noised_bounded_gaussian():
-    m = bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=3.0, calibration="tight")
+    m = bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=3.0, sigma_rule="tight")
     s = 0.7 * m.sigma
     assert bounded_gaussian_loss(s, 1.0, 0.0, 3.0) > 2.0
     r = bndp.audit(_trunc_normal(s, 2.0, 0.0, 3.0), _trunc_normal(s, 3.0, 0.0, 3.0), 1.0,
@@ -92,7 +92,7 @@ def test_flags_under_noised_bounded_gaussian():
 def test_multivariate_with_statistic():
     # statistic: projection on the worst shift (the log density ratio is linear in x . c)
     lo, hi, dq = np.array([0.0, 1.0]), np.array([10.0, 9.0]), 2 * math.sqrt(5)
-    tight = bndp.BoundedGaussian(1.0, sensitivity=dq, lower=lo, upper=hi, calibration="tight")
+    tight = bndp.BoundedGaussian(1.0, sensitivity=dq, lower=lo, upper=hi, sigma_rule="tight")
     c = bounded_gaussian_loss(tight.sigma, dq, lo, hi, details=True).shift
 
     def stat(x):

@@ -7,7 +7,7 @@ import pytest
 from scipy import optimize
 
 import bndp
-from bndp.calibrate import (bounded_laplace_delta, bounded_laplace_epsilon,
+from bndp.calibrate import (bounded_laplace_delta_bound, bounded_laplace_epsilon,
                             bounded_laplace_log_delta_c, bounded_laplace_scale)
 
 from .conftest import sweep
@@ -154,12 +154,12 @@ def test_epsilon_delta_relations_table():
     for b, dq, w, ldc, e, d in table:
         assert bounded_laplace_log_delta_c(b, dq, 0, w) == pytest.approx(ldc, rel=1e-14)
         assert bounded_laplace_epsilon(b, dq, 0, w) == pytest.approx(e, rel=1e-14)
-        assert bounded_laplace_delta(b, 0.5, dq, 0, w) == pytest.approx(d, rel=1e-13, abs=1e-16)
+        assert bounded_laplace_delta_bound(b, 0.5, dq, 0, w) == pytest.approx(d, rel=1e-13, abs=1e-16)
 
 
 def test_round_trip_epsilon_delta():
     b = bounded_laplace_scale(0.5, 1.0, 0.0, 10.0, delta=0.1)
-    assert bounded_laplace_delta(b, 0.5, 1.0, 0.0, 10.0) == pytest.approx(0.1, abs=1e-14)
+    assert bounded_laplace_delta_bound(b, 0.5, 1.0, 0.0, 10.0) == pytest.approx(0.1, abs=1e-14)
     assert bounded_laplace_epsilon(b, 1.0, 0.0, 10.0, 0.1) == pytest.approx(0.5, rel=1e-13)
 
 

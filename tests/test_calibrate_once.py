@@ -42,7 +42,7 @@ def test_gaussian_wide_row_runs_no_continuous_calibration(monkeypatch, calibrati
     calls = []
     _forbid(monkeypatch, calls)
     m = bndp.BoundedGaussian(0.8123457, sensitivity=1.0, lower=0.0, upper=1e5,
-                             calibration=calibration)
+                             sigma_rule=calibration)
     m.sample([0.0, 5e4], rng=2)
     assert calls == [] and m.privacy_loss() <= 0.8123457
 
@@ -54,7 +54,7 @@ def test_gaussian_narrow_row_runs_no_calibration_of_its_bounds(monkeypatch):
     _forbid(monkeypatch, calls)
     for calibration in ("paper", "tight"):
         m = bndp.BoundedGaussian(0.9134567, sensitivity=1.0, lower=0.0, upper=1.0,
-                                 calibration=calibration)
+                                 sigma_rule=calibration)
         assert m.exact_plan.kernel.n_max is not None                      # a narrow kernel
         m.sample([0.0, 0.5], rng=2)
     assert calls == [] and m.privacy_loss() <= 0.9134567
@@ -77,7 +77,7 @@ def test_gaussian_narrow_kernel_is_the_same_whoever_plans_it_first():
         lambda: bndp.BoundedGaussian(eps, sensitivity=1.0, lower=0.0, upper=1.0),
         lambda: bndp.BoundedGaussian(eps, sensitivity=1.0, lower=2.0, upper=3.003),
         lambda: bndp.BoundedGaussian(eps, sensitivity=1.0, lower=0.0, upper=1.0,
-                                     calibration="tight"),
+                                     sigma_rule="tight"),
         lambda: bndp.sample(np.array([0.5, 2.5]), mechanism="gaussian", epsilon=eps,
                             sensitivity=1.0, lower=np.array([0.0, 2.0]),
                             upper=np.array([1.0, 3.003]), rng=1),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import inspect
 import warnings
 
+import numpy as np
 import pytest
 
 import bndp
@@ -80,3 +81,83 @@ def test_delta_is_keyword_only_and_its_position_deprecated(name, old, new):
     # the one order: epsilon (or sigma), then sensitivity, then the bounds
     first = [p for p in params if params[p].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
     assert first[1] == "sensitivity"
+
+
+def test_bounded_gaussian_sigma_rule_replaces_calibration():
+    kw = dict(sensitivity=1.0, lower=0.0, upper=10.0, mode="continuous")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        new = bndp.BoundedGaussian(1.0, sigma_rule="tight", **kw)
+        assert new.sigma_rule == "tight"
+    with pytest.warns(DeprecationWarning, match=r"^BoundedGaussian\(calibration=\.\.\.\) is "
+                      r"deprecated and will be removed in bndp 0\.8\.0: pass sigma_rule=") as rec:
+        old = bndp.BoundedGaussian(1.0, calibration="tight", **kw)
+    assert rec[0].filename == __file__
+    assert old == new and old.sigma == new.sigma
+    assert old.sigma < bndp.BoundedGaussian(1.0, **kw).sigma  # the rule reached the constructor
+    with pytest.warns(DeprecationWarning, match=r"^BoundedGaussian\.calibration is deprecated "
+                      r"and will be removed in bndp 0\.8\.0: use BoundedGaussian\.sigma_rule"):
+        assert new.calibration == "tight"
+    with pytest.raises(TypeError, match="give `sigma_rule` only"):
+        bndp.BoundedGaussian(1.0, calibration="tight", sigma_rule="tight", **kw)
+    # the spec and the CLI take the constructor's keywords: the new one is offered
+    from bndp._release.spec import mechanism_options
+    assert "sigma_rule" in mechanism_options("gaussian")
+    assert "calibration" not in mechanism_options("gaussian")
+
+
+def test_constrained_laplace_scale_is_the_one_attribute():
+    kw = dict(sensitivity=1.0, forbidden=[(0.0, 1.0)], guarantee="metric", mode="continuous")
+    m = bndp.ConstrainedLaplace(1.0, **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        s = m.scale
+        assert m.scale_at(0.0) == s and "sigma" not in repr(m)
+    with pytest.warns(DeprecationWarning, match=r"^ConstrainedLaplace\.sigma is deprecated and "
+                      r"will be removed in bndp 0\.8\.0: use ConstrainedLaplace\.scale") as rec:
+        assert m.sigma == s
+    assert rec[0].filename == __file__
+    with pytest.warns(DeprecationWarning, match=r"^ConstrainedLaplace\.sigma_at is deprecated "
+                      r"and will be removed in bndp 0\.8\.0: use ConstrainedLaplace\.scale_at"):
+        assert m.sigma_at(3.0) == s
+    dd = bndp.ConstrainedLaplace(1.0, sensitivity=2.0, lower=0.0, scale_rule="distance_dependent",
+                                 mode="continuous")
+    with pytest.warns(DeprecationWarning, match="ConstrainedLaplace.sigma "):
+        assert dd.sigma is None
+    with pytest.warns(DeprecationWarning, match="sigma_at"):
+        assert np.array_equal(dd.sigma_at([0.0, 4.0]), dd.scale_at([0.0, 4.0]))
+    assert dd.scale_at(4.0) < dd.scale_at(0.0) == pytest.approx(dd.scale)
+
+
+def test_bounded_laplace_delta_is_the_theorem_3_5_bound_under_its_old_name():
+    from bndp import calibrate, verify
+    args = (1.5, 0.5, 1.0, 0.0, 10.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        bound = calibrate.bounded_laplace_delta_bound(*args)
+    with pytest.warns(DeprecationWarning, match=r"^bndp\.calibrate\.bounded_laplace_delta is "
+                      r"deprecated and will be removed in bndp 0\.8\.0: call "
+                      r"bndp\.calibrate\.bounded_laplace_delta_bound") as rec:
+        assert calibrate.bounded_laplace_delta(*args) == bound
+    assert rec[0].filename == __file__
+    assert "bounded_laplace_delta_bound" in calibrate.__all__
+    assert "bounded_laplace_delta" not in calibrate.__all__
+    assert verify.bounded_laplace_profile(*args) < bound
+
+
+def test_spec_key_calibration_is_sigma_rule_with_a_warning():
+    from bndp._release.spec import SpecError, parse_spec
+    base = dict(mechanism="gaussian", epsilon=1.0, sensitivity=1.0, lower=0.0, upper=10.0,
+                mode="continuous")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        new = parse_spec({"x": {**base, "sigma_rule": "tight"}})[0]
+    with pytest.warns(DeprecationWarning, match=r"spec column 'x', key 'calibration': the key "
+                      r"'calibration' is deprecated and will be removed in bndp 0\.8\.0: use "
+                      r"'sigma_rule'"):
+        old = parse_spec({"x": {**base, "calibration": "tight"}})[0]
+    assert old.mech == new.mech and old.mech.sigma_rule == "tight"
+    with pytest.raises(SpecError, match="give 'sigma_rule' only"):
+        parse_spec({"x": {**base, "calibration": "tight", "sigma_rule": "tight"}})
+    with pytest.raises(SpecError, match="unknown key"):   # only the Gaussian had it
+        parse_spec({"x": {**base, "mechanism": "laplace", "calibration": "tight"}})

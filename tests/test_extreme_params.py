@@ -91,7 +91,7 @@ def test_cli_privatize_refuses_epsilon_1e_320(tmp_path, capsys):
 def test_bounded_gaussian_extreme_but_representable(dq, lo, hi):
     eps = 1.0
     for calibration in ("paper", "tight"):
-        m = bndp.BoundedGaussian(eps, sensitivity=dq, lower=lo, upper=hi, calibration=calibration,
+        m = bndp.BoundedGaussian(eps, sensitivity=dq, lower=lo, upper=hi, sigma_rule=calibration,
                                  mode="continuous")
         assert math.isfinite(m.sigma) and m.sigma > 0
         loss = bounded_gaussian_loss(m.sigma, dq, lo, hi)
@@ -145,7 +145,7 @@ HALF_LINE_1 = 1.0 / math.log((math.e + 1) / 2)
 @pytest.mark.parametrize("w", [1e12, 1e14, 1e16, 1e20, 1e100, 1e200])
 def test_constrained_laplace_sigma_independent_of_the_width(w):
     m = bndp.ConstrainedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=w, mode="continuous")
-    assert HALF_LINE_1 <= m.sigma <= HALF_LINE_1 * (1 + 1e-12)
+    assert HALF_LINE_1 <= m.scale <= HALF_LINE_1 * (1 + 1e-12)
     assert m.privacy_loss() <= 1.0           # was 2.5e70 at w = 1e200
     y = m.sample(np.array([0.0, 0.5 * w, w]), rng=2)
     assert np.isfinite(y).all() and (y >= 0).all() and (y <= w).all()
@@ -161,14 +161,14 @@ def test_constrained_laplace_sigma_independent_of_the_width(w):
 def test_constrained_laplace_is_scale_and_translation_invariant(dF, lo, hi, forbidden):
     m = bndp.ConstrainedLaplace(1.0, sensitivity=dF, forbidden=forbidden, lower=lo, upper=hi,
                                 mode="continuous")
-    assert math.isfinite(m.sigma) and m.sigma > 0
+    assert math.isfinite(m.scale) and m.scale > 0
     assert m.privacy_loss() <= 1.0
     # the same problem in units of dF, translated to the origin, gives the same sigma/dF
     c = lo if math.isfinite(lo) else forbidden[0][0]
     f1 = [((a - c) / dF, (b - c) / dF) for a, b in forbidden]
     ref = bndp.ConstrainedLaplace(1.0, sensitivity=1.0, forbidden=f1, lower=(lo - c) / dF,
                                   upper=(hi - c) / dF, mode="continuous")
-    assert m.sigma / dF == pytest.approx(ref.sigma, rel=1e-9)
+    assert m.scale / dF == pytest.approx(ref.scale, rel=1e-9)
 
 
 # ---------------------------------------------------------------------------------------
@@ -227,7 +227,7 @@ ONE_D = {
     "laplace": dict(lower=0.0, upper=120.0),
     "laplace-delta": dict(lower=0.0, upper=120.0, delta=1e-6),
     "gaussian": dict(lower=0.0, upper=120.0),
-    "gaussian-tight": dict(lower=0.0, upper=120.0, calibration="tight"),
+    "gaussian-tight": dict(lower=0.0, upper=120.0, sigma_rule="tight"),
     "half-line": dict(lower=0.0, upper=np.inf),
     "half-line-up": dict(lower=-np.inf, upper=120.0),
     "constrained": dict(lower=0.0, upper=120.0),

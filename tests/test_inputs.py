@@ -333,17 +333,17 @@ def test_half_line_default_is_the_grid_law_and_the_whole_line_is_refused():
 def test_constrained_laplace_scale_is_numeric():
     m = bndp.ConstrainedLaplace(1.0, sensitivity=1.0, forbidden=[(0.0, 1.0)], guarantee="metric",
                                 mode="continuous")
-    assert isinstance(m.scale, float) and m.scale == m.sigma
+    assert isinstance(m.scale, float) and m.scale == m.scale_at(3.0)
     assert m.scale_rule == "constant"
     assert eval(repr(m), {"ConstrainedLaplace": bndp.ConstrainedLaplace, "inf": INF}) == m
     dd = bndp.ConstrainedLaplace(1.0, sensitivity=2.0, lower=0.0, scale_rule="distance_dependent",
                                  mode="continuous")
-    assert dd.scale_rule == "distance_dependent" and dd.sigma is None
+    assert dd.scale_rule == "distance_dependent"
     assert isinstance(dd.scale, float)
     # the largest scale it uses, at the bound: sigma(0) = g(0) dF/eps, g(0) = 1/(a e)
     assert dd.scale == pytest.approx(2.0 * 1.585954, rel=1e-6)
-    assert dd.scale == pytest.approx(dd.sigma_at(0.0), rel=1e-15)
-    assert dd.scale >= np.max(dd.sigma_at(np.linspace(0.0, 50.0, 101)))
+    assert dd.scale == pytest.approx(dd.scale_at(0.0), rel=1e-15)
+    assert dd.scale >= np.max(dd.scale_at(np.linspace(0.0, 50.0, 101)))
     for name in sorted(ALL):
         assert isinstance(ALL[name]().scale, float), name
 

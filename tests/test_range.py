@@ -165,11 +165,11 @@ WORKED = [  # constraints, eps, dF, sigma*
 @pytest.mark.parametrize("forb,eps,dF,ref", WORKED)
 def test_metric_worked_examples(forb, eps, dF, ref):
     m = ConstrainedLaplace(eps, sensitivity=dF, forbidden=forb, guarantee="metric")
-    assert m.sigma == pytest.approx(ref, rel=1e-10)
+    assert m.scale == pytest.approx(ref, rel=1e-10)
     assert m.metric_loss() <= eps
     assert m.privacy_loss() <= eps
     # Theorem 2's 3n+2 bounds (O(n^2) direct sums) give the same sigma*
-    assert m.sigma == pytest.approx(_paper_sigma(forb, eps, dF), rel=1e-10)
+    assert m.scale == pytest.approx(_paper_sigma(forb, eps, dF), rel=1e-10)
 
 
 @pytest.mark.parametrize("w,ref", [(0.01, 1.004975206), (0.1, 1.047687935), (0.5, 1.204607334),
@@ -181,10 +181,10 @@ def test_metric_one_interval_lambert_closed_form(w, ref):
     closed = w / (kap + bndp.special.lambertw(kap * math.exp(-kap)))
     m = ConstrainedLaplace(1.0, sensitivity=1.0, forbidden=[(3.0, 3.0 + w)], guarantee="metric")
     assert closed == pytest.approx(ref, rel=1e-9)
-    assert m.sigma == pytest.approx(closed, rel=1e-12)
-    assert m.sigma >= closed
+    assert m.scale == pytest.approx(closed, rel=1e-12)
+    assert m.scale >= closed
     # the binding condition sigma (1 + e^{-w/sigma}) = 2 dF/eps holds at sigma*
-    assert m.sigma * (1 + math.exp(-w / m.sigma)) == pytest.approx(2.0, rel=1e-12)
+    assert m.scale * (1 + math.exp(-w / m.scale)) == pytest.approx(2.0, rel=1e-12)
 
 
 def _metric_sweep(n_cfg, seed):
@@ -192,13 +192,13 @@ def _metric_sweep(n_cfg, seed):
     for _ in range(n_cfg):
         forb, _, _, eps, dF = _random_config(rng, outer=False)
         m = ConstrainedLaplace(eps, sensitivity=dF, forbidden=forb, guarantee="metric")
-        s = m.sigma
+        s = m.scale
         assert dF / eps <= s <= 2 * dF / eps * (1 + 1e-12)            # Lemma 10
         assert _endpoint_slope_excess(forb, s, eps, dF) <= 1e-12 * eps / dF
         assert _endpoint_slope_excess(forb, s * (1 - 1e-4), eps, dF) > 0
         assert m.metric_loss() <= eps
         lo = ConstrainedLaplace(eps, sensitivity=dF, forbidden=forb, guarantee="metric")
-        assert lo.sigma == s                                           # deterministic
+        assert lo.scale == s                                           # deterministic
 
 
 def test_metric_random_sets_tight():
@@ -215,7 +215,7 @@ def test_metric_matches_paper_3n2_bounds_random():
     for _ in range(25):
         forb, _, _, eps, dF = _random_config(rng, outer=False)
         m = ConstrainedLaplace(eps, sensitivity=dF, forbidden=forb, guarantee="metric")
-        assert m.sigma == pytest.approx(_paper_sigma(forb, eps, dF), rel=1e-9)
+        assert m.scale == pytest.approx(_paper_sigma(forb, eps, dF), rel=1e-9)
 
 
 # ---------------------------------------------------------------------------------------
@@ -227,7 +227,7 @@ def _dp_sweep(n_cfg, seed):
     for _ in range(n_cfg):
         forb, lo, hi, eps, dF = _random_config(rng)
         m = ConstrainedLaplace(eps, sensitivity=dF, forbidden=forb, lower=lo, upper=hi)
-        s = m.sigma
+        s = m.scale
         # exact loss at sigma* is <= eps, the independent grid (a lower bound) agrees
         assert m.privacy_loss() <= eps
         g = _grid_loss(forb, lo, hi, s, dF)
@@ -240,7 +240,7 @@ def _dp_sweep(n_cfg, seed):
         # never more noise than the metric calibration
         mm = ConstrainedLaplace(eps, sensitivity=dF, forbidden=forb, lower=lo, upper=hi,
                                 guarantee="metric")
-        assert s <= mm.sigma * (1 + 1e-12)
+        assert s <= mm.scale * (1 + 1e-12)
 
 
 def test_dp_random_sets_tight():
@@ -259,7 +259,7 @@ def test_exact_loss_against_grid_at_arbitrary_sigma():
     for _ in range(60):
         forb, lo, hi, eps, dF = _random_config(rng)
         m = ConstrainedLaplace(eps, sensitivity=dF, forbidden=forb, lower=lo, upper=hi)
-        s = m.sigma * rng.uniform(0.5, 2.5)
+        s = m.scale * rng.uniform(0.5, 2.5)
         ex = bndp._core.cl_loss(m._L, m._R, m._Lr, m._Rr, s, dF, False)
         g = _grid_loss(forb, lo, hi, s, dF, npts=400)
         assert g <= ex
@@ -269,9 +269,9 @@ def test_exact_loss_against_grid_at_arbitrary_sigma():
 def test_dp_half_line_closed_form_and_tightness():
     for eps, ref in [(1.0, 1.6126053959051823), (0.125, 15.515457293925589 / 1.0)]:
         m = ConstrainedLaplace(eps, sensitivity=1.0, lower=0.0)
-        assert m.sigma == pytest.approx(ref, rel=1e-11) and m.sigma >= ref
+        assert m.scale == pytest.approx(ref, rel=1e-11) and m.scale >= ref
         mu = ConstrainedLaplace(eps, sensitivity=1.0, upper=0.0)
-        assert mu.sigma == m.sigma
+        assert mu.scale == m.scale
     # worst pair (0, dF) at output 0: ln(2 e^{dF/s} - 1); at 0.99 sigma*: 1.0086 > 1
     s = 0.99 * 1.6126053959051823
     assert math.log(2 * math.exp(1 / s) - 1) == pytest.approx(1.0086, abs=1e-4)
@@ -283,7 +283,7 @@ def test_metric_half_line_and_interval_need_2dF_over_eps():
     for kw in (dict(lower=0.0), dict(upper=0.0), dict(lower=0.0, upper=10.0),
                dict(lower=-3.0, upper=10.0, forbidden=[(0.0, 1.0)])):
         m = ConstrainedLaplace(0.7, sensitivity=1.3, guarantee="metric", **kw)
-        assert m.sigma == pytest.approx(2 * 1.3 / 0.7, rel=1e-13)
+        assert m.scale == pytest.approx(2 * 1.3 / 0.7, rel=1e-13)
     # 1.99 dF/eps violates the metric guarantee on [0, inf) at the pair (0, 0.01)
     s = 1.99
     lnN = lambda mu: math.log(1 - 0.5 * math.exp(-mu / s))  # noqa: E731
@@ -293,25 +293,25 @@ def test_metric_half_line_and_interval_need_2dF_over_eps():
 
 def test_dp_interval_without_gaps_is_bounded_laplace():
     m = ConstrainedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0)
-    assert m.sigma == pytest.approx(1.6115601044179806, rel=1e-11)
-    assert m.sigma == pytest.approx(bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0,
+    assert m.scale == pytest.approx(1.6115601044179806, rel=1e-11)
+    assert m.scale == pytest.approx(bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0,
                                                         upper=10.0,
                                                         mode="continuous").scale, rel=1e-11)
     m = ConstrainedLaplace(0.1, sensitivity=1.0, lower=0.0, upper=10.0)
-    assert m.sigma == pytest.approx(18.772741302489432, rel=1e-11)
+    assert m.scale == pytest.approx(18.772741302489432, rel=1e-11)
 
 
 def test_dp_real_line_is_laplace():
     m = ConstrainedLaplace(0.5, sensitivity=2.0)
     # dF/eps, rounded up by the certification margin (a few hundred ulps of the loss)
-    assert m.sigma == pytest.approx(4.0, rel=1e-12) and m.sigma >= 4.0
+    assert m.scale == pytest.approx(4.0, rel=1e-12) and m.scale >= 4.0
     assert m.privacy_loss() <= 0.5
 
 
 def test_dp_needs_less_noise_than_metric_one_interval():
     d = ConstrainedLaplace(1.0, sensitivity=1.0, forbidden=[(0.0, 1.0)])
     mt = ConstrainedLaplace(1.0, sensitivity=1.0, forbidden=[(0.0, 1.0)], guarantee="metric")
-    assert d.sigma < mt.sigma
+    assert d.scale < mt.scale
     assert mt.metric_loss() <= 1.0 < d.metric_loss()
 
 
@@ -332,20 +332,20 @@ def test_theorem1_sigma_profile():
     m = ConstrainedLaplace(1.0, sensitivity=1.0, lower=0.0, scale_rule="distance_dependent")
     u = np.array([x for x, _ in G_TABLE])
     ref = np.array([g for _, g in G_TABLE])
-    assert np.allclose(m.sigma_at(u), ref, rtol=2e-12, atol=0)
+    assert np.allclose(m.scale_at(u), ref, rtol=2e-12, atol=0)
     # g(0) = 1/(a e), g(1) = 1/(1 - a), a = -W0(-1/(2e))
-    assert m.sigma_at(0.0) == pytest.approx(1.5859541721782722, rel=1e-15)
-    assert m.sigma_at(1.0) == pytest.approx(1.3020171355721029, rel=1e-15)
+    assert m.scale_at(0.0) == pytest.approx(1.5859541721782722, rel=1e-15)
+    assert m.scale_at(1.0) == pytest.approx(1.3020171355721029, rel=1e-15)
     # continuous and decreasing through the branch switch at u = 1
     uu = 1 + np.linspace(-1e-3, 1e-3, 2001)
-    g = m.sigma_at(uu)
+    g = m.scale_at(uu)
     assert np.all(np.diff(g) < 0) and np.max(np.abs(np.diff(g))) < 2e-6
     # scale invariance sigma = (dF/eps) g(eps ell/dF); mirror constraint (-inf, c]
     assert ConstrainedLaplace(0.5, sensitivity=2.0, lower=0.0,
-                              scale_rule="distance_dependent").sigma_at(3.0) \
+                              scale_rule="distance_dependent").scale_at(3.0) \
         == pytest.approx(5.411705429624, rel=1e-11)
     assert ConstrainedLaplace(0.1, sensitivity=1.0, upper=5.0,
-                              scale_rule="distance_dependent").sigma_at(-8.0) \
+                              scale_rule="distance_dependent").scale_at(-8.0) \
         == pytest.approx(12.530405460137, rel=1e-11)
 
 
@@ -369,7 +369,7 @@ def test_theorem1_boundary_check_holds_but_pure_dp_fails():
 def test_theorem1_hockey_stick_delta(eps, ref):
     m = ConstrainedLaplace(eps, sensitivity=1.0, lower=0.0, scale_rule="distance_dependent")
     assert m.delta == pytest.approx(ref, rel=2e-3)
-    assert m.sigma is None
+    assert m.scale_rule == "distance_dependent" and m.scale == pytest.approx(m.scale_at(0.0))
 
 
 def test_theorem1_delta_independent_quadrature():
@@ -424,7 +424,7 @@ def test_cdf_is_integral_of_pdf_and_quantile_inverse():
 
 def test_far_tail_quantile_is_exact():
     m = ConstrainedLaplace(1.0, sensitivity=1.0, forbidden=[(0.0, 1.0)], guarantee="metric")
-    s = m.sigma
+    s = m.scale
     # true value 3: N = 1 - mass of (0, 1) = 1 - e^{-2/s}(1 - e^{-1/s})/2; in the left
     # unbounded piece mass(A cap (-inf, y]) = e^{(y - 3)/s}/2 = p N
     N = 1 - 0.5 * math.exp(-2 / s) * (1 - math.exp(-1 / s))
@@ -520,9 +520,9 @@ def test_bad_inputs(kw, exc, msg):
 def test_immutable_and_repr_round_trip():
     m = ConstrainedLaplace(1.0, sensitivity=2.0, forbidden=[(0.0, 1.0), (3.0, 4.0)], lower=-10.0)
     with pytest.raises(AttributeError):
-        m.sigma = 3.0
+        m.scale = 3.0
     m2 = eval(repr(m), {"ConstrainedLaplace": ConstrainedLaplace, "inf": inf})
-    assert m2 == m and m2.sigma == m.sigma
+    assert m2 == m and m2.scale == m.scale
     assert "guarantee='dp'" in repr(m)
 
 
@@ -548,7 +548,7 @@ def test_loss_decreases_with_sigma():
         m = ConstrainedLaplace(eps, sensitivity=dF, forbidden=forb, lower=lo, upper=hi)
         for metric in (False, True):
             v = np.array([bndp._core.cl_loss(m._L, m._R, m._Lr, m._Rr, s, dF, metric)
-                          for s in m.sigma * np.geomspace(0.3, 4.0, 120)])
+                          for s in m.scale * np.geomspace(0.3, 4.0, 120)])
             assert (np.diff(v) <= 1e-13 * np.abs(v[1:])).all()
 
 
@@ -559,7 +559,7 @@ def test_density_ratio_over_outputs_bounded_by_privacy_loss():
     for _ in range(12):
         forb, lo, hi, eps, dF = _random_config(rng)
         m = ConstrainedLaplace(eps, sensitivity=dF, forbidden=forb, lower=lo, upper=hi)
-        s = m.sigma
+        s = m.scale
         L, R = _spans(forb, lo, hi)
         ys = []
         for a, b in zip(L, R):

@@ -833,7 +833,7 @@ def test_repr_modes_and_errors():
     assert c != m and c.exact_plan is None and "mode='continuous'" in repr(c)
     assert eval("bndp." + repr(c)) == c
     for mech in (m, mm):
-        assert mech.sigma == mech.scale == mech.exact_plan.scale
+        assert mech.scale == mech.exact_plan.scale
         assert mech.privacy_loss() <= mech.epsilon
         with pytest.raises(NotImplementedError, match="pmf"):
             mech.pdf(1.0, 2.0)
@@ -874,14 +874,14 @@ OLD_CONTINUOUS = [
 def test_continuous_mode_unchanged(g, eps, dq, lo, hi, f, sigma, draws, var):
     c = bndp.ConstrainedLaplace(eps, sensitivity=dq, forbidden=f, lower=lo, upper=hi, guarantee=g,
                                 mode="continuous")
-    assert c.sigma == sigma and c.scale == sigma
+    assert c.scale == sigma
     x = c.sample([lo, hi, f[0][0], f[-1][1]], rng=7)
     assert x.tolist() == draws
     assert c.variance(lo) == pytest.approx(var, rel=1e-13)
     assert c.pdf(lo, lo) > 0
     # the default differs: its own (certified) scale and a grid
     d = bndp.ConstrainedLaplace(eps, sensitivity=dq, forbidden=f, lower=lo, upper=hi, guarantee=g)
-    assert d.sigma == d.exact_plan.scale != sigma
+    assert d.scale == d.exact_plan.scale != sigma
 
 
 # ==========================================================================================

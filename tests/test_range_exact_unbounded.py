@@ -197,7 +197,7 @@ def test_unbounded_default_is_certified_and_on_the_grid(kw, guarantee):
     # the grid scale is close to the continuous calibration, mostly a little below it (the
     # discrete law's exact certificate is less demanding, and values at off-grid span ends
     # are rounded onto the grid)
-    assert 0.95 * c.sigma <= m.sigma <= 1.002 * c.sigma
+    assert 0.95 * c.scale <= m.scale <= 1.002 * c.scale
     lo, hi = kw.get("lower", -INF), kw.get("upper", INF)
     vals = np.array([v for v in (lo, hi, -1e6, -5.0, -1.0, 0.0, 1.0, 1.7, 3.0, 1e6)
                      if math.isfinite(v) and lo <= v <= hi
@@ -424,7 +424,7 @@ def test_unbounded_metric_with_small_sensitivity_plans_certified_and_samples(kw)
     c = bndp.ConstrainedLaplace(3.78, sensitivity=0.14, mode="continuous", **kw)
     assert m.metric_loss() == m.privacy_loss() == m.exact_plan.certified_epsilon <= 3.78
     assert m.metric_loss() >= 3.78 * (1 - 1e-6)
-    assert 0.95 * c.sigma <= m.sigma <= 1.002 * c.sigma
+    assert 0.95 * c.scale <= m.scale <= 1.002 * c.scale
     vals = np.array([v for v in (-5.0, 0.0, 5.0, 10.0, 12.0, 20.0, 60.0, 100.0)
                      if v >= kw.get("lower", -INF)
                      and not any(a < v < b for a, b in kw["forbidden"])])

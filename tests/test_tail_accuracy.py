@@ -245,7 +245,7 @@ def test_constrained_laplace_tails():
     h = bndp.ConstrainedLaplace(1.0, sensitivity=1.0, lower=0.0,
                                 mode="continuous")   # half-line [0, inf), true value 0
     with mpmath.workdps(50):
-        s = mpmath.mpf(h.sigma)
+        s = mpmath.mpf(h.scale)
         for x in (1.0, 100.0, 500.0):
             ref = mpmath.e ** (-mpmath.mpf(x) / s)      # (e^{-x/s}/2) / N(0), N(0) = 1/2
             assert h.sf(x, 0.0) == pytest.approx(float(ref), rel=1e-12)

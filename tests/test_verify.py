@@ -152,7 +152,7 @@ def test_calibrated_mechanisms_verify_below_epsilon(m):
         lo_, hi_ = (float(lo[0]), float(hi[0])) if m == 1 else (lo, hi)
         paper = bndp.BoundedGaussian(eps, sensitivity=dq, lower=lo_, upper=hi_, mode="continuous")
         tight = bndp.BoundedGaussian(eps, sensitivity=dq, lower=lo_, upper=hi_,
-                                     calibration="tight", mode="continuous")
+                                     sigma_rule="tight", mode="continuous")
         lp, lt = bndp.verify(paper), bndp.verify(tight)
         assert lp <= eps, (eps, dq, lo, hi)
         assert eps * (1 - 1e-6) <= lt <= eps, (eps, dq, lo, hi, lt)
@@ -171,7 +171,7 @@ def test_under_noised_gaussian_exceeds_epsilon():
 def test_density_ratio_at_worst_configuration_tight():
     # privacy claim through the mechanism's own density: worst pair and random pairs
     eps, dq = 1.0, 1.0
-    m = bndp.BoundedGaussian(eps, sensitivity=dq, lower=0.0, upper=10.0, calibration="tight",
+    m = bndp.BoundedGaussian(eps, sensitivity=dq, lower=0.0, upper=10.0, sigma_rule="tight",
                              mode="continuous")
     worst = m.logpdf(0.0, 9.0) - m.logpdf(0.0, 10.0)
     assert worst <= eps
@@ -186,7 +186,7 @@ def test_density_ratio_at_worst_configuration_tight():
 def test_density_ratio_multivariate_tight():
     eps = 1.0
     m = bndp.BoundedGaussian(eps, sensitivity=TABLE_DQ, lower=TABLE_L, upper=TABLE_U,
-                             calibration="tight", mode="continuous")
+                             sigma_rule="tight", mode="continuous")
     c = bounded_gaussian_loss(m.sigma, TABLE_DQ, TABLE_L, TABLE_U, details=True).shift
     u = np.array(TABLE_U)
     lo = np.array(TABLE_L)
@@ -229,15 +229,16 @@ def test_tight_small_epsilon():
         assert s < bndp.calibrate.bounded_gaussian_sigma(eps, 0.5, 0.0, 1.0)
 
 
-def test_calibration_keyword():
-    m = bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=10.0, calibration="tight",
+def test_sigma_rule_keyword():
+    m = bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=10.0, sigma_rule="tight",
                              mode="continuous")
-    assert m.calibration == "tight"
+    assert m.sigma_rule == "tight"
+    assert "sigma_rule='tight'" in repr(m)
     assert eval("bndp." + repr(m)) == m
     assert bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=10.0,
-                                mode="continuous").calibration == "paper"
-    with pytest.raises(ValueError, match="calibration"):
-        bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=10.0, calibration="exact",
+                                mode="continuous").sigma_rule == "paper"
+    with pytest.raises(ValueError, match="sigma_rule"):
+        bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=10.0, sigma_rule="exact",
                              mode="continuous")
 
 
@@ -367,7 +368,7 @@ def test_laplace_profile(b, dq, w, eps, ref):
     assert brute <= up * (1 + 1e-5)
     assert brute >= up * (1 - 1e-3)
     # the paper's certificate is valid but loose
-    assert bndp.calibrate.bounded_laplace_delta(b, eps, dq, 0.0, w) > up
+    assert bndp.calibrate.bounded_laplace_delta_bound(b, eps, dq, 0.0, w) > up
 
 
 def test_profile_dispatch():

@@ -279,7 +279,7 @@ def test_variance_no_more_than_the_continuous_law(cls, lo, hi):
     kw = dict(epsilon=1.0, sensitivity=1.0, lower=lo, upper=hi)
     g = cls(**kw)
     if cls is bndp.BoundedGaussian:
-        c = cls(**kw, mode="continuous", calibration="tight")
+        c = cls(**kw, mode="continuous", sigma_rule="tight")
     else:
         c = cls(**kw, mode="continuous")
     for v in (lo, 0.5 * (lo + hi)):

@@ -69,7 +69,7 @@ def _where(func: Callable[..., Any], method: bool, args: tuple) -> str:
 
 
 def removed_parameter(old: str, new: str, *, removed_in: str) -> Callable[[F], F]:
-    """Decorate a function or method that no longer takes the keyword ``old``.
+    """Decorate a function or method that refuses the removed keyword ``old``.
 
     A call passing ``old=`` raises ``TypeError`` naming ``new`` and the version
     ``removed_in`` that removed ``old`` (instead of Python's "unexpected keyword argument",

@@ -22,7 +22,7 @@ the unbounded :class:`bndp.Laplace` and :class:`bndp.Gaussian` release no column
 ``upper`` (required but for ``constrained_laplace``: numbers, or, for ``laplace``, names of
 columns holding per-row bounds, which must be public data), ``delta`` (default 0),
 ``on_outside`` (``"clip"``/``"raise"``), ``nulls`` (``"raise"``/``"keep"``) and the
-mechanism's own constructor options (for example ``mode``; ``calibration`` for
+mechanism's own constructor options (for example ``mode``; ``sigma_rule`` for
 ``gaussian``; ``forbidden``, ``guarantee``, ``scale_rule`` for ``constrained_laplace``) and
 ``workers``.
 """

@@ -116,9 +116,10 @@ def bounded_laplace_profile(scale: Any, epsilon: Any, sensitivity: Any, lower: A
     :math:`10^{-7}` relative of an attained value (``details=True`` returns both); it is 0
     exactly when the mechanism is :math:`\epsilon`-DP.
 
-    Theorem 3.5 of the paper certifies the larger
-    :math:`\delta = 1 - e^{\epsilon - \Delta Q/b}/\Delta C(b)`
-    (:func:`bndp.calibrate.bounded_laplace_delta`): e.g. with :math:`\Delta Q = 1` on
+    This is the :math:`\delta` the mechanism actually has. Theorem 3.5 of the paper
+    certifies the larger :math:`\delta = 1 - e^{\epsilon - \Delta Q/b}/\Delta C(b)`
+    (:func:`bndp.calibrate.bounded_laplace_delta_bound`, an upper bound on this profile):
+    e.g. with :math:`\Delta Q = 1` on
     :math:`[0, 10]`, :math:`b = 1.5`, :math:`\epsilon = 0.5` it gives 0.430 where the exact
     profile is 0.1049.
 
@@ -150,7 +151,7 @@ def bounded_laplace_profile(scale: Any, epsilon: Any, sensitivity: Any, lower: A
     >>> round(bounded_laplace_profile(1.5, 0.5, 1.0, 0.0, 10.0), 4)
     0.1049
     >>> import bndp.calibrate
-    >>> round(bndp.calibrate.bounded_laplace_delta(1.5, 0.5, 1.0, 0.0, 10.0), 3)
+    >>> round(bndp.calibrate.bounded_laplace_delta_bound(1.5, 0.5, 1.0, 0.0, 10.0), 3)
     0.43
     """
     b = _pos(scale, "scale")
@@ -168,8 +169,11 @@ def bounded_laplace_profile(scale: Any, epsilon: Any, sensitivity: Any, lower: A
 
 
 def privacy_profile(mechanism: Any, epsilon: Any) -> float:
-    r"""Exact :math:`\delta(\epsilon)` of a configured mechanism, where a closed form (or a
-    certified evaluation of one) exists.
+    r"""Exact :math:`\delta(\epsilon)` of a configured mechanism (its privacy profile, the
+    smallest :math:`\delta` for which it is :math:`(\epsilon, \delta)`-DP), where a closed
+    form (or a certified evaluation of one) exists. The mechanism-level entry point: for
+    the bounded Laplace it is :func:`bounded_laplace_profile` at the mechanism's scale,
+    never the paper's looser :func:`bndp.calibrate.bounded_laplace_delta_bound`.
 
     ``mechanism.privacy_profile(epsilon)`` is used when the mechanism provides it;
     :class:`bndp.BoundedLaplace` in continuous mode uses :func:`bounded_laplace_profile` at its

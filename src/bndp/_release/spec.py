@@ -9,6 +9,7 @@ from __future__ import annotations
 import inspect
 import logging
 import math
+import warnings
 from typing import Any, Iterable, Mapping
 
 import numpy as np
@@ -100,6 +101,11 @@ def _ctor_options(cls: Any) -> tuple[str, ...]:
                                         inspect.Parameter.KEYWORD_ONLY))
 
 
+#: Spec keys still accepted under a deprecated spelling, per mechanism: {old: new}
+#: (the constructor keyword renamed, removed in 0.8.0).
+_RENAMED_KEYS: dict[str, dict[str, str]] = {"gaussian": {"calibration": "sigma_rule"}}
+
+
 def mechanism_options(mechanism: str) -> tuple[str, ...]:
     """The mechanism-specific keys a spec column may carry."""
     opts = _ctor_options(REGISTRY[mechanism])
@@ -159,8 +165,8 @@ class ColumnPlan:
             return f"bounded Laplace scale b = {m.scale:.6g}"
         if self.mechanism == "gaussian":
             return f"bounded Gaussian sigma = {m.sigma:.6g}"
-        return f"constrained Laplace scale = {m.sigma:.6g}" if m.sigma is not None else \
-            "constrained Laplace (distance-dependent scale)"
+        return f"constrained Laplace scale = {m.scale:.6g}" if m.scale_rule == "constant" \
+            else "constrained Laplace (distance-dependent scale)"
 
     # data --------------------------------------------------------------------------------
     def check(self, values: np.ndarray, missing: np.ndarray | None,
@@ -271,6 +277,15 @@ def _parse_column(col: str, entry: Any, memo: dict | None = None) -> ColumnPlan:
         raise SpecError(f"{_where(col, 'mechanism')}: must be one of "
                         f"{tuple(ALIASES) + MECHANISMS}; got {entry.get('mechanism')!r}")
     opts_allowed = mechanism_options(mechanism)
+    for key, new in _RENAMED_KEYS.get(mechanism, {}).items():
+        if key in entry:
+            if new in entry:
+                raise SpecError(f"{_where(col, key)}: give {new!r} only ({key!r} is its "
+                                "deprecated spelling)")
+            warnings.warn(f"{_where(col, key)}: the key {key!r} is deprecated and will be "
+                          f"removed in bndp 0.8.0: use {new!r}", DeprecationWarning,
+                          stacklevel=3)
+            entry = {(new if k == key else k): v for k, v in entry.items()}
     unknown = [k for k in entry if k not in BASE_KEYS and k not in opts_allowed]
     if unknown:
         raise SpecError(f"{_where(col, str(unknown[0]))}: unknown key for mechanism "

@@ -29,6 +29,7 @@ References
 
 from . import bounded, gaussian
 from .bounded import *  # noqa: F401,F403 - the bounded mechanisms' calibrations
+from .bounded import bounded_laplace_delta  # noqa: F401 - deprecated alias, removed in 0.8.0
 from .concentrated import mcdp_sigma, zcdp_sigma
 from .gaussian import *  # noqa: F401,F403 - the unbounded Gaussian family
 

@@ -10,6 +10,7 @@ broadcast. Import the functions from :mod:`bndp.calibrate`.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -30,7 +31,7 @@ from .._validation import (
 __all__ = [
     "bounded_laplace_scale",
     "bounded_laplace_epsilon",
-    "bounded_laplace_delta",
+    "bounded_laplace_delta_bound",
     "bounded_laplace_log_delta_c",
     "bounded_gaussian_sigma",
     "bounded_gaussian_log_delta_c",
@@ -297,9 +298,21 @@ def bounded_laplace_epsilon(scale: Any, sensitivity: Any, lower: Any, upper: Any
     return float(out) if np.ndim(out) == 0 else out
 
 
-def bounded_laplace_delta(scale: Any, epsilon: Any, sensitivity: Any, lower: Any, upper: Any):
-    r"""Smallest :math:`\delta` that (A.4) of [HABM20]_ certifies at a given scale and
-    :math:`\epsilon`: :math:`\max(0, -\mathrm{expm1}(\epsilon - \Delta Q/b - \ln\Delta C(b)))`.
+def bounded_laplace_delta_bound(scale: Any, epsilon: Any, sensitivity: Any, lower: Any,
+                                upper: Any):
+    r"""Theorem 3.5's sufficient :math:`\delta` of the bounded Laplace mechanism [HABM20]_
+    at a given scale and :math:`\epsilon`: the smallest :math:`\delta` that condition (A.4)
+    of its proof certifies,
+
+    .. math:: \delta_{3.5}(\epsilon) = \max\bigl(0,\ 1 - e^{\epsilon - \Delta Q/b}/\Delta C(b)
+              \bigr).
+
+    An upper bound on the mechanism's exact privacy profile :math:`\delta(\epsilon)`
+    (:func:`bndp.verify.bounded_laplace_profile`, the hockey-stick divergence maximised over
+    neighbouring true values), usually a loose one: it bounds the density ratio by its worst
+    case over all outputs and pairs at once. Use it to reproduce the paper's calibration
+    (:func:`bounded_laplace_scale` inverts it); use the profile for the guarantee a scale
+    actually gives.
 
     Parameters
     ----------
@@ -319,10 +332,10 @@ def bounded_laplace_delta(scale: Any, epsilon: Any, sensitivity: Any, lower: Any
 
     Examples
     --------
-    >>> from bndp.calibrate import bounded_laplace_delta
-    >>> round(bounded_laplace_delta(1.0, 1.0, 1.0, 0.0, 10.0), 6)
+    >>> from bndp.calibrate import bounded_laplace_delta_bound
+    >>> round(bounded_laplace_delta_bound(1.0, 1.0, 1.0, 0.0, 10.0), 6)
     0.387282
-    >>> bounded_laplace_delta(2.0, 1.0, 1.0, 0.0, 10.0)  # b large enough: pure 1-DP
+    >>> bounded_laplace_delta_bound(2.0, 1.0, 1.0, 0.0, 10.0)  # b large enough: pure 1-DP
     0.0
     """
     ldc = bounded_laplace_log_delta_c(scale, sensitivity, lower, upper)
@@ -335,6 +348,17 @@ def bounded_laplace_delta(scale: Any, epsilon: Any, sensitivity: Any, lower: Any
                     as_float_array(upper, "upper") - as_float_array(lower, "lower"))
     out = np.maximum(0.0, -np.expm1(eps - dq / b - ldc))
     return float(out) if np.ndim(out) == 0 else out
+
+
+def bounded_laplace_delta(scale: Any, epsilon: Any, sensitivity: Any, lower: Any, upper: Any):
+    """Deprecated name of :func:`bounded_laplace_delta_bound` (Theorem 3.5's sufficient
+    delta, not the exact profile :func:`bndp.verify.bounded_laplace_profile`); removed in
+    0.8.0."""
+    warnings.warn("bndp.calibrate.bounded_laplace_delta is deprecated and will be removed in "
+                  "bndp 0.8.0: call bndp.calibrate.bounded_laplace_delta_bound (Theorem 3.5's "
+                  "bound; bndp.verify.bounded_laplace_profile is the exact delta)",
+                  DeprecationWarning, stacklevel=2)
+    return bounded_laplace_delta_bound(scale, epsilon, sensitivity, lower, upper)
 
 
 # ---------------------------------------------------------------------------------------

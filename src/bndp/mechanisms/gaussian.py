@@ -7,6 +7,7 @@ r"""The bounded (truncated) Gaussian mechanism, univariate and multivariate (Che
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,7 @@ from . import exact
 from .._laws.product import saturation_target
 from .._laws.window import serving_target
 from .._columns import Nulls, columnar
+from .._deprecate import renamed_parameter
 from ._law import GridLawMechanism, TruncatedNormalLaw, examples, sample_doc
 
 __all__ = ["BoundedGaussian"]
@@ -52,8 +54,10 @@ class BoundedGaussian(TruncatedNormalLaw, GridLawMechanism):
         Finite bounds, ``lower < upper`` elementwise. Scalars: univariate. Length-m arrays
         (or a scalar with a length-m array): multivariate, and ``value`` has a trailing
         dimension m.
-    calibration : {"paper", "tight"}, default "paper"
-        ``"paper"``: :math:`\sigma^*` of Theorems 2.4/3.4. ``"tight"``: the smallest
+    sigma_rule : {"paper", "tight"}, default "paper"
+        Which condition on :math:`\sigma` the continuous law is calibrated by.
+        ``"paper"``: :math:`\sigma^*` of the sufficient condition of Theorems 2.4/3.4
+        (:func:`bndp.calibrate.bounded_gaussian_sigma`). ``"tight"``: the smallest
         :math:`\sigma` whose certified worst-case loss (:meth:`privacy_loss`) is at most
         ``epsilon`` (:func:`bndp.verify.bounded_gaussian_tight_sigma`); same guarantee,
         less noise. On the paper's Table 1 setting it lowers :math:`\sigma^2` (the paper's
@@ -72,7 +76,7 @@ class BoundedGaussian(TruncatedNormalLaw, GridLawMechanism):
         publish. ``pmf``, ``cdf``, ``ppf`` and the moments are those of the discrete law
         (univariate); ``exact_plan.pmf`` gives the per-coordinate laws when multivariate.
         ``"continuous"``: the continuous law in doubles (explicit opt-in; attackable when
-        raw doubles are published). ``calibration`` applies to the continuous mode; the
+        raw doubles are published). ``sigma_rule`` applies to the continuous mode; the
         grid law is always calibrated on its own certificate.
 
     Attributes
@@ -80,6 +84,8 @@ class BoundedGaussian(TruncatedNormalLaw, GridLawMechanism):
     sigma : float
         Scale of the parent Gaussian (the paper's "variance" is ``sigma**2``; the released
         value's variance is :meth:`variance`, bounded by the box).
+    sigma_rule : str
+        The ``sigma_rule`` given.
     dim : int or None
         m for the multivariate mechanism, ``None`` for the univariate one.
 
@@ -91,7 +97,11 @@ class BoundedGaussian(TruncatedNormalLaw, GridLawMechanism):
 
     The paper's condition is sufficient, not tight: the realised worst-case loss at
     :math:`\sigma^*` is typically 0.3-0.8 :math:`\epsilon` (0.34-0.40 on Table 1), which
-    ``calibration="tight"`` recovers.
+    ``sigma_rule="tight"`` recovers.
+
+    ``calibration=`` is the deprecated spelling of ``sigma_rule=`` (removed in 0.8.0); it
+    is distinct from the ``calibration=`` of :class:`bndp.Gaussian`, which names the
+    unbounded Gaussian's calibration formula.
 
     Examples
     --------
@@ -105,14 +115,15 @@ class BoundedGaussian(TruncatedNormalLaw, GridLawMechanism):
     True
     """
 
-    _init_args = ("epsilon", "sensitivity", "lower", "upper", "calibration", "mode")
+    _init_args = ("epsilon", "sensitivity", "lower", "upper", "sigma_rule", "mode")
     mode = "exact"
     exact_plan: "exact.ExactPlan | None" = None
 
+    @renamed_parameter("calibration", "sigma_rule", removed_in="0.8.0")
     def __init__(self, epsilon: float, *, sensitivity: float, lower: Any, upper: Any,
-                 calibration: str = "paper", mode: str | None = "exact") -> None:
-        if calibration not in ("paper", "tight"):
-            raise ValueError(f'`calibration` must be "paper" or "tight"; got {calibration!r}')
+                 sigma_rule: str = "paper", mode: str | None = "exact") -> None:
+        if sigma_rule not in ("paper", "tight"):
+            raise ValueError(f'`sigma_rule` must be "paper" or "tight"; got {sigma_rule!r}')
         mode = exact.check_mode(mode)
         eps = positive_real(epsilon, "epsilon")
         dq = positive_real(sensitivity, "sensitivity")
@@ -131,7 +142,7 @@ class BoundedGaussian(TruncatedNormalLaw, GridLawMechanism):
 
         def continuous_sigma() -> float:
             s = bounded_gaussian_sigma(eps, dq, lower_v, upper_v)
-            if calibration == "tight":
+            if sigma_rule == "tight":
                 s = bounded_gaussian_tight_sigma(eps, dq, lower_v, upper_v, sigma_paper=s)
             return float(s)
 
@@ -172,18 +183,25 @@ class BoundedGaussian(TruncatedNormalLaw, GridLawMechanism):
                 sigma = plan.scale
         self._set(mode=mode, exact_plan=plan)
         self._set(epsilon=eps, sensitivity=dq, lower=lower_v, upper=upper_v, dim=dim,
-                  sigma=float(sigma), calibration=calibration)
+                  sigma=float(sigma), sigma_rule=sigma_rule)
 
     @property
     def scale(self) -> float:
         """Alias of :attr:`sigma`."""
         return self.sigma
 
+    @property
+    def calibration(self) -> str:
+        """Deprecated alias of :attr:`sigma_rule` (removed in 0.8.0)."""
+        warnings.warn("BoundedGaussian.calibration is deprecated and will be removed in bndp "
+                      "0.8.0: use BoundedGaussian.sigma_rule", DeprecationWarning, stacklevel=2)
+        return self.sigma_rule
+
     def privacy_loss(self) -> float:
         r"""Certified worst-case privacy loss of this mechanism (an upper bound on
         :math:`\sup_{q \sim q'}\sup_x \ln p_q(x)/p_{q'}(x)`, exact to about
         :math:`10^{-13}` relative); see :func:`bndp.verify.bounded_gaussian_loss`. At most
-        ``epsilon`` for both calibrations. In exact mode, the exhaustively certified loss of
+        ``epsilon`` for both ``sigma_rule`` values. In exact mode, the exhaustively certified loss of
         the discrete mechanism (``exact_plan.certified_epsilon``)."""
         if self.exact_plan is not None:
             return self.exact_plan.certified_epsilon

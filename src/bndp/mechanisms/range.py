@@ -16,6 +16,7 @@ half-line or an interval, minus finitely many forbidden open intervals. For a tr
 from __future__ import annotations
 
 import math
+import warnings
 from functools import partialmethod
 from typing import Any
 
@@ -147,21 +148,22 @@ class ConstrainedLaplace(GridLawMechanism):
     Attributes
     ----------
     scale : float
-        The Laplace scale, a number as for every other mechanism: :attr:`sigma` for the
-        constant rule; for ``"distance_dependent"`` the largest scale used,
-        :math:`\sigma(0) = g(0)\,\Delta F/\epsilon` at the bound (:meth:`sigma_at` gives
-        the scale for each true value).
+        The Laplace scale :math:`\sigma` of the formulas here, a number as for every other
+        mechanism: the calibrated constant scale for the constant rule (variance of the
+        parent Laplace: :math:`2\sigma^2`); for ``"distance_dependent"`` the largest scale
+        used, :math:`\sigma(0) = g(0)\,\Delta F/\epsilon` at the bound (:meth:`scale_at`
+        gives the scale :math:`\sigma(\ell)` for each true value).
     scale_rule : str
         ``"constant"`` or ``"distance_dependent"``: how the scale is chosen.
     sigma : float or None
-        The calibrated constant Laplace scale (None for ``"distance_dependent"``; see
-        :meth:`sigma_at`). Variance of the parent Laplace: :math:`2\sigma^2`.
+        Deprecated alias (removed in 0.8.0): :attr:`scale` for the constant rule, ``None``
+        for ``"distance_dependent"``.
     delta : float
         0 for the constant scale; the numerically computed hockey-stick :math:`\delta` at
         level :math:`e^\epsilon` for ``"distance_dependent"``.
     exact_plan : ConstrainedPlan or None
         Exact mode: grid, allowed grid points, weight table and certified losses (``None``
-        in continuous mode). In exact mode :attr:`sigma` and :attr:`scale` are the
+        in continuous mode). In exact mode :attr:`scale` is the
         certified scale of the discrete kernel (``exact_plan.scale``).
 
     Notes
@@ -224,7 +226,7 @@ class ConstrainedLaplace(GridLawMechanism):
     >>> import bndp
     >>> m = bndp.ConstrainedLaplace(1.0, sensitivity=1.0, forbidden=[(0.0, 1.0)],
     ...                             guarantee="metric", mode="continuous")
-    >>> round(m.sigma, 9)
+    >>> round(m.scale, 9)
     1.353482114
     >>> y = m.sample([-2.0, 3.0], rng=0)
     >>> bool(((y <= 0) | (y >= 1)).all())
@@ -278,20 +280,18 @@ class ConstrainedLaplace(GridLawMechanism):
                     'scale_rule="distance_dependent" (Theorem 1) needs a single infinitely '
                     "spanning constraint: exactly one of `lower`/`upper` finite and no "
                     "`forbidden` intervals")
-            sigma = None
             delta = _delta_distance_dependent(eps)
-            scale_num = float((dF / eps) * _dd_g(np.zeros(1))[0])   # sigma(0), the largest
+            scale = float((dF / eps) * _dd_g(np.zeros(1))[0])   # sigma(0), the largest
         else:
-            sigma = _core.cl_scale(L, R, Lr, Rr, eps, dF, guarantee == "metric")
+            scale = float(_core.cl_scale(L, R, Lr, Rr, eps, dF, guarantee == "metric"))
             delta = 0.0
-            scale_num = float(sigma)
         plan: exact.ConstrainedPlan | None = None
         if mode == "exact":
             plan = exact.plan_constrained_laplace(eps, dF, lo, hi, forb, guarantee,
-                                                  scale_hint=scale_num)
-            sigma = scale_num = plan.scale
+                                                  scale_hint=scale)
+            scale = plan.scale
         self._set(epsilon=eps, sensitivity=dF, forbidden=forb, lower=lo, upper=hi,
-                  guarantee=guarantee, scale_rule=scale_rule, scale=scale_num, sigma=sigma,
+                  guarantee=guarantee, scale_rule=scale_rule, scale=scale,
                   delta=delta, mode=mode, exact_plan=plan, _L=L, _R=R, _Lr=Lr, _Rr=Rr)
 
     # true values --------------------------------------------------------------------
@@ -316,11 +316,30 @@ class ConstrainedLaplace(GridLawMechanism):
                     "onto a set with gaps is not 1-Lipschitz and could void the guarantee")
         return v
 
+    @property
+    def sigma(self) -> float | None:
+        """Deprecated alias (removed in 0.8.0): :attr:`scale` for the constant rule, ``None``
+        for ``"distance_dependent"`` (whose scale per true value is :meth:`scale_at`)."""
+        warnings.warn("ConstrainedLaplace.sigma is deprecated and will be removed in bndp "
+                      "0.8.0: use ConstrainedLaplace.scale (or scale_at for the "
+                      "distance-dependent rule)", DeprecationWarning, stacklevel=2)
+        return self.scale if self.scale_rule == "constant" else None
+
     def sigma_at(self, value: Any):
-        """Laplace scale used for true value ``value`` (constant unless distance-dependent)."""
+        """Deprecated alias of :meth:`scale_at` (removed in 0.8.0)."""
+        warnings.warn("ConstrainedLaplace.sigma_at is deprecated and will be removed in bndp "
+                      "0.8.0: use ConstrainedLaplace.scale_at", DeprecationWarning,
+                      stacklevel=2)
+        return self.scale_at(value)
+
+    def scale_at(self, value: Any):
+        r"""Laplace scale :math:`\sigma(\ell)` used for true value ``value``: :attr:`scale`
+        for the constant rule; for ``"distance_dependent"``
+        :math:`(\Delta F/\epsilon)\,g(\epsilon\ell/\Delta F)`, :math:`\ell` the distance of
+        ``value`` from the finite bound (Theorem 1 of [CSS22]_)."""
         v = self._value(value)
         if self.scale_rule == "constant":
-            out = np.full(v.shape, self.sigma)
+            out = np.full(v.shape, self.scale)
         else:
             c = self.lower if math.isfinite(self.lower) else self.upper
             u = self.epsilon * np.abs(v - c) / self.sensitivity
@@ -329,8 +348,8 @@ class ConstrainedLaplace(GridLawMechanism):
 
     def _sig(self, v: np.ndarray) -> np.ndarray:
         if self.scale_rule == "constant":
-            return np.float64(self.sigma)
-        return np.asarray(self.sigma_at(v), dtype=np.float64)
+            return np.float64(self.scale)
+        return np.asarray(self.scale_at(v), dtype=np.float64)
 
     # sampling ------------------------------------------------------------------------
     @columnar
@@ -439,7 +458,7 @@ lower end).""",
     def _continuous_loss(self, metric: bool) -> float:
         if self.scale_rule != "constant":
             return math.inf
-        return _core.cl_loss(self._L, self._R, self._Lr, self._Rr, self.sigma,
+        return _core.cl_loss(self._L, self._R, self._Lr, self._Rr, self.scale,
                              self.sensitivity, metric)
 
     def metric_loss(self) -> float:

@@ -216,7 +216,9 @@ upper tail).""",
     def privacy_profile(self, epsilon: Any):
         """Exact delta of this mechanism at ``epsilon``, its privacy profile (the pDP
         profile for the pDP methods), from :func:`bndp.calibrate.gaussian_delta`; what
-        :func:`bndp.verify.privacy_profile` returns for it."""
+        :func:`bndp.verify.privacy_profile` returns for it. Exact, not a bound (the bounded
+        Laplace's counterparts: :func:`bndp.verify.bounded_laplace_profile`, exact, and
+        :func:`bndp.calibrate.bounded_laplace_delta_bound`, Theorem 3.5's upper bound)."""
         return gaussian_delta(self.sigma, epsilon, self.sensitivity,
                               notion=self.notion.lower())
 

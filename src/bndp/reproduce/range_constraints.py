@@ -24,7 +24,7 @@ def _rc_theorem1_draw(path: str) -> None:
     u = np.linspace(0.0, 10.0, 400)
     m = _rc_theorem1_mech()
     fig, ax = plt.subplots(figsize=(7, 4.2), constrained_layout=True)
-    ax.plot(u, m.sigma_at(u), label=r"Theorem 1: $\sigma(\ell)\,\epsilon/\Delta F$")
+    ax.plot(u, m.scale_at(u), label=r"Theorem 1: $\sigma(\ell)\,\epsilon/\Delta F$")
     ax.axhline(2.0, color="tab:red", ls="--", label=r"constant $2\Delta F/\epsilon$ (pure DP)")
     ax.axhline(1.0, color="k", ls=":", label=r"Laplace $\Delta F/\epsilon$")
     ax.set_xlabel(r"$\epsilon\ell/\Delta F$")
@@ -44,7 +44,7 @@ def _rc_theorem1_draw(path: str) -> None:
        draw=_rc_theorem1_draw)
 def _rc_theorem1() -> list:
     m = _rc_theorem1_mech()
-    rows = [Row.make(f"sigma*eps/dF at u={u:g}", float(m.sigma_at(u))) for u in _RC_U]
+    rows = [Row.make(f"sigma*eps/dF at u={u:g}", float(m.scale_at(u))) for u in _RC_U]
     for eps in (0.5, 1.0, 5.0):
         rows.append(Row.make(f"hockey-stick delta at eps={eps:g}", _rc_theorem1_mech(eps).delta,
                              note="> 0: not pure DP; bndp refuses it in mode='exact'"))
@@ -78,8 +78,8 @@ def _rc_theorem3() -> list:
         for g in ("metric", "dp"):
             m = ConstrainedLaplace(1.0, sensitivity=1.0, forbidden=forb, guarantee=g,
                                    mode="continuous")
-            rows.append(Row.make(f"forbidden {list(forb)} eps=1 {g}: sigma*", m.sigma))
+            rows.append(Row.make(f"forbidden {list(forb)} eps=1 {g}: sigma*", m.scale))
     m = ConstrainedLaplace(0.1, sensitivity=1.0, forbidden=_RC_A2[-1], guarantee="metric",
                            mode="continuous")
-    rows.append(Row.make(f"forbidden {list(_RC_A2[-1])} eps=0.1 metric: sigma*", m.sigma))
+    rows.append(Row.make(f"forbidden {list(_RC_A2[-1])} eps=0.1 metric: sigma*", m.scale))
     return rows
