@@ -35,8 +35,8 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from . import _core
-from ._loss import (LossCertificate, _pos, _widths, bounded_gaussian_loss, bounded_gaussian_tight_sigma,
-                    bounded_laplace_loss)
+from ._loss import (LossCertificate, _pos, _widths, bounded_gaussian_loss,
+                    bounded_gaussian_tight_sigma, bounded_laplace_loss)
 from ._random import RNGLike, as_generator
 from ._validation import as_float_array, fast_real
 from .mechanisms.laplace import BoundedLaplace

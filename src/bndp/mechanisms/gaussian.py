@@ -201,8 +201,8 @@ class BoundedGaussian(TruncatedNormalLaw, GridLawMechanism):
         r"""Certified worst-case privacy loss of this mechanism (an upper bound on
         :math:`\sup_{q \sim q'}\sup_x \ln p_q(x)/p_{q'}(x)`, exact to about
         :math:`10^{-13}` relative); see :func:`bndp.verify.bounded_gaussian_loss`. At most
-        ``epsilon`` for both ``sigma_rule`` values. In exact mode, the exhaustively certified loss of
-        the discrete mechanism (``exact_plan.certified_epsilon``)."""
+        ``epsilon`` for both ``sigma_rule`` values. In exact mode, the exhaustively certified
+        loss of the discrete mechanism (``exact_plan.certified_epsilon``)."""
         if self.exact_plan is not None:
             return self.exact_plan.certified_epsilon
         return bounded_gaussian_loss(self.sigma, self.sensitivity, self.lower, self.upper)
