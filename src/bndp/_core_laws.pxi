@@ -21,29 +21,22 @@ cdef double _GLR_W[GL_R]
 # Mass next to an end, free of the cancellation of Phi(z) - Phi(a) when x is near the end
 # (z and a each carry a rounding of ulp(|a|), so the difference loses |a| ulp(a) / (z - a)
 # relative; 1.4e-5 at a cdf of 1e-12 on [-40, -39]). With d = (x - lo)/scale (x - lo exact
-# by Sterbenz when x is near lo) and a = (lo - loc)/scale in double-double (a + al),
+# by Sterbenz when x is near lo) and a = (lo - loc)/scale,
 #   Phi(a + d) - Phi(a) = phi(a) int_0^d exp(g(t)) dt,   g(t) = -a t - t^2/2,
 #   log(Phi(a + d) - Phi(a)) = -a^2/2 - log sqrt(2 pi) + R(a, d),
-#   R(a, d) = gs + log int exp(g(t) - gs) dt + al (phi(a + d) - phi(a)) / (Phi(a + d) - Phi(a)),
-# gs = g(t*) the maximum of g on [0, d] (t* = clip(-a, 0, d)), the last term the first-order
-# effect of the low part of a, and g(t) - gs = -(t - t*) (a + (t + t*)/2) free of
-# cancellation. The integral runs over the window of [0, d] where g(t) >= gs - 40 (the mass
-# beyond is below e^-40 relative), by composite 24-point Gauss-Legendre over pieces across
-# which g changes by at most 4 (exact to rounding). The cdf is exp(R(a, d) - R(a, W)),
-# W = (hi - lo)/scale: the common -a^2/2 cancels exactly, so no log of size a^2/2 (and its
-# ulp, 1.1e-13 at |a| = 40) enters. Taken while |a| d + d^2/2 <= TN_INC_E, where the plain
-# difference of Phi loses accuracy. The upper end is the mirror image
-# (Phi(b) - Phi(b - e) = Phi(-b + e) - Phi(-b), e = (hi - x)/scale).
+#   R(a, d) = gs + log int exp(g(t) - gs) dt,
+# gs = g(t*) the maximum of g on [0, d] (t* = clip(-a, 0, d)), and
+# g(t) - gs = -(t - t*) (a + (t + t*)/2) free of cancellation. The integral runs over the
+# window of [0, d] where g(t) >= gs - 40 (the mass beyond is below e^-40 relative), by
+# composite 24-point Gauss-Legendre over pieces across which g changes by at most 4 (exact
+# to rounding). The cdf is exp(R(a, d) - R(a, W)), W = (hi - lo)/scale: the common -a^2/2
+# cancels exactly, so no log of size a^2/2 (and its ulp, 1.1e-13 at |a| = 40) enters.
+# Taken while |a| d + d^2/2 <= TN_INC_E (the plain difference of Phi carries |z|^2 ulps,
+# 1.7e-13 at |z| = 40), except within a scale of loc and max(|a|, 1)/4 from the end (the
+# difference of Phi is exact to a few ulps there). The upper end is the mirror image
+# (Phi(b) - Phi(b - e) = Phi(-b + e) - Phi(-b), e = (hi - x)/scale). Accuracy against
+# mpmath: tests/test_tail_accuracy.py.
 cdef double TN_INC_E = 200.0
-
-
-cdef inline double _std_dd(double e, double loc, double scale, double* tail) noexcept nogil:
-    # (e - loc)/scale as q + tail[0]: TwoSum for the difference, an fma for the remainder
-    cdef double s = e - loc, bb = s - e
-    cdef double err = (e - (s - bb)) + (-loc - bb)
-    cdef double q = s / scale
-    tail[0] = (fma(-q, scale, s) + err) / scale
-    return q
 
 
 cdef inline double _tn_win(double alpha) noexcept nogil:
@@ -51,10 +44,10 @@ cdef inline double _tn_win(double alpha) noexcept nogil:
     return 80.0 / (alpha + sqrt(alpha * alpha + 80.0))
 
 
-cdef double _tn_inc_r(double a, double al, double d) noexcept nogil:
+cdef double _tn_inc_r(double a, double d) noexcept nogil:
     # R(a, d) above, for 0 < d <= inf and |a| < 1e150
     cdef double ts = fmin(fmax(-a, 0.0), d)
-    cdef double u0 = 0.0, u1 = d, gd, gs, g0, g1, corr, h, c, t, sm = 0.0
+    cdef double u0 = 0.0, u1 = d, gs, g0, g1, h, c, t, sm = 0.0
     cdef int n, j, k
     if ts < d:
         u1 = fmin(d, ts + _tn_win(a + ts))
@@ -70,15 +63,8 @@ cdef double _tn_inc_r(double a, double al, double d) noexcept nogil:
             t = c + 0.5 * h * _GL_X[k]
             sm += _GL_W[k] * exp(-(t - ts) * (a + 0.5 * (t + ts)))
     # int exp(g - gs) = (h/2) sm, kept apart so that a subnormal h does not round away
-    gd = -(d - ts) * (a + 0.5 * (d + ts))            # g(d) - gs
     gs = -ts * (a + 0.5 * ts)                         # g(t*) - g(0)
-    if ts == 0.0:
-        corr = expm1(gd)
-    elif ts == d:
-        corr = -expm1(-gs)
-    else:
-        corr = exp(gd) - exp(-gs)
-    return gs + log(h) + log(0.5 * sm) + al * (corr / h) / (0.5 * sm)
+    return gs + log(h) + log(0.5 * sm)
 
 
 cdef double _tn_log_ends(double loc, double scale, double lo, double hi, double x,
@@ -86,17 +72,19 @@ cdef double _tn_log_ends(double loc, double scale, double lo, double hi, double 
     # log of the mass between the end (lo, or hi when upper) and x over the whole mass,
     # lo < x < hi, as exp(R(a, d) - R(a, W)) above; NaN where that does not apply (the
     # caller then takes the difference of Phi)
-    cdef double a, al, d
+    cdef double a, d
     if upper:
-        a = -_std_dd(hi, loc, scale, &al)
-        al = -al
+        a = -((hi - loc) / scale)
         d = (hi - x) / scale
     else:
-        a = _std_dd(lo, loc, scale, &al)
+        a = (lo - loc) / scale
         d = (x - lo) / scale
     if not (fabs(a) < 1e150 and d > 0.0 and fabs(a) * d + 0.5 * d * d <= TN_INC_E):
         return NAN
-    return fmin(_tn_inc_r(a, al, d) - _tn_inc_r(a, al, (hi - lo) / scale), 0.0)
+    if fabs(x - loc) < scale and d >= 0.25 * fmax(fabs(a), 1.0):
+        return NAN          # near loc and not near the end: the plain difference cancels
+                            # at most a factor 7 there
+    return fmin(_tn_inc_r(a, d) - _tn_inc_r(a, (hi - lo) / scale), 0.0)
 
 
 cdef double _tn_cdf(const TNParams* p, double x) noexcept nogil:
@@ -475,7 +463,8 @@ def tn_tail_eval_rows(int what, const double[:, :] x, const double[:, :] loc,
     """Truncated normal, per element: what = 0 logcdf, 1 logsf, 2 sf, 3 isf (x holds upper
     tail probabilities). log F = log(Phi(z) - Phi(a)) - log Z and log S = log(Phi(b) -
     Phi(z)) - log Z with every log(Phi(U) - Phi(L)) from _gr_log_ndtr_diff (no underflow,
-    no 1 - cdf), or from _tn_log_ends near the end (no cancellation); isf(q) = -ppf(q) of the law reflected about 0."""
+    no 1 - cdf), or from _tn_log_ends near the end (no cancellation); isf(q) = -ppf(q) of
+    the law reflected about 0."""
     cdef TNParams p
     cdef Py_ssize_t i, j, n0 = out.shape[0], n1 = out.shape[1]
     cdef double a, b, z, lz, lZ, v, inv
