@@ -11,7 +11,7 @@ import pytest
 
 import bndp
 from bndp.accounting import fisher_information_loss, fisher_information_loss_squared
-from bndp.distributions import truncnorm_eval
+from bndp.distributions import truncnorm_eval, truncnorm_tail_eval
 
 
 def _tn_moments_exact(loc, scale, lo, hi):
@@ -262,3 +262,59 @@ def test_constrained_laplace_tails():
     assert m.sf(99.0, 3.0) > 0 and 1 - m.cdf(99.0, 3.0) == 0.0
     for p in (0.9, 0.5, 1e-20):
         assert m.sf(m.isf(p, 3.0), 3.0) == pytest.approx(p, rel=1e-9)
+
+
+def _tn_end_exact(x, loc, scale, lo, hi):
+    # cdf and sf from the exact values of the double inputs: (Phi(z) - Phi(a))/(Phi(b) - Phi(a))
+    # at 50 digits plus those that the difference of Phi cancels near an end
+    d = min(x - lo, hi - x) / scale
+    with mpmath.workdps(50 + max(0, int(-math.log10(d)))):
+        X, L, S, A, B = (mpmath.mpf(v) for v in (x, loc, scale, lo, hi))
+        a, b, z = (A - L) / S, (B - L) / S, (X - L) / S
+        if b <= 0:
+            f, s = mpmath.ncdf(z) - mpmath.ncdf(a), mpmath.ncdf(b) - mpmath.ncdf(z)
+        else:
+            f, s = mpmath.ncdf(-a) - mpmath.ncdf(-z), mpmath.ncdf(-z) - mpmath.ncdf(-b)
+        return f / (f + s), s / (f + s)
+
+
+def _tn_end_points(lo, hi, scale):
+    # x = lo + k ulp, lo + f scale, ..., and the mirror images from hi
+    pts = []
+    for end, sgn in ((lo, 1.0), (hi, -1.0)):
+        step = math.ulp(end) if end != 0.0 else 1e-300
+        pts += [end + sgn * k * step for k in (1, 2, 7, 1000)]
+        pts += [end + sgn * f * scale for f in (1e-12, 1e-9, 1e-6, 1e-3, 0.01, 0.1, 0.3, 1.0,
+                                                 2.5)]
+    return np.array(sorted({x for x in pts if lo < x < hi}))
+
+
+# a = (lower - loc)/scale in both tails and the middle, each with widths 1e-3, 1 and 10 and
+# their mirror images, a middle interval, ends not at a whole number of scales: before,
+# 1.4e-5 relative at a cdf of 1e-12 on [-40, -39] and 1.4 at 4.4e-13 on [-3.001, -3]; 7e-14
+# relative (cdf, sf) and 8e-14 absolute (logcdf, logsf) at most now
+_TN_STRADDLE = [(0.1, 0.3, 0.1 - 40.0 * 0.3, 0.5), (0.1, 0.3, -0.4, 0.1 + 37.3 * 0.3),
+                (1 / 3, 0.7, 1 / 3 - 20.3 * 0.7, 1.0)]
+_TN_END_CASES = [(0.0, 1.0, s * a - (w if s < 0 else 0.0), s * a + (w if s > 0 else 0.0))
+                 for a in (-40.0, -5.0, 0.0, 3.0, 30.0) for w in (1e-3, 1.0, 10.0)
+                 for s in (1.0, -1.0)] + [(0.3, 2.0, -1.7, 2.9), (1e3, 7.0, 720.0, 727.0),
+                                          (0.1, 0.3, 0.1 - 12.0 * 0.3, 0.1 - 11.9 * 0.3),
+                                          ] + _TN_STRADDLE
+
+
+@pytest.mark.parametrize("loc, scale, lo, hi", _TN_END_CASES)
+def test_truncated_normal_accurate_next_to_an_end(loc, scale, lo, hi):
+    _check_tn_ends(loc, scale, lo, hi, 1e-12)
+
+
+def _check_tn_ends(loc, scale, lo, hi, tol):
+    x = _tn_end_points(lo, hi, scale)
+    cdf = truncnorm_eval(1, x, loc, scale, lo, hi)
+    lcdf, lsf, sf = (truncnorm_tail_eval(w, x, loc, scale, lo, hi) for w in (0, 1, 2))
+    for i, xi in enumerate(x):
+        f, s = _tn_end_exact(float(xi), loc, scale, lo, hi)
+        for val, ref, lval in ((cdf[i], f, lcdf[i]), (sf[i], s, lsf[i])):
+            if ref < 1e-300:                 # subnormal: no relative accuracy to ask for
+                continue
+            assert abs(float((val - ref) / ref)) <= tol, (xi, val, ref)
+            assert abs(float(lval - mpmath.log(ref))) <= tol, (xi, lval, ref)
