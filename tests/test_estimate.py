@@ -419,3 +419,25 @@ def test_mean_interval_coverage_on_a_small_grid(per_row):
         a, b = bndp.estimate(y, spec, lower=lo, upper=hi, n_boot=40, rng=rng).mean_interval
         hit += a <= x.mean() <= b
     assert hit >= 33, hit
+
+
+@pytest.mark.parametrize("level, z", [(0.95, 1.959963984540054), (0.8, 1.2815515655446004)])
+def test_mean_interval_is_the_bias_corrected_normal_interval(level, z):
+    # recomputed from the stored replicates: the estimate less the replicates' mean error,
+    # -/+ z times their standard deviation (ddof = 1)
+    m = _lap(0.5)
+    rng = np.random.default_rng(11)
+    y = m.sample(_skewed(rng, 300), rng=rng)
+    est = bndp.estimate(y, m, n_boot=25, rng=12, level=level)
+    errs = [sum(p * v for p, v in zip(b, est.support))
+            - sum(p * v for p, v in zip(t, est.support))
+            for b, t in zip(est.boot, est.boot_truth)]
+    mean_err = sum(errs) / len(errs)
+    sd = (sum((e - mean_err) ** 2 for e in errs) / (len(errs) - 1)) ** 0.5
+    centre = est.mean - mean_err
+    assert est.support[0] < centre - z * sd and centre + z * sd < est.support[-1]
+    assert est.mean_interval == pytest.approx((centre - z * sd, centre + z * sd), rel=1e-9)
+    # not the basic interval of the same replicates
+    basic = (est.mean - np.quantile(errs, 0.5 + level / 2), est.mean - np.quantile(
+        errs, 0.5 - level / 2))
+    assert est.mean_interval != pytest.approx(basic, rel=1e-3)

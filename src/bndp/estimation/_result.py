@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -156,11 +157,23 @@ class Estimate:
 
     @property
     def mean_interval(self) -> tuple[float, float]:
-        """``(low, high)``: the interval of the mean at ``level``."""
+        r"""``(low, high)``: the interval of the mean at ``level``: the bias-corrected
+        normal bootstrap interval (Davison & Hinkley 1997, section 5.2.1; see
+        :mod:`bndp.estimation`)
+
+        .. math:: \hat\mu - \bar e \pm z_{1-\alpha/2}\, s_e,
+
+        where :math:`e_b = \hat\mu^*_b - \mu^*_b` is replicate :math:`b`'s error (its
+        fitted mean less its reference mean, see ``boot_truth``), :math:`\bar e` and
+        :math:`s_e` their mean and standard deviation (``ddof = 1``), and :math:`\alpha =
+        1 - \text{level}`; clipped to the support's range. The mean is a smooth,
+        nearly normal statistic, so its interval needs only the replicates' first two
+        moments, which few replicates estimate well, where the basic interval's tail
+        quantiles do not."""
         self._need_boot()
         t0 = self.mean
         err = self.boot @ self.support - self.boot_truth @ self.support
-        lo, hi = _basic(np.float64(t0), err, self.level)
+        lo, hi = _normal(t0, err, self.level)
         a, b = float(self.support[0]), float(self.support[-1])
         return float(min(max(lo, a), b)), float(min(max(hi, a), b))
 
@@ -224,6 +237,15 @@ def _basic(t0: np.ndarray, err: np.ndarray, level: float) -> tuple[Any, Any]:
     if np.ndim(lo) == 0:
         return float(lo), float(hi)
     return lo, hi
+
+
+def _normal(t0: float, err: np.ndarray, level: float) -> tuple[float, float]:
+    """The bias-corrected normal interval ``t0 - mean(err) -/+ z * sd(err)`` (``z`` the
+    normal ``(1 + level) / 2`` quantile, ``sd`` with ``ddof = 1``)."""
+    z = NormalDist().inv_cdf(0.5 + level / 2.0)
+    centre = t0 - float(np.mean(err))
+    half = z * float(np.std(err, ddof=1))
+    return centre - half, centre + half
 
 
 def _check_q(q: Any) -> np.ndarray:
