@@ -158,7 +158,7 @@ class Estimate:
     @property
     def mean_interval(self) -> tuple[float, float]:
         r"""``(low, high)``: the interval of the mean at ``level``: the bias-corrected
-        normal bootstrap interval (Davison & Hinkley 1997, section 5.2.1; see
+        normal bootstrap interval ([DH97]_, section 5.2.1; see
         :mod:`bndp.estimation`)
 
         .. math:: \hat\mu - \bar e \pm z_{1-\alpha/2}\, s_e,
