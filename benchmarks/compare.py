@@ -181,6 +181,16 @@ def main() -> None:
     constrained_plan_section()
 
 
+def _per_row_ranges(r: np.random.Generator, n: int, pairs: int):
+    """Plausible per-record ranges: a centre and a half-width of 5..200 sensitivities, the
+    ``n`` rows drawn from ``pairs`` distinct (lower, upper) pairs; and a value in each."""
+    centre = np.round(r.uniform(0.0, 1e4, pairs), 1)
+    half = np.round(r.uniform(5.0, 200.0, pairs), 1)
+    pick = r.integers(0, pairs, n)
+    lo, hi = centre[pick] - half[pick], centre[pick] + half[pick]
+    return lo, hi, r.uniform(lo, hi)
+
+
 def grid_ratio_section(n: int = 10**6, rep: int = 7, pairs: int = 9500) -> None:
     """The default law's throughput goals, one run, interleaved, medians of ``rep`` rounds:
     fixed bounds (``bndp.sample`` with scalar bounds) against the continuous law
@@ -189,11 +199,7 @@ def grid_ratio_section(n: int = 10**6, rep: int = 7, pairs: int = 9500) -> None:
     round), goal <= 2x each."""
     r = np.random.default_rng(3)
     vals = r.uniform(0.0, 120.0, n)
-    centre = np.round(r.uniform(0.0, 1e4, pairs), 1)
-    half = np.round(r.uniform(5.0, 200.0, pairs), 1)
-    pick = r.integers(0, pairs, n)
-    lo, hi = centre[pick] - half[pick], centre[pick] + half[pick]
-    rows = r.uniform(lo, hi)
+    lo, hi, rows = _per_row_ranges(r, n, pairs)
     g = np.random.default_rng(0)
     print(f"default law, {n:.0e} values, median of {rep} interleaved rounds")
     print(f"{'':52s}{'ns/value':>10s}{'ratio':>22s}")
@@ -327,14 +333,7 @@ def scale_section(rep: int, rows: int = 10**6, pairs: int = 10**4) -> None:
             d, c = min(td), min(tc)
             name = f"{cls.__name__} new plan + 1 draw [{lo:g}, {hi:g}]"
             print(f"{name:44s}{d * 1e6:8.0f}us{c * 1e6:10.0f}us{d / c:8.1f}x{'<=10x':>8s}")
-    r = np.random.default_rng(3)
-    # plausible per-record ranges: a centre and a half-width of 5..200 sensitivities, drawn
-    # from `pairs` distinct (lower, upper) pairs
-    centre = np.round(r.uniform(0.0, 1e4, pairs), 1)
-    half = np.round(r.uniform(5.0, 200.0, pairs), 1)
-    pick = r.integers(0, pairs, rows)
-    lo, hi = centre[pick] - half[pick], centre[pick] + half[pick]
-    vals = r.uniform(lo, hi)
+    lo, hi, vals = _per_row_ranges(np.random.default_rng(3), rows, pairs)
     g = np.random.default_rng(0)
     for mech in ("laplace", "gaussian"):
         kw = dict(mechanism=mech, epsilon=1.0, sensitivity=1.0, lower=lo, upper=hi)

@@ -527,6 +527,16 @@ print("ok")
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
 
 
+def _assert_compiled_rows_match_grouped(fam, target, q, lo, hi):
+    """The compiled per-row passes give the grouped loop's values and leave the generator
+    in the same state."""
+    g1, g2 = np.random.default_rng(4), np.random.default_rng(4)
+    got = window._sample_rows_compiled(fam, target, 1.0, q, lo, hi, g1)
+    want = _grouped_reference(fam, target, 1.0, q, lo, hi, g2)
+    np.testing.assert_array_equal(got, want)
+    assert g1.random() == g2.random()
+
+
 def _grouped_reference(fam, target, dq, q, lo, hi, gen):
     """Per-row draws by the grouped loop: rows grouped by exponent, then by kernel (the wide
     kernel first, narrow kernels by n), one gw_fill per kernel on its rows in row order."""
@@ -567,11 +577,7 @@ def test_per_row_compiled_passes_draw_the_grouped_stream(fam):
     lo1 = np.zeros(k)
     hi1 = r.choice([1000.0, 1200.0, 1500.0], k)
     for q, lo, hi in ((q, lo, hi), (r.uniform(lo1, hi1), lo1, hi1)):
-        g1, g2 = np.random.default_rng(4), np.random.default_rng(4)
-        got = window._sample_rows_compiled(fam, target, 1.0, q, lo, hi, g1)
-        want = _grouped_reference(fam, target, 1.0, q, lo, hi, g2)
-        np.testing.assert_array_equal(got, want)
-        assert g1.random() == g2.random()
+        _assert_compiled_rows_match_grouped(fam, target, q, lo, hi)
 
 
 def test_per_row_grid_pass_matches_grid_exponent_and_intervals():
@@ -640,11 +646,7 @@ def test_guided_search_draws_the_tree_search_values(fam):
     hi = lo + r.choice([3.0, 20.0, 150.0, 900.0], k)
     q = np.clip(r.uniform(lo - 1.0, hi + 1.0), lo, hi)
     target = window.serving_target(0.5, 1.0)
-    g1, g2 = np.random.default_rng(4), np.random.default_rng(4)
-    got = window._sample_rows_compiled(fam, target, 1.0, q, lo, hi, g1)
-    want = _grouped_reference(fam, target, 1.0, q, lo, hi, g2)
-    np.testing.assert_array_equal(got, want)
-    assert g1.random() == g2.random()
+    _assert_compiled_rows_match_grouped(fam, target, q, lo, hi)
 
 
 def test_per_row_bounds_far_from_zero_warn_or_refuse():
