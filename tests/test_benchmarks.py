@@ -202,3 +202,17 @@ def test_compare_grid_sections_run(monkeypatch, capsys):
     compare.grid_ratio_section(20000, 1, pairs=200)
     out = capsys.readouterr().out
     assert "x continuous" in out and out.count("\n") >= 8
+
+
+def test_estimate_coverage_script_runs(monkeypatch, capsys):
+    # benchmarks/estimate_coverage.py on a small setting: one line per variant, with the
+    # quantities docs/estimates.md reads off it
+    monkeypatch.syspath_prepend(BENCH)
+    import estimate_coverage
+
+    estimate_coverage.main(["laplace", "1", "rows", "skewed", "--reps", "3", "--n", "1500",
+                            "--boot", "8", "--variants", "{}", '{"resolution": 0.25}'])
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("laplace eps=1 rows skewed n=1500: 3 repetitions")
+    assert len(out) == 3 and all("coverage" in line and "bias left" in line for line in out[1:])
+    assert '"resolution": 0.25' in out[2]

@@ -205,8 +205,12 @@ def test_grid_law_tails_are_exact_sums(cls):
         assert m.logcdf(g[k], 2.0) == pytest.approx(math.log(1 - exact_sf), rel=1e-13,
                                                       abs=1e-16)
     assert m.sf(10.0, 2.0) == 0.0 and m.sf(-1.0, 2.0) == 1.0
-    p = float(m.sf(g[plan.n - 3], 2.0))
-    assert m.isf(p, 2.0) == g[plan.n - 3]
+    # isf inverts sf as sf returns it, at every grid point (the smallest point whose sf is
+    # at most p; where a point's weight is 0 its sf is the previous point's)
+    sf = [float(m.sf(g[k], 2.0)) for k in range(plan.n + 1)]
+    for k in range(plan.n + 1):
+        if k == 0 or sf[k] < sf[k - 1]:
+            assert m.isf(sf[k], 2.0) == g[k], k
 
 
 def test_unbounded_and_rectified_tails():

@@ -662,3 +662,21 @@ def test_per_row_bounds_far_from_zero_warn_or_refuse():
         with pytest.raises(ValueError, match="sensitivity"):
             bndp.sample(np.array([1.0, 2.0]), lower=np.array([0.0, 0.0]),
                         upper=np.array([10.0, hi1]), **kw)
+
+
+@pytest.mark.parametrize("fam", [window.LAPLACE, window.GAUSSIAN])
+@pytest.mark.parametrize("target,dk,wide,n", [(0.05, 1, True, None), (1.0, 3, True, None),
+                                              (4.0, 16, True, None), (0.3, 1, False, 40),
+                                              (1.0, 1, False, 40), (2.0, 4, False, 300)])
+def test_gw_calibrate_returns_the_smallest_certified_scale(fam, target, dk, wide, n):
+    # the scale search (power-law bracket, then the core's root finder on ln t) stops at
+    # the relative tolerance: the scale is certified, and either its loss is within
+    # rel of the target or a scale 2 rel smaller is not certified
+    rel = 1e-7
+    nn = 1 << 40 if n is None else n
+    t0 = 3.0 * dk / target
+    t, cert, _, _ = _core.gw_calibrate(fam, target, t0, nn, dk, wide, rel)
+    assert cert <= target
+    assert _core.gw_eval(fam, t, nn, dk, wide)[0] == cert
+    if cert < target * (1.0 - rel):
+        assert _core.gw_eval(fam, t * (1.0 - 2.0 * rel), nn, dk, wide)[0] > target

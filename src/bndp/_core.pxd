@@ -483,7 +483,8 @@ cdef void _gw_block(bitgen_t* bg, const gw_rows_t* R, const double* q, Py_ssize_
 # ---------------------------------------------------------------------------------------
 
 cdef double _bisect_feasible(monotone_fn g, void* args, double lo, double glo,
-                             double hi, double ghi, int* n_eval) noexcept nogil
+                             double hi, double ghi, double xtol, double gtol,
+                             int* n_eval) noexcept nogil
 cdef double _bl_g(double b, void* args) noexcept nogil
 cdef double _bl_scale(double eps, double delta, double dq, double lo, double hi) noexcept nogil
 cdef double _bg_rho(double c, double w, double s) noexcept nogil

@@ -1,20 +1,24 @@
-# Calibrations (included by _core.pyx): the bracketing root finder of the continuous
-# calibrations and the scales it solves for (bounded Laplace [HABM20], bounded Gaussian
-# [CH24], the constrained Laplace [CSS22]), and the windowed grid law's scale search
-# (gw_calibrate: the smallest scale whose table's certificate meets the target).
+# Calibrations (included by _core.pyx): the core's one bracketing root finder and the scales
+# it solves for: the continuous calibrations (bounded Laplace [HABM20], bounded Gaussian
+# [CH24], the constrained Laplace [CSS22]) and the windowed grid law's scale search
+# (gw_calibrate: the smallest scale whose table's certificate meets the target, bracketed by
+# power-law steps, then shrunk by the same root finder).
 
 # ---------------------------------------------------------------------------------------
 # One bracketing root finder for every calibration.
 #
 # g is increasing in x (each calibration states why) and g(x) >= 0 means "x satisfies the
 # paper's inequality". Given lo with g(lo) < 0 and hi with g(hi) >= 0, the bracket is shrunk
-# by Illinois (modified regula falsi) steps; every trial point is kept at least `tol` (about
-# two ulps) inside the bracket, so once the estimate has converged onto one end the next
-# trial lands just across the root and closes the bracket from the other side (the trick of
-# Brent's zeroin). A step that fails to halve the bracket twice in a row is replaced by
-# bisection. Stops when hi - lo <= 2*tol (floating-point resolution), on an exact zero, or
-# after 200 evaluations. Returns hi: it satisfies g(hi) >= 0 as evaluated, never a midpoint
-# that may sit on the unsafe side. Typical cost: 6-12 evaluations (pure bisection: ~55).
+# by Illinois (modified regula falsi) steps; every trial point is kept at least `tol` inside
+# the bracket, so once the estimate has converged onto one end the next trial lands just
+# across the root and closes the bracket from the other side (the trick of Brent's zeroin).
+# A step that fails to halve the bracket twice in a row is replaced by bisection. Stops when
+# hi - lo <= 2*tol, tol = max(xtol, about two ulps of hi), at a trial x with
+# 0 <= g(x) <= gtol, or after 200 evaluations. Returns hi (or that x): it satisfies
+# g >= 0 as evaluated, never a midpoint that may sit on the unsafe side. The continuous
+# calibrations pass xtol = gtol = 0 (floating-point resolution, an exact zero); the windowed
+# tables' scale search (gw_calibrate) passes its relative tolerance in x = ln t. Typical
+# cost: 6-12 evaluations (pure bisection: ~55).
 # ---------------------------------------------------------------------------------------
 
 
@@ -22,12 +26,13 @@ cdef double DBL_EPS = 2.220446049250313e-16
 
 
 cdef double _bisect_feasible(monotone_fn g, void* args, double lo, double glo,
-                             double hi, double ghi, int* n_eval) noexcept nogil:
+                             double hi, double ghi, double xtol, double gtol,
+                             int* n_eval) noexcept nogil:
     cdef double x, gx, width, tol
     cdef int side = 0, it, slow = 0
     for it in range(200):
         width = hi - lo
-        tol = 2.0 * DBL_EPS * fabs(hi)
+        tol = fmax(2.0 * DBL_EPS * fabs(hi), xtol)
         if not (width > 2.0 * tol):
             break
         if slow >= 2 or not (ghi > glo):
@@ -51,8 +56,8 @@ cdef double _bisect_feasible(monotone_fn g, void* args, double lo, double glo,
         n_eval[0] += 1
         if isnan(gx):
             gx = -INFINITY          # cannot certify x: treat as infeasible, keeps hi certified
-        if gx == 0.0:
-            return x                # the inequality holds with equality
+        if gx >= 0.0 and gx <= gtol:
+            return x                # the inequality holds, within gtol of equality
         if gx > 0.0:
             hi = x
             ghi = gx
@@ -134,7 +139,7 @@ cdef double _bl_scale(double eps, double delta, double dq, double lo, double hi)
             gfb0 = _bl_g(fb0, &c)
             if not (gfb0 >= 0.0):
                 return NAN                 # cannot certify a scale: the caller refuses
-        b = _bisect_feasible(_bl_g, &c, b0, gb0, fb0, gfb0, &n)
+        b = _bisect_feasible(_bl_g, &c, b0, gb0, fb0, gfb0, 0.0, 0.0, &n)
     # Round up by a bound on the rounding error of evaluating (3.1) (a few ulps: L - ln dC
     # >= L/2 on the bracket since b* <= 2 b0), so that the returned b satisfies the
     # inequality in exact arithmetic, not only as evaluated in floating point.
@@ -311,7 +316,7 @@ cdef double _bg_sigma(double eps, double dq, const double* w, Py_ssize_t m,
         v = v0
     else:
         v1 = v0 - gv0                             # T(v0) (Lemma 2.5: finite and positive)
-        v = _bisect_feasible(_bg_g, &c, v0, gv0, v1, _bg_g(v1, &c), &n)
+        v = _bisect_feasible(_bg_g, &c, v0, gv0, v1, _bg_g(v1, &c), 0.0, 0.0, &n)
     # Round up by a bound on the rounding error of evaluating (2.2)/(3.3) (rho carries a
     # relative error of a few ulps; it is amplified by ln dC/(eps - ln dC)), so that the
     # condition holds in exact arithmetic, not only as evaluated.
@@ -515,7 +520,7 @@ cdef double _cl_scale(CLCal* c) noexcept nogil:
         k += 1
     if glo >= 0.0:
         return lo
-    return _bisect_feasible(_cl_g, c, lo, glo, hi, ghi, &n)
+    return _bisect_feasible(_cl_g, c, lo, glo, hi, ghi, 0.0, 0.0, &n)
 
 def cl_scale(const double[::1] L, const double[::1] R, const double[::1] Lr,
              const double[::1] Rr, double eps, double dF, bint metric):
@@ -571,12 +576,44 @@ cdef double _gw_try(int fam, double t, int64_t n, int64_t dk, int wide, int tail
     return _gw_cert(L, cum[0], n, dk, wide, qlo[0], qhi[0], dq[0])
 
 
+cdef struct GwCal:
+    # the arguments of _gw_g: gw_calibrate's kernel, its buffers, and the last trial
+    int fam
+    int64_t n
+    int64_t dk
+    bint wide
+    int tail_bits
+    double log_target
+    gw_law_t* L
+    uint64_t** cum
+    int64_t* cap
+    double** qlo
+    double** qhi
+    int64_t** dq
+    int64_t* qcap
+    double last_x
+    double last_c
+
+
+cdef double _gw_g(double x, void* args) noexcept nogil:
+    # ln target - ln cert(e^x): increasing where the certificate falls with the scale,
+    # >= 0 where the scale e^x is certified; the buffers then hold that scale's table
+    cdef GwCal* p = <GwCal*> args
+    cdef double c = _gw_try(p.fam, exp(x), p.n, p.dk, p.wide, p.tail_bits, p.L, p.cum,
+                            p.cap, p.qlo, p.qhi, p.dq, p.qcap)
+    p.last_x = x
+    p.last_c = c
+    return p.log_target - log(c)
+
+
 def gw_calibrate(int fam, double target, double t0, int64_t n, int64_t dk, bint wide,
                  double rel_tol=1e-7, int tail_bits=24):
-    """The smallest scale (grid steps) whose certificate is <= target: a bracketed secant
-    search on (ln t, ln cert), stopped when the certificate is within ``rel_tol`` of the
-    target or the bracket within ``rel_tol`` of the scale. Returns ``(t, cert, shape, cum)``
-    as :func:`gw_eval` with ``table=True``; a ValueError when no scale certifies."""
+    """The smallest scale (grid steps) whose certificate is <= target, to ``rel_tol``: a
+    bracket of (ln t) found by steps of a power law fitted to (ln t, ln cert), then shrunk
+    by the calibrations' root finder (``_bisect_feasible``) on ln target - ln cert(e^x),
+    stopped when the certificate is within ``rel_tol`` of the target or the bracket within
+    ``rel_tol`` of the scale. Returns ``(t, cert, shape, cum)`` as :func:`gw_eval` with
+    ``table=True``; a ValueError when no scale certifies."""
     if n < 1 or dk < 1 or n > GW_MAX_ROW or not (target > 0.0) or not (t0 > 0.0):
         raise ValueError("gw_calibrate: inconsistent arguments")
     if wide:
@@ -588,13 +625,17 @@ def gw_calibrate(int fam, double target, double t0, int64_t n, int64_t dk, bint 
     cdef int64_t* dq = NULL
     cdef int64_t cap = 0, qcap = 0
     cdef double t = t0, c, aim = target * (1.0 - 0.3 * rel_tol), a, slope, nxt
-    cdef double good_t = -1.0, good_c = 0.0, bad_t = -1.0, prev_t = -1.0, prev_c = 0.0
-    cdef int it, found = 0
+    cdef double good_t = -1.0, good_c = 0.0, bad_t = -1.0, bad_c = 0.0, prev_t = -1.0
+    cdef double prev_c = 0.0, x
+    cdef double ltol = -log1p(-rel_tol)     # rel_tol as a width in ln t and ln cert
+    cdef int it, found = 0, n_eval = 0
+    cdef GwCal P
     cdef uint64_t[::1] vout
     cdef int rc
     try:
         with nogil:
             c = _gw_try(fam, t, n, dk, wide, tail_bits, &L, &cum, &cap, &qlo, &qhi, &dq, &qcap)
+            # the bracket: power-law steps until a certified and an uncertified scale
             for it in range(200):
                 if c <= target:
                     if good_t < 0.0 or t < good_t:
@@ -602,29 +643,22 @@ def gw_calibrate(int fam, double target, double t0, int64_t n, int64_t dk, bint 
                         good_c = c
                 elif bad_t < 0.0 or t > bad_t:
                     bad_t = t
+                    bad_c = c
                 if good_t > 0.0 and good_c >= target * (1.0 - rel_tol):
                     found = 1
                     break
-                if good_t > 0.0 and bad_t > 0.0 and good_t - bad_t <= rel_tol * good_t:
-                    found = 1
+                if good_t > 0.0 and bad_t > 0.0:
                     break
                 a = 1.0
                 if prev_t > 0.0 and prev_t != t and c < 1e299 and prev_c < 1e299:
                     slope = (log(c) - log(prev_c)) / (log(t) - log(prev_t))
-                    # a steeper slope (where the table comes to cover the row, the
-                    # certificate falls fast) is taken once the root is bracketed: the step
-                    # is then kept inside the bracket
-                    if -8.0 < slope < -0.05 or (slope < -0.05 and good_t > 0.0
-                                                and bad_t > 0.0):
+                    if -8.0 < slope < -0.05:
                         a = -slope
                 if c < 1e299:
                     nxt = t * exp(log(c / aim) / a)
                 else:
                     nxt = t * 2.0
-                if good_t > 0.0 and bad_t > 0.0:
-                    if not (bad_t < nxt < good_t):
-                        nxt = sqrt(bad_t * good_t)
-                elif good_t > 0.0:
+                if good_t > 0.0:
                     nxt = fmin(nxt, good_t * 0.999999)
                     nxt = fmax(nxt, good_t * 0.25)
                 else:
@@ -637,7 +671,37 @@ def gw_calibrate(int fam, double target, double t0, int64_t n, int64_t dk, bint 
                 t = nxt
                 c = _gw_try(fam, t, n, dk, wide, tail_bits, &L, &cum, &cap, &qlo, &qhi, &dq,
                             &qcap)
-            if good_t > 0.0:
+            if not found and good_t > 0.0 and bad_t > 0.0:
+                # the root finder on x = ln t, from the bracket
+                P.fam = fam
+                P.n = n
+                P.dk = dk
+                P.wide = wide
+                P.tail_bits = tail_bits
+                P.log_target = log(target)
+                P.L = &L
+                P.cum = &cum
+                P.cap = &cap
+                P.qlo = &qlo
+                P.qhi = &qhi
+                P.dq = &dq
+                P.qcap = &qcap
+                P.last_x = NAN
+                x = _bisect_feasible(_gw_g, &P, log(bad_t), P.log_target - log(bad_c),
+                                     log(good_t), P.log_target - log(good_c), 0.5 * ltol,
+                                     ltol, &n_eval)
+                t = exp(x)
+                if x == P.last_x:
+                    c = P.last_c
+                else:                      # the buffers hold another trial's table
+                    c = _gw_try(fam, t, n, dk, wide, tail_bits, &L, &cum, &cap, &qlo, &qhi,
+                                &dq, &qcap)
+                if not (c <= target):      # exp(ln t) rounded off good_t's certified scale
+                    t = good_t
+                    c = _gw_try(fam, t, n, dk, wide, tail_bits, &L, &cum, &cap, &qlo, &qhi,
+                                &dq, &qcap)
+                found = 1
+            elif good_t > 0.0:
                 found = 1
                 if t != good_t:            # the buffers hold the last scale tried
                     t = good_t

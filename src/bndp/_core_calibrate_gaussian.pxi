@@ -229,7 +229,7 @@ cdef double _gf_bracket_solve(monotone_fn g, GFArgs* p, double lo, double hi) no
         return lo
     if not (ghi >= 0.0):
         return NAN
-    return _bisect_feasible(g, p, lo, glo, hi, ghi, &n)
+    return _bisect_feasible(g, p, lo, glo, hi, ghi, 0.0, 0.0, &n)
 
 
 cdef inline double _gf_c_mech2(double delta) noexcept nogil:
@@ -395,7 +395,7 @@ cdef double _gf_epsilon(int notion, double sigma, double delta, double dq) noexc
         ghi = _gf_g_eps(hi, &p)
     if not (ghi >= 0.0):
         return NAN
-    e = _bisect_feasible(_gf_g_eps, &p, 0.0, g0, hi, ghi, &n)
+    e = _bisect_feasible(_gf_g_eps, &p, 0.0, g0, hi, ghi, 0.0, 0.0, &n)
     for k in range(64):
         if _gf_g_eps(e, &p) >= 0.0:
             return e
@@ -441,7 +441,7 @@ cdef double _gf_threshold(int method, double delta) noexcept nogil:
         g_ok = g_bad
     if not (g_bad < 0.0):
         return NAN
-    return -_bisect_feasible(_gf_g_thr, &p, -e_bad, g_bad, -e_ok, g_ok, &n)
+    return -_bisect_feasible(_gf_g_thr, &p, -e_bad, g_bad, -e_ok, g_ok, 0.0, 0.0, &n)
 
 # ---------------------------------------------------------------------------------------
 # def wrappers of the calibrations (inputs validated by bndp.calibrate)

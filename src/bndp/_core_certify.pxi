@@ -246,7 +246,7 @@ cdef double _vf_bg_tight_sigma(double eps, double dq, const double* w, Py_ssize_
         n_eval[0] += 1
     if not (glo < 0.0):
         return hi
-    return _bisect_feasible(_vf_tight_g, &t, lo, glo, hi, ghi, n_eval)
+    return _bisect_feasible(_vf_tight_g, &t, lo, glo, hi, ghi, 0.0, 0.0, n_eval)
 
 
 # ---------------------------------------------------------------------------------------

@@ -3,9 +3,10 @@ most a target, by a bracketed secant on (ln scale, ln certificate).
 
 The whole-range, product and constrained grid laws (:mod:`bndp._laws`) and the mCDP
 calibration (:mod:`bndp.calibrate`) use it. The windowed law's kernels are calibrated in the
-compiled core (``gw_calibrate``), whose search builds each trial table in buffers it reuses
-and never leaves ``nogil``. Only the returned scale's certificate is used: soundness does not
-depend on the search. Nothing here imports the rest of bndp.
+compiled core (``gw_calibrate``): it builds each trial table in buffers it reuses and never
+leaves ``nogil``, and once it has a bracket it shrinks it with the core's one root finder,
+the continuous calibrations' (``_bisect_feasible``). Only the returned scale's certificate
+is used: soundness does not depend on the search. Nothing here imports the rest of bndp.
 """
 
 from __future__ import annotations

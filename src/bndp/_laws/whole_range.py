@@ -159,8 +159,8 @@ class ExactPlan(GridScale):
         xa = np.asarray(x, dtype=np.float64)
         out = np.empty(xa.shape)
         for idx, xv in np.ndenumerate(xa):
-            if what == "isf":    # smallest grid point whose sf is <= xv
-                k = next((k for k in range(len(g)) if above[k] <= xv * s), len(g) - 1)
+            if what == "isf":    # smallest grid point whose sf (as _tail returns it) is <= xv
+                k = next((k for k in range(len(g)) if above[k] / s <= xv), len(g) - 1)
                 out[idx] = g[k]
                 continue
             k = int(np.searchsorted(g, xv, side="right")) - 1    # last grid point <= x

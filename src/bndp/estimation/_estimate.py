@@ -100,7 +100,7 @@ def estimate(released: Any, spec_or_mechanism: Any, *, lower: Any = None, upper:
     >>> released = m.sample(true, rng=1)
     >>> est = bndp.estimate(released, m, rng=2, n_boot=50)
     >>> round(float(true.mean()), 1), round(float(released.mean()), 1), round(est.mean, 1)
-    (5.1, 9.6, 5.0)
+    (5.1, 9.7, 5.0)
     >>> lo, hi = est.mean_interval
     >>> bool(lo < true.mean() < hi)
     True
@@ -112,7 +112,7 @@ def estimate(released: Any, spec_or_mechanism: Any, *, lower: Any = None, upper:
     >>> frame = bndp.privatize(pd.DataFrame({"age": true}), spec, rng=3)
     >>> est = bndp.estimate(frame, spec, rng=4, n_boot=50)
     >>> round(est["age"].mean, 1)
-    5.2
+    5.3
     """
     level = _check_level(level)
     if isinstance(n_boot, (bool, np.bool_)) or not isinstance(n_boot, (int, np.integer)) \
