@@ -580,6 +580,45 @@ def test_per_row_compiled_passes_draw_the_grouped_stream(fam):
         _assert_compiled_rows_match_grouped(fam, target, q, lo, hi)
 
 
+def test_fill_groups_refuses_rows_inconsistent_with_their_kernels():
+    # gw_fill_groups draws kernel 0's rows where they lie and copies the others by kernel:
+    # counts that do not match the rows' groups, a group out of range, or a row the kernel
+    # does not serve are refused before anything is returned (never a write out of range)
+    fam, target = window.LAPLACE, window.serving_target(1.0, 1.0)
+    r = np.random.default_rng(2)
+    k = 600
+    lo = np.zeros(k)
+    hi = r.choice([20.0, 30.0, 500.0], k)
+    q = r.uniform(lo, hi)
+    e, coarse, n, evals, nmax, idx, _ = _core.gw_rows_grid(
+        target, 1.0, lo, hi, window.SCALE_STEPS, window.WINDOW_WIDTH_STEPS, window.SENS_STEPS, q)
+    assert evals.size == 1
+    ev = int(evals[0])
+    dk = max(1, math.ceil(math.ldexp(1.0, -ev)))
+    wide = window._law(fam, target, dk, ev, None)
+    group, keys, counts = _core.gw_rows_kernels(e, n, evals, np.array([wide.n_min]))
+    assert len(keys) == 3 and keys[0, 1] == 0
+    laws = [(wide if nn == 0 else window._law(fam, target, min(dk, nn), ev, nn)).fill_args
+            for _, nn in keys.tolist()]
+    out = np.empty(k)
+    gen = np.random.default_rng(0)
+    _core.gw_fill_groups(gen, laws, group, idx, lo, n, out, counts)
+    assert np.all((out >= lo) & (out <= hi))
+    bad_counts = [counts + np.array([1, -1, 0]), counts + np.array([-1, 1, 0]),
+                  counts + np.array([0, 1, -1]), counts + np.array([0, -1, 1])]
+    for c in bad_counts:
+        with pytest.raises(ValueError, match="does not serve"):
+            _core.gw_fill_groups(gen, laws, group, idx, lo, n, out, c)
+    g2 = group.copy()
+    g2[-1] = 3
+    with pytest.raises(ValueError, match="does not serve"):
+        _core.gw_fill_groups(gen, laws, g2, idx, lo, n, out, counts)
+    i2 = idx.copy()
+    i2[np.flatnonzero(group == 1)[0]] = n[np.flatnonzero(group == 1)[0]] + 1
+    with pytest.raises(ValueError, match="does not serve"):
+        _core.gw_fill_groups(gen, laws, group, i2, lo, n, out, counts)
+
+
 def test_per_row_grid_pass_matches_grid_exponent_and_intervals():
     # gw_rows_grid against the NumPy grid_exponent and gw_intervals, row by row: tiny and
     # huge widths, bounds far from 0 (coarsened grids), subnormal widths, a zero width

@@ -241,6 +241,7 @@ cdef inline void _gw_idx_chunk(bitgen_t* bg, const gw_rows_t* R, const int64_t* 
 ctypedef struct gw_row_in_t:
     int64_t i           # the grid index of the true value; the drawn index once drawn
     int64_t n
+    Py_ssize_t a        # the row's position
 
 
 def gw_fill_groups(object gen, list laws, const int32_t[::1] group, const int64_t[::1] idx,
@@ -252,9 +253,9 @@ def gw_fill_groups(object gen, list laws, const int32_t[::1] group, const int64_
     grid index of row a's true value (:func:`gw_rows_grid`), ``lo[a]`` its lower bound,
     ``nrow[a]`` its intervals. Draws kernel by kernel, each kernel's rows in row order
     (blocks of GD_LANES from its first row): the draws of one :func:`gw_fill` per kernel on
-    its rows. The rows' (index, n) are first copied kernel by kernel (one sequential write
-    stream per kernel; every row checked on the way), and the drawn indices read back the
-    same way."""
+    its rows. Kernel 0's rows are drawn in the pass that checks every row and copies the
+    other rows' (index, n, position) kernel by kernel (one sequential write stream per
+    kernel); those are drawn next and written back by position."""
     cdef Py_ssize_t a, k, total = out.shape[0], ng = len(laws), c, p, d
     if (idx.shape[0] != total or lo.shape[0] != total or nrow.shape[0] != total
             or group.shape[0] != total or counts.shape[0] != ng):
@@ -271,6 +272,8 @@ def gw_fill_groups(object gen, list laws, const int32_t[::1] group, const int64_
     cdef int64_t ib[GD_LANES]
     cdef int64_t nb[GD_LANES]
     cdef int64_t jb[GD_LANES]
+    cdef Py_ssize_t pb[GD_LANES]
+    cdef Py_ssize_t rest, seen = 0
     cdef int r, lev, sb, err = 0
     cdef int64_t g, nr, ia
     cdef double gm
@@ -312,12 +315,20 @@ def gw_fill_groups(object gen, list laws, const int32_t[::1] group, const int64_
                         out[p + r] = lo[p + r] + (<double> jb[r]) * gm
                     p += c
             return
-        rows = <gw_row_in_t*> malloc(total * sizeof(gw_row_in_t))
+        # kernel 0 is drawn first: its rows are drawn in row order (blocks of GD_LANES)
+        # in the pass that checks every row and copies the other kernels' rows, kernel by
+        # kernel with their positions; those are drawn next and written back by position.
+        # A failed check (arrays inconsistent with counts) ends the pass: nothing is
+        # returned, though the generator may have advanced.
+        rest = total - counts[0]
+        rows = <gw_row_in_t*> malloc((rest + 1) * sizeof(gw_row_in_t))
         if rows == NULL:
             raise MemoryError()
-        with nogil:
+        with bit_gen.lock, nogil:
             for k in range(ng + 1):
-                ptr[k] = start[k]
+                ptr[k] = start[k] - counts[0]
+            gm = gam[0]
+            c = 0
             for a in range(total):
                 g = group[a]
                 nr = nrow[a]
@@ -325,35 +336,57 @@ def gw_fill_groups(object gen, list laws, const int32_t[::1] group, const int64_
                 if g < 0 or g >= ng:
                     err = 1
                     break
+                if (nr < 1 or nr > GW_MAX_ROW or (R[g].tailw == 0 and nr > R[g].N)
+                        or ia < 0 or ia > nr):
+                    err = 1
+                    break
+                if g == 0:
+                    pb[c] = a
+                    ib[c] = ia
+                    nb[c] = nr
+                    c += 1
+                    seen += 1
+                    if c == GD_LANES:
+                        _gw_idx_chunk(bg, &R[0], ib, nb, <int> c, jb)
+                        for r in range(c):
+                            out[pb[r]] = lo[pb[r]] + (<double> jb[r]) * gm
+                        c = 0
+                    continue
                 d = ptr[g]
-                if (d >= start[g + 1] or nr < 1 or nr > GW_MAX_ROW
-                        or (R[g].tailw == 0 and nr > R[g].N) or ia < 0 or ia > nr):
+                if d >= start[g + 1] - counts[0]:
                     err = 1
                     break
                 ptr[g] = d + 1
                 rows[d].i = ia
                 rows[d].n = nr
+                rows[d].a = a
+            if err == 0 and seen != counts[0]:
+                err = 1
+            if err == 0:
+                if c:
+                    _gw_idx_chunk(bg, &R[0], ib, nb, <int> c, jb)
+                    for r in range(c):
+                        out[pb[r]] = lo[pb[r]] + (<double> jb[r]) * gm
+                for k in range(1, ng):
+                    p = start[k] - counts[0]
+                    while p < start[k + 1] - counts[0]:
+                        c = (GD_LANES if start[k + 1] - counts[0] - p >= GD_LANES
+                             else start[k + 1] - counts[0] - p)
+                        for r in range(c):
+                            ib[r] = rows[p + r].i
+                            nb[r] = rows[p + r].n
+                        _gw_idx_chunk(bg, &R[k], ib, nb, <int> c, jb)
+                        for r in range(c):
+                            rows[p + r].i = jb[r]
+                        p += c
         if err:
             raise ValueError("grid law: a row the table does not serve")
-        with bit_gen.lock, nogil:
-            for k in range(ng):
-                p = start[k]
-                while p < start[k + 1]:
-                    c = GD_LANES if start[k + 1] - p >= GD_LANES else start[k + 1] - p
-                    for r in range(c):
-                        ib[r] = rows[p + r].i
-                        nb[r] = rows[p + r].n
-                    _gw_idx_chunk(bg, &R[k], ib, nb, <int> c, jb)
-                    for r in range(c):
-                        rows[p + r].i = jb[r]
-                    p += c
         with nogil:
-            for k in range(ng + 1):
-                ptr[k] = start[k]
-            for a in range(total):
-                g = group[a]
-                out[a] = lo[a] + (<double> rows[ptr[g]].i) * gam[g]
-                ptr[g] += 1
+            for k in range(1, ng):
+                gm = gam[k]
+                for d in range(start[k] - counts[0], start[k + 1] - counts[0]):
+                    a = rows[d].a
+                    out[a] = lo[a] + (<double> rows[d].i) * gm
     finally:
         if R != NULL:
             for k in range(ng):
