@@ -116,7 +116,8 @@ def gw_rows_kernels(const int64_t[::1] e, const int64_t[::1] n, const int64_t[::
     cdef int32_t* gid = <int32_t*> malloc(cap * sizeof(int32_t))
     cdef int64_t* cnt = <int64_t*> malloc((m + 1) * sizeof(int64_t))     # by group, unranked
     cdef uint64_t key
-    cdef int64_t ei, nn, ea
+    cdef int64_t ei, nn, ea, run = 0
+    cdef int32_t wg, rg = -1
     cdef int err = 0
     group_arr = _np.empty(m, dtype=_np.int32)
     cdef int32_t[::1] go = group_arr
@@ -142,10 +143,18 @@ def gw_rows_kernels(const int64_t[::1] e, const int64_t[::1] n, const int64_t[::
                     break
                 ei = eidx[ea]
                 if nn >= nmin[ei]:
-                    # the wide kernel of the exponent: one group, no hashing
-                    if wgid[ei] >= 0:
-                        go[a] = wgid[ei]
-                        cnt[wgid[ei]] += 1
+                    # the wide kernel of the exponent: one group, no hashing; counted in
+                    # runs of rows of one wide kernel (no store per row)
+                    wg = wgid[ei]
+                    if wg >= 0:
+                        go[a] = wg
+                        if wg == rg:
+                            run += 1
+                        else:
+                            if rg >= 0:
+                                cnt[rg] += run
+                            rg = wg
+                            run = 1
                         continue
                     nn = 0
                 # stored keys are key + 1 (0 marks an empty slot)
@@ -169,6 +178,8 @@ def gw_rows_kernels(const int64_t[::1] e, const int64_t[::1] n, const int64_t[::
                     used += 1
                 go[a] = gid[slot]
                 cnt[gid[slot]] += 1
+            if rg >= 0:
+                cnt[rg] += run
         if err == 1:
             raise ValueError("gw_rows_kernels: a row's exponent is not listed")
         if err == 2:
