@@ -538,11 +538,20 @@ def _assert_compiled_rows_match_grouped(fam, target, q, lo, hi):
 
 
 def _grouped_reference(fam, target, dq, q, lo, hi, gen):
-    """Per-row draws by the grouped loop: rows grouped by exponent, then by kernel (the wide
-    kernel first, narrow kernels by n), one gw_fill per kernel on its rows in row order."""
+    """Per-row draws by the grouped loop: first the wide kernel of the exponent of rows near
+    0 (plan_wide's) on its rows, then the other rows grouped by exponent, then by kernel
+    (the wide kernel first, narrow kernels by n), one gw_fill per kernel on its rows in row
+    order."""
     e, coarse = window.grid_exponent(target, dq, hi - lo, lo, hi)
     e = np.broadcast_to(e, q.shape)
     out = np.empty(q.shape[0])
+    e0 = window._exponent1(target, dq, 0.0, math.inf)[0]
+    first = window._law(fam, target, max(1, math.ceil(math.ldexp(dq, -e0))), e0, None)
+    sel0 = np.flatnonzero(e == e0)
+    n0 = _core.gw_intervals(lo[sel0], hi[sel0], e0)
+    rows0 = sel0[n0 >= first.n_min]
+    if rows0.size:
+        out[rows0] = window._draw(first, q[rows0], lo[rows0], hi[rows0], n0[n0 >= first.n_min], gen)
     for ev in np.unique(e):
         ev = int(ev)
         sel = np.flatnonzero(e == ev)
@@ -551,7 +560,7 @@ def _grouped_reference(fam, target, dq, q, lo, hi, gen):
         wide = None if np.all(window._surely_narrow(fam, target, dk, n)) else \
             window._law(fam, target, dk, ev, None)
         narrow = np.ones(n.shape, bool) if wide is None else n < wide.n_min
-        groups = [] if wide is None else [(wide, sel[~narrow], n[~narrow])]
+        groups = [] if wide is None or ev == e0 else [(wide, sel[~narrow], n[~narrow])]
         for nn in np.unique(n[narrow]):
             m = narrow & (n == nn)
             groups.append((window._law(fam, target, min(dk, int(nn)), ev, int(nn)), sel[m], n[m]))

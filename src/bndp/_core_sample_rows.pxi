@@ -407,3 +407,138 @@ def gw_fill_groups(object gen, list laws, const int32_t[::1] group, const int64_
         free(start)
         free(ptr)
         free(rows)
+
+
+cdef enum:
+    GW_FIRST_CHUNK = 2048           # rows per chunk of gw_rows_first (its buffers: 50 KB)
+
+cdef int64_t _GW_I64_MAX = 0x7fffffffffffffff
+
+
+cdef int _gw_grow(int64_t** arrs, int k, Py_ssize_t* cap) noexcept nogil:
+    # double the capacity of k int64 arrays (-1: out of memory; the arrays stay valid)
+    cdef Py_ssize_t c = 2 * cap[0]
+    cdef int i
+    cdef int64_t* p
+    for i in range(k):
+        p = <int64_t*> realloc(arrs[i], c * sizeof(int64_t))
+        if p == NULL:
+            return -1
+        arrs[i] = p
+    cap[0] = c
+    return 0
+
+
+def gw_rows_first(object gen, tuple law, int64_t e0, int64_t nmin0, double target, double dq,
+                  const double[::1] lo, const double[::1] hi, const double[::1] q,
+                  double scale_steps, double width_steps, double sens_steps, double[::1] out):
+    """The first kernel of a per-row release, drawn in the pass that finds every row's
+    grid: the rows of exponent ``e0`` with at least ``nmin0`` intervals, whose kernel
+    ``law`` (``(tree, levels, N, tailw, sbits, tm, e)`` as for :func:`gw_fill`) is drawn
+    first, are drawn in row order in blocks of GD_LANES (the draws of :func:`gw_fill` on
+    those rows) into ``out``; every other row is left to the caller. Chunk by chunk, in
+    cache: the grid pass of :func:`gw_rows_grid` with true values ``q``, then the rows.
+
+    Returns ``(pos, e, n, idx, evals, nmax, summary)``: the rows left (positions, int64)
+    with their exponents, interval counts and grid indices, and over all rows the items
+    of :func:`gw_rows_grid`: the distinct exponents in [-1022, 1000] with their rows'
+    largest ``n``, and ``(min e, max e, any coarse row, min n)`` (None without rows). A
+    row whose exponent or intervals the release refuses is always left to the caller; the
+    rows drawn before the caller refuses it have advanced the generator."""
+    cdef Py_ssize_t m = out.shape[0]
+    if lo.shape[0] != m or hi.shape[0] != m or q.shape[0] != m:
+        raise ValueError("gw_rows_first: arrays of different lengths")
+    cdef int64_t nmx[2023]
+    cdef int64_t agg[4]
+    cdef int64_t tot[4]
+    cdef Py_ssize_t k, s, a, c, cap = 1024, used = 0
+    for k in range(2023):
+        nmx[k] = -2
+    cdef gw_rows_t R
+    tree, lev, N, tailw, sb, tm, e = law
+    if e != e0:
+        raise ValueError("gw_rows_first: the kernel's exponent is not e0")
+    _gw_rows_law(&R, tree, lev, N, tailw, sb, tm, e)
+    cdef double gm = _gd_ldexp(1.0, e)
+    cdef int64_t eb[GW_FIRST_CHUNK]
+    cdef int64_t nbk[GW_FIRST_CHUNK]
+    cdef int64_t ibk[GW_FIRST_CHUNK]
+    cdef unsigned char cb[GW_FIRST_CHUNK]
+    cdef int64_t ib[GD_LANES]
+    cdef int64_t nb[GD_LANES]
+    cdef int64_t jb[GD_LANES]
+    cdef Py_ssize_t pb[GD_LANES]
+    cdef int r, nl = 0, err = 0
+    cdef int64_t nr, ia
+    cdef int64_t* left[4]            # positions, e, n, idx of the rows left
+    cdef double a0 = dq / target / scale_steps
+    tot[0] = _GW_I64_MAX
+    tot[1] = -_GW_I64_MAX - 1
+    tot[2] = 0
+    tot[3] = _GW_I64_MAX
+    for k in range(4):
+        left[k] = <int64_t*> malloc(cap * sizeof(int64_t))
+    bit_gen = gen.bit_generator
+    cdef bitgen_t* bg = _borrow(bit_gen)
+    try:
+        if left[0] == NULL or left[1] == NULL or left[2] == NULL or left[3] == NULL:
+            raise MemoryError()
+        _gw_guide(&R, m)
+        with bit_gen.lock, nogil:
+            s = 0
+            while s < m:
+                c = GW_FIRST_CHUNK if m - s >= GW_FIRST_CHUNK else m - s
+                bndp_gw_rows_grid(&lo[s], &hi[s], &q[s], c, a0, dq, width_steps, sens_steps,
+                                  GW_MAX_ROW, eb, cb, nbk, ibk, nmx, agg)
+                tot[0] = agg[0] if agg[0] < tot[0] else tot[0]
+                tot[1] = agg[1] if agg[1] > tot[1] else tot[1]
+                tot[2] |= agg[2]
+                tot[3] = agg[3] if agg[3] < tot[3] else tot[3]
+                for k in range(c):
+                    a = s + k
+                    nr = nbk[k]
+                    ia = ibk[k]
+                    if (eb[k] == e0 and nr >= nmin0 and nr <= GW_MAX_ROW
+                            and (R.tailw != 0 or nr <= R.N) and ia >= 0 and ia <= nr):
+                        pb[nl] = a
+                        ib[nl] = ia
+                        nb[nl] = nr
+                        nl += 1
+                        if nl == GD_LANES:
+                            _gw_idx_chunk(bg, &R, ib, nb, nl, jb)
+                            for r in range(nl):
+                                out[pb[r]] = lo[pb[r]] + (<double> jb[r]) * gm
+                            nl = 0
+                        continue
+                    if used == cap and _gw_grow(left, 4, &cap) < 0:
+                        err = 1
+                        break
+                    left[0][used] = a
+                    left[1][used] = eb[k]
+                    left[2][used] = nr
+                    left[3][used] = ia
+                    used += 1
+                if err:
+                    break
+                s += c
+            if not err and nl:
+                _gw_idx_chunk(bg, &R, ib, nb, nl, jb)
+                for r in range(nl):
+                    out[pb[r]] = lo[pb[r]] + (<double> jb[r]) * gm
+        if err:
+            raise MemoryError()
+        res = []
+        for k in range(4):
+            arr = _np.empty(used, dtype=_np.int64)
+            if used:
+                memcpy(_cnp.PyArray_DATA(arr), left[k], used * sizeof(int64_t))
+            res.append(arr)
+    finally:
+        free(<void*> R.guide)
+        for k in range(4):
+            free(left[k])
+    evals = [k - 1022 for k in range(2023) if nmx[k] != -2]
+    nmax = [nmx[k] for k in range(2023) if nmx[k] != -2]
+    summary = (tot[0], tot[1], bool(tot[2]), tot[3]) if m else None
+    return (res[0], res[1], res[2], res[3], _np.array(evals, dtype=_np.int64),
+            _np.array(nmax, dtype=_np.int64), summary)

@@ -665,27 +665,76 @@ def sample_rows(fam: int, target: float, sensitivity: float, q: np.ndarray, lo: 
 
 def _sample_rows_compiled(fam: int, target: float, dq: float, q: np.ndarray, lo: np.ndarray,
                           hi: np.ndarray, gen: np.random.Generator) -> np.ndarray:
-    """:func:`sample_rows` for double true values in three compiled passes, without sorting
-    (``gw_rows_grid``: every row's exponent, as :func:`grid_exponent`, interval count and
-    grid index; ``gw_rows_kernels``: every row's kernel; ``gw_fill_groups``: the draws,
-    kernel by kernel in the order and blocks of the grouped loop, so the same stream and
-    values)."""
+    """:func:`sample_rows` for double true values: the wide kernel of the exponent of rows
+    near 0 (:func:`plan_wide`'s) is drawn first, in the pass that finds every row's grid
+    (``gw_rows_first``: each row's exponent, as :func:`grid_exponent`, interval count and
+    grid index, chunk by chunk in cache); the rows it leaves are then drawn kernel by kernel
+    (:func:`_draw_kernels`). Where that kernel is drawn first in the order of
+    :func:`_draw_kernels` (its exponent the smallest of the rows', the usual case), the
+    draws and the stream are those of :func:`_draw_kernels` on every row."""
     q, lo, hi = (np.ascontiguousarray(a, dtype=np.float64) for a in (q, lo, hi))
-    e, coarse, n, evals, nmax, idx, summary = _core.gw_rows_grid(
-        target, dq, lo, hi, SCALE_STEPS, WINDOW_WIDTH_STEPS, SENS_STEPS, q)
     out = np.empty(q.shape[0])
-    if summary is None:
+    if q.shape[0] == 0:
         return out
+    e0, _ = _exponent1(target, dq, 0.0, math.inf)
+    first = None
+    if -1022 <= e0 <= 1000:
+        dk0 = max(1, math.ceil(math.ldexp(dq, -e0)))
+        try:
+            first = _law(fam, target, dk0, e0, None)
+        except ValueError:          # no wide kernel: every row is drawn kernel by kernel
+            first = None
+    if first is None:
+        e, coarse, n, evals, nmax, idx, summary = _core.gw_rows_grid(
+            target, dq, lo, hi, SCALE_STEPS, WINDOW_WIDTH_STEPS, SENS_STEPS, q)
+        _check_rows(summary, e, coarse, dq)
+        _draw_kernels(fam, target, dq, None, e, n, idx, lo, evals, nmax, out, gen)
+        return out
+    pos, e, n, idx, evals, nmax, summary = _core.gw_rows_first(
+        gen, first.fill_args, e0, first.n_min, target, dq, lo, hi, q, SCALE_STEPS,
+        WINDOW_WIDTH_STEPS, SENS_STEPS, out)
+    _check_rows(summary, None, None, dq, (target, lo, hi))
+    if pos.size:
+        _draw_kernels(fam, target, dq, (e0, first), e, n, idx, lo[pos], evals, nmax, out,
+                      gen, pos)
+    return out
+
+
+def _check_rows(summary: tuple, e: np.ndarray | None, coarse: np.ndarray | None, dq: float,
+                grid: tuple | None = None) -> None:
+    """The errors (and the coarse grids' warning) of :func:`_check_exponent` and a row
+    without grid steps, from the grid pass's summary; the rows' exponents are found again
+    (``grid``: target and bounds) only to word them."""
     emin, emax, any_coarse, nmin_rows = summary
     if any_coarse or emin < -1022 or emax > 1000:
+        if e is None:
+            target, lo, hi = grid
+            e, coarse = _core.gw_rows_grid(target, dq, lo, hi, SCALE_STEPS,
+                                           WINDOW_WIDTH_STEPS, SENS_STEPS)[:2]
         _check_exponent(e, coarse, dq)      # the messages (or the coarse grids' warning)
     if nmin_rows < 1:
         raise ValueError("grid law: a row holds no grid step; pass mode='continuous'")
+
+
+def _draw_kernels(fam: int, target: float, dq: float, drawn: tuple | None, e: np.ndarray,
+                  n: np.ndarray, idx: np.ndarray, lo: np.ndarray, evals: np.ndarray,
+                  nmax: np.ndarray, out: np.ndarray, gen: np.random.Generator,
+                  pos: np.ndarray | None = None) -> None:
+    """Rows (exponent, interval count, grid index, lower bound) drawn kernel by kernel in
+    the order exponent, wide before narrow, n ascending, each kernel's rows in row order
+    (``gw_rows_kernels``: every row's kernel; ``gw_fill_groups``: the draws of one
+    ``gw_fill`` per kernel), into ``out`` (at ``pos``, else in order). ``evals`` and
+    ``nmax``: the exponents (a superset of the rows') and their rows' largest ``n``.
+    ``drawn``: ``(e0, law)``, the wide kernel already drawn, whose exponent's rows here
+    are the narrow ones (and any it refused, refused again here)."""
     dks = [max(1, math.ceil(math.ldexp(dq, -int(ev)))) for ev in evals]
     wides: list[WindowLaw | None] = []
     for ev, nx, dk in zip(evals, nmax, dks):
-        wides.append(None if _surely_narrow(fam, target, dk, int(nx))
-                     else _law(fam, target, dk, int(ev), None))
+        if drawn is not None and int(ev) == drawn[0]:
+            wides.append(drawn[1])
+        else:
+            wides.append(None if _surely_narrow(fam, target, dk, int(nx))
+                         else _law(fam, target, dk, int(ev), None))
     nmin = np.array([1 << 62 if w is None else w.n_min for w in wides], dtype=np.int64)
     group, keys, counts = _core.gw_rows_kernels(e, n, evals, nmin)
     laws = []
@@ -693,5 +742,9 @@ def _sample_rows_compiled(fam: int, target: float, dq: float, q: np.ndarray, lo:
         law = wides[k] if nn == 0 else _law(fam, target, min(dks[k], nn), int(evals[k]), nn)
         assert law is not None
         laws.append(law.fill_args)
-    _core.gw_fill_groups(gen, laws, group, idx, lo, n, out, counts)
-    return out
+    if pos is None:
+        _core.gw_fill_groups(gen, laws, group, idx, lo, n, out, counts)
+    else:
+        res = np.empty(pos.shape[0])
+        _core.gw_fill_groups(gen, laws, group, idx, lo, n, res, counts)
+        out[pos] = res
