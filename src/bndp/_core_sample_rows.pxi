@@ -542,3 +542,16 @@ def gw_rows_first(object gen, tuple law, int64_t e0, int64_t nmin0, double targe
     summary = (tot[0], tot[1], bool(tot[2]), tot[3]) if m else None
     return (res[0], res[1], res[2], res[3], _np.array(evals, dtype=_np.int64),
             _np.array(nmax, dtype=_np.int64), summary)
+
+
+def gw_max_width(const double[::1] lo, const double[::1] hi):
+    """The largest ``hi - lo`` (rounded) of rows of finite bounds (-inf without rows)."""
+    cdef Py_ssize_t a, m = lo.shape[0]
+    if hi.shape[0] != m:
+        raise ValueError("gw_max_width: arrays of different lengths")
+    cdef double w = -math_inf, d
+    with nogil:
+        for a in range(m):
+            d = hi[a] - lo[a]
+            w = d if d > w else w
+    return w

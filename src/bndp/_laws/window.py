@@ -671,7 +671,8 @@ def _sample_rows_compiled(fam: int, target: float, dq: float, q: np.ndarray, lo:
     grid index, chunk by chunk in cache); the rows it leaves are then drawn kernel by kernel
     (:func:`_draw_kernels`). Where that kernel is drawn first in the order of
     :func:`_draw_kernels` (its exponent the smallest of the rows', the usual case), the
-    draws and the stream are those of :func:`_draw_kernels` on every row."""
+    draws and the stream are those of :func:`_draw_kernels` on every row; so too where no
+    row may be wide at that grid (that kernel is then not planned)."""
     q, lo, hi = (np.ascontiguousarray(a, dtype=np.float64) for a in (q, lo, hi))
     out = np.empty(q.shape[0])
     if q.shape[0] == 0:
@@ -679,11 +680,16 @@ def _sample_rows_compiled(fam: int, target: float, dq: float, q: np.ndarray, lo:
     e0, _ = _exponent1(target, dq, 0.0, math.inf)
     first = None
     if -1022 <= e0 <= 1000:
+        # planned only where a row may be wide at that grid (the widest row's n, plus one
+        # for the rounding of hi - lo, not surely narrow): the kernels planned are a
+        # function of the rows, never of the cache
         dk0 = max(1, math.ceil(math.ldexp(dq, -e0)))
-        try:
-            first = _law(fam, target, dk0, e0, None)
-        except ValueError:          # no wide kernel: every row is drawn kernel by kernel
-            first = None
+        n_est = math.floor(math.ldexp(_core.gw_max_width(lo, hi), -e0)) + 1
+        if not _surely_narrow(fam, target, dk0, n_est):
+            try:
+                first = _law(fam, target, dk0, e0, None)
+            except ValueError:      # no wide kernel: every row is drawn kernel by kernel
+                first = None
     if first is None:
         e, coarse, n, evals, nmax, idx, summary = _core.gw_rows_grid(
             target, dq, lo, hi, SCALE_STEPS, WINDOW_WIDTH_STEPS, SENS_STEPS, q)
