@@ -710,6 +710,10 @@ def test_per_row_bounds_far_from_zero_warn_or_refuse():
         with pytest.raises(ValueError, match="sensitivity"):
             bndp.sample(np.array([1.0, 2.0]), lower=np.array([0.0, 0.0]),
                         upper=np.array([10.0, hi1]), **kw)
+    # a row whose width overflows to inf (finite bounds) is refused the same way
+    with pytest.raises(ValueError, match="sensitivity"):
+        bndp.sample(np.array([1.0, 2.0]), lower=np.array([0.0, -1.7e308]),
+                    upper=np.array([10.0, 1.7e308]), **kw)
 
 
 @pytest.mark.parametrize("fam", [window.LAPLACE, window.GAUSSIAN])

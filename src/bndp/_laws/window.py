@@ -18,7 +18,7 @@ from collections import OrderedDict
 from functools import cached_property, lru_cache
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -684,7 +684,8 @@ def _sample_rows_compiled(fam: int, target: float, dq: float, q: np.ndarray, lo:
         # for the rounding of hi - lo, not surely narrow): the kernels planned are a
         # function of the rows, never of the cache
         dk0 = max(1, math.ceil(math.ldexp(dq, -e0)))
-        n_est = math.floor(math.ldexp(_core.gw_max_width(lo, hi), -e0)) + 1
+        w = math.ldexp(_core.gw_max_width(lo, hi), -e0)
+        n_est = math.floor(w) + 1 if math.isfinite(w) else 1 << 62
         if not _surely_narrow(fam, target, dk0, n_est):
             try:
                 first = _law(fam, target, dk0, e0, None)
@@ -693,31 +694,28 @@ def _sample_rows_compiled(fam: int, target: float, dq: float, q: np.ndarray, lo:
     if first is None:
         e, coarse, n, evals, nmax, idx, summary = _core.gw_rows_grid(
             target, dq, lo, hi, SCALE_STEPS, WINDOW_WIDTH_STEPS, SENS_STEPS, q)
-        _check_rows(summary, e, coarse, dq)
+        _check_rows(summary, dq, lambda: (e, coarse))
         _draw_kernels(fam, target, dq, None, e, n, idx, lo, evals, nmax, out, gen)
         return out
     pos, e, n, idx, evals, nmax, summary = _core.gw_rows_first(
         gen, first.fill_args, e0, first.n_min, target, dq, lo, hi, q, SCALE_STEPS,
         WINDOW_WIDTH_STEPS, SENS_STEPS, out)
-    _check_rows(summary, None, None, dq, (target, lo, hi))
+    _check_rows(summary, dq, lambda: _core.gw_rows_grid(
+        target, dq, lo, hi, SCALE_STEPS, WINDOW_WIDTH_STEPS, SENS_STEPS)[:2])
     if pos.size:
         _draw_kernels(fam, target, dq, (e0, first), e, n, idx, lo[pos], evals, nmax, out,
                       gen, pos)
     return out
 
 
-def _check_rows(summary: tuple, e: np.ndarray | None, coarse: np.ndarray | None, dq: float,
-                grid: tuple | None = None) -> None:
+def _check_rows(summary: tuple, dq: float,
+                exponents: Callable[[], tuple[np.ndarray, np.ndarray]]) -> None:
     """The errors (and the coarse grids' warning) of :func:`_check_exponent` and a row
-    without grid steps, from the grid pass's summary; the rows' exponents are found again
-    (``grid``: target and bounds) only to word them."""
+    without grid steps, from the grid pass's summary; ``exponents()`` gives the rows'
+    exponents and coarse flags, asked for only to word them."""
     emin, emax, any_coarse, nmin_rows = summary
     if any_coarse or emin < -1022 or emax > 1000:
-        if e is None:
-            target, lo, hi = grid
-            e, coarse = _core.gw_rows_grid(target, dq, lo, hi, SCALE_STEPS,
-                                           WINDOW_WIDTH_STEPS, SENS_STEPS)[:2]
-        _check_exponent(e, coarse, dq)      # the messages (or the coarse grids' warning)
+        _check_exponent(*exponents(), dq)   # the messages (or the coarse grids' warning)
     if nmin_rows < 1:
         raise ValueError("grid law: a row holds no grid step; pass mode='continuous'")
 
