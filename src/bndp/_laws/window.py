@@ -683,14 +683,22 @@ def _sample_rows_compiled(fam: int, target: float, dq: float, q: np.ndarray, lo:
         # planned only where a row may be wide at that grid (the widest row's n, plus one
         # for the rounding of hi - lo, not surely narrow): the kernels planned are a
         # function of the rows, never of the cache
+        # (a planned kernel is taken from the cache: the draws are the same either way, as
+        # no row of that grid is wide where it would not be planned)
         dk0 = max(1, math.ceil(math.ldexp(dq, -e0)))
-        w = math.ldexp(_core.gw_max_width(lo, hi), -e0)
-        n_est = math.floor(w) + 1 if math.isfinite(w) else 1 << 62
-        if not _surely_narrow(fam, target, dk0, n_est):
-            try:
-                first = _law(fam, target, dk0, e0, None)
-            except ValueError:      # no wide kernel: every row is drawn kernel by kernel
-                first = None
+        key0 = (fam, target, dk0, e0, None)
+        with _LAWS_LOCK:
+            first = _LAWS.get(key0)
+            if first is not None:
+                _LAWS.move_to_end(key0)
+        if first is None:
+            w = math.ldexp(_core.gw_max_width(lo, hi), -e0)
+            n_est = math.floor(w) + 1 if math.isfinite(w) else 1 << 62
+            if not _surely_narrow(fam, target, dk0, n_est):
+                try:
+                    first = _law(fam, target, dk0, e0, None)
+                except ValueError:  # no wide kernel: every row is drawn kernel by kernel
+                    first = None
     if first is None:
         e, coarse, n, evals, nmax, idx, summary = _core.gw_rows_grid(
             target, dq, lo, hi, SCALE_STEPS, WINDOW_WIDTH_STEPS, SENS_STEPS, q)
