@@ -626,6 +626,30 @@ def test_fill_groups_refuses_rows_inconsistent_with_their_kernels():
     i2[np.flatnonzero(group == 1)[0]] = n[np.flatnonzero(group == 1)[0]] + 1
     with pytest.raises(ValueError, match="does not serve"):
         _core.gw_fill_groups(gen, laws, group, i2, lo, n, out, counts)
+    # with positions: the rows are rows pos of a longer column, drawn as the same rows
+    # alone (the same stream), written at pos with their lower bounds lo[pos]
+    pos = np.sort(r.choice(3 * k, k, replace=False))
+    lo3 = np.full(3 * k, np.nan)
+    lo3[pos] = lo
+    out3 = np.full(3 * k, -1.0)
+    _core.gw_fill_groups(np.random.default_rng(9), laws, group, idx, lo3, n, out3, counts, pos)
+    _core.gw_fill_groups(np.random.default_rng(9), laws, group, idx, lo, n, out, counts)
+    np.testing.assert_array_equal(out3[pos], out)
+    assert np.all(np.delete(out3, pos) == -1.0)
+    one = np.flatnonzero(group == 1)          # one kernel's rows (its own loop)
+    o1 = np.full(3 * k, -1.0)
+    _core.gw_fill_groups(np.random.default_rng(9), [laws[1]], np.zeros(one.size, np.int32),
+                         idx[one], lo3, n[one], o1, np.array([one.size]), pos[one])
+    ref1 = np.empty(one.size)
+    _core.gw_fill_groups(np.random.default_rng(9), [laws[1]], np.zeros(one.size, np.int32),
+                         idx[one], lo[one], n[one], ref1, np.array([one.size]))
+    np.testing.assert_array_equal(o1[pos[one]], ref1)
+    assert np.count_nonzero(o1 != -1.0) == one.size
+    for bad in (3 * k, -1):
+        p2 = pos.copy()
+        p2[5] = bad
+        with pytest.raises(ValueError, match="outside the column"):
+            _core.gw_fill_groups(gen, laws, group, idx, lo3, n, out3, counts, p2)
 
 
 def test_per_row_grid_pass_matches_grid_exponent_and_intervals():

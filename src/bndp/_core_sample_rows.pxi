@@ -255,9 +255,14 @@ ctypedef struct gw_row_in_t:
     Py_ssize_t a        # the row's position
 
 
+cdef inline Py_ssize_t _gw_at(const int64_t* pp, Py_ssize_t a) noexcept nogil:
+    # where row a is written: pos[a], or a without positions
+    return <Py_ssize_t> pp[a] if pp != NULL else a
+
+
 def gw_fill_groups(object gen, list laws, const int32_t[::1] group, const int64_t[::1] idx,
                    const double[::1] lo, const int64_t[::1] nrow, double[::1] out,
-                   const int64_t[::1] counts):
+                   const int64_t[::1] counts, pos=None):
     """Windowed grid draws for rows of several kernels: ``laws[k]`` the kernel of group k,
     ``(tree, levels, N, tailw, sbits, tm, e)`` as for :func:`gw_fill`; ``group[a]`` row a's
     kernel and ``counts[k]`` the rows of kernel k (:func:`gw_rows_kernels`), ``idx[a]`` the
@@ -266,13 +271,35 @@ def gw_fill_groups(object gen, list laws, const int32_t[::1] group, const int64_
     (blocks of GD_LANES from its first row): the draws of one :func:`gw_fill` per kernel on
     its rows. Kernel 0's rows are drawn in the pass that checks every row and copies the
     other rows' (index, n, position) kernel by kernel (one sequential write stream per
-    kernel); those are drawn next and written back by position."""
-    cdef Py_ssize_t a, k, total = out.shape[0], ng = len(laws), c, p, d
-    if (idx.shape[0] != total or lo.shape[0] != total or nrow.shape[0] != total
-            or group.shape[0] != total or counts.shape[0] != ng):
+    kernel); those are drawn next and written back by position. With ``pos`` (int64, one
+    per row, distinct), row a is a row of the column: its lower bound ``lo[pos[a]]``, its
+    draw written to ``out[pos[a]]`` (``lo`` and ``out`` of the column's length)."""
+    cdef Py_ssize_t a, k, total = group.shape[0], ng = len(laws), c, p, d, mo = out.shape[0]
+    cdef const int64_t[::1] pv
+    cdef const int64_t* pp = NULL
+    if pos is None:
+        if mo != total:
+            raise ValueError("grid law: per-row arrays of different lengths")
+    else:
+        pv = pos
+        if pv.shape[0] != total:
+            raise ValueError("grid law: per-row arrays of different lengths")
+        if total:
+            pp = &pv[0]
+    if (idx.shape[0] != total or lo.shape[0] != mo or nrow.shape[0] != total
+            or counts.shape[0] != ng):
         raise ValueError("grid law: per-row arrays of different lengths")
     if total == 0:
         return
+    cdef int bad = 0
+    if pp != NULL:
+        with nogil:
+            for a in range(total):
+                if pp[a] < 0 or pp[a] >= mo:
+                    bad = 1
+                    break
+        if bad:
+            raise ValueError("grid law: a row position outside the column")
     bit_gen = gen.bit_generator
     cdef bitgen_t* bg = _borrow(bit_gen)
     cdef gw_rows_t* R = <gw_rows_t*> calloc(ng + 1, sizeof(gw_rows_t))
@@ -323,7 +350,8 @@ def gw_fill_groups(object gen, list laws, const int32_t[::1] group, const int64_
                     c = GD_LANES if total - p >= GD_LANES else total - p
                     _gw_idx_chunk(bg, &R[0], &idx[p], &nrow[p], <int> c, jb)
                     for r in range(c):
-                        out[p + r] = lo[p + r] + (<double> jb[r]) * gm
+                        d = _gw_at(pp, p + r)
+                        out[d] = lo[d] + (<double> jb[r]) * gm
                     p += c
             return
         # kernel 0 is drawn first: its rows are drawn in row order (blocks of GD_LANES)
@@ -360,7 +388,8 @@ def gw_fill_groups(object gen, list laws, const int32_t[::1] group, const int64_
                     if c == GD_LANES:
                         _gw_idx_chunk(bg, &R[0], ib, nb, <int> c, jb)
                         for r in range(c):
-                            out[pb[r]] = lo[pb[r]] + (<double> jb[r]) * gm
+                            d = _gw_at(pp, pb[r])
+                            out[d] = lo[d] + (<double> jb[r]) * gm
                         c = 0
                     continue
                 d = ptr[g]
@@ -377,7 +406,8 @@ def gw_fill_groups(object gen, list laws, const int32_t[::1] group, const int64_
                 if c:
                     _gw_idx_chunk(bg, &R[0], ib, nb, <int> c, jb)
                     for r in range(c):
-                        out[pb[r]] = lo[pb[r]] + (<double> jb[r]) * gm
+                        d = _gw_at(pp, pb[r])
+                        out[d] = lo[d] + (<double> jb[r]) * gm
                 for k in range(1, ng):
                     p = start[k] - counts[0]
                     while p < start[k + 1] - counts[0]:
@@ -396,7 +426,7 @@ def gw_fill_groups(object gen, list laws, const int32_t[::1] group, const int64_
             for k in range(1, ng):
                 gm = gam[k]
                 for d in range(start[k] - counts[0], start[k + 1] - counts[0]):
-                    a = rows[d].a
+                    a = _gw_at(pp, rows[d].a)
                     out[a] = lo[a] + (<double> rows[d].i) * gm
     finally:
         if R != NULL:
@@ -451,7 +481,7 @@ def gw_rows_first(object gen, tuple law, int64_t e0, int64_t nmin0, double targe
     cdef int64_t nmx[2023]
     cdef int64_t agg[4]
     cdef int64_t tot[4]
-    cdef Py_ssize_t k, s, a, c, cap = 1024, used = 0
+    cdef Py_ssize_t k, s, a, c, cap = max(1024, m // 8), used = 0
     for k in range(2023):
         nmx[k] = -2
     cdef gw_rows_t R

@@ -711,8 +711,8 @@ def _sample_rows_compiled(fam: int, target: float, dq: float, q: np.ndarray, lo:
     _check_rows(summary, dq, lambda: _core.gw_rows_grid(
         target, dq, lo, hi, SCALE_STEPS, WINDOW_WIDTH_STEPS, SENS_STEPS)[:2])
     if pos.size:
-        _draw_kernels(fam, target, dq, (e0, first), e, n, idx, lo[pos], evals, nmax, out,
-                      gen, pos)
+        _draw_kernels(fam, target, dq, (e0, first), e, n, idx, lo, evals, nmax, out, gen,
+                      pos)
     return out
 
 
@@ -732,10 +732,11 @@ def _draw_kernels(fam: int, target: float, dq: float, drawn: tuple | None, e: np
                   n: np.ndarray, idx: np.ndarray, lo: np.ndarray, evals: np.ndarray,
                   nmax: np.ndarray, out: np.ndarray, gen: np.random.Generator,
                   pos: np.ndarray | None = None) -> None:
-    """Rows (exponent, interval count, grid index, lower bound) drawn kernel by kernel in
-    the order exponent, wide before narrow, n ascending, each kernel's rows in row order
+    """Rows (exponent, interval count, grid index) drawn kernel by kernel in the order
+    exponent, wide before narrow, n ascending, each kernel's rows in row order
     (``gw_rows_kernels``: every row's kernel; ``gw_fill_groups``: the draws of one
-    ``gw_fill`` per kernel), into ``out`` (at ``pos``, else in order). ``evals`` and
+    ``gw_fill`` per kernel), into ``out``: row a of them is the column's row ``pos[a]``
+    (else a), with lower bound ``lo[pos[a]]``. ``evals`` and
     ``nmax``: the exponents (a superset of the rows') and their rows' largest ``n``.
     ``drawn``: ``(e0, law)``, the wide kernel already drawn, whose exponent's rows here
     are the narrow ones (and any it refused, refused again here)."""
@@ -754,9 +755,4 @@ def _draw_kernels(fam: int, target: float, dq: float, drawn: tuple | None, e: np
         law = wides[k] if nn == 0 else _law(fam, target, min(dks[k], nn), int(evals[k]), nn)
         assert law is not None
         laws.append(law.fill_args)
-    if pos is None:
-        _core.gw_fill_groups(gen, laws, group, idx, lo, n, out, counts)
-    else:
-        res = np.empty(pos.shape[0])
-        _core.gw_fill_groups(gen, laws, group, idx, lo, n, res, counts)
-        out[pos] = res
+    _core.gw_fill_groups(gen, laws, group, idx, lo, n, out, counts, pos)
