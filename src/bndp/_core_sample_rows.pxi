@@ -1,12 +1,15 @@
 # Windowed grid-law draws for per-row bounds (included by _core.pyx after
-# _core_sample_window.pxi), in three passes, without sorting: (1) every row's granularity
-# exponent, interval count and grid index (window.grid_exponent, gw_intervals and gw_index:
-# the same IEEE operations row by row, bndp_gw_rows_grid in _window.h); (2) every row's
-# kernel, the wide kernel of its exponent or the narrow kernel of its (exponent, n), found in
-# a small hash table; (3) the draws, kernel by kernel in the order exponent, wide before
-# narrow, n ascending, and the rows of a kernel in row order, in blocks of GD_LANES from the
-# kernel's first row: the draws and the stream of a loop that calls gw_fill once per kernel
-# on the selected rows.
+# _core_sample_window.pxi), without sorting. gw_rows_first: one pass, chunk by chunk in
+# cache, finds every row's granularity exponent, interval count and grid index
+# (window.grid_exponent, gw_intervals and gw_index: the same IEEE operations row by row,
+# bndp_gw_rows_grid in _window.h) and draws the rows of one kernel, the wide kernel of the
+# grid of rows near 0, in row order, leaving the others. The rows left: gw_rows_kernels gives
+# every row's kernel, the wide kernel of its exponent or the narrow kernel of its
+# (exponent, n), found in a small hash table; gw_fill_groups draws them kernel by kernel in
+# the order exponent, wide before narrow, n ascending, and the rows of a kernel in row
+# order, in blocks of GD_LANES from the kernel's first row: the draws and the stream of a
+# loop that calls gw_fill once per kernel on the selected rows. (gw_rows_grid is the grid
+# pass alone, for every row.)
 
 
 def gw_rows_grid(double target, double dq, const double[::1] lo, const double[::1] hi,
