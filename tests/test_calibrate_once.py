@@ -94,10 +94,28 @@ def test_gaussian_narrow_kernel_is_the_same_whoever_plans_it_first():
         for c in order:
             c()
         assert window._LAWS[key].scale_grid == scale
-    # and the start is the continuous sigma of the kernel's grid width and sensitivity
+    # and the start is the scale at which the discrete Gaussian on the whole row loses the
+    # target between its extreme inputs: here (the window covers the row) the kernel's
+    # scale to 1e-7, where the continuous bounded Gaussian's sigma is 80 % larger
     _, target, dk, e, n = key
-    assert window._narrow_gaussian_start(target, dk, n) == pytest.approx(
-        bndp.calibrate.bounded_gaussian_sigma(target, float(dk), 0.0, float(n)), rel=0)
+    start = window._narrow_gaussian_start(target, dk, n)
+    assert window._gaussian_row_loss(start, n, min(dk, n)) == pytest.approx(target, rel=1e-12)
+    assert start == pytest.approx(scale, rel=1e-7)
+    sigma = bndp.calibrate.bounded_gaussian_sigma(target, float(dk), 0.0, float(n))
+    assert sigma > 1.5 * scale
+
+
+def test_gaussian_row_loss_matches_the_exact_sums():
+    # the Euler-Maclaurin normalisers of _gaussian_row_loss against the sums themselves
+    for t, n, dk in ((3.0, 40, 1), (3.0, 40, 5), (12.5, 128, 128), (107.0, 128, 128),
+                     (60.0, 900, 32), (400.0, 2000, 7)):
+        j = np.arange(n + 1)
+
+        def z(i):
+            return np.exp(-(j - i) ** 2 / (2.0 * t * t)).sum()
+
+        want = dk * (2 * (n - dk) + dk) / (2 * t * t) + np.log(z(n) / z(n - dk))
+        assert window._gaussian_row_loss(t, n, dk) == pytest.approx(want, rel=1e-7)
 
 
 @pytest.mark.parametrize("mech, kw", [
