@@ -22,6 +22,7 @@ import os
 import sys
 import time
 import zlib
+from statistics import NormalDist
 
 import numpy as np
 
@@ -76,9 +77,16 @@ def main(argv=None) -> None:
         m, be, bs, a, b = R[:, 1 + 5 * i:6 + 5 * i].T
         err = m - xm
         cov = float(np.mean((a <= xm) & (xm <= b)))
+        # the interval's centre (the estimate less the replicates' bias) and the coverage a
+        # normal centre with its bias and sd would give an interval of the replicates' sd
+        cerr = err - be
+        z = NormalDist().inv_cdf(0.975)
+        expect = float(np.mean([NormalDist(cerr.mean(), cerr.std()).cdf(z * s) -
+                                NormalDist(cerr.mean(), cerr.std()).cdf(-z * s) for s in bs]))
         print(f"  {json.dumps(v)}: estimate bias {err.mean():+.4f} sd {err.std():.4f} | "
               f"replicates' bias {be.mean():+.4f} sd {bs.mean():.4f} | bias left "
               f"{np.mean(err - be):+.4f} ({abs(np.mean(err - be)) / err.std():.2f} sd) | "
+              f"centre sd {cerr.std():.4f} | normal centre's coverage {expect:.3f} | "
               f"coverage {cov:.3f} (s.e. {np.sqrt(cov * (1 - cov) / args.reps):.3f}) | "
               f"{secs[i] / args.reps:.2f} s per estimate")
 

@@ -214,5 +214,7 @@ def test_estimate_coverage_script_runs(monkeypatch, capsys):
                             "--boot", "8", "--variants", "{}", '{"resolution": 0.25}'])
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("laplace eps=1 rows skewed n=1500: 3 repetitions")
-    assert len(out) == 3 and all("coverage" in line and "bias left" in line for line in out[1:])
+    assert len(out) == 3 and all("coverage" in line and "bias left" in line
+                                 and "centre sd" in line and "normal centre's coverage" in line
+                                 for line in out[1:])
     assert '"resolution": 0.25' in out[2]
