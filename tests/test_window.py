@@ -756,39 +756,3 @@ def test_gw_calibrate_returns_the_smallest_certified_scale(fam, target, dk, wide
     assert _core.gw_eval(fam, t, nn, dk, wide)[0] == cert
     if cert < target * (1.0 - rel):
         assert _core.gw_eval(fam, t * (1.0 - 2.0 * rel), nn, dk, wide)[0] > target
-
-
-def test_one_pass_row_checks_agree_with_the_numpy_checks():
-    # rows_bounds_ok / rows_inside (the per-row checks' fast path) say True exactly where the
-    # NumPy checks pass: NaN, infinities, empty rows, reversed rows and values outside fail
-    from bndp import _validation
-    r = np.random.default_rng(8)
-    lo = r.uniform(-10.0, 10.0, 64)
-    hi = lo + r.uniform(0.5, 5.0, 64)
-    q = r.uniform(lo, hi)
-    assert _core.rows_bounds_ok(lo, hi) and _core.rows_inside(q, lo, hi)
-    for bad_lo, bad_hi in ((np.nan, None), (None, np.nan), (-np.inf, None), (None, np.inf),
-                           (np.inf, None), (None, -np.inf), ("hi", None), (None, "lo")):
-        l2, h2 = lo.copy(), hi.copy()
-        if bad_lo is not None:
-            l2[17] = h2[17] if bad_lo == "hi" else bad_lo
-        if bad_hi is not None:
-            h2[17] = l2[17] if bad_hi == "lo" else bad_hi
-        assert not _core.rows_bounds_ok(l2, h2)
-        with pytest.raises(ValueError):
-            _validation.check_bounds(l2, h2)
-    for bad in (np.nan, np.inf, -np.inf, hi[5] + 1e-9, lo[5] - 1e-9):
-        q2 = q.copy()
-        q2[5] = bad
-        assert not _core.rows_inside(q2, lo, hi)
-        with pytest.raises(ValueError):
-            _validation.apply_domain(q2, lo, hi, "raise")
-    # a value at a bound is inside; half-lines (infinite bounds) still refuse infinite values
-    q3 = q.copy()
-    q3[0], q3[1] = lo[0], hi[1]
-    assert _core.rows_inside(q3, lo, hi)
-    inf_hi = np.full(64, np.inf)
-    q4 = q.copy()
-    q4[3] = np.inf
-    assert not _core.rows_inside(q4, lo, inf_hi)
-    assert not _core.rows_bounds_ok(lo, hi[:10]) and not _core.rows_inside(q, lo[:10], hi)

@@ -588,31 +588,3 @@ def gw_max_width(const double[::1] lo, const double[::1] hi):
             d = hi[a] - lo[a]
             w = d if d > w else w
     return w
-
-
-def rows_bounds_ok(const double[::1] lo, const double[::1] hi):
-    """Whether every row's bounds are finite with ``lo < hi`` (one pass; the checks'
-    fast path, which words no error: False sends the caller to its own checks)."""
-    cdef Py_ssize_t a, m = lo.shape[0]
-    if hi.shape[0] != m:
-        return False
-    cdef int bad = 0
-    with nogil:
-        for a in range(m):
-            # NaN fails every comparison; an infinite bound fails -inf < lo or hi < inf
-            bad |= not (lo[a] < hi[a] and lo[a] > -math_inf and hi[a] < math_inf)
-    return bad == 0
-
-
-def rows_inside(const double[::1] q, const double[::1] lo, const double[::1] hi):
-    """Whether every value is finite and within its row, ``lo <= q <= hi`` (one pass, as
-    :func:`rows_bounds_ok`)."""
-    cdef Py_ssize_t a, m = q.shape[0]
-    if lo.shape[0] != m or hi.shape[0] != m:
-        return False
-    cdef int bad = 0
-    with nogil:
-        for a in range(m):
-            bad |= not (q[a] >= lo[a] and q[a] <= hi[a] and q[a] > -math_inf
-                        and q[a] < math_inf)
-    return bad == 0

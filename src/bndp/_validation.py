@@ -14,8 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from . import _core
-
 __all__ = [
     "as_float_array",
     "scalar_or_none",
@@ -225,14 +223,6 @@ def check_open_unit(a: np.ndarray, name: str) -> None:
         raise ValueError(f"`{name}` must be in (0, 1); got {_first_bad(a, bad)}")
 
 
-def _rows(*arrays: Any) -> bool:
-    """Arrays the compiled one-pass checks take: 1-D, float64, C-contiguous, one length
-    (any other input takes the NumPy checks, which word the errors)."""
-    first = arrays[0]
-    return all(type(a) is np.ndarray and a.ndim == 1 and a.dtype == np.float64
-               and a.flags.c_contiguous and a.shape == first.shape for a in arrays)
-
-
 def check_bounds(lower: np.ndarray, upper: np.ndarray, *, allow_half_infinite: bool = False) -> None:
     """``lower < upper`` elementwise; both finite unless ``allow_half_infinite`` (then one
     end may be infinite, pointing outwards)."""
@@ -248,9 +238,6 @@ def check_bounds(lower: np.ndarray, upper: np.ndarray, *, allow_half_infinite: b
         if (both[0] & both[1]).any():
             raise ValueError("`lower` and `upper` cannot both be infinite")
     else:
-        if _rows(lower, upper):
-            if _core.rows_bounds_ok(lower, upper):
-                return
         check_finite(lower, "lower")
         check_finite(upper, "upper")
     broadcast_shapes(lower=lower, upper=upper)
@@ -356,8 +343,6 @@ def apply_domain(value: np.ndarray, lower: Any, upper: Any, on_outside: str,
         vmax = value.max()
         if vmin >= lower and vmax <= upper:
             return value
-    if _rows(value, lower, upper) and _core.rows_inside(value, lower, upper):
-        return value            # per-row bounds, every value finite and in its row
     check_finite(value, name)
     if np.ndim(lower) or np.ndim(upper):
         broadcast_shapes(**{name: value, "lower": lower, "upper": upper})
