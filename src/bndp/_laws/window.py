@@ -724,11 +724,11 @@ def _sample_rows_compiled(fam: int, target: float, dq: float, q: np.ndarray, lo:
     e0, _ = _exponent1(target, dq, 0.0, math.inf)
     first = None
     if -1022 <= e0 <= 1000:
-        # planned only where a row may be wide at that grid (the widest row's n, plus one
-        # for the rounding of hi - lo, not surely narrow): the kernels planned are a
-        # function of the rows, never of the cache
-        # (a planned kernel is taken from the cache: the draws are the same either way, as
-        # no row of that grid is wide where it would not be planned)
+        # the kernel is planned only where a row may be wide at that grid (the widest
+        # row's n, plus one for the rounding of hi - lo, not surely narrow), so the kernels
+        # planned are a function of the rows, never of the cache; one already planned is
+        # taken from the cache, with the same draws (no row of that grid is wide where it
+        # would not be planned)
         dk0 = max(1, math.ceil(math.ldexp(dq, -e0)))
         key0 = (fam, target, dk0, e0, None)
         with _LAWS_LOCK:
