@@ -9,7 +9,7 @@ import pytest
 
 import bndp
 import bndp.calibrate
-from bndp._laws import window
+from bndp._laws import search_start, window
 from bndp.mechanisms import gaussian, laplace
 
 
@@ -99,7 +99,7 @@ def test_gaussian_narrow_kernel_is_the_same_whoever_plans_it_first():
     # scale to 1e-7, where the continuous bounded Gaussian's sigma is 80 % larger
     _, target, dk, e, n = key
     start = window._narrow_gaussian_start(target, dk, n)
-    assert window._gaussian_row_loss(start, n, min(dk, n)) == pytest.approx(target, rel=1e-12)
+    assert search_start._gaussian_row_loss(start, n, min(dk, n)) == pytest.approx(target, rel=1e-12)
     assert start == pytest.approx(scale, rel=1e-7)
     sigma = bndp.calibrate.bounded_gaussian_sigma(target, float(dk), 0.0, float(n))
     assert sigma > 1.5 * scale
@@ -115,7 +115,7 @@ def test_gaussian_row_loss_matches_the_exact_sums():
             return np.exp(-(j - i) ** 2 / (2.0 * t * t)).sum()
 
         want = dk * (2 * (n - dk) + dk) / (2 * t * t) + np.log(z(n) / z(n - dk))
-        assert window._gaussian_row_loss(t, n, dk) == pytest.approx(want, rel=1e-7)
+        assert search_start._gaussian_row_loss(t, n, dk) == pytest.approx(want, rel=1e-7)
 
 
 @pytest.mark.parametrize("mech, kw", [

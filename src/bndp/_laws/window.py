@@ -15,7 +15,7 @@ import math
 import threading
 import warnings
 from collections import OrderedDict
-from functools import cached_property, lru_cache
+from functools import cached_property
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Callable
@@ -24,9 +24,9 @@ import numpy as np
 
 from .. import _core, _dispatch, _random
 from .._values import WideValues, grid_round, snap
-from ..calibrate import bounded_gaussian_sigma
 from .constants import (FAMILY_NAMES, GAUSSIAN, LAPLACE, REL_TOL, SCALE_STEPS, SENS_STEPS,
                         WINDOW_WIDTH_STEPS)
+from .search_start import _laplace_model, _narrow_gaussian_start, _wide_hint
 from .whole_range import ExactPlan, GridScale, _law_from, cached_search_tree
 
 __all__ = ["WindowLaw", "RowPlan", "plan_row", "sample_rows", "grid_exponent"]
@@ -138,125 +138,8 @@ class WindowLaw(GridScale):
         return w, i + a - kl, s
 
 
-def _laplace_model(target: float, dk: int, n: int | None) -> float:
-    """The scale (grid steps) at which the ideal discrete Laplace on [0, n] (n None: a
-    half-line) has loss ``target`` at its end: ``dk/t + ln(S_dk / S_0)`` with
-    ``S_k = sum_j r^|j - k|``, ``r = e^(-1/t)`` (closed forms). A starting point for the
-    certified search (the sampled law differs by its integer rounding and its tails)."""
-    d = min(dk, n) if n is not None else dk
-
-    def loss(t: float) -> float:
-        r = math.exp(-1.0 / t)
-        if n is None:
-            ratio = 1.0 + r - r ** (d + 1)
-        else:
-            def s(k: int) -> float:
-                return (2.0 - r ** (k + 1) - r ** (n - k + 1)) / (1.0 - r) - 1.0
-            ratio = s(d) / s(0)
-        return d / t + math.log(ratio)
-
-    # secant steps on (ln t, ln loss) (the loss is close to a power of t), then the
-    # bracketing half of the last step; where the closed forms lose all precision (a loss
-    # below the rounding of ratio near 1, at a tiny target) the search starts at d/target
-    try:
-        x1 = _laplace_secant(loss, target, d)
-    except (ValueError, OverflowError, ZeroDivisionError):
-        return d / target
-    t = math.exp(x1)
-    return t if math.isfinite(t) and t > 0 else d / target
-
-
-def _laplace_secant(loss: Any, target: float, d: int) -> float:
-    """ln t of :func:`_laplace_model`: secant steps on (ln t, ln loss), the bracketing half
-    of the last step."""
-    x0, x1 = math.log(d / target), math.log(2.0 * d / target)
-    f0, f1 = math.log(loss(math.exp(x0))) - math.log(target), \
-        math.log(loss(math.exp(x1))) - math.log(target)
-    for _ in range(30):
-        if f1 == f0 or abs(f1) < 1e-12:
-            break
-        x2 = x1 - f1 * (x1 - x0) / (f1 - f0)
-        x2 = min(max(x2, x1 - 3.0), x1 + 3.0)
-        x0, f0 = x1, f1
-        x1 = x2
-        f1 = math.log(loss(math.exp(x1))) - math.log(target)
-    return x1
-
-
-@lru_cache(maxsize=1024)
-def _wide_hint(fam: int, target: float, dk: int) -> float:
-    """A starting scale for the wide kernel: the continuous half-line's (Laplace:
-    x + ln(2 - e^-x) = target, x = dk/t) or 5.8 dk/target (Gaussian)."""
-    if fam == GAUSSIAN:
-        return 5.8 * dk / target
-    lo, hi = 0.0, target
-    for _ in range(60):
-        x = 0.5 * (lo + hi)
-        if x + math.log(2.0 - math.exp(-x)) > target:
-            hi = x
-        else:
-            lo = x
-    return dk / max(lo, 1e-300)
-
-
 _LAWS: "OrderedDict[tuple, WindowLaw]" = OrderedDict()
 _LAWS_LOCK = threading.Lock()     # threads (Dask, Spark, workers) share the cache
-
-
-def _narrow_gaussian_start(target: float, dk: int, n: int) -> float:
-    """Where a narrow Gaussian kernel's search starts (grid steps): the scale at which the
-    discrete Gaussian on the whole row of ``n`` intervals, weights ``exp(-k^2 / (2 t^2))``,
-    loses ``target`` between the inputs ``n - dk`` and ``n`` at the output 0 (the row's
-    extreme pair; :func:`_gaussian_row_loss`), solved by secant steps on ``ln t`` from the
-    continuous bounded Gaussian's sigma (Chen & Hale) for the kernel's sensitivity ``dk``
-    and width ``n``. Where the kernel's window covers the row this is its scale to about
-    1e-7 (the search then certifies it in a few evaluations); on wider rows the window's
-    tails move it by about 1 %. It depends on the kernel's cache key only, so a kernel is
-    the same whichever call plans it first (a mechanism, per-row bounds, another width
-    with the same ``n``)."""
-    try:
-        s = float(bounded_gaussian_sigma(target, float(dk), 0.0, float(n)))
-    except (ValueError, OverflowError):
-        s = math.nan
-    if not (math.isfinite(s) and s > 0):
-        return float(dk) / target
-    dk = min(dk, n)
-    x0, x1 = math.log(s), math.log(s * 1.1)
-    f0 = _gaussian_row_loss(s, n, dk) - target
-    f1 = _gaussian_row_loss(s * 1.1, n, dk) - target
-    for _ in range(40):
-        if not (math.isfinite(f0) and math.isfinite(f1)) or f1 == f0:
-            return s
-        x0, x1 = x1, x1 - f1 * (x1 - x0) / (f1 - f0)
-        if not abs(x1) < 700.0:
-            return s
-        f0, f1 = f1, _gaussian_row_loss(math.exp(x1), n, dk) - target
-        if abs(f1) <= 1e-12 * target:
-            break
-    t = math.exp(x1)
-    return t if math.isfinite(t) and t > 0 and abs(f1) <= 1e-6 * target else s
-
-
-def _gaussian_row_loss(t: float, n: int, dk: int) -> float:
-    """The privacy loss of the discrete Gaussian of scale ``t`` on a row of ``n`` intervals
-    between the inputs ``n - dk`` and ``n`` at the output 0: ``dk (2n - dk) / (2 t^2) +
-    ln(Z(n) / Z(n - dk))``, ``Z(i) = sum_{j=0..n} exp(-(j - i)^2 / (2 t^2))`` by the
-    Euler-Maclaurin formula (the integral, the trapezoid's end terms and the corrections of
-    the first and third derivatives; within 1e-7 relative of the sums for t of 3 grid steps
-    or more, tested)."""
-    r2 = t * math.sqrt(2.0)
-
-    def z(i: int) -> float:
-        a, b = float(n - i), float(-i)
-        fa, fb = math.exp(-(a / r2) ** 2), math.exp(-(b / r2) ** 2)
-        integral = t * math.sqrt(math.pi / 2.0) * (math.erf(a / r2) - math.erf(b / r2))
-        d1 = (-a * fa + b * fb) / (t * t)                    # f' at n less f' at 0
-        d3 = ((3.0 * a / t ** 4 - a ** 3 / t ** 6) * fa      # the third derivatives'
-              - (3.0 * b / t ** 4 - b ** 3 / t ** 6) * fb)
-        return integral + 0.5 * (fa + fb) + d1 / 12.0 - d3 / 720.0
-
-    i = n - dk
-    return dk * (2.0 * i + dk) / (2.0 * t * t) + math.log(z(n) / z(i))
 
 
 def _no_kernel_message(fam: int, target: float, dk: int, n: int | None) -> str:
