@@ -240,3 +240,18 @@ def test_one_scale_search_in_python():
     # imports nothing of bndp
     assert "bndp._scale_search" in g["bndp._laws"] and "bndp._scale_search" in g["bndp.calibrate"]
     assert "bndp._scale_search" not in g
+
+
+def test_no_source_module_over_800_lines():
+    # every hand-written module of the package (Python, Cython, C headers) stays under 800
+    # lines; the generated _core.c is not one
+    long = []
+    for root, _, files in os.walk(SRC):
+        for f in files:
+            if f.endswith((".py", ".pyx", ".pxi", ".pxd", ".h", ".pyi")):
+                path = os.path.join(root, f)
+                with open(path, encoding="utf-8") as fh:
+                    n = sum(1 for _ in fh)
+                if n > 800:
+                    long.append(f"{os.path.relpath(path, SRC)}: {n} lines")
+    assert not long, long
