@@ -263,6 +263,20 @@ cdef inline Py_ssize_t _gw_at(const int64_t* pp, Py_ssize_t a) noexcept nogil:
     return <Py_ssize_t> pp[a] if pp != NULL else a
 
 
+cdef inline void _gw_block_out(bitgen_t* bg, const gw_rows_t* R, const int64_t* ib,
+                               const int64_t* nb, int c, const Py_ssize_t* pb,
+                               const int64_t* pp, const double* lo, double* out,
+                               double gm) noexcept nogil:
+    # c <= GD_LANES draws of one kernel for the rows pb (written at _gw_at(pp, pb[r]))
+    cdef int64_t jb[GD_LANES]
+    cdef int r
+    cdef Py_ssize_t d
+    _gw_idx_chunk(bg, R, ib, nb, c, jb)
+    for r in range(c):
+        d = _gw_at(pp, pb[r])
+        out[d] = lo[d] + (<double> jb[r]) * gm
+
+
 def gw_fill_groups(object gen, list laws, const int32_t[::1] group, const int64_t[::1] idx,
                    const double[::1] lo, const int64_t[::1] nrow, double[::1] out,
                    const int64_t[::1] counts, pos=None):
@@ -389,10 +403,7 @@ def gw_fill_groups(object gen, list laws, const int32_t[::1] group, const int64_
                     c += 1
                     seen += 1
                     if c == GD_LANES:
-                        _gw_idx_chunk(bg, &R[0], ib, nb, <int> c, jb)
-                        for r in range(c):
-                            d = _gw_at(pp, pb[r])
-                            out[d] = lo[d] + (<double> jb[r]) * gm
+                        _gw_block_out(bg, &R[0], ib, nb, <int> c, pb, pp, &lo[0], &out[0], gm)
                         c = 0
                     continue
                 d = ptr[g]
@@ -407,10 +418,7 @@ def gw_fill_groups(object gen, list laws, const int32_t[::1] group, const int64_
                 err = 1
             if err == 0:
                 if c:
-                    _gw_idx_chunk(bg, &R[0], ib, nb, <int> c, jb)
-                    for r in range(c):
-                        d = _gw_at(pp, pb[r])
-                        out[d] = lo[d] + (<double> jb[r]) * gm
+                    _gw_block_out(bg, &R[0], ib, nb, <int> c, pb, pp, &lo[0], &out[0], gm)
                 for k in range(1, ng):
                     p = start[k] - counts[0]
                     while p < start[k + 1] - counts[0]:
@@ -499,9 +507,8 @@ def gw_rows_first(object gen, tuple law, int64_t e0, int64_t nmin0, double targe
     cdef unsigned char cb[GW_FIRST_CHUNK]
     cdef int64_t ib[GD_LANES]
     cdef int64_t nb[GD_LANES]
-    cdef int64_t jb[GD_LANES]
     cdef Py_ssize_t pb[GD_LANES]
-    cdef int r, nl = 0, err = 0
+    cdef int nl = 0, err = 0
     cdef int64_t nr, ia
     cdef int64_t* left[4]            # positions, e, n, idx of the rows left
     cdef double a0 = dq / target / scale_steps
@@ -538,9 +545,7 @@ def gw_rows_first(object gen, tuple law, int64_t e0, int64_t nmin0, double targe
                         nb[nl] = nr
                         nl += 1
                         if nl == GD_LANES:
-                            _gw_idx_chunk(bg, &R, ib, nb, nl, jb)
-                            for r in range(nl):
-                                out[pb[r]] = lo[pb[r]] + (<double> jb[r]) * gm
+                            _gw_block_out(bg, &R, ib, nb, nl, pb, NULL, &lo[0], &out[0], gm)
                             nl = 0
                         continue
                     if used == cap and _gw_grow(left, 4, &cap) < 0:
@@ -555,9 +560,7 @@ def gw_rows_first(object gen, tuple law, int64_t e0, int64_t nmin0, double targe
                     break
                 s += c
             if not err and nl:
-                _gw_idx_chunk(bg, &R, ib, nb, nl, jb)
-                for r in range(nl):
-                    out[pb[r]] = lo[pb[r]] + (<double> jb[r]) * gm
+                _gw_block_out(bg, &R, ib, nb, nl, pb, NULL, &lo[0], &out[0], gm)
         if err:
             raise MemoryError()
         res = []
