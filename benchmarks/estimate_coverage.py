@@ -2,10 +2,12 @@
 
 For each repetition: a synthetic true column (as ``compare.py --estimate-only`` draws it),
 its release, and the estimate under each variant of ``bndp.estimate``'s arguments; records
-the estimate, the bootstrap replicates' mean error (the bias the interval removes), their
-standard deviation, and the interval. Prints per variant: the estimate's bias and standard
-deviation over repetitions, the replicates' mean bias and sd, the bias left after the
-correction, and the coverage::
+the estimate, the bootstrap replicates' mean error and standard deviation, and the
+interval. Prints per variant: the estimate's bias and standard deviation over repetitions,
+the replicates' mean error and sd, the coverage a normal estimate with these moments would
+give, the measured coverage, and, on the same estimates for comparison, the bias-corrected
+interval's (centred on the estimate less the replicates' mean error) bias left, centre sd
+and coverage; ``--save`` keeps the per-repetition records::
 
     python benchmarks/estimate_coverage.py gaussian 0.5 rows uniform --reps 200
     python benchmarks/estimate_coverage.py laplace 0.1 fixed skewed --variants '{}' \\
@@ -42,6 +44,9 @@ def main(argv=None) -> None:
     ap.add_argument("--boot", type=int, default=200)
     ap.add_argument("--variants", nargs="+", default=["{}"],
                     help="JSON objects of bndp.estimate keyword arguments, one per variant")
+    ap.add_argument("--save", metavar="FILE.npy",
+                    help="save the per-repetition records: the true mean, then per variant "
+                         "the estimate, the replicates' mean error and sd, the interval")
     args = ap.parse_args(argv)
     try:
         from threadpoolctl import threadpool_limits
@@ -73,22 +78,32 @@ def main(argv=None) -> None:
     xm = R[:, 0]
     print(f"{args.mechanism} eps={args.epsilon:g} {args.bounds} {args.column} n={args.n}: "
           f"{args.reps} repetitions, {args.boot} replicates")
+    z = NormalDist().inv_cdf(0.975)
     for i, v in enumerate(variants):
         m, be, bs, a, b = R[:, 1 + 5 * i:6 + 5 * i].T
         err = m - xm
         cov = float(np.mean((a <= xm) & (xm <= b)))
-        # the interval's centre (the estimate less the replicates' bias) and the coverage a
-        # normal centre with its bias and sd would give an interval of the replicates' sd
+        # for comparison, on the same estimates and replicates: the bias-corrected interval
+        # (centred on the estimate less the replicates' mean error, same half-width; the
+        # true mean lies inside the support, so clipping to it never changes a coverage)
         cerr = err - be
-        z = NormalDist().inv_cdf(0.975)
-        expect = float(np.mean([NormalDist(cerr.mean(), cerr.std()).cdf(z * s) -
-                                NormalDist(cerr.mean(), cerr.std()).cdf(-z * s) for s in bs]))
-        print(f"  {json.dumps(v)}: estimate bias {err.mean():+.4f} sd {err.std():.4f} | "
-              f"replicates' bias {be.mean():+.4f} sd {bs.mean():.4f} | bias left "
-              f"{np.mean(err - be):+.4f} ({abs(np.mean(err - be)) / err.std():.2f} sd) | "
-              f"centre sd {cerr.std():.4f} | normal centre's coverage {expect:.3f} | "
-              f"coverage {cov:.3f} (s.e. {np.sqrt(cov * (1 - cov) / args.reps):.3f}) | "
-              f"{secs[i] / args.reps:.2f} s per estimate")
+        cov_c = float(np.mean(np.abs(cerr) <= z * bs))
+        print(f"  {json.dumps(v)}: estimate bias {err.mean():+.4f} ({err.mean() / err.std():+.2f} "
+              f"sd) sd {err.std():.4f} | replicates' bias {be.mean():+.4f} sd {bs.mean():.4f} "
+              f"| normal coverage from these {_normal_cov(err, bs):.3f} | coverage {cov:.3f} "
+              f"(s.e. {np.sqrt(cov * (1 - cov) / args.reps):.3f}) | bias-corrected: bias left {cerr.mean():+.4f} "
+              f"({cerr.mean() / err.std():+.2f} sd), centre sd {cerr.std():.4f}, coverage "
+              f"{cov_c:.3f} | {secs[i] / args.reps:.2f} s per estimate")
+    if args.save:
+        np.save(args.save, R)
+
+
+def _normal_cov(err: np.ndarray, sds: np.ndarray) -> float:
+    """The coverage of intervals ``centre -/+ z * s`` (``s`` each repetition's replicates'
+    sd) whose centre's error is normal with the measured bias and sd of ``err``."""
+    z = NormalDist().inv_cdf(0.975)
+    d = NormalDist(float(err.mean()), float(err.std()))
+    return float(np.mean([d.cdf(z * s) - d.cdf(-z * s) for s in sds]))
 
 
 if __name__ == "__main__":

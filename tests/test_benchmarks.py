@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import bndp
@@ -204,17 +205,22 @@ def test_compare_grid_sections_run(monkeypatch, capsys):
     assert "x continuous" in out and out.count("\n") >= 8
 
 
-def test_estimate_coverage_script_runs(monkeypatch, capsys):
+def test_estimate_coverage_script_runs(monkeypatch, capsys, tmp_path):
     # benchmarks/estimate_coverage.py on a small setting: one line per variant, with the
-    # quantities docs/estimates.md reads off it
+    # quantities docs/estimates.md reads off it, and the saved per-repetition records
     monkeypatch.syspath_prepend(BENCH)
     import estimate_coverage
 
+    save = tmp_path / "records.npy"
     estimate_coverage.main(["laplace", "1", "rows", "skewed", "--reps", "3", "--n", "1500",
-                            "--boot", "8", "--variants", "{}", '{"resolution": 0.25}'])
+                            "--boot", "8", "--variants", "{}", '{"resolution": 0.25}',
+                            "--save", str(save)])
+    rec = np.load(save)
+    assert rec.shape == (3, 11)
+    assert np.all((rec[:, 4] <= rec[:, 1]) & (rec[:, 1] <= rec[:, 5]))   # estimate inside
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("laplace eps=1 rows skewed n=1500: 3 repetitions")
     assert len(out) == 3 and all("coverage" in line and "bias left" in line
-                                 and "centre sd" in line and "normal centre's coverage" in line
+                                 and "centre sd" in line and "normal coverage from these" in line
                                  for line in out[1:])
     assert '"resolution": 0.25' in out[2]

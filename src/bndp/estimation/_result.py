@@ -157,19 +157,26 @@ class Estimate:
 
     @property
     def mean_interval(self) -> tuple[float, float]:
-        r"""``(low, high)``: the interval of the mean at ``level``: the bias-corrected
-        normal bootstrap interval ([DH97]_, section 5.2.1; see
+        r"""``(low, high)``: the interval of the mean at ``level``: the standard normal
+        bootstrap interval ([DH97]_, section 5.2.1, with no bias correction; see
         :mod:`bndp.estimation`)
 
-        .. math:: \hat\mu - \bar e \pm z_{1-\alpha/2}\, s_e,
+        .. math:: \hat\mu \pm z_{1-\alpha/2}\, s_e,
 
-        where :math:`e_b = \hat\mu^*_b - \mu^*_b` is replicate :math:`b`'s error (its
-        fitted mean less its reference mean, see ``boot_truth``), :math:`\bar e` and
-        :math:`s_e` their mean and standard deviation (``ddof = 1``), and :math:`\alpha =
-        1 - \text{level}`; clipped to the support's range. The mean is a smooth,
-        nearly normal statistic, so its interval needs only the replicates' first two
-        moments, which few replicates estimate well, where the basic interval's tail
-        quantiles do not."""
+        where :math:`s_e` is the standard deviation (``ddof = 1``) of the replicates'
+        errors :math:`e_b = \hat\mu^*_b - \mu^*_b` (replicate :math:`b`'s fitted mean less
+        its reference mean, see ``boot_truth``) and :math:`\alpha = 1 - \text{level}`;
+        clipped to the support's range. The mean is a linear statistic of the fitted
+        distribution: its maximum-likelihood estimate is nearly unbiased (measured within
+        0.26 standard deviations in every setting of ``docs/estimates.md``), and its interval
+        needs only the replicates' second moment, which few replicates estimate well.
+
+        The replicates' mean error :math:`\bar e` is not subtracted (the bias-corrected
+        interval of [DH97]_): it is the estimator's bias at the fitted distribution, which
+        is discrete and spiky where the true one is smooth, not at the truth. It measured
+        up to 0.37 standard deviations where the real bias was 0.09, and it varies
+        against the estimate's own error, so subtracting it widened the centre's spread by
+        up to 11 % and lowered the coverage."""
         self._need_boot()
         t0 = self.mean
         err = self.boot @ self.support - self.boot_truth @ self.support
@@ -240,12 +247,11 @@ def _basic(t0: np.ndarray, err: np.ndarray, level: float) -> tuple[Any, Any]:
 
 
 def _normal(t0: float, err: np.ndarray, level: float) -> tuple[float, float]:
-    """The bias-corrected normal interval ``t0 - mean(err) -/+ z * sd(err)`` (``z`` the
-    normal ``(1 + level) / 2`` quantile, ``sd`` with ``ddof = 1``)."""
+    """The standard normal interval ``t0 -/+ z * sd(err)`` (``z`` the normal
+    ``(1 + level) / 2`` quantile, ``sd`` with ``ddof = 1``)."""
     z = NormalDist().inv_cdf(0.5 + level / 2.0)
-    centre = t0 - float(np.mean(err))
     half = z * float(np.std(err, ddof=1))
-    return centre - half, centre + half
+    return t0 - half, t0 + half
 
 
 def _check_q(q: Any) -> np.ndarray:
