@@ -13,7 +13,8 @@ and coverage; ``--save`` keeps the per-repetition records::
     python benchmarks/estimate_coverage.py laplace 0.1 fixed skewed --variants '{}' \\
         '{"resolution": 0.2, "max_support": 2048}'
 
-The seeds are this script's own (not compare.py's): a second, independent run of a setting.
+The seeds are this script's own (not compare.py's): a second, independent run of a setting;
+``--seed K`` gives a further one.
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ def main(argv=None) -> None:
     ap.add_argument("--reps", type=int, default=200)
     ap.add_argument("--n", type=int, default=10**4)
     ap.add_argument("--boot", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=0,
+                    help="another independent run of the same setting (0: the first run)")
     ap.add_argument("--variants", nargs="+", default=["{}"],
                     help="JSON objects of bndp.estimate keyword arguments, one per variant")
     ap.add_argument("--save", metavar="FILE.npy",
@@ -56,6 +59,8 @@ def main(argv=None) -> None:
     variants = [json.loads(v) for v in args.variants]
     per_row = args.bounds == "rows"
     key = ("coverage", args.mechanism, args.epsilon, per_row, args.column, args.n)
+    if args.seed:
+        key += (args.seed,)
     rng = np.random.default_rng(zlib.crc32(repr(key).encode()))
     spec = {"mechanism": args.mechanism, "epsilon": args.epsilon, "sensitivity": 1.0}
     rows, secs = [], [0.0] * len(variants)
@@ -77,7 +82,8 @@ def main(argv=None) -> None:
     R = np.array(rows)
     xm = R[:, 0]
     print(f"{args.mechanism} eps={args.epsilon:g} {args.bounds} {args.column} n={args.n}: "
-          f"{args.reps} repetitions, {args.boot} replicates")
+          f"{args.reps} repetitions, {args.boot} replicates"
+          + (f", seed {args.seed}" if args.seed else ""))
     z = NormalDist().inv_cdf(0.975)
     for i, v in enumerate(variants):
         m, be, bs, a, b = R[:, 1 + 5 * i:6 + 5 * i].T

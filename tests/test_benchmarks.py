@@ -224,3 +224,8 @@ def test_estimate_coverage_script_runs(monkeypatch, capsys, tmp_path):
                                  and "centre sd" in line and "normal coverage from these" in line
                                  for line in out[1:])
     assert '"resolution": 0.25' in out[2]
+    # --seed: another independent run of the setting
+    estimate_coverage.main(["laplace", "1", "rows", "skewed", "--reps", "2", "--n", "1500",
+                            "--boot", "4", "--seed", "2", "--save", str(save)])
+    assert ", seed 2" in capsys.readouterr().out.splitlines()[0]
+    assert not np.array_equal(np.load(save)[:, 0], rec[:2, 0])     # other true columns
