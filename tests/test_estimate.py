@@ -84,6 +84,36 @@ def test_bins_partition_the_grid_and_columns_are_laws():
             np.testing.assert_allclose(law.A[:, i], np.add.reduceat(pmf, law.lo), atol=1e-12)
 
 
+@pytest.mark.parametrize("cls", [bndp.BoundedLaplace, bndp.BoundedGaussian])
+def test_banded_products_are_the_dense_ones(cls):
+    # a narrow noise on a wide range: both EM products are banded, and agree with the dense
+    # products to the entries left out (below BAND_DROP times the largest)
+    m = cls(4.0, sensitivity=1.0, lower=0.0, upper=120.0)
+    law = _law._BinnedLaw(m.exact_plan, 0.5, 512)
+    assert law.forward.blocks is not None and law.backward.blocks is not None
+    work = sum((r1 - r0) * (j1 - j0) for j0, j1, r0, r1, _ in law.forward.blocks)
+    assert work < 0.5 * law.A.size
+    rng = np.random.default_rng(3)
+    G = rng.random((7, len(law.s)))
+    R = rng.random((7, len(law.s))) * 5
+    tol = 2e-16                                   # BAND_DROP = 1e-16
+    np.testing.assert_allclose(law.forward(G), G @ law.AT, rtol=1e-13,
+                               atol=tol * G.sum(axis=1).max())
+    np.testing.assert_allclose(law.backward(R), R @ law.A, rtol=1e-13,
+                               atol=tol * R.sum(axis=1).max())
+    # the estimate is the dense EM's (no bootstrap: its draws follow the fit's last bits)
+    y = m.sample(np.random.default_rng(4).uniform(0, 120, 4000), rng=5)
+    est = bndp.estimate(y, m, n_boot=0)
+    P = (law.bin_counts(np.rint((y - law.lower) / law.gamma).astype(np.int64)) / y.size)
+    dense = _law._BinnedLaw(m.exact_plan, 0.5, 512)
+    dense.forward.blocks = dense.backward.blocks = None
+    g, _, _ = _em._fit(P[None, :], y.size, dense, 1e-3, 2000)
+    assert est.mean == pytest.approx(float(g[0] @ dense.values), abs=1e-9)
+    # a wide noise: the plain product
+    wide = _law._BinnedLaw(_lap(0.5).exact_plan, 0.5, 512)
+    assert wide.forward.blocks is None and wide.backward.blocks is None
+
+
 # ------------------------------------------------------------------------------------------
 # consistency and coverage
 # ------------------------------------------------------------------------------------------

@@ -11,12 +11,12 @@ from ._law import _BinnedLaw
 def _em(G: np.ndarray, P: np.ndarray, law: _BinnedLaw) -> tuple[np.ndarray, np.ndarray]:
     """One EM step for every row of ``G`` (distributions) against the bin proportions
     ``P``: the next iterate and the log-likelihood per observation of ``G``."""
-    F = G @ law.AT
+    F = law.forward(G)
     np.maximum(F, 1e-300, out=F)
     with np.errstate(divide="ignore", invalid="ignore"):
         R = np.where(P > 0, P / F, 0.0)
         L = np.sum(np.where(P > 0, P * np.log(F), 0.0), axis=1)
-    return G * (R @ law.A), L
+    return G * law.backward(R), L
 
 
 def _start(P: np.ndarray) -> np.ndarray:
