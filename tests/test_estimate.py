@@ -114,6 +114,30 @@ def test_banded_products_are_the_dense_ones(cls):
     assert wide.forward.blocks is None and wide.backward.blocks is None
 
 
+@pytest.mark.parametrize("h", [0.01, 0.3, 2.0, 50.0])
+def test_folded_kernel_mass_is_the_three_images_sum(h):
+    # the bins' masses of a Gaussian folded at both bounds: the sum of the normal cdfs of
+    # the point and its two reflections, bit for bit (the reflections are left out only
+    # where their cdf is exactly 1 or 0)
+    from scipy.special import ndtr
+
+    from bndp.estimation import _smooth
+
+    lower, upper = 0.0, 120.0
+    rng = np.random.default_rng(1)
+    x = np.sort(np.concatenate(([lower, upper, 0.5, 119.9], rng.uniform(lower, upper, 200))))
+    e = np.linspace(lower, upper, 301)
+
+    def cdf(v):
+        return sum(ndtr((v[None, :] - img[:, None]) / h)
+                   for img in (x, 2.0 * lower - x, 2.0 * upper - x))
+
+    ref = np.diff(cdf(e), axis=1) / np.diff(cdf(np.array([lower, upper])), axis=1)
+    got = _smooth.kernel_mass(x, h, lower, upper, e)
+    np.testing.assert_array_equal(got, ref)
+    np.testing.assert_allclose(got.sum(axis=1), 1.0, rtol=1e-12)
+
+
 # ------------------------------------------------------------------------------------------
 # consistency and coverage
 # ------------------------------------------------------------------------------------------

@@ -40,6 +40,9 @@ from scipy.special import ndtr
 #: the likelihood-ratio statistic allowed to the smoothing without a calibration: the 95 %
 #: point of chi^2_1
 LR_LIMIT = 3.841458820694124
+#: bandwidths beyond which a normal cdf is exactly 0 or 1 in doubles (it is below 2^-1074
+#: or above 1 - 2^-54 from 38.5)
+FAR = 40.0
 #: bandwidths tried, in units of the noise scale (each step a factor sqrt 2)
 STEPS = 2.0 ** (np.arange(-6, 9) / 2.0)
 
@@ -60,10 +63,18 @@ def kernel_mass(x: np.ndarray, h: float, lower: float, upper: float,
     ec = np.clip(e, lower, upper)
     ends = np.array([lower, upper])
 
+    # the images reflected at the bounds, only for the points within FAR bandwidths of the
+    # bound: farther, their normal cdf at every v in [lower, upper] is exactly 1 (lower)
+    # or 0 (upper) in doubles
+    lo_near = x - lower <= FAR * h
+    near_lo, far_lo = np.flatnonzero(lo_near), np.flatnonzero(~lo_near)
+    near_hi = np.flatnonzero(upper - x <= FAR * h)
+
     def cdf(v: np.ndarray) -> np.ndarray:
-        c = np.zeros((len(x), len(v)))
-        for img in (x, 2.0 * lower - x, 2.0 * upper - x):
-            c += ndtr((v[None, :] - img[:, None]) / h)
+        c = ndtr((v[None, :] - x[:, None]) / h)
+        c[far_lo] += 1.0
+        c[near_lo] += ndtr((v[None, :] - (2.0 * lower - x[near_lo])[:, None]) / h)
+        c[near_hi] += ndtr((v[None, :] - (2.0 * upper - x[near_hi])[:, None]) / h)
         return c
 
     total = np.diff(cdf(ends), axis=1)[:, 0]
