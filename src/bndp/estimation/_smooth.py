@@ -40,8 +40,8 @@ from scipy.special import ndtr
 #: the likelihood-ratio statistic allowed to the smoothing without a calibration: the 95 %
 #: point of chi^2_1
 LR_LIMIT = 3.841458820694124
-#: bandwidths beyond which a normal cdf is exactly 0 or 1 in doubles (it is below 2^-1074
-#: or above 1 - 2^-54 from 38.5)
+#: bandwidths beyond which a normal cdf is exactly 0 or 1 in doubles (0 below -38.5, 1
+#: above 8.3)
 FAR = 40.0
 #: bandwidths tried, in units of the noise scale (each step a factor sqrt 2)
 STEPS = 2.0 ** (np.arange(-6, 9) / 2.0)
