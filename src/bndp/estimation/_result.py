@@ -168,15 +168,17 @@ class Estimate:
         its reference mean, see ``boot_truth``) and :math:`\alpha = 1 - \text{level}`;
         clipped to the support's range. The mean is a linear statistic of the fitted
         distribution: its maximum-likelihood estimate is nearly unbiased (measured within
-        0.26 standard deviations in every setting of ``docs/estimates.md``), and its interval
-        needs only the replicates' second moment, which few replicates estimate well.
+        0.35 of its standard deviation in every setting of ``docs/estimates.md``), and its
+        interval needs only the replicates' second moment, which few replicates estimate
+        well.
 
         The replicates' mean error :math:`\bar e` is not subtracted (the bias-corrected
         interval of [DH97]_): it is the estimator's bias at the fitted distribution, which
-        is discrete and spiky where the true one is smooth, not at the truth. It measured
-        up to 0.37 standard deviations where the real bias was 0.09, and it varies
-        against the estimate's own error, so subtracting it widened the centre's spread by
-        up to 11 % and lowered the coverage."""
+        is discrete and spiky where the true one is smooth, not at the truth. It read
+        +0.37 standard deviations where the estimate's bias was -0.09, and it varies
+        against the estimate's own error, so subtracting it widened the centre's spread
+        (by up to 8.5 %) and lowered the coverage (94.4 % against 94.9 % over 48 settings
+        at 10^4 values, on the same estimates)."""
         self._need_boot()
         t0 = self.mean
         err = self.boot @ self.support - self.boot_truth @ self.support
