@@ -94,10 +94,11 @@ def main(argv=None) -> None:
         # true mean lies inside the support, so clipping to it never changes a coverage)
         cerr = err - be
         cov_c = float(np.mean(np.abs(cerr) <= z * bs))
+        se = float(np.sqrt(cov * (1 - cov) / args.reps))
         print(f"  {json.dumps(v)}: estimate bias {err.mean():+.4f} ({err.mean() / err.std():+.2f} "
               f"sd) sd {err.std():.4f} | replicates' bias {be.mean():+.4f} sd {bs.mean():.4f} "
               f"| normal coverage from these {_normal_cov(err, bs):.3f} | coverage {cov:.3f} "
-              f"(s.e. {np.sqrt(cov * (1 - cov) / args.reps):.3f}) | bias-corrected: bias left {cerr.mean():+.4f} "
+              f"(s.e. {se:.3f}) | bias-corrected: bias left {cerr.mean():+.4f} "
               f"({cerr.mean() / err.std():+.2f} sd), centre sd {cerr.std():.4f}, coverage "
               f"{cov_c:.3f} | {secs[i] / args.reps:.2f} s per estimate")
     if args.save:
