@@ -370,3 +370,68 @@ def test_verify_is_callable_and_the_module():
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stdout + r.stderr
     with pytest.raises(TypeError, match="privacy_loss"):
         bndp.verify(object())
+
+
+# ---------------------------------------------------------------------------------------
+# per-row checks: the one-pass fast path agrees with the worded checks
+# ---------------------------------------------------------------------------------------
+def test_per_row_fast_checks_agree_with_numpy():
+    # _core.rows_bounds_ok / rows_inside (the validation's one-pass path for long per-row
+    # arrays) against the NumPy predicates, with NaN, infinities, signed zeros, equal
+    # bounds and values just outside, at every position of a block (the vector lanes)
+    from bndp import _core
+    r = np.random.default_rng(4)
+    specials = [np.nan, INF, -INF, 0.0, -0.0, 5e-324, 1e308]
+    for m in (1, 7, 64, 67, 130):
+        for _ in range(60):
+            lo = np.round(r.uniform(-10.0, 10.0, m), 1)
+            hi = lo + np.round(r.uniform(0.1, 5.0, m), 1)
+            q = r.uniform(lo, hi)
+            for a in (lo, hi, q):
+                k = int(r.integers(0, m))
+                if r.random() < 0.6:
+                    a[k] = specials[int(r.integers(0, len(specials)))]
+            if r.random() < 0.3:
+                k = int(r.integers(0, m))
+                q[k] = np.nextafter(hi[k], INF) if r.random() < 0.5 else np.nextafter(lo[k], -INF)
+            if r.random() < 0.2:
+                k = int(r.integers(0, m))
+                hi[k] = lo[k]
+            with np.errstate(invalid="ignore"):
+                fin = np.isfinite(lo) & np.isfinite(hi)
+                ok_b = bool(np.all(fin & (lo < hi)))
+                ok_q = bool(np.all(fin & np.isfinite(q) & (lo <= q) & (q <= hi)))
+            assert _core.rows_bounds_ok(lo, hi) is ok_b
+            assert _core.rows_inside(q, lo, hi) is ok_q
+    with pytest.raises(ValueError, match="different lengths"):
+        _core.rows_inside(np.zeros(3), np.zeros(3), np.ones(2))
+
+
+@pytest.mark.parametrize("where", [0, 63, 500, 999])
+def test_long_per_row_inputs_get_the_worded_errors(where):
+    # per-row arrays long enough for the one-pass checks: a bad row still gets the error
+    # that names it, values outside are clipped (or refused with on_outside="raise")
+    m = 1000
+    lo, hi = np.zeros(m), np.full(m, 10.0)
+    q = np.full(m, 5.0)
+    kw = dict(mechanism="laplace", epsilon=1.0, sensitivity=1.0, rng=0)
+    for name, arr, bad, msg in (("lower", lo, np.nan, "`lower` must be finite"),
+                                ("upper", hi, INF, "`upper` must be finite"),
+                                ("lower", lo, 10.0, "`lower` must be < `upper`")):
+        a = arr.copy()
+        a[where] = bad
+        args = {"lower": lo, "upper": hi, name: a}
+        with pytest.raises(ValueError, match=msg):
+            bndp.sample(q, **args, **kw)
+    qn = q.copy()
+    qn[where] = np.nan
+    with pytest.raises(ValueError, match="`value` must be finite"):
+        bndp.sample(qn, lower=lo, upper=hi, **kw)
+    qo = q.copy()
+    qo[where] = 11.0
+    with pytest.raises(ValueError, match=r"must lie in \[lower, upper\]"):
+        bndp.sample(qo, lower=lo, upper=hi, on_outside="raise", **kw)
+    clipped = q.copy()
+    clipped[where] = 10.0
+    np.testing.assert_array_equal(bndp.sample(qo, lower=lo, upper=hi, **kw),
+                                  bndp.sample(clipped, lower=lo, upper=hi, **kw))

@@ -225,6 +225,9 @@ cdef extern from "_window.h":
                            double a0, double dq, double ws, double ss, int64_t maxrow,
                            int64_t* eo, unsigned char* co, int64_t* no, int64_t* io,
                            int64_t* nmx, int64_t* agg) noexcept nogil
+    int bndp_rows_bounds_ok(const double* lo, const double* hi, Py_ssize_t m) noexcept nogil
+    int bndp_rows_inside(const double* q, const double* lo, const double* hi,
+                         Py_ssize_t m) noexcept nogil
 
 # ---------------------------------------------------------------------------------------
 # Constants

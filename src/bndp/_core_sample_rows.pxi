@@ -324,6 +324,7 @@ def gw_fill_groups(object gen, list laws, const int32_t[::1] group, const int64_
     cdef Py_ssize_t* start = <Py_ssize_t*> malloc((ng + 1) * sizeof(Py_ssize_t))
     cdef Py_ssize_t* ptr = <Py_ssize_t*> malloc((ng + 1) * sizeof(Py_ssize_t))
     cdef gw_row_in_t* rows = NULL
+    cdef double* jv = NULL
     cdef int64_t ib[GD_LANES]
     cdef int64_t nb[GD_LANES]
     cdef int64_t jb[GD_LANES]
@@ -433,13 +434,24 @@ def gw_fill_groups(object gen, list laws, const int32_t[::1] group, const int64_
                         p += c
         if err:
             raise ValueError("grid law: a row the table does not serve")
+        # written back in row order, not kernel by kernel: the offsets j * gamma are put
+        # at their rows' places in a buffer of the rows' length (in cache), then added to
+        # the rows' lower bounds in one ascending pass over the column, so that a row of
+        # the column is read and written in address order whatever its kernel
+        jv = <double*> malloc(total * sizeof(double) + 1)
+        if jv == NULL:
+            raise MemoryError()
         with nogil:
             for k in range(1, ng):
                 gm = gam[k]
                 for d in range(start[k] - counts[0], start[k + 1] - counts[0]):
-                    a = _gw_at(pp, rows[d].a)
-                    out[a] = lo[a] + (<double> rows[d].i) * gm
+                    jv[rows[d].a] = (<double> rows[d].i) * gm
+            for a in range(total):
+                if group[a] != 0:
+                    d = _gw_at(pp, a)
+                    out[d] = lo[d] + jv[a]
     finally:
+        free(jv)
         if R != NULL:
             for k in range(ng):
                 free(<void*> R[k].guide)
@@ -578,6 +590,29 @@ def gw_rows_first(object gen, tuple law, int64_t e0, int64_t nmin0, double targe
     summary = (tot[0], tot[1], bool(tot[2]), tot[3]) if m else None
     return (res[0], res[1], res[2], res[3], _np.array(evals, dtype=_np.int64),
             _np.array(nmax, dtype=_np.int64), summary)
+
+
+def rows_bounds_ok(const double[::1] lo, const double[::1] hi):
+    """True iff every row has finite bounds with ``lo < hi`` (one pass; the fast path of
+    the per-row bounds check, whose slow path words the error)."""
+    if hi.shape[0] != lo.shape[0]:
+        raise ValueError("rows_bounds_ok: arrays of different lengths")
+    cdef int ok = 1
+    if lo.shape[0]:
+        with nogil:
+            ok = bndp_rows_bounds_ok(&lo[0], &hi[0], lo.shape[0])
+    return bool(ok)
+
+
+def rows_inside(const double[::1] q, const double[::1] lo, const double[::1] hi):
+    """True iff every row has finite bounds and ``lo <= q <= hi`` (one pass; NaN fails)."""
+    if hi.shape[0] != lo.shape[0] or q.shape[0] != lo.shape[0]:
+        raise ValueError("rows_inside: arrays of different lengths")
+    cdef int ok = 1
+    if lo.shape[0]:
+        with nogil:
+            ok = bndp_rows_inside(&q[0], &lo[0], &hi[0], lo.shape[0])
+    return bool(ok)
 
 
 def gw_max_width(const double[::1] lo, const double[::1] hi):

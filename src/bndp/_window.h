@@ -275,4 +275,28 @@ static void bndp_gw_rows_grid(const double *BNDP_RESTRICT lo, const double *BNDP
     agg[3] = nmin;
 }
 
+/* Per-row checks of a release, one branch-free pass each (the validation's fast path):
+ * bndp_rows_bounds_ok is 1 iff every row has -inf < lo < hi < inf (so both finite; NaN
+ * fails a comparison), bndp_rows_inside 1 iff every row has -inf < lo <= q <= hi < inf. */
+static BNDP_CLONES int bndp_rows_bounds_ok(const double *BNDP_RESTRICT lo,
+                                           const double *BNDP_RESTRICT hi, ptrdiff_t m)
+{
+    const double inf = HUGE_VAL;
+    int ok = 1;
+    for (ptrdiff_t k = 0; k < m; k++)
+        ok &= (lo[k] > -inf) & (lo[k] < hi[k]) & (hi[k] < inf);
+    return ok;
+}
+
+static BNDP_CLONES int bndp_rows_inside(const double *BNDP_RESTRICT q,
+                                        const double *BNDP_RESTRICT lo,
+                                        const double *BNDP_RESTRICT hi, ptrdiff_t m)
+{
+    const double inf = HUGE_VAL;
+    int ok = 1;
+    for (ptrdiff_t k = 0; k < m; k++)
+        ok &= (lo[k] > -inf) & (lo[k] <= q[k]) & (q[k] <= hi[k]) & (hi[k] < inf);
+    return ok;
+}
+
 #endif /* BNDP_WINDOW_H */
