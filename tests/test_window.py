@@ -695,6 +695,34 @@ def test_per_row_grid_pass_matches_grid_exponent_and_intervals():
                                                                 n[s]))
 
 
+def test_per_row_grid_pass_summary_of_one_exponent_blocks():
+    # blocks of rows of one exponent are summarised at once (largest n per exponent, the
+    # smallest and largest exponent, the coarse flag, the smallest n): the same summary as
+    # row by row, with blocks of one exponent, blocks holding a row of another, and the
+    # largest and smallest n of an exponent in different blocks
+    r = np.random.default_rng(8)
+    k = 5000
+    lo = r.uniform(0.0, 1.0, k)
+    hi = lo + r.uniform(50.0, 60.0, k)
+    hi[700] = lo[700] + 61.0           # the largest n, inside a block of one exponent
+    hi[2100] = lo[2100] + 45.0         # the smallest n
+    hi[3001] = lo[3001] + 3.0          # another exponent inside a block
+    lo[4500], hi[4500] = 1e15, 1e15 + 60.0      # a coarse row
+    q = r.uniform(lo, hi)
+    target, dq = 0.7, 1.0
+    e, coarse, n, evals, nmax, idx, summary = _core.gw_rows_grid(
+        target, dq, lo, hi, window.SCALE_STEPS, window.WINDOW_WIDTH_STEPS, window.SENS_STEPS, q)
+    e_ref, c_ref = window.grid_exponent(target, dq, hi - lo, lo, hi)
+    np.testing.assert_array_equal(e, e_ref)
+    np.testing.assert_array_equal(coarse, c_ref)
+    assert np.count_nonzero(e == e[0]) == k - 2 and e[3001] != e[0] and e[4500] != e[0]
+    np.testing.assert_array_equal(evals, np.unique(e))
+    np.testing.assert_array_equal(nmax, [n[e == ev].max() for ev in evals])
+    assert n[700] == nmax[list(evals).index(e[0])]
+    assert n[2100] == n[e == e[0]].min()
+    assert summary == (e.min(), e.max(), True, n.min())
+
+
 @pytest.mark.parametrize("fam", [window.LAPLACE, window.GAUSSIAN])
 def test_guided_search_draws_the_tree_search_values(fam):
     # large fills search the table through a guide (bndp_gd_search_guide): the same values

@@ -236,7 +236,8 @@ static BNDP_CLONES void bndp_gw_rows_fast(const double *BNDP_RESTRICT lo,
  * index of q[a] in its row (0 where n < 1). nmx[e + 1022] keeps the largest n of each
  * exponent (callers initialise it to -2). The same IEEE operations as
  * window.grid_exponent, row by row: bndp_gw_rows_fast for a block of rows, then
- * bndp_gw_row_grid for the rows it leaves. agg receives the smallest and largest e,
+ * bndp_gw_row_grid for the rows it leaves (a block that leaves none, all of one exponent,
+ * is summarised at once). agg receives the smallest and largest e,
  * whether any row is coarse (0 or 1) and the smallest n (m >= 1). */
 static void bndp_gw_rows_grid(const double *BNDP_RESTRICT lo, const double *BNDP_RESTRICT hi,
                               const double *BNDP_RESTRICT q, ptrdiff_t m, double a0,
@@ -254,6 +255,30 @@ static void bndp_gw_rows_grid(const double *BNDP_RESTRICT lo, const double *BNDP
         const double *qp = q ? q + s : lo + s;
         bndp_gw_rows_fast(lo + s, hi + s, qp, c, base0, dq, ws, ss, maxrow, eo + s, cb,
                           no + s, ip, slow);
+        {
+            /* a block of fast rows of one exponent (the usual case): its summary at once */
+            int64_t bs = 0, be0 = INT64_MAX, be1 = INT64_MIN, bn0 = INT64_MAX, bn1 = INT64_MIN,
+                    bc = 0;
+            for (ptrdiff_t k = 0; k < c; k++) {
+                int64_t ek = eo[s + k], nk = no[s + k];
+                co[s + k] = (unsigned char)cb[k];
+                bs |= slow[k];
+                bc |= cb[k];
+                be0 = ek < be0 ? ek : be0;
+                be1 = ek > be1 ? ek : be1;
+                bn0 = nk < bn0 ? nk : bn0;
+                bn1 = nk > bn1 ? nk : bn1;
+            }
+            if (!bs && be0 == be1) {
+                if (bn1 > nmx[be0 + 1022])
+                    nmx[be0 + 1022] = bn1;
+                emin = be0 < emin ? be0 : emin;
+                emax = be0 > emax ? be0 : emax;
+                anyc |= bc;
+                nmin = bn0 < nmin ? bn0 : nmin;
+                continue;
+            }
+        }
         for (ptrdiff_t k = 0; k < c; k++) {
             int64_t e;
             co[s + k] = (unsigned char)cb[k];
