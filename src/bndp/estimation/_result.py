@@ -145,7 +145,8 @@ class Estimate:
                  level: float | None = None) -> tuple[Any, Any]:
         """Bootstrap interval ``(low, high)`` of any statistic of the distribution:
         ``statistic(support, probabilities)`` (returning a float or an array) evaluated on
-        the fit and on every replicate (the basic bootstrap interval; see
+        the fit and on every replicate; the standard normal interval centred on the
+        statistic of the fit, as for the mean (see :attr:`mean_interval` and
         :mod:`bndp.estimation`)."""
         self._need_boot()
         lev = self.level if level is None else _check_level(level)
@@ -153,7 +154,8 @@ class Estimate:
         tb = np.array([statistic(self.support, b) for b in self.boot], dtype=np.float64)
         tt = np.array([statistic(self.support, b) for b in self.boot_truth],
                       dtype=np.float64)
-        return _basic(t0, tb - tt, lev)
+        lo, hi = _normal(t0, tb - tt, lev)
+        return (float(lo), float(hi)) if np.ndim(lo) == 0 else (lo, hi)
 
     @property
     def mean_interval(self) -> tuple[float, float]:
@@ -188,33 +190,43 @@ class Estimate:
 
     @property
     def variance_interval(self) -> tuple[float, float]:
-        """``(low, high)``: the interval of the variance at ``level``."""
+        """``(low, high)``: the interval of the variance at ``level``: the standard normal
+        interval, as for the mean, clipped at 0."""
         lo, hi = self.interval(lambda x, g: g @ (x - g @ x) ** 2)
         return float(max(lo, 0.0)), float(hi)
 
     def quantile_interval(self, q: Any) -> tuple[Any, Any]:
-        """``(low, high)``: the interval of the ``q`` quantile(s) at ``level``."""
+        r"""``(low, high)``: the interval of the ``q`` quantile(s) at ``level``: the
+        standard normal interval :math:`\hat x_q \pm z_{1-\alpha/2}\, s_e`, as for the
+        mean (:math:`s_e` the standard deviation of the replicates' quantile errors),
+        clipped to the support's range.
+
+        Not the basic bootstrap interval read off the replicates' error quantiles: a
+        quantile of the fit moves by whole support points, so a few hundred replicates'
+        errors take a few values, and their 2.5 % and 97.5 % points often coincide with
+        0 or sit on the fit's spikes; measured (``docs/estimates.md``), that interval
+        covered the true quantile in 81 % of repetitions over all settings, down to 25 %,
+        where the normal interval covered at least 93 %."""
         self._need_boot()
         qq = _check_q(q)
         t0 = _quantile(self.support, self.probabilities, qq)
         err = _quantile(self.support, self.boot, qq) - _quantile(self.support,
                                                                   self.boot_truth, qq)
-        lo, hi = _basic(np.asarray(t0), err, self.level)
+        lo, hi = _normal(np.asarray(t0), err, self.level)
         a, b = self.support[0], self.support[-1]
         lo, hi = np.clip(lo, a, b), np.clip(hi, a, b)
         return (float(lo), float(hi)) if np.ndim(lo) == 0 else (lo, hi)
 
     def histogram_interval(self, edges: Any) -> tuple[np.ndarray, np.ndarray]:
-        """``(low, high)`` arrays: the intervals of each bin's mass at ``level``."""
+        """``(low, high)`` arrays: the intervals of each bin's mass at ``level``: the
+        standard normal intervals, as for the mean, clipped to [0, 1]."""
         self._need_boot()
         e = _check_edges(edges)
         t0 = self.histogram(e)
         tb = (sum(p.w * p.boot_histograms(e) for p in self.parts) if self.parts
               else _hist(self.support, self.boot, e))
         err = tb - _hist(self.support, self.boot_truth, e)
-        # centred on the estimate: the replicates' true columns sit on the support points,
-        # so their bin-scale bias is not the real columns'
-        lo, hi = _basic(t0, err - err.mean(axis=0), self.level)
+        lo, hi = _normal(t0, err, self.level)
         return np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
 
     def summary(self, quantiles: Sequence[float] = (0.1, 0.25, 0.5, 0.75, 0.9)) -> dict:
@@ -238,21 +250,14 @@ class Estimate:
         }
 
 
-def _basic(t0: np.ndarray, err: np.ndarray, level: float) -> tuple[Any, Any]:
-    a = 1.0 - level
-    lo_e = np.quantile(err, 1.0 - a / 2.0, axis=0)
-    hi_e = np.quantile(err, a / 2.0, axis=0)
-    lo, hi = t0 - lo_e, t0 - hi_e
-    if np.ndim(lo) == 0:
-        return float(lo), float(hi)
-    return lo, hi
-
-
-def _normal(t0: float, err: np.ndarray, level: float) -> tuple[float, float]:
+def _normal(t0: Any, err: np.ndarray, level: float) -> tuple[Any, Any]:
     """The standard normal interval ``t0 -/+ z * sd(err)`` (``z`` the normal
-    ``(1 + level) / 2`` quantile, ``sd`` with ``ddof = 1``)."""
+    ``(1 + level) / 2`` quantile, ``sd`` over the replicates, axis 0, with ``ddof = 1``);
+    floats for a scalar ``t0``, else arrays."""
     z = NormalDist().inv_cdf(0.5 + level / 2.0)
-    half = z * float(np.std(err, ddof=1))
+    half = z * np.std(err, axis=0, ddof=1)
+    if np.ndim(t0) == 0:
+        return float(t0 - half), float(t0 + half)
     return t0 - half, t0 + half
 
 
