@@ -12,6 +12,13 @@ and coverage; ``--save`` keeps the per-repetition records::
     python benchmarks/estimate_coverage.py gaussian 0.5 rows uniform --reps 200
     python benchmarks/estimate_coverage.py laplace 0.1 fixed skewed --variants '{}' \\
         '{"resolution": 0.2, "max_support": 2048}'
+    python benchmarks/estimate_coverage.py laplace 1 fixed skewed --statistics
+
+``--statistics`` also measures, on the first variant's estimates, the coverage of the
+quantile (0.1, 0.25, 0.5, 0.75, 0.9), variance and histogram-bin (12 bins over [0, 120])
+intervals against the column's own values, with, for comparison, the basic bootstrap
+intervals (the estimate less the replicates' 97.5 % and 2.5 % error quantiles; for the
+histogram, of the errors less their mean) on the same estimates.
 
 The seeds are this script's own (not compare.py's): a second, independent run of a setting;
 ``--seed K`` gives a further one.
@@ -47,6 +54,8 @@ def main(argv=None) -> None:
                     help="another independent run of the same setting (0: the first run)")
     ap.add_argument("--variants", nargs="+", default=["{}"],
                     help="JSON objects of bndp.estimate keyword arguments, one per variant")
+    ap.add_argument("--statistics", action="store_true",
+                    help="also the quantiles', variance's and histogram bins' intervals")
     ap.add_argument("--save", metavar="FILE.npy",
                     help="save the per-repetition records: the true mean, then per variant "
                          "the estimate, the replicates' mean error and sd, the interval")
@@ -63,7 +72,7 @@ def main(argv=None) -> None:
         key += (args.seed,)
     rng = np.random.default_rng(zlib.crc32(repr(key).encode()))
     spec = {"mechanism": args.mechanism, "epsilon": args.epsilon, "sensitivity": 1.0}
-    rows, secs = [], [0.0] * len(variants)
+    rows, stats, secs = [], [], [0.0] * len(variants)
     for _ in range(args.reps):
         lo, hi = _est_bounds(per_row, args.n, rng)
         x = _est_column(args.column, args.n, rng, lo, hi)
@@ -78,6 +87,8 @@ def main(argv=None) -> None:
             secs[i] += time.process_time() - t
             err = e.boot @ e.support - e.boot_truth @ e.support
             rec += [e.mean, float(err.mean()), float(err.std(ddof=1)), a, b]
+            if i == 0 and args.statistics:
+                stats.append(_statistics(x, e))
         rows.append(rec)
     R = np.array(rows)
     xm = R[:, 0]
@@ -101,8 +112,66 @@ def main(argv=None) -> None:
               f"(s.e. {se:.3f}) | bias-corrected: bias left {cerr.mean():+.4f} "
               f"({cerr.mean() / err.std():+.2f} sd), centre sd {cerr.std():.4f}, coverage "
               f"{cov_c:.3f} | {secs[i] / args.reps:.2f} s per estimate")
+    if args.statistics:
+        S = np.array(stats)
+        _print_statistics(S)
+        R = np.hstack([R, S])
     if args.save:
         np.save(args.save, R)
+
+
+QS = np.array([0.1, 0.25, 0.5, 0.75, 0.9])
+EDGES = np.linspace(0.0, 120.0, 13)
+#: per statistic (true values, estimates, intervals' lows and highs, basic lows and highs)
+#: its width in the records
+_WIDTH = (("quantiles", QS.size), ("variance", 1), ("histogram", EDGES.size - 1))
+
+
+def _statistics(x: np.ndarray, e) -> np.ndarray:
+    """One repetition's record for ``--statistics``: per statistic, its value on the true
+    column, the estimate, the interval, and the basic bootstrap interval."""
+    from bndp.estimation._result import _hist, _quantile
+
+    z_lo, z_hi = 0.025, 0.975
+    out = []
+    # quantiles (the column's: the smallest value whose empirical cdf reaches q)
+    err = _quantile(e.support, e.boot, QS) - _quantile(e.support, e.boot_truth, QS)
+    t0 = np.asarray(e.quantile(QS))
+    a, b = e.quantile_interval(QS)
+    out += [np.quantile(x, QS, method="inverted_cdf"), t0, a, b,
+            t0 - np.quantile(err, z_hi, axis=0), t0 - np.quantile(err, z_lo, axis=0)]
+    # variance (ddof = 0)
+    def var(g):                  # rows of g, as Estimate.variance computes it
+        m = g @ e.support
+        return np.sum(g * (e.support[None, :] - m[:, None]) ** 2, axis=1)
+    err = var(e.boot) - var(e.boot_truth)
+    a, b = e.variance_interval
+    out += [[x.var()], [e.variance], [a], [b], [e.variance - np.quantile(err, z_hi)],
+            [e.variance - np.quantile(err, z_lo)]]
+    # histogram bins
+    tb = (sum(p.w * p.boot_histograms(EDGES) for p in e.parts) if e.parts
+          else _hist(e.support, e.boot, EDGES))
+    err = tb - _hist(e.support, e.boot_truth, EDGES)
+    t0 = e.histogram(EDGES)
+    a, b = e.histogram_interval(EDGES)
+    err = err - err.mean(axis=0)      # the bins' basic intervals centred on the estimate
+    out += [np.histogram(x, EDGES)[0] / x.size, t0, a, b,
+            t0 - np.quantile(err, z_hi, axis=0), t0 - np.quantile(err, z_lo, axis=0)]
+    return np.concatenate([np.ravel(np.asarray(v, dtype=np.float64)) for v in out])
+
+
+def _print_statistics(S: np.ndarray) -> None:
+    """Coverage per statistic of the intervals and of the basic intervals (histogram bins
+    with a mean true mass above 0.5 %)."""
+    k = 0
+    for name, w in _WIDTH:
+        t, est, a, b, ba, bb = (S[:, k + w * i:k + w * (i + 1)] for i in range(6))
+        k += 6 * w
+        keep = t.mean(axis=0) > 0.005 if name == "histogram" else np.ones(w, dtype=bool)
+        cov = np.mean((a <= t) & (t <= b), axis=0)[keep]
+        basic = np.mean((ba <= t) & (t <= bb), axis=0)[keep]
+        print(f"  {name}: coverage {' '.join(f'{c:.3f}' for c in cov)} | basic "
+              f"{' '.join(f'{c:.3f}' for c in basic)}")
 
 
 def _normal_cov(err: np.ndarray, sds: np.ndarray) -> float:
