@@ -69,13 +69,13 @@ replicates' mean error :math:`\bar e^*`: that is the estimator's bias at :math:`
 a discrete, spiky distribution on which the deconvolution behaves otherwise than on a
 smooth truth; measured, it read +0.37 standard deviations where the real bias was
 -0.09, and it moved against the estimate's own error, so the bias-corrected interval
-covered less. The other statistics'
-intervals are basic bootstrap intervals :math:`[T(\hat g) - e^*_{(1-a/2)}, T(\hat g) -
-e^*_{(a/2)}]` (the quantiles are discrete and not normal), which remove the estimator's
-bias at :math:`\hat g`.
-The histogram's intervals are centred on the estimate (the replicates' errors less their
-mean): the replicates' true columns sit on the support points, so their bin-scale bias is
-not a real column's.
+covered less. The variance's, the quantiles' and the histogram bins' intervals (and
+:meth:`Estimate.interval`'s, for any statistic) are the same standard normal intervals
+around their estimates. The basic bootstrap interval :math:`[T(\hat g) - e^*_{(1-a/2)},
+T(\hat g) - e^*_{(a/2)}]` read off the replicates' error quantiles fails for the
+quantiles: a quantile of the fit moves by whole support points, so the replicates'
+errors take a few values, whose tail quantiles collapse onto 0 or sit on the fit's
+spikes (measured coverage in ``docs/estimates.md``).
 
 *Histogram.* :meth:`Estimate.histogram` is not read off the maximum-likelihood
 distribution, which is discrete and lumpy at the noise scale, but from the released
