@@ -229,3 +229,29 @@ def test_estimate_coverage_script_runs(monkeypatch, capsys, tmp_path):
                             "--boot", "4", "--seed", "2", "--save", str(save)])
     assert ", seed 2" in capsys.readouterr().out.splitlines()[0]
     assert not np.array_equal(np.load(save)[:, 0], rec[:2, 0])     # other true columns
+
+
+def test_estimate_coverage_statistics(monkeypatch, capsys, tmp_path):
+    # --statistics: the quantiles', variance's and histogram bins' coverage lines, and per
+    # repetition the true values, estimates and both intervals, each estimate inside the
+    # library's interval and the records' intervals those of the estimate
+    monkeypatch.syspath_prepend(BENCH)
+    import estimate_coverage
+
+    save = tmp_path / "stats.npy"
+    estimate_coverage.main(["gaussian", "1", "fixed", "skewed", "--reps", "3", "--n", "1500",
+                            "--boot", "8", "--statistics", "--save", str(save)])
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0].strip() for line in out[2:]] == ["quantiles", "variance",
+                                                                 "histogram"]
+    assert all("| basic" in line for line in out[2:])
+    rec = np.load(save)
+    nq, nh = estimate_coverage.QS.size, estimate_coverage.EDGES.size - 1
+    assert rec.shape == (3, 6 + 6 * (nq + 1 + nh))
+    S = rec[:, 6:]
+    t, est, a, b = (S[:, nq * i:nq * (i + 1)] for i in range(4))
+    assert np.all((a <= est) & (est <= b)) and np.all(np.diff(t, axis=1) >= 0)
+    v = S[:, 6 * nq:6 * nq + 6]
+    assert np.all((v[:, 2] <= v[:, 1]) & (v[:, 1] <= v[:, 3]))
+    h = S[:, 6 * nq + 6:]
+    assert np.allclose(h[:, :nh].sum(axis=1), 1.0)
