@@ -199,25 +199,34 @@ class Estimate:
         r"""``(low, high)``: the interval of the ``q`` quantile(s) at ``level``: the
         standard normal interval :math:`\hat x_q \pm z_{1-\alpha/2}\, s_e`, as for the
         mean (:math:`s_e` the standard deviation of the replicates' quantile errors),
-        clipped to the support's range.
+        widened by half the support spacing on each side of the estimate and clipped to
+        the support's range.
 
-        Not the basic bootstrap interval read off the replicates' error quantiles: a
-        quantile of the fit moves by whole support points, so a few hundred replicates'
-        errors take a few values, and their 2.5 % and 97.5 % points often coincide with
-        0 or sit on the fit's spikes. Measured (``docs/estimates.md``, 48 settings at
-        10^4 values, five quantiles), that interval covered the column's quantile in
-        77.2 % of repetitions, the normal one in 94.3 % (97.2 % outside the Gaussian at
-        epsilon 0.1, whose bimodal and piled-up columns the noise does not resolve: there
-        the estimate is biased by more than its spread and no bootstrap interval around
-        the fit covers)."""
+        The estimate :math:`\hat x_q` is a support point, and the fit does not place mass
+        between support points (spaced about ``resolution`` noise scales apart): the
+        column's own quantile may lie anywhere in the estimate's cell, an offset the
+        replicates' errors (support point against support point) do not hold. Without the
+        widening the intervals lost coverage as the column grew, to 45 % at 10^5 values
+        where the quantile's spread fell below the spacing. Not the basic bootstrap
+        interval read off the replicates' error quantiles either: those errors take a few
+        values, and their 2.5 % and 97.5 % points often coincide with 0 or sit on the
+        fit's spikes. Measured (``docs/estimates.md``, 48 settings at 10^4 values, five
+        quantiles): 97.7 % coverage (the basic interval 77.2 %), below 92 % only where the
+        noise is wider than the column's shape (the Gaussian at epsilon 0.1 on bimodal
+        columns: the estimate is biased by more than its spread and no bootstrap interval
+        around the fit covers)."""
         self._need_boot()
         qq = _check_q(q)
-        t0 = _quantile(self.support, self.probabilities, qq)
-        err = _quantile(self.support, self.boot, qq) - _quantile(self.support,
-                                                                  self.boot_truth, qq)
-        lo, hi = _normal(np.asarray(t0), err, self.level)
-        a, b = self.support[0], self.support[-1]
-        lo, hi = np.clip(lo, a, b), np.clip(hi, a, b)
+        s = self.support
+        t0 = np.asarray(_quantile(s, self.probabilities, qq))
+        err = _quantile(s, self.boot, qq) - _quantile(s, self.boot_truth, qq)
+        lo, hi = _normal(t0, err, self.level)
+        # the estimate's cell: half the spacing to each neighbouring support point
+        k = np.searchsorted(s, t0)
+        below = np.where(k > 0, (s[k] - s[np.maximum(k - 1, 0)]) / 2.0, 0.0)
+        above = np.where(k < s.size - 1, (s[np.minimum(k + 1, s.size - 1)] - s[k]) / 2.0,
+                         0.0)
+        lo, hi = np.clip(lo - below, s[0], s[-1]), np.clip(hi + above, s[0], s[-1])
         return (float(lo), float(hi)) if np.ndim(lo) == 0 else (lo, hi)
 
     def histogram_interval(self, edges: Any) -> tuple[np.ndarray, np.ndarray]:
