@@ -279,9 +279,8 @@ static void bndp_gw_rows_grid(const double *BNDP_RESTRICT lo, const double *BNDP
                 continue;
             }
         }
-        for (ptrdiff_t k = 0; k < c; k++) {
+        for (ptrdiff_t k = 0; k < c; k++) {      /* co[] already holds the fast flags */
             int64_t e;
-            co[s + k] = (unsigned char)cb[k];
             if (slow[k])
                 bndp_gw_row_grid(lo[s + k], hi[s + k], qp[k], base0, dq, ws, ss, maxrow,
                                  eo + s + k, co + s + k, no + s + k, ip + k);

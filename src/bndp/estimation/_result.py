@@ -154,8 +154,7 @@ class Estimate:
         tb = np.array([statistic(self.support, b) for b in self.boot], dtype=np.float64)
         tt = np.array([statistic(self.support, b) for b in self.boot_truth],
                       dtype=np.float64)
-        lo, hi = _normal(t0, tb - tt, lev)
-        return (float(lo), float(hi)) if np.ndim(lo) == 0 else (lo, hi)
+        return _normal(t0, tb - tt, lev)
 
     @property
     def mean_interval(self) -> tuple[float, float]:
