@@ -98,7 +98,7 @@ def test_gaussian_narrow_kernel_is_the_same_whoever_plans_it_first():
     # target between its extreme inputs: here (the window covers the row) the kernel's
     # scale to 1e-7, where the continuous bounded Gaussian's sigma is 80 % larger
     _, target, dk, e, n = key
-    start = window._narrow_gaussian_start(target, dk, n)
+    start = search_start._narrow_gaussian_start(target, dk, n)
     assert search_start._gaussian_row_loss(start, n, min(dk, n)) == pytest.approx(target, rel=1e-12)
     assert start == pytest.approx(scale, rel=1e-7)
     sigma = bndp.calibrate.bounded_gaussian_sigma(target, float(dk), 0.0, float(n))

@@ -171,8 +171,9 @@ def _row_draw_indices(x, lower, gamma, n):
     return j
 
 
-# rows: (family, lower, upper, sensitivity, epsilon): narrow rows the table covers, narrow
-# rows with geometric tails, rows the wide kernel serves, off-grid bounds
+# rows: (family, lower, upper, sensitivity, epsilon): narrow rows with their own kernel
+# (the table covers the row, or geometric tails), narrow rows on the wide kernel (its
+# certificate on the row within window.WIDE_SLACK of the target), wide rows, off-grid bounds
 ROWS = [
     ("laplace", 0.0, 10.0, 1.0, 1.0),
     ("laplace", 0.0, 40.0, 1.0, 1.0),
@@ -182,6 +183,8 @@ ROWS = [
     ("gaussian", 0.0, 40.0, 1.0, 1.0),
     ("gaussian", 0.0, 70.0, 1.0, 1.0),
     ("gaussian", -1.7, 5.3, 0.75, 0.5),
+    ("laplace", 0.0, 2.0, 1.0, 1.0),
+    ("gaussian", 0.0, 60.0, 1.0, 1.0),
 ]
 
 
@@ -212,12 +215,25 @@ def test_grid_law_row_worst_case_from_the_table(fam, lo, hi, dq, eps):
     assert m.privacy_loss() == plan.certified_epsilon
 
 
+def _kind(plan) -> str:
+    k = plan.kernel
+    if k.n_max is None:
+        return "wide"
+    wide = window.plan_wide(0 if k.family == "laplace" else 1, k.target, plan.gamma * k.dk)
+    if k.cum is wide.cum:
+        return "narrow on the wide kernel"
+    return "tail" if k.tailw else "table"
+
+
 def test_grid_law_rows_cover_narrow_tailed_and_wide_kernels():
     kinds = set()
     for fam, lo, hi, dq, eps in ROWS:
-        k = _mech(fam, eps, dq, lo, hi).exact_plan.kernel
-        kinds.add((fam, "wide" if k.n_max is None else "tail" if k.tailw else "table"))
-    assert kinds == {(f, k) for f in ("laplace", "gaussian") for k in ("wide", "tail", "table")}
+        kinds.add((fam, _kind(_mech(fam, eps, dq, lo, hi).exact_plan)))
+    # a Laplace row with its own tailed kernel would be wider than the wide kernel's
+    # certificate needs (the wide kernel serves it)
+    want = {(f, k) for f in ("laplace", "gaussian")
+            for k in ("wide", "narrow on the wide kernel", "table")} | {("gaussian", "tail")}
+    assert kinds == want
 
 
 def test_grid_law_oracle_detects_an_under_noised_table():
@@ -254,8 +270,8 @@ def test_grid_law_draws_test_has_power():
 
 
 def test_grid_law_per_row_bounds_follow_the_row_laws_and_are_private():
-    # one call, rows of four kinds (narrow, narrow with tails, wide, off-grid bounds), both
-    # families: each row's draws follow the law of its own bounds, and that law is private
+    # one call, rows of every kind (narrow, narrow with tails, narrow on the wide kernel,
+    # wide, off-grid bounds), both families: each row's draws follow the law of its own bounds, and that law is private
     reps = 20_000
     for fam in ("laplace", "gaussian"):
         rows = [r for r in ROWS if r[0] == fam and r[3] == 1.0]

@@ -757,3 +757,44 @@ def gw_eval(int fam, double t, int64_t n, int64_t dk, bint wide, int tail_bits=2
         cum.setflags(write=False)
         return cert, shape, cum
     return cert, shape, None
+
+
+def gw_certify_rows(int fam, double t, int tail_bits, uint64_t tailw,
+                    const uint64_t[::1] cum, const int64_t[::1] ns, int64_t dk):
+    """The certificates of the kernel of scale ``t`` (grid steps) whose cumulative table is
+    ``cum`` (as :func:`gw_calibrate` returns it for a wide kernel: ``tailw`` its tail
+    total) on rows of ``ns[r]`` intervals, inputs at most ``min(dk, ns[r])`` grid steps
+    apart (``_gw_cert`` for each row): one pass of ``O(ns[r])`` a row."""
+    cdef gw_law_t L
+    cdef Py_ssize_t r, m = ns.shape[0]
+    cdef int64_t nmax = 0, d
+    if dk < 1 or tail_bits < 4 or tail_bits > 40:
+        raise ValueError("gw_certify_rows: inconsistent arguments")
+    for r in range(m):
+        if ns[r] < 1 or ns[r] > GW_MAX_ROW:
+            raise ValueError("gw_certify_rows: inconsistent row")
+        if ns[r] > nmax:
+            nmax = ns[r]
+    if _gw_shape(fam, t, GW_MAX_ROW, tail_bits, &L) != 0 or not L.tail:
+        raise ValueError("gw_certify_rows: not a wide kernel's scale")
+    if cum.shape[0] != 2 * L.N + 2:
+        raise ValueError("gw_certify_rows: the table does not match the scale")
+    L.tailw = tailw
+    out = _np.empty(m)
+    cdef double[::1] vo = out
+    cdef double* ql = <double*> malloc((nmax + 1) * sizeof(double))
+    cdef double* qh = <double*> malloc((nmax + 1) * sizeof(double))
+    cdef int64_t* dqb = <int64_t*> malloc((nmax + 1) * sizeof(int64_t))
+    if ql == NULL or qh == NULL or dqb == NULL:
+        free(ql)
+        free(qh)
+        free(dqb)
+        raise MemoryError()
+    with nogil:
+        for r in range(m):
+            d = dk if dk < ns[r] else ns[r]
+            vo[r] = _gw_cert(&L, &cum[0], ns[r], d, 0, ql, qh, dqb)
+    free(ql)
+    free(qh)
+    free(dqb)
+    return out

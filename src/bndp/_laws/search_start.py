@@ -14,6 +14,34 @@ from .constants import GAUSSIAN
 
 __all__: list[str] = []
 
+#: a start from the closed forms sits this far above them (relative): the certified loss of
+#: the sampled kernel lies a few 1e-8 above the model's, and the search accepts a scale whose
+#: loss is within 1e-7 below the target, so it usually accepts the first trial
+MODEL_OFFSET = 3.5e-8
+#: the Gaussian kernel's window, in scales: ``ceil(t sqrt(2 * 24 ln 2))`` grid steps
+GAUSSIAN_WINDOW = math.sqrt(48.0 * math.log(2.0))
+
+
+def _search_start(fam: int, target: float, dk: int, n: int | None,
+                  wide: tuple[float, float] | None = None) -> float:
+    """Where the scale search of the kernel ``(fam, target, dk, n)`` starts (grid steps;
+    ``n`` None: the wide kernel). The Laplace: :func:`_laplace_model` (a narrow kernel's
+    :data:`MODEL_OFFSET` above it); the wide Gaussian: :func:`_wide_hint`; a narrow Gaussian: :func:`_narrow_gaussian_start` where the
+    kernel's window covers the row. On a wider row the window moves the scale by up to a
+    third of it, and the start is the wide kernel's scale ``t_w`` scaled by its certificate
+    ``c`` on the row, ``t_w (c / target)^(1/2)`` (the Gaussian's loss falls about as
+    ``t^-2``), ``wide = (t_w, c)``: within about 1.5 % (a function of the cache key too,
+    the wide kernel being one)."""
+    if n is None:
+        return _wide_hint(fam, target, dk) if fam == GAUSSIAN else \
+            _laplace_model(target, dk, None)
+    if fam != GAUSSIAN:
+        return _laplace_model(target, dk, n) * (1.0 + MODEL_OFFSET)
+    t = _narrow_gaussian_start(target, dk, n)
+    if n > math.ceil(t * GAUSSIAN_WINDOW) and wide is not None and 0.0 < wide[1] <= target:
+        return wide[0] * math.sqrt(wide[1] / target)
+    return t * (1.0 + MODEL_OFFSET)
+
 
 def _laplace_model(target: float, dk: int, n: int | None) -> float:
     """The scale (grid steps) at which the ideal discrete Laplace on [0, n] (n None: a

@@ -16,7 +16,7 @@ import threading
 import warnings
 from collections import OrderedDict
 from functools import cached_property
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, Callable
 
@@ -26,13 +26,14 @@ from .. import _core, _dispatch, _random
 from .._values import WideValues, grid_round, snap
 from .constants import (FAMILY_NAMES, GAUSSIAN, LAPLACE, REL_TOL, SCALE_STEPS, SENS_STEPS,
                         WINDOW_WIDTH_STEPS)
-from .search_start import _laplace_model, _narrow_gaussian_start, _wide_hint
+from .search_start import _search_start, _wide_hint
 from .whole_range import ExactPlan, GridScale, _law_from, cached_search_tree
 
 __all__ = ["WindowLaw", "RowPlan", "plan_row", "sample_rows", "grid_exponent"]
 
 MAX_LAWS = 2048          # kernels kept (LRU; a narrow kernel holds about 50 KB with its search table)
 STEPS_LOG2 = 21          # a kernel has at most 2^21 grid steps per sensitivity (dk <= 2^21)
+WIDE_SLACK = 1e-3
 
 
 def serving_target(target: float, sensitivity: float) -> float:
@@ -157,10 +158,29 @@ def _no_kernel_message(fam: int, target: float, dk: int, n: int | None) -> str:
             "mode='continuous'")
 
 
+def _wide_on_row(fam: int, target: float, dk: int, e: int,
+                 n: int) -> tuple[WindowLaw | None, float]:
+    """The wide kernel of ``(fam, target, dk, e)`` and its certificate on a row of ``n``
+    intervals (``_core.gw_certify_rows``; NaN where the row is narrower than the
+    sensitivity or no wide kernel can be planned). The kernel is calibrated for that row
+    too where the certificate is at most the target and within :data:`REL_TOL` of it, the
+    calibration's own acceptance: what the row's own search would accept."""
+    if n < dk or n < WIDE_TRY[fam] * _wide_rows_bound(fam, target, dk):
+        return None, math.nan
+    try:
+        wide = _law(fam, target, dk, e, None)
+    except ValueError:
+        return None, math.nan
+    c = float(_core.gw_certify_rows(fam, wide.scale_grid, 24, wide.tailw, wide.cum,
+                                    np.array([n], dtype=np.int64), dk)[0])
+    return wide, c
+
+
 def _law(fam: int, target: float, dk: int, e: int, n: int | None) -> WindowLaw:
-    """The kernel for rows of ``n`` intervals (``None``: the wide kernel), cached. Its
-    search starts at a closed form (the Laplace, the wide Gaussian) or at
-    :func:`_narrow_gaussian_start`: a function of the cache key, so the kernel is too."""
+    """The kernel for rows of ``n`` intervals (``None``: the wide kernel), cached. A narrow
+    row is served by the wide kernel where that kernel is calibrated for the row too
+    (:func:`_wide_on_row`), else by its own kernel. A kernel's search starts at
+    :func:`_search_start`'s scale: a function of the cache key, so the kernel is too."""
     key = (fam, target, dk, e, n)
     with _LAWS_LOCK:
         law = _LAWS.get(key)
@@ -169,12 +189,21 @@ def _law(fam: int, target: float, dk: int, e: int, n: int | None) -> WindowLaw:
             return law
     wide = n is None
     nn = 1 << 40 if n is None else n
-    if fam == LAPLACE:
-        t0 = _laplace_model(target, dk, None if n is None else n)
-    elif wide:
-        t0 = _wide_hint(fam, target, dk)
+    if wide:
+        t0 = _search_start(fam, target, dk, None)
     else:
-        t0 = _narrow_gaussian_start(target, dk, nn)
+        served, c = _wide_on_row(fam, target, dk, e, nn)
+        if served is not None and target * (1.0 - WIDE_SLACK) <= c <= target:
+            # the wide kernel's table and search tree, certified for this row
+            law = replace(served, n_min=nn, n_max=nn, certified_epsilon=c)
+            object.__setattr__(law, "_tree", served.search_tree)
+            with _LAWS_LOCK:
+                _LAWS[key] = law
+                while len(_LAWS) > MAX_LAWS:
+                    _LAWS.popitem(last=False)
+            return law
+        t0 = _search_start(fam, target, dk, nn, None if served is None else
+                           (served.scale_grid, c))
     # a starting scale the kernel can represent (the search moves from there)
     t0 = min(max(t0, 1e-3), 1e7 if wide else 1e3 * nn)
     try:
@@ -477,9 +506,20 @@ def _surely_narrow(fam: int, target: float, dk: int, n: Any) -> Any:
     dk(2N+1)/(2t^2) (Gaussian, N = 5.77t: t >= 5.77 dk/target), and n_wide = 2N + dk with
     N >= 16.6 t resp. 5.77 t (a 10 % margin). Only the work depends on it: a row taken for
     narrow gets its own kernel, certified for its width."""
+    return n < 0.9 * _wide_rows_bound(fam, target, dk)
+
+
+def _wide_rows_bound(fam: int, target: float, dk: int) -> float:
+    """A lower bound on the wide kernel's ``n_wide`` (see :func:`_surely_narrow`)."""
     t_lb = _wide_hint(LAPLACE, target, dk) if fam == LAPLACE else 5.77 * dk / target
-    n_lb = 2.0 * (16.6 if fam == LAPLACE else 5.77) * t_lb + dk
-    return n < 0.9 * n_lb
+    return 2.0 * (16.6 if fam == LAPLACE else 5.77) * t_lb + dk
+
+
+#: the narrow rows whose wide kernel is certified (``_wide_on_row``) are those of at least
+#: this share of :func:`_wide_rows_bound` (Laplace, Gaussian): the wide kernel comes
+#: within ``WIDE_SLACK`` of the target on rows from about 0.1 (Laplace) and 0.75
+#: (Gaussian) of ``n_wide`` on; narrower rows get their own kernel without planning it
+WIDE_TRY = (0.04, 0.4)
 
 
 def _row_law(fam: int, target: float, dq: float, e: int, n: int) -> WindowLaw:
