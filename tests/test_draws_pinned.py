@@ -68,9 +68,9 @@ CASES = {
     "gaussian [0, 1] (narrow kernel)": (
         _gaussian_narrow, "1e6b892c4f95c27b9a042d9f09c2bf10de4124668d7eb27a83fcbe340d1ccb89"),
     "per-row laplace": (_per_row("laplace"),
-                        "8628e43b4bc34f844cec9f32f13aaee2c0cc70c55ae4b353accc758a7b756f07"),
+                        "f9ffdd358fd228659f6a86b94d768b6a78574cdc6f9e91cf71001fc7c8728735"),
     "per-row gaussian": (_per_row("gaussian"),
-                         "56adce85c096ebbadfc0bb2a70f211636ed1fb951c86f1d8c91d8a747601320c"),
+                         "97c9037ecf7e1f79b46a19396207c1c96f4d99491c54c831e98e4729a7b9af0b"),
     "constrained laplace": (_constrained,
                             "855548685f8971dae38efb8252693e9af5e650f994bc02c1d9667a0e622f60ab"),
 }

@@ -540,8 +540,8 @@ def _assert_compiled_rows_match_grouped(fam, target, q, lo, hi):
 def _grouped_reference(fam, target, dq, q, lo, hi, gen):
     """Per-row draws by the grouped loop: first the wide kernel of the exponent of rows near
     0 (plan_wide's) on its rows, then the other rows grouped by exponent, then by kernel
-    (the wide kernel first, narrow kernels by n), one gw_fill per kernel on its rows in row
-    order."""
+    (the wide kernel first, narrow kernels by n; the narrow rows on the wide kernel with the
+    first of them), one gw_fill per table on its rows in row order."""
     e, coarse = window.grid_exponent(target, dq, hi - lo, lo, hi)
     e = np.broadcast_to(e, q.shape)
     out = np.empty(q.shape[0])
@@ -564,7 +564,17 @@ def _grouped_reference(fam, target, dq, q, lo, hi, gen):
         for nn in np.unique(n[narrow]):
             m = narrow & (n == nn)
             groups.append((window._law(fam, target, min(dk, int(nn)), ev, int(nn)), sel[m], n[m]))
+        # the groups of one table (narrow rows on the wide kernel) are one group, at the
+        # first one's place, its rows in row order
+        merged: dict = {}
         for law, rows, nr in groups:
+            if id(law.cum) in merged:
+                law0, rows0, nr0 = merged[id(law.cum)]
+                rows, nr = np.concatenate((rows0, rows)), np.concatenate((nr0, nr))
+                o = np.argsort(rows, kind="stable")
+                law, rows, nr = law0, rows[o], nr[o]
+            merged[id(law.cum)] = (law, rows, nr)
+        for law, rows, nr in merged.values():
             if rows.size:
                 out[rows] = window._draw(law, q[rows], lo[rows], hi[rows], nr, gen)
     return out

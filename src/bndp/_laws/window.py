@@ -702,7 +702,8 @@ def _draw_kernels(fam: int, target: float, dq: float, drawn: tuple | None, e: np
     """Rows (exponent, interval count, grid index) drawn kernel by kernel in the order
     exponent, wide before narrow, n ascending, each kernel's rows in row order
     (``gw_rows_kernels``: every row's kernel; ``gw_fill_groups``: the draws of one
-    ``gw_fill`` per kernel), into ``out``: row a of them is the column's row ``pos[a]``
+    ``gw_fill`` per kernel; the narrow rows a grid's wide kernel serves are drawn with the
+    first of them, as one kernel), into ``out``: row a of them is the column's row ``pos[a]``
     (else a), with lower bound ``lo[pos[a]]``. ``evals`` and
     ``nmax``: the exponents (a superset of the rows') and their rows' largest ``n``.
     ``drawn``: ``(e0, law)``, the wide kernel already drawn, whose exponent's rows here
@@ -722,4 +723,14 @@ def _draw_kernels(fam: int, target: float, dq: float, drawn: tuple | None, e: np
         law = wides[k] if nn == 0 else _law(fam, target, min(dks[k], nn), int(evals[k]), nn)
         assert law is not None
         laws.append(law.fill_args)
+    # the groups of one table (narrow rows on their grid's wide kernel) are drawn as one
+    # group, at the first one's place: one search guide for all their rows
+    at: dict = {}
+    remap = np.array([at.setdefault((id(fa[0]), fa[6]), len(at)) for fa in laws],
+                     dtype=np.int32)
+    if len(at) < len(laws):
+        merged = np.zeros(len(at), dtype=np.int64)
+        np.add.at(merged, remap, counts)
+        laws = [laws[g] for g in np.unique(remap, return_index=True)[1]]
+        group, counts = remap[group], merged
     _core.gw_fill_groups(gen, laws, group, idx, lo, n, out, counts, pos)
