@@ -165,7 +165,8 @@ def _wide_on_row(fam: int, target: float, dk: int, e: int,
     sensitivity or no wide kernel can be planned). The kernel is calibrated for that row
     too where the certificate is at most the target and within :data:`REL_TOL` of it, the
     calibration's own acceptance: what the row's own search would accept."""
-    if n < dk or n < WIDE_TRY[fam] * _wide_rows_bound(fam, target, dk):
+    bound = _wide_rows_bound(fam, target, dk)
+    if n < dk or n < WIDE_TRY[fam] * bound or bound > WIDE_TRY_MAX:
         return None, math.nan
     try:
         wide = _law(fam, target, dk, e, None)
@@ -520,6 +521,10 @@ def _wide_rows_bound(fam: int, target: float, dk: int) -> float:
 #: within ``WIDE_SLACK`` of the target on rows from about 0.1 (Laplace) and 0.75
 #: (Gaussian) of ``n_wide`` on; narrower rows get their own kernel without planning it
 WIDE_TRY = (0.04, 0.4)
+#: nor is a wide kernel planned for a narrow row where that bound exceeds this many
+#: intervals (a table of about 2^17 entries or more, at a tiny epsilon: its calibration
+#: would cost far more than the row's own kernel)
+WIDE_TRY_MAX = 1 << 18
 
 
 def _row_law(fam: int, target: float, dq: float, e: int, n: int) -> WindowLaw:
