@@ -118,6 +118,78 @@ def test_wide_certificate_covers_every_wide_row(fam):
         assert cert - worst <= 2.0 ** (3 - bits) * worst + 1e-6, (fam, t, bits, dk, cert, worst)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("fam", [0, 1])
+def test_wide_kernel_certified_on_narrow_rows(fam):
+    """gw_certify_rows: the wide kernel's certificate on a row narrower than n_wide (what
+    serves such a row with the wide kernel) bounds the exact loss of that row and is tight,
+    against the exhaustive oracle, tails truncated at the row's ends."""
+    rng = np.random.default_rng(41 + fam)
+    checked = 0
+    for _ in range(sweep(200, 30)):
+        t = float(np.exp(rng.uniform(np.log(0.5 if fam == 0 else 1.5), np.log(5.0))))
+        bits = int(rng.integers(4, 11))
+        dk = int(rng.integers(1, 8))
+        cert, shape, cum = _core.gw_eval(fam, t, 1 << 40, dk, True, tail_bits=bits, table=True)
+        if shape is None:
+            continue
+        N, tail, kexp, tailw, sbits, tm, n_wide = shape
+        ns = np.unique(rng.integers(1, n_wide, 5)).astype(np.int64)
+        got = _core.gw_certify_rows(fam, t, bits, tailw, cum, ns, dk)
+        for n, c in zip(ns.tolist(), got):
+            exact = exhaustive_loss(kernel_weights(cum, N, tailw, sbits, tm, n), n, min(dk, n))
+            assert c >= exact - 1e-12, (fam, t, bits, dk, n, c, exact)
+            assert c - exact <= 1e-6 * max(1.0, exact), (fam, t, bits, dk, n, c, exact)
+            checked += 1
+    assert checked > 50
+
+
+def test_certify_rows_refuses_what_is_not_a_wide_kernel():
+    law = window.plan_wide(0, 1.0, 1.0)
+    ok = _core.gw_certify_rows(0, law.scale_grid, 24, law.tailw, law.cum,
+                               np.array([10, 300], dtype=np.int64), law.dk)
+    assert (ok <= 1.0).all() and ok[0] < ok[1]
+    bad = [
+        (law.scale_grid, law.cum[:-1], [10]),            # a table of another scale's size
+        (law.scale_grid, law.cum, [0]),                  # a row without intervals
+        (1e-3, law.cum, [10]),                           # no tails at that scale
+    ]
+    for t, cum, ns in bad:
+        with pytest.raises(ValueError, match="gw_certify_rows"):
+            _core.gw_certify_rows(0, t, 24, law.tailw, cum, np.array(ns, dtype=np.int64),
+                                  law.dk)
+
+
+@pytest.mark.parametrize("fam", [window.LAPLACE, window.GAUSSIAN])
+def test_narrow_rows_on_the_wide_kernel_are_certified_and_nearly_as_tight(fam):
+    """A narrow row served by the wide kernel: its certified loss is the wide table's
+    certificate on the row (at most epsilon, within WIDE_SLACK of it) and its scale is at
+    most 0.2 % above the row's own kernel's (calibrated here directly); a narrower row
+    whose wide certificate is farther below epsilon keeps its own kernel."""
+    served = own = 0
+    for eps in (0.1, 1.0, 4.0):
+        e = window._exponent1(eps, 1.0, 0.0, math.inf)[0]
+        dk = max(1, math.ceil(math.ldexp(1.0, -e)))
+        wide = window._law(fam, eps, dk, e, None)
+        for n in np.unique(np.linspace(dk, wide.n_min - 1, 9).astype(np.int64)).tolist():
+            law = window._law(fam, eps, dk, e, n)
+            c = float(_core.gw_certify_rows(fam, wide.scale_grid, 24, wide.tailw, wide.cum,
+                                            np.array([n], dtype=np.int64), dk)[0])
+            if law.cum is wide.cum:
+                served += 1
+                assert law.certified_epsilon == c <= eps
+                assert c >= eps * (1.0 - window.WIDE_SLACK)
+                t0 = window._search_start(fam, eps, dk, n)
+                t_own = _core.gw_calibrate(fam, eps, t0, n, dk, False, window.REL_TOL)[0]
+                assert wide.scale_grid <= 1.002 * t_own, (eps, n)
+            else:
+                own += 1
+                assert law.n_max == n and law.certified_epsilon <= eps
+                if window.WIDE_TRY[fam] * window._wide_rows_bound(fam, eps, dk) <= n:
+                    assert not c >= eps * (1.0 - window.WIDE_SLACK)
+    assert served >= 6 and own >= 3
+
+
 def test_certificate_would_catch_a_wrong_law():
     """The oracle sees a difference that matters: the law without its tails (the table's
     window alone, a support that depends on the input) has an infinite loss, and halving the

@@ -33,6 +33,9 @@ __all__ = ["WindowLaw", "RowPlan", "plan_row", "sample_rows", "grid_exponent"]
 
 MAX_LAWS = 2048          # kernels kept (LRU; a narrow kernel holds about 50 KB with its search table)
 STEPS_LOG2 = 21          # a kernel has at most 2^21 grid steps per sensitivity (dk <= 2^21)
+#: a narrow row is served by its grid's wide kernel where that kernel's certificate on
+#: the row is at most the target and within this share of it (``_law``): its scale is
+#: then at most about 0.15 % above the row's own kernel's
 WIDE_SLACK = 1e-3
 
 
