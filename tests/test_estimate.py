@@ -569,3 +569,49 @@ def test_intervals_are_standard_normal_intervals():
         s = sd([float(tb[b, k]) - bt[b] for b in range(len(bt))])
         assert lo[k] == pytest.approx(max(h[k] - z * s, 0.0), rel=1e-9, abs=1e-12)
         assert hi[k] == pytest.approx(min(h[k] + z * s, 1.0), rel=1e-9, abs=1e-12)
+
+
+def _ill_posed_group(n=4000, seed=5):
+    """A bimodal column under the Gaussian at epsilon 0.1 (noise wider than the modes): a
+    flat likelihood ridge, where the cycle-gain rule alone stops short of the maximum."""
+    from bndp.estimation import _estimate as est
+    r = np.random.default_rng(seed)
+    x = np.clip(np.where(r.random(n) < 0.4, r.normal(30, 5, n), r.normal(90, 7, n)), 0, 120)
+    m = bndp.BoundedGaussian(0.1, sensitivity=1.0, lower=0.0, upper=120.0)
+    y = m.sample(x, rng=seed + 1)
+    fam, _, _ = est._family(m)
+    grp = est._group(y, fam.row(0.0, 120.0), fam.what, 0.5, est.MAX_SUPPORT)
+    return grp, (grp.counts / grp.N)[None, :]
+
+
+def test_gap_tol_certifies_the_remaining_gain():
+    # ell(g_hat) - ell(g) <= N (max_m d_m - 1) (concavity): with gap_tol the fit stops within
+    # gap_tol nats of the maximum (a long run approximates it from below), where the
+    # cycle-gain rule alone stops farther off
+    grp, P = _ill_posed_group()
+    law, N = grp.law, grp.N
+    g_ref, L_ref, ok = _em._fit(P, N, law, 1e-12, 200_000, gap_tol=1e-4)
+    assert ok[0]
+    g_def, L_def, _ = _em._fit(P, N, law, 1e-3, 2000)
+    g_gap, L_gap, ok = _em._fit(P, N, law, 1e-3, 20_000, gap_tol=0.05)
+    assert ok[0]
+    assert N * (L_ref[0] - L_gap[0]) <= 0.05
+    assert N * (L_ref[0] - L_def[0]) > 0.2
+    # the bound itself, at the default fit, is at least the gain left
+    d = law.backward(np.where(P > 0, P / np.maximum(law.forward(g_def), 1e-300), 0.0))
+    assert N * (float(d.max()) - 1.0) >= N * (L_ref[0] - L_def[0])
+    # and the variance follows the maximum
+    xs = law.values
+
+    def var(g):
+        g = g[0] / g[0].sum()
+        return float(g @ xs**2 - (g @ xs) ** 2)
+
+    assert abs(var(g_gap) - var(g_ref)) < 0.25 * abs(var(g_def) - var(g_ref))
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, float("nan"), float("inf"), True, "0.1"])
+def test_gap_tol_is_checked(bad):
+    m = _lap()
+    with pytest.raises(ValueError, match="gap_tol"):
+        bndp.estimate(np.array([1.0, 2.0, 3.0]), m, n_boot=0, gap_tol=bad)

@@ -42,7 +42,11 @@ toward :math:`-1` until the extrapolated point is non-negative, followed by one 
 and the plain double EM step kept whenever the extrapolation lowers the likelihood). It
 starts from an equal mix of the uniform distribution and the released histogram and stops
 when one cycle raises :math:`\ell` by less than ``tol`` (in nats, for the whole column), or
-after ``max_iter`` cycles (``converged`` says which).
+after ``max_iter`` cycles (``converged`` says which). With ``gap_tol`` it also iterates until
+the duality bound :math:`\ell(\hat g) - \ell(g) \le N(\max_m d_m - 1)` is below
+``gap_tol`` (:math:`d_m = \sum_b \frac{c_b/N}{(Ag)_b} A_{bm}`, the multipliers above:
+:math:`\ell` is concave and :math:`\sum_m g_m d_m = 1`): on a flat ridge of :math:`\ell`
+(noise wider than the shape) ``tol`` alone stops about a nat below the maximum.
 
 *Per-row bounds.* Rows are grouped by their bounds: the rows of one group share one law
 and one grid, and each group's true distribution is estimated on its own grid. The

@@ -21,15 +21,16 @@ class _Group:
 
 
 def _fit_group(grp: _Group, n_boot: int, target: str, gen: np.random.Generator,
-               tol: float, max_iter: int) -> tuple:
+               tol: float, max_iter: int, gap_tol: float | None = None) -> tuple:
     """The fit of one group, its bootstrap fits and the replicates' references (all over
     the group's support), whether every fit converged, the histogram's bandwidth and the
     bootstrap's released bin counts."""
     law = grp.law
     P = (grp.counts / grp.N)[None, :]
-    g, _, ok = _fit(P, grp.N, law, tol, max_iter)
+    g, _, ok = _fit(P, grp.N, law, tol, max_iter, gap_tol)
     g = g[0]
-    h = bandwidth(law, grp.counts, g, lr_limit(law, g, grp.N, tol, max_iter))
+    h = bandwidth(law, grp.counts, g, lr_limit(law, g, grp.N, tol, max_iter,
+                                               gap_tol=gap_tol))
     M = len(law.s)
     if n_boot == 0:
         return g, np.empty((0, M)), np.empty((0, M)), bool(ok[0]), h, np.empty((0, M))
@@ -40,7 +41,7 @@ def _fit_group(grp: _Group, n_boot: int, target: str, gen: np.random.Generator,
     Pb = np.empty((n_boot, M))
     for b in range(n_boot):
         Pb[b] = _release_counts(law, band, nstar[b], gen) / Nn
-    gb, _, okb = _fit(Pb, grp.N, law, tol, max_iter)
+    gb, _, okb = _fit(Pb, grp.N, law, tol, max_iter, gap_tol)
     ref = nstar / Nn if target == "column" else np.broadcast_to(g, gb.shape)
     return (g, gb, np.asarray(ref, dtype=np.float64), bool(ok[0] and okb.all()), h,
             Pb * Nn)

@@ -124,7 +124,7 @@ CALIBRATION_SEED = 20260531
 
 
 def lr_limit(law, g: np.ndarray, N: float, tol: float, max_iter: int,
-             quantile: float = LR_QUANTILE) -> float:
+             quantile: float = LR_QUANTILE, gap_tol: float | None = None) -> float:
     """The likelihood-ratio statistic of the maximum-likelihood fit against the truth,
     :math:`D^* = 2 \\sum_b c^*_b \\ln((A\\hat g^*)_b / (A\\hat g)_b)`, at its ``quantile``
     over ``CALIBRATION_REPS`` parametric-bootstrap columns drawn from ``g``: how far the
@@ -138,7 +138,7 @@ def lr_limit(law, g: np.ndarray, N: float, tol: float, max_iter: int,
     band = _band(law.spread(), 1e-4 / Nn)
     C = np.stack([_release_counts(law, band, nstar[b], gen)
                   for b in range(CALIBRATION_REPS)])
-    gb, _, _ = _fit(C / Nn, N, law, tol, max_iter)
+    gb, _, _ = _fit(C / Nn, N, law, tol, max_iter, gap_tol)
     fb = np.maximum(gb @ law.AT, 1e-300)
     ft = np.maximum(law.A @ g, 1e-300)
     with np.errstate(divide="ignore", invalid="ignore"):
