@@ -271,7 +271,8 @@ def test_grid_law_draws_test_has_power():
 
 def test_grid_law_per_row_bounds_follow_the_row_laws_and_are_private():
     # one call, rows of every kind (narrow, narrow with tails, narrow on the wide kernel,
-    # wide, off-grid bounds), both families: each row's draws follow the law of its own bounds, and that law is private
+    # wide, off-grid bounds), both families: each row's draws follow the law of its own
+    # bounds, and that law is private
     reps = 20_000
     for fam in ("laplace", "gaussian"):
         rows = [r for r in ROWS if r[0] == fam and r[3] == 1.0]

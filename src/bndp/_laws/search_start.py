@@ -26,7 +26,8 @@ def _search_start(fam: int, target: float, dk: int, n: int | None,
                   wide: tuple[float, float] | None = None) -> float:
     """Where the scale search of the kernel ``(fam, target, dk, n)`` starts (grid steps;
     ``n`` None: the wide kernel). The Laplace: :func:`_laplace_model` (a narrow kernel's
-    :data:`MODEL_OFFSET` above it); the wide Gaussian: :func:`_wide_hint`; a narrow Gaussian: :func:`_narrow_gaussian_start` where the
+    :data:`MODEL_OFFSET` above it); the wide Gaussian: :func:`_wide_hint`; a narrow
+    Gaussian: :func:`_narrow_gaussian_start` (:data:`MODEL_OFFSET` above it) where the
     kernel's window covers the row. On a wider row the window moves the scale by up to a
     third of it, and the start is the wide kernel's scale ``t_w`` scaled by its certificate
     ``c`` on the row, ``t_w (c / target)^(1/2)`` (the Gaussian's loss falls about as

@@ -165,9 +165,9 @@ def _wide_on_row(fam: int, target: float, dk: int, e: int,
                  n: int) -> tuple[WindowLaw | None, float]:
     """The wide kernel of ``(fam, target, dk, e)`` and its certificate on a row of ``n``
     intervals (``_core.gw_certify_rows``; NaN where the row is narrower than the
-    sensitivity or no wide kernel can be planned). The kernel is calibrated for that row
-    too where the certificate is at most the target and within :data:`REL_TOL` of it, the
-    calibration's own acceptance: what the row's own search would accept."""
+    sensitivity, no wide kernel is tried for it (:data:`WIDE_TRY`, :data:`WIDE_TRY_MAX`)
+    or none can be planned). :func:`_law` serves the row with it where the certificate is
+    at most the target and within :data:`WIDE_SLACK` of it."""
     bound = _wide_rows_bound(fam, target, dk)
     if n < dk or n < WIDE_TRY[fam] * bound or bound > WIDE_TRY_MAX:
         return None, math.nan
