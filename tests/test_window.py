@@ -734,6 +734,41 @@ def test_fill_groups_refuses_rows_inconsistent_with_their_kernels():
             _core.gw_fill_groups(gen, laws, group, idx, lo3, n, out3, counts, p2)
 
 
+def test_fill_groups_remap_draws_the_merged_groups():
+    # remap: groups drawn as the kernels remap[group] (laws and counts of the merged
+    # groups): the draws and the stream of the group array remapped beforehand; a remap
+    # out of range, or one that leaves a row's group out, is refused
+    fam, target = window.LAPLACE, window.serving_target(1.0, 1.0)
+    r = np.random.default_rng(3)
+    k = 900
+    lo = np.zeros(k)
+    hi = r.choice([20.0, 30.0, 45.0, 500.0], k)
+    q = r.uniform(lo, hi)
+    e, coarse, n, evals, nmax, idx, _ = _core.gw_rows_grid(
+        target, 1.0, lo, hi, window.SCALE_STEPS, window.WINDOW_WIDTH_STEPS, window.SENS_STEPS, q)
+    ev = int(evals[0])
+    dk = max(1, math.ceil(math.ldexp(1.0, -ev)))
+    wide = window._law(fam, target, dk, ev, None)
+    group, keys, counts = _core.gw_rows_kernels(e, n, evals, np.array([wide.n_min]))
+    assert len(keys) == 4
+    laws = [(wide if nn == 0 else window._law(fam, target, min(dk, nn), ev, nn)).fill_args
+            for _, nn in keys.tolist()]
+    remap = np.array([0, 1, 0, 1], dtype=np.int32)        # groups 2, 3 join 0, 1
+    merged = np.bincount(remap, weights=counts).astype(np.int64)
+    mlaws = [laws[0], laws[1]]
+    want = np.empty(k)
+    g1 = np.random.default_rng(5)
+    _core.gw_fill_groups(g1, mlaws, remap[group], idx, lo, n, want, merged)
+    got = np.empty(k)
+    g2 = np.random.default_rng(5)
+    _core.gw_fill_groups(g2, mlaws, group, idx, lo, n, got, merged, None, remap)
+    np.testing.assert_array_equal(got, want)
+    assert g1.random() == g2.random()
+    for bad in (np.array([0, 1, 0, 2], dtype=np.int32), np.array([0, 1, 0], dtype=np.int32)):
+        with pytest.raises(ValueError, match="out of range|does not serve"):
+            _core.gw_fill_groups(g2, mlaws, group, idx, lo, n, got, merged, None, bad)
+
+
 def test_per_row_grid_pass_matches_grid_exponent_and_intervals():
     # gw_rows_grid against the NumPy grid_exponent and gw_intervals, row by row: tiny and
     # huge widths, bounds far from 0 (coarsened grids), subnormal widths, a zero width

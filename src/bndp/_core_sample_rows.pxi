@@ -279,7 +279,7 @@ cdef inline void _gw_block_out(bitgen_t* bg, const gw_rows_t* R, const int64_t* 
 
 def gw_fill_groups(object gen, list laws, const int32_t[::1] group, const int64_t[::1] idx,
                    const double[::1] lo, const int64_t[::1] nrow, double[::1] out,
-                   const int64_t[::1] counts, pos=None):
+                   const int64_t[::1] counts, pos=None, remap=None):
     """Windowed grid draws for rows of several kernels: ``laws[k]`` the kernel of group k,
     ``(tree, levels, N, tailw, sbits, tm, e)`` as for :func:`gw_fill`; ``group[a]`` row a's
     kernel and ``counts[k]`` the rows of kernel k (:func:`gw_rows_kernels`), ``idx[a]`` the
@@ -290,10 +290,23 @@ def gw_fill_groups(object gen, list laws, const int32_t[::1] group, const int64_
     other rows' (index, n, position) kernel by kernel (one sequential write stream per
     kernel); those are drawn next and written back by position. With ``pos`` (int64, one
     per row, distinct), row a is a row of the column: its lower bound ``lo[pos[a]]``, its
-    draw written to ``out[pos[a]]`` (``lo`` and ``out`` of the column's length)."""
+    draw written to ``out[pos[a]]`` (``lo`` and ``out`` of the column's length). With
+    ``remap`` (int32), row a's kernel is ``remap[group[a]]``: groups of one table drawn as
+    one (``laws`` and ``counts`` then of the merged groups)."""
     cdef Py_ssize_t a, k, total = group.shape[0], ng = len(laws), c, p, d, mo = out.shape[0]
     cdef const int64_t[::1] pv
     cdef const int64_t* pp = NULL
+    cdef const int32_t[::1] rmv
+    cdef const int32_t* rm = NULL
+    cdef Py_ssize_t nr0 = ng
+    if remap is not None:
+        rmv = remap
+        nr0 = rmv.shape[0]
+        for k in range(nr0):
+            if rmv[k] < 0 or rmv[k] >= ng:
+                raise ValueError("grid law: a merged kernel out of range")
+        if nr0:
+            rm = &rmv[0]
     if pos is None:
         if mo != total:
             raise ValueError("grid law: per-row arrays of different lengths")
@@ -355,7 +368,10 @@ def gw_fill_groups(object gen, list laws, const int32_t[::1] group, const int64_
             with nogil:
                 for a in range(total):
                     nr = nrow[a]
-                    if (group[a] != 0 or nr < 1 or nr > GW_MAX_ROW
+                    g = group[a]
+                    if rm != NULL:
+                        g = rm[g] if 0 <= g < nr0 else -1
+                    if (g != 0 or nr < 1 or nr > GW_MAX_ROW
                             or (R[0].tailw == 0 and nr > R[0].N) or idx[a] < 0 or idx[a] > nr):
                         err = 1
                         break
@@ -388,6 +404,8 @@ def gw_fill_groups(object gen, list laws, const int32_t[::1] group, const int64_
             c = 0
             for a in range(total):
                 g = group[a]
+                if rm != NULL:
+                    g = rm[g] if 0 <= g < nr0 else -1
                 nr = nrow[a]
                 ia = idx[a]
                 if g < 0 or g >= ng:
@@ -447,7 +465,8 @@ def gw_fill_groups(object gen, list laws, const int32_t[::1] group, const int64_
                 for d in range(start[k] - counts[0], start[k + 1] - counts[0]):
                     jv[rows[d].a] = (<double> rows[d].i) * gm
             for a in range(total):
-                if group[a] != 0:
+                g = group[a] if rm == NULL else rm[group[a]]
+                if g != 0:
                     d = _gw_at(pp, a)
                     out[d] = lo[d] + jv[a]
     finally:

@@ -9,7 +9,9 @@ import math
 from functools import lru_cache
 from typing import Any
 
-from ..calibrate import bounded_gaussian_sigma
+import numpy as np
+
+from ..calibrate.bounded import _bg_sigma_one
 from .constants import GAUSSIAN
 
 __all__: list[str] = []
@@ -117,7 +119,9 @@ def _narrow_gaussian_start(target: float, dk: int, n: int) -> float:
     the same whichever call plans it first (a mechanism, per-row bounds, another width
     with the same ``n``)."""
     try:
-        s = float(bounded_gaussian_sigma(target, float(dk), 0.0, float(n)))
+        # the continuous sigma of bounded_gaussian_sigma(target, dk, 0, n), without its
+        # argument checks (validated arguments)
+        s = float(_bg_sigma_one(target, float(dk), np.array([float(n)])))
     except (ValueError, OverflowError):
         s = math.nan
     if not (math.isfinite(s) and s > 0):

@@ -736,9 +736,9 @@ def _draw_kernels(fam: int, target: float, dq: float, drawn: tuple | None, e: np
     at: dict = {}
     remap = np.array([at.setdefault((id(fa[0]), fa[6]), len(at)) for fa in laws],
                      dtype=np.int32)
-    if len(at) < len(laws):
-        merged = np.zeros(len(at), dtype=np.int64)
-        np.add.at(merged, remap, counts)
-        laws = [laws[g] for g in np.unique(remap, return_index=True)[1]]
-        group, counts = remap[group], merged
-    _core.gw_fill_groups(gen, laws, group, idx, lo, n, out, counts, pos)
+    if len(at) == len(laws):
+        _core.gw_fill_groups(gen, laws, group, idx, lo, n, out, counts, pos)
+        return
+    merged = np.bincount(remap, weights=counts, minlength=len(at)).astype(np.int64)
+    laws = [laws[g] for g in np.unique(remap, return_index=True)[1]]
+    _core.gw_fill_groups(gen, laws, group, idx, lo, n, out, merged, pos, remap)
