@@ -435,3 +435,15 @@ def test_long_per_row_inputs_get_the_worded_errors(where):
     clipped[where] = 10.0
     np.testing.assert_array_equal(bndp.sample(qo, lower=lo, upper=hi, **kw),
                                   bndp.sample(clipped, lower=lo, upper=hi, **kw))
+    # a row with lower == upper holding its value: refused (the one-pass check of values
+    # and bounds together needs lower < upper too)
+    lo2, hi2, q2 = lo.copy(), hi.copy(), q.copy()
+    lo2[where], hi2[where], q2[where] = 5.0, 5.0, 5.0
+    with pytest.raises(ValueError, match="`lower` must be < `upper`"):
+        bndp.sample(q2, lower=lo2, upper=hi2, **kw)
+    # good rows still check on_outside, and draw as the same rows given as lists (the
+    # checks' slow path)
+    with pytest.raises(ValueError, match="on_outside"):
+        bndp.sample(q, lower=lo, upper=hi, on_outside="wrap", **kw)
+    np.testing.assert_array_equal(bndp.sample(q, lower=lo, upper=hi, **kw),
+                                  bndp.sample(q.tolist(), lower=lo, upper=hi, **kw))

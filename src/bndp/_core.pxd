@@ -228,6 +228,8 @@ cdef extern from "_window.h":
     int bndp_rows_bounds_ok(const double* lo, const double* hi, Py_ssize_t m) noexcept nogil
     int bndp_rows_inside(const double* q, const double* lo, const double* hi,
                          Py_ssize_t m) noexcept nogil
+    int bndp_rows_ok(const double* q, const double* lo, const double* hi,
+                     Py_ssize_t m) noexcept nogil
 
 # ---------------------------------------------------------------------------------------
 # Constants

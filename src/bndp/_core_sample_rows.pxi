@@ -634,6 +634,18 @@ def rows_inside(const double[::1] q, const double[::1] lo, const double[::1] hi)
     return bool(ok)
 
 
+def rows_ok(const double[::1] q, const double[::1] lo, const double[::1] hi):
+    """True iff every row passes both :func:`rows_bounds_ok` and :func:`rows_inside` (one
+    pass over the three arrays)."""
+    if hi.shape[0] != lo.shape[0] or q.shape[0] != lo.shape[0]:
+        raise ValueError("rows_ok: arrays of different lengths")
+    cdef int ok = 1
+    if lo.shape[0]:
+        with nogil:
+            ok = bndp_rows_ok(&q[0], &lo[0], &hi[0], lo.shape[0])
+    return bool(ok)
+
+
 def gw_max_width(const double[::1] lo, const double[::1] hi):
     """The largest ``hi - lo`` (rounded) of rows of finite bounds (-inf without rows)."""
     cdef Py_ssize_t a, m = lo.shape[0]

@@ -323,4 +323,17 @@ static BNDP_CLONES int bndp_rows_inside(const double *BNDP_RESTRICT q,
     return ok;
 }
 
+/* both checks at once: 1 iff every row has -inf < lo <= q <= hi < inf and lo < hi */
+static BNDP_CLONES int bndp_rows_ok(const double *BNDP_RESTRICT q,
+                                    const double *BNDP_RESTRICT lo,
+                                    const double *BNDP_RESTRICT hi, ptrdiff_t m)
+{
+    const double inf = HUGE_VAL;
+    int ok = 1;
+    for (ptrdiff_t k = 0; k < m; k++)
+        ok &= (lo[k] > -inf) & (lo[k] <= q[k]) & (q[k] <= hi[k]) & (lo[k] < hi[k])
+              & (hi[k] < inf);
+    return ok;
+}
+
 #endif /* BNDP_WINDOW_H */

@@ -13,8 +13,8 @@ import numpy as np
 from . import _core, _dispatch
 from ._random import RNGLike, as_generator
 from ._values import WideValues, approx, as_values
-from ._validation import (apply_domain, as_float_array, check_bounds, check_epsilon,
-                          check_positive, fast_real)
+from ._validation import (_rows_pair, apply_domain, as_float_array, check_bounds,
+                          check_epsilon, check_on_outside, check_positive, fast_real)
 from .calibrate.bounded import bounded_gaussian_sigma, bounded_laplace_scale, check_bounded_laplace
 from .distributions import truncated_normal
 from ._columns import Nulls, columnar
@@ -203,14 +203,23 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
     eps = fast_real(epsilon, "epsilon")
     dq = fast_real(sensitivity, "sensitivity")
     dl = fast_real(delta, "delta")
-    check_bounds(lo, hi)
+    # float64 rows of one shape, every row finite with lower < upper and its value inside:
+    # both checks below in one pass (else they run, and word the first error)
+    rows_ok = (_rows_pair(lo, hi) and _rows_pair(value, lo)
+               and _core.rows_ok(value.ravel(), lo.ravel(), hi.ravel()))
+    if not rows_ok:
+        check_bounds(lo, hi)
     if mechanism == "laplace":
         check_bounded_laplace(eps, dq, 0.0, 1.0, delta=dl)        # no root find
     else:
         check_epsilon(np.float64(eps))
         check_positive(np.float64(dq), "sensitivity")
     qv = as_values(value, "value")
-    q = apply_domain(approx(qv), lo, hi, on_outside)
+    if rows_ok:
+        check_on_outside(on_outside)
+        q = approx(qv)
+    else:
+        q = apply_domain(approx(qv), lo, hi, on_outside)
     shape = np.broadcast_shapes(q.shape, lo.shape, hi.shape)
     gen = as_generator(rng)
     if mode == "exact":
