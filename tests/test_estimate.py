@@ -352,6 +352,15 @@ def test_cli_estimate(tmp_path, capsys):
     assert main(["estimate", str(path), "--spec", str(spec2), "--n-boot", "0"]) == 3
     assert "not an output" in capsys.readouterr().err
     assert main(["estimate", str(path), "--spec", str(spec), "--column", "nope"]) == 2
+    # --gap-tol: bndp.estimate's gap_tol (the same estimate as the function's)
+    capsys.readouterr()
+    assert main(["estimate", str(path), "--spec", str(spec), "--seed", "1", "--n-boot", "5",
+                 "--gap-tol", "0.1", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)["columns"]["age"]["mean"]
+    want = bndp.estimate(y, m, n_boot=0, gap_tol=0.1).mean
+    assert got == pytest.approx(want, rel=1e-12)
+    with pytest.raises(SystemExit):
+        main(["estimate", str(path), "--spec", str(spec), "--gap-tol", "0"])
 
 
 def test_cli_plot_released_and_estimated_histograms(tmp_path, capsys):

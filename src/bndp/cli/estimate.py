@@ -81,7 +81,8 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
                 entry[k] = 0.0 if k == "lower" else 1.0   # replaced by the column's values
         try:
             est = estimate(data[c], entry, lower=lo, upper=hi, level=args.level,
-                           n_boot=args.n_boot, rng=rng, target=args.target, nulls="omit")
+                           n_boot=args.n_boot, rng=rng, target=args.target, nulls="omit",
+                           gap_tol=args.gap_tol)
         except ValueError as exc:
             raise DataError(f"column {c!r}: {' '.join(str(exc).split())}") from None
         results[c] = est.summary(q)
@@ -125,6 +126,16 @@ def _quantile(text: str) -> float:
     return v
 
 
+def _gap(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number > 0; got {text!r}") from None
+    if not (v > 0.0 and math.isfinite(v)):
+        raise argparse.ArgumentTypeError(f"expected a finite number > 0; got {text!r}")
+    return v
+
+
 def add_parser(sub: Any, delimiter: Any) -> None:
     """Register ``bndp estimate``."""
     p = sub.add_parser(
@@ -152,6 +163,10 @@ def add_parser(sub: Any, delimiter: Any) -> None:
     p.add_argument("--quantiles", type=_quantile, nargs="+",
                    default=[0.1, 0.25, 0.5, 0.75, 0.9], metavar="Q",
                    help="quantile levels to print (default 0.1 0.25 0.5 0.75 0.9)")
+    p.add_argument("--gap-tol", type=_gap, default=None, metavar="NATS",
+                   help="iterate each fit until it is certified within NATS of the maximum "
+                        "likelihood (bndp.estimate's gap_tol; e.g. 0.1 where the noise is "
+                        "wider than the column's shape; slower)")
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
     p.add_argument("--format", choices=("auto", "csv", "parquet"), default="auto",
                    help="input format (default: from the file name)")
