@@ -227,9 +227,7 @@ cdef extern from "_window.h":
                            int64_t* nmx, int64_t* agg) noexcept nogil
     int bndp_rows_bounds_ok(const double* lo, const double* hi, Py_ssize_t m) noexcept nogil
     int bndp_rows_inside(const double* q, const double* lo, const double* hi,
-                         Py_ssize_t m) noexcept nogil
-    int bndp_rows_ok(const double* q, const double* lo, const double* hi,
-                     Py_ssize_t m) noexcept nogil
+                         Py_ssize_t m, int strict) noexcept nogil
 
 # ---------------------------------------------------------------------------------------
 # Constants

@@ -623,26 +623,16 @@ def rows_bounds_ok(const double[::1] lo, const double[::1] hi):
     return bool(ok)
 
 
-def rows_inside(const double[::1] q, const double[::1] lo, const double[::1] hi):
-    """True iff every row has finite bounds and ``lo <= q <= hi`` (one pass; NaN fails)."""
+def rows_inside(const double[::1] q, const double[::1] lo, const double[::1] hi,
+                bint strict=False):
+    """True iff every row has finite bounds and ``lo <= q <= hi`` (one pass; NaN fails);
+    ``strict``: and ``lo < hi`` (both per-row checks of a release at once)."""
     if hi.shape[0] != lo.shape[0] or q.shape[0] != lo.shape[0]:
         raise ValueError("rows_inside: arrays of different lengths")
     cdef int ok = 1
     if lo.shape[0]:
         with nogil:
-            ok = bndp_rows_inside(&q[0], &lo[0], &hi[0], lo.shape[0])
-    return bool(ok)
-
-
-def rows_ok(const double[::1] q, const double[::1] lo, const double[::1] hi):
-    """True iff every row passes both :func:`rows_bounds_ok` and :func:`rows_inside` (one
-    pass over the three arrays)."""
-    if hi.shape[0] != lo.shape[0] or q.shape[0] != lo.shape[0]:
-        raise ValueError("rows_ok: arrays of different lengths")
-    cdef int ok = 1
-    if lo.shape[0]:
-        with nogil:
-            ok = bndp_rows_ok(&q[0], &lo[0], &hi[0], lo.shape[0])
+            ok = bndp_rows_inside(&q[0], &lo[0], &hi[0], lo.shape[0], strict)
     return bool(ok)
 
 

@@ -301,7 +301,8 @@ static void bndp_gw_rows_grid(const double *BNDP_RESTRICT lo, const double *BNDP
 
 /* Per-row checks of a release, one branch-free pass each (the validation's fast path):
  * bndp_rows_bounds_ok is 1 iff every row has -inf < lo < hi < inf (so both finite; NaN
- * fails a comparison), bndp_rows_inside 1 iff every row has -inf < lo <= q <= hi < inf. */
+ * fails a comparison), bndp_rows_inside 1 iff every row has -inf < lo <= q <= hi < inf
+ * (and lo < hi where strict). */
 static BNDP_CLONES int bndp_rows_bounds_ok(const double *BNDP_RESTRICT lo,
                                            const double *BNDP_RESTRICT hi, ptrdiff_t m)
 {
@@ -314,25 +315,15 @@ static BNDP_CLONES int bndp_rows_bounds_ok(const double *BNDP_RESTRICT lo,
 
 static BNDP_CLONES int bndp_rows_inside(const double *BNDP_RESTRICT q,
                                         const double *BNDP_RESTRICT lo,
-                                        const double *BNDP_RESTRICT hi, ptrdiff_t m)
+                                        const double *BNDP_RESTRICT hi, ptrdiff_t m,
+                                        int strict)
 {
+    /* strict: also lo < hi (both checks of a per-row release at once) */
     const double inf = HUGE_VAL;
     int ok = 1;
     for (ptrdiff_t k = 0; k < m; k++)
-        ok &= (lo[k] > -inf) & (lo[k] <= q[k]) & (q[k] <= hi[k]) & (hi[k] < inf);
-    return ok;
-}
-
-/* both checks at once: 1 iff every row has -inf < lo <= q <= hi < inf and lo < hi */
-static BNDP_CLONES int bndp_rows_ok(const double *BNDP_RESTRICT q,
-                                    const double *BNDP_RESTRICT lo,
-                                    const double *BNDP_RESTRICT hi, ptrdiff_t m)
-{
-    const double inf = HUGE_VAL;
-    int ok = 1;
-    for (ptrdiff_t k = 0; k < m; k++)
-        ok &= (lo[k] > -inf) & (lo[k] <= q[k]) & (q[k] <= hi[k]) & (lo[k] < hi[k])
-              & (hi[k] < inf);
+        ok &= (lo[k] > -inf) & (lo[k] <= q[k]) & (q[k] <= hi[k]) & (hi[k] < inf)
+              & ((lo[k] < hi[k]) | !strict);
     return ok;
 }
 

@@ -206,7 +206,7 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
     # float64 rows of one shape, every row finite with lower < upper and its value inside:
     # both checks below in one pass (else they run, and word the first error)
     rows_ok = (_rows_pair(lo, hi) and _rows_pair(value, lo)
-               and _core.rows_ok(value.ravel(), lo.ravel(), hi.ravel()))
+               and _core.rows_inside(value.ravel(), lo.ravel(), hi.ravel(), True))
     if not rows_ok:
         check_bounds(lo, hi)
     if mechanism == "laplace":

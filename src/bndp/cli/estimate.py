@@ -111,29 +111,27 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _level(text: str) -> float:
+def _number(text: str, ok: Any, what: str) -> float:
+    """An argument parsed as a float that ``ok`` accepts (NaN fails every comparison)."""
     try:
         v = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1); got {text!r}") from None
-    if not 0.0 < v < 1.0 or math.isnan(v):
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1); got {text!r}")
+        v = math.nan
+    if not ok(v):
+        raise argparse.ArgumentTypeError(f"expected {what}; got {text!r}")
     return v
+
+
+def _level(text: str) -> float:
+    return _number(text, lambda v: 0.0 < v < 1.0, "a number in (0, 1)")
 
 
 def _quantile(text: str) -> float:
-    v = _level(text) if text not in ("0", "1") else float(text)
-    return v
+    return _level(text) if text not in ("0", "1") else float(text)
 
 
 def _gap(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number > 0; got {text!r}") from None
-    if not (v > 0.0 and math.isfinite(v)):
-        raise argparse.ArgumentTypeError(f"expected a finite number > 0; got {text!r}")
-    return v
+    return _number(text, lambda v: 0.0 < v < math.inf, "a finite number > 0")
 
 
 def add_parser(sub: Any, delimiter: Any) -> None:
