@@ -95,19 +95,26 @@ def test_certificate_against_the_exhaustive_oracle_with_tails(fam):
     assert checked > 100
 
 
+def _wide_kernels(fam, seed, count, t_max, rng=None):
+    """Random wide kernels with heavy tails (scale up to ``t_max`` grid steps, tables
+    stopping at 2^-4 .. 2^-10): ``(t, bits, dk, cert, shape, cum)`` of those gw_eval plans.
+    ``rng``: the generator to draw from (and go on drawing from), else one of ``seed``."""
+    rng = np.random.default_rng(seed) if rng is None else rng
+    for _ in range(count):
+        t = float(np.exp(rng.uniform(np.log(0.5 if fam == 0 else 1.5), np.log(t_max))))
+        bits = int(rng.integers(4, 11))
+        dk = int(rng.integers(1, 8))
+        cert, shape, cum = _core.gw_eval(fam, t, 1 << 40, dk, True, tail_bits=bits, table=True)
+        if shape is not None:
+            yield t, bits, dk, cert, shape, cum
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("fam", [0, 1])
 def test_wide_certificate_covers_every_wide_row(fam):
     """One wide kernel serves every row of at least 2N + dk intervals: its certificate is an
     upper bound of the exact loss at several such widths."""
-    rng = np.random.default_rng(31 + fam)
-    for _ in range(sweep(300, 40)):
-        t = float(np.exp(rng.uniform(np.log(0.5 if fam == 0 else 1.5), np.log(4.0))))
-        bits = int(rng.integers(4, 11))
-        dk = int(rng.integers(1, 8))
-        cert, shape, cum = _core.gw_eval(fam, t, 1 << 40, dk, True, tail_bits=bits, table=True)
-        if shape is None:
-            continue
+    for t, bits, dk, cert, shape, cum in _wide_kernels(fam, 31 + fam, sweep(300, 40), 4.0):
         N, tail, kexp, tailw, sbits, tm, n_wide = shape
         worst = -np.inf
         for n in (n_wide, n_wide + 1, n_wide + 5, 2 * n_wide + 3, 4 * n_wide):
@@ -126,13 +133,8 @@ def test_wide_kernel_certified_on_narrow_rows(fam):
     against the exhaustive oracle, tails truncated at the row's ends."""
     rng = np.random.default_rng(41 + fam)
     checked = 0
-    for _ in range(sweep(200, 30)):
-        t = float(np.exp(rng.uniform(np.log(0.5 if fam == 0 else 1.5), np.log(5.0))))
-        bits = int(rng.integers(4, 11))
-        dk = int(rng.integers(1, 8))
-        cert, shape, cum = _core.gw_eval(fam, t, 1 << 40, dk, True, tail_bits=bits, table=True)
-        if shape is None:
-            continue
+    for t, bits, dk, cert, shape, cum in _wide_kernels(fam, 41 + fam, sweep(200, 30), 5.0,
+                                                       rng):
         N, tail, kexp, tailw, sbits, tm, n_wide = shape
         ns = np.unique(rng.integers(1, n_wide, 5)).astype(np.int64)
         got = _core.gw_certify_rows(fam, t, bits, tailw, cum, ns, dk)
