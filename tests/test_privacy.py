@@ -173,7 +173,7 @@ def _row_draw_indices(x, lower, gamma, n):
 
 # rows: (family, lower, upper, sensitivity, epsilon): narrow rows with their own kernel
 # (the table covers the row, or geometric tails), narrow rows on the wide kernel (its
-# certificate on the row within window.WIDE_SLACK of the target), wide rows, off-grid bounds
+# certificate on the row within serving.WIDE_SLACK of the target), wide rows, off-grid bounds
 ROWS = [
     ("laplace", 0.0, 10.0, 1.0, 1.0),
     ("laplace", 0.0, 40.0, 1.0, 1.0),

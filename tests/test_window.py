@@ -11,7 +11,7 @@ import pytest
 
 import bndp
 from bndp import _core
-from bndp._laws import window
+from bndp._laws import serving, window
 
 from ._helpers import chi2_pvalue, grid_counts
 from .conftest import sweep
@@ -180,16 +180,80 @@ def test_narrow_rows_on_the_wide_kernel_are_certified_and_nearly_as_tight(fam):
             if law.cum is wide.cum:
                 served += 1
                 assert law.certified_epsilon == c <= eps
-                assert c >= eps * (1.0 - window.WIDE_SLACK)
+                assert c >= eps * (1.0 - serving.WIDE_SLACK)
                 t0 = window._search_start(fam, eps, dk, n)
                 t_own = _core.gw_calibrate(fam, eps, t0, n, dk, False, window.REL_TOL)[0]
                 assert wide.scale_grid <= 1.002 * t_own, (eps, n)
             else:
                 own += 1
                 assert law.n_max == n and law.certified_epsilon <= eps
-                if window.WIDE_TRY[fam] * window._wide_rows_bound(fam, eps, dk) <= n:
-                    assert not c >= eps * (1.0 - window.WIDE_SLACK)
+                scan = serving._scan_served(wide, fam, eps, dk, 0)
+                if n >= scan.top:      # a row the scan certified: outside the range
+                    assert not eps * (1.0 - serving.WIDE_SLACK) <= c <= eps
     assert served >= 6 and own >= 3
+
+
+@pytest.mark.parametrize("fam", [window.LAPLACE, window.GAUSSIAN])
+def test_served_map_is_the_serving_rule_on_every_row_it_scans(fam):
+    """The narrow rows a wide kernel serves in the first pass of a per-row release
+    (_served_map) are the rows of the blocks its scan certified whose certificate, the
+    same double as the one-row certificate, is at most epsilon and within WIDE_SLACK of
+    it; _law serves exactly those with the wide table; the scan stops at the narrowest row
+    tried, after a block serving none, or at the step budget."""
+    for eps in (0.1, 1.0, 4.0):
+        e = window._exponent1(eps, 1.0, 0.0, math.inf)[0]
+        dk = max(1, math.ceil(math.ldexp(1.0, -e)))
+        wide = window._law(fam, eps, dk, e, None)
+        smap = serving._served_map(wide, fam, eps, dk)
+        scan = serving._scan_served(wide, fam, eps, dk, 0)
+        assert smap.shape == (wide.n_min,) and scan.done and smap.sum() >= 50
+        assert not smap[:scan.top].any()
+        ns = np.arange(scan.top, wide.n_min, dtype=np.int64)
+        one = np.array([_core.gw_certify_rows(fam, wide.scale_grid, 24, wide.tailw, wide.cum,
+                                              ns[k:k + 1], dk)[0] for k in range(ns.size)])
+        np.testing.assert_array_equal(scan.cert[ns], one)
+        ok = (eps * (1.0 - serving.WIDE_SLACK) <= one) & (one <= eps)
+        np.testing.assert_array_equal(smap[ns].astype(bool), ok)
+        last = ns[:(wide.n_min - scan.top) % serving.SERVE_SCAN_ROWS or serving.SERVE_SCAN_ROWS]
+        assert (scan.top <= scan.low or not smap[last].any()
+                or scan.steps > serving.SERVE_SCAN_MAX)
+        for n in np.unique(np.linspace(scan.top, wide.n_min - 1, 12).astype(int)).tolist():
+            assert (window._law(fam, eps, dk, e, n).cum is wide.cum) == bool(smap[n]), n
+
+
+@pytest.mark.parametrize("fam", [window.LAPLACE, window.GAUSSIAN])
+def test_per_row_draws_do_not_depend_on_the_kernel_cache(fam, monkeypatch):
+    """A per-row release draws the same values and leaves the generator in the same state
+    with no kernel planned, with every kernel planned, and with the wide kernel's scan of
+    its narrow rows begun by a narrow fixed-bounds row (the map is a function of the
+    kernel, not of how far earlier calls went)."""
+    target = window.serving_target(1.0, 1.0)
+    e0 = window._exponent1(target, 1.0, 0.0, math.inf)[0]
+    dk = max(1, math.ceil(math.ldexp(1.0, -e0)))
+    r = np.random.default_rng(5)
+    k = 4000
+    lo = np.round(r.uniform(-50.0, 50.0, k), 1)
+    hi = lo + r.choice([3.0, 8.0, 15.0, 30.0, 45.0, 60.0, 80.0, 200.0], k)
+    q = r.uniform(lo, hi)
+
+    def run():
+        g = np.random.default_rng(9)
+        return window._sample_rows_compiled(fam, target, 1.0, q, lo, hi, g), g.random()
+
+    monkeypatch.setattr(window, "_LAWS", type(window._LAWS)())
+    cold = run()
+    warm = run()
+    monkeypatch.setattr(window, "_LAWS", type(window._LAWS)())
+    wide = window._law(fam, target, dk, e0, None)
+    window._law(fam, target, dk, e0, wide.n_min - 3)     # a partial scan
+    assert not serving._scan_served(wide, fam, target, dk, wide.n_min).done
+    partial = run()
+    for got in (warm, partial):
+        np.testing.assert_array_equal(got[0], cold[0])
+        assert got[1] == cold[1]
+    served = serving._served_map(wide, fam, target, dk)
+    n = _core.gw_intervals(lo, hi, e0)
+    assert ((n < wide.n_min) & (served[np.minimum(n, wide.n_min - 1)] != 0)).sum() > 100
 
 
 def test_certificate_would_catch_a_wrong_law():
@@ -620,26 +684,35 @@ def _grouped_reference(fam, target, dq, q, lo, hi, gen):
     e = np.broadcast_to(e, q.shape)
     out = np.empty(q.shape[0])
     e0 = window._exponent1(target, dq, 0.0, math.inf)[0]
-    first = window._law(fam, target, max(1, math.ceil(math.ldexp(dq, -e0))), e0, None)
+    dk0 = max(1, math.ceil(math.ldexp(dq, -e0)))
+    first = window._law(fam, target, dk0, e0, None)
+    served = serving._served_map(first, fam, target, dk0)
+
+    def drawn_first(n):   # the wide rows and the narrow rows the wide kernel serves
+        return (n >= first.n_min) | (served[np.clip(n, 0, first.n_min - 1)] != 0)
+
     sel0 = np.flatnonzero(e == e0)
     n0 = _core.gw_intervals(lo[sel0], hi[sel0], e0)
-    rows0 = sel0[n0 >= first.n_min]
+    rows0 = sel0[drawn_first(n0)]
     if rows0.size:
-        out[rows0] = window._draw(first, q[rows0], lo[rows0], hi[rows0], n0[n0 >= first.n_min], gen)
+        out[rows0] = window._draw(first, q[rows0], lo[rows0], hi[rows0], n0[drawn_first(n0)],
+                                  gen)
     for ev in np.unique(e):
         ev = int(ev)
         sel = np.flatnonzero(e == ev)
         n = _core.gw_intervals(lo[sel], hi[sel], ev)
         dk = max(1, math.ceil(math.ldexp(dq, -ev)))
-        wide = None if np.all(window._surely_narrow(fam, target, dk, n)) else \
+        wide = None if np.all(serving._surely_narrow(fam, target, dk, n)) else \
             window._law(fam, target, dk, ev, None)
         narrow = np.ones(n.shape, bool) if wide is None else n < wide.n_min
+        if ev == e0:
+            narrow &= ~drawn_first(n)
         groups = [] if wide is None or ev == e0 else [(wide, sel[~narrow], n[~narrow])]
         for nn in np.unique(n[narrow]):
             m = narrow & (n == nn)
             groups.append((window._law(fam, target, min(dk, int(nn)), ev, int(nn)), sel[m], n[m]))
         # the groups of one table (narrow rows on the wide kernel) are one group, at the
-        # first one's place, its rows in row order
+        # wide kernel's place (the first of the exponent's), its rows in row order
         merged: dict = {}
         for law, rows, nr in groups:
             if id(law.cum) in merged:

@@ -16,6 +16,7 @@
 #   _core_calibrate_gaussian.pxi  calibrations and accounting of the unbounded Gaussian family
 #   _core_certify.pxi             certificates of the bounded and constrained laws
 #   _core_certify_grid.pxi        tables and certificates of the grid laws
+#   _core_certify_rows.pxi        a wide kernel's certificates on narrow rows (many at once)
 #   _core_certify_gradients.pxi   Renyi and Fisher-information certificates of gradient noise
 
 from libc.math cimport (log, log1p, exp, expm1, sqrt, erf, erfc, fabs, nextafter, isnan, copysign,

@@ -503,9 +503,12 @@ cdef int _gw_grow(int64_t** arrs, int k, Py_ssize_t* cap) noexcept nogil:
 
 def gw_rows_first(object gen, tuple law, int64_t e0, int64_t nmin0, double target, double dq,
                   const double[::1] lo, const double[::1] hi, const double[::1] q,
-                  double scale_steps, double width_steps, double sens_steps, double[::1] out):
+                  double scale_steps, double width_steps, double sens_steps, double[::1] out,
+                  const unsigned char[::1] served=None):
     """The first kernel of a per-row release, drawn in the pass that finds every row's
-    grid: the rows of exponent ``e0`` with at least ``nmin0`` intervals, whose kernel
+    grid: the rows of exponent ``e0`` with at least ``nmin0`` intervals, and those of
+    ``n < nmin0`` intervals where ``served[n]`` is nonzero (``served``: None, or uint8 of
+    length ``nmin0``), whose kernel
     ``law`` (``(tree, levels, N, tailw, sbits, tm, e)`` as for :func:`gw_fill`) is drawn
     first, are drawn in row order in blocks of GD_LANES (the draws of :func:`gw_fill` on
     those rows) into ``out``; every other row is left to the caller. Chunk by chunk, in
@@ -543,6 +546,12 @@ def gw_rows_first(object gen, tuple law, int64_t e0, int64_t nmin0, double targe
     cdef int64_t nr, ia
     cdef int64_t* left[4]            # positions, e, n, idx of the rows left
     cdef double a0 = dq / target / scale_steps
+    cdef const unsigned char* sv = NULL
+    if served is not None:
+        if served.shape[0] != nmin0:
+            raise ValueError("gw_rows_first: the served rows' map is not of length nmin0")
+        if nmin0 > 0:
+            sv = &served[0]
     tot[0] = _GW_I64_MAX
     tot[1] = -_GW_I64_MAX - 1
     tot[2] = 0
@@ -569,8 +578,9 @@ def gw_rows_first(object gen, tuple law, int64_t e0, int64_t nmin0, double targe
                     a = s + k
                     nr = nbk[k]
                     ia = ibk[k]
-                    if (eb[k] == e0 and nr >= nmin0 and nr <= GW_MAX_ROW
-                            and (R.tailw != 0 or nr <= R.N) and ia >= 0 and ia <= nr):
+                    if (eb[k] == e0 and nr <= GW_MAX_ROW and ia >= 0 and ia <= nr
+                            and (nr >= nmin0 or (sv != NULL and nr >= 1 and sv[nr] != 0))
+                            and (R.tailw != 0 or nr <= R.N)):
                         pb[nl] = a
                         ib[nl] = ia
                         nb[nl] = nr

@@ -26,17 +26,14 @@ from .. import _core, _dispatch, _random
 from .._values import WideValues, grid_round, snap
 from .constants import (FAMILY_NAMES, GAUSSIAN, LAPLACE, REL_TOL, SCALE_STEPS, SENS_STEPS,
                         WINDOW_WIDTH_STEPS)
-from .search_start import _search_start, _wide_hint
+from .search_start import _search_start
+from .serving import _first_drawn, _served_map, _surely_narrow, on_row, tried
 from .whole_range import ExactPlan, GridScale, _law_from, cached_search_tree
 
 __all__ = ["WindowLaw", "RowPlan", "plan_row", "sample_rows", "grid_exponent"]
 
 MAX_LAWS = 2048          # kernels kept (LRU; a narrow kernel holds about 50 KB with its search table)
 STEPS_LOG2 = 21          # a kernel has at most 2^21 grid steps per sensitivity (dk <= 2^21)
-#: a narrow row is served by its grid's wide kernel where that kernel's certificate on
-#: the row is at most the target and within this share of it (``_law``): its scale is
-#: then at most about 0.15 % above the row's own kernel's
-WIDE_SLACK = 1e-3
 
 
 def serving_target(target: float, sensitivity: float) -> float:
@@ -162,22 +159,18 @@ def _no_kernel_message(fam: int, target: float, dk: int, n: int | None) -> str:
 
 
 def _wide_on_row(fam: int, target: float, dk: int, e: int,
-                 n: int) -> tuple[WindowLaw | None, float]:
-    """The wide kernel of ``(fam, target, dk, e)`` and its certificate on a row of ``n``
-    intervals (``_core.gw_certify_rows``; NaN where the row is narrower than the
-    sensitivity, no wide kernel is tried for it (:data:`WIDE_TRY`, :data:`WIDE_TRY_MAX`)
-    or none can be planned). :func:`_law` serves the row with it where the certificate is
-    at most the target and within :data:`WIDE_SLACK` of it."""
-    bound = _wide_rows_bound(fam, target, dk)
-    if n < dk or n < WIDE_TRY[fam] * bound or bound > WIDE_TRY_MAX:
-        return None, math.nan
+                 n: int) -> tuple[WindowLaw | None, float, bool]:
+    """The wide kernel of ``(fam, target, dk, e)``, its certificate on a row of ``n``
+    intervals and whether it serves that row (:func:`~bndp._laws.serving.on_row`);
+    ``(None, NaN, False)`` where no wide kernel is tried for the row
+    (:func:`~bndp._laws.serving.tried`) or none can be planned."""
+    if not tried(fam, target, dk, n):
+        return None, math.nan, False
     try:
         wide = _law(fam, target, dk, e, None)
     except ValueError:
-        return None, math.nan
-    c = float(_core.gw_certify_rows(fam, wide.scale_grid, 24, wide.tailw, wide.cum,
-                                    np.array([n], dtype=np.int64), dk)[0])
-    return wide, c
+        return None, math.nan, False
+    return (wide, *on_row(wide, fam, target, dk, n))
 
 
 def _law(fam: int, target: float, dk: int, e: int, n: int | None) -> WindowLaw:
@@ -196,8 +189,8 @@ def _law(fam: int, target: float, dk: int, e: int, n: int | None) -> WindowLaw:
     if wide:
         t0 = _search_start(fam, target, dk, None)
     else:
-        served, c = _wide_on_row(fam, target, dk, e, nn)
-        if served is not None and target * (1.0 - WIDE_SLACK) <= c <= target:
+        served, c, serves = _wide_on_row(fam, target, dk, e, nn)
+        if served is not None and serves:
             # the wide kernel's table and search tree, certified for this row
             law = replace(served, n_min=nn, n_max=nn, certified_epsilon=c)
             object.__setattr__(law, "_tree", served.search_tree)
@@ -502,34 +495,6 @@ def _draw(law: WindowLaw, q: np.ndarray, lo: np.ndarray, hi: np.ndarray, n: np.n
     return out
 
 
-def _surely_narrow(fam: int, target: float, dk: int, n: Any) -> Any:
-    """A row of ``n`` intervals is narrower than any wide kernel could serve: the wide
-    certificate is at least the loss of the pair (0, dk) at the output 0 of a row's end,
-    the continuous half-line's x + ln(2 - e^-x), x = dk/t, up to the rounding of the weights
-    (Laplace: t at least :func:`_wide_hint`, about 2 dk/target at a small target), or
-    dk(2N+1)/(2t^2) (Gaussian, N = 5.77t: t >= 5.77 dk/target), and n_wide = 2N + dk with
-    N >= 16.6 t resp. 5.77 t (a 10 % margin). Only the work depends on it: a row taken for
-    narrow gets its own kernel, certified for its width."""
-    return n < 0.9 * _wide_rows_bound(fam, target, dk)
-
-
-def _wide_rows_bound(fam: int, target: float, dk: int) -> float:
-    """A lower bound on the wide kernel's ``n_wide`` (see :func:`_surely_narrow`)."""
-    t_lb = _wide_hint(LAPLACE, target, dk) if fam == LAPLACE else 5.77 * dk / target
-    return 2.0 * (16.6 if fam == LAPLACE else 5.77) * t_lb + dk
-
-
-#: the narrow rows whose wide kernel is certified (``_wide_on_row``) are those of at least
-#: this share of :func:`_wide_rows_bound` (Laplace, Gaussian): the wide kernel comes
-#: within ``WIDE_SLACK`` of the target on rows from about 0.1 (Laplace) and 0.75
-#: (Gaussian) of ``n_wide`` on; narrower rows get their own kernel without planning it
-WIDE_TRY = (0.04, 0.4)
-#: nor is a wide kernel planned for a narrow row where that bound exceeds this many
-#: intervals (a table of about 2^17 entries or more, at a tiny epsilon: its calibration
-#: would cost far more than the row's own kernel)
-WIDE_TRY_MAX = 1 << 18
-
-
 def _row_law(fam: int, target: float, dq: float, e: int, n: int) -> WindowLaw:
     dk = max(1, math.ceil(math.ldexp(dq, -e)))
     if _surely_narrow(fam, target, dk, n):
@@ -669,7 +634,7 @@ def _sample_rows_compiled(fam: int, target: float, dq: float, q: np.ndarray, lo:
         if first is None:
             w = math.ldexp(_core.gw_max_width(lo, hi), -e0)
             n_est = math.floor(w) + 1 if math.isfinite(w) else 1 << 62
-            if not _surely_narrow(fam, target, dk0, n_est):
+            if _first_drawn(fam, target, dk0, n_est):
                 try:
                     first = _law(fam, target, dk0, e0, None)
                 except ValueError:  # no wide kernel: every row is drawn kernel by kernel
@@ -682,7 +647,7 @@ def _sample_rows_compiled(fam: int, target: float, dq: float, q: np.ndarray, lo:
         return out
     pos, e, n, idx, evals, nmax, summary = _core.gw_rows_first(
         gen, first.fill_args, e0, first.n_min, target, dq, lo, hi, q, SCALE_STEPS,
-        WINDOW_WIDTH_STEPS, SENS_STEPS, out)
+        WINDOW_WIDTH_STEPS, SENS_STEPS, out, _served_map(first, fam, target, dk0))
     _check_rows(summary, dq, lambda: _core.gw_rows_grid(
         target, dq, lo, hi, SCALE_STEPS, WINDOW_WIDTH_STEPS, SENS_STEPS)[:2])
     if pos.size:
@@ -732,13 +697,19 @@ def _draw_kernels(fam: int, target: float, dq: float, drawn: tuple | None, e: np
         assert law is not None
         laws.append(law.fill_args)
     # the groups of one table (narrow rows on their grid's wide kernel) are drawn as one
-    # group, at the first one's place: one search guide for all their rows
-    at: dict = {}
-    remap = np.array([at.setdefault((id(fa[0]), fa[6]), len(at)) for fa in laws],
-                     dtype=np.int32)
-    if len(at) == len(laws):
+    # group, first of its exponent's (as the first pass draws a grid's wide and served
+    # rows): one search guide for all their rows
+    first: dict = {}
+    for g, ((k, _), fa) in enumerate(zip(keys.tolist(), laws)):
+        w = wides[k]
+        first.setdefault((id(fa[0]), fa[6]),
+                         (k, 0 if w is not None and w.fill_args[0] is fa[0] else 1, g))
+    order = sorted(first, key=first.__getitem__)
+    if len(order) == len(laws) and all(first[t][2] == g for g, t in enumerate(order)):
         _core.gw_fill_groups(gen, laws, group, idx, lo, n, out, counts, pos)
         return
+    at = {t: m for m, t in enumerate(order)}
+    remap = np.array([at[(id(fa[0]), fa[6])] for fa in laws], dtype=np.int32)
     merged = np.bincount(remap, weights=counts, minlength=len(at)).astype(np.int64)
-    laws = [laws[g] for g in np.unique(remap, return_index=True)[1]]
+    laws = [laws[first[t][2]] for t in order]
     _core.gw_fill_groups(gen, laws, group, idx, lo, n, out, merged, pos, remap)

@@ -1,0 +1,150 @@
+"""Which kernel of the windowed grid law serves a row: a row of at least ``n_min`` intervals
+is wide (its grid's wide kernel), a narrower row is served by that wide kernel where the
+kernel's certificate on the row is at most the target and within :data:`WIDE_SLACK` of it,
+and otherwise has its own kernel (``window._law``). The trade and its measured cost are in
+the documentation's page "The grid laws: design and proofs" ("Plans and rows").
+
+A per-row release draws the wide rows and the narrow rows the wide kernel serves in one
+pass (``_core.gw_rows_first``), so the narrow rows served must be known before the rows
+are seen: :func:`_served_map` certifies the kernel on the narrow rows from the widest down
+(``_core.gw_certify_rows``, the same certificate as one row's), a function of the kernel
+alone, however far earlier calls went.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from typing import Any
+
+import numpy as np
+
+from .. import _core
+from .constants import LAPLACE
+from .search_start import _wide_hint
+
+#: a narrow row is served by its grid's wide kernel where that kernel's certificate on
+#: the row is at most the target and within this share of it: its scale is then at most
+#: about 0.15 % above the row's own kernel's
+WIDE_SLACK = 1e-3
+#: the narrow rows whose wide kernel is certified (:func:`on_row`) are those of at least
+#: this share of :func:`_wide_rows_bound` (Laplace, Gaussian): the wide kernel comes
+#: within ``WIDE_SLACK`` of the target on rows from about 0.1 (Laplace) and 0.75
+#: (Gaussian) of ``n_wide`` on; narrower rows get their own kernel without planning it
+WIDE_TRY = (0.04, 0.4)
+#: nor is a wide kernel planned for a narrow row where that bound exceeds this many
+#: intervals (a table of about 2^17 entries or more, at a tiny epsilon: its calibration
+#: would cost far more than the row's own kernel)
+WIDE_TRY_MAX = 1 << 18
+#: the narrow rows a wide kernel serves (:func:`_scan_served`) are certified by blocks of
+#: ``SERVE_SCAN_ROWS`` rows from the widest down, in at most ``SERVE_SCAN_MAX``
+#: certificate steps (rows times their intervals, about 10 ns each)
+SERVE_SCAN_MAX = 1 << 20
+SERVE_SCAN_ROWS = 64
+
+
+def _surely_narrow(fam: int, target: float, dk: int, n: Any) -> Any:
+    """A row of ``n`` intervals is narrower than any wide kernel could serve: the wide
+    certificate is at least the loss of the pair (0, dk) at the output 0 of a row's end,
+    the continuous half-line's x + ln(2 - e^-x), x = dk/t, up to the rounding of the weights
+    (Laplace: t at least :func:`_wide_hint`, about 2 dk/target at a small target), or
+    dk(2N+1)/(2t^2) (Gaussian, N = 5.77t: t >= 5.77 dk/target), and n_wide = 2N + dk with
+    N >= 16.6 t resp. 5.77 t (a 10 % margin). Only the work depends on it: a row taken for
+    narrow gets its own kernel, certified for its width."""
+    return n < 0.9 * _wide_rows_bound(fam, target, dk)
+
+
+def _wide_rows_bound(fam: int, target: float, dk: int) -> float:
+    """A lower bound on the wide kernel's ``n_wide`` (see :func:`_surely_narrow`)."""
+    t_lb = _wide_hint(LAPLACE, target, dk) if fam == LAPLACE else 5.77 * dk / target
+    return 2.0 * (16.6 if fam == LAPLACE else 5.77) * t_lb + dk
+
+
+def _try_from(fam: int, target: float, dk: int) -> int | None:
+    """The narrowest row a wide kernel is tried for (None: none is)."""
+    bound = _wide_rows_bound(fam, target, dk)
+    if bound > WIDE_TRY_MAX:
+        return None
+    return max(dk, math.ceil(WIDE_TRY[fam] * bound), 1)
+
+
+def tried(fam: int, target: float, dk: int, n: int) -> bool:
+    """Whether a row of ``n`` intervals may be served by its grid's wide kernel (at least
+    the sensitivity's ``dk`` steps and ``WIDE_TRY`` of :func:`_wide_rows_bound`, where that
+    bound is at most :data:`WIDE_TRY_MAX`)."""
+    low = _try_from(fam, target, dk)
+    return low is not None and n >= low
+
+
+def _first_drawn(fam: int, target: float, dk: int, n: int) -> bool:
+    """A row of up to ``n`` intervals may be drawn with its grid's wide kernel in the first
+    pass of a per-row release: it may be wide (not :func:`_surely_narrow`), or served by
+    that kernel (:func:`tried`)."""
+    return not _surely_narrow(fam, target, dk, n) or tried(fam, target, dk, n)
+
+
+def on_row(wide: Any, fam: int, target: float, dk: int, n: int) -> tuple[float, bool]:
+    """The certificate of the wide kernel ``wide`` of ``(fam, target, dk)`` on a row of
+    ``n`` intervals (:func:`tried`), and whether it serves the row: a narrow row where
+    :func:`_served_map` has it, a row at least ``n_min`` wide where the certificate is at
+    most the target and within :data:`WIDE_SLACK` of it."""
+    if n < wide.n_min:
+        scan = _scan_served(wide, fam, target, dk, n)
+        if n >= scan.top:
+            return float(scan.cert[n]), bool(scan.served[n])
+    c = float(_core.gw_certify_rows(fam, wide.scale_grid, 24, wide.tailw, wide.cum,
+                                    np.array([n], dtype=np.int64), dk)[0])
+    return c, n >= wide.n_min and target * (1.0 - WIDE_SLACK) <= c <= target
+
+
+class _ServeScan:
+    """How far :func:`_scan_served` has gone on one wide kernel: rows ``top .. n_min - 1``
+    certified (``cert``; ``served`` 1 where within the serving range), ``done`` when it
+    stops there."""
+
+    __slots__ = ("top", "low", "steps", "done", "cert", "served")
+
+    def __init__(self, n_min: int, low: int) -> None:
+        self.top, self.low, self.steps = n_min, low, 0
+        self.done = n_min <= low
+        self.cert = np.full(n_min, math.nan)
+        self.served = np.zeros(n_min, dtype=np.uint8)
+
+
+_SERVE_LOCK = threading.Lock()
+
+
+def _scan_served(wide: Any, fam: int, target: float, dk: int, down_to: int) -> _ServeScan:
+    """Certify the wide kernel ``wide`` of ``(fam, target, dk)`` on the narrow rows from
+    ``n_min - 1`` downwards, by blocks of :data:`SERVE_SCAN_ROWS` rows fixed from the top,
+    until the block of ``down_to`` is done; the scan stops for good at the narrowest row
+    :func:`tried`, after a block that serves no row, or before a block that would pass
+    :data:`SERVE_SCAN_MAX` certificate steps. The rows it serves are thus a function of the
+    kernel alone, however far earlier calls went (kept on the kernel)."""
+    with _SERVE_LOCK:
+        scan = wide.__dict__.get("_serve_scan")
+        if scan is None:
+            low = _try_from(fam, target, dk)
+            scan = _ServeScan(wide.n_min, wide.n_min if low is None else low)
+            object.__setattr__(wide, "_serve_scan", scan)
+        while not scan.done and scan.top > down_to:
+            ns = np.arange(scan.top - 1, max(scan.low, scan.top - SERVE_SCAN_ROWS) - 1, -1,
+                           dtype=np.int64)
+            scan.steps += int(ns.sum())
+            if scan.steps > SERVE_SCAN_MAX:
+                scan.done = True
+                break
+            c = _core.gw_certify_rows(fam, wide.scale_grid, 24, wide.tailw, wide.cum, ns, dk)
+            ok = (target * (1.0 - WIDE_SLACK) <= c) & (c <= target)
+            scan.cert[ns] = c
+            scan.served[ns] = ok
+            scan.top = int(ns[-1])
+            scan.done = scan.top <= scan.low or not ok.any()
+        return scan
+
+
+def _served_map(wide: Any, fam: int, target: float, dk: int) -> np.ndarray:
+    """The narrow rows that the wide kernel ``wide`` of ``(fam, target, dk)`` serves (by
+    their interval counts: uint8 of length ``n_min``, 1 where served): a per-row release
+    draws them with its wide rows, in the pass that finds every row's grid."""
+    return _scan_served(wide, fam, target, dk, 0).served
