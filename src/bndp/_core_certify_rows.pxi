@@ -21,34 +21,48 @@ cdef void _gw_cert_terms(const gw_law_t* L, int64_t nmax, double* T, double* V,
 
 cdef double _gw_cert_row(const gw_law_t* L, const uint64_t* cum, int64_t n, int64_t dk,
                          double eta, const double* T, const double* V, const double* VM,
-                         double* qlo, double* qhi, int64_t* dq) noexcept nogil:
+                         double* A, double* R, double* qlo, double* qhi, double* P,
+                         double* S) noexcept nogil:
     # _gw_cert(L, cum, n, dk, 0, ...) bit for bit (``eta`` its rounding term), the terms of
     # _gw_cert_terms read from their tables: the part below the row, k > N, is T[k], the
-    # part above it T[n - k], and with one side per row (wide = 0) sh uses the same part
-    cdef int64_t N = L.N, k, lo_d, hi_d, head = 0, tail_ = 0, i
-    cdef double tab, s, sl, sh, best = -1e300, v
-    for k in range(n + 1):
+    # part above it T[n - k], and with one side per row (wide = 0) sh uses the same part.
+    # The normaliser's terms are symmetric in k <-> n - k (the table is symmetric bit for
+    # bit, so the same integer sums, and the tails' sum is the same two doubles): ln(sl)
+    # and the slack term are computed for k <= n/2 (A, R) and read mirrored.
+    cdef int64_t N = L.N, k, j, lo_d, hi_d, b, e, h = n // 2
+    cdef double tab, s, sl, sh, best = -1e300, v, m
+    for k in range(h + 1):
         lo_d = -k if k < N else -N
         hi_d = n - k if n - k < N else N
         tab = <double> (cum[hi_d + N + 1] - cum[lo_d + N])
         s = T[k] + T[n - k]
         sl = tab + s * (1.0 - GW_REL)
         sh = tab + s * (1.0 + GW_REL)
-        qlo[k] = log(sl) - V[k]
-        qhi[k] = qlo[k] + ((sh - sl) / sl) * (1.0 + 1e-15)
-    # max over i < k <= i + dk, i <= n - 1, of qhi[k] - qlo[i]: a sliding-window minimum
+        A[k] = log(sl)
+        R[k] = ((sh - sl) / sl) * (1.0 + 1e-15)
+    for k in range(n + 1):
+        j = k if k <= h else n - k
+        qlo[k] = A[j] - V[k]
+        qhi[k] = qlo[k] + R[j]
+    # max over i < k <= i + dk of qhi[k] - qlo[i]: the minimum of qlo over each window
+    # [k - dk, k - 1] (clipped at 0) from its prefix and suffix minima in blocks of dk
+    # (exact: a window of dk spans at most two blocks, a shorter one starts at 0)
+    b = 0
+    while b < n:
+        e = b + dk if b + dk < n else n
+        P[b] = qlo[b]
+        for k in range(b + 1, e):
+            P[k] = qlo[k] if qlo[k] < P[k - 1] else P[k - 1]
+        S[e - 1] = qlo[e - 1]
+        for k in range(e - 2, b - 1, -1):
+            S[k] = qlo[k] if qlo[k] < S[k + 1] else S[k + 1]
+        b = e
     for k in range(1, n + 1):
-        i = k - 1
-        while tail_ > head and qlo[dq[tail_ - 1]] >= qlo[i]:
-            tail_ -= 1
-        dq[tail_] = i
-        tail_ += 1
-        while tail_ > head and dq[head] < k - dk:
-            head += 1
-        if tail_ > head:
-            v = qhi[k] - qlo[dq[head]]
-            if v > best:
-                best = v
+        m = P[k - 1]
+        if k - dk > 0 and S[k - dk] < m:
+            m = S[k - dk]
+        v = qhi[k] - m
+        best = v if v > best else best
     return best + 2.0 * eta + GD_ERR + 8.0 * 2.220446049250313e-16 * VM[n]
 
 
@@ -84,17 +98,12 @@ def gw_certify_rows(int fam, double t, int tail_bits, uint64_t tailw,
         if 1.0 / (B - 1.0) > eta:
             eta = 1.0 / (B - 1.0)
         eta += 2.9e-14
-    cdef double* buf = <double*> malloc(5 * (nmax + 1) * sizeof(double))
-    cdef int64_t* dqb = <int64_t*> malloc((nmax + 1) * sizeof(int64_t))
-    if buf == NULL or dqb == NULL:
-        free(buf)
-        free(dqb)
+    cdef double* buf = <double*> malloc(9 * (nmax + 1) * sizeof(double))
+    if buf == NULL:
         raise MemoryError()
     cdef double* T = buf
     cdef double* V = buf + (nmax + 1)
     cdef double* VM = buf + 2 * (nmax + 1)
-    cdef double* ql = buf + 3 * (nmax + 1)
-    cdef double* qh = buf + 4 * (nmax + 1)
     with nogil:
         if refuse:
             for r in range(m):
@@ -103,7 +112,9 @@ def gw_certify_rows(int fam, double t, int tail_bits, uint64_t tailw,
             _gw_cert_terms(&L, nmax, T, V, VM)
             for r in range(m):
                 d = dk if dk < ns[r] else ns[r]
-                vo[r] = _gw_cert_row(&L, &cum[0], ns[r], d, eta, T, V, VM, ql, qh, dqb)
+                vo[r] = _gw_cert_row(&L, &cum[0], ns[r], d, eta, T, V, VM,
+                                     buf + 3 * (nmax + 1), buf + 4 * (nmax + 1),
+                                     buf + 5 * (nmax + 1), buf + 6 * (nmax + 1),
+                                     buf + 7 * (nmax + 1), buf + 8 * (nmax + 1))
     free(buf)
-    free(dqb)
     return out

@@ -38,8 +38,8 @@ WIDE_TRY = (0.04, 0.4)
 WIDE_TRY_MAX = 1 << 18
 #: the narrow rows a wide kernel serves (:func:`_scan_served`) are certified by blocks of
 #: ``SERVE_SCAN_ROWS`` rows from the widest down, in at most ``SERVE_SCAN_MAX``
-#: certificate steps (rows times their intervals, about 10 ns each)
-SERVE_SCAN_MAX = 1 << 20
+#: certificate steps (rows times their intervals, about 4 ns each: at most about 20 ms)
+SERVE_SCAN_MAX = 1 << 22
 SERVE_SCAN_ROWS = 64
 
 
