@@ -505,7 +505,7 @@ cdef double _cl_certify(CLCal* c, double s) noexcept nogil
 cdef double _cl_scale(CLCal* c) noexcept nogil
 cdef double _gw_try(int fam, double t, int64_t n, int64_t dk, int wide, int tail_bits,
                     gw_law_t* L, uint64_t** cum, int64_t* cap, double** qlo, double** qhi,
-                    int64_t** dq, int64_t* qcap) noexcept nogil
+                    double** work, int64_t* qcap) noexcept nogil
 
 # ---------------------------------------------------------------------------------------
 # Kernels: calibration of the unbounded Gaussian family (_core_calibrate_gaussian.pxi)
@@ -567,7 +567,18 @@ cdef void _gd_slide_max(const double* x, const unsigned char* ok, int64_t n, int
 cdef int _gw_shape(int fam, double t, int64_t n, int tail_bits, gw_law_t* L) noexcept nogil
 cdef int _gw_fill_table(gw_law_t* L, uint64_t* cum) noexcept nogil
 cdef double _gw_cert(const gw_law_t* L, const uint64_t* cum, int64_t n, int64_t dk, int wide,
-                     double* qlo, double* qhi, int64_t* dq) noexcept nogil
+                     double* qlo, double* qhi, double* work) noexcept nogil
+
+# ---------------------------------------------------------------------------------------
+# Kernels: a kernel's certificates on many rows (_core_certify_rows.pxi)
+# ---------------------------------------------------------------------------------------
+cdef void _gw_cert_terms(const gw_law_t* L, int64_t nmax, double* T, double* V,
+                         double* VM) noexcept nogil
+cdef double _gw_window_best(double* qlo, const double* qhi, int64_t kmax, int64_t imax,
+                            int64_t dk, double* S) noexcept nogil
+cdef double _gw_cert_narrow(const gw_law_t* L, const uint64_t* cum, int64_t n, int64_t dk,
+                            double eta, const double* T, const double* V, const double* VM,
+                            double* qlo, double* qhi, double* work) noexcept nogil
 
 # ---------------------------------------------------------------------------------------
 # Kernels: certification of the gradient mechanisms (_core_certify_gradients.pxi)

@@ -541,7 +541,7 @@ def cl_scale(const double[::1] L, const double[::1] R, const double[::1] Lr,
 
 cdef double _gw_try(int fam, double t, int64_t n, int64_t dk, int wide, int tail_bits,
                     gw_law_t* L, uint64_t** cum, int64_t* cap, double** qlo, double** qhi,
-                    int64_t** dq, int64_t* qcap) noexcept nogil:
+                    double** work, int64_t* qcap) noexcept nogil:
     # the certificate of scale t (inf when out of range or out of memory); the buffers
     # grow as needed
     cdef int rc = _gw_shape(fam, t, n, tail_bits, L)
@@ -566,14 +566,14 @@ cdef double _gw_try(int fam, double t, int64_t n, int64_t dk, int wide, int tail
         if p == NULL:
             return 1e300
         qhi[0] = <double*> p
-        p = realloc(dq[0], m * sizeof(int64_t))
+        p = realloc(work[0], m * sizeof(double))
         if p == NULL:
             return 1e300
-        dq[0] = <int64_t*> p
+        work[0] = <double*> p
         qcap[0] = m
     if _gw_fill_table(L, cum[0]) != 0:
         return 1e300
-    return _gw_cert(L, cum[0], n, dk, wide, qlo[0], qhi[0], dq[0])
+    return _gw_cert(L, cum[0], n, dk, wide, qlo[0], qhi[0], work[0])
 
 
 cdef struct GwCal:
@@ -589,7 +589,7 @@ cdef struct GwCal:
     int64_t* cap
     double** qlo
     double** qhi
-    int64_t** dq
+    double** work
     int64_t* qcap
     double last_x
     double last_c
@@ -600,7 +600,7 @@ cdef double _gw_g(double x, void* args) noexcept nogil:
     # >= 0 where the scale e^x is certified; the buffers then hold that scale's table
     cdef GwCal* p = <GwCal*> args
     cdef double c = _gw_try(p.fam, exp(x), p.n, p.dk, p.wide, p.tail_bits, p.L, p.cum,
-                            p.cap, p.qlo, p.qhi, p.dq, p.qcap)
+                            p.cap, p.qlo, p.qhi, p.work, p.qcap)
     p.last_x = x
     p.last_c = c
     return p.log_target - log(c)
@@ -622,7 +622,7 @@ def gw_calibrate(int fam, double target, double t0, int64_t n, int64_t dk, bint 
     cdef uint64_t* cum = NULL
     cdef double* qlo = NULL
     cdef double* qhi = NULL
-    cdef int64_t* dq = NULL
+    cdef double* work = NULL
     cdef int64_t cap = 0, qcap = 0
     cdef double t = t0, c, aim = target * (1.0 - 0.3 * rel_tol), a, slope, nxt
     cdef double good_t = -1.0, good_c = 0.0, bad_t = -1.0, bad_c = 0.0, prev_t = -1.0
@@ -634,7 +634,7 @@ def gw_calibrate(int fam, double target, double t0, int64_t n, int64_t dk, bint 
     cdef int rc
     try:
         with nogil:
-            c = _gw_try(fam, t, n, dk, wide, tail_bits, &L, &cum, &cap, &qlo, &qhi, &dq, &qcap)
+            c = _gw_try(fam, t, n, dk, wide, tail_bits, &L, &cum, &cap, &qlo, &qhi, &work, &qcap)
             # the bracket: power-law steps until a certified and an uncertified scale
             for it in range(200):
                 if c <= target:
@@ -669,7 +669,7 @@ def gw_calibrate(int fam, double target, double t0, int64_t n, int64_t dk, bint 
                 prev_t = t
                 prev_c = c
                 t = nxt
-                c = _gw_try(fam, t, n, dk, wide, tail_bits, &L, &cum, &cap, &qlo, &qhi, &dq,
+                c = _gw_try(fam, t, n, dk, wide, tail_bits, &L, &cum, &cap, &qlo, &qhi, &work,
                             &qcap)
             if not found and good_t > 0.0 and bad_t > 0.0:
                 # the root finder on x = ln t, from the bracket
@@ -684,7 +684,7 @@ def gw_calibrate(int fam, double target, double t0, int64_t n, int64_t dk, bint 
                 P.cap = &cap
                 P.qlo = &qlo
                 P.qhi = &qhi
-                P.dq = &dq
+                P.work = &work
                 P.qcap = &qcap
                 P.last_x = NAN
                 x = _bisect_feasible(_gw_g, &P, log(bad_t), P.log_target - log(bad_c),
@@ -695,18 +695,18 @@ def gw_calibrate(int fam, double target, double t0, int64_t n, int64_t dk, bint 
                     c = P.last_c
                 else:                      # the buffers hold another trial's table
                     c = _gw_try(fam, t, n, dk, wide, tail_bits, &L, &cum, &cap, &qlo, &qhi,
-                                &dq, &qcap)
+                                &work, &qcap)
                 if not (c <= target):      # exp(ln t) rounded off good_t's certified scale
                     t = good_t
                     c = _gw_try(fam, t, n, dk, wide, tail_bits, &L, &cum, &cap, &qlo, &qhi,
-                                &dq, &qcap)
+                                &work, &qcap)
                 found = 1
             elif good_t > 0.0:
                 found = 1
                 if t != good_t:            # the buffers hold the last scale tried
                     t = good_t
                     c = _gw_try(fam, t, n, dk, wide, tail_bits, &L, &cum, &cap, &qlo, &qhi,
-                                &dq, &qcap)
+                                &work, &qcap)
         if not found or not (c <= target):
             raise ValueError("grid law: no scale certifies the target for these parameters "
                              "(the kernel table would exceed its size limit); pass "
@@ -722,4 +722,4 @@ def gw_calibrate(int fam, double target, double t0, int64_t n, int64_t dk, bint 
         free(cum)
         free(qlo)
         free(qhi)
-        free(dq)
+        free(work)

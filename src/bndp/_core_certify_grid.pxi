@@ -640,10 +640,11 @@ cdef int _gw_fill_table(gw_law_t* L, uint64_t* cum) noexcept nogil:
 
 
 cdef double _gw_cert(const gw_law_t* L, const uint64_t* cum, int64_t n, int64_t dk, int wide,
-                     double* qlo, double* qhi, int64_t* dq) noexcept nogil:
+                     double* qlo, double* qhi, double* work) noexcept nogil:
     # certified loss of the law for every pair of input indices at most dk apart, for the row
-    # of n intervals (wide = 0) or for every row of at least 2N + dk intervals (wide = 1)
-    cdef int64_t N = L.N, nn, kmax, imax, k, lo_d, hi_d, head, tail_, i
+    # of n intervals (wide = 0: _gw_cert_narrow) or for every row of at least 2N + dk
+    # intervals (wide = 1); qlo, qhi, work: n + 1 resp. N + dk entries
+    cdef int64_t N = L.N, nn, kmax, imax, k, lo_d, hi_d
     cdef double eta, wmin, lnk, sl, sh, tab, part, up_lo, up_hi, best, v, inter, wn1, hhalf
     cdef double B = <double> L.tailw, vmax = 0.0
     wmin = <double> (cum[1] - cum[0])             # the weight of offset -N (the least)
@@ -656,15 +657,12 @@ cdef double _gw_cert(const gw_law_t* L, const uint64_t* cum, int64_t n, int64_t 
         if 1.0 / (B - 1.0) > eta:
             eta = 1.0 / (B - 1.0)
     eta += 2.9e-14                                   # 2^-45: the computed exponentials
+    if not wide:
+        return _gw_cert_narrow(L, cum, n, dk, eta, NULL, NULL, NULL, qlo, qhi, work)
     lnk = (<double> L.kexp) * GW_LN2
-    if wide:
-        nn = 2 * N + dk
-        kmax = N + dk - 1
-        imax = N - 1
-    else:
-        nn = n
-        kmax = n
-        imax = n - 1
+    nn = 2 * N + dk
+    kmax = N + dk - 1
+    imax = N - 1
     for k in range(kmax + 1):
         lo_d = -k if k < N else -N
         hi_d = nn - k if nn - k < N else N
@@ -676,7 +674,7 @@ cdef double _gw_cert(const gw_law_t* L, const uint64_t* cum, int64_t n, int64_t 
         up_hi = 0.0
         if nn - k > N:
             up_lo = B * (-expm1((<double> (nn - k - N)) * L.lnp))
-            up_hi = B if wide else up_lo
+            up_hi = B
         sl = tab + (part + up_lo) * (1.0 - GW_REL)
         sh = tab + (part + up_hi) * (1.0 + GW_REL)
         v = lnk + _gw_phi(L, k)
@@ -686,31 +684,14 @@ cdef double _gw_cert(const gw_law_t* L, const uint64_t* cum, int64_t n, int64_t 
         # ln(sh) <= ln(sl) + (sh - sl)/sl (ln(1 + x) <= x); the division rounds by at most
         # half an ulp, covered by the 2^-40 slack of the result
         qhi[k] = qlo[k] + ((sh - sl) / sl) * (1.0 + 1e-15)
-    # max over i < k <= i + dk, i <= imax, of qhi[k] - qlo[i]: a sliding-window minimum
-    best = -1e300
-    head = 0
-    tail_ = 0
-    for k in range(1, kmax + 1):
-        i = k - 1
-        if i <= imax:
-            while tail_ > head and qlo[dq[tail_ - 1]] >= qlo[i]:
-                tail_ -= 1
-            dq[tail_] = i
-            tail_ += 1
-        while tail_ > head and dq[head] < k - dk:
-            head += 1
-        if tail_ > head:
-            v = qhi[k] - qlo[dq[head]]
-            if v > best:
-                best = v
-    if wide:
-        # inputs i >= N: the kernel ratio is dk (-ln p) (model), and S(i + dk) - S(i) is at
-        # most dk w(N + 1) while S(i) >= the half table
-        wn1 = B * _gd_ldexp(<double> L.tm, -L.sbits)
-        hhalf = <double> (cum[2 * N + 1] - cum[N])
-        inter = (<double> dk) * (-L.lnp) * (1.0 + 1e-15) + log1p((<double> dk) * wn1 / hhalf) * (1.0 + 1e-15)
-        if inter > best:
-            best = inter
+    best = _gw_window_best(qlo, qhi, kmax, imax, dk, work)
+    # inputs i >= N: the kernel ratio is dk (-ln p) (model), and S(i + dk) - S(i) is at
+    # most dk w(N + 1) while S(i) >= the half table
+    wn1 = B * _gd_ldexp(<double> L.tm, -L.sbits)
+    hhalf = <double> (cum[2 * N + 1] - cum[N])
+    inter = (<double> dk) * (-L.lnp) * (1.0 + 1e-15) + log1p((<double> dk) * wn1 / hhalf) * (1.0 + 1e-15)
+    if inter > best:
+        best = inter
     # GD_ERR covers the rounding of terms below 2^10 in magnitude; a steep tail can make
     # psi larger: a few ulps of it more
     return best + 2.0 * eta + GD_ERR + 8.0 * 2.220446049250313e-16 * vmax
@@ -741,14 +722,13 @@ def gw_eval(int fam, double t, int64_t n, int64_t dk, bint wide, int tail_bits=2
     cdef int64_t m = (L.N + dk + 1) if wide else (n + 1)
     ql = _np.empty(m)
     qh = _np.empty(m)
-    dqa = _np.empty(m, dtype=_np.int64)
-    cdef double[::1] vql = ql, vqh = qh
-    cdef int64_t[::1] vdq = dqa
+    wk = _np.empty(m)
+    cdef double[::1] vql = ql, vqh = qh, vwk = wk
     cdef double cert
     with nogil:
         rc = _gw_fill_table(&L, &c[0])
         if rc == 0:
-            cert = _gw_cert(&L, &c[0], n, dk, wide, &vql[0], &vqh[0], &vdq[0])
+            cert = _gw_cert(&L, &c[0], n, dk, wide, &vql[0], &vqh[0], &vwk[0])
     if rc != 0:
         return math_inf, None, None
     shape = (int(L.N), int(L.tail), int(L.kexp), int(L.tailw), int(L.sbits), int(L.tm),

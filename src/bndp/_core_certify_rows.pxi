@@ -5,32 +5,86 @@
 
 cdef void _gw_cert_terms(const gw_law_t* L, int64_t nmax, double* T, double* V,
                          double* VM) noexcept nogil:
-    # the terms of _gw_cert (wide = 0) that depend on one offset only, for 0..nmax: the tail
-    # mass beyond the table T[j] = B (1 - p^(j - N)) (0 for j <= N), V[k] = ln 2^kexp +
-    # phi(k) and VM[k] = max |V[0..k]|; the same expressions as _gw_cert's, hence the same
-    # doubles
-    cdef int64_t j, N = L.N
-    cdef double B = <double> L.tailw, lnk = (<double> L.kexp) * GW_LN2, v, vm = 0.0
+    # the terms of _gw_cert_narrow that depend on one offset only, for 0..nmax: the tail
+    # mass beyond the table T[j] = _gw_tail(L, j), V[j] = ln 2^kexp + phi(j) and
+    # VM[j] = max |V[0..j]|
+    cdef int64_t j
+    cdef double lnk = (<double> L.kexp) * GW_LN2, v, vm = 0.0
     for j in range(nmax + 1):
-        T[j] = B * (-expm1((<double> (j - N)) * L.lnp)) if j > N else 0.0
+        T[j] = _gw_tail(L, j)
         v = lnk + _gw_phi(L, j)
         V[j] = v
         vm = fabs(v) if fabs(v) > vm else vm
         VM[j] = vm
 
 
-cdef double _gw_cert_row(const gw_law_t* L, const uint64_t* cum, int64_t n, int64_t dk,
-                         double eta, const double* T, const double* V, const double* VM,
-                         double* A, double* R, double* qlo, double* qhi, double* P,
-                         double* S) noexcept nogil:
-    # _gw_cert(L, cum, n, dk, 0, ...) bit for bit (``eta`` its rounding term), the terms of
-    # _gw_cert_terms read from their tables: the part below the row, k > N, is T[k], the
-    # part above it T[n - k], and with one side per row (wide = 0) sh uses the same part.
-    # The normaliser's terms are symmetric in k <-> n - k (the table is symmetric bit for
-    # bit, so the same integer sums, and the tails' sum is the same two doubles): ln(sl)
-    # and the slack term are computed for k <= n/2 (A, R) and read mirrored.
-    cdef int64_t N = L.N, k, j, lo_d, hi_d, b, e, h = n // 2
-    cdef double tab, s, sl, sh, best = -1e300, v, m
+cdef inline double _gw_tail(const gw_law_t* L, int64_t j) noexcept nogil:
+    # the tail mass beyond the table at distance j from a row's end: B (1 - p^(j - N))
+    if j <= L.N:
+        return 0.0
+    return (<double> L.tailw) * (-expm1((<double> (j - L.N)) * L.lnp))
+
+
+cdef double _gw_window_best(double* qlo, const double* qhi, int64_t kmax, int64_t imax,
+                            int64_t dk, double* S) noexcept nogil:
+    # max over 1 <= k <= kmax of qhi[k] - min(qlo[i], max(0, k - dk) <= i <= min(k - 1,
+    # imax)), empty windows skipped (-1e300 if all are; imax < kmax). Each window's minimum
+    # is exact, from the suffix minima S and the prefix minima P (written over qlo) of
+    # blocks of dk over [0, imax] (blocks start at multiples of dk; the last ends at imax):
+    # a window [a, b] starting at 0 lies in block 0 (P[b]); one of dk entries spans two
+    # blocks or is one (min(S[a], P[b])); one cut at imax (b = imax) spans two blocks or
+    # lies in the last, ending at its end (S[a]).
+    cdef int64_t k, s0, e, kA, kB, last = imax - imax % dk
+    cdef double best = -1e300, v, m
+    s0 = 0
+    while s0 <= imax:
+        e = s0 + dk - 1 if s0 + dk - 1 < imax else imax
+        S[e] = qlo[e]
+        for k in range(e - 1, s0 - 1, -1):
+            S[k] = qlo[k] if qlo[k] < S[k + 1] else S[k + 1]
+        for k in range(s0 + 1, e + 1):
+            qlo[k] = qlo[k] if qlo[k] < qlo[k - 1] else qlo[k - 1]
+        s0 = e + 1
+    kA = dk if dk < kmax else kmax
+    kB = imax + 1 if imax + 1 < kmax else kmax
+    for k in range(1, kA + 1):                       # a = 0
+        v = qhi[k] - qlo[k - 1 if k - 1 < imax else imax]
+        best = v if v > best else best
+    for k in range(kA + 1, kB + 1):                  # [k - dk, k - 1]
+        m = S[k - dk] if S[k - dk] < qlo[k - 1] else qlo[k - 1]
+        v = qhi[k] - m
+        best = v if v > best else best
+    for k in range((kA if kA > kB else kB) + 1, kmax + 1):     # [k - dk, imax]
+        if k - dk > imax:
+            break
+        m = S[k - dk]
+        if k - dk < last and qlo[imax] < m:
+            m = qlo[imax]
+        v = qhi[k] - m
+        best = v if v > best else best
+    return best
+
+
+cdef double _gw_cert_narrow(const gw_law_t* L, const uint64_t* cum, int64_t n, int64_t dk,
+                            double eta, const double* T, const double* V, const double* VM,
+                            double* qlo, double* qhi, double* work) noexcept nogil:
+    # _gw_cert for the row of n intervals (wide = 0; eta its rounding term): the loss of
+    # the pairs of inputs at most dk apart. The normaliser of input k is the table's mass on
+    # the row, tab, plus the tails beyond the table below (k > N) and above (n - k > N) the
+    # row, T[k] + T[n - k]; sl and sh bound it from below and above. Its terms are symmetric
+    # in k <-> n - k (the table is symmetric bit for bit, so the same integer sums, and the
+    # tails' sum is the same two doubles): ln(sl) (into work) and the slack term (into
+    # qhi) are computed for k <= n/2 and read mirrored, downwards so that qhi's own
+    # entries are read before they are written. T, V, VM: the tables of _gw_cert_terms for
+    # at least 0..n, or NULL (computed here, the same doubles). qlo, qhi, work: n + 1
+    # entries.
+    cdef int64_t N = L.N, k, j, lo_d, hi_d, h = n // 2
+    cdef double tab, s, sl, sh, v, vmax = 0.0, best
+    cdef double lnk = (<double> L.kexp) * GW_LN2
+    if T == NULL:
+        T = qlo                     # T[k] into qlo[k], free until V is read below
+        for k in range(n + 1):
+            qlo[k] = _gw_tail(L, k)
     for k in range(h + 1):
         lo_d = -k if k < N else -N
         hi_d = n - k if n - k < N else N
@@ -38,32 +92,28 @@ cdef double _gw_cert_row(const gw_law_t* L, const uint64_t* cum, int64_t n, int6
         s = T[k] + T[n - k]
         sl = tab + s * (1.0 - GW_REL)
         sh = tab + s * (1.0 + GW_REL)
-        A[k] = log(sl)
-        R[k] = ((sh - sl) / sl) * (1.0 + 1e-15)
-    for k in range(n + 1):
-        j = k if k <= h else n - k
-        qlo[k] = A[j] - V[k]
-        qhi[k] = qlo[k] + R[j]
-    # max over i < k <= i + dk of qhi[k] - qlo[i]: the minimum of qlo over each window
-    # [k - dk, k - 1] (clipped at 0) from its prefix and suffix minima in blocks of dk
-    # (exact: a window of dk spans at most two blocks, a shorter one starts at 0)
-    b = 0
-    while b < n:
-        e = b + dk if b + dk < n else n
-        P[b] = qlo[b]
-        for k in range(b + 1, e):
-            P[k] = qlo[k] if qlo[k] < P[k - 1] else P[k - 1]
-        S[e - 1] = qlo[e - 1]
-        for k in range(e - 2, b - 1, -1):
-            S[k] = qlo[k] if qlo[k] < S[k + 1] else S[k + 1]
-        b = e
-    for k in range(1, n + 1):
-        m = P[k - 1]
-        if k - dk > 0 and S[k - dk] < m:
-            m = S[k - dk]
-        v = qhi[k] - m
-        best = v if v > best else best
-    return best + 2.0 * eta + GD_ERR + 8.0 * 2.220446049250313e-16 * VM[n]
+        work[k] = log(sl)
+        # ln(sh) <= ln(sl) + (sh - sl)/sl (ln(1 + x) <= x); the division rounds by at most
+        # half an ulp, covered by the 2^-40 slack of the result
+        qhi[k] = ((sh - sl) / sl) * (1.0 + 1e-15)
+    if V == NULL:
+        V = qlo                     # V[k] into qlo[k], read there once, before qlo[k] is
+        for k in range(n + 1):      # written
+            v = lnk + _gw_phi(L, k)
+            vmax = fabs(v) if fabs(v) > vmax else vmax
+            qlo[k] = v
+    else:
+        vmax = VM[n]
+    for k in range(n, h, -1):
+        qlo[k] = work[n - k] - V[k]
+        qhi[k] = qlo[k] + qhi[n - k]
+    for k in range(h, -1, -1):
+        qlo[k] = work[k] - V[k]
+        qhi[k] = qlo[k] + qhi[k]
+    best = _gw_window_best(qlo, qhi, n, n - 1, dk, work)
+    # GD_ERR covers the rounding of terms below 2^10 in magnitude; a steep tail can make
+    # psi larger: a few ulps of it more
+    return best + 2.0 * eta + GD_ERR + 8.0 * 2.220446049250313e-16 * vmax
 
 
 def gw_certify_rows(int fam, double t, int tail_bits, uint64_t tailw,
@@ -98,7 +148,7 @@ def gw_certify_rows(int fam, double t, int tail_bits, uint64_t tailw,
         if 1.0 / (B - 1.0) > eta:
             eta = 1.0 / (B - 1.0)
         eta += 2.9e-14
-    cdef double* buf = <double*> malloc(9 * (nmax + 1) * sizeof(double))
+    cdef double* buf = <double*> malloc(6 * (nmax + 1) * sizeof(double))
     if buf == NULL:
         raise MemoryError()
     cdef double* T = buf
@@ -112,9 +162,8 @@ def gw_certify_rows(int fam, double t, int tail_bits, uint64_t tailw,
             _gw_cert_terms(&L, nmax, T, V, VM)
             for r in range(m):
                 d = dk if dk < ns[r] else ns[r]
-                vo[r] = _gw_cert_row(&L, &cum[0], ns[r], d, eta, T, V, VM,
-                                     buf + 3 * (nmax + 1), buf + 4 * (nmax + 1),
-                                     buf + 5 * (nmax + 1), buf + 6 * (nmax + 1),
-                                     buf + 7 * (nmax + 1), buf + 8 * (nmax + 1))
+                vo[r] = _gw_cert_narrow(&L, &cum[0], ns[r], d, eta, T, V, VM,
+                                        buf + 3 * (nmax + 1), buf + 4 * (nmax + 1),
+                                        buf + 5 * (nmax + 1))
     free(buf)
     return out
