@@ -118,6 +118,15 @@ def test_gaussian_row_loss_matches_the_exact_sums():
         assert search_start._gaussian_row_loss(t, n, dk) == pytest.approx(want, rel=1e-7)
 
 
+def test_narrow_gaussian_start_is_a_scale_where_its_secant_steps_fail():
+    # steps that run off to a scale where the model's terms overflow or divide by zero
+    # start the search at the continuous sigma (a positive finite scale), never raise
+    for target, dk, n in ((7.844179105746903, 180, 12), (0.3661820444506941, 262, 12),
+                          (0.7124870377725186, 212, 11)):
+        t = search_start._narrow_gaussian_start(target, dk, n)
+        assert math.isfinite(t) and t > 0
+
+
 @pytest.mark.parametrize("mech, kw", [
     (bndp.BoundedLaplace, dict(epsilon=1e-320, sensitivity=1.0)),
     (bndp.BoundedLaplace, dict(epsilon=1e300, sensitivity=1e-300)),

@@ -723,3 +723,51 @@ def gw_calibrate(int fam, double target, double t0, int64_t n, int64_t dk, bint 
         free(qlo)
         free(qhi)
         free(work)
+
+
+cdef double _gs_z(double t, double r2, double a, double b) noexcept nogil:
+    # sum_{j} exp(-(j - i)^2 / (2 t^2)), j = 0..n, a = n - i, b = -i: Euler-Maclaurin
+    # (integral, end terms, first and third derivatives), as _gaussian_row_loss states it
+    cdef double fa = exp(-((a / r2) * (a / r2))), fb = exp(-((b / r2) * (b / r2)))
+    cdef double integral = t * sqrt(M_PI / 2.0) * (erf(a / r2) - erf(b / r2))
+    cdef double d1 = (-a * fa + b * fb) / (t * t)
+    cdef double d3 = ((3.0 * a / pow(t, 4.0) - pow(a, 3.0) / pow(t, 6.0)) * fa
+                      - (3.0 * b / pow(t, 4.0) - pow(b, 3.0) / pow(t, 6.0)) * fb)
+    return integral + 0.5 * (fa + fb) + d1 / 12.0 - d3 / 720.0
+
+
+cdef double _gs_row_loss(double t, int64_t n, int64_t dk) noexcept nogil:
+    cdef double r2 = t * sqrt(2.0)
+    cdef int64_t i = n - dk
+    return ((<double> dk) * (2.0 * (<double> i) + (<double> dk)) / (2.0 * t * t)
+            + log(_gs_z(t, r2, 0.0, <double> (-n)) / _gs_z(t, r2, <double> (n - i), <double> (-i))))
+
+
+def gw_gaussian_row_loss(double t, int64_t n, int64_t dk):
+    """The privacy loss of the discrete Gaussian of scale ``t`` (grid steps) on a row of
+    ``n`` intervals between the inputs ``n - dk`` and ``n`` at the output 0 (see
+    ``bndp._laws.search_start._gaussian_row_loss``)."""
+    return _gs_row_loss(t, n, dk)
+
+
+def gw_gaussian_start(double target, int64_t dk, int64_t n, double s):
+    """Secant steps on ``ln t`` from ``s`` to the scale at which :func:`gw_gaussian_row_loss`
+    is ``target`` (``dk`` at most ``n``); ``s`` where they do not reach it within 1e-6
+    (see ``bndp._laws.search_start._narrow_gaussian_start``)."""
+    cdef double x0 = log(s), x1 = log(s * 1.1), x2, t
+    cdef double f0 = _gs_row_loss(s, n, dk) - target, f1 = _gs_row_loss(s * 1.1, n, dk) - target
+    cdef int it
+    for it in range(40):
+        if not (isfinite(f0) and isfinite(f1)) or f1 == f0:
+            return s
+        x2 = x1 - f1 * (x1 - x0) / (f1 - f0)
+        x0 = x1
+        x1 = x2
+        if not fabs(x1) < 700.0:
+            return s
+        f0 = f1
+        f1 = _gs_row_loss(exp(x1), n, dk) - target
+        if fabs(f1) <= 1e-12 * target:
+            break
+    t = exp(x1)
+    return t if isfinite(t) and t > 0.0 and fabs(f1) <= 1e-6 * target else s

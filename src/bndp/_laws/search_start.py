@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _core
 from ..calibrate.bounded import _bg_sigma_one
 from .constants import GAUSSIAN
 
@@ -111,8 +112,8 @@ def _narrow_gaussian_start(target: float, dk: int, n: int) -> float:
     """Where a narrow Gaussian kernel's search starts (grid steps): the scale at which the
     discrete Gaussian on the whole row of ``n`` intervals, weights ``exp(-k^2 / (2 t^2))``,
     loses ``target`` between the inputs ``n - dk`` and ``n`` at the output 0 (the row's
-    extreme pair; :func:`_gaussian_row_loss`), solved by secant steps on ``ln t`` from the
-    continuous bounded Gaussian's sigma (Chen & Hale) for the kernel's sensitivity ``dk``
+    extreme pair; :func:`_gaussian_row_loss`), solved by secant steps on ``ln t``
+    (compiled: ``_core.gw_gaussian_start``) from the continuous bounded Gaussian's sigma (Chen & Hale) for the kernel's sensitivity ``dk``
     and width ``n``. Where the kernel's window covers the row this is its scale to about
     1e-7 (the search then certifies it in a few evaluations); on wider rows the window
     moves it by 0.5 to 8 %. It depends on the kernel's cache key only, so a kernel is
@@ -126,21 +127,7 @@ def _narrow_gaussian_start(target: float, dk: int, n: int) -> float:
         s = math.nan
     if not (math.isfinite(s) and s > 0):
         return float(dk) / target
-    dk = min(dk, n)
-    x0, x1 = math.log(s), math.log(s * 1.1)
-    f0 = _gaussian_row_loss(s, n, dk) - target
-    f1 = _gaussian_row_loss(s * 1.1, n, dk) - target
-    for _ in range(40):
-        if not (math.isfinite(f0) and math.isfinite(f1)) or f1 == f0:
-            return s
-        x0, x1 = x1, x1 - f1 * (x1 - x0) / (f1 - f0)
-        if not abs(x1) < 700.0:
-            return s
-        f0, f1 = f1, _gaussian_row_loss(math.exp(x1), n, dk) - target
-        if abs(f1) <= 1e-12 * target:
-            break
-    t = math.exp(x1)
-    return t if math.isfinite(t) and t > 0 and abs(f1) <= 1e-6 * target else s
+    return float(_core.gw_gaussian_start(target, min(dk, n), n, s))
 
 
 def _gaussian_row_loss(t: float, n: int, dk: int) -> float:
@@ -149,17 +136,5 @@ def _gaussian_row_loss(t: float, n: int, dk: int) -> float:
     ln(Z(n) / Z(n - dk))``, ``Z(i) = sum_{j=0..n} exp(-(j - i)^2 / (2 t^2))`` by the
     Euler-Maclaurin formula (the integral, the trapezoid's end terms and the corrections of
     the first and third derivatives; within 1e-7 relative of the sums for t of 3 grid steps
-    or more, tested)."""
-    r2 = t * math.sqrt(2.0)
-
-    def z(i: int) -> float:
-        a, b = float(n - i), float(-i)
-        fa, fb = math.exp(-(a / r2) ** 2), math.exp(-(b / r2) ** 2)
-        integral = t * math.sqrt(math.pi / 2.0) * (math.erf(a / r2) - math.erf(b / r2))
-        d1 = (-a * fa + b * fb) / (t * t)                    # f' at n less f' at 0
-        d3 = ((3.0 * a / t ** 4 - a ** 3 / t ** 6) * fa      # the third derivatives'
-              - (3.0 * b / t ** 4 - b ** 3 / t ** 6) * fb)
-        return integral + 0.5 * (fa + fb) + d1 / 12.0 - d3 / 720.0
-
-    i = n - dk
-    return dk * (2.0 * i + dk) / (2.0 * t * t) + math.log(z(n) / z(i))
+    or more, tested; compiled: ``_core.gw_gaussian_row_loss``)."""
+    return float(_core.gw_gaussian_row_loss(t, n, dk))
