@@ -506,6 +506,8 @@ cdef double _cl_scale(CLCal* c) noexcept nogil
 cdef double _gw_try(int fam, double t, int64_t n, int64_t dk, int wide, int tail_bits,
                     gw_law_t* L, uint64_t** cum, int64_t* cap, double** qlo, double** qhi,
                     double** work, int64_t* qcap) noexcept nogil
+cdef double _gs_z(double t, double r2, double a, double b) noexcept nogil
+cdef double _gs_row_loss(double t, int64_t n, int64_t dk) noexcept nogil
 
 # ---------------------------------------------------------------------------------------
 # Kernels: calibration of the unbounded Gaussian family (_core_calibrate_gaussian.pxi)

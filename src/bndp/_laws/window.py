@@ -606,13 +606,14 @@ def sample_rows(fam: int, target: float, sensitivity: float, q: np.ndarray, lo: 
 def _sample_rows_compiled(fam: int, target: float, dq: float, q: np.ndarray, lo: np.ndarray,
                           hi: np.ndarray, gen: np.random.Generator) -> np.ndarray:
     """:func:`sample_rows` for double true values: the wide kernel of the exponent of rows
-    near 0 (:func:`plan_wide`'s) is drawn first, in the pass that finds every row's grid
+    near 0 (:func:`plan_wide`'s) is drawn first, on its wide rows and the narrow rows it
+    serves (:func:`~bndp._laws.serving._served_map`), in the pass that finds every row's grid
     (``gw_rows_first``: each row's exponent, as :func:`grid_exponent`, interval count and
     grid index, chunk by chunk in cache); the rows it leaves are then drawn kernel by kernel
     (:func:`_draw_kernels`). Where that kernel is drawn first in the order of
     :func:`_draw_kernels` (its exponent the smallest of the rows', the usual case), the
     draws and the stream are those of :func:`_draw_kernels` on every row; so too where no
-    row may be wide at that grid (that kernel is then not planned)."""
+    row may be drawn with that kernel, wide or served (it is then not planned)."""
     q, lo, hi = (np.ascontiguousarray(a, dtype=np.float64) for a in (q, lo, hi))
     out = np.empty(q.shape[0])
     if q.shape[0] == 0:
