@@ -114,11 +114,11 @@ def _narrow_gaussian_start(target: float, dk: int, n: int) -> float:
     loses ``target`` between the inputs ``n - dk`` and ``n`` at the output 0 (the row's
     extreme pair; :func:`_gaussian_row_loss`), solved by secant steps on ``ln t``
     (compiled: ``_core.gw_gaussian_start``) from the continuous bounded Gaussian's sigma
-    (Chen & Hale) for the kernel's sensitivity ``dk`` and width ``n``. Where the kernel's window covers the row this is its scale to about
-    1e-7 (the search then certifies it in a few evaluations); on wider rows the window
-    moves it by 0.5 to 8 %. It depends on the kernel's cache key only, so a kernel is
-    the same whichever call plans it first (a mechanism, per-row bounds, another width
-    with the same ``n``)."""
+    (Chen & Hale) for the kernel's sensitivity ``dk`` and width ``n``. Where the kernel's
+    window covers the row this is its scale to about 1e-7 (the search then certifies it in
+    a few evaluations); on wider rows the window moves it by 0.5 to 8 %. It depends on the
+    kernel's cache key only, so a kernel is the same whichever call plans it first (a
+    mechanism, per-row bounds, another width with the same ``n``)."""
     try:
         # the continuous sigma of bounded_gaussian_sigma(target, dk, 0, n), without its
         # argument checks (validated arguments)
