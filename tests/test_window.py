@@ -221,6 +221,19 @@ def test_served_map_is_the_serving_rule_on_every_row_it_scans(fam):
             assert (window._law(fam, eps, dk, e, n).cum is wide.cum) == bool(smap[n]), n
 
 
+def test_served_map_of_a_kernel_too_wide_to_try_holds_nothing():
+    # at a tiny epsilon (the wide rows' bound above WIDE_TRY_MAX) no narrow row is tried:
+    # no certificate is computed and no array of the kernel's n_min rows is kept
+    eps = 2e-4
+    e = window._exponent1(eps, 1.0, 0.0, math.inf)[0]
+    dk = max(1, math.ceil(math.ldexp(1.0, -e)))
+    assert serving._wide_rows_bound(window.LAPLACE, eps, dk) > serving.WIDE_TRY_MAX
+    wide = window._law(window.LAPLACE, eps, dk, e, None)
+    assert serving._served_map(wide, window.LAPLACE, eps, dk) is None
+    scan = serving._scan_served(wide, window.LAPLACE, eps, dk, 0)
+    assert scan.done and scan.steps == 0 and scan.cert.size == 0 and scan.top == wide.n_min
+
+
 @pytest.mark.parametrize("fam", [window.LAPLACE, window.GAUSSIAN])
 def test_per_row_draws_do_not_depend_on_the_kernel_cache(fam, monkeypatch):
     """A per-row release draws the same values and leaves the generator in the same state
@@ -761,6 +774,8 @@ def _grouped_reference(fam, target, dq, q, lo, hi, gen):
     dk0 = max(1, math.ceil(math.ldexp(dq, -e0)))
     first = window._law(fam, target, dk0, e0, None)
     served = serving._served_map(first, fam, target, dk0)
+    if served is None:
+        served = np.zeros(first.n_min, dtype=np.uint8)
 
     def drawn_first(n):   # the wide rows and the narrow rows the wide kernel serves
         return (n >= first.n_min) | (served[np.clip(n, 0, first.n_min - 1)] != 0)

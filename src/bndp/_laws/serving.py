@@ -99,16 +99,17 @@ def on_row(wide: Any, fam: int, target: float, dk: int, n: int) -> tuple[float, 
 
 class _ServeScan:
     """How far :func:`_scan_served` has gone on one wide kernel: rows ``top .. n_min - 1``
-    certified (``cert``; ``served`` 1 where within the serving range), ``done`` when it
-    stops there."""
+    certified (``cert``; ``served`` 1 where within the serving range, both indexed by the
+    row's intervals, of length ``n_min`` once a block is certified, empty before), ``done``
+    when it stops there."""
 
     __slots__ = ("top", "low", "steps", "done", "cert", "served")
 
     def __init__(self, n_min: int, low: int) -> None:
         self.top, self.low, self.steps = n_min, low, 0
         self.done = n_min <= low
-        self.cert = np.full(n_min, math.nan)
-        self.served = np.zeros(n_min, dtype=np.uint8)
+        self.cert = np.empty(0)
+        self.served = np.zeros(0, dtype=np.uint8)
 
 
 _SERVE_LOCK = threading.Lock()
@@ -136,6 +137,9 @@ def _scan_served(wide: Any, fam: int, target: float, dk: int, down_to: int) -> _
                 break
             c = _core.gw_certify_rows(fam, wide.scale_grid, 24, wide.tailw, wide.cum, ns, dk)
             ok = (target * (1.0 - WIDE_SLACK) <= c) & (c <= target)
+            if scan.cert.size == 0:
+                scan.cert = np.full(wide.n_min, math.nan)
+                scan.served = np.zeros(wide.n_min, dtype=np.uint8)
             scan.cert[ns] = c
             scan.served[ns] = ok
             scan.top = int(ns[-1])
@@ -143,8 +147,10 @@ def _scan_served(wide: Any, fam: int, target: float, dk: int, down_to: int) -> _
         return scan
 
 
-def _served_map(wide: Any, fam: int, target: float, dk: int) -> np.ndarray:
+def _served_map(wide: Any, fam: int, target: float, dk: int) -> np.ndarray | None:
     """The narrow rows that the wide kernel ``wide`` of ``(fam, target, dk)`` serves (by
-    their interval counts: uint8 of length ``n_min``, 1 where served): a per-row release
-    draws them with its wide rows, in the pass that finds every row's grid."""
-    return _scan_served(wide, fam, target, dk, 0).served
+    their interval counts: uint8 of length ``n_min``, 1 where served; None where it serves
+    none): a per-row release draws them with its wide rows, in the pass that finds every
+    row's grid."""
+    served = _scan_served(wide, fam, target, dk, 0).served
+    return served if served.any() else None
