@@ -4,6 +4,7 @@ against exhaustive maxima of the sampled law, the sampler against the exact law,
 index and interval arithmetic, per-row plans."""
 
 import math
+import pickle
 from fractions import Fraction
 
 import numpy as np
@@ -219,6 +220,10 @@ def test_served_map_is_the_serving_rule_on_every_row_it_scans(fam):
                 or scan.steps > serving.SERVE_SCAN_MAX)
         for n in np.unique(np.linspace(scan.top, wide.n_min - 1, 12).astype(int)).tolist():
             assert (window._law(fam, eps, dk, e, n).cum is wide.cum) == bool(smap[n]), n
+        # a cache of the kernel's, not pickled (its lock cannot be): recomputed the same
+        again = pickle.loads(pickle.dumps(wide))
+        assert "_serve_scan" not in again.__dict__
+        np.testing.assert_array_equal(serving._served_map(again, fam, eps, dk), smap)
 
 
 def test_served_map_of_a_kernel_too_wide_to_try_holds_nothing():

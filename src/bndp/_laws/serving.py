@@ -103,16 +103,17 @@ class _ServeScan:
     row's intervals, of length ``n_min`` once a block is certified, empty before), ``done``
     when it stops there."""
 
-    __slots__ = ("top", "low", "steps", "done", "cert", "served")
+    __slots__ = ("top", "low", "steps", "done", "cert", "served", "lock")
 
     def __init__(self, n_min: int, low: int) -> None:
+        self.lock = threading.Lock()      # one thread scans a kernel at a time
         self.top, self.low, self.steps = n_min, low, 0
         self.done = n_min <= low
         self.cert = np.empty(0)
         self.served = np.zeros(0, dtype=np.uint8)
 
 
-_SERVE_LOCK = threading.Lock()
+_SERVE_LOCK = threading.Lock()       # guards the creation of a kernel's scan
 
 
 def _scan_served(wide: Any, fam: int, target: float, dk: int, down_to: int) -> _ServeScan:
@@ -121,13 +122,14 @@ def _scan_served(wide: Any, fam: int, target: float, dk: int, down_to: int) -> _
     until the block of ``down_to`` is done; the scan stops for good at the narrowest row
     :func:`tried`, after a block that serves no row, or before a block that would pass
     :data:`SERVE_SCAN_MAX` certificate steps. The rows it serves are thus a function of the
-    kernel alone, however far earlier calls went (kept on the kernel)."""
+    kernel alone, however far earlier calls went (kept on the kernel, not pickled)."""
     with _SERVE_LOCK:
         scan = wide.__dict__.get("_serve_scan")
         if scan is None:
             low = _try_from(fam, target, dk)
             scan = _ServeScan(wide.n_min, wide.n_min if low is None else low)
             object.__setattr__(wide, "_serve_scan", scan)
+    with scan.lock:
         while not scan.done and scan.top > down_to:
             ns = np.arange(scan.top - 1, max(scan.low, scan.top - SERVE_SCAN_ROWS) - 1, -1,
                            dtype=np.int64)

@@ -115,6 +115,11 @@ class WindowLaw(GridScale):
     def serves(self, n: int) -> bool:
         return n >= self.n_min and (self.n_max is None or n <= self.n_max)
 
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state.pop("_serve_scan", None)    # its narrow rows' certificates: recomputed
+        return state
+
     def weights(self, i: int, n: int, reach: int | None = None) -> tuple[np.ndarray, int, float]:
         """Weights (float64) of the outputs ``lo..hi`` of a row of ``n`` intervals for input
         ``i``, their first index ``lo`` and the exact normaliser ``S_i`` (tails summed in
