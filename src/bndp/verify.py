@@ -30,7 +30,7 @@ import math
 import sys
 import types
 from dataclasses import dataclass
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable
 
 import numpy as np
 
