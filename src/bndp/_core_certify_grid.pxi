@@ -667,14 +667,9 @@ cdef double _gw_cert(const gw_law_t* L, const uint64_t* cum, int64_t n, int64_t 
         lo_d = -k if k < N else -N
         hi_d = nn - k if nn - k < N else N
         tab = <double> (cum[hi_d + N + 1] - cum[lo_d + N])
-        part = 0.0
-        if k > N:
-            part = B * (-expm1((<double> (k - N)) * L.lnp))
-        up_lo = 0.0
-        up_hi = 0.0
-        if nn - k > N:
-            up_lo = B * (-expm1((<double> (nn - k - N)) * L.lnp))
-            up_hi = B
+        part = _gw_tail(L, k)
+        up_lo = _gw_tail(L, nn - k)
+        up_hi = B if nn - k > N else 0.0
         sl = tab + (part + up_lo) * (1.0 - GW_REL)
         sh = tab + (part + up_hi) * (1.0 + GW_REL)
         v = lnk + _gw_phi(L, k)

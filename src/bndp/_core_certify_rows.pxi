@@ -1,6 +1,6 @@
-# The windowed certificate of a wide kernel on narrow rows (many widths at once): what
-# serves a narrow row of a per-row release with its grid's wide kernel (see
-# bndp._laws.window._wide_on_row and _served_from).
+# The windowed certificate on a row of n intervals (_gw_cert_narrow: the calibrations'
+# and a kernel's on many rows at once, gw_certify_rows: what serves a narrow row with its
+# grid's wide kernel, see bndp._laws.serving).
 
 
 cdef void _gw_cert_terms(const gw_law_t* L, int64_t nmax, double* T, double* V,
