@@ -1,9 +1,14 @@
 """Maximum likelihood of the true distribution: EM (Richardson-Lucy) with SQUAREM, batched
-over bootstrap replicates."""
+over bootstrap replicates, and Newton steps that certify the maximum (``gap_tol``)."""
 
 from __future__ import annotations
 
+import contextlib
+from typing import Any
+
 import numpy as np
+from scipy.linalg import cho_factor, cho_solve, solve_triangular
+from scipy.optimize import nnls
 
 from ._law import _BinnedLaw
 
@@ -32,21 +37,41 @@ def _fit(P: np.ndarray, N: float, law: _BinnedLaw, tol: float, max_iter: int,
          gap_tol: float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r"""Maximum likelihood for each row of bin proportions ``P`` (replicates x bins):
     the distributions, the log-likelihoods per observation and the converged flags. A row
-    stops when one cycle gains less than ``tol`` (nats, whole column) and, with
-    ``gap_tol``, when also the duality bound of its cycle's start, ``N (max_m d_m - 1)``,
+    stops when one cycle gains less than ``tol`` (nats, whole column). With ``gap_tol`` it
+    then takes Newton steps (:func:`_newton`) until the duality bound ``N (max_m d_m - 1)``
     is below ``gap_tol``: the log-likelihood is concave, so
     :math:`\ell(\hat g) - \ell(g) \le \nabla\ell(g) \cdot (\hat g - g) \le N(\max_m d_m - 1)`
-    (``sum_m g_m d_m = 1``), and a cycle never lowers it."""
+    (``sum_m g_m d_m = 1``); a row they do not certify goes on with EM until both the cycle
+    rule and the bound of its cycle's start hold (a cycle never lowers the likelihood)."""
     G = _start(P)
     R = P.shape[0]
-    L = np.full(R, -np.inf)
     done = np.zeros(R, dtype=bool)
     thr = tol / max(N, 1.0)
-    gthr = 0.0 if gap_tol is None else gap_tol / max(N, 1.0)
-    act = np.arange(R)
-    for _ in range(max_iter):
-        if act.size == 0:
-            break
+    left = _squarem(G, P, law, np.arange(R), done, thr, None, max_iter)
+    if gap_tol is not None:
+        # the rows the cycle rule stopped: Newton steps to within gap_tol; those they do
+        # not certify go on with EM under both rules (from EM's iterate)
+        with _one_blas_thread():
+            for r in np.flatnonzero(done):
+                g, ok = _newton(G[r], P[r], law.A, N, gap_tol)
+                if ok:
+                    G[r] = g
+                else:
+                    done[r] = False
+        _squarem(G, P, law, np.flatnonzero(~done), done, thr, gap_tol / max(N, 1.0), left)
+    # the log-likelihood of the returned iterate
+    L = _em(G, P, law)[1]
+    return G, L, done
+
+
+def _squarem(G: np.ndarray, P: np.ndarray, law: _BinnedLaw, act: np.ndarray,
+             done: np.ndarray, thr: float, gthr: float | None, cycles: int) -> int:
+    """SQUAREM cycles on the rows ``act`` of ``G`` in place, each until one cycle gains
+    less than ``thr`` per observation (and, with ``gthr``, its start's bound ``max_m d_m -
+    1`` is below ``gthr``), marking them in ``done``; at most ``cycles``. Returns the
+    cycles left."""
+    while cycles > 0 and act.size:
+        cycles -= 1
         g0, p = G[act], P[act]
         g1, l0, d0 = _em(g0, p, law)
         g2, l1, _ = _em(g1, p, law)
@@ -73,13 +98,79 @@ def _fit(P: np.ndarray, N: float, law: _BinnedLaw, tol: float, max_iter: int,
             gn[worse] = _em(g2[worse], p[worse], law)[0]
             lp = np.where(worse, l1, lp)
         G[act] = gn
-        L[act] = lp
         stop = (lp - l0) < thr
-        if gap_tol is not None:
+        if gthr is not None:
             stop &= (d0 - 1.0) < gthr
         done[act[stop]] = True
         act = act[~stop]
-    # the log-likelihood of the returned iterate
-    L = _em(G, P, law)[1]
-    return G, L, done
+    return cycles
 
+
+def _one_blas_thread() -> Any:
+    """The Newton steps' small matrix products and factorisations on one BLAS thread
+    (several threads on matrices of a few hundred rows cost more in wake-ups than they
+    save; the results are the same): ``threadpoolctl`` where installed."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:                     # pragma: no cover
+        return contextlib.nullcontext()
+    return threadpool_limits(1, user_api="blas")
+
+
+#: Newton steps tried per fit before EM goes on
+NEWTON_STEPS = 20
+
+
+def _newton(g: np.ndarray, p: np.ndarray, A: np.ndarray, N: float, gap_tol: float,
+            steps: int = NEWTON_STEPS) -> tuple[np.ndarray, bool]:
+    r"""Sequential quadratic programming on :math:`\phi(g) = \sum_b p_b \ln (Ag)_b - \sum_m
+    g_m` over :math:`g \ge 0` (its maximum is the likelihood's on the simplex: there
+    :math:`\sum_m g_m d_m = 1`), from ``g`` until the duality bound ``N (max_m d_m - 1)`` is
+    below ``gap_tol``: each step maximises the quadratic model of :math:`\phi` on the
+    points with mass or with :math:`d_m > 1` subject to :math:`g \ge 0` (the model's
+    Hessian :math:`-A^T \mathrm{diag}(p / (Ag)^2) A = -U^T U`, a non-negative least-squares
+    problem in :math:`U`; the plain Newton step where it is non-negative), normalised, then
+    halved toward ``g`` until the log-likelihood rises. Where EM leaves a slowly converging
+    ridge, one or two steps certify the maximum. Returns the last iterate (normalised) and
+    whether the bound was met; ``A`` the dense law (bins x support), ``p`` the bin
+    proportions."""
+    keep = p > 0
+    Ap, pp = A[keep], p[keep]
+    g = g / g.sum()
+    L = float(pp @ np.log(np.maximum(Ap @ g, 1e-300)))
+    for _ in range(steps + 1):
+        F = np.maximum(Ap @ g, 1e-300)
+        d = Ap.T @ (pp / F)
+        if N * (float(d.max()) - 1.0) < gap_tol:
+            return g, True
+        S = np.flatnonzero((g > 0) | (d > 1.0))
+        B = Ap[:, S] * (np.sqrt(pp) / F)[:, None]
+        H = B.T @ B
+        H[np.diag_indices_from(H)] *= 1.0 + 1e-12     # positive definite where it is not
+        q = 1.0 - 2.0 * d[S]     # the model: 1/2 x'Hx + q'x, H g = d
+        try:
+            c = cho_factor(H, lower=False, check_finite=False)
+        except np.linalg.LinAlgError:
+            break
+        x = cho_solve(c, -q, check_finite=False)
+        if (x < 0).any():
+            U = np.triu(c[0])
+            x = nnls(U, -solve_triangular(U, q, trans="T", check_finite=False),
+                     maxiter=10 * len(S))[0]
+        y = np.zeros_like(g)
+        y[S] = x
+        total = y.sum()
+        if not (np.isfinite(total) and total > 0):
+            break
+        y /= total
+        t = 1.0
+        while t > 1e-10:
+            gt = g + t * (y - g)
+            Lt = float(pp @ np.log(np.maximum(Ap @ gt, 1e-300)))
+            if Lt >= L:
+                break
+            t *= 0.5
+        else:
+            break
+        g, L = gt, Lt
+    return g, False
