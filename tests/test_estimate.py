@@ -619,6 +619,63 @@ def test_gap_tol_certifies_the_remaining_gain():
     assert abs(var(g_gap) - var(g_ref)) < 0.25 * abs(var(g_def) - var(g_ref))
 
 
+def _loglik_and_bound(A, P, N, g):
+    # the log-likelihood (whole column) and the duality bound N (max_m d_m - 1), from the
+    # dense law
+    g = g / g.sum()
+    F = A @ g
+    m = P > 0
+    d = A[m].T @ (P[m] / F[m])
+    return N * float(P[m] @ np.log(F[m])), N * (float(d.max()) - 1.0)
+
+
+def test_newton_steps_certify_the_maximum_where_em_stalls():
+    grp, P = _ill_posed_group()
+    law, N = grp.law, grp.N
+    g_ref, _, ok = _em._fit(P, N, law, 1e-12, 200_000, gap_tol=1e-4)
+    assert ok[0]
+    l_ref, _ = _loglik_and_bound(law.A, P[0], N, g_ref[0])
+    g_def, _, _ = _em._fit(P, N, law, 1e-3, 2000)
+    l_def, b_def = _loglik_and_bound(law.A, P[0], N, g_def[0])
+    assert b_def > 0.2 and l_ref - l_def > 0.2
+    g, ok = _em._newton(g_def[0], P[0], law.A, N, 0.01)
+    assert ok
+    assert (g >= 0).all() and g.sum() == pytest.approx(1.0, abs=1e-12)
+    l_new, b_new = _loglik_and_bound(law.A, P[0], N, g)
+    assert b_new < 0.01
+    assert l_new >= l_ref - 0.01
+    # no step at all: the bound is not met, and the start comes back
+    g0, ok0 = _em._newton(g_def[0], P[0], law.A, N, 0.01, steps=0)
+    assert not ok0 and np.allclose(g0, g_def[0] / g_def[0].sum())
+
+
+@pytest.mark.parametrize("steps", [0, None])
+def test_gap_tol_fits_every_replicate_with_or_without_newton(steps, monkeypatch):
+    # replicates as the bootstrap makes them; without Newton steps (NEWTON_STEPS = 0) EM
+    # goes on until the bound of a cycle's start holds: either way every row's likelihood
+    # is within gap_tol of the maximum
+    grp, P = _ill_posed_group()
+    law, N = grp.law, grp.N
+    gen = np.random.default_rng(2)
+    g_def = _em._fit(P, N, law, 1e-3, 2000)[0][0]
+    Nn = int(N)
+    band = _law._band(law.spread(), 1e-4 / Nn)
+    Pb = np.array([_law._release_counts(law, band, gen.multinomial(Nn, g_def / g_def.sum()),
+                                        gen) / Nn for _ in range(4)])
+    if steps is not None:
+        monkeypatch.setattr(_em, "NEWTON_STEPS", steps)
+    G, L, ok = _em._fit(Pb, N, law, 1e-3, 20_000, gap_tol=0.05)
+    assert ok.all()
+    for r in range(len(Pb)):
+        lr, _ = _loglik_and_bound(law.A, Pb[r], N, G[r])
+        assert L[r] * N == pytest.approx(lr, abs=1e-6)
+        # a point certified within 1e-4 of the maximum (by its own bound, computed here)
+        g_star, _ = _em._newton(G[r], Pb[r], law.A, N, 1e-4, steps=50)
+        l_star, b_star = _loglik_and_bound(law.A, Pb[r], N, g_star)
+        assert b_star < 1e-4
+        assert lr >= l_star - 0.05
+
+
 @pytest.mark.parametrize("bad", [0, -1.0, float("nan"), float("inf"), True, "0.1"])
 def test_gap_tol_is_checked(bad):
     m = _lap()

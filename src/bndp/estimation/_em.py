@@ -122,7 +122,7 @@ NEWTON_STEPS = 20
 
 
 def _newton(g: np.ndarray, p: np.ndarray, A: np.ndarray, N: float, gap_tol: float,
-            steps: int = NEWTON_STEPS) -> tuple[np.ndarray, bool]:
+            steps: int | None = None) -> tuple[np.ndarray, bool]:
     r"""Sequential quadratic programming on :math:`\phi(g) = \sum_b p_b \ln (Ag)_b - \sum_m
     g_m` over :math:`g \ge 0` (its maximum is the likelihood's on the simplex: there
     :math:`\sum_m g_m d_m = 1`), from ``g`` until the duality bound ``N (max_m d_m - 1)`` is
@@ -130,19 +130,23 @@ def _newton(g: np.ndarray, p: np.ndarray, A: np.ndarray, N: float, gap_tol: floa
     points with mass or with :math:`d_m > 1` subject to :math:`g \ge 0` (the model's
     Hessian :math:`-A^T \mathrm{diag}(p / (Ag)^2) A = -U^T U`, a non-negative least-squares
     problem in :math:`U`; the plain Newton step where it is non-negative), normalised, then
-    halved toward ``g`` until the log-likelihood rises. Where EM leaves a slowly converging
-    ridge, one or two steps certify the maximum. Returns the last iterate (normalised) and
+    halved toward ``g`` until the log-likelihood does not fall. Where EM leaves a slowly
+    converging ridge, one or two steps certify the maximum. At most ``steps`` steps
+    (``NEWTON_STEPS``). Returns the last iterate (normalised) and
     whether the bound was met; ``A`` the dense law (bins x support), ``p`` the bin
     proportions."""
+    steps = NEWTON_STEPS if steps is None else steps
     keep = p > 0
     Ap, pp = A[keep], p[keep]
     g = g / g.sum()
     L = float(pp @ np.log(np.maximum(Ap @ g, 1e-300)))
-    for _ in range(steps + 1):
+    for step in range(steps + 1):
         F = np.maximum(Ap @ g, 1e-300)
         d = Ap.T @ (pp / F)
         if N * (float(d.max()) - 1.0) < gap_tol:
             return g, True
+        if step == steps:
+            break
         S = np.flatnonzero((g > 0) | (d > 1.0))
         B = Ap[:, S] * (np.sqrt(pp) / F)[:, None]
         H = B.T @ B
