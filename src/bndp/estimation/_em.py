@@ -129,17 +129,17 @@ def _newton(g: np.ndarray, p: np.ndarray, A: np.ndarray, N: float, gap_tol: floa
     below ``gap_tol``: each step maximises the quadratic model of :math:`\phi` on the
     points with mass or with :math:`d_m > 1` subject to :math:`g \ge 0` (the model's
     Hessian :math:`-A^T \mathrm{diag}(p / (Ag)^2) A = -U^T U`, a non-negative least-squares
-    problem in :math:`U`; the plain Newton step where it is non-negative), normalised, then
-    halved toward ``g`` until the log-likelihood does not fall. Where EM leaves a slowly
-    converging ridge, one or two steps certify the maximum. At most ``steps`` steps
-    (``NEWTON_STEPS``). Returns the last iterate (normalised) and
-    whether the bound was met; ``A`` the dense law (bins x support), ``p`` the bin
-    proportions."""
+    problem in :math:`U`; the plain Newton step where it is non-negative; a mass below
+    ``NEWTON_MASS`` is none), normalised, then halved toward ``g`` until the log-likelihood
+    rises (its gain summed exactly, :func:`_halve`), with Marquardt's ridge raised where no
+    halving does, and a vertex exchange (:func:`_exchange`) where no ridge does. Where EM
+    leaves a slowly converging ridge, one or two steps certify the maximum. At most
+    ``steps`` steps (``NEWTON_STEPS``). Returns the last iterate (normalised) and whether
+    the bound was met; ``A`` the dense law (bins x support), ``p`` the bin proportions."""
     steps = NEWTON_STEPS if steps is None else steps
     keep = p > 0
     Ap, pp = A[keep], p[keep]
     g = g / g.sum()
-    L = float(pp @ np.log(np.maximum(Ap @ g, 1e-300)))
     for step in range(steps + 1):
         F = np.maximum(Ap @ g, 1e-300)
         d = Ap.T @ (pp / F)
@@ -147,34 +147,110 @@ def _newton(g: np.ndarray, p: np.ndarray, A: np.ndarray, N: float, gap_tol: floa
             return g, True
         if step == steps:
             break
-        S = np.flatnonzero((g > 0) | (d > 1.0))
+        # the points with mass (a mass below NEWTON_MASS is taken as none where d_m <= 1,
+        # as at the maximum) or with d_m > 1
+        S = np.flatnonzero((g > NEWTON_MASS) | (d > 1.0))
         B = Ap[:, S] * (np.sqrt(pp) / F)[:, None]
         H = B.T @ B
-        H[np.diag_indices_from(H)] *= 1.0 + 1e-12     # positive definite where it is not
         q = 1.0 - 2.0 * d[S]     # the model: 1/2 x'Hx + q'x, H g = d
-        try:
-            c = cho_factor(H, lower=False, check_finite=False)
-        except np.linalg.LinAlgError:
-            break
-        x = cho_solve(c, -q, check_finite=False)
-        if (x < 0).any():
-            U = np.triu(c[0])
-            x = nnls(U, -solve_triangular(U, q, trans="T", check_finite=False),
-                     maxiter=10 * len(S))[0]
-        y = np.zeros_like(g)
-        y[S] = x
-        total = y.sum()
-        if not (np.isfinite(total) and total > 0):
-            break
-        y /= total
-        t = 1.0
-        while t > 1e-10:
-            gt = g + t * (y - g)
-            Lt = float(pp @ np.log(np.maximum(Ap @ gt, 1e-300)))
-            if Lt >= L:
+        dH = H.diagonal().copy()
+        for ridge in NEWTON_RIDGE:
+            # Marquardt's ridge (each diagonal entry scaled by 1 + ridge), raised where the
+            # step does not raise the likelihood
+            H[np.diag_indices_from(H)] = dH * (1.0 + ridge)
+            y = _qp_step(H, q, S, g.size)
+            if y is None:
+                continue
+            gt, _ = _halve(g, y, Ap, pp, F)
+            if gt is not None:
                 break
-            t *= 0.5
         else:
-            break
-        g, L = gt, Lt
+            # no model step raises it (a nearly singular model where support points lie
+            # close together): a vertex exchange, which always does while the bound holds
+            gt, _ = _exchange(g, d, Ap, pp, F)
+            if gt is None:
+                break
+        g = gt
     return g, False
+
+
+def _exchange(g: np.ndarray, d: np.ndarray, Ap: np.ndarray, pp: np.ndarray, F: np.ndarray
+              ) -> tuple[np.ndarray | None, float]:
+    """A vertex-exchange step (Bohning): mass ``t g_i`` moved from the support point ``i``
+    with the smallest multiplier to the point ``j`` with the largest, ``t`` in [0, 1]
+    maximising the (concave) log-likelihood along it by Newton's method in ``t``; the
+    directional derivative ``g_i (d_j - d_i)`` is positive wherever the bound is. Returns
+    the new point and the gain (as :func:`_halve`), or (None, 0) where it does not raise
+    the log-likelihood."""
+    sup = np.flatnonzero(g > 0)
+    i = int(sup[np.argmin(d[sup])])
+    j = int(np.argmax(d))
+    if i == j:
+        return None, 0.0
+    v = g[i] * (Ap[:, j] - Ap[:, i])
+    t = 1.0
+    lo, hi = 0.0, 1.0
+    for _ in range(30):
+        r = v / np.maximum(F + t * v, 1e-300)
+        d1 = float(pp @ r)
+        d2 = -float(pp @ (r * r))
+        if d1 > 0:
+            lo = t
+        else:
+            hi = t
+        if t == 1.0 and d1 >= 0:
+            break
+        step = t - d1 / d2 if d2 < 0 else hi
+        t = step if lo < step < hi else 0.5 * (lo + hi)
+        if hi - lo < 1e-12:
+            break
+    gain = float(pp @ np.log1p(np.maximum(t * v / F, -1.0 + 1e-16)))
+    if not gain > 0:
+        return None, 0.0
+    gt = g.copy()
+    gt[j] += t * g[i]
+    gt[i] -= t * g[i]
+    return gt, gain
+
+
+#: the Newton steps' ridges (relative to the model Hessian's diagonal), tried in turn until
+#: a step raises the likelihood; a mass below NEWTON_MASS is taken as none
+NEWTON_RIDGE = (1e-12, 1e-9, 1e-6, 1e-3)
+NEWTON_MASS = 1e-14
+
+
+def _qp_step(H: np.ndarray, q: np.ndarray, S: np.ndarray, M: int) -> np.ndarray | None:
+    """The maximiser of the model ``-(1/2 x'Hx + q'x)`` over ``x >= 0`` on the points ``S``,
+    normalised, as a distribution on the ``M`` points; None where it is not one."""
+    try:
+        c = cho_factor(H, lower=False, check_finite=False)
+    except np.linalg.LinAlgError:
+        return None
+    x = cho_solve(c, -q, check_finite=False)
+    if (x < 0).any():
+        U = np.triu(c[0])
+        x = nnls(U, -solve_triangular(U, q, trans="T", check_finite=False),
+                 maxiter=10 * len(S))[0]
+    y = np.zeros(M)
+    y[S] = x
+    total = y.sum()
+    if not (np.isfinite(total) and total > 0):
+        return None
+    return y / total
+
+
+def _halve(g: np.ndarray, y: np.ndarray, Ap: np.ndarray, pp: np.ndarray, F: np.ndarray
+           ) -> tuple[np.ndarray | None, float]:
+    """``g + t (y - g)`` for the first t = 1, 1/2, 1/4, ... (down to 2^-20) that raises the
+    log-likelihood, and the gain: ``sum_b p_b log1p(t (A(y - g))_b / F_b)`` (``F = Ag``),
+    exact where the gain is far below the log-likelihood's rounding (near the maximum a
+    step's gain per value can be 1e-15 of it while the bound it lowers is a nat); (None,
+    0) where no t does."""
+    v = (Ap @ (y - g)) / F
+    t = 1.0
+    for _ in range(21):
+        gain = float(pp @ np.log1p(np.maximum(t * v, -1.0 + 1e-16)))
+        if gain > 0:
+            return g + t * (y - g), gain
+        t *= 0.5
+    return None, 0.0
