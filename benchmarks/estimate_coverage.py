@@ -14,7 +14,7 @@ and coverage; ``--save`` keeps the per-repetition records::
         '{"resolution": 0.2, "max_support": 2048}'
     python benchmarks/estimate_coverage.py laplace 1 fixed skewed --statistics
 
-``--statistics`` also measures, on the first variant's estimates, the coverage of the
+``--statistics`` also measures, on each variant's estimates, the coverage of the
 quantile (0.1, 0.25, 0.5, 0.75, 0.9), variance and histogram-bin (12 bins over [0, 120])
 intervals against the column's own values, with, for comparison, the basic bootstrap
 intervals (the estimate less the replicates' 97.5 % and 2.5 % error quantiles; for the
@@ -72,7 +72,8 @@ def main(argv=None) -> None:
         key += (args.seed,)
     rng = np.random.default_rng(zlib.crc32(repr(key).encode()))
     spec = {"mechanism": args.mechanism, "epsilon": args.epsilon, "sensitivity": 1.0}
-    rows, stats, secs = [], [], [0.0] * len(variants)
+    rows, secs = [], [0.0] * len(variants)
+    stats = [[] for _ in variants]
     for _ in range(args.reps):
         lo, hi = _est_bounds(per_row, args.n, rng)
         x = _est_column(args.column, args.n, rng, lo, hi)
@@ -87,8 +88,8 @@ def main(argv=None) -> None:
             secs[i] += time.process_time() - t
             err = e.boot @ e.support - e.boot_truth @ e.support
             rec += [e.mean, float(err.mean()), float(err.std(ddof=1)), a, b]
-            if i == 0 and args.statistics:
-                stats.append(_statistics(x, e))
+            if args.statistics:
+                stats[i].append(_statistics(x, e))
         rows.append(rec)
     R = np.array(rows)
     xm = R[:, 0]
@@ -113,9 +114,11 @@ def main(argv=None) -> None:
               f"({cerr.mean() / err.std():+.2f} sd), centre sd {cerr.std():.4f}, coverage "
               f"{cov_c:.3f} | {secs[i] / args.reps:.2f} s per estimate")
     if args.statistics:
-        S = np.array(stats)
-        _print_statistics(S)
-        R = np.hstack([R, S])
+        for i, v in enumerate(variants):
+            if len(variants) > 1:
+                print(f"  {json.dumps(v)}:")
+            _print_statistics(np.array(stats[i]))
+        R = np.hstack([R, np.array(stats[0])])
     if args.save:
         np.save(args.save, R)
 
