@@ -676,6 +676,17 @@ def test_gap_tol_fits_every_replicate_with_or_without_newton(steps, monkeypatch)
         assert lr >= l_star - 0.05
 
 
+def test_gap_tol_certifies_a_fit_em_left_at_max_iter():
+    # EM stopped by max_iter (one cycle): the Newton steps still certify the fit, which is
+    # then converged; without gap_tol it is not
+    grp, P = _ill_posed_group()
+    law, N = grp.law, grp.N
+    assert not _em._fit(P, N, law, 1e-3, 1)[2][0]
+    G, _, ok = _em._fit(P, N, law, 1e-3, 1, gap_tol=0.05)
+    assert ok[0]
+    assert _loglik_and_bound(law.A, P[0], N, G[0])[1] < 0.05
+
+
 def test_newton_steps_certify_bootstrap_fits_at_a_million_values(monkeypatch):
     # at 10^6 values a bound of a nat is a gain per value far below the log-likelihood's
     # rounding: the steps' gains are summed exactly (log1p) and a vertex exchange takes

@@ -38,8 +38,8 @@ def _fit(P: np.ndarray, N: float, law: _BinnedLaw, tol: float, max_iter: int,
     r"""Maximum likelihood for each row of bin proportions ``P`` (replicates x bins):
     the distributions, the log-likelihoods per observation and the converged flags. A row
     stops when one cycle gains less than ``tol`` (nats, whole column). With ``gap_tol`` it
-    then takes Newton steps (:func:`_newton`) until the duality bound ``N (max_m d_m - 1)``
-    is below ``gap_tol``: the log-likelihood is concave, so
+    then (also after ``max_iter`` cycles) takes Newton steps (:func:`_newton`) until the
+    duality bound ``N (max_m d_m - 1)`` is below ``gap_tol``: the log-likelihood is concave, so
     :math:`\ell(\hat g) - \ell(g) \le \nabla\ell(g) \cdot (\hat g - g) \le N(\max_m d_m - 1)`
     (``sum_m g_m d_m = 1``); a row they do not certify goes on with EM until both the cycle
     rule and the bound of its cycle's start hold (a cycle never lowers the likelihood)."""
@@ -49,15 +49,15 @@ def _fit(P: np.ndarray, N: float, law: _BinnedLaw, tol: float, max_iter: int,
     thr = tol / max(N, 1.0)
     left = _squarem(G, P, law, np.arange(R), done, thr, None, max_iter)
     if gap_tol is not None:
-        # the rows the cycle rule stopped: Newton steps to within gap_tol; those they do
-        # not certify go on with EM under both rules (from EM's iterate)
+        # every row (stopped by the cycle rule or by max_iter): Newton steps to within
+        # gap_tol; those they do not certify go on with EM under both rules (from EM's
+        # iterate) for the cycles left
         with _one_blas_thread():
-            for r in np.flatnonzero(done):
+            for r in range(R):
                 g, ok = _newton(G[r], P[r], law.A, N, gap_tol)
                 if ok:
                     G[r] = g
-                else:
-                    done[r] = False
+                done[r] = ok
         _squarem(G, P, law, np.flatnonzero(~done), done, thr, gap_tol / max(N, 1.0), left)
     # the log-likelihood of the returned iterate
     L = _em(G, P, law)[1]
