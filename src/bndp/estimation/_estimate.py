@@ -82,8 +82,8 @@ def estimate(released: Any, spec_or_mechanism: Any, *, lower: Any = None, upper:
         log-likelihood is concave). Off by default: ``tol`` alone can stop on a flat ridge
         about a nat below the maximum (ill-posed columns: the noise wider than the shape),
         where the variance and the quantiles still move by an interval's width;
-        ``gap_tol=0.1`` fixes that (sequential quadratic programming steps after EM, see
-        :mod:`bndp.estimation`) at about 2 to 2.6 times the default's time, more where the
+        ``gap_tol=0.1`` fixes that (sequential quadratic programming steps after EM, as
+        mix-SQP [KCSA20]_; see :mod:`bndp.estimation`) at about 2 to 2.6 times the default's time, more where the
         support has hundreds of points (see the guide's Limits).
 
     Returns
