@@ -109,7 +109,8 @@ def _squarem(G: np.ndarray, P: np.ndarray, law: _BinnedLaw, act: np.ndarray,
 def _one_blas_thread() -> Any:
     """The Newton steps' small matrix products and factorisations on one BLAS thread
     (several threads on matrices of a few hundred rows cost more in wake-ups than they
-    save; the results are the same): ``threadpoolctl`` where installed."""
+    save): ``threadpoolctl`` where installed (``pip install 'bndp[estimate]'``), else the
+    BLAS's own threads (the same fits to rounding, up to twice the time)."""
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:                     # pragma: no cover
@@ -117,8 +118,12 @@ def _one_blas_thread() -> Any:
     return threadpool_limits(1, user_api="blas")
 
 
-#: Newton steps tried per fit before EM goes on
+#: Newton steps tried per fit before EM goes on; the steps' ridges (relative to the model
+#: Hessian's diagonal), tried in turn until a step raises the likelihood; a mass below
+#: NEWTON_MASS is taken as none
 NEWTON_STEPS = 20
+NEWTON_RIDGE = (1e-12, 1e-9, 1e-6, 1e-3)
+NEWTON_MASS = 1e-14
 
 
 def _newton(g: np.ndarray, p: np.ndarray, A: np.ndarray, N: float, gap_tol: float,
@@ -166,7 +171,8 @@ def _newton(g: np.ndarray, p: np.ndarray, A: np.ndarray, N: float, gap_tol: floa
                 break
         else:
             # no model step raises it (a nearly singular model where support points lie
-            # close together): a vertex exchange, which always does while the bound holds
+            # close together): a vertex exchange, whose direction ascends wherever the
+            # bound is positive
             gt, _ = _exchange(g, d, Ap, pp, F)
             if gt is None:
                 break
@@ -211,12 +217,6 @@ def _exchange(g: np.ndarray, d: np.ndarray, Ap: np.ndarray, pp: np.ndarray, F: n
     gt[j] += t * g[i]
     gt[i] -= t * g[i]
     return gt, gain
-
-
-#: the Newton steps' ridges (relative to the model Hessian's diagonal), tried in turn until
-#: a step raises the likelihood; a mass below NEWTON_MASS is taken as none
-NEWTON_RIDGE = (1e-12, 1e-9, 1e-6, 1e-3)
-NEWTON_MASS = 1e-14
 
 
 def _qp_step(H: np.ndarray, q: np.ndarray, S: np.ndarray, M: int) -> np.ndarray | None:
