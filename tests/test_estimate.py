@@ -2,6 +2,8 @@
 command line and its errors."""
 
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -674,6 +676,15 @@ def test_gap_tol_fits_every_replicate_with_or_without_newton(steps, monkeypatch)
         l_star, b_star = _loglik_and_bound(law.A, Pb[r], N, g_star)
         assert b_star < 1e-4
         assert lr >= l_star - 0.05
+
+
+def test_import_leaves_the_newton_steps_solvers_unloaded():
+    # scipy.linalg and scipy.optimize (the gap_tol steps' only users) would add ~20 MB to
+    # every `import bndp`, the command line's streaming memory included
+    code = ("import sys, bndp; "
+            "print(sorted(m for m in ('scipy.optimize', 'scipy.linalg') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 def test_gap_tol_certifies_a_fit_em_left_at_max_iter():

@@ -7,8 +7,6 @@ import contextlib
 from typing import Any
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve, solve_triangular
-from scipy.optimize import nnls
 
 from ._law import _BinnedLaw
 
@@ -222,6 +220,10 @@ def _exchange(g: np.ndarray, d: np.ndarray, Ap: np.ndarray, pp: np.ndarray, F: n
 def _qp_step(H: np.ndarray, q: np.ndarray, S: np.ndarray, M: int) -> np.ndarray | None:
     """The maximiser of the model ``-(1/2 x'Hx + q'x)`` over ``x >= 0`` on the points ``S``,
     normalised, as a distribution on the ``M`` points; None where it is not one."""
+    # imported here: scipy.linalg and scipy.optimize would add ~20 MB to every ``import
+    # bndp`` (the command line's streaming memory), for ``gap_tol`` alone
+    from scipy.linalg import cho_factor, cho_solve, solve_triangular
+    from scipy.optimize import nnls
     try:
         c = cho_factor(H, lower=False, check_finite=False)
     except np.linalg.LinAlgError:
