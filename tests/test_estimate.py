@@ -722,6 +722,73 @@ def test_newton_steps_certify_bootstrap_fits_at_a_million_values(monkeypatch):
     assert len(seen) >= 41 and all(seen)
 
 
+def _qp_kkt(H, q, x, tol):
+    # x >= 0, the gradient Hx + q >= 0, and zero where x > 0 (scaled by the problem's size)
+    w = H @ x + q
+    s = 1.0 + np.abs(q).max()
+    return (x >= 0).all() and (w >= -tol * s).all() and (np.abs(w[x > 0]) <= tol * s).all()
+
+
+def test_principal_pivoting_solves_the_newton_steps_qp():
+    # min 1/2 x'Hx + q'x over x >= 0 with a large support (as a Laplace law at epsilon 4
+    # makes it): from the unconstrained solution's positive set, pivoting finds the
+    # constrained minimiser (NNLS's, in the Cholesky factor) in a few exchanges
+    from scipy.linalg import cholesky, solve_triangular
+    from scipy.optimize import nnls
+    r = np.random.default_rng(5)
+    n = 300
+    B = r.random((900, n)) + 2.0 * np.eye(900, n)
+    H = B.T @ B
+    x_true = np.where(r.random(n) < 0.9, r.random(n), 0.0)
+    q = -(H @ x_true) + np.where(x_true > 0, 0.0, r.random(n))   # KKT at x_true
+    x0 = np.linalg.solve(H, -q + 1e-3 * r.standard_normal(n))
+    P0 = x0 > 0
+    assert P0.sum() < n
+    x = _em._pivot(H, q, P0)
+    assert x is not None
+    assert _qp_kkt(H, q, x, 1e-9)
+    np.testing.assert_allclose(x, x_true, atol=1e-9)
+    U = cholesky(H)
+    np.testing.assert_allclose(x, nnls(U, -solve_triangular(U, q, trans="T"))[0], atol=1e-8)
+    # a start far from the solution's support: it stalls (None), never returns a point
+    # that is not the minimiser
+    for seed in range(20):
+        P = np.random.default_rng(seed).random(n) < 0.5
+        x = _em._pivot(H, q, P)
+        assert x is None or _qp_kkt(H, q, x, 1e-9)
+
+
+def test_pivoting_serves_the_newton_steps_on_a_large_support(monkeypatch):
+    # Laplace at epsilon 4: hundreds of support points; the steps' QPs are solved by
+    # pivoting (NNLS from scratch would add them one by one), and every fit is certified
+    m = bndp.BoundedLaplace(4.0, sensitivity=1.0, lower=0.0, upper=120.0)
+    r = np.random.default_rng(0)
+    n = 10**5
+    x = np.clip(np.where(r.random(n) < 0.4, r.normal(30, 5, n), r.normal(90, 7, n)), 0, 120)
+    y = m.sample(x, rng=1)
+    solved, certified = [], []
+    pivot, newton = _em._pivot, _em._newton
+
+    def spy_pivot(H, q, P):
+        out = pivot(H, q, P)
+        if out is not None:
+            assert _qp_kkt(H, q, out, 1e-9)
+        solved.append((len(q), out is not None))
+        return out
+
+    def spy_newton(*a, **k):
+        out = newton(*a, **k)
+        certified.append(out[1])
+        return out
+
+    monkeypatch.setattr(_em, "_pivot", spy_pivot)
+    monkeypatch.setattr(_em, "_newton", spy_newton)
+    est = bndp.estimate(y, m, rng=2, n_boot=10, gap_tol=0.1)
+    assert est.converged and all(certified)
+    big = [ok for size, ok in solved if size >= 100]
+    assert len(big) >= 5 and np.mean(big) >= 0.5
+
+
 @pytest.mark.parametrize("bad", [0, -1.0, float("nan"), float("inf"), True, "0.1"])
 def test_gap_tol_is_checked(bad):
     m = _lap()

@@ -51,8 +51,10 @@ steps are tiny. It goes on by sequential quadratic programming, as mix-SQP [KCSA
 this problem: each step maximises the second-order model of
 :math:`\phi(g) = \sum_b \frac{c_b}{N} \ln (Ag)_b - \sum_m g_m` (whose maximum over
 :math:`g \ge 0` is the likelihood's on the simplex) on the points with mass or with
-:math:`d_m > 1`, subject to :math:`g \ge 0` (a non-negative least-squares problem in the
-Cholesky factor of the model's Hessian), and is halved until the likelihood does not fall;
+:math:`d_m > 1`, subject to :math:`g \ge 0` (where the plain Newton step is negative
+somewhere: by block principal pivoting from its positive set where that is most of the
+points, a large support, else as a non-negative least-squares problem in the Cholesky
+factor of the model's Hessian), and is halved until the likelihood does not fall;
 one or two steps certify the bound where EM would take thousands of cycles. A fit they do
 not certify within 20 steps goes on with EM until the bound of a cycle's start holds.
 

@@ -122,6 +122,14 @@ def _one_blas_thread() -> Any:
 NEWTON_STEPS = 20
 NEWTON_RIDGE = (1e-12, 1e-9, 1e-6, 1e-3)
 NEWTON_MASS = 1e-14
+#: principal pivots tried per QP, and pivots in a row that may leave the number of
+#: infeasible indices above its least, before NNLS from scratch takes over
+PIVOT_STEPS = 12
+PIVOT_STALL = 2
+#: pivoting is tried where the unconstrained step is negative on at most this share of
+#: the points (more: a small, ill-conditioned support, where NNLS is cheap and pivoting
+#: cycles)
+PIVOT_SHARE = 0.25
 
 
 def _newton(g: np.ndarray, p: np.ndarray, A: np.ndarray, N: float, gap_tol: float,
@@ -131,10 +139,10 @@ def _newton(g: np.ndarray, p: np.ndarray, A: np.ndarray, N: float, gap_tol: floa
     :math:`\sum_m g_m d_m = 1`), from ``g`` until the duality bound ``N (max_m d_m - 1)`` is
     below ``gap_tol``: each step maximises the quadratic model of :math:`\phi` on the
     points with mass or with :math:`d_m > 1` subject to :math:`g \ge 0` (the model's
-    Hessian :math:`-A^T \mathrm{diag}(p / (Ag)^2) A = -U^T U`, a non-negative least-squares
-    problem in :math:`U`; the plain Newton step where it is non-negative; a mass below
-    ``NEWTON_MASS`` is none), normalised, then halved toward ``g`` until the log-likelihood
-    rises (its gain summed exactly, :func:`_halve`), with Marquardt's ridge raised where no
+    Hessian :math:`-A^T \mathrm{diag}(p / (Ag)^2) A = -U^T U`; the plain Newton step where
+    it is non-negative, else by principal pivoting (:func:`_pivot`) or a non-negative
+    least-squares problem in :math:`U`; a mass below ``NEWTON_MASS`` is none), normalised,
+    then halved toward ``g`` until the log-likelihood rises (its gain summed exactly, :func:`_halve`), with Marquardt's ridge raised where no
     halving does, and a vertex exchange (:func:`_exchange`) where no ridge does. Where EM
     leaves a slowly converging ridge, one or two steps certify the maximum. At most
     ``steps`` steps (``NEWTON_STEPS``). Returns the last iterate (normalised) and whether
@@ -164,14 +172,14 @@ def _newton(g: np.ndarray, p: np.ndarray, A: np.ndarray, N: float, gap_tol: floa
             y = _qp_step(H, q, S, g.size)
             if y is None:
                 continue
-            gt, _ = _halve(g, y, Ap, pp, F)
+            gt = _halve(g, y, Ap, pp, F)
             if gt is not None:
                 break
         else:
             # no model step raises it (a nearly singular model where support points lie
             # close together): a vertex exchange, whose direction ascends wherever the
             # bound is positive
-            gt, _ = _exchange(g, d, Ap, pp, F)
+            gt = _exchange(g, d, Ap, pp, F)
             if gt is None:
                 break
         g = gt
@@ -179,18 +187,18 @@ def _newton(g: np.ndarray, p: np.ndarray, A: np.ndarray, N: float, gap_tol: floa
 
 
 def _exchange(g: np.ndarray, d: np.ndarray, Ap: np.ndarray, pp: np.ndarray, F: np.ndarray
-              ) -> tuple[np.ndarray | None, float]:
+              ) -> np.ndarray | None:
     """A vertex-exchange step (Bohning): mass ``t g_i`` moved from the support point ``i``
     with the smallest multiplier to the point ``j`` with the largest, ``t`` in [0, 1]
     maximising the (concave) log-likelihood along it by Newton's method in ``t``; the
     directional derivative ``g_i (d_j - d_i)`` is positive wherever the bound is. Returns
-    the new point and the gain (as :func:`_halve`), or (None, 0) where it does not raise
-    the log-likelihood."""
+    the new point, or None where it does not raise the log-likelihood (its gain summed as
+    in :func:`_halve`)."""
     sup = np.flatnonzero(g > 0)
     i = int(sup[np.argmin(d[sup])])
     j = int(np.argmax(d))
     if i == j:
-        return None, 0.0
+        return None
     v = g[i] * (Ap[:, j] - Ap[:, i])
     t = 1.0
     lo, hi = 0.0, 1.0
@@ -210,11 +218,11 @@ def _exchange(g: np.ndarray, d: np.ndarray, Ap: np.ndarray, pp: np.ndarray, F: n
             break
     gain = float(pp @ np.log1p(np.maximum(t * v / F, -1.0 + 1e-16)))
     if not gain > 0:
-        return None, 0.0
+        return None
     gt = g.copy()
     gt[j] += t * g[i]
     gt[i] -= t * g[i]
-    return gt, gain
+    return gt
 
 
 def _qp_step(H: np.ndarray, q: np.ndarray, S: np.ndarray, M: int) -> np.ndarray | None:
@@ -229,10 +237,18 @@ def _qp_step(H: np.ndarray, q: np.ndarray, S: np.ndarray, M: int) -> np.ndarray 
     except np.linalg.LinAlgError:
         return None
     x = cho_solve(c, -q, check_finite=False)
-    if (x < 0).any():
-        U = np.triu(c[0])
-        x = nnls(U, -solve_triangular(U, q, trans="T", check_finite=False),
-                 maxiter=10 * len(S))[0]
+    neg = int((x < 0).sum())
+    if neg:
+        # the constrained maximiser: by principal pivoting from the unconstrained step's
+        # positive set where that is most of the points (a large support near the maximum:
+        # it differs from the solution's in a few points, a few factorisations), else (or
+        # where pivoting stalls) by NNLS from scratch (cheap for a small support)
+        z = _pivot(H, q, x > 0) if neg <= PIVOT_SHARE * len(S) else None
+        if z is None:
+            U = np.triu(c[0])
+            z = nnls(U, -solve_triangular(U, q, trans="T", check_finite=False),
+                     maxiter=10 * len(S))[0]
+        x = z
     y = np.zeros(M)
     y[S] = x
     total = y.sum()
@@ -241,18 +257,52 @@ def _qp_step(H: np.ndarray, q: np.ndarray, S: np.ndarray, M: int) -> np.ndarray 
     return y / total
 
 
+def _pivot(H: np.ndarray, q: np.ndarray, P: np.ndarray) -> np.ndarray | None:
+    r"""The minimiser of ``1/2 x'Hx + q'x`` over ``x >= 0`` by block principal pivoting
+    (Judice and Pires' full exchange) from the passive set ``P``: ``x_P`` solves
+    :math:`H_{PP} x_P = -q_P`, ``x`` is 0 elsewhere, ``w = Hx + q``; every infeasible index
+    (``x_i < 0`` in ``P``, ``w_i < 0`` outside it) changes side. Near the maximum of a
+    well-conditioned model it ends in a few pivots; on a nearly singular one (close
+    support points) the exchanges cycle: None after ``PIVOT_STALL`` pivots in a row without
+    fewer infeasible indices than before, after ``PIVOT_STEPS`` pivots, or where ``H_PP``
+    is not numerically positive definite (the caller then solves by NNLS)."""
+    from scipy.linalg import cho_factor, cho_solve
+    P = P.copy()
+    tol = 1e-12 * (1.0 + float(np.abs(q).max()))
+    best, stall = P.size + 1, 0
+    for _ in range(PIVOT_STEPS):
+        x = np.zeros(P.size)
+        if P.any():
+            try:
+                c = cho_factor(H[np.ix_(P, P)], lower=False, check_finite=False)
+            except np.linalg.LinAlgError:
+                return None
+            x[P] = cho_solve(c, -q[P], check_finite=False)
+        bad = np.where(P, x < 0, H @ x + q < -tol)
+        k = int(bad.sum())
+        if k == 0:
+            return x if np.isfinite(x).all() else None
+        if k < best:
+            best, stall = k, 0
+        else:
+            stall += 1
+            if stall >= PIVOT_STALL:
+                return None
+        P ^= bad
+    return None
+
+
 def _halve(g: np.ndarray, y: np.ndarray, Ap: np.ndarray, pp: np.ndarray, F: np.ndarray
-           ) -> tuple[np.ndarray | None, float]:
+           ) -> np.ndarray | None:
     """``g + t (y - g)`` for the first t = 1, 1/2, 1/4, ... (down to 2^-20) that raises the
-    log-likelihood, and the gain: ``sum_b p_b log1p(t (A(y - g))_b / F_b)`` (``F = Ag``),
-    exact where the gain is far below the log-likelihood's rounding (near the maximum a
-    step's gain per value can be 1e-15 of it while the bound it lowers is a nat); (None,
-    0) where no t does."""
+    log-likelihood, judged by the gain ``sum_b p_b log1p(t (A(y - g))_b / F_b)`` (``F =
+    Ag``), exact where the gain is far below the log-likelihood's rounding (near the maximum
+    a step's gain per value can be 1e-15 of it while the bound it lowers is a nat); None
+    where no t does."""
     v = (Ap @ (y - g)) / F
     t = 1.0
     for _ in range(21):
-        gain = float(pp @ np.log1p(np.maximum(t * v, -1.0 + 1e-16)))
-        if gain > 0:
-            return g + t * (y - g), gain
+        if float(pp @ np.log1p(np.maximum(t * v, -1.0 + 1e-16))) > 0:
+            return g + t * (y - g)
         t *= 0.5
-    return None, 0.0
+    return None
