@@ -125,7 +125,7 @@ NEWTON_MASS = 1e-14
 #: principal pivots tried per QP, and pivots in a row that may leave the number of
 #: infeasible indices above its least, before NNLS from scratch takes over
 PIVOT_STEPS = 12
-PIVOT_STALL = 2
+PIVOT_STALL = 3
 #: pivoting is tried where the unconstrained step is negative on at most this share of
 #: the points (more: a small, ill-conditioned support, where NNLS is cheap and pivoting
 #: cycles)
