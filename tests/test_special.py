@@ -142,8 +142,8 @@ def test_branch_free_log_matches_mpmath_to_one_ulp():
 
 
 def test_vectorised_block_equals_the_scalar_quantile_bit_for_bit():
-    # tn_fill / tn_fill_rows run the branch-free block loops; tn_eval_rows(2, ...) is the
-    # scalar inverse CDF of one entry. Fed the same uniforms, (2k + 1) 2^-53 for the 52-bit
+    # tn_fill / tn_fill_rows run the branch-free block loops; tn_eval_rows(5, ...) is the
+    # sampler's scalar inverse CDF of one entry (ppf, what 2, but for its refined lower end). Fed the same uniforms, (2k + 1) 2^-53 for the 52-bit
     # k = raw >> 12 of each 64-bit output, they must agree exactly, for straddling rows
     # (central and both tails), rows in one tail, and blocks mixing them.
     n = 3000
@@ -158,7 +158,7 @@ def test_vectorised_block_equals_the_scalar_quantile_bit_for_bit():
         _core.tn_fill(g, loc, scale, lo, hi, out)
         ref = np.empty((1, n))
         full = lambda v: np.full((1, n), v, dtype=float)  # noqa: E731
-        _core.tn_eval_rows(2, u[None, :], full(loc), full(scale), full(lo), full(hi), ref)
+        _core.tn_eval_rows(5, u[None, :], full(loc), full(scale), full(lo), full(hi), ref)
         np.testing.assert_array_equal(out, ref[0], err_msg=str((loc, scale, lo, hi)))
     # per-row: every block mixes straddling rows and rows in either tail
     r = np.random.default_rng(4)
@@ -175,8 +175,54 @@ def test_vectorised_block_equals_the_scalar_quantile_bit_for_bit():
         out = np.empty((1, n))
         _core.tn_fill_rows(g, loc[None], scale[None], lo[None], hi[None], out)
         ref = np.empty((1, n))
-        _core.tn_eval_rows(2, u[None, :], loc[None], scale[None], lo[None], hi[None], ref)
+        _core.tn_eval_rows(5, u[None, :], loc[None], scale[None], lo[None], hi[None], ref)
         np.testing.assert_array_equal(out, ref)
+
+
+def _tn_ppf_reference(p, loc, scale, lo, hi):
+    # the truncated normal's quantile in 80-digit arithmetic: x - lo = scale d with
+    # Phi(a + d) - Phi(a) = p Z; where r = p Z / phi(a) < 1e-30, d = r - c r^2 / 2 (c = -a;
+    # the next terms are below 1e-60 of d)
+    mp = pytest.importorskip("mpmath")
+    with mp.workdps(80):
+        loc, scale, lo, hi, p = (mp.mpf(float(v)) for v in (loc, scale, lo, hi, p))
+        a, b = (lo - loc) / scale, (hi - loc) / scale
+        Z = mp.ncdf(b) - mp.ncdf(a)
+        r = p * Z / mp.npdf(a)
+        if r < mp.mpf(10) ** -30:
+            return lo + scale * (r + a * r * r / 2)
+        return loc + scale * mp.sqrt(2) * mp.erfinv(2 * (mp.ncdf(a) + p * Z) - 1)
+
+
+@pytest.mark.parametrize("loc, scale, lo, hi", [
+    (50.0, 11.369, 0.0, 120.0),       # an age column's noise, straddling: ppf(1e-30) gave 7e-15
+    (5.0, 2.0, 0.0, 120.0),
+    (0.5, 0.3, 0.0, 1.0),
+    (1.0, 1e5, 0.0, 2.0),             # the noise far wider than the range
+    (-3.0, 0.7, 0.0, 5.0),            # the range above the mean (one tail, its near end)
+    (0.01, 1.0, 0.0, 1.0),
+])
+def test_ppf_near_the_lower_end_keeps_its_relative_precision(loc, scale, lo, hi):
+    # near the lower end loc + scale z cancels (its error about ulp(loc), up to the whole
+    # result): the offset from the end is solved directly, to a few ulps of the result
+    # where the sampler's quantile (what 5) was off by up to 1e296 of them
+    ps = np.array([1e-300, 1e-100, 1e-30, 1e-15, 1e-8, 1e-5, 1e-3, 0.2])
+    one = lambda v: np.full((1, ps.size), v, dtype=float)  # noqa: E731
+    got, sampler = np.empty((1, ps.size)), np.empty((1, ps.size))
+    args = (one(loc), one(scale), one(lo), one(hi))
+    _core.tn_eval_rows(2, ps[None, :], *args, got)
+    _core.tn_eval_rows(5, ps[None, :], *args, sampler)
+    worst = worst_sampler = 0.0
+    for p, x, xs in zip(ps, got[0], sampler[0]):
+        ref = float(_tn_ppf_reference(p, loc, scale, lo, hi))
+        worst = max(worst, abs(x - ref) / np.spacing(ref))
+        worst_sampler = max(worst_sampler, abs(xs - ref) / np.spacing(ref))
+    assert worst <= 16, worst
+    assert worst_sampler > 1e3          # the cancellation this fixes is there to fix
+    # isf near the upper end: the reflected law's ppf
+    q = np.empty((1, ps.size))
+    _core.tn_tail_eval_rows(3, ps[None, :], one(-loc), one(scale), one(-hi), one(-lo), q)
+    np.testing.assert_array_equal(q, -got)
 
 
 def test_vectorised_loops_give_the_same_bits_on_every_instruction_set(tmp_path):

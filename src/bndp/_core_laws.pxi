@@ -275,11 +275,61 @@ def _init_gauss_legendre():
 
 _init_gauss_legendre()
 
+# ppf's offset from the lower end is solved directly where the result is below
+# TN_END_CANCEL times |loc| (loc + scale z then cancels: its absolute error, about ulp(loc),
+# is up to all of the result, e.g. ppf(1e-30) of N(50, 11.4^2) on [0, 120] gave 7e-15 for
+# 4.5e-25) and at most one noise scale above that end
+cdef double TN_END_CANCEL = 0.25
+
+
+cdef double _tn_ppf_eval(const TNParams* p, double u) noexcept nogil:
+    # The quantile for evaluation at u in (0, 1): _tn_ppf (the sampler's), except near the
+    # lower end where loc + scale z cancels (above): there x = lo + scale d with d solving
+    # F(d) = int_0^d exp(c s - s^2/2) ds = r, c = (loc - lo)/scale, r = u Z / phi(-c)
+    # (Phi(a + d) - Phi(a) = phi(a) F(d) = u Z), by Newton's method from the root of the
+    # exponential part, log1p(c r)/c, with F by 24-point Gauss-Legendre quadrature (exact to
+    # rounding for d <= 1 and |c| d up to a few tens). Its error is then that of r's
+    # factor Z / phi(-c), about (1 + c^2/2) ulps, as the problem's own conditioning in loc.
+    cdef double x = _tn_ppf(p, u)
+    cdef double c, lf, r, d, F, h, t, step
+    cdef int k, it
+    if p.far or not (u < 0.5) or not (fabs(x) < TN_END_CANCEL * fabs(p.loc)):
+        return x
+    c = (p.loc - p.lo) / p.scale
+    lf = p.logZ + 0.5 * c * c + LOG_SQRT_2PI          # log(Z / phi(-c))
+    r = u * exp(lf) if lf < 700.0 else exp(log(u) + lf)
+    if fabs(c * r) < 1e-17:          # log1p(c r)/c = r to rounding (c r may be subnormal)
+        d = r
+    elif c * r > -1.0:
+        d = log1p(c * r) / c
+    else:
+        return x
+    if not (d <= 1.0):
+        return x
+    if r > 1e-290:                   # below, F(d) = d to rounding (and d subnormal)
+        for it in range(40):
+            h = 0.5 * d
+            F = 0.0
+            for k in range(GL_N):
+                t = h + h * _GL_X[k]
+                F += _GL_W[k] * exp(c * t - 0.5 * t * t)
+            F *= h
+            step = (F - r) / exp(c * d - 0.5 * d * d)
+            d -= step
+            if not (fabs(step) > 1e-17 * d):
+                break
+        if not (d >= 0.0):
+            return x
+    return _clip(p.lo + p.scale * d, p.lo, p.hi)
+
+
 def tn_eval_rows(int what, const double[:, :] x, const double[:, :] loc,
                  const double[:, :] scale, const double[:, :] lo, const double[:, :] hi,
                  double[:, ::1] out):
     """Evaluate per element: what = 0 logpdf, 1 cdf, 2 ppf (x holds probabilities in (0,1)),
-    3 mean, 4 variance."""
+    3 mean, 4 variance, 5 the sampler's quantile (ppf but for the lower end's offset solved
+    directly where loc + scale z cancels: a draw from uniform u is what 5 gives at u, bit
+    for bit)."""
     cdef TNParams p
     cdef Py_ssize_t i, j, n0 = out.shape[0], n1 = out.shape[1]
     cdef double m, v, u
@@ -291,14 +341,14 @@ def tn_eval_rows(int what, const double[:, :] x, const double[:, :] loc,
                     out[i, j] = _tn_logpdf(&p, x[i, j])
                 elif what == 1:
                     out[i, j] = _tn_cdf(&p, x[i, j])
-                elif what == 2:
+                elif what == 2 or what == 5:
                     u = x[i, j]
                     if u <= 0.0:
                         out[i, j] = p.lo
                     elif u >= 1.0:
                         out[i, j] = p.hi
                     else:
-                        out[i, j] = _tn_ppf(&p, u)
+                        out[i, j] = _tn_ppf_eval(&p, u) if what == 2 else _tn_ppf(&p, u)
                 else:
                     _tn_moments(&p, &m, &v)
                     out[i, j] = m if what == 3 else v
@@ -479,7 +529,7 @@ def tn_tail_eval_rows(int what, const double[:, :] x, const double[:, :] loc,
                         out[i, j] = lo[i, j]
                     else:
                         _tn_setup(&p, -loc[i, j], scale[i, j], -hi[i, j], -lo[i, j])
-                        out[i, j] = -_tn_ppf(&p, v)
+                        out[i, j] = -_tn_ppf_eval(&p, v)
                     continue
                 if isnan(v):
                     out[i, j] = NAN

@@ -105,8 +105,9 @@ cdef double _tn_ppf(const TNParams* p, double u) noexcept nogil:
     # is lb + log1p(-(1 - v) om) when v > 1/2, as the sampler has it, and
     # logaddexp(log Phi(a), log v + log Z) when v <= 1/2: the former loses everything once
     # v Z falls below ulp(Phi(a)) (NaN or the far end for u <= 1e-30 on [-40, -39]).
-    # The sampler draws through this function too (so a draw is ppf(u) bit for bit); in a
-    # tail mode, draws with v <= 1/2 moved by a few ulps (more for v near 2^-53).
+    # The sampler draws through this function (a draw is tn_eval_rows(5)'s quantile at u,
+    # bit for bit); ppf (tn_eval_rows(2), _tn_ppf_eval) refines the lower end's offset where
+    # loc + scale z cancels.
     cdef double v, lt, W
     if p.mode == 0:
         return _tn_quantile(p, u)

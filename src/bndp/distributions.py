@@ -94,7 +94,8 @@ def truncated_normal(loc: Any = 0.0, scale: Any = 1.0, lower: Any = -np.inf,
     return _dispatch.sample(_core.tn_one, _core.tn_fill, _core.tn_fill_rows, params, size, gen)
 
 
-# Evaluation helpers (what: 0 logpdf, 1 cdf, 2 ppf, 3 mean, 4 variance)
+# Evaluation helpers (what: 0 logpdf, 1 cdf, 2 ppf, 3 mean, 4 variance; 5 the sampler's
+# quantile, ppf without its refined lower end: a draw from uniform u is its value at u)
 
 def truncnorm_eval(what: int, x: Any, loc: Any, scale: Any, lower: Any, upper: Any):
     params = _tn_params(loc, scale, lower, upper)
