@@ -582,12 +582,17 @@ def test_intervals_are_standard_normal_intervals():
         assert hi[k] == pytest.approx(min(h[k] + z * s, 1.0), rel=1e-9, abs=1e-12)
 
 
+def _bimodal(r, n):
+    # a bimodal column on [0, 120]: 40 % around 30, 60 % around 90
+    return np.clip(np.where(r.random(n) < 0.4, r.normal(30, 5, n), r.normal(90, 7, n)), 0, 120)
+
+
 def _ill_posed_group(n=4000, seed=5):
     """A bimodal column under the Gaussian at epsilon 0.1 (noise wider than the modes): a
     flat likelihood ridge, where the cycle-gain rule alone stops short of the maximum."""
     from bndp.estimation import _estimate as est
     r = np.random.default_rng(seed)
-    x = np.clip(np.where(r.random(n) < 0.4, r.normal(30, 5, n), r.normal(90, 7, n)), 0, 120)
+    x = _bimodal(r, n)
     m = bndp.BoundedGaussian(0.1, sensitivity=1.0, lower=0.0, upper=120.0)
     y = m.sample(x, rng=seed + 1)
     fam, _, _ = est._family(m)
@@ -704,10 +709,7 @@ def test_newton_steps_certify_bootstrap_fits_at_a_million_values(monkeypatch):
     # over where no model step gains; every fit is then certified by the Newton steps
     # alone (without the exact gains a tenth of them fell back to thousands of EM cycles)
     m = bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=120.0)
-    r = np.random.default_rng(0)
-    n = 10**6
-    x = np.clip(np.where(r.random(n) < 0.4, r.normal(30, 5, n), r.normal(90, 7, n)), 0, 120)
-    y = m.sample(x, rng=1)
+    y = m.sample(_bimodal(np.random.default_rng(0), 10**6), rng=1)
     seen = []
     newton = _em._newton
 
@@ -762,10 +764,7 @@ def test_pivoting_serves_the_newton_steps_on_a_large_support(monkeypatch):
     # Laplace at epsilon 4: hundreds of support points; the steps' QPs are solved by
     # pivoting (NNLS from scratch would add them one by one), and every fit is certified
     m = bndp.BoundedLaplace(4.0, sensitivity=1.0, lower=0.0, upper=120.0)
-    r = np.random.default_rng(0)
-    n = 10**5
-    x = np.clip(np.where(r.random(n) < 0.4, r.normal(30, 5, n), r.normal(90, 7, n)), 0, 120)
-    y = m.sample(x, rng=1)
+    y = m.sample(_bimodal(np.random.default_rng(0), 10**5), rng=1)
     solved, certified = [], []
     pivot, newton = _em._pivot, _em._newton
 
