@@ -83,8 +83,8 @@ def estimate(released: Any, spec_or_mechanism: Any, *, lower: Any = None, upper:
         about a nat below the maximum (ill-posed columns: the noise wider than the shape),
         where the variance and the quantiles still move by an interval's width;
         ``gap_tol=0.1`` fixes that (sequential quadratic programming steps after EM, as
-        mix-SQP [KCSA20]_; see :mod:`bndp.estimation`) at about 1.5 to 3.4 times the
-        default's time, about 5 times where the support has hundreds of points (see the
+        mix-SQP [KCSA20]_; see :mod:`bndp.estimation`) at about 1.2 to 2.7 times the
+        default's time, about 4 times where the support has hundreds of points (see the
         guide's Limits).
 
     Returns
