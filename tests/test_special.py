@@ -143,7 +143,8 @@ def test_branch_free_log_matches_mpmath_to_one_ulp():
 
 def test_vectorised_block_equals_the_scalar_quantile_bit_for_bit():
     # tn_fill / tn_fill_rows run the branch-free block loops; tn_eval_rows(5, ...) is the
-    # sampler's scalar inverse CDF of one entry (ppf, what 2, but for its refined lower end). Fed the same uniforms, (2k + 1) 2^-53 for the 52-bit
+    # sampler's scalar inverse CDF of one entry (ppf, what 2, but for its refined lower
+    # end). Fed the same uniforms, (2k + 1) 2^-53 for the 52-bit
     # k = raw >> 12 of each 64-bit output, they must agree exactly, for straddling rows
     # (central and both tails), rows in one tail, and blocks mixing them.
     n = 3000

@@ -145,9 +145,10 @@ def _newton(g: np.ndarray, p: np.ndarray, A: np.ndarray, N: float, gap_tol: floa
     Hessian :math:`-A^T \mathrm{diag}(p / (Ag)^2) A = -U^T U`; the plain Newton step where
     it is non-negative, else by principal pivoting (:func:`_pivot`) or a non-negative
     least-squares problem in :math:`U`; a mass below ``NEWTON_MASS`` is none), normalised,
-    then halved toward ``g`` until the log-likelihood rises (its gain summed exactly, :func:`_halve`), with Marquardt's ridge raised where no
-    halving does, and a vertex exchange (:func:`_exchange`) where no ridge does. Where EM
-    leaves a slowly converging ridge, one or two steps certify the maximum. At most
+    then halved toward ``g`` until the log-likelihood rises (its gain summed exactly,
+    :func:`_halve`), with Marquardt's ridge raised where no halving does, and a vertex
+    exchange (:func:`_exchange`) where no ridge does. Where EM leaves a slowly converging
+    ridge, one or two steps certify the maximum. At most
     ``steps`` steps (``NEWTON_STEPS``). Returns the last iterate (normalised) and whether
     the bound was met; ``A`` the dense law (bins x support), ``p`` the bin proportions."""
     steps = NEWTON_STEPS if steps is None else steps
