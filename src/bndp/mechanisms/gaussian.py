@@ -250,8 +250,9 @@ class BoundedGaussian(TruncatedNormalLaw, GridLawMechanism):
         "cdf": r"""CDF at ``x``; in the multivariate case the joint CDF
 :math:`\prod_i F_i(x_i)` (the coordinates are independent).""",
         "ppf": "Quantile function (per coordinate in the multivariate case); ``p`` in [0, 1]. "
-               "Near the lower bound, where ``loc + scale z`` cancels, the offset from the "
-               "bound is solved directly: a few ulps of the result even at ``p = 1e-300``.",
+               "Continuous mode: near the lower bound, where ``loc + scale z`` cancels, the "
+               "offset from the bound is solved directly (a few ulps of the result even at "
+               "``p = 1e-300``).",
         "sf": r"""Survival function :math:`P(X > x)` (per coordinate when multivariate),
 computed in log space, not as ``1 - cdf``; in exact mode an exact sum of the grid law's
 integer weights.""",
