@@ -121,6 +121,25 @@ def test_branch_free_exp_matches_mpmath_to_one_ulp():
 # The vectorised sampling loops (src/bndp/_simd.h)
 # ---------------------------------------------------------------------------------------
 
+def test_branch_free_log_bounds_the_certificates_rounding():
+    # the windowed certificate takes bndp_log of its normalisers (doubles in [2, 2^64),
+    # near-integers): docs/grid_laws.rst budgets its error at 1.5 ulps of a term below 64,
+    # under 2^-45 absolute
+    rng = np.random.default_rng(12)
+    x = np.concatenate([2.0 ** rng.uniform(1.0, 64.0, 3000),
+                        np.floor(2.0 ** rng.uniform(1.0, 53.0, 1000)), 2.0 ** np.arange(1, 64),
+                        np.nextafter(2.0 ** np.arange(2, 64), 0.0)])
+    worst = 0.0
+    with mpmath.workdps(40):
+        for v in x:
+            ref = mpmath.log(mpmath.mpf(v))
+            got = _core.log_fast(v)
+            err = abs(float(got - ref))
+            assert err < 2.0 ** -45, v
+            worst = max(worst, err / float(ref))
+    assert worst < 1.5 * ULP
+
+
 def test_branch_free_log_matches_mpmath_to_one_ulp():
     # the logarithm of the truncated-normal sampler's tail branch, over the whole positive
     # normal range and densely where the sampler uses it (tail masses 1e-17 .. 0.075) and
@@ -227,10 +246,11 @@ def test_ppf_near_the_lower_end_keeps_its_relative_precision(loc, scale, lo, hi)
 
 
 def test_vectorised_loops_give_the_same_bits_on_every_instruction_set(tmp_path):
-    """The loops of _simd.h are compiled for AVX-512, AVX2 and the baseline (the loader picks
-    one per CPU). Without multiply-add fusion each performs the same IEEE operations, so a
-    seed gives the same draws everywhere: build each variant alone (BNDP_NO_CLONES), and
-    unvectorised at -O0 as the reference, run them on the same inputs and compare bytes."""
+    """The loops of _simd.h, _certify.h and _window.h are compiled for AVX-512, AVX2 and the
+    baseline (the loader picks one per CPU). Without multiply-add fusion each performs the
+    same IEEE operations, so a seed gives the same draws and certificates everywhere: build
+    each variant alone (BNDP_NO_CLONES), and unvectorised at -O0 as the reference, run them
+    on the same inputs and compare bytes."""
     import hashlib
     import os
     import platform
@@ -244,6 +264,8 @@ def test_vectorised_loops_give_the_same_bits_on_every_instruction_set(tmp_path):
         pytest.skip("needs a C compiler and the source tree")
     harness = r'''
 #include "_simd.h"
+#include "_certify.h"
+#include "_window.h"
 #include <stdio.h>
 static uint64_t st = 88172645463325252ULL;
 static double rnd(void) { st ^= st << 13; st ^= st >> 7; st ^= st << 17;
@@ -280,6 +302,38 @@ int main(void) {
         fwrite(flag, sizeof(int64_t), (size_t)n, stdout);
         for (int k = 0; k < n; k++) out[k] = bndp_log(1e-300 + 1e300 * rnd() * rnd());
         fwrite(out, sizeof(double), (size_t)n, stdout);
+    }
+    /* the windowed certificate's loops (_certify.h) on random tables and rows, and the
+     * per-row width pass (_window.h) */
+    static uint64_t cum[1202];
+    static double T[1001], sl[1001], sh[1001], V[1001], qlo[1001], qhi[1001], w[1001],
+                  qlo2[1001], qhi2[1001], res[2];
+    for (int rep = 0; rep < 300; rep++) {
+        int64_t N = 1 + (int64_t)(rnd() * 600), n = 1 + (int64_t)(rnd() * 1000);
+        int64_t dk = 1 + (int64_t)(rnd() * (rep % 3 ? 40 : 300)), h = n / 2;
+        cum[0] = 0;
+        for (int64_t k = 0; k <= 2 * N; k++) cum[k + 1] = cum[k] + 2 + (uint64_t)(rnd() * 1e15);
+        for (int64_t k = 0; k <= n; k++) T[k] = k > N ? 1e9 * rnd() : 0.0;
+        bndp_gw_cert_norms(cum, N, n, T, 1.0 - 9.094947017729282e-13,
+                           1.0 + 9.094947017729282e-13, sl, sh);
+        fwrite(sl, sizeof(double), (size_t)(h + 1), stdout);
+        bndp_gw_cert_logs(sl, sh, h + 1);
+        res[0] = bndp_gw_cert_model(rep & 1, 0.5 + 60 * rnd(), N, -1e-3 * rnd() - 1e-9,
+                                    30 * rnd(), n, V);
+        for (int64_t k = 0; k <= n; k++) { qlo2[k] = V[k]; qhi2[k] = sh[k]; qhi[k] = sh[k]; }
+        bndp_gw_cert_seq(sl, V, qlo, qhi, n);
+        bndp_gw_cert_seq(sl, NULL, qlo2, qhi2, n);
+        if (memcmp(qlo, qlo2, (size_t)(n + 1) * 8) || memcmp(qhi, qhi2, (size_t)(n + 1) * 8))
+            return 3;                        /* the model in qlo: the same sequences */
+        fwrite(qlo, sizeof(double), (size_t)(n + 1), stdout);
+        fwrite(qhi, sizeof(double), (size_t)(n + 1), stdout);
+        fwrite(qlo2, sizeof(double), (size_t)(n + 1), stdout);
+        fwrite(qhi2, sizeof(double), (size_t)(n + 1), stdout);
+        res[1] = bndp_gw_window_best(qlo, qhi, n, dk, w);
+        fwrite(res, sizeof(double), 2, stdout);
+        for (int64_t k = 0; k <= n; k++) { T[k] = 1e4 * rnd(); V[k] = T[k] + 300 * rnd(); }
+        res[0] = bndp_max_width(T, V, n + 1);
+        fwrite(res, sizeof(double), 1, stdout);
     }
     return 0;
 }

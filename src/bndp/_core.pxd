@@ -1,5 +1,5 @@
 # Declarations of the compiled core (bndp._core), in the manner of numpy/random's .pxd
-# files: the C helpers and SIMD kernels it links (_simd.h, _grid_search.h, _window.h), the
+# files: the C helpers and SIMD kernels it links (_simd.h, _grid_search.h, _window.h, _certify.h), the
 # parameter structs of every family, the kernel type of the generic fill loop
 # (_core_fill.pxi), the hot inline helpers shared by every layer (open-interval uniform,
 # Lemire's bounded integer), and the signature of every non-inline kernel, grouped by layer.
@@ -42,7 +42,8 @@ from libc.string cimport memcpy
 cimport numpy as _cnp
 
 # ---------------------------------------------------------------------------------------
-# C helpers (verbatim) and the SIMD kernels of _simd.h, _grid_search.h, _window.h
+# C helpers (verbatim) and the SIMD kernels of _simd.h, _grid_search.h, _window.h,
+# _certify.h
 # ---------------------------------------------------------------------------------------
 
 cdef extern from *:
@@ -229,6 +230,19 @@ cdef extern from "_window.h":
     int bndp_rows_bounds_ok(const double* lo, const double* hi, Py_ssize_t m) noexcept nogil
     int bndp_rows_inside(const double* q, const double* lo, const double* hi,
                          Py_ssize_t m, int strict) noexcept nogil
+    double bndp_max_width(const double* lo, const double* hi, Py_ssize_t m) noexcept nogil
+
+cdef extern from "_certify.h":
+    # the loops of the windowed certificate on a row (_gw_cert_narrow)
+    void bndp_gw_cert_norms(const uint64_t* cum, int64_t N, int64_t n, const double* T,
+                            double rl, double rh, double* sl, double* sh) noexcept nogil
+    void bndp_gw_cert_logs(double* lo, double* hi, Py_ssize_t m) noexcept nogil
+    double bndp_gw_cert_model(int fam, double t, int64_t N, double lnp, double lnk, int64_t n,
+                              double* V) noexcept nogil
+    void bndp_gw_cert_seq(const double* lnsl, const double* V, double* qlo, double* qhi,
+                          Py_ssize_t n) noexcept nogil
+    double bndp_gw_window_best(double* lo, const double* hi, Py_ssize_t n, Py_ssize_t dk,
+                               double* w) noexcept nogil
 
 # ---------------------------------------------------------------------------------------
 # Constants

@@ -7,15 +7,12 @@ cdef void _gw_cert_terms(const gw_law_t* L, int64_t nmax, double* T, double* V,
                          double* VM) noexcept nogil:
     # the terms of _gw_cert_narrow that depend on one offset only, for 0..nmax: the tail
     # mass beyond the table T[j] = _gw_tail(L, j), V[j] = ln 2^kexp + phi(j) and
-    # VM[j] = max |V[0..j]|
+    # VM[j] = max |V[0..j]| (V decreases: the larger of |V[0]| and |V[j]|)
     cdef int64_t j
-    cdef double lnk = (<double> L.kexp) * GW_LN2, v, vm = 0.0
+    bndp_gw_cert_model(L.fam, L.t, L.N, L.lnp, (<double> L.kexp) * GW_LN2, nmax, V)
     for j in range(nmax + 1):
         T[j] = _gw_tail(L, j)
-        v = lnk + _gw_phi(L, j)
-        V[j] = v
-        vm = fabs(v) if fabs(v) > vm else vm
-        VM[j] = vm
+        VM[j] = fabs(V[0]) if fabs(V[0]) > fabs(V[j]) else fabs(V[j])
 
 
 cdef inline double _gw_tail(const gw_law_t* L, int64_t j) noexcept nogil:
@@ -74,43 +71,25 @@ cdef double _gw_cert_narrow(const gw_law_t* L, const uint64_t* cum, int64_t n, i
     # row, T[k] + T[n - k]; sl and sh bound it from below and above. Its terms are symmetric
     # in k <-> n - k (the table is symmetric bit for bit, so the same integer sums, and the
     # tails' sum is the same two doubles): ln(sl) (into work) and the slack term (into
-    # qhi) are computed for k <= n/2 and read mirrored, downwards so that qhi's own
-    # entries are read before they are written. T, V, VM: the tables of _gw_cert_terms for
-    # at least 0..n, or NULL (computed here, the same doubles). qlo, qhi, work: n + 1
-    # entries.
-    cdef int64_t N = L.N, k, j, lo_d, hi_d, h = n // 2
-    cdef double tab, s, sl, sh, v, vmax = 0.0, best
-    cdef double lnk = (<double> L.kexp) * GW_LN2
+    # qhi) are computed for k <= n/2 and read mirrored (the loops of _certify.h). T, V,
+    # VM: the tables of _gw_cert_terms for at least 0..n, or NULL (computed here, the same
+    # doubles). qlo, qhi, work: n + 1 entries.
+    cdef int64_t k, h = n // 2
+    cdef double vmax, best
     if T == NULL:
-        T = qlo                     # T[k] into qlo[k], free until V is read below
+        T = qlo                     # T[k] into qlo[k], free until V is written there
         for k in range(n + 1):
             qlo[k] = _gw_tail(L, k)
-    for k in range(h + 1):
-        lo_d = -k if k < N else -N
-        hi_d = n - k if n - k < N else N
-        tab = <double> (cum[hi_d + N + 1] - cum[lo_d + N])
-        s = T[k] + T[n - k]
-        sl = tab + s * (1.0 - GW_REL)
-        sh = tab + s * (1.0 + GW_REL)
-        work[k] = log(sl)
-        # ln(sh) <= ln(sl) + (sh - sl)/sl (ln(1 + x) <= x); the division rounds by at most
-        # half an ulp, covered by the 2^-40 slack of the result
-        qhi[k] = ((sh - sl) / sl) * (1.0 + 1e-15)
-    if V == NULL:
-        V = qlo                     # V[k] into qlo[k], read there once, before qlo[k] is
-        for k in range(n + 1):      # written
-            v = lnk + _gw_phi(L, k)
-            vmax = fabs(v) if fabs(v) > vmax else vmax
-            qlo[k] = v
+    # sl into work, sh into qhi (k <= n/2); then ln(sl) into work, and the slack
+    # ln(sh) - ln(sl) <= (sh - sl)/sl into qhi
+    bndp_gw_cert_norms(cum, L.N, n, T, 1.0 - GW_REL, 1.0 + GW_REL, work, qhi)
+    bndp_gw_cert_logs(work, qhi, h + 1)
+    if V == NULL:                   # the model into qlo
+        vmax = bndp_gw_cert_model(L.fam, L.t, L.N, L.lnp, (<double> L.kexp) * GW_LN2, n, qlo)
     else:
         vmax = VM[n]
-    for k in range(n, h, -1):
-        qlo[k] = work[n - k] - V[k]
-        qhi[k] = qlo[k] + qhi[n - k]
-    for k in range(h, -1, -1):
-        qlo[k] = work[k] - V[k]
-        qhi[k] = qlo[k] + qhi[k]
-    best = _gw_window_best(qlo, qhi, n, n - 1, dk, work)
+    bndp_gw_cert_seq(work, V, qlo, qhi, n)
+    best = bndp_gw_window_best(qlo, qhi, n, dk, work)
     # GD_ERR covers the rounding of terms below 2^10 in magnitude; a steep tail can make
     # psi larger: a few ulps of it more
     return best + 2.0 * eta + GD_ERR + 8.0 * 2.220446049250313e-16 * vmax

@@ -648,12 +648,11 @@ def rows_inside(const double[::1] q, const double[::1] lo, const double[::1] hi,
 
 def gw_max_width(const double[::1] lo, const double[::1] hi):
     """The largest ``hi - lo`` (rounded) of rows of finite bounds (-inf without rows)."""
-    cdef Py_ssize_t a, m = lo.shape[0]
+    cdef Py_ssize_t m = lo.shape[0]
     if hi.shape[0] != m:
         raise ValueError("gw_max_width: arrays of different lengths")
-    cdef double w = -math_inf, d
-    with nogil:
-        for a in range(m):
-            d = hi[a] - lo[a]
-            w = d if d > w else w
+    cdef double w = -math_inf
+    if m:
+        with nogil:
+            w = bndp_max_width(&lo[0], &hi[0], m)
     return w

@@ -92,7 +92,8 @@ static inline uint64_t bndp_bits(double x) { uint64_t b; memcpy(&b, &x, 8); retu
 static inline double bndp_double(uint64_t b) { double x; memcpy(&x, &b, 8); return x; }
 
 /* Natural logarithm of a positive normal finite x, branch-free (vectorisable) and accurate to
- * about one ulp (tested against mpmath in tests/test_special.py). Zero, subnormals, inf and
+ * about one ulp (within 1.5, tested against mpmath in tests/test_special.py; the truncated
+ * normal's tail and the windowed certificate, _certify.h, take it). Zero, subnormals, inf and
  * NaN give meaningless values: the callers never pass them where the value is used.
  * x = 2^k m with m in [sqrt(1/2), sqrt(2)); with f = m - 1 (exact) and s = f / (2 + f),
  * log m = 2 atanh s = f - s (f - T), T = sum_{j=1..10} 2 s^(2j) / (2j + 1) (the atanh series;

@@ -38,7 +38,7 @@ WIDE_TRY = (0.04, 0.4)
 WIDE_TRY_MAX = 1 << 18
 #: the narrow rows a wide kernel serves (:func:`_scan_served`) are certified by blocks of
 #: ``SERVE_SCAN_ROWS`` rows from the widest down, in at most ``SERVE_SCAN_MAX``
-#: certificate steps (rows times their intervals, about 4 ns each: at most about 20 ms)
+#: certificate steps (rows times their intervals, about 2 ns each: at most about 10 ms)
 SERVE_SCAN_MAX = 1 << 22
 SERVE_SCAN_ROWS = 64
 
