@@ -613,12 +613,21 @@ cdef int _gw_fill_table(gw_law_t* L, uint64_t* cum) noexcept nogil:
     # 0, or -1 if the total exceeds 2^58 or a weight is out of range
     cdef int64_t k, d, N = L.N
     cdef uint64_t acc = 0, w
-    cdef double b
+    cdef double b, x, two_k = _gd_ldexp(1.0, L.kexp)
+    cdef bint direct = 0 <= L.kexp <= 1000
     # the half table goes to cum[N + 1 + d], d = 0..N, first; the cumulative pass below reads
     # position N + 1 + |k - N| before it writes position k + 1 <= that position... except
-    # when k + 1 > N + 1 + |k - N|, which never happens for k <= 2N (k - N <= |k - N|)
+    # when k + 1 > N + 1 + |k - N|, which never happens for k <= 2N (k - N <= |k - N|).
+    # rint(ldexp(e, K)) of e = exp(phi) in [0, 1]: for 0 <= K <= 1000 the product e 2^K is
+    # that ldexp (exact, or the same rounding of a subnormal), and a double x >= 0 below
+    # 2^52 rounds to the nearest integer as (x + 2^52) - 2^52 (ties to even, as rint in
+    # the default mode; from 2^52 on x is an integer): the same doubles without the calls
     for d in range(N + 1):
-        cum[N + 1 + d] = <uint64_t> _gd_rint(_gd_ldexp(exp(_gw_phi(L, d)), L.kexp))
+        x = exp(_gw_phi(L, d))
+        x = x * two_k if direct else _gd_ldexp(x, L.kexp)
+        if x < 4503599627370496.0:
+            x = (x + 4503599627370496.0) - 4503599627370496.0
+        cum[N + 1 + d] = <uint64_t> x
     # offsets -N..-1 (k = 0..N-1) read the weights of N..1, which live at 2N+1..N+2: above
     # every position written so far (k + 1 <= N); offsets 0..N (k = N..2N) read N + 1 + k - N
     # = k + 1 ... which is the position written at step k: read before writing
