@@ -365,6 +365,14 @@ def test_certificate_is_its_definition_bit_for_bit(fam):
     one = [_core.gw_certify_rows(fam, wide.scale_grid, 24, wide.tailw, wide.cum,
                                  np.array([n]), 16)[0] for n in ns.tolist()]
     np.testing.assert_array_equal(many, one)
+    # with the terms of one offset computed once (for rows up to 450), row by row
+    terms = _core.gw_cert_terms(fam, wide.scale_grid, 24, wide.tailw, 450)
+    kept = [_core.gw_certify_rows(fam, wide.scale_grid, 24, wide.tailw, wide.cum,
+                                  np.array([n]), 16, terms)[0] for n in ns.tolist()]
+    np.testing.assert_array_equal(many, kept)
+    with pytest.raises(ValueError, match="terms"):
+        _core.gw_certify_rows(fam, wide.scale_grid, 24, wide.tailw, wide.cum,
+                              np.array([451]), 16, terms)
 
 
 @pytest.mark.parametrize("fam", [window.LAPLACE, window.GAUSSIAN])

@@ -96,15 +96,17 @@ cdef double _gw_cert_narrow(const gw_law_t* L, const uint64_t* cum, int64_t n, i
 
 
 def gw_certify_rows(int fam, double t, int tail_bits, uint64_t tailw,
-                    const uint64_t[::1] cum, const int64_t[::1] ns, int64_t dk):
+                    const uint64_t[::1] cum, const int64_t[::1] ns, int64_t dk,
+                    const double[::1] terms=None):
     """The certificates of the kernel of scale ``t`` (grid steps) whose cumulative table is
     ``cum`` (as :func:`gw_calibrate` returns it for a wide kernel: ``tailw`` its tail
     total) on rows of ``ns[r]`` intervals, inputs at most ``min(dk, ns[r])`` grid steps
     apart: ``_gw_cert`` of each row (the same doubles), in one pass of ``O(ns[r])`` a row
-    whose terms of one offset are computed once for all rows."""
+    whose terms of one offset are computed once for all rows, or taken from ``terms``
+    (:func:`gw_cert_terms` of the same kernel, for at least the widest row)."""
     cdef gw_law_t L
     cdef Py_ssize_t r, m = ns.shape[0]
-    cdef int64_t nmax = 0, d
+    cdef int64_t nmax = 0, d, tn
     if dk < 1 or tail_bits < 4 or tail_bits > 40:
         raise ValueError("gw_certify_rows: inconsistent arguments")
     for r in range(m):
@@ -116,6 +118,8 @@ def gw_certify_rows(int fam, double t, int tail_bits, uint64_t tailw,
         raise ValueError("gw_certify_rows: not a wide kernel's scale")
     if cum.shape[0] != 2 * L.N + 2:
         raise ValueError("gw_certify_rows: the table does not match the scale")
+    if terms is not None and (terms.shape[0] % 3 != 0 or terms.shape[0] // 3 <= nmax):
+        raise ValueError("gw_certify_rows: the terms do not cover the rows")
     L.tailw = tailw
     out = _np.empty(m)
     cdef double[::1] vo = out
@@ -127,22 +131,50 @@ def gw_certify_rows(int fam, double t, int tail_bits, uint64_t tailw,
         if 1.0 / (B - 1.0) > eta:
             eta = 1.0 / (B - 1.0)
         eta += 2.9e-14
-    cdef double* buf = <double*> malloc(6 * (nmax + 1) * sizeof(double))
+    cdef double* buf = <double*> malloc((6 if terms is None else 3) * (nmax + 1)
+                                        * sizeof(double))
     if buf == NULL:
         raise MemoryError()
-    cdef double* T = buf
-    cdef double* V = buf + (nmax + 1)
-    cdef double* VM = buf + 2 * (nmax + 1)
+    cdef const double* T
+    cdef const double* V
+    cdef const double* VM
+    if terms is None:
+        tn = nmax
+        T = buf + 3 * (nmax + 1)
+    else:
+        tn = terms.shape[0] // 3 - 1
+        T = &terms[0]
+    V = T + (tn + 1)
+    VM = T + 2 * (tn + 1)
     with nogil:
         if refuse:
             for r in range(m):
                 vo[r] = 1e300
         else:
-            _gw_cert_terms(&L, nmax, T, V, VM)
+            if terms is None:
+                _gw_cert_terms(&L, nmax, <double*> T, <double*> V, <double*> VM)
             for r in range(m):
                 d = dk if dk < ns[r] else ns[r]
-                vo[r] = _gw_cert_narrow(&L, &cum[0], ns[r], d, eta, T, V, VM,
-                                        buf + 3 * (nmax + 1), buf + 4 * (nmax + 1),
-                                        buf + 5 * (nmax + 1))
+                vo[r] = _gw_cert_narrow(&L, &cum[0], ns[r], d, eta, T, V, VM, buf,
+                                        buf + (nmax + 1), buf + 2 * (nmax + 1))
     free(buf)
+    return out
+
+
+def gw_cert_terms(int fam, double t, int tail_bits, uint64_t tailw, int64_t nmax):
+    """The terms of one offset of :func:`gw_certify_rows` for rows of up to ``nmax``
+    intervals of the wide kernel of scale ``t`` (tail total ``tailw``): the tail masses,
+    the model and its running maximum, one float64 array ``[T | V | VM]`` of
+    ``3 (nmax + 1)`` entries, to certify that kernel on several narrow rows one at a time
+    without recomputing them."""
+    cdef gw_law_t L
+    if nmax < 1 or nmax > GW_MAX_ROW or tail_bits < 4 or tail_bits > 40:
+        raise ValueError("gw_cert_terms: inconsistent arguments")
+    if _gw_shape(fam, t, GW_MAX_ROW, tail_bits, &L) != 0 or not L.tail:
+        raise ValueError("gw_cert_terms: not a wide kernel's scale")
+    L.tailw = tailw
+    out = _np.empty(3 * (nmax + 1))
+    cdef double[::1] vo = out
+    with nogil:
+        _gw_cert_terms(&L, nmax, &vo[0], &vo[nmax + 1], &vo[2 * (nmax + 1)])
     return out

@@ -88,12 +88,20 @@ def on_row(wide: Any, fam: int, target: float, dk: int, n: int) -> tuple[float, 
     ``n`` intervals (:func:`tried`), and whether it serves the row: a narrow row where
     :func:`_served_map` has it, a row at least ``n_min`` wide where the certificate is at
     most the target and within :data:`WIDE_SLACK` of it."""
+    terms = None
     if n < wide.n_min:
         scan = _scan_served(wide, fam, target, dk, n)
         if n >= scan.top:
             return float(scan.cert[n]), bool(scan.served[n])
+        # below the scan (not served: its certificate is the row's search hint); the terms
+        # of one offset are kept on the scan for the next row below it
+        with scan.lock:
+            if scan.terms is None:
+                scan.terms = _core.gw_cert_terms(fam, wide.scale_grid, 24, wide.tailw,
+                                                 max(scan.top - 1, 1))
+            terms = scan.terms
     c = float(_core.gw_certify_rows(fam, wide.scale_grid, 24, wide.tailw, wide.cum,
-                                    np.array([n], dtype=np.int64), dk)[0])
+                                    np.array([n], dtype=np.int64), dk, terms)[0])
     return c, n >= wide.n_min and target * (1.0 - WIDE_SLACK) <= c <= target
 
 
@@ -101,9 +109,10 @@ class _ServeScan:
     """How far :func:`_scan_served` has gone on one wide kernel: rows ``top .. n_min - 1``
     certified (``cert``; ``served`` 1 where within the serving range, both indexed by the
     row's intervals, of length ``n_min`` once a block is certified, empty before), ``done``
-    when it stops there."""
+    when it stops there; ``terms``: the kernel's ``gw_cert_terms`` for the rows below
+    ``top`` once one of them is certified (None before)."""
 
-    __slots__ = ("top", "low", "steps", "done", "cert", "served", "lock")
+    __slots__ = ("top", "low", "steps", "done", "cert", "served", "terms", "lock")
 
     def __init__(self, n_min: int, low: int) -> None:
         self.lock = threading.Lock()      # one thread scans a kernel at a time
@@ -111,6 +120,7 @@ class _ServeScan:
         self.done = n_min <= low
         self.cert = np.empty(0)
         self.served = np.zeros(0, dtype=np.uint8)
+        self.terms: np.ndarray | None = None
 
 
 _SERVE_LOCK = threading.Lock()       # guards the creation of a kernel's scan
