@@ -93,8 +93,8 @@ def on_row(wide: Any, fam: int, target: float, dk: int, n: int) -> tuple[float, 
         scan = _scan_served(wide, fam, target, dk, n)
         if n >= scan.top:
             return float(scan.cert[n]), bool(scan.served[n])
-        # below the scan (not served: its certificate is the row's search hint); the terms
-        # of one offset are kept on the scan for the next row below it
+        # below the scan (not served: its certificate is the row's search hint), with the
+        # scan's terms of one offset (computed here where the scan certified no row)
         with scan.lock:
             if scan.terms is None:
                 scan.terms = _core.gw_cert_terms(fam, wide.scale_grid, 24, wide.tailw,
@@ -109,8 +109,8 @@ class _ServeScan:
     """How far :func:`_scan_served` has gone on one wide kernel: rows ``top .. n_min - 1``
     certified (``cert``; ``served`` 1 where within the serving range, both indexed by the
     row's intervals, of length ``n_min`` once a block is certified, empty before), ``done``
-    when it stops there; ``terms``: the kernel's ``gw_cert_terms`` for the rows below
-    ``top`` once one of them is certified (None before)."""
+    when it stops there; ``terms``: the kernel's ``gw_cert_terms`` for the rows it scans
+    and those below (None before the first)."""
 
     __slots__ = ("top", "low", "steps", "done", "cert", "served", "terms", "lock")
 
@@ -147,7 +147,11 @@ def _scan_served(wide: Any, fam: int, target: float, dk: int, down_to: int) -> _
             if scan.steps > SERVE_SCAN_MAX:
                 scan.done = True
                 break
-            c = _core.gw_certify_rows(fam, wide.scale_grid, 24, wide.tailw, wide.cum, ns, dk)
+            if scan.terms is None:        # the first block holds the widest row
+                scan.terms = _core.gw_cert_terms(fam, wide.scale_grid, 24, wide.tailw,
+                                                 int(ns[0]))
+            c = _core.gw_certify_rows(fam, wide.scale_grid, 24, wide.tailw, wide.cum, ns, dk,
+                                      scan.terms)
             ok = (target * (1.0 - WIDE_SLACK) <= c) & (c <= target)
             if scan.cert.size == 0:
                 scan.cert = np.full(wide.n_min, math.nan)
