@@ -332,7 +332,7 @@ int main(void) {
         res[1] = bndp_gw_window_best(qlo, qhi, n, dk, w);
         fwrite(res, sizeof(double), 2, stdout);
         for (int64_t k = 0; k <= n; k++) { T[k] = 1e4 * rnd(); V[k] = T[k] + 300 * rnd(); }
-        res[0] = bndp_max_width(T, V, n + 1);
+        res[0] = bndp_any_width(T, V, n + 1, 150.0 + 200.0 * rnd());
         fwrite(res, sizeof(double), 1, stdout);
     }
     return 0;

@@ -226,6 +226,44 @@ def test_served_map_is_the_serving_rule_on_every_row_it_scans(fam):
         np.testing.assert_array_equal(serving._served_map(again, fam, eps, dk), smap)
 
 
+def test_first_kernel_is_planned_where_the_widest_row_may_be_drawn_with_it():
+    """A per-row release plans its grid's wide kernel first where some row may be drawn
+    with it: ``_first_drawn`` of the widest row's estimated ``n`` (floor((hi - lo) 2^-e0)
+    + 1). The compiled pass that stops at the first such row (``_may_be_first``) decides
+    as that estimate does, also for widths one ulp either side of the threshold, and
+    ``_first_drawn_from`` is the narrowest row ``_first_drawn`` admits."""
+    r = np.random.default_rng(8)
+
+    def by_estimate(fam, target, dk, e0, lo, hi):
+        w = math.ldexp(float(np.max(hi - lo)), -e0)
+        n_est = math.floor(w) + 1 if math.isfinite(w) else 1 << 62
+        return serving._first_drawn(fam, target, dk, n_est)
+
+    decided = set()
+    for _ in range(400):
+        fam = int(r.integers(0, 2))
+        target = float(10 ** r.uniform(-2.5, 1.2))
+        dk = int(2 ** r.uniform(0, 12))
+        e0 = int(r.integers(-60, 20))
+        n0 = serving._first_drawn_from(fam, target, dk)
+        assert n0 is not None
+        for n in (n0 - 1, n0, n0 + 1):
+            assert serving._first_drawn(fam, target, dk, n) == (n >= n0)
+        edge = math.ldexp(float(n0 - 1), e0)
+        for w in (np.nextafter(edge, 0.0), edge, np.nextafter(edge, np.inf),
+                  0.5 * edge, 3.0 * edge):
+            if not w > 0:
+                continue
+            lo = r.uniform(-5.0, 5.0, 700) * math.ldexp(1.0, e0)
+            hi = lo + r.uniform(0.01, 0.5) * w
+            k = int(r.integers(0, lo.size))
+            hi[k] = lo[k] + w                       # the widest row, anywhere
+            got = window._may_be_first(fam, target, dk, e0, lo, hi)
+            assert got == by_estimate(fam, target, dk, e0, lo, hi), (fam, target, dk, e0, w)
+            decided.add(got)
+    assert decided == {True, False}
+
+
 def test_served_map_of_a_kernel_too_wide_to_try_holds_nothing():
     # at a tiny epsilon (the wide rows' bound above WIDE_TRY_MAX) no narrow row is tried:
     # no certificate is computed and no array of the kernel's n_min rows is kept

@@ -230,7 +230,7 @@ cdef extern from "_window.h":
     int bndp_rows_bounds_ok(const double* lo, const double* hi, Py_ssize_t m) noexcept nogil
     int bndp_rows_inside(const double* q, const double* lo, const double* hi,
                          Py_ssize_t m, int strict) noexcept nogil
-    double bndp_max_width(const double* lo, const double* hi, Py_ssize_t m) noexcept nogil
+    int bndp_any_width(const double* lo, const double* hi, Py_ssize_t m, double w) noexcept nogil
 
 cdef extern from "_certify.h":
     # the loops of the windowed certificate on a row (_gw_cert_narrow)

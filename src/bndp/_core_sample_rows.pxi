@@ -646,13 +646,14 @@ def rows_inside(const double[::1] q, const double[::1] lo, const double[::1] hi,
     return bool(ok)
 
 
-def gw_max_width(const double[::1] lo, const double[::1] hi):
-    """The largest ``hi - lo`` (rounded) of rows of finite bounds (-inf without rows)."""
+def gw_any_width(const double[::1] lo, const double[::1] hi, double w):
+    """Whether some row has ``hi - lo >= w`` (rounded; stops at the first block of rows
+    that has one)."""
     cdef Py_ssize_t m = lo.shape[0]
     if hi.shape[0] != m:
-        raise ValueError("gw_max_width: arrays of different lengths")
-    cdef double w = -math_inf
+        raise ValueError("gw_any_width: arrays of different lengths")
+    cdef int any = 0
     if m:
         with nogil:
-            w = bndp_max_width(&lo[0], &hi[0], m)
-    return w
+            any = bndp_any_width(&lo[0], &hi[0], m, w)
+    return bool(any)

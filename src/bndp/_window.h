@@ -327,28 +327,22 @@ static BNDP_CLONES int bndp_rows_inside(const double *BNDP_RESTRICT q,
     return ok;
 }
 
-/* The largest hi[k] - lo[k] (rounded; -inf without rows): an elementwise maximum into 256
- * lanes, then across them (a maximum is exact in any order; a NaN difference is passed
- * over, as by the comparison d > w). */
-static BNDP_CLONES double bndp_max_width(const double *BNDP_RESTRICT lo,
-                                         const double *BNDP_RESTRICT hi, ptrdiff_t m)
+/* 1 iff some row has hi[k] - lo[k] >= w (the rounded difference; a NaN is not), 0 if none:
+ * blocks of 256 rows compared elementwise, stopping after the first block that has one. */
+static BNDP_CLONES int bndp_any_width(const double *BNDP_RESTRICT lo,
+                                      const double *BNDP_RESTRICT hi, ptrdiff_t m, double w)
 {
-    double acc[256], w = -HUGE_VAL, d;
     ptrdiff_t k = 0, j;
-    for (j = 0; j < 256; j++)
-        acc[j] = -HUGE_VAL;
-    for (; k + 256 <= m; k += 256)
-        for (j = 0; j < 256; j++) {
-            d = hi[k + j] - lo[k + j];
-            acc[j] = d > acc[j] ? d : acc[j];
-        }
-    for (; k < m; k++) {
-        d = hi[k] - lo[k];
-        w = d > w ? d : w;
+    int any = 0;
+    for (; k + 256 <= m; k += 256) {
+        for (j = 0; j < 256; j++)
+            any |= (hi[k + j] - lo[k + j]) >= w;
+        if (any)
+            return 1;
     }
-    for (j = 0; j < 256; j++)
-        w = acc[j] > w ? acc[j] : w;
-    return w;
+    for (; k < m; k++)
+        any |= (hi[k] - lo[k]) >= w;
+    return any;
 }
 
 #endif /* BNDP_WINDOW_H */

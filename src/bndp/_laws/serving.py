@@ -83,6 +83,22 @@ def _first_drawn(fam: int, target: float, dk: int, n: int) -> bool:
     return not _surely_narrow(fam, target, dk, n) or tried(fam, target, dk, n)
 
 
+def _first_drawn_from(fam: int, target: float, dk: int) -> int | None:
+    """The narrowest row :func:`_first_drawn` admits (it admits every wider one; None:
+    none): the smaller of the first integer not :func:`_surely_narrow` and the narrowest
+    row :func:`tried`."""
+    x = 0.9 * _wide_rows_bound(fam, target, dk)
+    low = _try_from(fam, target, dk)
+    if math.isnan(x) or x == -math.inf:
+        a: int | None = 1                  # n < x fails for every n
+    elif x == math.inf:
+        a = None                           # every row is surely narrow
+    else:
+        a = max(1, math.ceil(x))
+    found = [v for v in (a, low) if v is not None]
+    return max(1, min(found)) if found else None
+
+
 def on_row(wide: Any, fam: int, target: float, dk: int, n: int) -> tuple[float, bool]:
     """The certificate of the wide kernel ``wide`` of ``(fam, target, dk)`` on a row of
     ``n`` intervals (:func:`tried`), and whether it serves the row: a narrow row where

@@ -27,7 +27,7 @@ from .._values import WideValues, grid_round, snap
 from .constants import (FAMILY_NAMES, GAUSSIAN, LAPLACE, REL_TOL, SCALE_STEPS, SENS_STEPS,
                         WINDOW_WIDTH_STEPS)
 from .search_start import _search_start
-from .serving import _first_drawn, _served_map, _surely_narrow, on_row, tried
+from .serving import _first_drawn_from, _served_map, _surely_narrow, on_row, tried
 from .whole_range import ExactPlan, GridScale, _law_from, cached_search_tree
 
 __all__ = ["WindowLaw", "RowPlan", "plan_row", "sample_rows", "grid_exponent"]
@@ -637,14 +637,11 @@ def _sample_rows_compiled(fam: int, target: float, dq: float, q: np.ndarray, lo:
             first = _LAWS.get(key0)
             if first is not None:
                 _LAWS.move_to_end(key0)
-        if first is None:
-            w = math.ldexp(_core.gw_max_width(lo, hi), -e0)
-            n_est = math.floor(w) + 1 if math.isfinite(w) else 1 << 62
-            if _first_drawn(fam, target, dk0, n_est):
-                try:
-                    first = _law(fam, target, dk0, e0, None)
-                except ValueError:  # no wide kernel: every row is drawn kernel by kernel
-                    first = None
+        if first is None and _may_be_first(fam, target, dk0, e0, lo, hi):
+            try:
+                first = _law(fam, target, dk0, e0, None)
+            except ValueError:  # no wide kernel: every row is drawn kernel by kernel
+                first = None
     if first is None:
         e, coarse, n, evals, nmax, idx, summary = _core.gw_rows_grid(
             target, dq, lo, hi, SCALE_STEPS, WINDOW_WIDTH_STEPS, SENS_STEPS, q)
@@ -660,6 +657,33 @@ def _sample_rows_compiled(fam: int, target: float, dq: float, q: np.ndarray, lo:
         _draw_kernels(fam, target, dq, (e0, first), e, n, idx, lo, evals, nmax, out, gen,
                       pos)
     return out
+
+
+def _may_be_first(fam: int, target: float, dk0: int, e0: int, lo: np.ndarray,
+                  hi: np.ndarray) -> bool:
+    """Whether some row may be drawn with the wide kernel of the grid ``e0``
+    (:func:`~bndp._laws.serving._first_drawn` of the widest row's ``n``, estimated as
+    ``floor((hi - lo) 2^-e0) + 1``): whether some row has ``hi - lo`` at least the width of
+    the narrowest row admitted, less one interval, found in a pass that stops at the first
+    block of rows that has one (``_core.gw_any_width``). The threshold ``f 2^e0`` (``f``
+    the smallest double >= that count) is exact, so the test is that of the estimate."""
+    n0 = _first_drawn_from(fam, target, dk0)
+    if n0 is None:
+        return False
+    if n0 > 1 << 62:                   # beyond the estimate's cap (an infinite width's)
+        try:
+            w = math.ldexp(float(np.max(hi - lo)), -e0)
+        except OverflowError:
+            return False
+        return math.isfinite(w) and math.floor(w) + 1 >= n0
+    f = float(n0 - 1)
+    if f < n0 - 1:
+        f = math.nextafter(f, math.inf)
+    try:
+        thr = math.ldexp(f, e0)
+    except OverflowError:
+        thr = math.inf
+    return _core.gw_any_width(lo, hi, thr)
 
 
 def _check_rows(summary: tuple, dq: float,
