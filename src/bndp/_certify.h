@@ -22,23 +22,56 @@ static inline double bndp_u64_double(uint64_t x)
     return h * 4503599627370496.0 + l;
 }
 
+/* One stretch k0 <= k < k1 of bndp_gw_cert_norms on which the table's indices a(k) and b(k)
+ * move by -sa and -sb per step (0 or 1, constants where it is inlined: contiguous loads):
+ * ca = cum + a(k0), cb = cum + b(k0). */
+static inline void bndp_gw_norms_run(const uint64_t *BNDP_RESTRICT ca,
+                                     const uint64_t *BNDP_RESTRICT cb, int sa, int sb,
+                                     const double *BNDP_RESTRICT T, int64_t n, int64_t k0,
+                                     int64_t k1, double rl, double rh,
+                                     double *BNDP_RESTRICT sl, double *BNDP_RESTRICT sh)
+{
+    for (int64_t k = k0; k < k1; k++) {
+        int64_t j = k - k0;
+        double tab = bndp_u64_double(cb[-sb * j] - ca[-sa * j]);
+        double s = T[k] + T[n - k];
+        sl[k] = tab + s * rl;
+        sh[k] = tab + s * rh;
+    }
+}
+
 /* The bounds of the normalisers, k = 0..n/2 (they are symmetric in k <-> n - k): the table's
- * mass on the row, tab = cum[min(n - k, N) + N + 1] - cum[max(-k, -N) + N], plus the tails
- * beyond the table T[k] + T[n - k], scaled by rl into sl[k] (lower bound) and by rh into
- * sh[k] (upper). */
+ * mass on the row, tab = cum[b(k)] - cum[a(k)] with a(k) = max(-k, -N) + N and
+ * b(k) = min(n - k, N) + N + 1, plus the tails beyond the table T[k] + T[n - k], scaled by
+ * rl into sl[k] (lower bound) and by rh into sh[k] (upper). a falls by one a step until
+ * k = N, b from k = n - N + 1 on: the loop runs by stretches on which each is a constant
+ * or falls by one. */
 static BNDP_CLONES void bndp_gw_cert_norms(const uint64_t *BNDP_RESTRICT cum, int64_t N,
                                            int64_t n, const double *BNDP_RESTRICT T,
                                            double rl, double rh, double *BNDP_RESTRICT sl,
                                            double *BNDP_RESTRICT sh)
 {
-    int64_t h = n / 2;
-    for (int64_t k = 0; k <= h; k++) {
-        int64_t a = k < N ? N - k : 0;
-        int64_t b = n - k < N ? n - k + N + 1 : 2 * N + 1;
-        double tab = bndp_u64_double(cum[b] - cum[a]);
-        double s = T[k] + T[n - k];
-        sl[k] = tab + s * rl;
-        sh[k] = tab + s * rh;
+    int64_t h = n / 2, ka = N < h + 1 ? N : h + 1, kb = n - N + 1, cut[4], s, e;
+    int r;
+    kb = kb < 0 ? 0 : (kb > h + 1 ? h + 1 : kb);
+    cut[0] = 0;
+    cut[1] = ka < kb ? ka : kb;
+    cut[2] = ka < kb ? kb : ka;
+    cut[3] = h + 1;
+    for (r = 0; r < 3; r++) {
+        s = cut[r];
+        e = cut[r + 1];
+        if (s >= e)
+            continue;
+        const uint64_t *ca = cum + (s < N ? N - s : 0);
+        const uint64_t *cb = cum + (n - s < N ? n - s + N + 1 : 2 * N + 1);
+        /* b falls only where a does: k >= n - N + 1 and k <= n/2 give k <= N - 1 */
+        if (s < ka && s >= kb)
+            bndp_gw_norms_run(ca, cb, 1, 1, T, n, s, e, rl, rh, sl, sh);
+        else if (s < ka)
+            bndp_gw_norms_run(ca, cb, 1, 0, T, n, s, e, rl, rh, sl, sh);
+        else
+            bndp_gw_norms_run(ca, cb, 0, 0, T, n, s, e, rl, rh, sl, sh);
     }
 }
 
