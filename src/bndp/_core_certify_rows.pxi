@@ -178,3 +178,68 @@ def gw_cert_terms(int fam, double t, int tail_bits, uint64_t tailw, int64_t nmax
     with nogil:
         _gw_cert_terms(&L, nmax, &vo[0], &vo[nmax + 1], &vo[2 * (nmax + 1)])
     return out
+
+
+def gw_serve_scan(int fam, double t, int tail_bits, uint64_t tailw, const uint64_t[::1] cum,
+                  int64_t dk, double lo_ok, double hi_ok, int64_t top, int64_t low,
+                  int64_t down_to, int64_t block, int64_t steps, int64_t max_steps,
+                  const double[::1] terms, double[::1] cert, unsigned char[::1] served):
+    """The serving scan of a wide kernel (``bndp._laws.serving._scan_served``) continued
+    from the row ``top`` down: blocks of ``block`` rows ``top - 1`` down to
+    ``max(low, top - block)``, each row ``n`` certified as by :func:`gw_certify_rows`
+    (into ``cert[n]``; ``served[n]`` = 1 where ``lo_ok <= cert[n] <= hi_ok``), until the
+    block of ``down_to`` is done, a block would bring the certificate steps (the rows'
+    intervals, from ``steps``) past ``max_steps``, a block serves none, or ``top`` reaches
+    ``low``. ``terms``: :func:`gw_cert_terms` for rows up to ``top - 1`` at least.
+    Returns ``(top, steps, done)``."""
+    cdef gw_law_t L
+    cdef int64_t r, b, n, d, m = cert.shape[0], tn
+    cdef int done = top <= low, any
+    cdef double c
+    if dk < 1 or tail_bits < 4 or tail_bits > 40 or block < 1 or served.shape[0] != m:
+        raise ValueError("gw_serve_scan: inconsistent arguments")
+    if top > m or top < 1 or low < 1:
+        raise ValueError("gw_serve_scan: inconsistent rows")
+    if _gw_shape(fam, t, GW_MAX_ROW, tail_bits, &L) != 0 or not L.tail:
+        raise ValueError("gw_serve_scan: not a wide kernel's scale")
+    if cum.shape[0] != 2 * L.N + 2:
+        raise ValueError("gw_serve_scan: the table does not match the scale")
+    if terms.shape[0] % 3 != 0 or terms.shape[0] // 3 < top:
+        raise ValueError("gw_serve_scan: the terms do not cover the rows")
+    L.tailw = tailw
+    tn = terms.shape[0] // 3 - 1
+    cdef const double* T = &terms[0]
+    cdef double wmin = <double> (cum[1] - cum[0]), B = <double> tailw, eta = 0.0
+    cdef int refuse = wmin < 2.0 or B < 2.0
+    if not refuse:
+        eta = 1.0 / (wmin - 1.0)
+        if 1.0 / (B - 1.0) > eta:
+            eta = 1.0 / (B - 1.0)
+        eta += 2.9e-14
+    cdef double* buf = <double*> malloc(3 * (top + 1) * sizeof(double))
+    if buf == NULL:
+        raise MemoryError()
+    with nogil:
+        while not done and top > down_to:
+            b = low if low > top - block else top - block     # the block's narrowest row
+            for n in range(b, top):
+                steps += n
+            if steps > max_steps:
+                done = 1
+                break
+            any = 0
+            for n in range(top - 1, b - 1, -1):
+                if refuse:
+                    c = 1e300
+                else:
+                    d = dk if dk < n else n
+                    c = _gw_cert_narrow(&L, &cum[0], n, d, eta, T, T + (tn + 1),
+                                        T + 2 * (tn + 1), buf, buf + (top + 1),
+                                        buf + 2 * (top + 1))
+                cert[n] = c
+                served[n] = lo_ok <= c and c <= hi_ok
+                any = any | served[n]
+            top = b
+            done = top <= low or not any
+    free(buf)
+    return top, steps, bool(done)

@@ -124,7 +124,7 @@ def on_row(wide: Any, fam: int, target: float, dk: int, n: int) -> tuple[float, 
 class _ServeScan:
     """How far :func:`_scan_served` has gone on one wide kernel: rows ``top .. n_min - 1``
     certified (``cert``; ``served`` 1 where within the serving range, both indexed by the
-    row's intervals, of length ``n_min`` once a block is certified, empty before), ``done``
+    row's intervals, of length ``n_min`` once the scan begins, empty before), ``done``
     when it stops there; ``terms``: the kernel's ``gw_cert_terms`` for the rows it scans
     and those below (None before the first)."""
 
@@ -147,8 +147,9 @@ def _scan_served(wide: Any, fam: int, target: float, dk: int, down_to: int) -> _
     ``n_min - 1`` downwards, by blocks of :data:`SERVE_SCAN_ROWS` rows fixed from the top,
     until the block of ``down_to`` is done; the scan stops for good at the narrowest row
     :func:`tried`, after a block that serves no row, or before a block that would pass
-    :data:`SERVE_SCAN_MAX` certificate steps. The rows it serves are thus a function of the
-    kernel alone, however far earlier calls went (kept on the kernel, not pickled)."""
+    :data:`SERVE_SCAN_MAX` certificate steps (``_core.gw_serve_scan``, which continues it
+    from where it stopped). The rows it serves are thus a function of the kernel alone,
+    however far earlier calls went (kept on the kernel, not pickled)."""
     with _SERVE_LOCK:
         scan = wide.__dict__.get("_serve_scan")
         if scan is None:
@@ -156,26 +157,18 @@ def _scan_served(wide: Any, fam: int, target: float, dk: int, down_to: int) -> _
             scan = _ServeScan(wide.n_min, wide.n_min if low is None else low)
             object.__setattr__(wide, "_serve_scan", scan)
     with scan.lock:
-        while not scan.done and scan.top > down_to:
-            ns = np.arange(scan.top - 1, max(scan.low, scan.top - SERVE_SCAN_ROWS) - 1, -1,
-                           dtype=np.int64)
-            scan.steps += int(ns.sum())
-            if scan.steps > SERVE_SCAN_MAX:
-                scan.done = True
-                break
+        if not scan.done and scan.top > down_to:
             if scan.terms is None:        # the first block holds the widest row
                 scan.terms = _core.gw_cert_terms(fam, wide.scale_grid, 24, wide.tailw,
-                                                 int(ns[0]))
-            c = _core.gw_certify_rows(fam, wide.scale_grid, 24, wide.tailw, wide.cum, ns, dk,
-                                      scan.terms)
-            ok = (target * (1.0 - WIDE_SLACK) <= c) & (c <= target)
+                                                 scan.top - 1)
             if scan.cert.size == 0:
                 scan.cert = np.full(wide.n_min, math.nan)
                 scan.served = np.zeros(wide.n_min, dtype=np.uint8)
-            scan.cert[ns] = c
-            scan.served[ns] = ok
-            scan.top = int(ns[-1])
-            scan.done = scan.top <= scan.low or not ok.any()
+            scan.top, scan.steps, scan.done = _core.gw_serve_scan(
+                fam, wide.scale_grid, 24, wide.tailw, wide.cum, dk,
+                target * (1.0 - WIDE_SLACK), target, scan.top, scan.low, down_to,
+                SERVE_SCAN_ROWS, scan.steps, SERVE_SCAN_MAX, scan.terms, scan.cert,
+                scan.served)
         return scan
 
 
