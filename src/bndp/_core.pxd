@@ -1,6 +1,6 @@
 # Declarations of the compiled core (bndp._core), in the manner of numpy/random's .pxd
-# files: the C helpers and SIMD kernels it links (_simd.h, _grid_search.h, _window.h, _certify.h), the
-# parameter structs of every family, the kernel type of the generic fill loop
+# files: the C helpers and SIMD kernels it links (_simd.h, _grid_search.h, _window.h,
+# _certify.h), the parameter structs of every family, the kernel type of the generic fill loop
 # (_core_fill.pxi), the hot inline helpers shared by every layer (open-interval uniform,
 # Lemire's bounded integer), and the signature of every non-inline kernel, grouped by layer.
 # The definitions live in the layer files that _core.pyx includes:
