@@ -1,7 +1,7 @@
 """asv benchmarks of the default (floating-point-safe) grid law against the continuous mode:
 per-row values in [0, 120], the value at a bound against the middle (the kernel must take
-the same time), and the cost of planning (calibration + certificate) for n = 2^20 grid
-points and for the m = 2 Gaussian."""
+the same time), the cost of planning (calibration + certificate) for n = 2^20 grid
+points and for the m = 2 Gaussian, and a wide kernel's certificate on narrow rows."""
 
 import itertools
 
@@ -118,6 +118,32 @@ class ManyDistinctPairs:
     def time_per_row_distinct_pairs(self, mechanism, mode):
         bndp.sample(self.values, mechanism=mechanism, epsilon=1.0 + next(_FRESH) * 1e-9,
                     sensitivity=1.0, lower=self.lo, upper=self.hi, rng=self.gen, mode=mode)
+
+
+class RowCertificates:
+    """The windowed certificate of a grid's wide kernel on the narrow rows below it (what a
+    new per-row plan scans to find the rows that kernel serves): every row from 150
+    intervals to n_wide - 1 at epsilon 1 (about 1.5 million row intervals for the Laplace),
+    with the kernel's terms of one offset computed once."""
+
+    params = (["laplace", "gaussian"],)
+    param_names = ["mechanism"]
+
+    def setup(self, mechanism):
+        from bndp import _core
+        from bndp._laws import window
+
+        self.fam = window.LAPLACE if mechanism == "laplace" else window.GAUSSIAN
+        self.wide = window._law(self.fam, 1.0, 32, -5, None)
+        self.ns = np.arange(self.wide.n_min - 1, 149, -1, dtype=np.int64)
+        w = self.wide
+        self.terms = _core.gw_cert_terms(self.fam, w.scale_grid, 24, w.tailw, w.n_min - 1)
+        self.core = _core
+
+    def time_certify_rows(self, mechanism):
+        w = self.wide
+        self.core.gw_certify_rows(self.fam, w.scale_grid, 24, w.tailw, w.cum, self.ns, 32,
+                                  self.terms)
 
 
 class PerRowBounds:
