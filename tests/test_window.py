@@ -264,6 +264,18 @@ def test_first_kernel_is_planned_where_the_widest_row_may_be_drawn_with_it():
     assert decided == {True, False}
 
 
+def test_per_row_bounds_at_the_ends_of_the_doubles_are_refused_with_the_reason():
+    # a row whose width in grid steps overflows a double (here 2e307 at a grid of 2^-5) is
+    # refused for its bounds, as a narrower row that far from 0 is, not with the
+    # OverflowError of the width's scaling
+    for lo, hi in ((-1e307, 1e307), (-1.7e308, 1.7e308), (1e300, 2e300)):
+        for mech in ("laplace", "gaussian"):
+            with pytest.raises(ValueError, match="far from 0"):
+                bndp.sample(np.array([0.5 * (lo + hi), 5.0]), lower=np.array([lo, 0.0]),
+                            upper=np.array([hi, 10.0]), mechanism=mech, epsilon=1.0,
+                            sensitivity=1.0, rng=1)
+
+
 def test_served_map_of_a_kernel_too_wide_to_try_holds_nothing():
     # at a tiny epsilon (the wide rows' bound above WIDE_TRY_MAX) no narrow row is tried:
     # no certificate is computed and no array of the kernel's n_min rows is kept
