@@ -95,6 +95,20 @@ cdef double _gw_cert_narrow(const gw_law_t* L, const uint64_t* cum, int64_t n, i
     return best + 2.0 * eta + GD_ERR + 8.0 * 2.220446049250313e-16 * vmax
 
 
+cdef int _gw_rows_eta(const uint64_t* cum, uint64_t tailw, double* eta) noexcept nogil:
+    # _gw_cert's rounding term for a wide kernel's table (tail total tailw) on narrow rows
+    # into eta; 1 where _gw_cert refuses the table (its least weight or tail total below 2)
+    cdef double wmin = <double> (cum[1] - cum[0]), B = <double> tailw
+    eta[0] = 0.0
+    if wmin < 2.0 or B < 2.0:
+        return 1
+    eta[0] = 1.0 / (wmin - 1.0)
+    if 1.0 / (B - 1.0) > eta[0]:
+        eta[0] = 1.0 / (B - 1.0)
+    eta[0] += 2.9e-14
+    return 0
+
+
 def gw_certify_rows(int fam, double t, int tail_bits, uint64_t tailw,
                     const uint64_t[::1] cum, const int64_t[::1] ns, int64_t dk,
                     const double[::1] terms=None):
@@ -123,14 +137,8 @@ def gw_certify_rows(int fam, double t, int tail_bits, uint64_t tailw,
     L.tailw = tailw
     out = _np.empty(m)
     cdef double[::1] vo = out
-    # _gw_cert's rounding term (and its refusal of a table it cannot bound)
-    cdef double wmin = <double> (cum[1] - cum[0]), B = <double> tailw, eta = 0.0
-    cdef int refuse = wmin < 2.0 or B < 2.0
-    if not refuse:
-        eta = 1.0 / (wmin - 1.0)
-        if 1.0 / (B - 1.0) > eta:
-            eta = 1.0 / (B - 1.0)
-        eta += 2.9e-14
+    cdef double eta
+    cdef int refuse = _gw_rows_eta(&cum[0], tailw, &eta)
     cdef double* buf = <double*> malloc((6 if terms is None else 3) * (nmax + 1)
                                         * sizeof(double))
     if buf == NULL:
@@ -209,13 +217,8 @@ def gw_serve_scan(int fam, double t, int tail_bits, uint64_t tailw, const uint64
     L.tailw = tailw
     tn = terms.shape[0] // 3 - 1
     cdef const double* T = &terms[0]
-    cdef double wmin = <double> (cum[1] - cum[0]), B = <double> tailw, eta = 0.0
-    cdef int refuse = wmin < 2.0 or B < 2.0
-    if not refuse:
-        eta = 1.0 / (wmin - 1.0)
-        if 1.0 / (B - 1.0) > eta:
-            eta = 1.0 / (B - 1.0)
-        eta += 2.9e-14
+    cdef double eta
+    cdef int refuse = _gw_rows_eta(&cum[0], tailw, &eta)
     cdef double* buf = <double*> malloc(3 * (top + 1) * sizeof(double))
     if buf == NULL:
         raise MemoryError()
