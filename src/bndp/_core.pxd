@@ -517,6 +517,7 @@ cdef double _cl_loss(CLCal* c, double s) noexcept nogil
 cdef double _cl_g(double s, void* args) noexcept nogil
 cdef double _cl_certify(CLCal* c, double s) noexcept nogil
 cdef double _cl_scale(CLCal* c) noexcept nogil
+cdef double _cl_scale_search(CLCal* c, double top) noexcept nogil
 cdef double _gw_try(int fam, double t, int64_t n, int64_t dk, int wide, int tail_bits,
                     gw_law_t* L, uint64_t** cum, int64_t* cap, double** qlo, double** qhi,
                     double** work, int64_t* qcap) noexcept nogil

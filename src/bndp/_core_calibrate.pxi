@@ -476,6 +476,21 @@ cdef double _cl_certify(CLCal* c, double s) noexcept nogil:
 
 
 cdef double _cl_scale(CLCal* c) noexcept nogil:
+    # the search's scale, or 2 dF / eps where the search finds none within twice that: any
+    # constant scale s is private at 2 dF / s for either guarantee (the densities' ratio is
+    # at most e^{dF/s}, and so is the normalisers', each integrand's ratio being at most
+    # that), so 2 dF / eps needs no evaluation. The search's evaluations carry a rounding
+    # margin of about 1e-13 (see _cl_loss): at a tiny epsilon no scale passes them, and
+    # the bound is what is certified (rounded up; inf where it overflows).
+    cdef double bound = 2.0 * c.dF / c.eps * (1.0 + 4.0 * DBL_EPS)
+    cdef double s = _cl_scale_search(c, 2.0 * bound)
+    if s <= 2.0 * bound:
+        return s
+    return bound
+
+
+cdef double _cl_scale_search(CLCal* c, double top) noexcept nogil:
+    # the smallest scale the evaluations certify, searched up to top (inf: none found)
     cdef double lo, hi, glo, ghi, kap, wd
     cdef int n = 0, k
     cdef CLWork* w = c.w1
@@ -505,10 +520,12 @@ cdef double _cl_scale(CLCal* c) noexcept nogil:
     hi = 2.0 * c.dF / c.eps
     ghi = _cl_g(hi, c)
     k = 0
-    while ghi < 0.0 and k < 80:
+    while ghi < 0.0 and k < 80 and hi <= top:   # the evaluations' margin, above the bound
         hi *= 1.0 + DBL_EPS * (2.0 ** k)
         ghi = _cl_g(hi, c)
         k += 1
+    if ghi < 0.0:
+        return INFINITY             # none passes the evaluation (_cl_scale's bound)
     lo = c.dF / c.eps
     glo = _cl_g(lo, c)
     k = 0

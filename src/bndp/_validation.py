@@ -64,7 +64,10 @@ def scalar_or_none(x: Any) -> float | None:
     if type(x) is float:
         return x
     if type(x) is int:
-        return float(x)
+        try:
+            return float(x)
+        except OverflowError:       # beyond the doubles: refused as not finite
+            return math.inf if x > 0 else -math.inf
     if isinstance(x, (np.floating, np.integer)) and not isinstance(x, np.bool_):
         return float(x)
     return None
@@ -168,7 +171,11 @@ def as_float_array(x: Any, name: str) -> np.ndarray:
                 raise TypeError(
                     f"`{name}` must hold real numbers; found {type(v).__name__} {v!r}"
                 )
-        return a.astype(np.float64)
+        try:
+            return a.astype(np.float64)
+        except OverflowError:       # a Python integer beyond the doubles
+            raise ValueError(f"`{name}` must hold finite numbers; found an integer beyond "
+                             "the range of doubles") from None
     raise TypeError(f"`{name}` must hold real numbers; got dtype {a.dtype}")
 
 
@@ -352,10 +359,11 @@ def apply_domain(value: np.ndarray, lower: Any, upper: Any, on_outside: str,
     check_on_outside(on_outside)
     if value.size and np.ndim(lower) == 0 and np.ndim(upper) == 0:
         # fast path for a column with scalar bounds: two reductions (NaN propagates through
-        # min/max, so a NaN fails the comparison) instead of four full passes
+        # min/max, so a NaN fails the comparison; an infinite value, where a bound is
+        # infinite, fails the finiteness test) instead of four full passes
         vmin = value.min()
         vmax = value.max()
-        if vmin >= lower and vmax <= upper:
+        if vmin >= lower and vmax <= upper and -math.inf < vmin and vmax < math.inf:
             return value
     if (_rows_pair(value, lower) and _rows_pair(value, upper)
             and _core.rows_inside(value.ravel(), lower.ravel(), upper.ravel())):
@@ -443,12 +451,17 @@ def check_forbidden(forbidden: Any, lower: float, upper: float) -> np.ndarray:
 def budget_amount(x: Any, name: str, *, positive: bool) -> float:
     """A budget's epsilon or delta (a cap or a cost): a real number, finite and ``>= 0``
     (``> 0`` if ``positive``); ``TypeError`` or ``ValueError`` naming ``name``."""
-    if isinstance(x, bool) or not isinstance(x, (int, float)) and not hasattr(x, "__float__"):
+    if (isinstance(x, (bool, np.bool_, complex, np.complexfloating))
+            or not isinstance(x, (int, float)) and not hasattr(x, "__float__")):
         raise TypeError(f"`{name}` must be a real number; got {x!r}")
     try:
         v = float(x)
+    except OverflowError:           # an integer or fraction beyond the doubles
+        v = math.inf
     except (TypeError, ValueError):
         raise TypeError(f"`{name}` must be a real number; got {x!r}") from None
     if not math.isfinite(v) or v < 0 or (positive and v == 0):
-        raise ValueError(f"`{name}` must be finite and {'> 0' if positive else '>= 0'}; got {x!r}")
+        shown = repr(x) if len(repr(x)) <= 40 else f"{v!r} ({type(x).__name__})"
+        raise ValueError(
+            f"`{name}` must be finite and {'> 0' if positive else '>= 0'}; got {shown}")
     return v

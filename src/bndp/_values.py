@@ -214,7 +214,7 @@ def _from_objects(a: np.ndarray, name: str, missing: np.ndarray | None = None
             if -_TWO53 <= iv <= _TWO53:
                 out[k] = iv
                 continue
-            out[k] = math.copysign(_MAX, iv) if abs(iv) > _MAX else float(iv)
+            out[k] = (_MAX if iv > 0 else -_MAX) if abs(iv) > _MAX else float(iv)
             cand[k] = True
             continue
         try:
@@ -314,7 +314,9 @@ def snap(wv: WideValues, index: Callable[[np.ndarray, np.ndarray], np.ndarray],
         return out
     d = flat[pos]
     # the exact value lies within wv.ulps units in the last place of d: probe just beyond
-    r = np.spacing(np.abs(d)) * (wv.ulps + 0.5)
+    # (the largest double's spacing is inf: its probes are the infinities)
+    with np.errstate(over="ignore"):
+        r = np.spacing(np.abs(d)) * (wv.ulps + 0.5)
     doubt = index(d - r, pos) != index(d + r, pos)
     pos = pos[doubt]
     if pos.size == 0:

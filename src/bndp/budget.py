@@ -31,6 +31,7 @@ import math
 import threading
 import time
 from fractions import Fraction
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from ._validation import budget_amount
@@ -111,6 +112,22 @@ class Release(NamedTuple):
 
 def _amount(x: Any, name: str, *, positive: bool) -> Fraction:
     return Fraction(budget_amount(x, name, positive=positive))
+
+
+def _checked_costs(costs: Any) -> "dict[str, tuple[float, float]]":
+    """Per-column costs ``{column: (epsilon, delta)}``: a mapping of pairs of finite amounts
+    ``>= 0`` (``TypeError`` or ``ValueError`` naming the column), as floats."""
+    if not isinstance(costs, Mapping):
+        raise TypeError("`costs` must be a mapping {column: (epsilon, delta)}; got "
+                        f"{type(costs).__name__}")
+    out = {}
+    for k, c in costs.items():
+        if isinstance(c, (str, bytes)) or not hasattr(c, "__len__") or len(c) != 2:
+            raise TypeError(f"the cost of column {k!r} must be a pair (epsilon, delta); "
+                            f"got {c!r}")
+        out[k] = (budget_amount(c[0], f"costs[{k!r}] epsilon", positive=False),
+                  budget_amount(c[1], f"costs[{k!r}] delta", positive=False))
+    return out
 
 
 def _down(x: Fraction) -> float:
@@ -318,7 +335,8 @@ class Budget:
         """
         e = _amount(epsilon, "epsilon", positive=False)
         d = _amount(delta, "delta", positive=False)
-        return self._spend_exact(e, d, label, columns or {}, _release_id(release_id))
+        cols = _checked_costs(columns) if columns else {}
+        return self._spend_exact(e, d, label, cols, _release_id(release_id))
 
     def charge(self, costs: "dict[str, tuple[float, float]]", label: str = "", *,
                release_id: str | None = None, details: "dict[str, dict] | None" = None
@@ -349,8 +367,9 @@ class Budget:
 
     @staticmethod
     def _sums(costs: "dict[str, tuple[float, float]]") -> tuple[Fraction, Fraction]:
-        e = sum((Fraction(float(c[0])) for c in costs.values()), Fraction(0))
-        d = sum((Fraction(float(c[1])) for c in costs.values()), Fraction(0))
+        checked = _checked_costs(costs)
+        e = sum((Fraction(c[0]) for c in checked.values()), Fraction(0))
+        d = sum((Fraction(c[1]) for c in checked.values()), Fraction(0))
         return e, d
 
     def _refuse_if_over(self, e: Fraction, d: Fraction, label: str,
@@ -608,7 +627,7 @@ class PersistentBudget(Budget):
         e = _amount(epsilon, "epsilon", positive=False)
         d = _amount(delta, "delta", positive=False)
         if columns:
-            costs = {str(k): (float(v[0]), float(v[1])) for k, v in columns.items()}
+            costs = {str(k): v for k, v in _checked_costs(columns).items()}
             if self._sums(costs) != (e, d):
                 raise ValueError("`columns` must add up to (epsilon, delta)")
         else:
@@ -620,15 +639,13 @@ class PersistentBudget(Budget):
                ) -> Cost:
         """Check and record one release in one transaction. Used by the release functions;
         ``details`` (per column) is recorded in :attr:`history`."""
-        for c in costs.values():
-            _amount(c[0], "epsilon", positive=False)
-            _amount(c[1], "delta", positive=False)
+        costs = _checked_costs(costs)
         e, d = self._ledger.charge(costs, label, _release_id(release_id), details)
         return Cost(e, d)
 
     def _check_charge(self, costs: "dict[str, tuple[float, float]]", label: str = "",
                       release_id: str | None = None) -> None:
-        self._ledger.check(costs, label, _release_id(release_id))
+        self._ledger.check(_checked_costs(costs), label, _release_id(release_id))
 
 
 def check_budget(budget: Any) -> "Budget | None":

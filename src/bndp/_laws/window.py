@@ -500,8 +500,18 @@ def _draw(law: WindowLaw, q: np.ndarray, lo: np.ndarray, hi: np.ndarray, n: np.n
     return out
 
 
+def _sens_steps(dq: float, e: int) -> int:
+    """The sensitivity ``dq`` in grid steps ``2^e``, rounded up (at least 1; ``2^62`` where
+    it is more, or beyond the doubles: wider than any row, whose kernel then takes its
+    ``n``, as two true values of one row are at most its width apart)."""
+    try:
+        return max(1, min(math.ceil(math.ldexp(dq, -e)), 1 << 62))
+    except OverflowError:
+        return 1 << 62
+
+
 def _row_law(fam: int, target: float, dq: float, e: int, n: int) -> WindowLaw:
-    dk = max(1, math.ceil(math.ldexp(dq, -e)))
+    dk = _sens_steps(dq, e)
     if _surely_narrow(fam, target, dk, n):
         return _law(fam, target, min(dk, n), e, n)
     wide = _law(fam, target, dk, e, None)
@@ -547,7 +557,7 @@ def plan_wide(fam: int, target: float, sensitivity: float) -> WindowLaw:
     e, coarse = _exponent1(target, dq, 0.0, math.inf)
     if not -1022 <= e <= 1000:
         _check_exponent(np.array([e]), np.array([coarse]), dq)
-    dk = max(1, math.ceil(math.ldexp(dq, -e)))
+    dk = _sens_steps(dq, e)
     return _law(fam, target, dk, e, None)
 
 
@@ -577,7 +587,7 @@ def sample_rows(fam: int, target: float, sensitivity: float, q: np.ndarray, lo: 
         n = _core.gw_intervals(los, his, ev)
         if n.size and int(n.min()) < 1:
             raise ValueError("grid law: a row holds no grid step; pass mode='continuous'")
-        dk = max(1, math.ceil(math.ldexp(dq, -ev)))
+        dk = _sens_steps(dq, ev)
         if bool(np.all(_surely_narrow(fam, target, dk, n))):
             wide = None
             narrow = np.ones(n.shape, dtype=bool)
@@ -631,7 +641,7 @@ def _sample_rows_compiled(fam: int, target: float, dq: float, q: np.ndarray, lo:
         # planned are a function of the rows, never of the cache; one already planned is
         # taken from the cache, with the same draws (no row of that grid is wide where it
         # would not be planned)
-        dk0 = max(1, math.ceil(math.ldexp(dq, -e0)))
+        dk0 = _sens_steps(dq, e0)
         key0 = (fam, target, dk0, e0, None)
         with _LAWS_LOCK:
             first = _LAWS.get(key0)
@@ -711,7 +721,7 @@ def _draw_kernels(fam: int, target: float, dq: float, drawn: tuple | None, e: np
     ``nmax``: the exponents (a superset of the rows') and their rows' largest ``n``.
     ``drawn``: ``(e0, law)``, the wide kernel already drawn, whose exponent's rows here
     are the narrow ones (and any it refused, refused again here)."""
-    dks = [max(1, math.ceil(math.ldexp(dq, -int(ev)))) for ev in evals]
+    dks = [_sens_steps(dq, int(ev)) for ev in evals]
     wides: list[WindowLaw | None] = []
     for ev, nx, dk in zip(evals, nmax, dks):
         if drawn is not None and int(ev) == drawn[0]:

@@ -16,6 +16,7 @@ half-line or an interval, minus finitely many forbidden open intervals. For a tr
 from __future__ import annotations
 
 import math
+import sys
 import warnings
 from functools import partialmethod
 from typing import Any
@@ -83,6 +84,28 @@ def _dd_hockey_u(u1: np.ndarray, u2: np.ndarray, eps: float, rev: bool) -> np.nd
     else:
         _core.dd_hockey_fill(u1, s1, u2, s2, eps, out)
     return out
+
+
+#: the continuous sampler's largest scale, in units of the allowed set's width: its quantile
+#: ``mu + s ln(2 r + a)`` resolves outputs near the true value ``mu`` to about
+#: ``s 2^-53``, 2^-27 (about 1e-8) of the width here; beyond, the outputs would gather on
+#: a lattice around ``mu`` (at ``s`` near ``2^53`` widths, on ``mu`` itself)
+CONTINUOUS_MAX_SCALE_WIDTHS = 2.0 ** 26
+
+
+def _check_continuous_scale(scale: float, lo: float, hi: float) -> None:
+    """Refuse a continuous ConstrainedLaplace whose scale its sampler cannot draw faithfully:
+    not a normal double, or more than :data:`CONTINUOUS_MAX_SCALE_WIDTHS` times a finite
+    ``upper - lower`` (a tiny epsilon or a huge sensitivity for the range)."""
+    width = hi - lo
+    if not (sys.float_info.min <= scale < math.inf) or (
+            math.isfinite(width) and scale > CONTINUOUS_MAX_SCALE_WIDTHS * width):
+        raise ValueError(
+            f"ConstrainedLaplace: the calibrated scale {scale!r} cannot be sampled in "
+            "mode='continuous': the scale must be a normal double, at most 2^26 times "
+            f"upper - lower ({width!r}), for the double-precision quantile to resolve "
+            "outputs near the true value (epsilon too small or sensitivity too large for "
+            "the range)")
 
 
 class ConstrainedLaplace(GridLawMechanism):
@@ -282,9 +305,12 @@ class ConstrainedLaplace(GridLawMechanism):
                     "`forbidden` intervals")
             delta = _delta_distance_dependent(eps)
             scale = float((dF / eps) * _dd_g(np.zeros(1))[0])   # sigma(0), the largest
+            _check_continuous_scale(scale, lo, hi)
         else:
             scale = float(_core.cl_scale(L, R, Lr, Rr, eps, dF, guarantee == "metric"))
             delta = 0.0
+            if mode == "continuous":
+                _check_continuous_scale(scale, lo, hi)
         plan: exact.ConstrainedPlan | None = None
         if mode == "exact":
             plan = exact.plan_constrained_laplace(eps, dF, lo, hi, forb, guarantee,

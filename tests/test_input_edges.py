@@ -1,0 +1,151 @@
+"""Inputs at the edges of the doubles, and malformed costs: each gets the result the
+mathematics gives, or a ValueError/TypeError naming the argument (never another exception, a
+NaN, or a release that gives the true value away). Found by fuzzing the public API."""
+
+import math
+import os
+
+import numpy as np
+import pytest
+
+import bndp
+
+INF = math.inf
+
+
+# ConstrainedLaplace, mode="continuous": the calibration at a tiny epsilon, the sampler's
+# resolution -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("eps", [1e-13, 1e-15, 1e-300])
+@pytest.mark.parametrize("guarantee", ["dp", "metric"])
+def test_constrained_scale_is_at_most_the_bound_that_needs_no_evaluation(eps, guarantee):
+    # any constant scale s is private at 2 dF / s: where the loss evaluations' rounding
+    # margin (about 1e-13) leaves no scale that passes them, the calibration is that bound
+    # (it searched up to 1e128 and beyond, or returned inf, before)
+    for kw in ({"lower": 0.0}, {"lower": -INF, "upper": INF}):
+        m = bndp.ConstrainedLaplace(eps, sensitivity=1.0, mode="continuous",
+                                    guarantee=guarantee, **kw)
+        assert math.isfinite(m.scale) and 0 < m.scale <= 2.0 / eps * (1 + 1e-12)
+        y = m.sample(np.full(64, 5.0), rng=1)
+        assert np.isfinite(y).all() and np.unique(y).size == 64
+
+
+@pytest.mark.parametrize("eps", [1e-6, 1e-3, 0.1, 1.0, 3.0])
+def test_constrained_scale_never_above_twice_the_bound(eps):
+    for kw in ({"upper": 10.0}, {}, {"upper": 10.0, "forbidden": [(2.0, 3.0)]}):
+        for g in ("dp", "metric"):
+            m = bndp.ConstrainedLaplace(eps, sensitivity=1.0, lower=0.0, mode="continuous",
+                                        guarantee=g, **kw)
+            assert m.scale <= 2 * 2.0 / eps
+            if g == "dp":
+                assert bndp.verify(m) <= eps
+
+
+@pytest.mark.parametrize("kw", [
+    {"epsilon": 1e-13, "sensitivity": 1.0},       # scale 2e13 on a width of 10
+    {"epsilon": 1e-300, "sensitivity": 1.0},
+    {"epsilon": 1.0, "sensitivity": 1e308},        # scale inf
+    {"epsilon": 1.0, "sensitivity": 5e-324},       # scale 1e-323: 1/scale overflows
+])
+def test_continuous_constrained_refuses_a_scale_its_sampler_cannot_draw(kw):
+    # the quantile mu + s ln(2r + a) resolves outputs near mu to about s 2^-53: at s = 2e13
+    # on [0, 10] every draw was mu itself (the true value released), at 1e-323 NaN
+    for forbidden in ((), [(2.0, 3.0)]):
+        with pytest.raises(ValueError, match="cannot be sampled in mode='continuous'"):
+            bndp.ConstrainedLaplace(**kw, lower=0.0, upper=10.0, forbidden=forbidden,
+                                    mode="continuous")
+
+
+def test_continuous_constrained_draws_spread_at_the_largest_scale_it_takes():
+    eps = 2.0 / (bndp.mechanisms.range.CONTINUOUS_MAX_SCALE_WIDTHS * 10.0) * 1.01
+    m = bndp.ConstrainedLaplace(eps, sensitivity=1.0, lower=0.0, upper=10.0, mode="continuous")
+    y = m.sample(np.full(20000, 5.0), rng=3)
+    # nearly uniform on [0, 10], resolved to about 2^-27 of the width near the true value
+    assert np.unique(y).size >= 0.999 * y.size
+    assert abs(np.mean(y < 5.0) - 0.5) < 0.02 and abs(np.mean(np.abs(y - 5.0) < 0.5) - 0.1) < 0.01
+
+
+# values and parameters beyond the doubles, infinite values on a half-line ----------------
+
+@pytest.mark.parametrize("mode", ["exact", "continuous"])
+def test_infinite_value_refused_on_a_half_line(mode):
+    # the scalar-bounds fast path compared min and max with the bounds only: inf <= inf
+    # passed, and the continuous law returned NaN (the default release clipped it)
+    m = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=INF, mode=mode)
+    for bad in ([INF], [1.0, INF]):
+        for on_outside in ("clip", "raise"):
+            with pytest.raises(ValueError, match="`value` must be finite"):
+                m.sample(bad, rng=0, on_outside=on_outside)
+    with pytest.raises(ValueError, match="`value` must be finite"):
+        bndp.sample([-INF, 1.0], mechanism="laplace", epsilon=1.0, sensitivity=1.0,
+                     lower=-INF, upper=3.0, mode=mode, rng=0)
+
+
+def test_integers_beyond_the_doubles_are_refused_as_not_finite():
+    big = 2 ** 1100
+    with pytest.raises(ValueError, match="`epsilon` must be finite"):
+        bndp.BoundedLaplace(big, sensitivity=1.0, lower=0.0, upper=10.0)
+    with pytest.raises(ValueError, match="`lower` must hold finite numbers"):
+        bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=-big, upper=10.0)
+    with pytest.raises(ValueError, match="`epsilon` must be finite"):
+        bndp.Budget(big)
+    # a true value beyond the doubles is a number above the range: clipped, as any other
+    m = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0)
+    np.testing.assert_array_equal(m.sample([big, -big], rng=4), m.sample([10.0, 0.0], rng=4))
+
+
+def test_sensitivity_beyond_the_range_takes_the_rows_width():
+    # two true values of a row are at most its width apart: a sensitivity of 1e308 (whose
+    # grid steps overflowed a double) draws as any sensitivity wider than the row
+    rows = dict(lower=[0.0, 0.0], upper=[10.0, 11.0])
+    fixed = dict(lower=0.0, upper=10.0)
+    for mech, bounds in (("laplace", rows), ("laplace", fixed), ("gaussian", rows)):
+        kw = dict(mechanism=mech, epsilon=1.0, rng=0, **bounds)
+        np.testing.assert_array_equal(bndp.sample([1.0, 5.0], sensitivity=1e308, **kw),
+                                      bndp.sample([1.0, 5.0], sensitivity=1e3, **kw))
+    # the Gaussian's continuous calibration (its fixed-bounds search start) refuses a
+    # sensitivity 2^1000 times the width, with the reason
+    with pytest.raises(ValueError, match="differ by a factor above 2"):
+        bndp.sample([1.0, 5.0], mechanism="gaussian", epsilon=1.0, sensitivity=1e308,
+                    rng=0, **fixed)
+
+
+# budgets: costs are checked before anything is spent ---------------------------------------
+
+def _budgets(tmp_path):
+    yield bndp.Budget(1.0)
+    yield bndp.Budget.open(os.path.join(tmp_path, "l.db"), "b", epsilon=1.0)
+
+
+@pytest.mark.parametrize("costs,err,msg", [
+    ({"col": (-5.0, 0.0)}, ValueError, r"`costs\['col'\] epsilon` must be finite and >= 0"),
+    ({"col": (0.1, -1e-9)}, ValueError, r"`costs\['col'\] delta` must be finite and >= 0"),
+    ({"col": (INF, 0.0)}, ValueError, "must be finite"),
+    ({"col": (float("nan"), 0.0)}, ValueError, "must be finite"),
+    ({"col": (0.1,)}, TypeError, "must be a pair"),
+    ({"col": "ab"}, TypeError, "must be a pair"),
+    ({"col": (np.bool_(True), 0.0)}, TypeError, "must be a real number"),
+    ([("col", (0.1, 0.0))], TypeError, "must be a mapping"),
+    (None, TypeError, "must be a mapping"),
+])
+def test_charge_refuses_malformed_or_negative_costs(tmp_path, costs, err, msg):
+    # a negative cost refunded the in-memory budget (remaining grew past the cap)
+    for b in _budgets(tmp_path):
+        with pytest.raises(err, match=msg):
+            b.charge(costs)
+        with pytest.raises(err, match=msg):
+            b._check_charge(costs)
+        assert b.remaining.epsilon == 1.0 and b.remaining.delta == 0.0
+
+
+def test_spend_checks_its_columns_and_refuses_numpy_bools(tmp_path):
+    for b in _budgets(tmp_path):
+        with pytest.raises(ValueError, match=r"`costs\['a'\] epsilon`"):
+            b.spend(0.1, columns={"a": (-1.0, 0.0), "b": (1.1, 0.0)})
+        with pytest.raises(TypeError, match="must be a real number"):
+            b.spend(np.bool_(True))
+        assert b.remaining.epsilon == 1.0
+        b.spend(0.25, columns={"a": (0.25, 0.0)})
+        assert b.remaining.epsilon == 0.75
+    with pytest.raises(TypeError, match="must be a real number"):
+        bndp.Budget(np.bool_(True))
