@@ -149,3 +149,43 @@ def test_spend_checks_its_columns_and_refuses_numpy_bools(tmp_path):
         assert b.remaining.epsilon == 0.75
     with pytest.raises(TypeError, match="must be a real number"):
         bndp.Budget(np.bool_(True))
+
+
+def test_budget_store_that_is_a_directory_is_refused_with_the_reason(tmp_path):
+    # sqlite3.OperationalError "unable to open database file" before
+    with pytest.raises(ValueError, match="is a directory"):
+        bndp.Budget.open(str(tmp_path), "b", epsilon=1.0)
+
+
+# laws and samplers -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("what", ["cdf", "logcdf", "sf", "logsf", "logpdf", "pdf", "ppf",
+                                  "isf"])
+def test_law_methods_refuse_none_for_their_argument(what):
+    # ConstrainedLaplace's continuous law handed None on to the compiled kernel
+    # (AttributeError); every mechanism refuses it alike
+    for m in (bndp.ConstrainedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0,
+                                      mode="continuous"),
+              bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0,
+                                  mode="continuous")):
+        with pytest.raises(TypeError):
+            getattr(m, what)(None, 5.0)
+
+
+def test_sparse_pandas_column_is_released_as_its_dense_values():
+    pd = pytest.importorskip("pandas")
+    kw = dict(mechanism="laplace", epsilon=1.0, sensitivity=1.0, lower=0.0, upper=10.0)
+    dense = pd.Series([1.0, 0.0, 2.0, None], name="a", index=[5, 6, 7, 8])
+    sparse = dense.astype(pd.SparseDtype("float64"))
+    got = bndp.sample(sparse, rng=0, nulls="keep", **kw)
+    want = bndp.sample(dense, rng=0, nulls="keep", **kw)
+    pd.testing.assert_series_equal(got, want)
+
+
+@pytest.mark.parametrize("scale", [1e-310, 5e-324])
+def test_truncated_normal_refuses_a_subnormal_scale(scale):
+    # 1 / scale overflows: the draws were NaN
+    with pytest.raises(ValueError, match="`scale` must be a normal double"):
+        bndp.truncated_normal(0.0, scale, 0.0, 10.0, size=3, rng=0)
+    y = bndp.truncated_normal(0.0, 1e-300, 0.0, 10.0, size=3, rng=0)
+    assert np.all((y >= 0.0) & (y < 1e-298))

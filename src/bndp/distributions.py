@@ -35,9 +35,16 @@ def _check_interval(lo: np.ndarray, hi: np.ndarray) -> None:
         raise ValueError(f"`lower` must be < `upper`; got lower = {float(a[i])!r}, upper = {float(b[i])!r}")
 
 
+_NORMAL_MIN = float(np.finfo(np.float64).tiny)
+
+
 def _tn_params(loc: Any, scale: Any, lower: Any, upper: Any) -> list[np.ndarray]:
     mu, sg, lo, hi = checked_arrays((loc, "loc", check_finite), (scale, "scale", check_positive),
                                     (lower, "lower", None), (upper, "upper", None))
+    tiny = sg < _NORMAL_MIN
+    if tiny.any():      # 1 / scale overflows: the standardised bounds are not representable
+        raise ValueError(f"`scale` must be a normal double (at least {_NORMAL_MIN!r}); got "
+                         f"{float(np.ravel(sg[tiny] if sg.ndim else sg)[0])!r}")
     _check_interval(lo, hi)
     return [mu, sg, lo, hi]
 
@@ -62,7 +69,7 @@ def truncated_normal(loc: Any = 0.0, scale: Any = 1.0, lower: Any = -np.inf,
     loc : float or array_like
         :math:`\mu`, finite.
     scale : float or array_like
-        :math:`\sigma`, finite and > 0.
+        :math:`\sigma`, finite and at least the smallest normal double (about 2.2e-308).
     lower, upper : float or array_like
         Interval ends, ``lower < upper``; ``-inf``/``+inf`` allowed.
     size : int or tuple of ints, optional

@@ -175,6 +175,8 @@ def to_numpy(x: Any, name: str = "value") -> Column:
         return Column("masked", vals, missing if missing.any() else None, x)
     if _pandas_series(x):
         pd = sys.modules["pandas"]
+        if isinstance(x.dtype, pd.SparseDtype):     # released values are dense anyway
+            x = x.sparse.to_dense()
         dt = x.dtype
         _numeric_check(pd.api.types.is_numeric_dtype(dt) and not pd.api.types.is_bool_dtype(dt)
                        and not pd.api.types.is_complex_dtype(dt), name, dt)

@@ -164,6 +164,9 @@ class SQLiteBackend(Backend):
         d = os.path.dirname(self.path)
         if not os.path.isdir(d):
             raise ValueError(f"budget store {path!r}: directory {d} does not exist")
+        if os.path.isdir(self.path):
+            raise ValueError(f"budget store {path!r} is a directory: name an SQLite file "
+                             "in it")
 
     def _connect(self) -> Any:
         import sqlite3

@@ -179,7 +179,7 @@ class LawMechanism(Mechanism):
     # routing -----------------------------------------------------------------------------
     def _law(self, what: str, x: Any, value: Any):
         q = self._value(value)
-        if x is not None:
+        if _ARG[what]:
             x = as_probability(x) if _ARG[what] == "p" else as_float_array(x, "x")
         if self.exact_plan is not None:
             return out(self._grid(what, x, q))
