@@ -166,7 +166,10 @@ class ConstrainedLaplace(GridLawMechanism):
         :meth:`pmf`, :meth:`cdf`, :meth:`ppf` and the moments are those of the discrete law;
         :meth:`pdf` does not exist for it. ``"continuous"``: the continuous law sampled in
         doubles (explicit opt-in; raw outputs are attackable), also for
-        ``scale_rule="distance_dependent"``.
+        ``scale_rule="distance_dependent"``; it refuses (``ValueError``) a scale above
+        ``2**26`` times ``upper - lower`` or below the smallest normal double, where its
+        quantile would no longer resolve the outputs near the true value (an epsilon too
+        small, or a sensitivity too large, for the range).
 
     Attributes
     ----------
@@ -216,6 +219,11 @@ class ConstrainedLaplace(GridLawMechanism):
       without gaps reproduces the bounded Laplace scale :math:`b^*`. Finite ``lower`` and
       ``upper`` together with gaps go beyond the paper and are calibrated by this bisection
       on the exact loss (no closed criterion is claimed).
+    * Either way :math:`\sigma \le 2\Delta F/\epsilon`: every constant scale is private at
+      :math:`2\Delta F/\sigma` (the densities' ratio and the normalisers' are each at most
+      :math:`e^{\Delta F/\sigma}`), so that bound needs no evaluation; it is the scale
+      where the root finder finds none within twice it (an :math:`\epsilon` near the
+      evaluations' rounding margin, about :math:`10^{-13}`).
 
     **Sampling** is by inverse CDF across the allowed pieces: one uniform :math:`U`; with
     :math:`t = UN`, if :math:`t < L_c` the output is the point with
