@@ -72,9 +72,51 @@ def _unit_exponent(w: np.ndarray, dq: float) -> int:
     not underflow. Falls back to units of max(w) if w/dq would overflow."""
     wmax = float(np.max(w))
     j = math.frexp(min(dq, wmax))[1]
-    if not math.isfinite(math.ldexp(wmax, -j)):
+    if math.frexp(wmax)[1] - j > 1023:          # ldexp(wmax, -j) would overflow (and raise)
         j = math.frexp(wmax)[1]
     return j
+
+
+def _tangent_regime(s: float, dq: float, w: np.ndarray) -> bool:
+    """Whether the compiled evaluation's units (:func:`_unit_exponent`) cannot hold the
+    problem and the tangent bound of :func:`_far_sigma_loss` is (nearly) exact instead:
+    sigma above 2**508 times min(dq, max(w)) (sigma^2 leaves the float range in those
+    units; every shift is below 2**-508 sigma), or max(w)/dq beyond the float range (dq
+    underflows in units of max(w); then c w / sigma^2 >= 128 and the tangent bound is
+    within about 1 % of the loss)."""
+    ew, ed = math.frexp(float(np.max(w)))[1], math.frexp(dq)[1]
+    return math.frexp(s)[1] - min(ew, ed) > 508 or ew - ed > 1023
+
+
+def _far_sigma_loss(s: float, dq: float, w: np.ndarray, details: bool):
+    """The loss in the regime of :func:`_tangent_regime`, in log space.
+
+    h is concave with h(0) = 0 and h'(0) = Lambda'(w) = E[X]/sigma^2 <= w/sigma^2 (X the
+    output on [0, w] with q' = u), so h(c) <= c w / sigma^2 and the loss is at most
+    max sum_i c_i w_i / sigma^2 = min(dq ||w||, ||w||^2) / sigma^2 (Cauchy-Schwarz, c_i <=
+    w_i). For the lower bound, the shift c = k w with k = min(1/2, dq/||w||) is allowed,
+    and h(c_i) >= c_i h'(c_i) = c_i E_{w - c_i}[X]/sigma^2 >= c_i w_i/(2 sigma^2) (the
+    mean of the law truncated to [0, w_i] is at least w_i/2 when its centre is), so the
+    two bounds are within a factor 4 (within 2 once w >> sigma). A bound below the smallest
+    positive double is reported as that double (an upper bound)."""
+    wm = float(np.max(w))
+    lw2 = 2.0 * math.log(wm) + math.log(float(np.sum((w / wm) ** 2)))     # ln ||w||^2
+    lk = min(0.0, math.log(dq) - 0.5 * lw2)                                # ln min(1, dq/||w||)
+    lup = lk + lw2 - 2.0 * math.log(s)
+    if lup > 709.0:
+        raise ValueError(f"bounded_gaussian_loss: the loss of `sigma` = {s!r} exceeds the float "
+                         "range for this `sensitivity` and width `upper - lower`")
+    up = math.exp(lup) * (1.0 + 1e-12) + _SMALLEST
+    if not details:
+        return up
+    lk = min(math.log(0.5), lk)
+    low = math.exp(min(709.0, lk + lw2 - math.log(2.0) - 2.0 * math.log(s))) * (1.0 - 1e-12)
+    nw = float(np.sqrt(np.sum((w / wm) ** 2)))                            # ||w|| / wm
+    c = 0.5 * w if lk == math.log(0.5) else dq * ((w / wm) / nw)           # k w, no underflow
+    return LossCertificate(up, low, np.minimum(c, w))
+
+
+_SMALLEST = math.ulp(0.0)
 
 
 def bounded_gaussian_loss(sigma: Any, sensitivity: Any, lower: Any, upper: Any, *,
@@ -158,6 +200,8 @@ def bounded_gaussian_loss(sigma: Any, sensitivity: Any, lower: Any, upper: Any, 
     dq = _pos(sensitivity, "sensitivity")
     w = _widths(lower, upper)
     j = _unit_exponent(w, dq)
+    if _tangent_regime(s, dq, w):
+        return _far_sigma_loss(s, dq, w, details)
     up, low, c = _core.vf_bg_loss(math.ldexp(s, -j), math.ldexp(dq, -j),
                                   np.ascontiguousarray(np.ldexp(w, -j)))
     if details:

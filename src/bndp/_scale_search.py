@@ -58,12 +58,14 @@ def smallest_certified(cert: Callable[[float], tuple], u0: float, target: float,
             # secant through the two evaluated points nearest the target
             (x1, y1), (x2, y2) = sorted(pts, key=lambda p: abs(p[1] - lt))[:2]
             if y1 != y2 and x1 != x2:
-                u = math.exp(x1 + (lt - y1) * (x2 - x1) / (y2 - y1))
+                u = _exp(x1 + (lt - y1) * (x2 - x1) / (y2 - y1))
             else:
-                u = math.exp(x1 - (lt - y1))
-        else:
+                u = _exp(x1 - (lt - y1))
+        elif pts:
             x1, y1 = pts[-1]
-            u = math.exp(x1 + (y1 - lt))                    # certificate ~ 1/u
+            u = _exp(x1 + (y1 - lt))                        # certificate ~ 1/u
+        else:                               # no positive finite certificate yet: halve
+            u = u * 0.5 if good is not None else u * 2.0
         u *= 1.0 + 0.25 * rel                               # aim just above the root
         if good is not None and bad is not None:
             lo_u, hi_u = bad[0], good[0]
@@ -81,7 +83,12 @@ def smallest_certified(cert: Callable[[float], tuple], u0: float, target: float,
             u = (max(u, bad[0] * (1.0 + 0.5 * rel)) if u > bad[0] or near
                  else bad[0] * 1.25)
         if not (u > 0 and math.isfinite(u)):
-            break
+            # a proposal off the float range (only with one end of the bracket): step from
+            # that end instead, unless it is at the end of the range itself
+            u = (good[0] * 0.5 if u <= 0 and good is not None else
+                 bad[0] * 2.0 if u > 0 and bad is not None else math.nan)
+            if not (u > 0 and math.isfinite(u)):
+                break
         before = (good[0] - bad[0]) if (good is not None and bad is not None) else math.inf
         c = ev(u)
         if c <= target and (bad is None or u - bad[0] > rel * u):
@@ -96,3 +103,9 @@ def smallest_certified(cert: Callable[[float], tuple], u0: float, target: float,
     if bad is None:
         raise ValueError(all_certify(good[0]))
     return good
+
+
+def _exp(x: float) -> float:
+    """``math.exp`` that overflows to inf (a proposal off the float range, which the search
+    replaces by a step from its bracket) instead of raising ``OverflowError``."""
+    return math.exp(x) if x < 709.0 else math.inf

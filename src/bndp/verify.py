@@ -215,7 +215,8 @@ def privacy_profile(mechanism: Any, epsilon: Any) -> float:
         raise ValueError(f"`epsilon` must be finite and >= 0; got {eps!r}")
     if getattr(mechanism, "exact_plan", None) is not None:
         # a loss bound L gives P(A) - e^eps P'(A) <= P(A)(1 - e^(eps - L)) <= 1 - e^(eps - L)
-        return max(0.0, -math.expm1(eps - mechanism.privacy_loss()))
+        z = eps - mechanism.privacy_loss()
+        return 0.0 if z >= 0.0 else -math.expm1(z)     # no expm1 overflow for a large eps
     if isinstance(mechanism, BoundedLaplace):
         return bounded_laplace_profile(mechanism.scale, eps, mechanism.sensitivity,
                                        mechanism.lower, mechanism.upper)
@@ -340,7 +341,7 @@ def audit(sampler_q: Callable, sampler_q_prime: Callable, epsilon: float, *,
     n : int, default 200000
         Main sample size per input (>= 1000).
     bins : int, default 64
-        Number of intervals (>= 2).
+        Number of intervals, from 2 to ``n``.
     alpha : float, default 0.05
         Family-wise false-alarm level, in (0, 1).
     statistic : callable, optional
@@ -375,8 +376,11 @@ def audit(sampler_q: Callable, sampler_q_prime: Callable, epsilon: float, *,
         raise ValueError(f"`alpha` must be in (0, 1); got {al!r}")
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1000:
         raise ValueError(f"`n` must be an integer >= 1000; got {n!r}")
-    if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 2:
-        raise ValueError(f"`bins` must be an integer >= 2; got {bins!r}")
+    if (isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 2
+            or bins > n):
+        # equal-mass intervals of the draws: more of them than draws is meaningless (and
+        # 10**9 of them ran out of memory)
+        raise ValueError(f"`bins` must be an integer from 2 to `n` ({n!r}); got {bins!r}")
     n = int(n)
     gen = as_generator(rng)
     n_pilot = max(n // 10, 1000)

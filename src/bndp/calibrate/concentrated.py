@@ -7,6 +7,7 @@ and :mod:`bndp.accounting` (the accounting).
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -95,11 +96,28 @@ def zcdp_sigma(epsilon: Any, sensitivity: Any, *, delta: Any):
     return float(out) if out.ndim == 0 else out
 
 
-def _mcdp_log_delta(x: float, eps: float) -> float:
-    """log delta of Lemma 7 for the Gaussian with x = Delta/sigma (mu = x^2/2, tau = x)."""
-    mu = 0.5 * x * x
-    t2 = 2.0 * x * x
-    return float(np.logaddexp(-(eps - mu) ** 2 / t2, -(eps + mu) ** 2 / t2))
+def _mcdp_log_delta(sigma: float, eps: float, sens: float) -> float:
+    """ln delta of Lemma 7 for the Gaussian with standard deviation ``sigma`` (mu =
+    x^2/2, tau = x, x = sens/sigma), or nan where epsilon <= mu (Lemma 7 says nothing).
+
+    With a = eps sigma/sens and b = sens/(2 sigma), (eps -+ mu)/tau = a -+ b, so delta =
+    exp(-(a-b)^2/2) + exp(-(a+b)^2/2). a - b = (2 eps sigma^2 - sens^2)/(2 sigma sens) is
+    formed exactly (rationals), so neither the cancellation near the floor a = b nor an
+    overflow or underflow of x^2 for extreme scales can corrupt the certificate."""
+    e, s, d = Fraction(eps), Fraction(sigma), Fraction(sens)
+    den = 2 * s * d
+    lo = (2 * e * s * s - d * d) / den                 # a - b = (eps - mu) / tau
+    if lo <= 0:
+        return math.nan
+    hi = lo + d / s                                     # a + b = (eps + mu) / tau
+
+    def half_sq(v: Fraction) -> float:
+        return math.inf if v > _HUGE else 0.5 * float(v) ** 2
+
+    return float(np.logaddexp(-half_sq(lo), -half_sq(hi)))
+
+
+_HUGE = Fraction(1e150)
 
 
 @positional_delta(("epsilon", "delta", "sensitivity"), removed_in="0.8.0")
@@ -134,8 +152,21 @@ def mcdp_sigma(epsilon: Any, sensitivity: Any, *, delta: Any) -> float:
     -------
     float
 
+    Raises
+    ------
+    ValueError
+        Where the :math:`\sigma` would leave the normal float range (``epsilon`` so small,
+        or ``sensitivity`` so large or small, that it exceeds about 1e307 or falls below
+        about 2.2e-308).
+
     Notes
     -----
+    At the root :math:`(\epsilon - \mu)/\tau = \sqrt{2(\ln(1/\delta) + \ln(1 +
+    e^{-\epsilon}))}` in closed form (the two exponents differ by :math:`2\epsilon`); the
+    search starts there and evaluates :math:`\delta` with :math:`(\epsilon - \mu)/\tau`
+    formed exactly, so extreme :math:`\epsilon` (1e-300 or 1e300) and :math:`\delta`
+    (1e-300) are calibrated to the same precision.
+
     Departure from the paper: §VII says that expressing :math:`\sigma` from this
     :math:`\delta` "gives :math:`\sigma_{pDP-OPT}`" of Theorem 6. It does not: the
     sub-Gaussian tail :math:`e^{-x^2}` stands where Theorem 6 has the exact
@@ -153,21 +184,41 @@ def mcdp_sigma(epsilon: Any, sensitivity: Any, *, delta: Any) -> float:
         raise ValueError("`epsilon`, `delta` and `sensitivity` must be scalars")
     eps, dl, sens = float(e), float(d), float(s)
     target = math.log(dl)
-    # the scale u = sigma / Delta (x = 1/u); at u = 1/sqrt(2 eps), mu = eps and delta > 1 > dl:
-    # below it Lemma 7's bound is not used (a refused scale), above it delta falls with u
-    floor = 1.0 / math.sqrt(2.0 * eps)
+    # delta = exp(-(a-b)^2/2) (1 + exp(-2ab)) with a - b = (eps - mu)/tau and 2ab = eps, so
+    # the root has a - b = sqrt(2 L), L = ln(1/dl) + ln(1 + e^-eps): in u = sigma/Delta,
+    # eps u - 1/(2u) = sqrt(2 L), u = r + hypot(r, sqrt(1/(2 eps))), r = sqrt(L/2)/eps. The
+    # search starts there and certifies the returned sigma itself (no rounding of u * Delta)
+    lg = -target + math.log1p(math.exp(-eps))
+    r = math.sqrt(0.5 * lg) / eps
+    sigma0 = (r + math.hypot(r, math.sqrt(0.5 / eps))) * sens
+    if not (math.isfinite(sigma0) and sigma0 < _SIGMA_MAX):
+        raise ValueError(f"mcdp_sigma: `epsilon` = {eps!r} is too small for `sensitivity` = "
+                         f"{sens!r} and `delta` = {dl!r}: sigma would be about {sigma0:.3g}, "
+                         "beyond the float range")
+    if not sigma0 > _SIGMA_MIN:
+        raise ValueError(f"mcdp_sigma: `sensitivity` = {sens!r} is too small for `epsilon` = "
+                         f"{eps!r}: sigma would be about {sigma0:.3g}, below the normal float "
+                         "range")
 
-    def excess(u: float) -> tuple[float]:
-        """delta / dl at the scale u, the certificate of the search (target 1)."""
-        if not u > floor:
+    def excess(sigma: float) -> tuple[float]:
+        """delta / dl at sigma, the certificate of the search (target 1), kept within
+        [e^-700, e^700] (the search works on its log; only <= 1 or not matters)."""
+        if not 0.0 < sigma < math.inf:
             return (math.inf,)
-        return (math.exp(min(700.0, _mcdp_log_delta(1.0 / u, eps) - target)),)
+        ld = _mcdp_log_delta(sigma, eps, sens)
+        if math.isnan(ld):                              # at or below the floor: refused
+            return (math.inf,)
+        return (math.exp(min(700.0, max(-700.0, ld - target))),)
 
-    u, _ = smallest_certified(
-        excess, 2.0 * floor, 1.0, 1e-13,
+    sigma, _ = smallest_certified(
+        excess, sigma0, 1.0, 1e-13,
         none_certifies=lambda: f"mcdp_sigma: no sigma reaches delta = {dl!r}",
-        all_certify=lambda u: f"mcdp_sigma: every sigma down to {u * sens!r} reaches delta")
-    return u * sens
+        all_certify=lambda u: f"mcdp_sigma: every sigma down to {u!r} reaches delta")
+    return sigma
+
+
+_SIGMA_MAX = 1e307          # room above the start for the search's probes
+_SIGMA_MIN = 2.2250738585072014e-308     # the smallest normal double
 
 
 # ---------------------------------------------------------------------------------------
@@ -317,5 +368,23 @@ def gaussian_composition_sigma(sigmas: Any, sensitivities: Any) -> float:
     check_positive(s, "sigmas")
     check_positive(c, "sensitivities")
     s, c = np.broadcast_arrays(s, c)
-    r = c / s
-    return float(1.0 / math.sqrt(float(np.sum(r * r))))
+    with np.errstate(over="ignore", under="ignore"):
+        r = c / s
+        if np.all(np.isfinite(r) & (r >= _TINY_NORMAL)):
+            m = float(np.max(r))                            # scaled: no r*r under/overflow
+            q = r / m
+            out = (1.0 / m) / math.sqrt(float(np.sum(q * q)))
+        else:                                               # a ratio out of range: logs
+            lr = np.log(c) - np.log(s)
+            m = float(np.max(lr))
+            z = -m - 0.5 * math.log(float(np.sum(np.exp(2.0 * (lr - m)))))
+            out = math.exp(z) if z < 709.0 else math.inf
+    if not (math.isfinite(out) and out >= _TINY_NORMAL):
+        where = "above" if out >= 1.0 else "below"
+        raise ValueError("gaussian_composition_sigma: the composed sigma of these `sigmas` and "
+                         "`sensitivities` (sum(sensitivities**2 / sigmas**2)**-0.5) is "
+                         f"{where} the normal float range")
+    return float(out)
+
+
+_TINY_NORMAL = 2.2250738585072014e-308

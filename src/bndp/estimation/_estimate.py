@@ -73,9 +73,10 @@ def estimate(released: Any, spec_or_mechanism: Any, *, lower: Any = None, upper:
     max_support : int, default 512
         The most support points per row class (the spacing grows to fit).
     tol : float, default 1e-3
-        Stop when one SQUAREM cycle raises the log-likelihood of the whole column by less.
+        Stop when one SQUAREM cycle raises the log-likelihood of the whole column by less;
+        finite and >= 0.
     max_iter : int, default 2000
-        The most SQUAREM cycles per fit.
+        The most SQUAREM cycles per fit, an integer >= 1.
     gap_tol : float, optional
         Also iterate until the log-likelihood is certified within ``gap_tol`` nats of its
         maximum (the duality bound ``N (max_m d_m - 1)`` of the EM multipliers ``d``; the
@@ -143,6 +144,13 @@ def estimate(released: Any, spec_or_mechanism: Any, *, lower: Any = None, upper:
     if isinstance(max_support, bool) or not isinstance(max_support, (int, np.integer)) \
             or max_support < 2:
         raise ValueError(f"`max_support` must be an integer >= 2; got {max_support!r}")
+    if isinstance(tol, (bool, np.bool_)) or not (
+            isinstance(tol, (int, float, np.integer, np.floating))
+            and math.isfinite(tol) and tol >= 0):
+        raise ValueError(f"`tol` must be a finite number >= 0; got {tol!r}")
+    if isinstance(max_iter, (bool, np.bool_)) or not isinstance(max_iter, (int, np.integer)) \
+            or max_iter < 1:
+        raise ValueError(f"`max_iter` must be an integer >= 1; got {max_iter!r}")
     if _is_frame(released):
         return _estimate_frame(released, spec_or_mechanism, level=level, n_boot=n_boot,
                                rng=rng, target=target, nulls=nulls, resolution=resolution,

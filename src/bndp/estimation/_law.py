@@ -129,8 +129,10 @@ def _support(n: int, t: float, resolution: float, max_support: int) -> np.ndarra
     f = 1.0
     W = int(math.ceil(EDGE_SCALES * t))
     while True:
-        kc = max(1, int(math.floor(resolution * t * f)))
-        kf = max(1, int(math.floor(resolution * t * f / EDGE_FINE)))
+        # a spacing is capped at n (one step spans the row; no int of an inf for a huge
+        # resolution)
+        kc = max(1, math.floor(min(n, resolution * t * f)))
+        kf = max(1, math.floor(min(n, resolution * t * f / EDGE_FINE)))
         if resolution == 0:
             kc = kf = max(1, int(math.floor(f)))
         if 2 * W >= n:

@@ -35,6 +35,7 @@ from .unbounded import GaussianNoise
 __all__ = ["RectifiedGaussian", "TruncatedGaussian", "StochasticSign"]
 
 _RECT, _TRUNC, _SIGN = 0, 1, 2
+_FAR = 40.0     # noise scales outside the box beyond which the rectified law is one atom
 
 
 def _check_sigma(sigma: Any) -> float:
@@ -271,6 +272,18 @@ class RectifiedGaussian(ClippedLaw, GaussianNoise, _BoxGaussian):
         th2, lo, hi, out, out2 = self._rows(th)
         if out.size:
             _core.gr_rect_moments_rows(what, th2, self.sigma, lo, hi, out2)
+            # more than _FAR noise scales outside the box the law is the atom at the nearer
+            # bound up to a mass below exp(-800) (the compiled form cancels for |value|
+            # beyond ~1e15 sigma): mean that bound, variance 0, both exact in double
+            with np.errstate(over="ignore", invalid="ignore"):
+                above = (th2 - hi) / self.sigma > _FAR
+                below = (lo - th2) / self.sigma > _FAR
+            if above.any() or below.any():
+                if what == 0:
+                    out2[above] = np.broadcast_to(hi, out2.shape)[above]
+                    out2[below] = np.broadcast_to(lo, out2.shape)[below]
+                else:
+                    out2[above | below] = 0.0
         return out
 
     def _mean(self, x: None, q: np.ndarray):
