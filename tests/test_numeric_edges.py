@@ -158,3 +158,15 @@ def test_audit_refuses_more_bins_than_draws():
     with pytest.raises(ValueError, match="`bins` must be an integer from 2 to `n`"):
         ver.audit(lambda k, g: m.sample(np.full(k, 0.0), rng=g),
                   lambda k, g: m.sample(np.full(k, 1.0), rng=g), 1.0, n=2000, bins=10**9)
+
+
+def test_gaussian_epsilon_and_failure_threshold_refuse_what_they_cannot_represent():
+    # NaN before: epsilon ~ (sensitivity / sigma)^2 / 2 past the doubles; a subnormal delta
+    assert cal.gaussian_epsilon(1e-154, 1.0, delta=1e-5) == pytest.approx(5e307, rel=1e-12)
+    for sigma in (1e-155, 1e-300, [1.0, 1e-300]):
+        with pytest.raises(ValueError, match="`sigma` is too small"):
+            cal.gaussian_epsilon(sigma, 1.0, delta=1e-5)
+    assert 18.2 < cal.classical_failure_threshold(1e-300) < 18.3
+    for delta in (1e-310, 5e-324, [1e-5, 5e-324]):
+        with pytest.raises(ValueError, match="`delta` must be at least"):
+            cal.classical_failure_threshold(delta)

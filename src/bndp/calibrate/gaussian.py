@@ -377,6 +377,12 @@ def gaussian_epsilon(sigma: Any, sensitivity: Any, *, delta: Any, notion: str = 
         0 when :math:`\sigma` already gives :math:`(0, \delta)`-DP (:math:`\delta \ge
         \mathrm{erf}(\Delta/(2\sqrt2\sigma))`).
 
+    Raises
+    ------
+    ValueError
+        Where the epsilon is beyond the doubles (``sigma`` below about 1e-154 times the
+        sensitivity).
+
     Examples
     --------
     >>> round(gaussian_epsilon(3.730632, 1.0, delta=1e-5), 5)
@@ -386,14 +392,29 @@ def gaussian_epsilon(sigma: Any, sensitivity: Any, *, delta: Any, notion: str = 
     sg, d, s = (scalar_or_none(v) for v in (sigma, delta, sensitivity))
     if (sg is not None and d is not None and s is not None
             and 0.0 < sg < math.inf and 0.0 < d < 1.0 and 0.0 < s < math.inf):
-        return _core.gf_epsilon(nt, sg, d, s)
+        return _finite_epsilon(_core.gf_epsilon(nt, sg, d, s))
     sa, dl, da = checked_arrays((sigma, "sigma", check_positive), (delta, "delta", check_open_unit),
                                 (sensitivity, "sensitivity", check_positive))
     arrs = np.broadcast_arrays(sa, dl, da)
     out = np.empty(arrs[0].shape)
     f1, f2, f3 = (np.ascontiguousarray(a).reshape(-1) for a in arrs)
     _core.gf_epsilon_array(nt, f1, f2, f3, out.reshape(-1))
+    _finite_epsilon(out)
     return float(out) if out.ndim == 0 else out
+
+
+def _finite_epsilon(eps: Any) -> Any:
+    """``eps``, refusing an epsilon the root finder could not represent: it grows like
+    ``(sensitivity / sigma)^2 / 2``, beyond the doubles for a sigma below about 1e-154
+    times the sensitivity (NaN from the compiled search)."""
+    if not np.all(np.isfinite(eps)):
+        raise ValueError("gaussian_epsilon: `sigma` is too small for `sensitivity`: the "
+                         "epsilon, about (sensitivity / sigma)^2 / 2, is beyond the range of "
+                         "doubles")
+    return eps
+
+
+_NORMAL_MIN = float(np.finfo(np.float64).tiny)
 
 
 def classical_failure_threshold(delta: Any, calibration: str = "dwork2014"):
@@ -416,7 +437,7 @@ def classical_failure_threshold(delta: Any, calibration: str = "dwork2014"):
     Parameters
     ----------
     delta : float or array_like
-        In :math:`(0, 1)`.
+        In :math:`(0, 1)`, at least the smallest normal double (about 2.2e-308).
     calibration : {"dwork2014", "dwork2006"}
 
     Returns
@@ -445,10 +466,13 @@ def classical_failure_threshold(delta: Any, calibration: str = "dwork2014"):
         raise ValueError(f"`calibration` must be 'dwork2014' or 'dwork2006'; got {method!r}")
     code = _GF_CODE[method]
     d = scalar_or_none(delta)
-    if d is not None and 0.0 < d < 1.0:
+    if d is not None and _NORMAL_MIN <= d < 1.0:
         return _core.gf_threshold(code, d)
     dl = as_float_array(delta, "delta")
     check_open_unit(dl, "delta")
+    if np.any(dl < _NORMAL_MIN):    # the threshold's search works on ln delta of a normal
+        raise ValueError(f"`delta` must be at least {_NORMAL_MIN!r} (a normal double); got "
+                         f"{float(np.min(dl))!r}")
     out = np.empty(dl.shape)
     _core.gf_threshold_array(code, np.ascontiguousarray(dl).reshape(-1), out.reshape(-1))
     return float(out) if out.ndim == 0 else out
