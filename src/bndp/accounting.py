@@ -35,6 +35,7 @@ import numpy as np
 from . import _core
 from ._deprecate import removed_parameter
 from ._dispatch import _shape2, as_2d
+from ._sign_rdp import sign_rdp
 from ._validation import as_float_array, check_finite, check_positive
 from .calibrate.concentrated import (
     gaussian_composition_sigma,
@@ -272,8 +273,8 @@ def per_instance_rdp(mechanism: Any, value: Any, sensitivity: Any, alpha: Any,
         if code == 2 and not np.isfinite(total).all():
             # a shift or order beyond the compiled form's range (a NaN there): the stable
             # form below, which is exact there too (inf only past the float range)
-            sign = _sign_rdp(md, np.broadcast_to(th, shape), np.broadcast_to(c, shape),
-                             mechanism.sigma, alf)
+            sign = sign_rdp(md, np.broadcast_to(th, shape), np.broadcast_to(c, shape),
+                            mechanism.sigma, alf)
             total[:] = sign.reshape(alf.shape[0], -1).sum(axis=1)
             if per_coordinate:
                 each[...] = sign
@@ -308,49 +309,6 @@ def _check_rdp_range(code: int, c_over_sigma: np.ndarray, alf: np.ndarray) -> No
             "range where this mechanism's divergence is computed accurately (at most "
             f"{RDP_MAX_QUADRATIC[code]:.3g}); such orders or sensitivities are outside any "
             "useful accounting")
-
-
-def _sign_forward(t: np.ndarray, c: np.ndarray, sigma: float, alf: np.ndarray) -> np.ndarray:
-    r""":math:`D_\alpha(\theta \Vert \theta + c)` of the stochastic sign, shape
-    ``alf.shape + t.shape``, for any finite inputs: with :math:`r_i = \log(p_i/q_i)` and
-    :math:`M = \max_i r_i` over the outcomes with :math:`p_i > 0`,
-    :math:`D = M + \log(\sum_i p_i e^{(\alpha-1)(r_i-M)})/(\alpha-1)` (exponents <= 0, the
-    sum through log1p/expm1 while it is near 1), ``inf`` where some :math:`q_i` underflows
-    to 0 with :math:`p_i > 0` (the divergence exceeds the float range)."""
-    from scipy.special import log_ndtr
-    with np.errstate(over="ignore", invalid="ignore"):
-        a = t / sigma
-        b = (t + c) / sigma
-    lp = np.stack([log_ndtr(a), log_ndtr(-a)])
-    lq = np.stack([log_ndtr(b), log_ndtr(-b)])
-    present = lp > -np.inf
-    with np.errstate(invalid="ignore"):
-        r = np.where(present, lp - lq, -np.inf)
-    m = r.max(axis=0)
-    am1 = (alf - 1.0).reshape((-1,) + (1,) * (t.ndim + 1))
-    with np.errstate(invalid="ignore", over="ignore"):
-        x = np.where(present, am1 * (r - m), -np.inf)       # <= 0
-        p = np.exp(lp)
-        near = np.sum(p * np.expm1(x), axis=1)              # sum p_i e^x_i - 1
-        far = np.logaddexp(lp[0] + x[:, 0], lp[1] + x[:, 1])
-        ls = np.where(near > -0.5, np.log1p(near), far)
-        out = m + ls / am1[:, 0]
-    return np.where(np.isinf(m), np.inf, out)
-
-
-def _sign_rdp(md: int, th: np.ndarray, c: np.ndarray, sigma: float,
-              alf: np.ndarray) -> np.ndarray:
-    """Per-coordinate RDP of the stochastic sign for the (already mirrored) convention code
-    ``md`` of :func:`per_instance_rdp`: the forward divergence ("alg1"), with the reverse
-    direction (D(t + c || t) is the mirrored forward one at -(t + c)) for "text", and both
-    shifts as well for "sup"."""
-    out = _sign_forward(th, c, sigma, alf)
-    if md >= 1:
-        out = np.maximum(out, _sign_forward(-(th + c), c, sigma, alf))
-    if md == 2:
-        out = np.maximum(out, _sign_forward(-th, c, sigma, alf))
-        out = np.maximum(out, _sign_forward(th - c, c, sigma, alf))
-    return out
 
 
 def _fil_doc(returns: str, result: str):
