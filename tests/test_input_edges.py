@@ -189,3 +189,99 @@ def test_truncated_normal_refuses_a_subnormal_scale(scale):
         bndp.truncated_normal(0.0, scale, 0.0, 10.0, size=3, rng=0)
     y = bndp.truncated_normal(0.0, 1e-300, 0.0, 10.0, size=3, rng=0)
     assert np.all((y >= 0.0) & (y < 1e-298))
+
+
+# continuous mode: noise the doubles of the range cannot carry ------------------------------
+
+def test_continuous_release_refuses_bounds_where_the_noise_rounds_away():
+    # doubles near 1e16 are 2 apart; noise of scale about 1e-3 left every value unchanged
+    v = np.array([1e16 - 4.0, 1e16, 1e16 + 8.0])
+    lo, hi = 1e16 - 1e4, 1e16 + 1e4
+    for mech in ("laplace", "gaussian"):
+        for bounds in ((lo, hi), (np.full(3, lo), np.full(3, hi))):
+            with pytest.raises(ValueError, match="would round to the true values"):
+                bndp.sample(v, mechanism=mech, epsilon=1.0, sensitivity=1e-3, lower=bounds[0],
+                            upper=bounds[1], mode="continuous", rng=0)
+    with pytest.raises(ValueError, match="would round to the true values"):
+        bndp.ConstrainedLaplace(1.0, sensitivity=1e-3, lower=lo, upper=hi, mode="continuous")
+    with pytest.raises(ValueError, match="would round to the true values"):
+        bndp.BoundedLaplace(1e15, sensitivity=1.0, lower=10.0, upper=120.0, mode="continuous")
+    # a range whose values near 0 carry the noise is served (its far end is as coarse as the
+    # doubles there: the continuous mode's documented caveat)
+    m = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=1e300, mode="continuous")
+    assert np.isfinite(m.sample([1.0], rng=0)).all()
+    y = bndp.sample(np.array([30.0, 50.0]), mechanism="gaussian", epsilon=1.0,
+                    sensitivity=1.0, lower=0.0, upper=120.0, mode="continuous", rng=0)
+    assert np.all(y != np.array([30.0, 50.0]))
+
+
+# the command line: files it writes, specs it reads ------------------------------------------
+
+def _cli(tmp_path, *argv):
+    from bndp import cli
+    return cli.main([str(a) for a in argv])
+
+
+def test_cli_refuses_outputs_over_its_own_files_before_drawing(tmp_path, capsys):
+    src = tmp_path / "in.csv"
+    src.write_text("age\n30\n40\n")
+    spec = tmp_path / "ok.toml"
+    spec.write_text("[columns.age]\nlower = 0\nupper = 120\nsensitivity = 1\nepsilon = 0.5\n")
+    store = tmp_path / "l.db"
+    b = bndp.Budget.open(str(store), "b", epsilon=10.0)
+    out = tmp_path / "out.csv"
+    common = ["privatize", src, "-o", out, "--spec", spec, "--budget-store", store,
+              "--budget-name", "b", "-q"]
+    cases = [(["--summary-json", tmp_path / "nodir" / "x.json"], 1),
+             (["--summary-json", tmp_path], 2), (["--summary-json", src], 2),
+             (["--summary-json", out], 2), (["--summary-json", spec], 2)]
+    for extra, code in cases:
+        assert _cli(tmp_path, *common, *extra) == code, extra
+    assert _cli(tmp_path, "privatize", src, "-o", store, "--spec", spec, "--budget-store",
+                store, "--budget-name", "b", "-q") == 2
+    assert _cli(tmp_path, "privatize", src, "-o", spec, "--spec", spec, "-q") == 2
+    err = capsys.readouterr().err
+    assert "refusing to write --summary-json over the input file" in err
+    assert "refusing to write the output over the budget store" in err
+    # nothing drawn, written or charged; the input and the spec untouched
+    assert not out.exists() and b.remaining.epsilon == 10.0 and b.history == []
+    assert src.read_text() == "age\n30\n40\n" and spec.read_text().startswith("[columns.age]")
+
+
+def test_cli_refuses_duplicate_parquet_columns(tmp_path, capsys):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    t = pa.Table.from_arrays([pa.array([30.0, 40.0]), pa.array([31.0, 41.0])],
+                             names=["age", "age"])
+    src = tmp_path / "in.parquet"
+    pq.write_table(t, src)
+    out = tmp_path / "out.parquet"
+    # the second "age" went out with its true values before
+    assert _cli(tmp_path, "privatize", src, "-o", out, "--column", "age", "--lower", "0",
+                "--upper", "120", "--sensitivity", "1", "--epsilon", "0.5", "-q") == 3
+    assert "duplicate column name(s) in the schema: age" in capsys.readouterr().err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("text, what", [
+    ('{"columns": {"age": {"lower": 0, "upper": 120, "sensitivity": 1, "epsilon": 0.5, '
+     '"epsilon": 50}}}', "duplicate key(s) 'epsilon'"),
+    ('{"columns": {"age": {"lower": 0, "upper": 120, "sensitivity": 1, "epsilon": 0.5}}, '
+     '"budget": {"epsilon": 0.1}, "budget": {"epsilon": 100}}', "duplicate key(s) 'budget'"),
+    ('{"columns": {"age": {"lower": 0, "upper": 120, "sensitivity": 1, "epsilon": 1' + "0" * 400
+     + '}}}', "an integer of 401 digits"),
+    ("[columns.age]\nlower = 'lo'\nupper = 'hi'\nsensitivity = 1\nepsilon = 0.5\n"
+     "mode = 'foo'\n", "`mode` must be"),
+])
+def test_cli_refuses_malformed_specs_before_reading(tmp_path, capsys, text, what):
+    # JSON's last duplicate won (an epsilon of 50, a budget of 100); a 401-digit integer
+    # raised OverflowError; a bad mode with per-row bounds was found only when drawing (an
+    # empty input released and charged)
+    src = tmp_path / "in.csv"
+    src.write_text("age,lo,hi\n")
+    spec = tmp_path / ("s.json" if text.startswith("{") else "s.toml")
+    spec.write_text(text)
+    out = tmp_path / "out.csv"
+    assert _cli(tmp_path, "privatize", src, "-o", out, "--spec", spec, "-q") == 2
+    assert what in capsys.readouterr().err
+    assert not out.exists()

@@ -382,6 +382,35 @@ def apply_domain(value: np.ndarray, lower: Any, upper: Any, on_outside: str,
     return value
 
 
+#: doubles per noise scale that a continuous release needs at its bounds: fewer, and the
+#: noise rounds away (the draws equal to the true values)
+CONTINUOUS_STEPS = 16.0
+
+
+def check_continuous_resolution(scale: Any, lower: Any, upper: Any) -> None:
+    """Refuse a continuous law (``mode="continuous"``) whose noise no double of its range can
+    carry: the spacing of doubles at the range's value nearest 0 (0 where the range
+    straddles it) above ``scale / CONTINUOUS_STEPS`` (bounds far from 0 for the noise: a
+    small sensitivity, or a large epsilon), where every draw would round to its true value.
+    (Where only part of the range is that far out, the draws there are as coarse: the
+    continuous mode's outputs depend on the true value, see the threat model.)
+    Element-wise for per-row bounds and scales."""
+    lo = np.asarray(lower, dtype=np.float64)
+    hi = np.asarray(upper, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        m = np.where((lo <= 0.0) & (hi >= 0.0), 0.0, np.minimum(np.abs(lo), np.abs(hi)))
+        bad = np.spacing(m) > np.asarray(scale, dtype=np.float64) / CONTINUOUS_STEPS
+    if np.any(bad):
+        i = np.unravel_index(int(np.argmax(bad)), bad.shape) if np.ndim(bad) else ()
+        mm = float(np.broadcast_to(m, bad.shape)[i])
+        sc = float(np.broadcast_to(scale, bad.shape)[i])
+        raise ValueError(
+            f"mode='continuous': the doubles of the range nearest 0 ({mm!r}) are spaced "
+            f"{float(np.spacing(mm))!r} apart, more than 1/{CONTINUOUS_STEPS:g} of the noise "
+            f"scale {sc!r}: the draws would round to the true values. Shift the data towards "
+            "0, or use the default mode (which coarsens its grid there, or refuses)")
+
+
 def fast_real(x: Any, name: str) -> float:
     """Scalar check for the fast path: real, not bool, converted to float."""
     v = scalar_or_none(x)

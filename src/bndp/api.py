@@ -14,7 +14,8 @@ from . import _core, _dispatch
 from ._random import RNGLike, as_generator
 from ._values import WideValues, approx, as_values
 from ._validation import (_rows_pair, apply_domain, as_float_array, check_bounds,
-                          check_epsilon, check_on_outside, check_positive, fast_real)
+                          check_continuous_resolution, check_epsilon, check_on_outside,
+                          check_positive, fast_real)
 from .calibrate.bounded import bounded_gaussian_sigma, bounded_laplace_scale, check_bounded_laplace
 from .distributions import truncated_normal
 from ._columns import Nulls, columnar
@@ -235,11 +236,13 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
         sigma = np.array([bounded_gaussian_sigma(eps, dq, 0.0, float(w))
                           for w in np.ravel(widths)])[inverse]
         sigma = sigma.reshape(np.broadcast_shapes(lo.shape, hi.shape))
+        check_continuous_resolution(sigma, lo, hi)
         return np.asarray(truncated_normal(np.broadcast_to(q, shape), np.broadcast_to(sigma, shape),
                                            np.broadcast_to(lo, shape), np.broadcast_to(hi, shape),
                                            rng=gen), dtype=np.float64).reshape(shape)
     scale = bounded_laplace_scale(eps, dq, 0.0, widths, delta=dl)[inverse]
     scale = scale.reshape(np.broadcast_shapes(lo.shape, hi.shape))
+    check_continuous_resolution(scale, lo, hi)
     return _dispatch.sample(_core.bl_one, _core.bl_fill, _core.bl_fill_rows,
                             [q, np.asarray(scale), lo, hi], shape, gen, workers)
 

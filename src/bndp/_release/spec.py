@@ -20,6 +20,7 @@ from .._values import approx
 from ..api import sample
 from ..calibrate import bounded_laplace_scale
 from .._laws import window
+from .._laws.whole_range import check_mode
 from ..mechanisms.registry import ALIASES, MECHANISMS, REGISTRY, mechanism_key
 
 _LOG = logging.getLogger("bndp")
@@ -117,7 +118,11 @@ def mechanism_options(mechanism: str) -> tuple[str, ...]:
 def _real(col: str, key: str, v: Any) -> float:
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
         raise TypeError(f"{_where(col, key)}: must be a real number; got {v!r}")
-    return float(v)
+    try:
+        return float(v)
+    except OverflowError:       # an integer beyond the doubles
+        raise ValueError(f"{_where(col, key)}: must be a finite number; got an integer of "
+                         f"{len(str(abs(v)))} digits") from None
 
 
 class ColumnPlan:
@@ -351,6 +356,11 @@ def _parse_column(col: str, entry: Any, memo: dict | None = None) -> ColumnPlan:
                 raise SpecError(f"{_where(col, 'delta')}: the bounded Gaussian mechanism is "
                                 f"pure epsilon-DP; delta must be 0, got {delta!r}")
             bounded_laplace_scale(eps, dq, 0.0, 1.0, delta=delta)
+            if "mode" in options:
+                try:
+                    check_mode(options["mode"])
+                except (ValueError, TypeError) as exc:
+                    raise SpecError(f"{_where(col, 'mode')}: {exc}") from None
             if options.get("mode", "exact") in ("exact", None):
                 # the kernel every wide row will use, planned now (before any charge)
                 window.plan_wide(window.LAPLACE if mechanism == "laplace" else window.GAUSSIAN,

@@ -62,10 +62,24 @@ def _load_spec_file(path: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
             raw = f.read()
     except OSError as exc:
         raise CLIError(f"--spec {path}: cannot read: {exc.strerror or exc}") from None
-    text = raw.decode("utf-8-sig", errors="replace")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise CLIError(f"--spec {path}: not UTF-8 text: {exc}") from None
+
+    def no_duplicates(pairs: list) -> dict:
+        # a repeated key would silently override the first (an epsilon, a budget's cap)
+        keys = [k for k, _ in pairs]
+        dup = sorted({k for k in keys if keys.count(k) > 1})
+        if dup:
+            raise ValueError(f"duplicate key(s) {', '.join(map(repr, dup))}")
+        return dict(pairs)
+
     if path.lower().endswith(".json") or text.lstrip().startswith("{"):
         try:
-            doc = json.loads(text)
+            doc = json.loads(text, object_pairs_hook=no_duplicates)
+        except RecursionError:
+            raise CLIError(f"--spec {path}: nested too deeply") from None
         except ValueError as exc:
             raise CLIError(f"--spec {path}: not valid JSON: {exc}") from None
     else:
@@ -75,6 +89,8 @@ def _load_spec_file(path: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
             tomllib = _need("tomli", "cli", "--spec in TOML on Python 3.10")
         try:
             doc = tomllib.loads(text)
+        except RecursionError:
+            raise CLIError(f"--spec {path}: nested too deeply") from None
         except tomllib.TOMLDecodeError as exc:
             raise CLIError(f"--spec {path}: not valid TOML: {exc}") from None
     if not isinstance(doc, dict):
@@ -395,6 +411,9 @@ def _privatize_parquet(args: argparse.Namespace, specs: list[_Spec], tmp: str,
             raise DataError(f"{shown}: {one} has another schema than {paths[0]}: "
                             f"{f.schema_arrow} against {schema}")
     names = schema.names
+    dup = sorted({c for c in names if names.count(c) > 1})
+    if dup:     # a column released by name would leave its namesakes with true values
+        raise DataError(f"{shown}: duplicate column name(s) in the schema: {', '.join(dup)}")
     for s in specs:
         for c in [s.name] + s.plan.bound_columns():
             if c not in names:
@@ -444,6 +463,39 @@ def _privatize_parquet(args: argparse.Namespace, specs: list[_Spec], tmp: str,
     return rows
 
 
+def _same_file(a: str, b: str) -> bool:
+    return os.path.abspath(a) == os.path.abspath(b) or (
+        os.path.exists(a) and os.path.exists(b) and os.path.samefile(a, b))
+
+
+def _check_output_paths(args: argparse.Namespace, src: str | None, final: str | None,
+                        budget: Any) -> None:
+    """Before anything is drawn: the files the run writes (the output, ``--summary-json``)
+    are none of the files it reads or keeps (the input, the spec, the budget's SQLite
+    store) nor each other, and the summary's directory exists (a summary that could not be
+    written after the release is committed would fail a run whose release was charged)."""
+    store = getattr(budget, "store", None)
+    kept = [("the input file", src), ("the spec", getattr(args, "spec", None)),
+            ("the budget store", store if isinstance(store, str) and "://" not in store
+             else None)]
+    written = [("the output", final), ("--summary-json", args.summary_json)]
+    for what, path in written:
+        if path is None:
+            continue
+        for which, other in kept:
+            if other is not None and _same_file(path, other):
+                raise CLIError(f"refusing to write {what} over {which} {other}")
+    summary = args.summary_json
+    if summary is not None:
+        if final is not None and _same_file(summary, final):
+            raise CLIError("--summary-json and the output are the same file; choose another")
+        if os.path.isdir(summary):
+            raise CLIError(f"--summary-json {summary}: is a directory")
+        where = os.path.dirname(os.path.abspath(summary))
+        if not os.path.isdir(where):
+            raise FileError(f"--summary-json {summary}: directory {where} does not exist")
+
+
 def _cmd_privatize(args: argparse.Namespace) -> int:
     src, dst = args.input, args.output
     shown_src = "<stdin>" if src == "-" else src
@@ -480,6 +532,7 @@ def _cmd_privatize(args: argparse.Namespace) -> int:
     # validates, calibrates and plans; the budget is checked now, charged once every row
     # is drawn (before the output is put in place)
     specs, budget = _parse_specs(args, label)
+    _check_output_paths(args, src if parts is None and not spooled else None, final, budget)
     t_planned = time.perf_counter()
     gen = default_rng(args.seed)
     progress = _Progress(0, "rows", _progress_enabled(args.progress) and not args.quiet)

@@ -14,8 +14,8 @@ import numpy as np
 
 from .. import _core, _dispatch
 from .._random import RNGLike
-from .._validation import (apply_domain, as_float_array, check_box, check_size,
-                           positive_real)
+from .._validation import (apply_domain, as_float_array, check_box,
+                           check_continuous_resolution, check_size, positive_real)
 from ..calibrate.bounded import bounded_gaussian_sigma, check_bounded_gaussian
 from ..distributions import truncnorm_eval
 from .._loss import bounded_gaussian_loss, bounded_gaussian_tight_sigma
@@ -181,6 +181,8 @@ class BoundedGaussian(TruncatedNormalLaw, GridLawMechanism):
                 plan = exact.plan_bounded_gaussian(eps, dq, lower_v, upper_v,
                                                    sigma_hint=sigma)
                 sigma = plan.scale
+            else:
+                check_continuous_resolution(sigma, lower_v, upper_v)
         self._set(mode=mode, exact_plan=plan)
         self._set(epsilon=eps, sensitivity=dq, lower=lower_v, upper=upper_v, dim=dim,
                   sigma=float(sigma), sigma_rule=sigma_rule)

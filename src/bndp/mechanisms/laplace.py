@@ -17,7 +17,7 @@ from scipy import special
 
 from .. import _core, _dispatch
 from .._random import RNGLike
-from .._validation import fast_real
+from .._validation import check_continuous_resolution, fast_real
 from ..calibrate.bounded import bounded_laplace_scale, check_bounded_laplace
 from ..distributions import bounded_laplace_eval
 from . import exact
@@ -183,6 +183,8 @@ class BoundedLaplace(GridLawMechanism):
                 # whose grid and search start are chosen from b*
                 plan = _plan_half_line(eps - math.log1p(-dl), dq, lo, hi, float(scale))
                 scale = plan.scale
+            else:
+                check_continuous_resolution(scale, lo, hi)
         self._set(epsilon=eps, sensitivity=dq, lower=lo, upper=hi, delta=dl, scale=float(scale),
                   mode=mode, exact_plan=plan)
 

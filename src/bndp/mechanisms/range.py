@@ -25,8 +25,8 @@ import numpy as np
 
 from .. import _core, _dispatch
 from .._random import RNGLike, as_generator
-from .._validation import (as_float_array, check_finite, check_forbidden, check_on_outside,
-                           positive_real)
+from .._validation import (as_float_array, check_continuous_resolution, check_finite,
+                           check_forbidden, check_on_outside, positive_real)
 from .._columns import Nulls, columnar
 from . import exact
 from .laplace import _bounds
@@ -314,11 +314,13 @@ class ConstrainedLaplace(GridLawMechanism):
             delta = _delta_distance_dependent(eps)
             scale = float((dF / eps) * _dd_g(np.zeros(1))[0])   # sigma(0), the largest
             _check_continuous_scale(scale, lo, hi)
+            check_continuous_resolution(scale, lo, hi)
         else:
             scale = float(_core.cl_scale(L, R, Lr, Rr, eps, dF, guarantee == "metric"))
             delta = 0.0
             if mode == "continuous":
                 _check_continuous_scale(scale, lo, hi)
+                check_continuous_resolution(scale, lo, hi)
         plan: exact.ConstrainedPlan | None = None
         if mode == "exact":
             plan = exact.plan_constrained_laplace(eps, dF, lo, hi, forb, guarantee,
