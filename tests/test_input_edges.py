@@ -285,3 +285,53 @@ def test_cli_refuses_malformed_specs_before_reading(tmp_path, capsys, text, what
     assert _cli(tmp_path, "privatize", src, "-o", out, "--spec", spec, "-q") == 2
     assert what in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_range_of_more_grid_steps_than_a_kernel_serves_is_refused_when_planned():
+    # (upper - lower) / sensitivity of 1e13: the grid needs more than 2^51 steps; the
+    # mechanism was built and failed when drawing ("a row the table does not serve")
+    for cls in (bndp.BoundedLaplace, bndp.BoundedGaussian):
+        with pytest.raises(ValueError, match="more grid steps than the default release"):
+            cls(1.0, sensitivity=1e-6, lower=0.0, upper=1e7)
+    for mech in ("laplace", "gaussian"):
+        for q in (np.array([5e6, 1.0]), np.array([5e6, 1], dtype=object)):
+            with pytest.raises(ValueError, match="more grid steps than the default release"):
+                bndp.sample(q, mechanism=mech, epsilon=1.0, sensitivity=1e-6,
+                            lower=[0.0, 0.0], upper=[1e7, 2.0], rng=0)
+    assert bndp.BoundedLaplace(1.0, sensitivity=1e-4, lower=0.0, upper=1e7).sample(
+        [5e6], rng=0).shape == (1,)
+
+
+def test_bounded_laplace_moments_at_a_scale_beyond_the_range_are_the_uniform_ones():
+    # the incomplete gamma functions underflow: variance NaN (then 0) and mean 0 at 1e-300
+    for eps in (1e-300, 1e-100):
+        m = bndp.BoundedLaplace(eps, sensitivity=1.0, lower=0.0, upper=120.0,
+                                mode="continuous")
+        np.testing.assert_allclose(m.variance([0.0, 60.0]), 1200.0, rtol=1e-12)
+        assert m.mean(0.0) == pytest.approx(60.0, rel=1e-12)
+        assert m.bias(30.0) == pytest.approx(30.0, rel=1e-12)
+    m = bndp.BoundedLaplace(1e-10, sensitivity=1.0, lower=0.0, upper=120.0, mode="continuous")
+    assert m.variance(0.0) == pytest.approx(1200.0, rel=1e-9)
+
+
+def test_cli_plot_bins_bounded_and_directory_as_csv_refused(tmp_path, capsys):
+    src = tmp_path / "in.csv"
+    src.write_text("age\n30\n40\n")
+    rel = tmp_path / "rel.csv"
+    col = ["--column", "age", "--lower", "0", "--upper", "120", "--sensitivity", "1",
+           "--epsilon", "1", "-q"]
+    assert _cli(tmp_path, "privatize", src, "-o", rel, *col) == 0
+    spec = tmp_path / "ok.toml"
+    spec.write_text("[columns.age]\nlower = 0\nupper = 120\nsensitivity = 1\nepsilon = 1\n")
+    # a million bins took 79 s and 6.7 GB on a four-row file
+    assert _cli(tmp_path, "plot", rel, "--spec", spec, "--column", "age", "--bins",
+                1_000_000, "-o", tmp_path / "p.png") == 2
+    assert "--bins must be from 2 to 10000" in capsys.readouterr().err
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    (tmp_path / "pq").mkdir()
+    pq.write_table(pa.table({"age": [30.0, 40.0]}), tmp_path / "pq" / "a.parquet")
+    # AssertionError (exit 1) before
+    assert _cli(tmp_path, "privatize", tmp_path / "pq", "--format", "csv", "-o",
+                tmp_path / "o.csv", *col) == 2
+    assert "--format csv needs one file" in capsys.readouterr().err

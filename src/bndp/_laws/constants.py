@@ -25,6 +25,7 @@ WINDOW_WIDTH_STEPS = 128   # gamma <= width / 128: a row has at least 128 interv
 # both laws: gamma is refined until sensitivity / gamma is an integer or >= SENS_STEPS (the
 # rounding then inflates the sensitivity by at most 0.4 %)
 SENS_STEPS = 256
+MAX_ROW_INTERVALS = 1 << 51  # grid intervals of a row (the compiled core's GW_MAX_ROW)
 
 # sizes of the whole-range tables
 MAX_INTERVALS = 1 << 22    # n: grid intervals in [l, u] (table memory: 16 (n + 1) bytes)

@@ -24,8 +24,8 @@ import numpy as np
 
 from .. import _core, _dispatch, _random
 from .._values import WideValues, grid_round, snap
-from .constants import (FAMILY_NAMES, GAUSSIAN, LAPLACE, REL_TOL, SCALE_STEPS, SENS_STEPS,
-                        WINDOW_WIDTH_STEPS)
+from .constants import (FAMILY_NAMES, GAUSSIAN, LAPLACE, MAX_ROW_INTERVALS, REL_TOL,
+                        SCALE_STEPS, SENS_STEPS, WINDOW_WIDTH_STEPS)
 from .search_start import _search_start
 from .serving import _first_drawn_from, _served_map, _surely_narrow, on_row, tried
 from .whole_range import ExactPlan, GridScale, _law_from, cached_search_tree
@@ -545,7 +545,19 @@ def plan_row(fam: int, target: float, sensitivity: float, lower: float,
     n = _intervals1(float(lower), float(upper), ei)
     if n < 1:
         raise ValueError("grid law: the interval holds no grid step; pass mode='continuous'")
+    _check_row_intervals(n, dq, float(upper) - float(lower))
     return RowPlan(_row_law(fam, target, dq, ei, n), float(lower), float(upper), n)
+
+
+def _check_row_intervals(n: int, dq: float, width: float) -> None:
+    """Refuse a row of more grid intervals than a kernel serves (:data:`MAX_ROW_INTERVALS`):
+    a range wider than about 2^44 sensitivities (its grid steps are at most a sixteenth of
+    the sensitivity); it failed only when drawing."""
+    if n > MAX_ROW_INTERVALS:
+        raise ValueError(
+            f"grid law: upper - lower ({width!r}) is {width / dq:.3g} times the sensitivity, "
+            f"more grid steps than the default release serves (2^51); pass "
+            "mode='continuous', or a coarser sensitivity")
 
 
 def plan_wide(fam: int, target: float, sensitivity: float) -> WindowLaw:
@@ -587,6 +599,9 @@ def sample_rows(fam: int, target: float, sensitivity: float, q: np.ndarray, lo: 
         n = _core.gw_intervals(los, his, ev)
         if n.size and int(n.min()) < 1:
             raise ValueError("grid law: a row holds no grid step; pass mode='continuous'")
+        if n.size and int(n.max()) > MAX_ROW_INTERVALS:
+            k = int(np.argmax(n))
+            _check_row_intervals(int(n[k]), dq, float(his[k] - los[k]))
         dk = _sens_steps(dq, ev)
         if bool(np.all(_surely_narrow(fam, target, dk, n))):
             wide = None
@@ -656,6 +671,9 @@ def _sample_rows_compiled(fam: int, target: float, dq: float, q: np.ndarray, lo:
         e, coarse, n, evals, nmax, idx, summary = _core.gw_rows_grid(
             target, dq, lo, hi, SCALE_STEPS, WINDOW_WIDTH_STEPS, SENS_STEPS, q)
         _check_rows(summary, dq, lambda: (e, coarse))
+        if nmax.size and int(nmax.max()) > MAX_ROW_INTERVALS:
+            k = int(np.argmax((hi - lo) / dq))
+            _check_row_intervals(int(nmax.max()), dq, float(hi[k] - lo[k]))
         _draw_kernels(fam, target, dq, None, e, n, idx, lo, evals, nmax, out, gen)
         return out
     pos, e, n, idx, evals, nmax, summary = _core.gw_rows_first(
@@ -663,6 +681,9 @@ def _sample_rows_compiled(fam: int, target: float, dq: float, q: np.ndarray, lo:
         WINDOW_WIDTH_STEPS, SENS_STEPS, out, _served_map(first, fam, target, dk0))
     _check_rows(summary, dq, lambda: _core.gw_rows_grid(
         target, dq, lo, hi, SCALE_STEPS, WINDOW_WIDTH_STEPS, SENS_STEPS)[:2])
+    if nmax.size and int(nmax.max()) > MAX_ROW_INTERVALS:
+        k = int(np.argmax((hi - lo) / dq))
+        _check_row_intervals(int(nmax.max()), dq, float(hi[k] - lo[k]))
     if pos.size:
         _draw_kernels(fam, target, dq, (e0, first), e, n, idx, lo, evals, nmax, out, gen,
                       pos)

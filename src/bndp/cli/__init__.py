@@ -286,7 +286,7 @@ def _parser() -> argparse.ArgumentParser:
                     help="with a released file: the released column to draw")
     pl.add_argument("--bins", type=int, default=30,
                     help="with a released file: histogram bins over the column's range "
-                         "(default 30)")
+                         "(2 to 10000; default 30)")
     pl.add_argument("--format", choices=("auto", "csv", "parquet"), default="auto",
                     help="with a released file: its format (default: from the file name)")
     pl.add_argument("--delimiter", type=_delimiter, default=",",

@@ -17,6 +17,10 @@ from ._io import _guess_format, _save_figure
 from .privatize import _load_spec_file
 
 
+
+#: the most histogram bins ``bndp plot`` draws from a released file
+MAX_PLOT_BINS = 10_000
+
 def _read_columns(path: str, fmt: str, names: list[str], delimiter: str) -> dict[str, np.ndarray]:
     """The named columns of a CSV or Parquet file as float64 (NaN where missing)."""
     if not os.path.exists(path):
@@ -189,8 +193,8 @@ def _cmd_plot_released(args: argparse.Namespace) -> int:
     if not args.column:
         raise CLIError("bndp plot with a released file needs --column NAME (the released "
                        "column to draw)")
-    if args.bins < 2:
-        raise CLIError(f"--bins must be at least 2; got {args.bins}")
+    if not 2 <= args.bins <= MAX_PLOT_BINS:     # a million took 79 s and 6.7 GB
+        raise CLIError(f"--bins must be from 2 to {MAX_PLOT_BINS}; got {args.bins}")
     if not args.output.lower().endswith((".png", ".svg", ".pdf")):
         raise CLIError(f"{args.output}: the plot is written as .png, .svg or .pdf")
     out_dir = os.path.dirname(os.path.abspath(args.output))

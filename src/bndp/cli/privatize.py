@@ -564,7 +564,9 @@ def _cmd_privatize(args: argparse.Namespace) -> int:
         assert fmt is not None
         out_fmt = out_fmt or fmt
         if fmt == "csv":
-            assert in_path is not None
+            if in_path is None:    # a directory or glob of Parquet files
+                raise CLIError(f"{shown_src}: a directory or glob of input files is read as "
+                               "Parquet; --format csv needs one file")
             rows = _privatize_csv(args, specs, tmp, gen, progress, in_path, shown_src)
         else:
             source = parts if parts is not None else in_path

@@ -288,14 +288,27 @@ the variance of the grid law, summed over its PMF.""",
         c = (self.upper - q) / self.scale
         return -0.5 * (np.expm1(-a) + np.expm1(-c)), special.gammainc(s, a), special.gammainc(s, c)
 
+    def _uniform(self) -> bool:
+        """Whether the law is the uniform one on [lower, upper] to within 1e-30 relative (a
+        scale above 1e30 widths), where the incomplete gamma functions of the moments
+        underflow (a mean of 0 and a variance of 0 at epsilon 1e-300)."""
+        return (self.upper - self.lower) < 1e-30 * self.scale
+
     def _bias(self, x: None, q: np.ndarray):
+        if self._uniform():
+            return 0.5 * (self.lower + self.upper) - q
         C, pa, pc = self._incomplete_gamma(2, q)
         return 0.5 * self.scale * (pc - pa) / C
 
     def _variance(self, x: None, q: np.ndarray):
+        if self._uniform():
+            w = self.upper - self.lower
+            return np.broadcast_to(w * w / 12.0, np.shape(q)).astype(np.float64)
         C, pa, pc = self._incomplete_gamma(3, q)
         shift = self._bias(x, q)
-        return self.scale * self.scale * (pa + pc) / C - shift * shift
+        # scale^2 (pa + pc) / C, multiplied from the inside out: at a huge scale (the law
+        # nearly uniform) scale^2 overflows while the product is about a width squared
+        return (self.scale * ((pa + pc) / C)) * self.scale - shift * shift
 
     def privacy_loss(self) -> float:
         r"""Exact worst-case privacy loss :math:`\Delta Q/b + \ln\Delta C(b)` of the
