@@ -335,3 +335,35 @@ def test_cli_plot_bins_bounded_and_directory_as_csv_refused(tmp_path, capsys):
     assert _cli(tmp_path, "privatize", tmp_path / "pq", "--format", "csv", "-o",
                 tmp_path / "o.csv", *col) == 2
     assert "--format csv needs one file" in capsys.readouterr().err
+
+
+def test_cli_warnings_are_one_line_and_errors_come_before_reading(tmp_path, capsys):
+    import warnings as w
+    from bndp import cli
+
+    def warns(args):
+        w.warn("a coarse grid\n  (detail)", RuntimeWarning)
+        return 0
+
+    # a warning of a command is one "bndp: warning:" line, not Python's two with a path
+    orig = cli._cmd_demo
+    cli._cmd_demo = warns
+    try:
+        with w.catch_warnings():
+            w.simplefilter("always")
+            assert cli.main(["demo"]) == 0
+    finally:
+        cli._cmd_demo = orig
+    err = capsys.readouterr().err
+    assert "bndp: warning: a coarse grid" in err and "RuntimeWarning" not in err
+    # estimate: a spec error names its column and is a usage error, before the data
+    spec = tmp_path / "s.toml"
+    spec.write_text("[columns.age]\nlower = 0\nupper = 120\nsensitivity = 1\nepsilon = -0.5\n")
+    assert cli.main(["estimate", str(tmp_path / "missing.csv"), "--spec", str(spec)]) == 2
+    assert "spec column 'age'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli.main(["estimate", str(tmp_path / "x.csv"), "--spec", str(spec), "--n-boot", "-5"])
+    with pytest.raises(SystemExit):
+        cli.main(["privatize", str(tmp_path / "x.csv"), "-o", str(tmp_path / "o.parquet"),
+                  "--column", "age", "--lower", "0", "--upper", "1", "--sensitivity", "1",
+                  "--epsilon", "1", "--compression", "bogus"])

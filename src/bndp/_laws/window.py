@@ -585,7 +585,9 @@ def sample_rows(fam: int, target: float, sensitivity: float, q: np.ndarray, lo: 
     target = serving_target(target, dq)
     if exact is None:
         return _sample_rows_compiled(fam, target, dq, q, lo, hi, gen)
-    e, coarse = grid_exponent(target, dq, hi - lo, lo, hi)
+    with np.errstate(over="ignore"):        # an inf width: refused with its reason below
+        width = hi - lo
+    e, coarse = grid_exponent(target, dq, width, lo, hi)
     e = np.broadcast_to(e, q.shape)
     _check_exponent(e, coarse, dq)
     if exact is not None:

@@ -227,7 +227,8 @@ class ColumnPlan:
                     f"lower = {float(lo_v[j])!r}, upper = {float(hi_v[j])!r}", "bound_order",
                     name, rows(j), lower=float(lo_v[j]), upper=float(hi_v[j]))
             if v.size:
-                w = hi_v - lo_v
+                with np.errstate(over="ignore"):    # bounds near +-1e308: an inf width,
+                    w = hi_v - lo_v                 # refused by the calibration below
                 try:  # the scale is monotone in the width: the extreme widths decide
                     bounded_laplace_scale(self.epsilon, self.sensitivity, 0.0,
                                           np.array([w.min(), w.max()]), delta=self.delta)

@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from typing import Any, Sequence
 
 from .. import __version__
@@ -220,7 +221,8 @@ def _parser() -> argparse.ArgumentParser:
                          "header line; a row longer than a block is an error)")
     io.add_argument("--batch-rows", type=_positive_int, default=1 << 17, metavar="ROWS",
                     help="Parquet rows per chunk (default 131072)")
-    io.add_argument("--compression", default="snappy",
+    io.add_argument("--compression", default="snappy", type=str.lower,
+                    choices=("snappy", "gzip", "brotli", "zstd", "lz4", "none"),
                     help="Parquet compression codec of the output (default snappy)")
     io.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
                     help="progress bar by rows on stderr (default: when stderr is a terminal)")
@@ -313,6 +315,12 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _show_warning(message: Any, category: Any, filename: str, lineno: int, file: Any = None,
+                  line: Any = None) -> None:
+    """A warning of a command (a coarse grid, a value far out), as one line on stderr."""
+    print(f"bndp: warning: {_one_line(message)}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
@@ -320,7 +328,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     try:
-        return int(args.func(args))
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning     # one line, as the errors
+            return int(args.func(args))
     except CLIError as exc:
         if os.environ.get("BNDP_DEBUG"):
             raise

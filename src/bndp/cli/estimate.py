@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from .._release.spec import _parse_column
 from ..estimation import estimate
 from ._errors import CLIError, DataError, FileError, _need
 from ._io import _guess_format, _save_figure
@@ -69,6 +70,10 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
         entry = cols[c]
         if not isinstance(entry, dict):
             raise CLIError(f"--spec {args.spec}: column {c!r}: expected a table of settings")
+        try:    # the spec's own checks, naming the column, before any data is read
+            _parse_column(c, entry)
+        except (ValueError, TypeError) as exc:
+            raise CLIError(f"--spec {args.spec}: {' '.join(str(exc).split())}") from None
         for n in [c] + [entry.get(k) for k in ("lower", "upper")]:
             if isinstance(n, str) and n not in need:
                 need.append(n)
@@ -126,6 +131,16 @@ def _number(text: str, ok: Any, what: str) -> float:
     return v
 
 
+def _n_boot(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0; got {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0; got {v}")
+    return v
+
+
 def _level(text: str) -> float:
     return _number(text, lambda v: 0.0 < v < 1.0, "a number in (0, 1)")
 
@@ -157,8 +172,8 @@ def add_parser(sub: Any, delimiter: Any) -> None:
                    help="estimate only this released column (repeatable; default: all)")
     p.add_argument("--level", type=_level, default=0.95,
                    help="confidence level of the intervals (default 0.95)")
-    p.add_argument("--n-boot", type=int, default=200,
-                   help="bootstrap replicates (default 200)")
+    p.add_argument("--n-boot", type=_n_boot, default=200,
+                   help="bootstrap replicates, 0 for none (default 200)")
     p.add_argument("--target", choices=("column", "population"), default="column",
                    help="intervals for the file's own true values (default) or for a "
                         "population the rows are a sample of")
