@@ -272,6 +272,11 @@ def test_cli_refuses_duplicate_parquet_columns(tmp_path, capsys):
      + '}}}', "an integer of 401 digits"),
     ("[columns.age]\nlower = 'lo'\nupper = 'hi'\nsensitivity = 1\nepsilon = 0.5\n"
      "mode = 'foo'\n", "`mode` must be"),
+    # an empty [budget], or a JSON null, meant no budget at all
+    ("[columns.age]\nlower = 0\nupper = 120\nsensitivity = 1\nepsilon = 0.5\n[budget]\n",
+     "[budget]: empty"),
+    ('{"columns": {"age": {"lower": 0, "upper": 120, "sensitivity": 1, "epsilon": 0.5}}, '
+     '"budget": null}', "budget is null"),
 ])
 def test_cli_refuses_malformed_specs_before_reading(tmp_path, capsys, text, what):
     # JSON's last duplicate won (an epsilon of 50, a budget of 100); a 401-digit integer

@@ -104,6 +104,9 @@ def _load_spec_file(path: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
         raise CLIError(f"--spec {path}: no columns; give one [columns.NAME] table per "
                        "released column")
     budget = doc.get("budget")
+    if "budget" in doc and budget is None:      # JSON null: not "no budget" by accident
+        raise CLIError(f"--spec {path}: budget is null; give its epsilon (and delta), or "
+                       "store and name, or leave the key out")
     if budget is not None:
         keys = ("epsilon", "delta", "store", "name", "composition")
         if not isinstance(budget, dict) or any(k not in keys for k in budget):
@@ -133,6 +136,9 @@ def _open_budget(args: argparse.Namespace, bspec: dict[str, Any] | None) -> Any:
                            "--budget-store and --budget-name (or store and name in the "
                            "spec's [budget])")
         if not b:
+            if bspec is not None:       # an empty [budget]: no cap was meant to be none
+                raise CLIError(f"{where}: empty; give its epsilon (and delta), or store and "
+                               "name for a persistent budget")
             return None
         if "epsilon" not in b:
             raise CLIError(f"{where}: epsilon is required (or give store and name for a "
