@@ -170,3 +170,19 @@ def test_gaussian_epsilon_and_failure_threshold_refuse_what_they_cannot_represen
     for delta in (1e-310, 5e-324, [1e-5, 5e-324]):
         with pytest.raises(ValueError, match="`delta` must be at least"):
             cal.classical_failure_threshold(delta)
+
+
+def test_tangent_bound_of_the_bounded_gaussian_loss_is_never_below_the_evaluated_loss():
+    # the far-sigma certificate (used where sigma is beyond 2^508 times the shift or width)
+    # against the compiled evaluation where both apply: an upper bound within a factor 4
+    from bndp import _loss
+    r = np.random.default_rng(7)
+    for _ in range(200):
+        d = int(r.integers(1, 4))
+        w = 10.0 ** r.uniform(-3, 3, d)
+        dq = 10.0 ** r.uniform(-3, 3)
+        s = 10.0 ** r.uniform(0, 4) * max(float(np.max(w)), dq)
+        ev = ver.bounded_gaussian_loss(s, dq, np.zeros(d), w, details=True)
+        far = _loss._far_sigma_loss(s, dq, w, True)
+        assert far.upper >= ev.upper * (1 - 1e-9)
+        assert far.lower <= ev.upper * (1 + 1e-9) and far.upper <= 4.0 * ev.upper * (1 + 1e-6)
