@@ -372,3 +372,24 @@ def test_cli_warnings_are_one_line_and_errors_come_before_reading(tmp_path, caps
         cli.main(["privatize", str(tmp_path / "x.csv"), "-o", str(tmp_path / "o.parquet"),
                   "--column", "age", "--lower", "0", "--upper", "1", "--sensitivity", "1",
                   "--epsilon", "1", "--compression", "bogus"])
+
+
+def test_cli_io_errors_and_estimate_inputs_get_their_exit_codes(tmp_path, capsys):
+    # a budget store in a missing directory is an I/O error (exit 1; it was 2)
+    assert _cli(tmp_path, "budget", "create", "b", "--store", tmp_path / "no" / "l.db",
+                "--epsilon", "1") == 1
+    assert "does not exist" in capsys.readouterr().err
+    spec = tmp_path / "ok.toml"
+    spec.write_text("[columns.age]\nlower = 0\nupper = 120\nsensitivity = 1\nepsilon = 1\n")
+    # estimate: a duplicate CSV header (accepted before) and a list column (exit 1) are
+    # data errors, as privatize has them
+    dup = tmp_path / "dup.csv"
+    dup.write_text("age,age\n1,2\n")
+    assert _cli(tmp_path, "estimate", dup, "--spec", spec) == 3
+    assert "duplicate column name(s)" in capsys.readouterr().err
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    lst = tmp_path / "lst.parquet"
+    pq.write_table(pa.table({"age": pa.array([[1.0], [2.0]])}), lst)
+    assert _cli(tmp_path, "estimate", lst, "--spec", spec) == 3
+    assert "must be numeric" in capsys.readouterr().err

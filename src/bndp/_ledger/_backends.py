@@ -50,6 +50,11 @@ SCHEMA = (
 )
 
 
+
+class StoreNotFound(ValueError):
+    """A SQLite store's path names no file that can be one (its directory is missing, or
+    it is a directory): an I/O error for the command line (exit 1)."""
+
 class Backend:
     """A store's connection and transactions. ``?`` placeholders in the shared SQL."""
 
@@ -163,10 +168,10 @@ class SQLiteBackend(Backend):
         self.url = self.path
         d = os.path.dirname(self.path)
         if not os.path.isdir(d):
-            raise ValueError(f"budget store {path!r}: directory {d} does not exist")
+            raise StoreNotFound(f"budget store {path!r}: directory {d} does not exist")
         if os.path.isdir(self.path):
-            raise ValueError(f"budget store {path!r} is a directory: name an SQLite file "
-                             "in it")
+            raise StoreNotFound(f"budget store {path!r} is a directory: name an SQLite file "
+                                "in it")
 
     def _connect(self) -> Any:
         import sqlite3

@@ -8,6 +8,7 @@ import sys
 import time
 from typing import Any
 
+from .._ledger._backends import StoreNotFound
 from ..budget import Budget
 from ._errors import CLIError, FileError
 
@@ -19,6 +20,8 @@ def open_budget(store: str, name: str, **cap: Any) -> Any:
         return Budget.open(store, name, **cap)
     except ImportError as exc:
         raise CLIError(str(exc)) from None
+    except StoreNotFound as exc:
+        raise FileError(str(exc)) from None
     except (TypeError, ValueError) as exc:
         msg = str(exc)
         raise CLIError(msg if msg.startswith("budget ") else f"budget {name!r}: {msg}") from None

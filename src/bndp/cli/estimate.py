@@ -14,7 +14,7 @@ import numpy as np
 from .._release.spec import _parse_column
 from ..estimation import estimate
 from ._errors import CLIError, DataError, FileError, _need
-from ._io import _guess_format, _save_figure
+from ._io import _guess_format, _read_header, _save_figure
 from .privatize import _load_spec_file
 
 
@@ -42,6 +42,7 @@ def _read_columns(path: str, fmt: str, names: list[str], delimiter: str) -> dict
             table = pq.read_table(path, columns=names)
         else:
             pcsv = _need("pyarrow.csv", "arrow", "bndp estimate")
+            _read_header(path, delimiter)     # one name a column, as privatize reads it
             table = pcsv.read_csv(path, parse_options=pcsv.ParseOptions(delimiter=delimiter),
                                   convert_options=pcsv.ConvertOptions(
                                       include_columns=names, include_missing_columns=True,
@@ -53,7 +54,11 @@ def _read_columns(path: str, fmt: str, names: list[str], delimiter: str) -> dict
         raise DataError(f"{path}: {' '.join(str(exc).split())}") from None
     out = {}
     for n in names:
-        col = table.column(n).cast(pa.float64())
+        try:
+            col = table.column(n).cast(pa.float64())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            raise DataError(f"{path}: column {n!r} must be numeric; got "
+                            f"{table.column(n).type}") from None
         out[n] = np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float64)
     return out
 
