@@ -136,7 +136,7 @@ def _open_budget(args: argparse.Namespace, bspec: dict[str, Any] | None) -> Any:
                            "--budget-store and --budget-name (or store and name in the "
                            "spec's [budget])")
         if not b:
-            if bspec is not None:       # an empty [budget]: no cap was meant to be none
+            if bspec is not None:       # an empty [budget]: refused, not read as no budget
                 raise CLIError(f"{where}: empty; give its epsilon (and delta), or store and "
                                "name for a persistent budget")
             return None
