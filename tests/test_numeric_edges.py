@@ -186,3 +186,23 @@ def test_tangent_bound_of_the_bounded_gaussian_loss_is_never_below_the_evaluated
         far = _loss._far_sigma_loss(s, dq, w, True)
         assert far.upper >= ev.upper * (1 - 1e-9)
         assert far.lower <= ev.upper * (1 + 1e-9) and far.upper <= 4.0 * ev.upper * (1 + 1e-6)
+
+
+@pytest.mark.parametrize("loc", [2e4, 1e8, 1e10, 1e20, -1e20, -3e5])
+def test_truncated_normal_log_density_and_cdf_far_from_the_interval(loc):
+    # loc far beyond a bound: the compiled form's quadratic terms cancel (inf/NaN from about
+    # 1e10 scales); the scaled form against mpmath at 400 digits
+    tg = bndp.TruncatedGaussian(1.0, lower=-1.0, upper=1.0)
+    with mp.workdps(400):
+        L, U, m = mp.mpf(-1), mp.mpf(1), mp.mpf(loc)
+        # differences of the tails on loc's side (mpmath keeps them for any loc)
+        def mass(a, b):
+            return mp.ncdf(b - m) - mp.ncdf(a - m) if m > 0 else mp.ncdf(m - a) - mp.ncdf(m - b)
+        Z = mass(L, U)
+        for x in (-0.5, 0.25, 1.0 - 1e-9, -1.0 + 1e-9):
+            want = float(-(mp.mpf(x) - m) ** 2 / 2 - mp.log(mp.sqrt(2 * mp.pi)) - mp.log(Z))
+            assert tg.logpdf(x, loc) == pytest.approx(want, rel=1e-12, abs=1e-9)
+            cdf = float(mass(L, mp.mpf(x)) / Z)
+            assert tg.cdf(x, loc) == pytest.approx(cdf, rel=1e-9, abs=1e-300)
+    assert tg.logpdf(2.0, loc) == -math.inf and tg.cdf(2.0, loc) == 1.0
+    assert tg.cdf(-2.0, loc) == 0.0
