@@ -393,3 +393,62 @@ def test_cli_io_errors_and_estimate_inputs_get_their_exit_codes(tmp_path, capsys
     pq.write_table(pa.table({"age": pa.array([[1.0], [2.0]])}), lst)
     assert _cli(tmp_path, "estimate", lst, "--spec", spec) == 3
     assert "must be numeric" in capsys.readouterr().err
+
+def test_optimizer_refuses_what_the_parameters_dtype_cannot_hold():
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("opacus")
+    from opacus import GradSampleModule
+    from bndp.torch import BoundedNoiseOptimizer, linf_clip_sum
+
+    def step(mechanism, clip_bound, dtype=torch.float32):
+        torch.manual_seed(0)
+        model = GradSampleModule(torch.nn.Linear(3, 1).to(dtype))
+        opt = BoundedNoiseOptimizer(torch.optim.SGD(model.parameters(), lr=0.1),
+                                    mechanism=mechanism, clip_bound=clip_bound,
+                                    loss_reduction="sum", rng=1)
+        model(torch.randn(4, 3, dtype=dtype)).sum().backward()
+        opt.step()
+        return opt, torch.cat([p.grad.reshape(-1) for p in model.parameters()])
+
+    # the Gaussian baseline wrote inf into float32 gradients (sigma 1e39), a clipping bound of
+    # 1e39 raised RuntimeError at the clamp: both refused before the step, nothing accounted
+    for mech, c in ((1e39, 0.1), (1e300, 0.1), (1.0, 1e39)):
+        with pytest.raises(ValueError, match="cannot hold"):
+            step(mech, c)
+    opt, g = step(1e39, 0.1, torch.float64)          # float64 holds them
+    assert bool(torch.isfinite(g).all()) and opt.accountant.steps == 1
+    with pytest.raises(TypeError, match="`clip_bound` must be a real number"):
+        step(1.0, "0.1")
+    with pytest.raises(ValueError, match="`clip_bound` must be >= 0"):
+        linf_clip_sum(torch.ones(2, 3), -1.0)
+
+
+def test_ledger_refuses_nul_characters_and_malformed_urls(tmp_path):
+    # PostgreSQL raised psycopg.DataError for a NUL in a name, id or label (SQLite kept
+    # them): refused alike on every store, before anything is recorded
+    store = str(tmp_path / "l.db")
+    with pytest.raises(ValueError, match="NUL"):
+        bndp.Budget.open(store, "a\x00b", epsilon=1.0)
+    b = bndp.Budget.open(store, "b", epsilon=1.0)
+    with pytest.raises(ValueError, match="NUL"):
+        b.spend(0.1, release_id="r\x00")
+    with pytest.raises(ValueError, match="NUL"):
+        b.spend(0.1, label="x\x00y")
+    assert b.remaining.epsilon == 1.0 and b.history == []
+    pytest.importorskip("psycopg")
+    # a malformed URL raised psycopg.ProgrammingError
+    with pytest.raises(ValueError, match="not a valid PostgreSQL URL"):
+        bndp.Budget.open("postgresql://u@localhost/db?zzz=1", "b", epsilon=1.0)
+
+
+def test_meta_tensors_are_refused_with_the_reason():
+    torch = pytest.importorskip("torch")
+    t = torch.empty(3, device="meta")
+    # RuntimeError ("Tensor.item() cannot be called on meta tensors") or
+    # NotImplementedError before
+    for m in (bndp.TruncatedGaussian(1.0, lower=-1.0, upper=1.0),
+              bndp.RectifiedGaussian(1.0, lower=-1.0, upper=1.0)):
+        with pytest.raises(TypeError, match="'meta' device"):
+            m.sample(t)
+    with pytest.raises(TypeError, match="'meta' device"):
+        bndp.sample(t, mechanism="laplace", epsilon=1.0, sensitivity=1.0, lower=0.0, upper=1.0)

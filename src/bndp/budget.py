@@ -415,6 +415,8 @@ def _release_id(release_id: Any) -> str | None:
                         f"{type(release_id).__name__}")
     if not release_id.strip():
         raise ValueError("`release_id` must be a non-empty string")
+    if "\x00" in release_id:       # no store keeps it (PostgreSQL refuses text with NUL)
+        raise ValueError("`release_id` must not contain a NUL character")
     return release_id
 
 

@@ -43,6 +43,7 @@ Example
 from __future__ import annotations
 
 import math
+from numbers import Real
 from typing import Any
 
 import numpy as np
@@ -87,6 +88,8 @@ def linf_clip_sum(grad_sample: torch.Tensor, clip_bound: float) -> torch.Tensor:
     >>> linf_clip_sum(g, 1.0)                 # [0.5 + 1.0, -1.0 + 0.25]
     tensor([ 1.5000, -0.7500])
     """
+    if not clip_bound >= 0:         # clamp(min > max) would give -clip_bound everywhere
+        raise ValueError(f"`clip_bound` must be >= 0; got {clip_bound!r}")
     return grad_sample.clamp(-clip_bound, clip_bound).sum(dim=0)
 
 
@@ -215,6 +218,8 @@ class BoundedNoiseOptimizer(DPOptimizer):
                  rng: RNGLike = None, device_rng: str = "bndp", account: bool = True,
                  sampling_rate: float = 1.0, alphas: Any = None, convention: str = "sup",
                  **kwargs: Any) -> None:
+        if isinstance(clip_bound, (bool, str, bytes)) or not isinstance(clip_bound, Real):
+            raise TypeError(f"`clip_bound` must be a real number; got {clip_bound!r}")
         C = float(clip_bound)
         if not (math.isfinite(C) and C > 0):
             raise ValueError(f"`clip_bound` must be finite and > 0; got {clip_bound!r}")
@@ -250,9 +255,23 @@ class BoundedNoiseOptimizer(DPOptimizer):
         self.last_summed_gradient: np.ndarray | None = None
         self._gen = as_generator(rng)
 
+    def _check_dtype(self, dtype: torch.dtype) -> None:
+        """Refuse parameters whose dtype cannot hold the clipping bound, or the Gaussian
+        baseline's noise (64 sigma, below e^-2000 of its mass beyond): a float32 gradient
+        took inf there, and the step was taken and accounted."""
+        big = torch.finfo(dtype).max if dtype.is_floating_point else math.inf
+        need = max(self.clip_bound, 64.0 * self.sigma if not isinstance(self.mechanism, _MECHS)
+                   else 0.0)
+        if not need < big:
+            raise ValueError(f"a parameter of dtype {dtype} cannot hold the clipping bound "
+                             f"{self.clip_bound!r} or the noise of sigma {self.sigma!r} "
+                             f"(its largest value is {big:.3g}); use float64 parameters or a "
+                             "smaller bound")
+
     def clip_and_accumulate(self) -> None:
         """Per-sample L-infinity clipping to ``[-C, C]``, summed into ``p.summed_grad``."""
         for p in self.params:
+            self._check_dtype(p.dtype)
             _check_processed_flag(p.grad_sample)
             grad = linf_clip_sum(self._get_flat_grad_sample(p).to(p.dtype), self.clip_bound)
             if p.summed_grad is not None:
@@ -355,6 +374,9 @@ def make_private(module: torch.nn.Module, optimizer: torch.optim.Optimizer, data
     >>> bool(opt.epsilon(1e-5) > 0)
     True
     """
+    if grad_sample_mode not in ("hooks", "functorch"):
+        raise ValueError(f'`grad_sample_mode` must be "hooks" or "functorch"; got '
+                         f"{grad_sample_mode!r}")
     if isinstance(module, GradSampleModule):
         gsm = module
     else:

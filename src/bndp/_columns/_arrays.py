@@ -53,6 +53,8 @@ def on_device(x: Any) -> bool:
     host)."""
     if not is_torch(x) or x.device.type == "cpu":
         return False
+    if x.device.type == "meta":         # shapes without values: nothing to release
+        raise TypeError("`value` is a tensor on the 'meta' device: it holds no values")
     return not (x.is_floating_point() and bool(sys.modules["torch"].isnan(x).any()))
 
 
@@ -88,6 +90,8 @@ def _torch_to_host(x: Any, name: str) -> np.ndarray:
     t = x.detach()
     if t.is_complex() or t.dtype == torch.bool:
         raise TypeError(f"`{name}` must hold real numbers; got a tensor of dtype {t.dtype}")
+    if t.device.type == "meta":         # shapes without values: nothing to release
+        raise TypeError(f"`{name}` is a tensor on the 'meta' device: it holds no values")
     if t.device.type != "cpu":
         t = t.cpu()
     t = t.resolve_conj().resolve_neg()

@@ -230,6 +230,9 @@ class Ledger:
         """Check and record one release in one transaction; returns its cost
         ``(epsilon, delta)`` (sums rounded upwards). Raises :class:`bndp.BudgetError` or
         :class:`bndp.ReleaseRecorded` (recording nothing)."""
+        if "\x00" in label or any("\x00" in str(k) for k in costs):
+            raise ValueError("a release's label and column names must not contain a NUL "
+                             "character (no store keeps it)")
         with self.backend.transaction(write=True) as cur:
             row = cur.execute(_SELECT + self.backend.lock_suffix, (self.name,)).fetchone()
             st = _State(row)
@@ -263,9 +266,9 @@ def open_ledger(store: Any, name: Any, epsilon: Any = None, delta: Any = None,
     is new. See :meth:`bndp.Budget.open`."""
     if not isinstance(name, str):
         raise TypeError(f"`name` must be a string; got {type(name).__name__}")
-    if not name or name != name.strip():
-        raise ValueError(f"`name` must be a non-empty string without surrounding spaces; got "
-                         f"{name!r}")
+    if not name or name != name.strip() or "\x00" in name:
+        raise ValueError(f"`name` must be a non-empty string without surrounding spaces or NUL "
+                         f"characters; got {name!r}")
     eps = None if epsilon is None else _cap_value(epsilon, "epsilon", positive=True)
     dlt = None if delta is None else _cap_value(delta, "delta", positive=False)
     if dlt is not None and dlt >= 1:

@@ -213,6 +213,9 @@ class PostgresBackend(Backend):
         except psycopg.OperationalError as exc:
             raise ConnectionError(f"budget store: cannot connect to PostgreSQL: "
                                   f"{' '.join(str(exc).split())}") from None
+        except psycopg.ProgrammingError as exc:     # a malformed URL or parameter
+            raise ValueError(f"budget store {self.url}: not a valid PostgreSQL URL: "
+                             f"{' '.join(str(exc).split())}") from None
 
     def begin(self, cur: Any, write: bool) -> None:
         # psycopg opens the transaction on the first statement (autocommit off)

@@ -116,6 +116,14 @@ def privatize(frame: Any, spec: Any, *, budget: Any = None, mechanism: str | Non
     import pandas as pd
 
     check_budget(budget)
+    meta = getattr(frame, "_meta", None)
+    if not (isinstance(meta, pd.DataFrame) and _is_dask_collection(frame)):
+        raise TypeError("bndp.dask.privatize: `frame` must be a dask DataFrame; got "
+                        f"{type(frame).__module__}.{type(frame).__name__} (bndp.privatize "
+                        "releases pandas, Polars and Arrow frames)")
+    dup = sorted({str(c) for c in meta.columns if list(meta.columns).count(c) > 1})
+    if dup:
+        raise ValueError(f"bndp.dask.privatize: duplicate column name(s): {', '.join(dup)}")
     tmp: list[str] = []
     if not isinstance(spec, Mapping):
         token = secrets.token_hex(8)

@@ -145,6 +145,14 @@ def privatize(frame: Any, spec: Any, *, budget: Any = None, mechanism: str | Non
     from pyspark.sql.types import DoubleType, NumericType, StructField, StructType
 
     check_budget(budget)
+    if not hasattr(frame, "mapInArrow") or not hasattr(frame, "schema"):
+        raise TypeError("bndp.spark.privatize: `frame` must be a Spark DataFrame; got "
+                        f"{type(frame).__module__}.{type(frame).__name__} (bndp.privatize "
+                        "releases pandas, Polars and Arrow frames)")
+    names = [f.name for f in frame.schema.fields]
+    dup = sorted({c for c in names if names.count(c) > 1})
+    if dup:
+        raise ValueError(f"bndp.spark.privatize: duplicate column name(s): {', '.join(dup)}")
     spec = _keyword_form(spec, dict(mechanism=mechanism, epsilon=epsilon,
                                     sensitivity=sensitivity, lower=lower, upper=upper,
                                     delta=delta, on_outside=on_outside, nulls=nulls))
