@@ -40,7 +40,7 @@ from .. import __version__
 from ..exceptions import BudgetError, ReleaseRecorded
 from ..mechanisms.registry import SAMPLE_MECHANISMS, mechanism_key
 from ._errors import (CLIError, EXIT_BUDGET, EXIT_RECORDED, EXIT_USAGE, _EXIT_CODES, _Terminated,
-                      _one_line)
+                      _one_line, int_at_least)
 from .budget import _add_budget_command
 from .calibrate import _cmd_calibrate, _cmd_plot
 from .demo import _cmd_demo
@@ -112,14 +112,7 @@ def _add_value_args(p: argparse.ArgumentParser, verb: str, half_line: str,
                         "--mechanism gaussian (default 1e-5)")
 
 
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer; got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer; got {v}")
-    return v
+_positive_int = int_at_least(1, "a positive integer")
 
 
 def _workers(text: str) -> int:

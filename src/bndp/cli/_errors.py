@@ -92,3 +92,18 @@ def _fmt_bound(b: Any) -> str:
 def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
     return text or type(exc).__name__
+
+
+def int_at_least(minimum: int, what: str) -> Any:
+    """An ``argparse`` type: an integer ``>= minimum`` (``what`` names it in the error)."""
+    import argparse
+
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}; got {text!r}") from None
+        if v < minimum:
+            raise argparse.ArgumentTypeError(f"expected {what}; got {v}")
+        return v
+    return parse

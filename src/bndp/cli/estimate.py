@@ -13,7 +13,7 @@ import numpy as np
 
 from .._release.spec import _parse_column
 from ..estimation import estimate
-from ._errors import CLIError, DataError, FileError, _need
+from ._errors import CLIError, DataError, FileError, _need, int_at_least
 from ._io import _guess_format, _read_header, _save_figure
 from .privatize import _load_spec_file
 
@@ -136,16 +136,6 @@ def _number(text: str, ok: Any, what: str) -> float:
     return v
 
 
-def _n_boot(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0; got {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0; got {v}")
-    return v
-
-
 def _level(text: str) -> float:
     return _number(text, lambda v: 0.0 < v < 1.0, "a number in (0, 1)")
 
@@ -177,7 +167,7 @@ def add_parser(sub: Any, delimiter: Any) -> None:
                    help="estimate only this released column (repeatable; default: all)")
     p.add_argument("--level", type=_level, default=0.95,
                    help="confidence level of the intervals (default 0.95)")
-    p.add_argument("--n-boot", type=_n_boot, default=200,
+    p.add_argument("--n-boot", type=int_at_least(0, "an integer >= 0"), default=200,
                    help="bootstrap replicates, 0 for none (default 200)")
     p.add_argument("--target", choices=("column", "population"), default="column",
                    help="intervals for the file's own true values (default) or for a "
