@@ -411,11 +411,11 @@ def check_continuous_resolution(scale: Any, lower: Any, upper: Any) -> None:
     if np.any(bad):
         i = np.unravel_index(int(np.argmax(bad)), bad.shape) if np.ndim(bad) else ()
         mm = float(np.broadcast_to(m, bad.shape)[i])
-        sc = float(np.broadcast_to(scale, bad.shape)[i])
+        s_i = float(np.broadcast_to(sc, bad.shape)[i])
         raise ValueError(
             f"mode='continuous': the doubles of the range nearest 0 ({mm!r}) are spaced "
             f"{float(np.spacing(mm))!r} apart, more than 1/{CONTINUOUS_STEPS:g} of the noise "
-            f"scale {sc!r}: the draws would round to the true values. Shift the data towards "
+            f"scale {s_i!r}: the draws would round to the true values. Shift the data towards "
             "0, or use the default mode (which coarsens its grid there, or refuses)")
 
 

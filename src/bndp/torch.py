@@ -43,7 +43,6 @@ Example
 from __future__ import annotations
 
 import math
-from numbers import Real
 from typing import Any
 
 import numpy as np
@@ -218,7 +217,8 @@ class BoundedNoiseOptimizer(DPOptimizer):
                  rng: RNGLike = None, device_rng: str = "bndp", account: bool = True,
                  sampling_rate: float = 1.0, alphas: Any = None, convention: str = "sup",
                  **kwargs: Any) -> None:
-        if isinstance(clip_bound, (bool, str, bytes)) or not isinstance(clip_bound, Real):
+        if isinstance(clip_bound, bool) or not isinstance(
+                clip_bound, (int, float, np.integer, np.floating)):
             raise TypeError(f"`clip_bound` must be a real number; got {clip_bound!r}")
         C = float(clip_bound)
         if not (math.isfinite(C) and C > 0):

@@ -38,6 +38,23 @@ def _privatize_partition(part: Any, plans: Sequence[ColumnPlan], dtypes: dict[st
     return out.astype(dtypes)
 
 
+def _check_frame(frame: Any) -> Any:
+    """``frame``'s meta (an empty pandas frame), refusing anything but a Dask DataFrame
+    with distinct column names."""
+    import pandas as pd
+
+    meta = getattr(frame, "_meta", None)
+    if not (isinstance(meta, pd.DataFrame) and _is_dask_collection(frame)):
+        raise TypeError("bndp.dask.privatize: `frame` must be a dask DataFrame; got "
+                        f"{type(frame).__module__}.{type(frame).__name__} (bndp.privatize "
+                        "releases pandas, Polars and Arrow frames)")
+    cols = list(meta.columns)
+    dup = sorted({str(c) for c in cols if cols.count(c) > 1})
+    if dup:
+        raise ValueError(f"bndp.dask.privatize: duplicate column name(s): {', '.join(dup)}")
+    return meta
+
+
 def _is_dask_collection(x: Any) -> bool:
     try:
         from dask import is_dask_collection
@@ -116,20 +133,13 @@ def privatize(frame: Any, spec: Any, *, budget: Any = None, mechanism: str | Non
     import pandas as pd
 
     check_budget(budget)
-    meta = getattr(frame, "_meta", None)
-    if not (isinstance(meta, pd.DataFrame) and _is_dask_collection(frame)):
-        raise TypeError("bndp.dask.privatize: `frame` must be a dask DataFrame; got "
-                        f"{type(frame).__module__}.{type(frame).__name__} (bndp.privatize "
-                        "releases pandas, Polars and Arrow frames)")
-    dup = sorted({str(c) for c in meta.columns if list(meta.columns).count(c) > 1})
-    if dup:
-        raise ValueError(f"bndp.dask.privatize: duplicate column name(s): {', '.join(dup)}")
     tmp: list[str] = []
     if not isinstance(spec, Mapping):
         token = secrets.token_hex(8)
         bounds = {"lower": lower, "upper": upper}
         for key, val in bounds.items():
             if _is_dask_collection(val):
+                _check_frame(frame)
                 # a Dask Series of per-row bounds: a temporary column, joined lazily
                 name = f"__bndp_{key}_{token}"
                 frame = frame.assign(**{name: val})
@@ -142,7 +152,7 @@ def privatize(frame: Any, spec: Any, *, budget: Any = None, mechanism: str | Non
     # validation, calibration and planning of every fixed-bounds column; the budget is
     # checked here and charged only once the graph is built
     plans = plan_release(spec, budget, engine="dask", release_id=release_id)
-    meta = frame._meta
+    meta = _check_frame(frame)
     for p in plans:
         for col, role in [(p.name, f"spec column {p.name!r}")] + [
                 (b, f"spec column {p.name!r}, bound column") for b in p.bound_columns()]:

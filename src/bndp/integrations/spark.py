@@ -145,6 +145,12 @@ def privatize(frame: Any, spec: Any, *, budget: Any = None, mechanism: str | Non
     from pyspark.sql.types import DoubleType, NumericType, StructField, StructType
 
     check_budget(budget)
+    spec = _keyword_form(spec, dict(mechanism=mechanism, epsilon=epsilon,
+                                    sensitivity=sensitivity, lower=lower, upper=upper,
+                                    delta=delta, on_outside=on_outside, nulls=nulls))
+    # driver-side validation, calibration and planning of every fixed-bounds column; the
+    # budget (and the release id) is checked here and charged only once the result exists
+    plans = plan_release(spec, budget, engine="spark", release_id=release_id)
     if not hasattr(frame, "mapInArrow") or not hasattr(frame, "schema"):
         raise TypeError("bndp.spark.privatize: `frame` must be a Spark DataFrame; got "
                         f"{type(frame).__module__}.{type(frame).__name__} (bndp.privatize "
@@ -153,12 +159,6 @@ def privatize(frame: Any, spec: Any, *, budget: Any = None, mechanism: str | Non
     dup = sorted({c for c in names if names.count(c) > 1})
     if dup:
         raise ValueError(f"bndp.spark.privatize: duplicate column name(s): {', '.join(dup)}")
-    spec = _keyword_form(spec, dict(mechanism=mechanism, epsilon=epsilon,
-                                    sensitivity=sensitivity, lower=lower, upper=upper,
-                                    delta=delta, on_outside=on_outside, nulls=nulls))
-    # driver-side validation, calibration and planning of every fixed-bounds column; the
-    # budget (and the release id) is checked here and charged only once the result exists
-    plans = plan_release(spec, budget, engine="spark", release_id=release_id)
     fields = {f.name: f for f in frame.schema.fields}
     for p in plans:
         for col, role in [(p.name, f"spec column {p.name!r}")] + [
