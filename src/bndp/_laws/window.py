@@ -560,6 +560,14 @@ def _check_row_intervals(n: int, dq: float, width: float) -> None:
             "mode='continuous', or a coarser sensitivity")
 
 
+def _check_widest_row(nmax: np.ndarray, dq: float, lo: np.ndarray, hi: np.ndarray) -> None:
+    """:func:`_check_row_intervals` of the widest row of a per-row pass (``nmax``: the
+    exponents' largest interval counts)."""
+    if nmax.size and int(nmax.max()) > MAX_ROW_INTERVALS:
+        k = int(np.argmax((hi - lo) / dq))
+        _check_row_intervals(int(nmax.max()), dq, float(hi[k] - lo[k]))
+
+
 def plan_wide(fam: int, target: float, sensitivity: float) -> WindowLaw:
     """The kernel of every wide row at bounds near 0 (planned and cached): checks before
     any data is seen that the privacy parameters have a default release (per-row bounds
@@ -673,9 +681,7 @@ def _sample_rows_compiled(fam: int, target: float, dq: float, q: np.ndarray, lo:
         e, coarse, n, evals, nmax, idx, summary = _core.gw_rows_grid(
             target, dq, lo, hi, SCALE_STEPS, WINDOW_WIDTH_STEPS, SENS_STEPS, q)
         _check_rows(summary, dq, lambda: (e, coarse))
-        if nmax.size and int(nmax.max()) > MAX_ROW_INTERVALS:
-            k = int(np.argmax((hi - lo) / dq))
-            _check_row_intervals(int(nmax.max()), dq, float(hi[k] - lo[k]))
+        _check_widest_row(nmax, dq, lo, hi)
         _draw_kernels(fam, target, dq, None, e, n, idx, lo, evals, nmax, out, gen)
         return out
     pos, e, n, idx, evals, nmax, summary = _core.gw_rows_first(
@@ -683,9 +689,7 @@ def _sample_rows_compiled(fam: int, target: float, dq: float, q: np.ndarray, lo:
         WINDOW_WIDTH_STEPS, SENS_STEPS, out, _served_map(first, fam, target, dk0))
     _check_rows(summary, dq, lambda: _core.gw_rows_grid(
         target, dq, lo, hi, SCALE_STEPS, WINDOW_WIDTH_STEPS, SENS_STEPS)[:2])
-    if nmax.size and int(nmax.max()) > MAX_ROW_INTERVALS:
-        k = int(np.argmax((hi - lo) / dq))
-        _check_row_intervals(int(nmax.max()), dq, float(hi[k] - lo[k]))
+    _check_widest_row(nmax, dq, lo, hi)
     if pos.size:
         _draw_kernels(fam, target, dq, (e0, first), e, n, idx, lo, evals, nmax, out, gen,
                       pos)
