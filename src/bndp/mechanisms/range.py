@@ -96,7 +96,8 @@ CONTINUOUS_MAX_SCALE_WIDTHS = 2.0 ** 26
 def _check_continuous_scale(scale: float, lo: float, hi: float) -> None:
     """Refuse a continuous ConstrainedLaplace whose scale its sampler cannot draw faithfully:
     not a normal double, or more than :data:`CONTINUOUS_MAX_SCALE_WIDTHS` times a finite
-    ``upper - lower`` (a tiny epsilon or a huge sensitivity for the range)."""
+    ``upper - lower`` (a tiny epsilon or a huge sensitivity for the range), or noise the
+    doubles of its range cannot carry (:func:`check_continuous_resolution`)."""
     width = hi - lo
     if not (sys.float_info.min <= scale < math.inf) or (
             math.isfinite(width) and scale > CONTINUOUS_MAX_SCALE_WIDTHS * width):
@@ -106,6 +107,7 @@ def _check_continuous_scale(scale: float, lo: float, hi: float) -> None:
             f"upper - lower ({width!r}), for the double-precision quantile to resolve "
             "outputs near the true value (epsilon too small or sensitivity too large for "
             "the range)")
+    check_continuous_resolution(scale, lo, hi)
 
 
 class ConstrainedLaplace(GridLawMechanism):
@@ -314,13 +316,11 @@ class ConstrainedLaplace(GridLawMechanism):
             delta = _delta_distance_dependent(eps)
             scale = float((dF / eps) * _dd_g(np.zeros(1))[0])   # sigma(0), the largest
             _check_continuous_scale(scale, lo, hi)
-            check_continuous_resolution(scale, lo, hi)
         else:
             scale = float(_core.cl_scale(L, R, Lr, Rr, eps, dF, guarantee == "metric"))
             delta = 0.0
             if mode == "continuous":
                 _check_continuous_scale(scale, lo, hi)
-                check_continuous_resolution(scale, lo, hi)
         plan: exact.ConstrainedPlan | None = None
         if mode == "exact":
             plan = exact.plan_constrained_laplace(eps, dF, lo, hi, forb, guarantee,
