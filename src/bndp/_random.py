@@ -22,8 +22,21 @@ Each thread gets its own default generator (thread-local), so threads never shar
 a stream. A process created by ``fork()`` drops every inherited default generator
 (``os.register_at_fork``) and keys a fresh one from the OS on its first draw: forked workers
 never replay the parent's noise. Generators passed explicitly through ``rng=`` are the
-caller's: they are shared by threads under their BitGenerator's lock and copied, state and
-all, by ``fork()``.
+caller's: they are shared by threads under their BitGenerator's lock. Those that bndp keyed
+from the OS itself (:func:`default_rng` without a seed, :func:`secure_bit_generator`,
+:func:`spawn` of ``None`` or of such a generator) are re-keyed in place with fresh OS
+entropy in a forked child, so the caller's ``Generator`` object draws a new stream there;
+every other generator is copied, state and all, by ``fork()``.
+
+Secure or reproducible
+----------------------
+:func:`is_secure` is the one test every release path uses: ``None`` and the generators
+bndp keyed from the OS itself (kept in a weak registry) are secure; everything else is
+reproducible (an int, a ``SeedSequence``, any other ``BitGenerator`` or ``Generator``,
+including NumPy's ``default_rng()`` without a seed: it is not a cryptographically secure
+generator and bndp cannot tell whether its entropy was fixed; a copy of a secure generator,
+by pickling or by setting its state, is reproducible too). A release that charges a
+persistent budget refuses a reproducible generator unless ``allow_seeded=True``.
 """
 
 from __future__ import annotations
@@ -32,13 +45,15 @@ import os
 import secrets
 import threading
 import warnings
+import weakref
 from typing import Union
 
 import numpy as np
 
 from .exceptions import PrivacyLeakWarning
 
-__all__ = ["default_rng", "secure_bit_generator", "as_generator", "spawn", "RNGLike"]
+__all__ = ["default_rng", "secure_bit_generator", "as_generator", "spawn", "is_secure",
+           "RNGLike"]
 
 RNGLike = Union[None, int, np.random.SeedSequence, np.random.BitGenerator, np.random.Generator]
 
@@ -62,6 +77,60 @@ def _detect_aesni() -> bool:
 
 
 _HAS_AESNI = _detect_aesni()
+
+#: The bit generators bndp keyed from the OS itself (weakly held): the secure ones
+#: (:func:`is_secure`), re-keyed in a forked child (:func:`_rekey_in_child`).
+_KEYED: "weakref.WeakSet[np.random.BitGenerator]" = weakref.WeakSet()
+
+if _AESCounter is not None:
+    # Subclasses that only add weak-reference support (the Cython classes have none), so
+    # that the registry can hold them; same names, same streams.
+    class AESCounter(_AESCounter):  # type: ignore[misc,valid-type]
+        """``randomgen.AESCounter`` keyed by bndp from the OS (weakly referenceable)."""
+
+    class ChaCha(_ChaCha):  # type: ignore[misc,valid-type]
+        """``randomgen.ChaCha`` keyed by bndp from the OS (weakly referenceable)."""
+
+
+class PCG64(np.random.PCG64):
+    """NumPy's PCG64 seeded by bndp from the OS (the fallback without randomgen; weakly
+    referenceable)."""
+
+
+def _key_from_os(bg: np.random.BitGenerator) -> None:
+    """Give ``bg`` (one of the classes above) a fresh state keyed with 256 bits from the OS
+    CSPRNG: AES-CTR, 128 bits of key and a 128-bit starting counter; ChaCha20, the 256-bit
+    key (counter 0); PCG64, a seed sequence of the 256 bits."""
+    raw = secrets.token_bytes(_ENTROPY_BITS // 8)
+    if _AESCounter is not None and isinstance(bg, _AESCounter):
+        bg.seed(key=int.from_bytes(raw[:16], "little"), counter=int.from_bytes(raw[16:], "little"))
+    elif _ChaCha is not None and isinstance(bg, _ChaCha):
+        bg.seed(key=int.from_bytes(raw, "little"), counter=0)
+    else:
+        bg.state = np.random.PCG64(np.random.SeedSequence(int.from_bytes(raw, "little"))).state
+
+
+def is_secure(rng: RNGLike) -> bool:
+    """Whether ``rng`` draws a stream nobody can reproduce: ``None`` (the thread's default
+    generator) or a generator whose BitGenerator bndp keyed from the OS CSPRNG itself
+    (:func:`default_rng` without a seed, :func:`secure_bit_generator`, :func:`spawn` of a
+    secure ``rng``).
+
+    Everything else is reproducible: an int, a ``SeedSequence``, any other
+    ``BitGenerator`` or ``Generator`` (NumPy's ``numpy.random.default_rng()`` without a seed
+    included: it is not a cryptographically secure generator, and bndp cannot tell whether
+    its entropy was fixed), or a copy of a secure generator (pickled, or its state set).
+    An ``rng`` of an unsupported type raises the ``TypeError`` or ``ValueError`` of
+    :func:`as_generator`.
+    """
+    if rng is None:
+        return True
+    if isinstance(rng, np.random.Generator):
+        rng = rng.bit_generator
+    if isinstance(rng, np.random.BitGenerator):
+        return rng in _KEYED
+    as_generator(rng)  # an invalid rng: its error
+    return False
 
 
 def secure_bit_generator(kind: str | None = None) -> np.random.BitGenerator:
@@ -91,12 +160,10 @@ def secure_bit_generator(kind: str | None = None) -> np.random.BitGenerator:
         raise ValueError(f"`kind` must be None, 'aes' or 'chacha'; got {kind!r}")
     if _AESCounter is None:
         raise ImportError("the secure default generator needs the 'randomgen' package")
-    raw = secrets.token_bytes(_ENTROPY_BITS // 8)
-    if kind == "aes":
-        key = int.from_bytes(raw[:16], "little")
-        counter = int.from_bytes(raw[16:], "little")
-        return _AESCounter(key=key, counter=counter)
-    return _ChaCha(key=int.from_bytes(raw, "little"), rounds=20)
+    bg = AESCounter(key=0) if kind == "aes" else ChaCha(key=0, rounds=20)
+    _key_from_os(bg)
+    _KEYED.add(bg)
+    return bg
 
 
 def _os_seed_sequence() -> np.random.SeedSequence:
@@ -115,7 +182,9 @@ def _secure_or_fallback() -> np.random.BitGenerator:
                       "OS-seeded PCG64, which is not cryptographically secure",
                       PrivacyLeakWarning, stacklevel=3)
         _warned_fallback = True
-    return np.random.PCG64(_os_seed_sequence())  # pragma: no cover
+    bg = PCG64(_os_seed_sequence())  # pragma: no cover
+    _KEYED.add(bg)  # pragma: no cover
+    return bg  # pragma: no cover
 
 
 def default_rng(seed: RNGLike = None) -> np.random.Generator:
@@ -128,12 +197,22 @@ def default_rng(seed: RNGLike = None) -> np.random.Generator:
         :func:`secure_bit_generator`) keyed with 256 bits from the OS CSPRNG; anything else
         behaves as in :func:`numpy.random.default_rng` (PCG64 for an int or SeedSequence).
         A seeded generator is for tests and reproducible research, never for a real release:
-        anyone who knows or guesses the seed can subtract the noise.
+        anyone who knows or guesses the seed can subtract the noise. A release that
+        charges a persistent budget (:meth:`bndp.Budget.open`) refuses it unless
+        ``allow_seeded=True``.
 
     Returns
     -------
     numpy.random.Generator
         A new generator (a ``Generator`` passed in is returned as it is).
+
+    Notes
+    -----
+    Across ``fork()``: a generator returned for ``seed=None`` is re-keyed in the child, in
+    place, with fresh OS entropy (``os.register_at_fork``), so the ``Generator`` the caller
+    holds draws a new stream in each child, never the parent's nor another child's. A
+    seeded generator stays deterministic: the child continues the parent's stream from
+    the state at the fork, exactly as the parent does.
 
     Examples
     --------
@@ -167,6 +246,15 @@ def _after_fork_in_child() -> None:
     global _defaults, _fork_generation
     _defaults = _ThreadDefaults()
     _fork_generation += 1
+    _rekey_in_child()
+
+
+def _rekey_in_child() -> None:
+    """Re-key in place, from the child's OS CSPRNG, every bit generator bndp keyed itself
+    (:data:`_KEYED`): a ``Generator`` the caller holds over one of them draws a new stream
+    in the child, never the parent's."""
+    for bg in list(_KEYED):
+        _key_from_os(bg)
 
 
 if hasattr(os, "register_at_fork"):
@@ -212,12 +300,12 @@ def as_generator(rng: RNGLike) -> np.random.Generator:
 def spawn(rng: RNGLike, n: int) -> list[np.random.Generator]:
     """``n`` independent child generators, for workers, partitions or threads.
 
-    With ``rng=None`` each child is a new secure generator keyed with fresh OS entropy;
-    otherwise the children are spawned from ``rng``'s seed sequence (reproducible for a
-    seeded ``rng``).
+    With ``rng=None`` or a secure ``rng`` (:func:`is_secure`) each child is a new secure
+    generator keyed with fresh OS entropy (and secure itself); otherwise the children are
+    spawned from ``rng``'s seed sequence (reproducible for a seeded ``rng``).
     """
     if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 0:
         raise ValueError(f"`n` must be a non-negative integer; got {n!r}")
-    if rng is None:
+    if is_secure(rng):
         return [default_rng(None) for _ in range(int(n))]
     return list(as_generator(rng).spawn(int(n)))
