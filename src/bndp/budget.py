@@ -444,8 +444,15 @@ class LedgerEntry(NamedTuple):
     columns : list of dict
         Per released column: ``column``, ``mechanism``, ``epsilon``, ``delta``,
         ``sensitivity``, ``bounds`` (``[lower, upper]``, or the text ``"per-row from
-        columns lo/hi"``), ``mode`` and ``certified_loss`` (the mechanism's certified
-        worst-case loss; None for per-row bounds), as far as the release gave them.
+        columns lo/hi"``), ``mode``, ``certified_loss`` (the mechanism's certified
+        worst-case loss; None for per-row bounds) and ``seeded``, as far as the release
+        gave them.
+    seeded : bool or None
+        Whether the release's noise came from a reproducible generator (a seed, allowed by
+        ``allow_seeded=True`` / ``--allow-seeded``): True or False for the releases of
+        :func:`bndp.privatize`, the Spark and Dask ``privatize`` and ``bndp privatize``;
+        None where the release did not say (a direct :meth:`PersistentBudget.spend` or
+        ``charge``, or a release recorded by bndp 0.7.0 or earlier).
 
     Examples
     --------
@@ -467,6 +474,14 @@ class LedgerEntry(NamedTuple):
     version: str
     cost: Cost
     columns: list
+    seeded: bool | None = None
+
+
+def _seeded(columns: list) -> bool | None:
+    """A ledger entry's ``seeded``: recorded with each column of a release (None where no
+    column says)."""
+    flags = [c["seeded"] for c in columns if isinstance(c, dict) and "seeded" in c]
+    return any(flags) if flags else None
 
 
 class PersistentBudget(Budget):
@@ -566,7 +581,8 @@ class PersistentBudget(Budget):
         """Every release recorded under this budget, oldest first."""
         return [LedgerEntry(r["seq"], r["release_id"], r["label"], r["time"], r["host"],
                             r["pid"], r["version"], Cost(r["epsilon"], r["delta"]),
-                            r["columns"]) for r in self._ledger.history()]
+                            r["columns"], _seeded(r["columns"]))
+                for r in self._ledger.history()]
 
     @property
     def log(self) -> list[Release]:

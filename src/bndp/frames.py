@@ -34,7 +34,7 @@ from typing import Any, TypeVar
 
 from ._random import RNGLike, default_rng, spawn
 from ._release import (assemble, charge_release, draw_columns, plan_release, prepare,
-                       release_label)
+                       release_label, seeded_release)
 from .budget import check_budget
 
 __all__ = ["privatize"]
@@ -57,7 +57,8 @@ FrameT = TypeVar("FrameT")
 
 
 def privatize(frame: FrameT, spec: Any, budget: Any = None, rng: RNGLike = None, *,
-              release_id: str | None = None, progress: bool = False) -> FrameT:
+              release_id: str | None = None, progress: bool = False,
+              allow_seeded: bool = False) -> FrameT:
     r"""Release the columns named in ``spec``, each with its own bounds and privacy loss.
 
     Parameters
@@ -83,7 +84,14 @@ def privatize(frame: FrameT, spec: Any, budget: Any = None, rng: RNGLike = None,
         ``None`` (a real release): a fresh cryptographically secure stream per column,
         keyed from the OS. Otherwise one independent child stream per column, spawned from
         ``rng`` (:meth:`numpy.random.Generator.spawn`: the columns never share a stream);
-        seeds are for tests and research only.
+        seeds are for tests and research only. Only ``None`` and the generators of
+        :func:`bndp.default_rng` without a seed are secure; anything else (a seed, a
+        ``SeedSequence``, NumPy's own ``default_rng()``: not a cryptographically secure
+        generator, and bndp cannot tell whether its entropy was fixed) is reproducible.
+        A reproducible ``rng`` with a persistent ``budget`` is refused (``ValueError``,
+        nothing drawn or charged) unless ``allow_seeded=True``; with an in-memory
+        ``budget`` it raises a :class:`bndp.PrivacyLeakWarning` unless
+        ``allow_seeded=True``.
     release_id : str, optional
         An id for this release under ``budget`` (for example the date of a nightly job):
         if a release with this id is already recorded, the release is refused with
@@ -92,6 +100,11 @@ def privatize(frame: FrameT, spec: Any, budget: Any = None, rng: RNGLike = None,
     progress : bool, default False
         Show a progress bar (``tqdm``, ``pip install tqdm``) over the cells drawn, column by
         column: for large frames with many released columns.
+    allow_seeded : bool, default False
+        Release from a reproducible ``rng`` with a persistent ``budget`` (tests only:
+        whoever knows the seed can subtract the noise). The release is recorded as seeded:
+        ``"seeded": true`` with every column of its ledger entry
+        (:attr:`bndp.LedgerEntry.seeded`) and in its log record.
 
     Returns
     -------
@@ -106,7 +119,8 @@ def privatize(frame: FrameT, spec: Any, budget: Any = None, rng: RNGLike = None,
     ------
     ValueError, TypeError
         For an invalid spec (the message names the column and key) or invalid data (the
-        column and row); raised before any noise is drawn.
+        column and row), or a reproducible ``rng`` with a persistent ``budget`` without
+        ``allow_seeded=True``; raised before any noise is drawn.
     bndp.BudgetError
         If ``budget`` cannot pay for the release; nothing is drawn or spent. Any error
         raised while planning or drawing also leaves the budget unspent.
@@ -160,8 +174,10 @@ def privatize(frame: FrameT, spec: Any, budget: Any = None, rng: RNGLike = None,
     if not isinstance(nwf, (nw.DataFrame, nw.LazyFrame)):
         raise TypeError(f"`frame` must be a data frame; got {type(frame).__name__} (for a "
                         "single column use bndp.sample)")
+    # a reproducible rng with a persistent budget refused (without the opt-in), then
     # validation, calibration and planning, and the budget checked (not charged): no data
     # read, nothing drawn
+    seeded = seeded_release(budget, rng, allow_seeded)
     plans = plan_release(spec, budget, release_id=release_id)
     lazy = isinstance(nwf, nw.LazyFrame)
     impl = nwf.implementation
@@ -183,7 +199,7 @@ def privatize(frame: FrameT, spec: Any, budget: Any = None, rng: RNGLike = None,
     # and before the result is handed back: a release that fails spends nothing. The
     # result frame is put together while the charge commits.
     return charge_release(budget, plans, release_label(plans), release_id,
-                          while_charging=result)
+                          while_charging=result, seeded=seeded)
 
 
 def _progress_bar(total: int) -> Any:

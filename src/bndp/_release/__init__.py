@@ -26,6 +26,7 @@ from .charge import (
     plan_release,
     release_label,
     release_record,
+    seeded_release,
 )
 from .drawing import Prepared, assemble, draw, draw_columns, prepare
 from .spec import (
@@ -43,6 +44,6 @@ from .spec import (
 
 __all__ = ["ColumnPlan", "parse_spec", "spec_costs", "SpecError", "ColumnDataError", "MECHANISMS",
            "BASE_KEYS",
-           "plan_release", "charge_release", "column_details", "release_label", "Prepared",
+           "plan_release", "charge_release", "seeded_release", "column_details", "release_label", "Prepared",
            "prepare", "draw", "draw_columns", "assemble",
            "keyword_spec"]

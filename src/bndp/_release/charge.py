@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import logging
 import math
+import warnings
 from typing import Any, Callable, Iterable, Sequence
 
+import numpy as np
 
 from .._ledger import _version
 from .._ledger import worker as ledger_worker
+from .._random import is_secure
 from .._testhooks import crash_point
 from ..budget import PersistentBudget, check_budget
+from ..exceptions import PrivacyLeakWarning
 from .spec import ColumnPlan, SpecError, _where, parse_spec, spec_costs
 
 _LOG = logging.getLogger("bndp")
@@ -41,6 +45,38 @@ def plan_release(spec: Any, budget: Any = None, engine: str = "",
                              release_id=release_id)
     crash_point("planned")
     return plans
+
+
+def seeded_release(budget: Any, rng: Any, allow_seeded: Any = False, *,
+                   what: str = "`rng`", opt_in: str = "allow_seeded=True") -> bool:
+    """Whether a release draws from a reproducible generator (``not``
+    :func:`bndp._random.is_secure`: a seed, a ``SeedSequence``, or a generator bndp did not
+    key from the OS itself), checked before anything is drawn or charged: whoever knows
+    the seed recomputes the noise and subtracts it from the released values.
+
+    With a persistent budget (:class:`bndp.PersistentBudget`) a reproducible generator is
+    refused with ``ValueError`` unless ``allow_seeded`` is True (the release is then
+    recorded as seeded); with an in-memory :class:`bndp.Budget` it is allowed, with a
+    :class:`bndp.PrivacyLeakWarning` unless ``allow_seeded`` is True; without a budget it
+    is allowed silently (tests and research). ``what`` and ``opt_in`` name the generator
+    and the opt-in in the caller's words (the command line's ``--seed`` and
+    ``--allow-seeded``)."""
+    if not isinstance(allow_seeded, (bool, np.bool_)):
+        raise TypeError(f"`allow_seeded` must be True or False; got {allow_seeded!r}")
+    seeded = not is_secure(rng)
+    if not seeded or budget is None or allow_seeded:
+        return seeded
+    why = (f"{what} is a reproducible generator (a seed, a SeedSequence, or a generator "
+           "bndp did not key from the OS itself): whoever knows the seed can recompute the "
+           "noise and subtract it from the released values")
+    if isinstance(budget, PersistentBudget):
+        raise ValueError(f"{why}; refusing to charge it to the persistent budget "
+                         f"{budget.name!r}, nothing was drawn or charged. Leave the "
+                         f"generator to bndp (fresh OS entropy) for a real release, or pass "
+                         f"{opt_in} to record a seeded release (for tests)")
+    warnings.warn(f"{why}; charged to an in-memory budget, pass {opt_in} to say that this "
+                  "is intended", PrivacyLeakWarning, stacklevel=3)
+    return seeded
 
 
 def column_details(plans: Iterable[ColumnPlan]) -> dict[str, dict[str, Any]]:
@@ -89,8 +125,9 @@ def noise_profile(plan: ColumnPlan) -> dict[str, Any] | None:
 
 
 def release_record(plans: Sequence[ColumnPlan], label: str, release_id: str | None = None,
-                   budget: Any = None) -> dict[str, Any]:
-    """What a release is, as a JSON-ready dict: label, id, version, and per column the
+                   budget: Any = None, seeded: bool = False) -> dict[str, Any]:
+    """What a release is, as a JSON-ready dict: label, id, version, ``seeded`` (whether its
+    noise came from a reproducible generator, :func:`seeded_release`), and per column the
     mechanism, epsilon, delta, sensitivity, bounds, mode, certified loss and the noise's
     bias and standard deviation at the range's ends and centre (:func:`noise_profile`).
     Nothing in it depends on the private data."""
@@ -101,7 +138,7 @@ def release_record(plans: Sequence[ColumnPlan], label: str, release_id: str | No
         cols[p.name] = {"epsilon": eps, "delta": delta, **details[p.name],
                         "noise": noise_profile(p)}
     rec: dict[str, Any] = {"label": label, "release_id": release_id, "version": _version(),
-                           "columns": cols}
+                           "seeded": bool(seeded), "columns": cols}
     if budget is not None:
         sp, rem = budget.spent, budget.remaining
         rec["budget"] = {"epsilon": budget.epsilon, "delta": budget.delta,
@@ -135,13 +172,15 @@ def log_release(record: dict[str, Any]) -> None:
         if c["mode"] == "continuous":
             _LOG.warning(_CONTINUOUS, record["label"], name)
     rid = f" id={record['release_id']}" if record.get("release_id") else ""
+    rid += " from a seeded (reproducible) generator" if record.get("seeded") else ""
     _LOG.info("released %s%s: %s", record["label"], rid, "; ".join(parts),
               extra={"bndp_release": record})
 
 
 def charge_release(budget: Any, plans: Iterable[ColumnPlan], label: str,
                    release_id: str | None = None,
-                   while_charging: Callable[[], Any] | None = None) -> Any:
+                   while_charging: Callable[[], Any] | None = None,
+                   seeded: bool = False) -> Any:
     """Charge a release to ``budget`` (None: nothing to do): the last step, once every
     mechanism is planned and every column drawn, right before the result is handed back
     (or, on the command line, put in place). Raises :class:`bndp.BudgetError` (spending
@@ -156,12 +195,16 @@ def charge_release(budget: Any, plans: Iterable[ColumnPlan], label: str,
     round trip, is most of its time and runs without the GIL). Nothing is returned before
     the charge is committed, and a refused or failed charge discards the result. The step
     draws nothing and reads no data (it can fail only for lack of memory, in which case
-    the charge, if committed, stands: a release is never under-counted)."""
+    the charge, if committed, stands: a release is never under-counted).
+
+    ``seeded``: the release drew from a reproducible generator (:func:`seeded_release`);
+    recorded with every column in a persistent budget's ledger (``"seeded"`` in the
+    details, :attr:`bndp.LedgerEntry.seeded`) and in the log record."""
     plans = list(plans)
     crash_point("drawn")
     result = None
     if isinstance(budget, PersistentBudget) and while_charging is not None:
-        costs, details = spec_costs(plans), column_details(plans)
+        costs, details = spec_costs(plans), _ledger_details(plans, seeded)
         charged = ledger_worker().submit(budget.charge, costs, label=label,
                                          release_id=release_id, details=details)
         try:
@@ -173,15 +216,20 @@ def charge_release(budget: Any, plans: Iterable[ColumnPlan], label: str,
             result = while_charging()
         if budget is not None:
             budget.charge(spec_costs(plans), label=label, release_id=release_id,
-                          details=column_details(plans))
+                          details=_ledger_details(plans, seeded))
     crash_point("charged")
     if _LOG.isEnabledFor(logging.INFO):
-        log_release(release_record(plans, label, release_id))
+        log_release(release_record(plans, label, release_id, seeded=seeded))
     elif _LOG.isEnabledFor(logging.WARNING):       # (the common default: warnings only)
         for p in plans:
             if _mode(p) == "continuous":
                 _LOG.warning(_CONTINUOUS, label, p.name)
     return result
+
+
+def _ledger_details(plans: Iterable[ColumnPlan], seeded: bool) -> dict[str, dict[str, Any]]:
+    """:func:`column_details`, each column also saying whether the release was seeded."""
+    return {name: {**d, "seeded": bool(seeded)} for name, d in column_details(plans).items()}
 
 
 def check_budget_compatible(plans: Iterable[ColumnPlan]) -> None:
