@@ -47,8 +47,12 @@ def plan_release(spec: Any, budget: Any = None, engine: str = "",
     return plans
 
 
+_REPRODUCIBLE = ("`rng` is a reproducible generator (a seed, a SeedSequence, or a generator "
+                 "bndp did not key from the OS itself)")
+
+
 def seeded_release(budget: Any, rng: Any, allow_seeded: Any = False, *,
-                   what: str = "`rng`", opt_in: str = "allow_seeded=True") -> bool:
+                   what: str = _REPRODUCIBLE, opt_in: str = "allow_seeded=True") -> bool:
     """Whether a release draws from a reproducible generator (``not``
     :func:`bndp._random.is_secure`: a seed, a ``SeedSequence``, or a generator bndp did not
     key from the OS itself), checked before anything is drawn or charged: whoever knows
@@ -58,17 +62,16 @@ def seeded_release(budget: Any, rng: Any, allow_seeded: Any = False, *,
     refused with ``ValueError`` unless ``allow_seeded`` is True (the release is then
     recorded as seeded); with an in-memory :class:`bndp.Budget` it is allowed, with a
     :class:`bndp.PrivacyLeakWarning` unless ``allow_seeded`` is True; without a budget it
-    is allowed silently (tests and research). ``what`` and ``opt_in`` name the generator
-    and the opt-in in the caller's words (the command line's ``--seed`` and
+    is allowed silently (tests and research). ``what`` (the messages' subject) and
+    ``opt_in`` say it in the caller's words (the command line's ``--seed`` and
     ``--allow-seeded``)."""
     if not isinstance(allow_seeded, (bool, np.bool_)):
         raise TypeError(f"`allow_seeded` must be True or False; got {allow_seeded!r}")
     seeded = not is_secure(rng)
     if not seeded or budget is None or allow_seeded:
         return seeded
-    why = (f"{what} is a reproducible generator (a seed, a SeedSequence, or a generator "
-           "bndp did not key from the OS itself): whoever knows the seed can recompute the "
-           "noise and subtract it from the released values")
+    why = (f"{what}: whoever knows the seed can recompute the noise and subtract it from "
+           "the released values")
     if isinstance(budget, PersistentBudget):
         raise ValueError(f"{why}; refusing to charge it to the persistent budget "
                          f"{budget.name!r}, nothing was drawn or charged. Leave the "

@@ -15,7 +15,8 @@ Commands
 reads stdin / writes stdout; the summary goes to stderr (``-q`` silences it). A persistent
 budget (``--budget-store PATH_OR_URL --budget-name NAME``, or ``store`` and ``name`` in
 ``[budget]``) is shared by every run; ``--release-id`` refuses a release already recorded under
-it. It releases the
+it; ``--seed`` with a persistent budget is a usage error unless ``--allow-seeded`` (the
+release is then recorded as seeded). It releases the
 certified grid law (mode ``exact``) unless told otherwise: ``--mode continuous`` for the
 ``--column`` columns, ``mode = "continuous"`` in a spec column (``--mode`` with ``--spec`` is a
 usage error); a continuous release prints a one-line warning with the summary.
@@ -223,7 +224,12 @@ def _parser() -> argparse.ArgumentParser:
                     help="threads drawing noise for each chunk (default 1; -1: every CPU)")
     io.add_argument("--seed", type=int, default=None,
                     help="seed for a reproducible run (tests only: a real release must use "
-                         "the default, fresh OS entropy)")
+                         "the default, fresh OS entropy; refused with a persistent budget "
+                         "unless --allow-seeded)")
+    io.add_argument("--allow-seeded", action="store_true",
+                    help="allow --seed with a persistent budget (tests only: whoever knows "
+                         "the seed can subtract the noise); the release is recorded as "
+                         "seeded in the ledger and the summary")
     bg = pr.add_argument_group("persistent budget")
     bg.add_argument("--budget-store", metavar="PATH_OR_URL",
                     help="the budget's store, shared by every run: an SQLite file, or a "

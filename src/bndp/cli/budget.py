@@ -61,7 +61,8 @@ def _show(b: Any) -> dict[str, Any]:
                       "time": e.time,
                       "time_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(e.time)),
                       "host": e.host, "pid": e.pid, "version": e.version,
-                      "epsilon": e.cost.epsilon, "delta": e.cost.delta, "columns": e.columns}
+                      "epsilon": e.cost.epsilon, "delta": e.cost.delta,
+                      "seeded": e.seeded, "columns": e.columns}
                      for e in hist],
     }
 
@@ -82,8 +83,9 @@ def _cmd_show(args: argparse.Namespace) -> int:
            f"  releases   {len(doc['releases'])}"]
     for r in doc["releases"]:
         rid = f" id {r['release_id']!r}" if r["release_id"] is not None else ""
+        seeded = ", SEEDED (reproducible noise)" if r["seeded"] else ""
         out.append(f"#{r['seq']} {r['time_utc']}{rid} {r['label']!r}: epsilon = "
-                   f"{r['epsilon']:g}, delta = {r['delta']:g}; host {r['host']}, pid "
+                   f"{r['epsilon']:g}, delta = {r['delta']:g}{seeded}; host {r['host']}, pid "
                    f"{r['pid']}, bndp {r['version']}")
         for c in r["columns"]:
             parts = [f"epsilon = {c['epsilon']:g}", f"delta = {c['delta']:g}"]

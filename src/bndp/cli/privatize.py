@@ -17,7 +17,8 @@ import numpy as np
 from .._columns import to_numpy
 from .._values import approx
 from .._random import default_rng
-from .._release import ColumnDataError, charge_release, plan_release, release_record
+from .._release import (ColumnDataError, charge_release, plan_release, release_record,
+                        seeded_release)
 from .._testhooks import crash_point
 from ..budget import Budget
 from .budget import open_budget
@@ -153,6 +154,11 @@ def _open_budget(args: argparse.Namespace, bspec: dict[str, Any] | None) -> Any:
     if store is None or name is None:
         raise CLIError("a persistent budget needs both a store and a name: --budget-store "
                        "and --budget-name (or store and name in the spec's [budget])")
+    if getattr(args, "seed", None) is not None and not getattr(args, "allow_seeded", False):
+        raise CLIError(f"--seed with the persistent budget {name!r}: whoever knows the seed can "
+                       "subtract the noise from the released values; nothing was read, drawn "
+                       "or charged. Leave out --seed for a real release, or add --allow-seeded "
+                       "to record a seeded release (tests only)")
     return open_budget(store, name, epsilon=b.get("epsilon"), delta=b.get("delta"),
                        composition=b.get("composition"))
 
@@ -538,6 +544,8 @@ def _cmd_privatize(args: argparse.Namespace) -> int:
     # validates, calibrates and plans; the budget is checked now, charged once every row
     # is drawn (before the output is put in place)
     specs, budget = _parse_specs(args, label)
+    seeded = seeded_release(budget, args.seed, args.allow_seeded, opt_in="--allow-seeded",
+                            what="--seed makes the noise reproducible")
     _check_output_paths(args, src if parts is None and not spooled else None, final, budget)
     t_planned = time.perf_counter()
     gen = default_rng(args.seed)
@@ -584,7 +592,7 @@ def _cmd_privatize(args: argparse.Namespace) -> int:
             staged, tmp = converted, converted.path
         # committed before the output is put in place: a crash after this leaves the
         # charge recorded (and no output), never output without its charge
-        charge_release(budget, [s.plan for s in specs], label, args.release_id)
+        charge_release(budget, [s.plan for s in specs], label, args.release_id, seeded=seeded)
         if kind == "file":
             staged.put_in_place(final)  # type: ignore[arg-type]
         else:  # a stream: written into, never replaced
@@ -608,7 +616,7 @@ def _cmd_privatize(args: argparse.Namespace) -> int:
         if old is not None:
             signal.signal(signal.SIGTERM, old)
     finally_t = time.perf_counter()
-    record = release_record([s.plan for s in specs], label, args.release_id, budget)
+    record = release_record([s.plan for s in specs], label, args.release_id, budget, seeded)
     if args.summary_json is not None:
         record.update(input=shown_src, output=shown_dst, format=fmt, output_format=out_fmt,
                       rows=rows,
@@ -658,7 +666,8 @@ def _cmd_privatize(args: argparse.Namespace) -> int:
         sp, rem = budget.spent, budget.remaining
         if getattr(budget, "name", None):
             say(f"bndp: recorded under budget {budget.name!r} ({budget.store})"
-                + (f" as release {args.release_id!r}" if args.release_id else ""))
+                + (f" as release {args.release_id!r}" if args.release_id else "")
+                + (", seeded (--seed, --allow-seeded: reproducible)" if seeded else ""))
         say(f"bndp: budget epsilon = {budget.epsilon:g}, delta = {budget.delta:g}: spent "
             f"epsilon = {sp.epsilon:g}, delta = {sp.delta:g}; remaining epsilon = "
             f"{rem.epsilon:g}, delta = {rem.delta:g}")
