@@ -50,7 +50,7 @@ import numpy as np
 from ._validation import as_float_array, frame_kind
 
 __all__ = ["WideValues", "as_values", "snap", "snap_plan", "approx", "exact_number",
-           "wide_column", "from_ints"]
+           "wide_column", "wide_int_column", "from_ints"]
 
 _TWO53 = 1 << 53
 _MAX = sys.float_info.max
@@ -281,7 +281,37 @@ def as_values(x: Any, name: str) -> np.ndarray | WideValues:
         if isinstance(x, (list, tuple)) and k.kind != "O":
             as_float_array(x, name)         # booleans inside a list are refused there
         return as_values(a, name)
+    if k.kind == "f" and isinstance(x, (list, tuple)):
+        return _from_sequence(x, as_float_array(x, name), name)
     return as_float_array(x, name)
+
+
+def _from_sequence(x: list | tuple, out: np.ndarray, name: str) -> np.ndarray | WideValues:
+    """A (nested) list or tuple that NumPy reads as floats (``out``: that float64 array).
+
+    NumPy converts integers mixed with floats (``[2**61 + 1, 0.5]``, or ``[2**63, -1]``,
+    which no 64-bit integer type holds) to their nearest doubles. Only an integer of
+    magnitude above :math:`2^{53}` can change so, and its double then has magnitude at
+    least :math:`2^{53}`: the entries whose double is that large keep their exact values
+    (read from the sequence), every other entry is its double. A list of floats below
+    :math:`2^{53}` costs one vectorised comparison more."""
+    with np.errstate(invalid="ignore"):
+        big = np.abs(out) >= _TWO53        # (NaN: False)
+    if not big.any():
+        return out
+    objs = np.asarray(x, dtype=object)
+    if objs.shape != out.shape:
+        raise ValueError(f"`{name}`: this sequence cannot be read element by element (it "
+                         "holds integers beyond 2^53, which must be read exactly); pass a "
+                         "NumPy array")
+    flat = objs.ravel()
+
+    def exact(pos: np.ndarray) -> list[Fraction]:
+        vals = (flat[p] for p in pos)
+        return [exact_number(v.item() if isinstance(v, np.ndarray) else v) for v in vals]
+
+    # (CPython's and NumPy's integer-to-double conversions are correctly rounded)
+    return WideValues(out, exact, big)
 
 
 def wide_column(values: np.ndarray, missing: np.ndarray | None,
@@ -296,6 +326,22 @@ def wide_column(values: np.ndarray, missing: np.ndarray | None,
     if missing is not None:
         cand &= ~missing
     return WideValues(values, lambda pos: [exact_number(v) for v in exact(pos)], cand, ulps)
+
+
+def wide_int_column(values: np.ndarray, missing: np.ndarray | None,
+                    exact: Callable[[np.ndarray], Sequence[Any]]) -> np.ndarray | WideValues:
+    """A column of integers wider than 64 bits (Polars ``Int128``/``UInt128``): ``values``
+    its engine's cast to float64 (NaN where ``missing``), ``exact(positions)`` its integers
+    at flat positions. Entries of magnitude below :math:`2^{53}` are exact doubles; the
+    others keep their exact values (:func:`wide_column`; the cast is taken to be within
+    one unit in the last place). Float64 when every value is a double."""
+    with np.errstate(invalid="ignore"):
+        big = np.abs(values) >= _TWO53     # (NaN: False)
+    if missing is not None:
+        big &= ~missing
+    if not big.any():
+        return values
+    return wide_column(values, missing, exact, big, ulps=1.0)
 
 
 def snap(wv: WideValues, index: Callable[[np.ndarray, np.ndarray], np.ndarray],

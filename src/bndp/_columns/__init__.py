@@ -45,7 +45,8 @@ from typing import Any, Callable, Literal, TypeVar
 
 import numpy as np
 
-from .._values import WideValues, from_ints, approx, as_values, wide_column
+from .._values import (WideValues, from_ints, approx, as_values, wide_column,
+                       wide_int_column)
 from . import _arrays
 
 __all__ = ["columnar", "to_numpy", "Column", "check_nulls", "is_column", "Nulls"]
@@ -187,7 +188,7 @@ def to_numpy(x: Any, name: str = "value") -> Column:
         dt = x.dtype
         if not dt.is_numeric() or dt == sys.modules["polars"].Boolean:
             _numeric_check(False, name, dt)
-        vals, null = arrow_values(x.to_arrow())
+        vals, null = polars_wide_values(x) if is_polars_128(dt) else arrow_values(x.to_arrow())
         missing = null | np.isnan(approx(vals))
         return Column("polars", vals, missing if missing.any() else None, x,
                       null if null.any() else None)
@@ -222,6 +223,26 @@ def _pandas_values(x: Any, dt: Any, missing: np.ndarray, name: str) -> Any:
         return arrow_values(arr._pa_array)[0]
     objs = x.to_numpy(dtype=object)
     return as_values(np.where(missing, np.nan, objs) if missing.any() else objs, name)
+
+
+def is_polars_128(dt: Any) -> bool:
+    """True for Polars' 128-bit integer dtypes (``Int128``, ``UInt128``), which Arrow and
+    NumPy have no type for."""
+    pl = sys.modules["polars"]
+    return any(dt == w for w in (getattr(pl, "Int128", None), getattr(pl, "UInt128", None))
+               if w is not None)
+
+
+def polars_wide_values(x: Any) -> tuple[Any, np.ndarray]:
+    """A Polars ``Int128``/``UInt128`` Series' values (float64 with NaN at nulls, or
+    :class:`bndp._values.WideValues` where some value is beyond 2^53: each then reaches
+    the grid from its exact integer) and its null mask."""
+    pl = sys.modules["polars"]
+    null = np.asarray(x.is_null().to_numpy(), dtype=bool)
+    vals = np.array(x.cast(pl.Float64).to_numpy(), dtype=np.float64)   # (a copy)
+    vals[null] = np.nan
+    return wide_int_column(vals, null if null.any() else None,
+                           lambda pos: x.gather(np.asarray(pos, dtype=np.int64)).to_list()), null
 
 
 def arrow_values(x: Any) -> tuple[Any, np.ndarray]:

@@ -9,7 +9,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .._values import approx, from_ints, wide_column
+from .._values import approx, from_ints, wide_column, wide_int_column
 from .spec import ColumnPlan
 
 
@@ -44,8 +44,8 @@ def _as_float(nw: Any, s: Any) -> tuple[np.ndarray, np.ndarray | None]:
 
 def _as_values(nw: Any, s: Any) -> tuple[Any, np.ndarray | None]:
     """Released values: float64 (NaN where missing), or :class:`bndp._values.WideValues`
-    for 64-bit integers beyond 2^53 and decimals (each then rounded onto the grid from its
-    exact value), and the missing mask (null or NaN), or None."""
+    for 64- and 128-bit integers beyond 2^53 and decimals (each then rounded onto the grid
+    from its exact value), and the missing mask (null or NaN), or None."""
     dt = s.dtype
     if dt in (nw.Int64, nw.UInt64) or dt == nw.Decimal:
         null = np.asarray(s.is_null().to_numpy(), dtype=bool) if s.null_count() else None
@@ -61,6 +61,18 @@ def _as_values(nw: Any, s: Any) -> tuple[Any, np.ndarray | None]:
             ints = np.asarray(filled.to_numpy(),
                               dtype=np.int64 if dt == nw.Int64 else np.uint64)
             vals = from_ints(ints, null)
+        missing = np.isnan(approx(vals))
+        return vals, (missing if missing.any() else None)
+    if any(dt == w for w in (getattr(nw, "Int128", None), getattr(nw, "UInt128", None))
+           if w is not None):
+        # 128-bit integers (Polars): the engine's doubles, and the exact integers of the
+        # entries beyond 2^53 (read back from the series where the grid cell is in doubt)
+        null = np.asarray(s.is_null().to_numpy(), dtype=bool) if s.null_count() else None
+        approx_vals = np.array(s.cast(nw.Float64).to_numpy(), dtype=np.float64)
+        if null is not None:
+            approx_vals[null] = np.nan
+        vals = wide_int_column(approx_vals, null,
+                               lambda pos: s[[int(p) for p in pos]].to_list())
         missing = np.isnan(approx(vals))
         return vals, (missing if missing.any() else None)
     f = s if s.dtype == nw.Float64 else s.cast(nw.Float64)
