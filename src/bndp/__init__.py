@@ -15,7 +15,7 @@ from .api import sample
 from .budget import Budget
 from .distributions import truncated_normal
 from .estimation import Estimate, estimate
-from .exceptions import BudgetError, PrivacyLeakWarning, ReleaseRecorded
+from .exceptions import BudgetError, NegligibleNoiseWarning, PrivacyLeakWarning, ReleaseRecorded
 from .frames import privatize
 from .mechanisms import BoundedGaussian
 from .mechanisms import BoundedLaplace
@@ -59,6 +59,7 @@ __all__ = [
     "GeneralizedGaussian",
     "Laplace",
     "Mechanism",
+    "NegligibleNoiseWarning",
     "PrivacyLeakWarning",
     "RectifiedGaussian",
     "ReleaseRecorded",

@@ -1,6 +1,6 @@
 """Exception and warning types of bndp."""
 
-__all__ = ["BudgetError", "PrivacyLeakWarning", "ReleaseRecorded"]
+__all__ = ["BudgetError", "NegligibleNoiseWarning", "PrivacyLeakWarning", "ReleaseRecorded"]
 
 
 class BudgetError(ValueError):
@@ -87,4 +87,32 @@ class PrivacyLeakWarning(RuntimeWarning):
     ...     warnings.warn("seeded generator used for a release", bndp.PrivacyLeakWarning)
     >>> caught[0].category.__name__
     'PrivacyLeakWarning'
+    """
+
+
+class NegligibleNoiseWarning(UserWarning):
+    """A release's epsilon is so large that its noise is negligible.
+
+    Warned when a column's noise has a standard deviation (at the range's centre) below a
+    hundredth of its sensitivity (capped at the range's width): the released values are
+    then the true values up to that, and a per-record release protects little. Epsilon is a
+    guarantee per sensitivity unit; the loss a whole record's change costs is reported per
+    column as ``whole_range_loss``. A :class:`UserWarning`; turn it into an error with the
+    :mod:`warnings` filters.
+
+    Parameters
+    ----------
+    *args : object
+        The message (as for any warning).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import bndp, pandas as pd
+    >>> spec = {"age": {"lower": 0, "upper": 120, "sensitivity": 1, "epsilon": 1e300}}
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = bndp.privatize(pd.DataFrame({"age": [30.0, 41.0]}), spec)
+    >>> [w.category.__name__ for w in caught if w.category is bndp.NegligibleNoiseWarning]
+    ['NegligibleNoiseWarning']
     """

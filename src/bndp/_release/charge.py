@@ -17,6 +17,7 @@ from .._testhooks import crash_point
 from ..budget import PersistentBudget, check_budget
 from ..exceptions import PrivacyLeakWarning
 from .spec import ColumnPlan, SpecError, _where, parse_spec, spec_costs
+from .unit import warn_negligible_noise, whole_range_loss
 
 _LOG = logging.getLogger("bndp")
 
@@ -38,6 +39,7 @@ def plan_release(spec: Any, budget: Any = None, engine: str = "",
     if release_id is not None and budget is None:
         raise ValueError("`release_id` needs a `budget` to record it under")
     plans = parse_spec(spec)
+    warn_negligible_noise(plans, stacklevel=4)
     if budget is not None:
         check_budget_compatible(plans)
         budget._check_charge(spec_costs(plans),
@@ -85,7 +87,12 @@ def seeded_release(budget: Any, rng: Any, allow_seeded: Any = False, *,
 def column_details(plans: Iterable[ColumnPlan]) -> dict[str, dict[str, Any]]:
     """What a ledger records of each released column: mechanism, sensitivity, bounds (or
     the columns of per-row bounds), mode and certified worst-case loss (None where it
-    depends on the data: per-row bounds)."""
+    depends on the data: per-row bounds); and the unit of privacy:
+    ``epsilon_per_sensitivity`` (the guarantee's epsilon, for a change of at most the
+    sensitivity in one value) and ``whole_range_loss``, the certified loss for a change of
+    one record across the column's whole range (true value ``lower`` against ``upper``:
+    what protects a person's record in a per-record release), None where there is none,
+    with the reason in ``whole_range_loss_note`` (:func:`bndp._release.unit.whole_range_loss`)."""
     out = {}
     for p in plans:
         if p.per_row:
@@ -103,6 +110,9 @@ def column_details(plans: Iterable[ColumnPlan]) -> dict[str, dict[str, Any]]:
         out[p.name] = {"mechanism": p.mechanism, "sensitivity": float(p.sensitivity),
                        "bounds": bounds, "mode": mode or p.options.get("mode", "exact"),
                        "certified_loss": loss}
+        whole, note = whole_range_loss(p)
+        out[p.name].update(epsilon_per_sensitivity=float(p.cost()[0]),
+                           whole_range_loss=whole, whole_range_loss_note=note)
     return out
 
 
