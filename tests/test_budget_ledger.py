@@ -340,7 +340,7 @@ def test_the_frame_is_built_while_the_charge_commits(store, monkeypatch):
     monkeypatch.setattr(bndp.frames, "assemble", assemble)
     monkeypatch.setattr(bndp.frames, "draw_columns", draw_columns)
     _proxy_commit(b, hook=hook)
-    out = bndp.privatize(_frame(), SPEC, budget=b, rng=3)
+    out = bndp.privatize(_frame(), SPEC, budget=b, rng=3, allow_seeded=True)
     threads["drawn"] = False
     assert threads["overlapped"] and threads["charging"]
     assert threads["commit"] != threads["assemble"] == threading.get_ident()
