@@ -5,7 +5,7 @@ Commands
 ``bndp privatize``  release numeric columns of a CSV or Parquet file, streamed in chunks;
 ``bndp calibrate``  print the calibrated scale beside the unbounded mechanism's;
 ``bndp plot``       draw the output density beside the clamped unbounded mechanism;
-``bndp estimate``   the true columns' mean, sd and quantiles from released data;
+``bndp estimate``   the true columns' mean, sd, quantiles and histogram from released data;
 ``bndp demo``       the main job on a small example column shipped with the package;
 ``bndp reproduce``  a table or figure of the papers, recomputed next to the printed numbers;
 ``bndp budget``     create a persistent privacy budget, or show its history.
@@ -26,7 +26,10 @@ Errors are reported as one line on stderr (``bndp: error: ...``). Exit status: 0
 or schema, such as a column not found); 4 the release would exceed the budget; 5 the
 release id is already recorded under the budget; 1 other errors (I/O, such as an input file or an output directory that
 does not exist, or a budget store that cannot be reached); 130 (SIGINT) or 143 (SIGTERM)
-when interrupted. ``BNDP_DEBUG=1`` shows tracebacks.
+when interrupted; 141 (128 + SIGPIPE), with nothing on stderr, when the reader of stdout
+closed it early (``| head``). A command-line error names the nearest valid choice or
+option where there is one (``--mechanism: invalid choice 'lapalce' (did you mean
+'laplace'?)``). ``BNDP_DEBUG=1`` shows tracebacks.
 """
 
 from __future__ import annotations
@@ -40,8 +43,8 @@ from typing import Any, Sequence
 from .. import __version__
 from ..exceptions import BudgetError, ReleaseRecorded
 from ..mechanisms.registry import SAMPLE_MECHANISMS, mechanism_key
-from ._errors import (CLIError, EXIT_BUDGET, EXIT_RECORDED, EXIT_USAGE, _EXIT_CODES, _Terminated,
-                      _one_line, int_at_least)
+from ._errors import (CLIError, EXIT_BUDGET, EXIT_PIPE, EXIT_RECORDED, EXIT_USAGE, _EXIT_CODES,
+                      Parser, _Terminated, _one_line, _stdout_to_devnull, int_at_least)
 from .budget import _add_budget_command
 from .calibrate import _cmd_calibrate, _cmd_plot
 from .demo import _cmd_demo
@@ -68,8 +71,15 @@ def _add_privacy_args(p: argparse.ArgumentParser, bounds_required: bool,
                    help="privacy budget epsilon > 0" + ("" if bounds_required else
                                                         " (with --column)"))
     g.add_argument("--sensitivity", type=float, required=bounds_required,
-                   help="sensitivity of each value: the most one person can change it"
-                        + ("" if bounds_required else " (with --column)"))
+                   help="sensitivity s of each value" + ("" if bounds_required else
+                                                         " (with --column)")
+                        + ": epsilon is the guarantee for a change of at most s in one value "
+                          "(the unit of privacy). A person's whole record can move a value "
+                          "anywhere in [lower, upper]; with per-record noise that change costs "
+                          "the certified loss between the range's two ends, which is what "
+                          "protects a person's record" + ("" if bounds_required else
+                                                          " (the summary reports it per "
+                                                          "column: whole_range_loss)"))
     g.add_argument("--delta", type=float, default=0.0 if bounds_required else None,
                    help="delta in [0, 1) for the Laplace mechanism (default 0; must be 0 for "
                         "gaussian)")
@@ -134,7 +144,7 @@ def _delimiter(text: str) -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="bndp",
         description="Differentially private noise for bounded values.",
         epilog="Run 'bndp COMMAND --help' for a command's options. " + _EXIT_CODES,
@@ -178,14 +188,18 @@ def _parser() -> argparse.ArgumentParser:
                          "and an optional [budget]")
     pr.add_argument("--column", action="append", metavar="NAME[:LOWER:UPPER]",
                     help="column to release, optionally with its own bounds; repeat for several "
-                         "columns (one pass; each column is a separate release)")
+                         "columns (one pass; each column is a separate release). Its epsilon "
+                         "covers a change of at most --sensitivity in one value; a change of "
+                         "one record from LOWER to UPPER costs the certified whole-range loss "
+                         "(in the summary)")
     pr.add_argument("-q", "--quiet", action="store_true",
                     help="print nothing on success (no summary, no progress bar)")
     pr.add_argument("-v", "--verbose", action="store_true",
                     help="print more details in the summary")
     pr.add_argument("--summary-json", metavar="FILE", default=None,
                     help="write a machine-readable record of the run to FILE: columns, "
-                         "mechanisms, parameters, epsilon/delta spent, certified loss, rows, "
+                         "mechanisms, parameters, epsilon/delta spent, certified loss, "
+                         "epsilon_per_sensitivity and whole_range_loss (the unit of privacy), rows, "
                          "the noise's bias and sd at the range's ends and centre, timings, "
                          "version (no counts of the private data)")
     pr.add_argument("--show-data-counts", action="store_true",
@@ -236,7 +250,8 @@ def _parser() -> argparse.ArgumentParser:
                          "postgresql:// URL (or store = ... in the spec's [budget])")
     bg.add_argument("--budget-name", metavar="NAME",
                     help="the budget's name in --budget-store (or name = ... in [budget]); "
-                         "create it with 'bndp budget create', or give its cap (epsilon, "
+                         "it must exist (opening never creates a budget): create it with "
+                         "'bndp budget create', or with create = true and its cap (epsilon, "
                          "delta) in [budget]")
     bg.add_argument("--release-id", metavar="ID",
                     help="an id for this release (for example the date of a nightly run): if "
@@ -321,6 +336,21 @@ def _show_warning(message: Any, category: Any, filename: str, lineno: int, file:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line on ``argv`` (default ``sys.argv[1:]``); return the exit status.
+
+    A broken pipe on stdout (its reader closed it early, as ``bndp budget show --json |
+    head -1`` does) ends any command quietly with status 141 (128 + SIGPIPE): nothing on
+    stderr, and stdout pointed at the null device so that nothing fails at exit."""
+    try:
+        code = _run(argv)
+        sys.stdout.flush()      # here, not at exit, where a broken pipe could not be caught
+        return code
+    except BrokenPipeError:
+        _stdout_to_devnull()
+        return EXIT_PIPE
+
+
+def _run(argv: Sequence[str] | None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -330,6 +360,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning     # one line, as the errors
             return int(args.func(args))
+    except BrokenPipeError:
+        raise
     except CLIError as exc:
         if os.environ.get("BNDP_DEBUG"):
             raise

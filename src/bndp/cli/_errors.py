@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+import argparse
+import difflib
+import os
+import re
+import sys
+from typing import Any, Iterable, NoReturn
 
 
 EXIT_IO = 1
@@ -10,13 +15,17 @@ EXIT_USAGE = 2
 EXIT_DATA = 3
 EXIT_BUDGET = 4
 EXIT_RECORDED = 5
+#: the reader of stdout closed it early (a broken pipe): 128 + SIGPIPE, the status a shell
+#: reports for a command that a closed pipe ended
+EXIT_PIPE = 141
 _EXIT_CODES = ("Exit status: 0 success; 2 usage error (command line, spec file, arguments); "
                "3 data error (a cell, the input's format or schema, such as a column not "
                "found); 4 the release would exceed the budget (nothing written); 5 the "
                "--release-id is already recorded under the budget (nothing written); 1 "
                "other errors (I/O, such as a missing input file or output directory, or a "
                "budget store that cannot be reached); 130/143 interrupted (SIGINT/SIGTERM; "
-               "nothing written). Errors are one line on stderr.")
+               "nothing written); 141 the reader of stdout closed it early (a broken pipe, "
+               "as '| head' does; nothing more is printed). Errors are one line on stderr.")
 
 
 class CLIError(Exception):
@@ -90,7 +99,11 @@ def _fmt_bound(b: Any) -> str:
 
 
 def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
+    """An error's message on one line, without the secrets of any PostgreSQL URL given (a
+    library's message may quote it)."""
+    from .._ledger._backends import scrub
+
+    text = scrub(" ".join(str(exc).split()))
     return text or type(exc).__name__
 
 
@@ -107,3 +120,75 @@ def int_at_least(minimum: int, what: str) -> Any:
             raise argparse.ArgumentTypeError(f"expected {what}; got {v}")
         return v
     return parse
+
+
+# ------------------------------------------------------------------------------------------
+# the command line's own errors: one line, with the nearest valid choice or option
+# ------------------------------------------------------------------------------------------
+def _nearest(word: str, candidates: Iterable[Any]) -> str | None:
+    """The candidate closest to ``word`` (:func:`difflib.get_close_matches`), or None."""
+    near = difflib.get_close_matches(word, [str(c) for c in candidates], n=1)
+    return near[0] if near else None
+
+
+def _usage_message(message: str) -> str:
+    """An ``argparse`` error in this command line's words: ``argument --epsilon: invalid
+    float value: 'abc'`` becomes ``--epsilon: expected a number; got 'abc'``."""
+    msg = re.sub(r"^argument ([^:]+): ", r"\1: ", _one_line(Exception(message)))
+    msg = re.sub(r"invalid float value: ", "expected a number; got ", msg)
+    return re.sub(r"invalid int value: ", "expected an integer; got ", msg)
+
+
+class Parser(argparse.ArgumentParser):
+    """The command line's argument parser (its subcommands' too): every error is one line on
+    stderr, ``bndp: error: ...``, with exit status 2 (no usage text); an invalid choice
+    names the nearest valid one (``--mechanism: invalid choice 'lapalce' (did you mean
+    'laplace'?)``), else lists them."""
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        choices = action.choices
+        if choices is not None and value not in choices:
+            near = _nearest(str(value), choices)  # type: ignore[arg-type]
+            hint = (f"did you mean {near!r}?" if near is not None else
+                    "choose from " + ", ".join(repr(str(c)) for c in choices))  # type: ignore[union-attr]
+            raise argparse.ArgumentError(action, f"invalid choice {value!r} ({hint})")
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"bndp: error: {_usage_message(message)}\n")
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        """As :meth:`argparse.ArgumentParser.parse_known_args`; a (sub)command without
+        subcommands of its own first refuses an unknown ``--option`` (before its missing
+        required arguments), naming the nearest option it has."""
+        if self._subparsers is None:
+            argv = list(sys.argv[1:] if args is None else args)
+            known = [o for a in self._actions for o in a.option_strings if o.startswith("--")]
+            for arg in argv:
+                if arg == "--":
+                    break
+                name = arg.split("=", 1)[0]
+                # argparse's reading: a word with a space is a positional; a prefix of
+                # exactly one option abbreviates it (several: argparse's own error)
+                if not arg.startswith("--") or " " in arg or name in known or any(
+                        o.startswith(name) for o in known):
+                    continue
+                near = _nearest(name, known)
+                hint = (f"did you mean {near!r}?" if near is not None else
+                        f"see '{self.prog} --help'")
+                self.error(f"unrecognized option {name!r} ({hint})")
+        return super().parse_known_args(args, namespace)
+
+
+def _stdout_to_devnull() -> None:
+    """After a broken pipe: point the stdout descriptor at the null device, so that the
+    interpreter's flush at exit does not fail again (Python's documented recipe, see the
+    ``signal`` module's note on SIGPIPE)."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, ValueError, OSError):   # stdout replaced by an object
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)

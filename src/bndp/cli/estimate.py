@@ -100,6 +100,17 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise DataError(f"column {c!r}: {' '.join(str(exc).split())}") from None
         results[c] = est.summary(q)
+        if args.bins is not None:
+            bounds = [lo, hi]
+            for k, b in enumerate(bounds):
+                if b is not None:   # per-row bounds: the widest range of the column's rows
+                    b = b[~np.isnan(data[c])]
+                    bounds[k] = b if b.size else None
+            edges = np.linspace(float(entry["lower"]) if bounds[0] is None
+                                else float(np.min(bounds[0])),
+                                float(entry["upper"]) if bounds[1] is None
+                                else float(np.max(bounds[1])), args.bins + 1)
+            results[c]["histogram"] = _histogram(est, edges)
     if args.json:
         print(json.dumps({"columns": results}, indent=2))
         return 0
@@ -108,21 +119,49 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
             f"{'naive mean':>11}")
     print(head)
     for c, r in results.items():
-        iv = f"[{r['mean_low']:.4g}, {r['mean_high']:.4g}]"
+        iv = _interval(r["mean_low"], r["mean_high"])
         print(f"{c:<14}{r['n']:>9}  {r['mean']:>11.5g}  {iv:>25}  {r['sd']:>10.4g}  "
               f"{r['naive_mean']:>11.5g}")
     print()
     print(f"{'column':<14}{'quantile':>9}  {'estimate':>11}  {pct + ' interval':>25}")
     for c, r in results.items():
         for p, v in r["quantiles"].items():
-            iv = f"[{v['low']:.4g}, {v['high']:.4g}]"
+            iv = _interval(v["low"], v["high"])
             print(f"{c:<14}{p:>9}  {v['value']:>11.5g}  {iv:>25}")
+    if args.bins is not None:
+        print()
+        print(f"{'column':<14}{'bin':>21}  {'estimate':>11}  {pct + ' interval':>25}")
+        for c, r in results.items():
+            for b in r["histogram"]:
+                span = f"[{b['from']:.4g}, {b['to']:.4g}" + ("]" if b is r["histogram"][-1]
+                                                          else ")")
+                iv = _interval(b["low"], b["high"])
+                print(f"{c:<14}{span:>21}  {b['probability']:>11.4g}  {iv:>25}")
     bad = [c for c, r in results.items() if not r["converged"]]
     if bad:
         print(f"\nnote: the fit of {', '.join(bad)} stopped at the iteration limit")
     print("\nestimated by maximum likelihood over the release's exact law (post-processing: "
           "no privacy budget is spent); 'naive mean' is the released values' plain mean")
     return 0
+
+
+def _interval(low: float | None, high: float | None) -> str:
+    """An interval as the tables print it; ``-`` without one (``--n-boot 0``)."""
+    return "-" if low is None or high is None else f"[{low:.4g}, {high:.4g}]"
+
+
+def _histogram(est: Any, edges: np.ndarray) -> list[dict[str, Any]]:
+    """The estimated probability of each bin ``[edges[k], edges[k + 1])`` (the last bin
+    closed) with its interval (None without bootstrap replicates)."""
+    p = est.histogram(edges)
+    if est.boot.shape[0]:
+        low, high = (np.asarray(a, dtype=np.float64) for a in est.histogram_interval(edges))
+    else:
+        low = high = None
+    return [{"from": float(edges[k]), "to": float(edges[k + 1]), "probability": float(p[k]),
+             "low": None if low is None else float(low[k]),
+             "high": None if high is None else float(high[k])}
+            for k in range(p.shape[0])]
 
 
 def _number(text: str, ok: Any, what: str) -> float:
@@ -148,15 +187,27 @@ def _gap(text: str) -> float:
     return _number(text, lambda v: 0.0 < v < math.inf, "a finite number > 0")
 
 
+def _bins(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if not 2 <= n <= MAX_PLOT_BINS:
+        raise argparse.ArgumentTypeError(f"expected an integer from 2 to {MAX_PLOT_BINS}; "
+                                         f"got {text!r}")
+    return n
+
+
 def add_parser(sub: Any, delimiter: Any) -> None:
     """Register ``bndp estimate``."""
     p = sub.add_parser(
-        "estimate", help="estimate the true columns' mean, sd and quantiles from released data",
+        "estimate", help="estimate the true columns' mean, sd, quantiles and histogram from "
+                         "released data",
         description="Estimate the distribution of the true values behind released columns of "
                     "a CSV or Parquet file (bndp privatize's output), given the release spec "
                     "that released them: maximum likelihood over the release's exact law, "
-                    "with bootstrap intervals. Prints the mean with its interval, the sd and "
-                    "quantiles per column (--json: as JSON). Post-processing of released data: "
+                    "with bootstrap intervals. Prints the mean with its interval, the sd, "
+                    "quantiles and, with --bins, the histogram per column (--json: as JSON). Post-processing of released data: "
                     "no privacy budget is spent. Per-row bounds are read from the file's "
                     "bound columns.",
         epilog="Example: bndp estimate released.parquet --spec release.toml --json")
@@ -179,6 +230,12 @@ def add_parser(sub: Any, delimiter: Any) -> None:
                    help="iterate each fit until it is certified within NATS of the maximum "
                         "likelihood (bndp.estimate's gap_tol; e.g. 0.1 where the noise is "
                         "wider than the column's shape; slower)")
+    p.add_argument("--bins", type=_bins, default=None, metavar="N",
+                   help="also estimate the histogram of the true values: the probability of "
+                        "each of N equal bins over the column's bounds (per-row bounds: the "
+                        "lowest lower to the highest upper), with its interval (2 to "
+                        f"{MAX_PLOT_BINS}; bins narrower than the noise scale are not "
+                        "resolved)")
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
     p.add_argument("--format", choices=("auto", "csv", "parquet"), default="auto",
                    help="input format (default: from the file name)")

@@ -242,21 +242,28 @@ class Estimate:
 
     def summary(self, quantiles: Sequence[float] = (0.1, 0.25, 0.5, 0.75, 0.9)) -> dict:
         """A plain dictionary of the estimates and their intervals (what ``bndp estimate
-        --json`` prints)."""
-        lo, hi = self.mean_interval
-        vlo, vhi = self.variance_interval
+        --json`` prints); the intervals are None without bootstrap replicates
+        (``n_boot=0``)."""
         q = np.asarray(quantiles, dtype=np.float64)
         qv = np.atleast_1d(self.quantile(q))
-        qlo, qhi = self.quantile_interval(q)
+        none = np.full(qv.shape, None)
+        if self.boot.shape[0]:
+            lo, hi = self.mean_interval
+            vlo, vhi = self.variance_interval
+            slo, shi = math.sqrt(vlo), math.sqrt(vhi)
+            qlo, qhi = (np.atleast_1d(a).astype(object) for a in self.quantile_interval(q))
+        else:
+            lo = hi = slo = shi = None
+            qlo = qhi = none
         return {
             "n": self.n, "level": self.level, "target": self.target,
             "mean": self.mean, "mean_low": lo, "mean_high": hi,
-            "sd": self.sd, "sd_low": math.sqrt(vlo), "sd_high": math.sqrt(vhi),
+            "sd": self.sd, "sd_low": slo, "sd_high": shi,
             "naive_mean": self.naive_mean,
-            "quantiles": {f"{float(p):g}": {"value": float(v), "low": float(a),
-                                             "high": float(b)}
-                          for p, v, a, b in zip(q, qv, np.atleast_1d(qlo),
-                                                np.atleast_1d(qhi))},
+            "quantiles": {f"{float(p):g}": {"value": float(v),
+                                             "low": None if a is None else float(a),
+                                             "high": None if b is None else float(b)}
+                          for p, v, a, b in zip(q, qv, qlo, qhi)},
             "converged": self.converged, "groups": self.groups,
         }
 
