@@ -27,7 +27,7 @@ from .._loss import bounded_gaussian_loss, bounded_laplace_loss
 from ..exceptions import NegligibleNoiseWarning
 
 __all__ = ["whole_range_loss", "grid_ends_loss", "negligible_noise", "warn_negligible_noise",
-           "NEGLIGIBLE_FRACTION"]
+           "unit_text", "NEGLIGIBLE_FRACTION"]
 
 #: The noise of a column is negligible when its standard deviation (at the range's centre,
 #: or at its finite end) is below this fraction of the sensitivity (capped at the range's
@@ -205,3 +205,20 @@ def warn_negligible_noise(plans: Iterable[Any], stacklevel: int = 3) -> None:
         why = negligible_noise(p)
         if why is not None:
             warnings.warn(why, NegligibleNoiseWarning, stacklevel=stacklevel)
+
+
+def unit_text(col: dict[str, Any]) -> str:
+    """The unit of privacy of a released column in one sentence, from its record
+    (:func:`bndp._release.column_details`): what epsilon covers, and the certified loss of
+    a change of one record across the whole range (or why there is none)."""
+    eps, dq = col["epsilon_per_sensitivity"], col["sensitivity"]
+    head = (f"unit of privacy: epsilon = {eps:g} covers a change of at most {dq:g} (the "
+            "sensitivity) in one value; ")
+    whole = col.get("whole_range_loss")
+    if whole is None:
+        return head + f"no certified loss for a change across the whole range: " \
+            f"{col.get('whole_range_loss_note')}"
+    lo, hi = col["bounds"]
+    return (head + f"a change of one record across its whole range [{lo:g}, {hi:g}] costs "
+            f"a certified loss of {whole:.6g} (what protects a person's record in a "
+            "per-record release)")

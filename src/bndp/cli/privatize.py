@@ -18,7 +18,7 @@ from .._columns import to_numpy
 from .._values import approx
 from .._random import default_rng
 from .._release import (ColumnDataError, charge_release, plan_release, release_record,
-                        seeded_release)
+                        seeded_release, unit_text)
 from .._testhooks import crash_point
 from ..budget import Budget
 from .budget import open_budget
@@ -647,6 +647,7 @@ def _cmd_privatize(args: argparse.Namespace) -> int:
         dtxt = f", delta = {delta:g}" if delta else ""
         say(f"bndp: {s.name}: released {where} with epsilon = {eps:g}{dtxt}, "
             f"sensitivity = {p.sensitivity:g}: {_mechanism_label(p)}{more}")
+        say(f"bndp: {s.name}: {unit_text(record['columns'][s.name])}")
         noise = record["columns"][s.name]["noise"]
         if noise is not None:
             at = " / ".join(f"{x:g}" for x in noise["at"])
