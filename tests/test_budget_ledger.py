@@ -169,6 +169,7 @@ def test_history_records_every_detail(store):
     assert e.host == socket.gethostname() and e.pid == os.getpid()
     assert e.version == bndp.__version__
     assert e.cost == (1.0, 1e-7)
+    assert e.seeded is False and all(c.pop("seeded") is False for c in e.columns)  # rng=None
     cols = {c["column"]: c for c in e.columns}
     assert cols["age"] == {"column": "age", "epsilon": 0.25, "delta": 0.0,
                            "mechanism": "laplace", "sensitivity": 1.0, "bounds": [0.0, 120.0],
