@@ -50,7 +50,7 @@ def kairouz_epsilon(k: int, eps: float, delta: float) -> float:
 @pytest.mark.parametrize("k,eps,delta", [(10, 0.5, 1e-5), (50, 0.1, 1e-6), (365, 0.05, 1e-6),
                                          (4, 1.0, 1e-3)])
 def test_never_below_the_optimal_composition(tmp_path, k, eps, delta):
-    b = bndp.Budget.open(str(tmp_path / "l.db"), "opt", epsilon=1e6, delta=delta,
+    b = bndp.Budget.create(str(tmp_path / "l.db"), "opt", epsilon=1e6, delta=delta,
                          composition="optimal")
     # one release of k identical columns composes like k releases of one column
     b.charge({f"c{i}": (eps, 0.0) for i in range(k)}, label="k columns")
@@ -65,8 +65,8 @@ def test_a_year_of_daily_releases_fits_where_basic_composition_refuses(tmp_path)
     from fractions import Fraction
 
     path = str(tmp_path / "l.db")
-    opt = bndp.Budget.open(path, "opt", epsilon=4.7, delta=1e-6, composition="optimal")
-    basic = bndp.Budget.open(path, "basic", epsilon=4.7, delta=1e-6)
+    opt = bndp.Budget.create(path, "opt", epsilon=4.7, delta=1e-6, composition="optimal")
+    basic = bndp.Budget.create(path, "basic", epsilon=4.7, delta=1e-6)
     # 360 days recorded in one go (each column one release of 0.05), then day by day
     opt.charge({f"day-{d}": (0.05, 0.0) for d in range(360)}, label="days 0-359")
     for day in range(360, 365):
@@ -87,7 +87,7 @@ def test_a_year_of_daily_releases_fits_where_basic_composition_refuses(tmp_path)
 
 
 def test_deltas_enter_the_composition(tmp_path):
-    b = bndp.Budget.open(str(tmp_path / "l.db"), "d", epsilon=10.0, delta=1e-5,
+    b = bndp.Budget.create(str(tmp_path / "l.db"), "d", epsilon=10.0, delta=1e-5,
                          composition="optimal")
     b.spend(0.5, 4e-6)
     b.spend(0.5, 4e-6)
@@ -100,7 +100,7 @@ def test_deltas_enter_the_composition(tmp_path):
 
 def test_optimal_composition_is_recorded_with_the_budget(tmp_path):
     path = str(tmp_path / "l.db")
-    bndp.Budget.open(path, "o", epsilon=1.0, delta=1e-6, composition="optimal")
+    bndp.Budget.create(path, "o", epsilon=1.0, delta=1e-6, composition="optimal")
     assert bndp.Budget.open(path, "o").composition == "optimal"
     with pytest.raises(ValueError, match="another cap"):
         bndp.Budget.open(path, "o", composition="basic")
@@ -108,7 +108,7 @@ def test_optimal_composition_is_recorded_with_the_budget(tmp_path):
 
 def test_privatize_under_optimal_composition(store):
     pd = pytest.importorskip("pandas")
-    b = bndp.Budget.open(store, "o-" + os.urandom(5).hex(), epsilon=1.0, delta=1e-6,
+    b = bndp.Budget.create(store, "o-" + os.urandom(5).hex(), epsilon=1.0, delta=1e-6,
                          composition="optimal")
     df = pd.DataFrame({"a": [1.0, 2.0], "b": [3.0, 4.0]})
     spec = {c: {"lower": 0, "upper": 10, "sensitivity": 1, "epsilon": 0.05} for c in "ab"}

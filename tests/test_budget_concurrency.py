@@ -80,7 +80,7 @@ def _consistent(b: "bndp.budget.PersistentBudget") -> list:
 def test_concurrent_processes_never_exceed_the_cap(store):
     name = "c-" + uuid.uuid4().hex[:10]
     cap = 3.0  # 24 releases of 0.125 fit; 8 workers ask for 8 x 7
-    b = bndp.Budget.open(store, name, epsilon=cap)
+    b = bndp.Budget.create(store, name, epsilon=cap)
     procs = [subprocess.Popen([sys.executable, "-c", WORKER, store, name, str(PER_WORKER)],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True, env=_env())
@@ -124,7 +124,7 @@ RELEASE = textwrap.dedent("""
 @pytest.mark.parametrize("step", ["planned", "drawn", "charged"])
 def test_kill_at_each_step_of_privatize(store, tmp_path, step):
     name = "k-" + uuid.uuid4().hex[:10]
-    b = bndp.Budget.open(store, name, epsilon=1.0)
+    b = bndp.Budget.create(store, name, epsilon=1.0)
     out = tmp_path / "out.txt"
     p = subprocess.run([sys.executable, "-c", RELEASE, store, name, str(out)],
                        env=_env(BNDP_TEST_CRASH_AT=step), capture_output=True, text=True,
@@ -156,7 +156,7 @@ def _unnamed_files(directory) -> bool:
 @pytest.mark.parametrize("step", ["planned", "drawn", "charged", "writing"])
 def test_kill_at_each_step_of_the_command_line(store, tmp_path, step):
     name = "k-" + uuid.uuid4().hex[:10]
-    b = bndp.Budget.open(store, name, epsilon=1.0)
+    b = bndp.Budget.create(store, name, epsilon=1.0)
     src = tmp_path / "in.csv"
     src.write_text("age\n" + "\n".join(str(i % 100) for i in range(200)) + "\n")
     dst = tmp_path / "out.csv"

@@ -34,7 +34,7 @@ def _frame(n: int = 50) -> "pd.DataFrame":
 
 def test_open_spend_reopen(store):
     name = _name()
-    b = bndp.Budget.open(store, name, epsilon=1.0, delta=1e-6)
+    b = bndp.Budget.create(store, name, epsilon=1.0, delta=1e-6)
     assert isinstance(b, bndp.Budget) and isinstance(b, bndp.budget.PersistentBudget)
     assert (b.epsilon, b.delta, b.composition, b.name) == (1.0, 1e-6, "basic", name)
     assert b.spent == (0.0, 0.0) and b.remaining == (1.0, 1e-6)
@@ -66,7 +66,7 @@ def test_exact_sums_across_handles(store):
     # 0.1 ten times is not 1.0 in binary floating point: the exact sum decides, as in memory
     name = _name()
     mem = bndp.Budget(epsilon=1.0)
-    b = bndp.Budget.open(store, name, epsilon=1.0)
+    b = bndp.Budget.create(store, name, epsilon=1.0)
     outcomes = []
     for _ in range(11):
         r = []
@@ -88,12 +88,17 @@ def test_exact_sums_across_handles(store):
     (dict(epsilon=1.0, delta=1.0), ValueError, "delta"),
     (dict(epsilon="1"), TypeError, "epsilon"),
     (dict(epsilon=1.0, composition="advanced"), ValueError, "composition"),
-    (dict(delta=1e-6), ValueError, "without `epsilon`"),
-    (dict(), ValueError, "does not exist"),
+    (dict(epsilon=None), ValueError, "epsilon"),
+    (dict(epsilon=1.0, exist_ok=1), TypeError, "exist_ok"),
 ])
-def test_invalid_open(store, bad, exc, needle):
+def test_invalid_cap(store, bad, exc, needle):
+    name = _name()
     with pytest.raises(exc, match=needle):
-        bndp.Budget.open(store, _name(), **bad)
+        bndp.Budget.create(store, name, **bad)
+    opening = {k: v for k, v in bad.items() if v is not None}
+    if opening and "exist_ok" not in bad:  # open checks the cap it is given the same way
+        with pytest.raises(exc, match=needle):
+            bndp.Budget.open(store, name, **opening)
 
 
 def test_invalid_store_and_name(tmp_path):
@@ -110,7 +115,7 @@ def test_invalid_store_and_name(tmp_path):
         bndp.Budget.open(str(tmp_path / "l.db"), 3, epsilon=1.0)
     with pytest.raises(ValueError, match="name"):
         bndp.Budget.open(str(tmp_path / "l.db"), "", epsilon=1.0)
-    b = bndp.Budget.open(str(tmp_path / "l.db"), "x", epsilon=1.0)
+    b = bndp.Budget.create(str(tmp_path / "l.db"), "x", epsilon=1.0)
     with pytest.raises(ValueError, match="epsilon"):
         b.spend(-0.5)
     with pytest.raises(TypeError, match="release_id"):
@@ -126,7 +131,7 @@ def test_postgres_url_is_checked():
 
 def test_release_id_refused_before_anything_is_drawn(store, monkeypatch):
     name = _name()
-    b = bndp.Budget.open(store, name, epsilon=2.0, delta=1e-6)
+    b = bndp.Budget.create(store, name, epsilon=2.0, delta=1e-6)
     df = _frame()
     out = bndp.privatize(df, SPEC, budget=b, release_id="2024-06-01")
     assert out.shape == df.shape
@@ -159,7 +164,7 @@ def test_in_memory_budget_takes_release_ids():
 
 
 def test_history_records_every_detail(store):
-    b = bndp.Budget.open(store, _name(), epsilon=2.0, delta=1e-6)
+    b = bndp.Budget.create(store, _name(), epsilon=2.0, delta=1e-6)
     spec = dict(SPEC, income={"mechanism": "gaussian", "lower": 0, "upper": 1000,
                               "sensitivity": 10, "epsilon": 0.5, "mode": "continuous"})
     df = _frame().assign(income=500.0)
@@ -182,7 +187,7 @@ def test_history_records_every_detail(store):
 
 
 def test_a_failed_release_records_nothing(store):
-    b = bndp.Budget.open(store, _name(), epsilon=1.0, delta=1e-6)
+    b = bndp.Budget.create(store, _name(), epsilon=1.0, delta=1e-6)
     bad = _frame()
     bad.loc[3, "age"] = np.nan
     with pytest.raises(ValueError, match="missing"):
@@ -193,7 +198,7 @@ def test_a_failed_release_records_nothing(store):
 
 
 def test_the_budget_refuses_before_drawing(store):
-    b = bndp.Budget.open(store, _name(), epsilon=0.75, delta=1e-6)
+    b = bndp.Budget.create(store, _name(), epsilon=0.75, delta=1e-6)
     bndp.privatize(_frame(), SPEC, budget=b)
     with pytest.raises(bndp.BudgetError, match="exceed"):
         bndp.privatize(_frame(), SPEC, budget=b)
@@ -213,7 +218,8 @@ def test_cli_nightly_runs_share_one_budget(store, tmp_path, capsys):
     spec = tmp_path / "release.toml"
     store_line = json.dumps(store)
     spec.write_text(f"[columns.age]\nlower = 0\nupper = 120\nsensitivity = 1\nepsilon = 0.5\n"
-                    f"[budget]\nstore = {store_line}\nname = \"{name}\"\nepsilon = 1.0\n")
+                    f"[budget]\nstore = {store_line}\nname = \"{name}\"\nepsilon = 1.0\n"
+                    "create = true\n")
     outs = [str(tmp_path / f"night{k}.csv") for k in range(4)]
     assert main(["privatize", src, "-o", outs[0], "--spec", str(spec), "-q",
                  "--release-id", "day-1"]) == 0
@@ -231,7 +237,7 @@ def test_cli_nightly_runs_share_one_budget(store, tmp_path, capsys):
     assert not os.path.exists(outs[3])
     assert sorted(os.listdir(tmp_path)) == sorted(
         ["people.csv", "release.toml", "night0.csv", "night2.csv"]
-        + (["ledger.db", "ledger.db-wal", "ledger.db-shm"] if "://" not in store else []))
+        + (["ledger.db", "ledger.db-journal"] if "://" not in store else []))
     # the same budget by name, from the command line: show it
     assert main(["budget", "show", name, "--store", store, "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
@@ -249,8 +255,13 @@ def test_cli_budget_flags_and_create(store, tmp_path, capsys):
     out = str(tmp_path / "o.csv")
     args = ["privatize", src, "-o", out, "--column", "age:0:120", "--epsilon", "0.5",
             "--sensitivity", "1", "-q", "--budget-store", store, "--budget-name", name]
-    assert main(args) == 2  # the budget does not exist yet
-    assert "does not exist" in capsys.readouterr().err and not os.path.exists(out)
+    # the budget does not exist yet: a budget error (the PostgreSQL store holds no such
+    # name), or an I/O error (there is no SQLite file, and opening does not create it)
+    assert main(args) == (1 if "://" not in store else 4)
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and not os.path.exists(out)
+    assert ("there is no budget store at" if "://" not in store else "does not exist") in err
+    assert "://" in store or not os.path.exists(store)
     assert main(["budget", "create", name, "--store", store, "--epsilon", "0.5", "-q"]) == 0
     assert main(["budget", "create", name, "--store", store, "--epsilon", "0.7"]) == 2
     assert "another cap" in capsys.readouterr().err
@@ -270,11 +281,12 @@ def test_cli_spec_budget_keys(tmp_path, capsys):
     spec = tmp_path / "r.toml"
     spec.write_text("[columns.age]\nlower = 0\nupper = 120\nsensitivity = 1\nepsilon = 0.5\n"
                     "[budget]\nstore = \"sub.db\"\nname = \"n\"\nepsilon = 1.0\n"
-                    "composition = \"basic\"\n")
+                    "composition = \"basic\"\ncreate = true\n")
     assert main(["privatize", src, "-o", str(tmp_path / "o.csv"), "--spec", str(spec),
                  "-q"]) == 0
     # a relative store is relative to the spec file
     assert (tmp_path / "sub.db").exists()
+    assert bndp.Budget.open(str(tmp_path / "sub.db"), "n").spent == (0.5, 0.0)
     spec.write_text("[columns.age]\nlower = 0\nupper = 120\nsensitivity = 1\nepsilon = 0.5\n"
                     "[budget]\nepsilon = 1.0\ncomposition = \"optimal\"\n")
     assert main(["privatize", src, "-o", str(tmp_path / "p.csv"), "--spec", str(spec)]) == 2
@@ -283,6 +295,18 @@ def test_cli_spec_budget_keys(tmp_path, capsys):
                     "[budget]\nsotre = \"x.db\"\n")
     assert main(["privatize", src, "-o", str(tmp_path / "p.csv"), "--spec", str(spec)]) == 2
     assert "[budget] takes" in capsys.readouterr().err
+    spec.write_text("[columns.age]\nlower = 0\nupper = 120\nsensitivity = 1\nepsilon = 0.5\n"
+                    "[budget]\nepsilon = 1.0\ncreate = true\n")
+    assert main(["privatize", src, "-o", str(tmp_path / "p.csv"), "--spec", str(spec)]) == 2
+    assert "create applies to a persistent budget" in capsys.readouterr().err
+    spec.write_text("[columns.age]\nlower = 0\nupper = 120\nsensitivity = 1\nepsilon = 0.5\n"
+                    "[budget]\nstore = \"sub.db\"\nname = \"n\"\ncreate = \"yes\"\n")
+    assert main(["privatize", src, "-o", str(tmp_path / "p.csv"), "--spec", str(spec)]) == 2
+    assert "create must be true or false" in capsys.readouterr().err
+    spec.write_text("[columns.age]\nlower = 0\nupper = 120\nsensitivity = 1\nepsilon = 0.5\n"
+                    "[budget]\nstore = \"sub.db\"\nname = \"m\"\ncreate = true\n")
+    assert main(["privatize", src, "-o", str(tmp_path / "p.csv"), "--spec", str(spec)]) == 2
+    assert "create = true needs the cap's epsilon" in capsys.readouterr().err
 
 
 # --- the result is put together while the charge commits --------------------------------
@@ -313,7 +337,7 @@ def _proxy_commit(b, **kw):
 def test_the_frame_is_built_while_the_charge_commits(store, monkeypatch):
     import threading
 
-    b = bndp.Budget.open(store, _name(), epsilon=2.0, delta=1e-6)
+    b = bndp.Budget.create(store, _name(), epsilon=2.0, delta=1e-6)
     committing, built = threading.Event(), threading.Event()
     threads = {}
 
@@ -351,7 +375,7 @@ def test_the_frame_is_built_while_the_charge_commits(store, monkeypatch):
 def test_a_failed_commit_returns_nothing_and_records_nothing(store, monkeypatch):
     import sqlite3
 
-    b = bndp.Budget.open(store, _name(), epsilon=2.0, delta=1e-6)
+    b = bndp.Budget.create(store, _name(), epsilon=2.0, delta=1e-6)
     backend = _proxy_commit(b, fail=sqlite3.OperationalError("disk I/O error (injected)"))
     with pytest.raises(sqlite3.OperationalError, match="injected"):
         bndp.privatize(_frame(), SPEC, budget=b, release_id="r")
@@ -362,7 +386,7 @@ def test_a_failed_commit_returns_nothing_and_records_nothing(store, monkeypatch)
 
 
 def test_a_charge_refused_after_the_draw_returns_nothing(store, monkeypatch):
-    b = bndp.Budget.open(store, _name(), epsilon=0.75, delta=1e-6)
+    b = bndp.Budget.create(store, _name(), epsilon=0.75, delta=1e-6)
     other = bndp.Budget.open(store, b.name)
     real = bndp.frames.draw_columns
 

@@ -255,7 +255,7 @@ def test_dask_result_is_released_once(ddf):
 
 def test_dask_data_error_spends_nothing_and_release_ids(tmp_path):
     pdf = pd.DataFrame({"age": [1.0, np.nan, 3.0, 4.0]})
-    b = bndp.Budget.open(str(tmp_path / "l.db"), "dask", epsilon=1.0)
+    b = bndp.Budget.create(str(tmp_path / "l.db"), "dask", epsilon=1.0)
     kw = dict(mechanism="laplace", epsilon=0.5, sensitivity=1.0, lower=0.0, upper=120.0)
     with pytest.raises(ValueError, match="missing value"):
         bndp.dask.privatize(dd.from_pandas(pdf, npartitions=2), "age", budget=b,

@@ -114,7 +114,7 @@ def test_sensitivity_beyond_the_range_takes_the_rows_width():
 
 def _budgets(tmp_path):
     yield bndp.Budget(1.0)
-    yield bndp.Budget.open(os.path.join(tmp_path, "l.db"), "b", epsilon=1.0)
+    yield bndp.Budget.create(os.path.join(tmp_path, "l.db"), "b", epsilon=1.0)
 
 
 @pytest.mark.parametrize("costs,err,msg", [
@@ -228,7 +228,7 @@ def test_cli_refuses_outputs_over_its_own_files_before_drawing(tmp_path, capsys)
     spec = tmp_path / "ok.toml"
     spec.write_text("[columns.age]\nlower = 0\nupper = 120\nsensitivity = 1\nepsilon = 0.5\n")
     store = tmp_path / "l.db"
-    b = bndp.Budget.open(str(store), "b", epsilon=10.0)
+    b = bndp.Budget.create(str(store), "b", epsilon=10.0)
     out = tmp_path / "out.csv"
     common = ["privatize", src, "-o", out, "--spec", spec, "--budget-store", store,
               "--budget-name", "b", "-q"]
@@ -429,7 +429,7 @@ def test_ledger_refuses_nul_characters_and_malformed_urls(tmp_path):
     store = str(tmp_path / "l.db")
     with pytest.raises(ValueError, match="NUL"):
         bndp.Budget.open(store, "a\x00b", epsilon=1.0)
-    b = bndp.Budget.open(store, "b", epsilon=1.0)
+    b = bndp.Budget.create(store, "b", epsilon=1.0)
     with pytest.raises(ValueError, match="NUL"):
         b.spend(0.1, release_id="r\x00")
     with pytest.raises(ValueError, match="NUL"):

@@ -40,7 +40,7 @@ def _new_budget(store, name, epsilon):
     create = getattr(bndp.Budget, "create", None)
     if create is not None:
         return create(store, name, epsilon=epsilon)
-    return bndp.Budget.open(store, name, epsilon=epsilon)
+    return bndp.Budget.create(store, name, epsilon=epsilon)
 
 
 def _reproducible_rngs():

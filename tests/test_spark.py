@@ -303,7 +303,7 @@ def test_spark_failure_on_the_driver_spends_nothing(spark, monkeypatch, where):
 # released once -----------------------------------------------------------------------------
 def test_spark_result_is_released_once(spark, tmp_path):
     df = spark.range(0, 400, numPartitions=4).selectExpr("id", "cast(60 as double) as age")
-    b = bndp.Budget.open(str(tmp_path / "l.db"), "spark", epsilon=1.0)
+    b = bndp.Budget.create(str(tmp_path / "l.db"), "spark", epsilon=1.0)
     out = bndp.spark.privatize(df, "age", mechanism="laplace", epsilon=0.5, sensitivity=1.0,
                                lower=0.0, upper=120.0, budget=b, release_id="r1")
     first = out.orderBy("id").toPandas()

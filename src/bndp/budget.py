@@ -18,11 +18,13 @@ binary fractions (``0.25``, ``0.125``, ...) or set the total from the planned co
 
 Budgets that outlive the process
 --------------------------------
-:meth:`Budget.open` opens a named budget kept in a database (an SQLite file, or PostgreSQL
-for jobs on several hosts): a :class:`PersistentBudget`, with the same interface, whose
-every charge is checked and recorded in one database transaction, so that separate
-processes and hosts share one cap. It can also compose by the optimal composition of the
-releases' privacy curves (``composition="optimal"``). See the guide "Budgets across jobs".
+:meth:`Budget.create` creates a named budget kept in a database (an SQLite file, or
+PostgreSQL for jobs on several hosts) and :meth:`Budget.open` opens it (never creating
+one): a :class:`PersistentBudget`, with the same interface, whose every charge is checked
+and recorded in one database transaction, so that separate processes and hosts share one
+cap. It can also compose by the optimal composition of the releases' privacy curves
+(``composition="optimal"``). :func:`backup` copies an SQLite store. See the guide "Budgets
+across jobs".
 """
 
 from __future__ import annotations
@@ -36,8 +38,9 @@ from typing import Any, NamedTuple
 
 from ._validation import budget_amount
 from .exceptions import BudgetError, ReleaseRecorded
+from ._ledger._backup import backup
 
-__all__ = ["Budget", "Cost", "Release", "PersistentBudget", "LedgerEntry"]
+__all__ = ["Budget", "Cost", "Release", "PersistentBudget", "LedgerEntry", "backup"]
 
 
 class Cost(NamedTuple):
@@ -213,30 +216,25 @@ class Budget:
     @classmethod
     def open(cls, store: Any, name: str, epsilon: float | None = None,
              delta: float | None = None, composition: str | None = None) -> "PersistentBudget":
-        r"""Open (or create) the budget ``name`` kept in ``store``, shared by every process
-        and host that opens it.
+        r"""Open the existing budget ``name`` kept in ``store``, shared by every process and
+        host that opens it. Opening never creates a budget nor a store: create one with
+        :meth:`create` (or ``bndp budget create``).
 
         Parameters
         ----------
         store : str or os.PathLike
-            A file path: an SQLite database (created if missing; its directory must
-            exist), the embedded default. Or a ``postgresql://`` URL (psycopg 3:
-            ``pip install 'bndp[postgres]'``), for jobs on several hosts.
+            A file path: an SQLite database (the embedded default; it must exist), or a
+            ``postgresql://`` URL (psycopg 3: ``pip install 'bndp[postgres]'``), for jobs
+            on several hosts.
         name : str
-            The budget's name in the store.
+            The budget's name in the store, compared in Unicode normal form NFC (``"café"``
+            typed with a combining accent opens the budget ``"café"``).
         epsilon, delta : float, optional
-            The cap. Given for a new name, they create the budget (``delta`` defaults to
-            0). Given for an existing name, they must equal the recorded cap (a budget's
-            cap never changes: a different one raises ``ValueError``). Omitted, the
-            budget must exist.
+            The cap the caller expects: if given, each must equal the recorded one (a
+            budget's cap never changes: a different one raises ``ValueError``).
         composition : {"basic", "optimal"}, optional
-            How releases add up (a new budget: default ``"basic"``; an existing one: must
-            match if given). ``"basic"``: the sums of the :math:`\epsilon` and of the
-            :math:`\delta`, as :class:`Budget`. ``"optimal"``: the cap
-            :math:`(\epsilon, \delta)` is met while the composed privacy curve of every
-            released column (Google's ``dp-accounting``, privacy loss distributions with a
-            pessimistic discretisation: ``pip install 'bndp[composition]'``) has
-            :math:`\epsilon \le` the cap's at the cap's :math:`\delta`.
+            The composition the caller expects (see :meth:`create`): if given, it must be
+            the recorded one.
 
         Returns
         -------
@@ -245,9 +243,13 @@ class Budget:
 
         Raises
         ------
+        bndp.BudgetError
+            The store holds no budget of this name; the message names the store's nearest
+            names and says how to create one.
         ValueError
-            An unknown name without a cap, a cap or composition different from the
-            recorded one, an invalid cap, or a URL of another scheme.
+            A missing SQLite file (the message gives its absolute path), a cap or
+            composition different from the recorded one, an invalid cap, or a URL of
+            another scheme.
         TypeError
             ``store`` or ``name`` of the wrong type.
 
@@ -256,16 +258,83 @@ class Budget:
         >>> import os, tempfile
         >>> import bndp
         >>> path = os.path.join(tempfile.mkdtemp(), "ledger.db")
-        >>> b = bndp.Budget.open(path, "survey", epsilon=1.0)
+        >>> b = bndp.Budget.create(path, "survey", epsilon=1.0)
         >>> b.spend(0.25, label="ages", release_id="2024-06-01")
         Cost(epsilon=0.25, delta=0.0)
         >>> again = bndp.Budget.open(path, "survey")   # another process, another day
         >>> again.remaining
         Cost(epsilon=0.75, delta=0.0)
+        >>> try:
+        ...     bndp.Budget.open(path, "survy")
+        ... except bndp.BudgetError as err:
+        ...     print("did you mean 'survey'?" in str(err))
+        True
         """
         from ._ledger import open_ledger
 
         return PersistentBudget(open_ledger(store, name, epsilon, delta, composition))
+
+    @classmethod
+    def create(cls, store: Any, name: str, epsilon: float, delta: float = 0.0,
+               composition: str = "basic", *, exist_ok: bool = False) -> "PersistentBudget":
+        r"""Create the budget ``name`` in ``store`` with its cap, and return it open.
+
+        Parameters
+        ----------
+        store : str or os.PathLike
+            A file path: an SQLite database, created if missing (its directory must
+            exist). Or a ``postgresql://`` URL (psycopg 3: ``pip install
+            'bndp[postgres]'``); the ledger's tables are created if missing.
+        name : str
+            The budget's name, stored in Unicode normal form NFC.
+        epsilon : float
+            The cap's :math:`\epsilon`, finite and > 0.
+        delta : float, default 0
+            The cap's :math:`\delta`, in [0, 1).
+        composition : {"basic", "optimal"}, default "basic"
+            How releases add up. ``"basic"``: the sums of the :math:`\epsilon` and of the
+            :math:`\delta`, as :class:`Budget`. ``"optimal"``: the cap
+            :math:`(\epsilon, \delta)` is met while the composed privacy curve of every
+            released column (Google's ``dp-accounting``, privacy loss distributions with a
+            pessimistic discretisation: ``pip install 'bndp[composition]'``) has
+            :math:`\epsilon \le` the cap's at the cap's :math:`\delta`.
+        exist_ok : bool, default False
+            Accept an existing budget of this name whose cap and composition are these
+            (it is opened, nothing is changed); otherwise an existing name is an error.
+
+        Returns
+        -------
+        PersistentBudget
+            The new (or, with ``exist_ok``, the existing) budget.
+
+        Raises
+        ------
+        ValueError
+            The name exists (without ``exist_ok``, or with another cap), an invalid cap,
+            a directory that does not exist, or a URL of another scheme.
+        TypeError
+            ``store``, ``name`` or ``exist_ok`` of the wrong type.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> import bndp
+        >>> path = os.path.join(tempfile.mkdtemp(), "ledger.db")
+        >>> b = bndp.Budget.create(path, "survey", epsilon=1.0, delta=1e-6)
+        >>> b.remaining
+        Cost(epsilon=1.0, delta=1e-06)
+        >>> bndp.Budget.create(path, "survey", epsilon=1.0, delta=1e-6, exist_ok=True).name
+        'survey'
+        >>> try:
+        ...     bndp.Budget.create(path, "survey", epsilon=2.0)
+        ... except ValueError as err:
+        ...     print("already exists" in str(err))
+        True
+        """
+        from ._ledger import create_ledger
+
+        return PersistentBudget(create_ledger(store, name, epsilon, delta, composition,
+                                              exist_ok=exist_ok))
 
     # read-only views -------------------------------------------------------------------
     @property
@@ -462,7 +531,7 @@ class LedgerEntry(NamedTuple):
     --------
     >>> import os, tempfile
     >>> import bndp
-    >>> b = bndp.Budget.open(os.path.join(tempfile.mkdtemp(), "l.db"), "x", epsilon=1.0)
+    >>> b = bndp.Budget.create(os.path.join(tempfile.mkdtemp(), "l.db"), "x", epsilon=1.0)
     >>> _ = b.spend(0.5, label="counts", release_id="run-1")
     >>> e = b.history[0]
     >>> e.seq, e.release_id, e.label, e.cost
@@ -531,7 +600,7 @@ class PersistentBudget(Budget):
     >>> import os, tempfile
     >>> import bndp
     >>> path = os.path.join(tempfile.mkdtemp(), "ledger.db")
-    >>> b = bndp.Budget.open(path, "daily", epsilon=4.0, delta=1e-6, composition="optimal")
+    >>> b = bndp.Budget.create(path, "daily", epsilon=4.0, delta=1e-6, composition="optimal")
     >>> for day in range(60):       # 60 x 0.1 = 6 by basic composition: above the cap
     ...     _ = b.spend(0.1, release_id=f"day-{day}")
     >>> print(f"{b.epsilon_at(1e-6):.2f}")
@@ -615,7 +684,7 @@ class PersistentBudget(Budget):
         --------
         >>> import os, tempfile
         >>> import bndp
-        >>> b = bndp.Budget.open(os.path.join(tempfile.mkdtemp(), "l.db"), "b", epsilon=1.0)
+        >>> b = bndp.Budget.create(os.path.join(tempfile.mkdtemp(), "l.db"), "b", epsilon=1.0)
         >>> _ = b.spend(0.25); _ = b.spend(0.25)
         >>> b.epsilon_at(0.0)
         0.5
@@ -642,7 +711,7 @@ class PersistentBudget(Budget):
         --------
         >>> import os, tempfile
         >>> import bndp
-        >>> b = bndp.Budget.open(os.path.join(tempfile.mkdtemp(), "l.db"), "b", epsilon=1.0)
+        >>> b = bndp.Budget.create(os.path.join(tempfile.mkdtemp(), "l.db"), "b", epsilon=1.0)
         >>> b.spend(0.5, label="first")
         Cost(epsilon=0.5, delta=0.0)
         """

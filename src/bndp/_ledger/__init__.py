@@ -25,15 +25,16 @@ import os
 import socket
 import threading
 import time
+import unicodedata
 from fractions import Fraction
 from typing import Any, Mapping
 
 from .._validation import budget_amount
 from ..exceptions import BudgetError, ReleaseRecorded
 from . import _compose
-from ._backends import backend_for
+from ._backends import StoreNotFound, backend_for
 
-__all__ = ["Ledger", "open_ledger", "COMPOSITIONS", "worker"]
+__all__ = ["Ledger", "open_ledger", "create_ledger", "COMPOSITIONS", "worker"]
 
 COMPOSITIONS = ("basic", "optimal")
 
@@ -260,55 +261,135 @@ class Ledger:
         return cost
 
 
-def open_ledger(store: Any, name: Any, epsilon: Any = None, delta: Any = None,
-                composition: Any = None) -> Ledger:
-    """Open the budget ``name`` of ``store``, creating it when a cap is given and the name
-    is new. See :meth:`bndp.Budget.open`."""
+def _checked_name(name: Any) -> str:
+    """The budget's name, normalised to Unicode NFC (the form in which it is stored)."""
     if not isinstance(name, str):
         raise TypeError(f"`name` must be a string; got {type(name).__name__}")
     if not name or name != name.strip() or "\x00" in name:
         raise ValueError(f"`name` must be a non-empty string without surrounding spaces or NUL "
                          f"characters; got {name!r}")
+    return unicodedata.normalize("NFC", name)
+
+
+def _checked_cap(epsilon: Any, delta: Any, composition: Any
+                 ) -> tuple[float | None, float | None, str | None]:
     eps = None if epsilon is None else _cap_value(epsilon, "epsilon", positive=True)
     dlt = None if delta is None else _cap_value(delta, "delta", positive=False)
     if dlt is not None and dlt >= 1:
         raise ValueError(f"`delta` must be in [0, 1); got {delta!r}")
     if composition is not None and composition not in COMPOSITIONS:
         raise ValueError(f"`composition` must be one of {COMPOSITIONS}; got {composition!r}")
-    if eps is None and dlt is not None:
-        raise ValueError("`delta` without `epsilon`: give the whole cap to create a budget, "
-                         "or neither to open an existing one")
     if composition == "optimal":
         _compose.check_optimal_available()
+    return eps, dlt, composition
+
+
+def _find(cur: Any, backend: Any, name: str, lock: bool) -> tuple | None:
+    """The row of the budget called ``name`` (NFC) in the store: stored under that name,
+    or under a name of the same NFC form (written by a version that did not normalise);
+    None if there is none."""
+    row = cur.execute(_SELECT + (backend.lock_suffix if lock else ""), (name,)).fetchone()
+    if row is not None:
+        return row
+    same = [n for (n,) in cur.execute("SELECT name FROM bndp_budget").fetchall()
+            if unicodedata.normalize("NFC", n) == name]
+    if len(same) > 1:
+        raise ValueError(f"budget {name!r}: the store {backend.url} holds several budgets of "
+                         f"this name in different Unicode forms: {', '.join(map(repr, same))}")
+    if not same:
+        return None
+    return cur.execute(_SELECT + (backend.lock_suffix if lock else ""), (same[0],)).fetchone()
+
+
+def _not_found(cur: Any, backend: Any, name: str) -> BudgetError:
+    """The error for a name the store does not hold: the nearest names it holds, and how
+    to create one."""
+    import difflib
+
+    names = ([unicodedata.normalize("NFC", n) for (n,) in
+              cur.execute("SELECT name FROM bndp_budget").fetchall()]
+             if cur is not None else [])
+    near = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    if near:
+        hint = f"did you mean {' or '.join(map(repr, near))}?"
+    elif names:
+        hint = f"it holds {len(names)} other budget(s), none with a similar name"
+    else:
+        hint = "it holds no budget"
+    return BudgetError(f"budget {name!r} does not exist in {backend.url} ({hint}); opening "
+                       "never creates a budget: create it with bndp.Budget.create(store, "
+                       "name, epsilon=...) or 'bndp budget create NAME --store STORE "
+                       "--epsilon E'")
+
+
+def _cap_differs(st: _State, eps: float | None, dlt: float | None,
+                 composition: str | None) -> list[str]:
+    diff = []
+    if eps is not None and eps != st.epsilon:
+        diff.append(f"epsilon {eps!r} (recorded: {st.epsilon!r})")
+    if dlt is not None and dlt != st.delta:
+        diff.append(f"delta {dlt!r} (recorded: {st.delta!r})")
+    if composition is not None and composition != st.composition:
+        diff.append(f"composition {composition!r} (recorded: {st.composition!r})")
+    return diff
+
+
+def open_ledger(store: Any, name: Any, epsilon: Any = None, delta: Any = None,
+                composition: Any = None) -> Ledger:
+    """Open the existing budget ``name`` of ``store`` (never creating it nor the store);
+    a cap given must be the recorded one. See :meth:`bndp.Budget.open`."""
+    key = _checked_name(name)
+    eps, dlt, composition = _checked_cap(epsilon, delta, composition)
     backend = backend_for(store)
-    if eps is None and backend.path is not None and not os.path.exists(backend.path):
-        raise ValueError(f"budget {name!r} does not exist: there is no budget store at "
-                         f"{backend.path}; give `epsilon` (and `delta`) to create it")
-    backend.create_schema()
-    with backend.transaction(write=True) as cur:
-        row = cur.execute(_SELECT + backend.lock_suffix, (name,)).fetchone()
+    why = backend.missing()
+    if why is not None:
+        raise StoreNotFound(why)
+    with backend.transaction(write=False) as cur:
+        schema = backend.has_schema(cur)
+        row = _find(cur, backend, key, lock=False) if schema else None
         if row is None:
-            if eps is None:
-                raise ValueError(f"budget {name!r} does not exist in {backend.url}; give "
-                                 "`epsilon` (and `delta`) to create it")
+            raise _not_found(cur if schema else None, backend, key)
+    st = _State(row)
+    diff = _cap_differs(st, eps, dlt, composition)
+    if diff:
+        raise ValueError(f"budget {st.name!r} in {backend.url} has another cap: "
+                         f"{', '.join(diff)}; a budget's cap never changes (open it without "
+                         "a cap, or create a budget of a new name)")
+    if st.composition == "optimal":
+        _compose.check_optimal_available()
+    return Ledger(backend, st.name)
+
+
+def create_ledger(store: Any, name: Any, epsilon: Any, delta: Any = 0.0,
+                  composition: Any = "basic", exist_ok: bool = False) -> Ledger:
+    """Create the budget ``name`` of ``store`` with its cap (and the store, an SQLite file
+    whose directory exists, if missing). See :meth:`bndp.Budget.create`."""
+    key = _checked_name(name)
+    if epsilon is None:
+        raise ValueError("`epsilon` is required to create a budget (its cap)")
+    eps, dlt, composition = _checked_cap(epsilon, 0.0 if delta is None else delta,
+                                         composition or "basic")
+    if not isinstance(exist_ok, bool):
+        raise TypeError(f"`exist_ok` must be a bool; got {type(exist_ok).__name__}")
+    backend = backend_for(store, create=True)
+    with backend.transaction(write=True) as cur:
+        backend.create_schema(cur)
+        row = _find(cur, backend, key, lock=True)
+        if row is None:
             cur.execute(
                 "INSERT INTO bndp_budget (name, epsilon, delta, composition, spent_epsilon, "
                 "spent_delta, counts, releases, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (name, eps, 0.0 if dlt is None else dlt, composition or "basic", "0/1", "0/1",
-                 "[]", 0, time.time()))
-        else:
-            st = _State(row)
-            diff = []
-            if eps is not None and eps != st.epsilon:
-                diff.append(f"epsilon {eps!r} (recorded: {st.epsilon!r})")
-            if dlt is not None and dlt != st.delta:
-                diff.append(f"delta {dlt!r} (recorded: {st.delta!r})")
-            if composition is not None and composition != st.composition:
-                diff.append(f"composition {composition!r} (recorded: {st.composition!r})")
-            if diff:
-                raise ValueError(f"budget {name!r} already exists in {backend.url} with "
-                                 f"another cap: {', '.join(diff)}; a budget's cap never "
-                                 "changes (open it without a cap, or choose a new name)")
-            if st.composition == "optimal":
-                _compose.check_optimal_available()
-    return Ledger(backend, name)
+                (key, eps, dlt, composition, "0/1", "0/1", "[]", 0, time.time()))
+            return Ledger(backend, key)
+    st = _State(row)
+    if not exist_ok:
+        raise ValueError(f"budget {st.name!r} already exists in {backend.url} (epsilon = "
+                         f"{st.epsilon!r}, delta = {st.delta!r}, {st.composition} "
+                         "composition): open it with bndp.Budget.open, or give "
+                         "exist_ok=True to accept it when its cap is this one")
+    diff = _cap_differs(st, eps, dlt, composition)
+    if diff:
+        raise ValueError(f"budget {st.name!r} already exists in {backend.url} with another "
+                         f"cap: {', '.join(diff)}; a budget's cap never changes (open it "
+                         "without a cap, or create a budget of a new name)")
+    return Ledger(backend, st.name)

@@ -2,10 +2,15 @@
 (psycopg 3). Each gives a connection and a write transaction that serialises the charges of
 one budget; the SQL itself is shared (:mod:`bndp._ledger`).
 
-SQLite: WAL journal, ``synchronous=FULL`` (a committed charge survives a power loss as well
-as a crash), one ``BEGIN IMMEDIATE`` transaction per charge (the database's write lock is
-taken when the transaction starts, so the check and the charge see no other writer), a busy
-timeout for concurrent writers.
+SQLite: a rollback journal (``journal_mode=TRUNCATE``) with ``synchronous=FULL``: a
+committed charge is in the database file itself, synced to disk (it survives a power loss
+as well as a crash, and a copy of that one file holds it); one ``BEGIN IMMEDIATE``
+transaction per charge (the database's write lock is taken when the transaction starts, so
+the check and the charge see no other writer), a busy timeout for concurrent writers. A
+store left in WAL mode by an earlier version is switched to the rollback journal when no
+other connection holds it; while one does, each write transaction is followed by a full
+checkpoint, which copies the write-ahead log into the database file. Opening a store never
+creates its file: only creating a budget does.
 
 PostgreSQL: ``READ COMMITTED`` transactions in which the budget's row is read with
 ``SELECT ... FOR UPDATE``: concurrent charges of one budget queue on that row lock; the
@@ -18,7 +23,7 @@ import os
 import threading
 from typing import Any
 
-__all__ = ["Backend", "SQLiteBackend", "PostgresBackend", "backend_for"]
+__all__ = ["Backend", "SQLiteBackend", "PostgresBackend", "backend_for", "scrub"]
 
 SCHEMA = (
     """CREATE TABLE IF NOT EXISTS bndp_budget (
@@ -93,10 +98,22 @@ class Backend:
     def begin(self, cur: Any, write: bool) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def create_schema(self) -> None:
-        with self.transaction(write=True) as cur:
-            for stmt in SCHEMA:
-                cur.execute(stmt)
+    def create_schema(self, cur: Any) -> None:
+        """Create the ledger's tables if missing, in the write transaction of ``cur``."""
+        for stmt in SCHEMA:
+            cur.execute(stmt)
+
+    def has_schema(self, cur: Any) -> bool:  # pragma: no cover - abstract
+        """Whether the store holds the ledger's tables."""
+        raise NotImplementedError
+
+    def after_write(self, conn: Any) -> None:
+        """Run after a write transaction's commit (nothing by default)."""
+
+    def missing(self) -> str | None:
+        """Why the store cannot be opened without creating it (None: it exists or is a
+        server)."""
+        return None
 
     def transaction(self, write: bool) -> "_Transaction":
         return _Transaction(self, write)
@@ -127,6 +144,8 @@ class _Transaction:
                 except BaseException:
                     self._rollback(conn)  # a failed commit leaves nothing open
                     raise
+                if self.write:
+                    self.b.after_write(conn)
             else:
                 self._rollback(conn)
         finally:
@@ -162,10 +181,14 @@ class _Cursor:
 
 
 class SQLiteBackend(Backend):
-    def __init__(self, path: str) -> None:
+    """An SQLite file. ``create``: the connection may create the file (creating a budget);
+    otherwise it must exist."""
+
+    def __init__(self, path: str, create: bool = False) -> None:
         super().__init__()
         self.path = os.path.abspath(os.fspath(path))
         self.url = self.path
+        self.create = create
         d = os.path.dirname(self.path)
         if not os.path.isdir(d):
             raise StoreNotFound(f"budget store {path!r}: directory {d} does not exist")
@@ -176,17 +199,52 @@ class SQLiteBackend(Backend):
     def _connect(self) -> Any:
         import sqlite3
 
-        # isolation_level=None: transactions are begun explicitly (BEGIN IMMEDIATE)
+        from urllib.parse import quote
+
+        # isolation_level=None: transactions are begun explicitly (BEGIN IMMEDIATE);
+        # mode=rw: a connection that only opens never creates the file
         assert self.path is not None
-        conn = sqlite3.connect(self.path, timeout=60.0, isolation_level=None,
-                               check_same_thread=False)
-        conn.execute("PRAGMA journal_mode=WAL")
+        uri = f"file:{quote(self.path)}?mode={'rwc' if self.create else 'rw'}"
+        try:
+            conn = sqlite3.connect(uri, uri=True, timeout=60.0, isolation_level=None,
+                                   check_same_thread=False)
+        except sqlite3.OperationalError as exc:
+            why = self.missing()
+            if why is not None:
+                raise StoreNotFound(why) from None
+            raise sqlite3.OperationalError(f"budget store {self.path}: {exc}") from None
+        try:
+            # the rollback journal: a committed transaction is in the database file. A
+            # store in WAL mode stays so while another connection holds it (the switch
+            # needs the only connection): after_write then checkpoints.
+            conn.execute("PRAGMA journal_mode=TRUNCATE")
+        except sqlite3.OperationalError:
+            pass
         conn.execute("PRAGMA synchronous=FULL")
         conn.execute("PRAGMA foreign_keys=ON")
         return conn
 
     def begin(self, cur: Any, write: bool) -> None:
         cur.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+
+    def has_schema(self, cur: Any) -> bool:
+        return cur.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
+                           "name = 'bndp_budget'").fetchone() is not None
+
+    def after_write(self, conn: Any) -> None:
+        # nothing to do under the rollback journal (the pragma answers at once); in WAL
+        # mode (see _connect), the committed transaction is copied into the database file
+        try:
+            conn.execute("PRAGMA wal_checkpoint(FULL)").fetchall()
+        except Exception:  # pragma: no cover - the charge is committed whatever happens
+            pass
+
+    def missing(self) -> str | None:
+        assert self.path is not None
+        if os.path.isfile(self.path):
+            return None
+        return (f"there is no budget store at {self.path} (opening a budget never creates "
+                "one: create the budget with bndp.Budget.create or 'bndp budget create')")
 
 
 class PostgresBackend(Backend):
@@ -195,7 +253,9 @@ class PostgresBackend(Backend):
     def __init__(self, url: str) -> None:
         super().__init__()
         self._dsn = url
-        self.url = _redact(url)
+        self.url, secrets = _redact(url)
+        self._secrets = frozenset(secrets)
+        _SECRETS.update(secrets)
         try:
             import psycopg  # noqa: F401
         except ImportError:
@@ -208,45 +268,91 @@ class PostgresBackend(Backend):
     def _connect(self) -> Any:
         import psycopg
 
+        # psycopg's messages may quote the URL or parts of it: shown without its secrets
         try:
             return psycopg.connect(self._dsn, autocommit=False)
-        except psycopg.OperationalError as exc:
-            raise ConnectionError(f"budget store: cannot connect to PostgreSQL: "
-                                  f"{' '.join(str(exc).split())}") from None
         except psycopg.ProgrammingError as exc:     # a malformed URL or parameter
             raise ValueError(f"budget store {self.url}: not a valid PostgreSQL URL: "
-                             f"{' '.join(str(exc).split())}") from None
+                             f"{self.scrub(exc)}") from None
+        except (psycopg.Error, OSError) as exc:
+            raise ConnectionError(f"budget store {self.url}: cannot connect to PostgreSQL: "
+                                  f"{self.scrub(exc)}") from None
+        except Exception as exc:  # pragma: no cover - whatever else parsing the URL raises
+            raise ValueError(f"budget store {self.url}: not a valid PostgreSQL URL: "
+                             f"{self.scrub(exc)}") from None
+
+    def scrub(self, exc: Any) -> str:
+        """``exc``'s text on one line, this URL's secrets masked."""
+        return _mask(" ".join(str(exc).split()), self._secrets)
+
+    def has_schema(self, cur: Any) -> bool:
+        return cur.execute("SELECT to_regclass('bndp_budget') IS NOT NULL").fetchone()[0]
 
     def begin(self, cur: Any, write: bool) -> None:
         # psycopg opens the transaction on the first statement (autocommit off)
         pass
 
-    def create_schema(self) -> None:
-        with self.transaction(write=True) as cur:
-            # concurrent first opens: one creates the tables, the others wait for it
-            cur.execute("SELECT pg_advisory_xact_lock(?)", (0x626E6470,))
-            for stmt in SCHEMA:
-                cur.execute(stmt)
+    def create_schema(self, cur: Any) -> None:
+        # concurrent creations: one creates the tables and its budget, the others wait
+        cur.execute("SELECT pg_advisory_xact_lock(?)", (0x626E6470,))
+        super().create_schema(cur)
 
 
-def _redact(url: str) -> str:
-    """The URL as shown in messages: without its password."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    try:
-        parts = urlsplit(url)
-        if parts.password is None:
-            return url
-        host = parts.hostname or ""
-        netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
-        return urlunsplit(parts._replace(netloc=netloc))
-    except ValueError:
-        return "postgresql://..."
+#: the query parameters of a PostgreSQL URL whose values are masked wherever it is shown
+SECRET_PARAMS = frozenset({"password", "sslpassword", "passfile", "sslkey"})
+#: every secret of the PostgreSQL URLs given in this process (see :func:`scrub`)
+_SECRETS: set[str] = set()
+_MASK = "***"
 
 
-def backend_for(store: Any) -> Backend:
+def _redact(url: str) -> tuple[str, set[str]]:
+    """The URL as shown (its password, in the user information or as a ``password=``
+    parameter, and the other :data:`SECRET_PARAMS` masked) and the secrets masked (as
+    written and percent-decoded). Parsed as libpq parses a URI: the user information ends
+    at the first ``@`` before any ``/``; the parameters follow the first ``?``."""
+    from urllib.parse import unquote
+
+    scheme, sep, rest = url.partition("://")
+    secrets: set[str] = set()
+    at = len(rest)
+    for i, ch in enumerate(rest):
+        if ch in "@/":
+            at = i
+            break
+    if at < len(rest) and rest[at] == "@":
+        user, colon, pw = rest[:at].partition(":")
+        if colon:
+            secrets.add(pw)
+            rest = f"{user}:{_MASK}{rest[at:]}"
+    head, q, query = rest.partition("?")
+    if q:
+        params = []
+        for item in query.split("&"):
+            key, eq, value = item.partition("=")
+            if eq and unquote(key).strip().lower() in SECRET_PARAMS:
+                secrets.add(value)
+                item = f"{key}={_MASK}"
+            params.append(item)
+        rest = head + q + "&".join(params)
+    secrets |= {unquote(x) for x in secrets}
+    return scheme + sep + rest, {x for x in secrets if x}
+
+
+def _mask(text: str, secrets: Any) -> str:
+    for x in sorted(secrets, key=len, reverse=True):
+        text = text.replace(x, _MASK)
+    return text
+
+
+def scrub(text: str) -> str:
+    """``text`` with every secret of the PostgreSQL URLs given in this process masked (for
+    the messages of errors raised where the URL is not known)."""
+    return _mask(text, set(_SECRETS))
+
+
+def backend_for(store: Any, create: bool = False) -> Backend:
     """The backend of ``store``: a ``postgresql://`` (or ``postgres://``) URL, or a path to
-    an SQLite file."""
+    an SQLite file (``create``: its connection may create the file)."""
     if isinstance(store, bytes) or not isinstance(store, (str, os.PathLike)):
         raise TypeError(f"`store` must be a file path or a postgresql:// URL; got "
                         f"{type(store).__name__}")
@@ -257,6 +363,6 @@ def backend_for(store: Any) -> Backend:
         return PostgresBackend(s)
     if isinstance(store, str) and "://" in s:
         scheme = s.split("://", 1)[0]
-        raise ValueError(f"`store` {s!r}: unknown URL scheme {scheme!r}; give a file path "
-                         "(SQLite) or a postgresql:// URL")
-    return SQLiteBackend(s)
+        raise ValueError(f"`store` {_redact(s)[0]!r}: unknown URL scheme {scheme!r}; give a "
+                         "file path (SQLite) or a postgresql:// URL")
+    return SQLiteBackend(s, create=create)

@@ -1,4 +1,5 @@
-"""``bndp budget``: create a persistent privacy budget, or show its cap, spend and history."""
+"""``bndp budget``: create a persistent privacy budget, show its cap, spend and history, or
+back its SQLite store up."""
 
 from __future__ import annotations
 
@@ -8,34 +9,72 @@ import sys
 import time
 from typing import Any
 
-from .._ledger._backends import StoreNotFound
-from ..budget import Budget
+from .._ledger._backends import StoreNotFound, _redact, scrub
+from ..budget import Budget, backup
+from ..exceptions import BudgetError
 from ._errors import CLIError, FileError
 
 
-def open_budget(store: str, name: str, **cap: Any) -> Any:
-    """``Budget.open`` for the command line: its errors as CLI errors (usage, or I/O when
-    the store cannot be reached)."""
+def _shown(store: Any) -> str:
+    """The store as messages show it: a PostgreSQL URL without its secrets."""
+    text = str(store)
+    return _redact(text)[0] if "://" in text else text
+
+
+def _cli_errors(call: Any, store: Any, name: str | None) -> Any:
+    """``call()`` for the command line: its errors as CLI errors, one line, without the
+    store's secrets (usage; I/O when the store cannot be reached; an unknown budget is a
+    budget error, exit 4)."""
     try:
-        return Budget.open(store, name, **cap)
+        return call()
     except ImportError as exc:
         raise CLIError(str(exc)) from None
     except StoreNotFound as exc:
-        raise FileError(str(exc)) from None
+        raise FileError(scrub(str(exc))) from None
+    except BudgetError as exc:
+        raise type(exc)(scrub(" ".join(str(exc).split()))) from None
     except (TypeError, ValueError) as exc:
-        msg = str(exc)
-        raise CLIError(msg if msg.startswith("budget ") else f"budget {name!r}: {msg}") from None
+        msg = scrub(str(exc))
+        raise CLIError(msg if msg.startswith(("budget ", "backup ")) or name is None
+                       else f"budget {name!r}: {msg}") from None
     except Exception as exc:  # the store cannot be reached or read
-        raise FileError(f"budget store {store}: {exc}") from None
+        msg = scrub(" ".join(str(exc).split()))
+        raise FileError(msg if msg.startswith("budget store ")
+                        else f"budget store {_shown(store)}: {msg}") from None
+
+
+def open_budget(store: str, name: str, **cap: Any) -> Any:
+    """``Budget.open`` for the command line (errors as :func:`_cli_errors`)."""
+    return _cli_errors(lambda: Budget.open(store, name, **cap), store, name)
+
+
+def create_budget(store: str, name: str, **cap: Any) -> Any:
+    """``Budget.create(..., exist_ok=True)`` for the command line: an existing budget of
+    this cap is opened (errors as :func:`_cli_errors`)."""
+    return _cli_errors(lambda: Budget.create(store, name, exist_ok=True, **cap), store, name)
 
 
 def _cmd_create(args: argparse.Namespace) -> int:
-    b = open_budget(args.store, args.name, epsilon=args.epsilon, delta=args.delta,
-              composition=args.composition)
+    b = create_budget(args.store, args.name, epsilon=args.epsilon, delta=args.delta,
+                      composition=args.composition)
     if not args.quiet:
         print(f"bndp: budget {b.name!r} in {b.store}: epsilon = {b.epsilon:g}, delta = "
               f"{b.delta:g}, {b.composition} composition; spent epsilon = "
               f"{b.spent.epsilon:g}", file=sys.stderr)
+    return 0
+
+
+def _cmd_backup(args: argparse.Namespace) -> int:
+    paths = list(args.paths)
+    if args.store is not None:
+        paths.insert(0, args.store)
+    if len(paths) != 2:
+        raise CLIError("bndp budget backup takes the store and the copy's path: "
+                       "'bndp budget backup STORE DEST' (or 'DEST --store STORE')")
+    store, dest = paths
+    out = _cli_errors(lambda: backup(store, dest), store, None)
+    if not args.quiet:
+        print(f"bndp: budget store {_shown(store)} copied to {out}", file=sys.stderr)
     return 0
 
 
@@ -103,22 +142,26 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
 
 def _add_budget_command(sub: Any, exit_codes: str) -> None:
-    """``bndp budget create`` and ``bndp budget show``."""
+    """``bndp budget create``, ``bndp budget show`` and ``bndp budget backup``."""
     p = sub.add_parser(
-        "budget", help="create a persistent privacy budget, or show its history",
+        "budget", help="create a persistent privacy budget, show its history, or back "
+                       "its store up",
         description="A persistent privacy budget lives in a store shared by every run and "
                     "host: an SQLite file, or a postgresql:// URL. Its cap never changes "
                     "once created; every release charged to it is recorded with its time, "
                     "release id, host, process, bndp version and, per column, mechanism, "
                     "epsilon, delta, sensitivity, bounds, mode and certified loss.",
         epilog="Examples: bndp budget create survey --store ledger.db --epsilon 1; bndp "
-               "budget show survey --store ledger.db --json. " + exit_codes)
+               "budget show survey --store ledger.db --json; bndp budget backup ledger.db "
+               "ledger-copy.db. " + exit_codes)
     bsub = p.add_subparsers(dest="budget_command", metavar="ACTION")
     bsub.required = True
     c = bsub.add_parser("create", help="create a named budget with its cap",
-                        description="Create the budget NAME in --store with its cap. "
-                                    "Creating it again with the same cap does nothing; "
-                                    "with another cap it is an error.")
+                        description="Create the budget NAME in --store with its cap "
+                                    "(the only way, with bndp.Budget.create and a spec's "
+                                    "'create = true', a budget comes to exist: opening one "
+                                    "never creates it). Creating it again with the same cap "
+                                    "does nothing; with another cap it is an error.")
     c.add_argument("name", metavar="NAME")
     c.add_argument("--store", required=True, metavar="PATH_OR_URL",
                    help="an SQLite file (created if missing) or a postgresql:// URL")
@@ -137,3 +180,16 @@ def _add_budget_command(sub: Any, exit_codes: str) -> None:
                    help="an SQLite file or a postgresql:// URL")
     s.add_argument("--json", action="store_true", help="print JSON on stdout")
     s.set_defaults(func=_cmd_show)
+    k = bsub.add_parser("backup", help="copy an SQLite budget store, consistently",
+                        description="Copy the SQLite budget store STORE to the new file DEST "
+                                    "with SQLite's online backup API: one consistent "
+                                    "snapshot, every committed charge included, taken while "
+                                    "other processes may be charging the store. DEST is "
+                                    "never overwritten. A PostgreSQL store is copied with "
+                                    "pg_dump.")
+    k.add_argument("paths", nargs="+", metavar="STORE DEST",
+                   help="the store's SQLite file and the copy's path (a new file)")
+    k.add_argument("--store", metavar="PATH",
+                   help="the store, as for show (then give DEST alone)")
+    k.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
+    k.set_defaults(func=_cmd_backup)

@@ -21,7 +21,7 @@ from .._release import (ColumnDataError, charge_release, plan_release, release_r
                         seeded_release, unit_text)
 from .._testhooks import crash_point
 from ..budget import Budget
-from .budget import open_budget
+from .budget import create_budget, open_budget
 from ..exceptions import BudgetError
 from ._errors import (CLIError, DataError, FileError, _COLUMN_OPTIONS, _cell_error, _column_flags,
                       _fmt_bound, _mode_as_flag, _need, _num)
@@ -55,7 +55,7 @@ class _Spec:
 def _load_spec_file(path: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """Read a release spec (TOML or JSON): ``[columns.NAME]`` tables (or a ``"columns"``
     object) and an optional ``[budget]`` (``epsilon``, ``delta``; for a persistent budget
-    ``store`` and ``name``, and ``composition``)."""
+    ``store`` and ``name``, ``composition`` and ``create``)."""
     import json
 
     try:
@@ -109,13 +109,15 @@ def _load_spec_file(path: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
         raise CLIError(f"--spec {path}: budget is null; give its epsilon (and delta), or "
                        "store and name, or leave the key out")
     if budget is not None:
-        keys = ("epsilon", "delta", "store", "name", "composition")
+        keys = ("epsilon", "delta", "store", "name", "composition", "create")
         if not isinstance(budget, dict) or any(k not in keys for k in budget):
             raise CLIError(f"--spec {path}: [budget] takes epsilon and delta (the cap), and "
-                           "for a persistent budget store, name and composition")
+                           "for a persistent budget store, name, composition and create")
         for k in ("store", "name", "composition"):
             if k in budget and not isinstance(budget[k], str):
                 raise CLIError(f"--spec {path}: [budget] {k} must be a string")
+        if "create" in budget and not isinstance(budget["create"], bool):
+            raise CLIError(f"--spec {path}: [budget] create must be true or false")
         if "store" in budget and "://" not in budget["store"] and \
                 not os.path.isabs(budget["store"]):
             # a relative SQLite path: relative to the spec file
@@ -144,9 +146,10 @@ def _open_budget(args: argparse.Namespace, bspec: dict[str, Any] | None) -> Any:
         if "epsilon" not in b:
             raise CLIError(f"{where}: epsilon is required (or give store and name for a "
                            "persistent budget)")
-        if "composition" in b:
-            raise CLIError(f"{where}: composition applies to a persistent budget (store and "
-                           "name)")
+        for k in ("composition", "create"):
+            if k in b:
+                raise CLIError(f"{where}: {k} applies to a persistent budget (store and "
+                               "name)")
         try:
             return Budget(b["epsilon"], b.get("delta", 0.0))
         except (TypeError, ValueError) as exc:
@@ -159,6 +162,13 @@ def _open_budget(args: argparse.Namespace, bspec: dict[str, Any] | None) -> Any:
                        "subtract the noise from the released values; nothing was read, drawn "
                        "or charged. Leave out --seed for a real release, or add --allow-seeded "
                        "to record a seeded release (tests only)")
+    if b.get("create"):
+        # create = true: the budget is created with this cap if missing, else opened (and
+        # its cap checked)
+        if "epsilon" not in b:
+            raise CLIError(f"{where}: create = true needs the cap's epsilon (and delta)")
+        return create_budget(store, name, epsilon=b["epsilon"], delta=b.get("delta", 0.0),
+                             composition=b.get("composition", "basic"))
     return open_budget(store, name, epsilon=b.get("epsilon"), delta=b.get("delta"),
                        composition=b.get("composition"))
 
