@@ -131,7 +131,16 @@ def assemble(nw: Any, frame: Any, plans: Sequence[ColumnPlan], prepared: Sequenc
             new.append(nw.new_series(p.name, x, nw.Float64, backend=impl))
         else:
             idx = np.flatnonzero(~d.missing)
-            base = d.series if d.series.dtype == nw.Float64 else d.series.cast(nw.Float64)
+            dt = d.series.dtype
+            if dt == nw.Float64:
+                base = d.series
+            elif dt.is_integer() or dt == nw.Decimal:
+                # no NaN here: the missing cells are the nulls. Not a cast of the values
+                # (Arrow refuses to cast integers beyond 2^53 to doubles): the
+                # self-comparison is null exactly at the nulls
+                base = (d.series == d.series).cast(nw.Float64)
+            else:
+                base = d.series.cast(nw.Float64)
             new.append(base.scatter(idx, x) if idx.size else base)
     return frame.with_columns(*new)
 
