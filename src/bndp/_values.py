@@ -27,8 +27,11 @@ The input contract (what a "true value" is) for each kind:
 * int64/uint64 beyond :math:`2^{53}`, Python ``int``, ``numpy.longdouble``,
   ``decimal.Decimal``, ``fractions.Fraction`` (scalars, lists, object arrays, pandas
   ``object``/nullable integer columns, Arrow and Polars 64-bit integer and decimal
-  columns, torch integer tensors) and the CSV cells of the command line (decimal text):
-  the exact number, rounded once onto the grid as above.
+  columns, Polars 128-bit integer columns, torch integer tensors) and the CSV cells of the
+  command line (decimal text): the exact number, rounded once onto the grid as above;
+* a (nested) list or tuple that NumPy reads as floats (integers beyond :math:`2^{53}`
+  mixed with floats, or spanning int64 and uint64): each integer beyond :math:`2^{53}` is
+  the exact integer, as above; every other entry is its double.
 
 Bounds (scalar or per row) are public: each is converted once to the nearest double, and the
 grid is that of the double bounds; the exact true value is clipped to them exactly.
