@@ -221,10 +221,10 @@ def test_parquet_string_column_refused(tmp_path, capsys):
 # errors: one line, non-zero exit, nothing written
 # ---------------------------------------------------------------------------------------
 @pytest.mark.parametrize("text,argv,needle,status", [
-    ("id,age\n1,30\n2,3x\n3,4\n", [], "row 2 (data rows counted from 1), column 'age': '3x' is not a number", 3),
+    ("id,age\n1,30\n2,3x\n3,4\n", [], "row 2 (data rows counted from 1), column 'age': the cell is not a number", 3),
     ("id,age\n1,30\n2,\n", [], "row 2 (data rows counted from 1), column 'age': missing value", 3),
-    ("id,age\n1,inf\n", [], "row 1 (data rows counted from 1), column 'age': 'inf' is not a finite number", 3),
-    ("id,age\n1,30\n2,130\n", ["--on-outside", "raise"], "row 2 (data rows counted from 1), column 'age': 130.0 lies outside [0, 120]", 3),
+    ("id,age\n1,inf\n", [], "row 1 (data rows counted from 1), column 'age': +inf is not a finite number", 3),
+    ("id,age\n1,30\n2,130\n", ["--on-outside", "raise"], "row 2 (data rows counted from 1), column 'age': the value lies outside [0, 120], above its upper bound", 3),
     ("", [], "empty file", 3),
     ("id,height\n1,2\n", [], "column 'age' not found; columns are: id, height", 3),
     ("id,age\n1,2\n", ["--mechanism", "gaussian", "--delta", "0.1"], "delta must be 0", 2),
@@ -247,7 +247,9 @@ def test_malformed_cell_found_in_a_later_chunk(tmp_path, capsys):
     src = write(tmp_path / "in.csv", "id,age\n" + "\n".join(rows) + "\n")
     code, _, err = run(capsys, "privatize", src, "-o", str(tmp_path / "out.csv"),
                        "--column", "age:0:120", *PRIV, "--block-size", "65536")
-    assert code == 3 and "row 43,211" in err and "'forty'" in err
+    # the row and column are named, the cell's text is not (it is data)
+    assert code == 3 and "row 43,211" in err and "column 'age': the cell is not a number" in err
+    assert "forty" not in err
 
 
 def test_refuses_to_write_over_the_input(tmp_path, capsys):
@@ -976,7 +978,9 @@ def test_column_errors_name_the_flags_not_a_spec(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
-def test_per_row_bound_errors_print_plain_numbers(tmp_path, capsys, fmt):
+def test_per_row_bound_errors_name_the_row_not_the_bounds(tmp_path, capsys, fmt):
+    # per-row bounds are read from data: the messages name the row and column, never a bound
+    # or a value
     text = "id,v,lo,hi\n1,5,0,10\n2,5,9,3\n"
     src = write(tmp_path / "in.csv", text)
     if fmt == "parquet":
@@ -987,11 +991,15 @@ def test_per_row_bound_errors_print_plain_numbers(tmp_path, capsys, fmt):
     spec = write(tmp_path / "r.toml", "[columns.v]\nlower = 'lo'\nupper = 'hi'\n"
                                       "sensitivity = 1\nepsilon = 1\n")
     code, _, err = run(capsys, "privatize", src, "-o", str(tmp_path / f"o.{fmt}"), "--spec", spec)
-    assert code == 3 and "row 2" in err and "got [9.0, 3.0]" in err and "np." not in err
+    assert code == 3 and "row 2" in err and "this row has lower >= upper" in err
+    msg = err.split("row 2")[1]     # (after the file's path)
+    assert "9" not in msg and "3" not in msg and "np." not in err
     write(tmp_path / "in.csv", "id,v,lo,hi\n1,5,0,10\n2,50,0,10\n")
     code, _, err = run(capsys, "privatize", str(tmp_path / "in.csv"), "-o",
                        str(tmp_path / "o.csv"), "--spec", spec, "--on-outside", "raise")
-    assert code == 3 and "per-row bounds [0.0, 10.0]" in err and "np." not in err
+    assert code == 3 and "outside its per-row bounds, above its upper bound" in err
+    msg = err.split("row 2")[1]
+    assert "10" not in msg and "50" not in msg and "np." not in err
 
 
 @pytest.mark.parametrize("extra", [["--epsilon", "3"], ["--mechanism", "laplace"],
@@ -1021,16 +1029,17 @@ def test_plot_with_a_non_finite_bound_is_a_usage_error(tmp_path, capsys, bounds)
     ("id,age\n1,30\n2,\n", [], None, "row 2 (data rows counted from 1), "
      "column 'age': missing value (empty cell, null or NaN); pass --nulls keep"),
     ("id,age\n1,30\n2,130\n", ["--on-outside", "raise"], None,
-     "row 2 (data rows counted from 1), column 'age': 130.0 lies outside "
-     "[0, 120] (--on-outside raise)"),
+     "row 2 (data rows counted from 1), column 'age': the value lies outside "
+     "[0, 120], above its upper bound (--on-outside raise)"),
     ("id,age,lo,hi\n1,5,0,10\n2,5,9,3\n", [], "[columns.age]\nlower = 'lo'\nupper = 'hi'\n"
      "sensitivity = 1\nepsilon = 1\n", "row 2 (data rows counted from 1), "
-     "column 'age': per-row bounds need lower < upper; got [9.0, 3.0]"),
+     "column 'age': per-row bounds need lower < upper; this row has lower >= upper"),
     ("id,age,lo,hi\n1,5,0,10\n2,5,0,inf\n", [], "[columns.age]\nlower = 'lo'\nupper = 'hi'\n"
      "sensitivity = 1\nepsilon = 1\n", "row 2 (data rows counted from 1), "
      "column 'hi': per-row bound of column 'age' is not a finite number"),
     ("id,age,lo,hi\n1,5,0,10\n2,5,0,1e-305\n", [], "[columns.age]\nlower = 'lo'\n"
-     "upper = 'hi'\nsensitivity = 1\nepsilon = 1\n", "rows 1-2, column 'age': `epsilon`"),
+     "upper = 'hi'\nsensitivity = 1\nepsilon = 1\n", "rows 1-2, column 'age': no bounded "
+     "Laplace scale can be calibrated at epsilon = 1.0, sensitivity = 1.0"),
 ])
 def test_data_errors_come_from_the_one_column_check(tmp_path, capsys, monkeypatch, fmt, text,
                                                     argv, spec, needle):

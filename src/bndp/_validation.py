@@ -2,8 +2,11 @@
 
 Checks run once per call, vectorised, before any kernel. Every check fails on NaN (written
 as ``not (x > 0)``). ``TypeError`` for types and dtypes, ``ValueError`` for domains and
-shapes; messages name the argument and quote the offending value:
-"`sigma` must be finite and > 0; got nan".
+shapes; messages name the argument and quote the offending value of a public parameter:
+"`sigma` must be finite and > 0; got nan". Checks of data (the released values, and array
+bounds, which may be per-row bounds read from data) name the argument, the index and what
+is wrong ("a value above `upper`", "lower >= upper"), never a value: the messages of a
+release may be logged or shown where its inputs must not be.
 """
 
 from __future__ import annotations
@@ -43,17 +46,21 @@ def _show(x: Any) -> str:
     return f"array of shape {a.shape}"
 
 
-def _show_seq(x: Any) -> str:
-    r = repr(x)
-    return r if len(r) <= 60 else r[:57] + "..."
-
-
 def _first_bad(a: np.ndarray, bad: np.ndarray) -> str:
-    """Describe the first offending element of an array check."""
+    """Describe the first offending element of an array check of a public parameter
+    (epsilon, delta, a scale...): its value, and its index in an array."""
     if a.ndim == 0:
         return repr(float(a))
     idx = np.argwhere(bad)[0]
     return f"{float(a[tuple(idx)])!r} at index {tuple(int(i) for i in idx)}"
+
+
+def _at_index(bad: np.ndarray) -> str:
+    """`` at index (i, ...)`` of the first True element of ``bad`` (empty for 0-d): where a
+    check of data failed, named without the data's value."""
+    if np.ndim(bad) == 0:
+        return ""
+    return f" at index {tuple(int(i) for i in np.argwhere(bad)[0])}"
 
 
 def scalar_or_none(x: Any) -> float | None:
@@ -158,7 +165,8 @@ def as_float_array(x: Any, name: str) -> np.ndarray:
     kind = a.dtype.kind
     if kind in "iuf":
         if isinstance(x, (list, tuple)) and _holds_bool(x):
-            raise TypeError(f"`{name}` must hold real numbers, not booleans; got a bool in {_show_seq(x)}")
+            raise TypeError(f"`{name}` must hold real numbers, not booleans; got a bool in "
+                            f"the {type(x).__name__}")
         return a.astype(np.float64, copy=False)
     if kind == "b":
         raise TypeError(f"`{name}` must hold real numbers, not booleans (dtype bool)")
@@ -166,10 +174,12 @@ def as_float_array(x: Any, name: str) -> np.ndarray:
         raise TypeError(f"`{name}` must hold real numbers; got complex dtype {a.dtype}")
     if kind == "O":
         flat = a.ravel()
-        for v in flat:
+        for k, v in enumerate(flat):
             if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
-                raise TypeError(
-                    f"`{name}` must hold real numbers; found {type(v).__name__} {v!r}"
+                where = (f" at index {tuple(int(i) for i in np.unravel_index(k, a.shape))}"
+                         if a.ndim else "")
+                raise TypeError(   # (the type and place only: the entry may be data)
+                    f"`{name}` must hold real numbers; found a {type(v).__name__}{where}"
                 )
         try:
             return a.astype(np.float64)
@@ -257,11 +267,11 @@ def check_bounds(lower: np.ndarray, upper: np.ndarray, *, allow_half_infinite: b
     lo, hi = np.broadcast_arrays(lower, upper)
     bad = ~(lo < hi)
     if bad.any():
-        idx = "" if lo.ndim == 0 else f" at index {tuple(int(i) for i in np.argwhere(bad)[0])}"
-        i = () if lo.ndim == 0 else tuple(np.argwhere(bad)[0])
-        raise ValueError(
-            f"`lower` must be < `upper`; got lower = {float(lo[i])!r}, upper = {float(hi[i])!r}{idx}"
-        )
+        if lo.ndim == 0:
+            raise ValueError(f"`lower` must be < `upper`; got lower = {float(lo)!r}, "
+                             f"upper = {float(hi)!r}")
+        # array bounds may be per-row bounds read from data: the place, not the values
+        raise ValueError(f"`lower` must be < `upper`; got lower >= upper{_at_index(bad)}")
 
 
 def _rows_pair(a: Any, b: Any) -> bool:
@@ -371,13 +381,16 @@ def apply_domain(value: np.ndarray, lower: Any, upper: Any, on_outside: str,
     check_finite(value, name)
     if np.ndim(lower) or np.ndim(upper):
         broadcast_shapes(**{name: value, "lower": lower, "upper": upper})
-    outside = (value < lower) | (value > upper)
+    below = value < lower
+    outside = below | (value > upper)
     if outside.any():
         if on_outside == "raise":
-            v = np.broadcast_to(value, outside.shape) if outside.shape != value.shape else value
-            raise ValueError(
-                f"`{name}` must lie in [lower, upper] (on_outside='raise'); got {_first_bad(v, outside)}"
-            )
+            # the place and the side only: the value is data
+            i = tuple(np.argwhere(outside)[0]) if outside.ndim else ()
+            side = "below `lower`" if np.broadcast_to(below, outside.shape)[i] else \
+                "above `upper`"
+            raise ValueError(f"`{name}` must lie in [lower, upper] (on_outside='raise'); got "
+                             f"a value {side}{_at_index(outside)}")
         return np.clip(value, lower, upper)
     return value
 
@@ -412,11 +425,18 @@ def check_continuous_resolution(scale: Any, lower: Any, upper: Any) -> None:
         i = np.unravel_index(int(np.argmax(bad)), bad.shape) if np.ndim(bad) else ()
         mm = float(np.broadcast_to(m, bad.shape)[i])
         s_i = float(np.broadcast_to(sc, bad.shape)[i])
+        if lo.ndim == 0 and hi.ndim == 0:
+            where = (f"the doubles of the range nearest 0 ({mm!r}) are spaced "
+                     f"{float(np.spacing(mm))!r} apart, more than 1/{CONTINUOUS_STEPS:g} of "
+                     f"the noise scale {s_i!r}")
+        else:   # per-row bounds may be data (and set the scale): the row, not its numbers
+            where = (f"the doubles of the range of the bounds at index "
+                     f"{tuple(int(k) for k in i)} are spaced more than "
+                     f"1/{CONTINUOUS_STEPS:g} of that row's noise scale apart")
         raise ValueError(
-            f"mode='continuous': the doubles of the range nearest 0 ({mm!r}) are spaced "
-            f"{float(np.spacing(mm))!r} apart, more than 1/{CONTINUOUS_STEPS:g} of the noise "
-            f"scale {s_i!r}: the draws would round to the true values. Shift the data towards "
-            "0, or use the default mode (which coarsens its grid there, or refuses)")
+            f"mode='continuous': {where}: the draws would round to the true values. Shift "
+            "the data towards 0, or use the default mode (which coarsens its grid there, or "
+            "refuses)")
 
 
 def fast_real(x: Any, name: str) -> float:

@@ -207,7 +207,10 @@ def _from_objects(a: np.ndarray, name: str, missing: np.ndarray | None = None
             out[k] = np.nan
             continue
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, (numbers.Real, Decimal)):
-            raise TypeError(f"`{name}` must hold real numbers; found {type(v).__name__} {v!r}")
+            where = (f" at index {tuple(int(i) for i in np.unravel_index(k, a.shape))}"
+                     if a.ndim else "")     # (the type and place only: the entry is data)
+            raise TypeError(f"`{name}` must hold real numbers; found a {type(v).__name__}"
+                            f"{where}")
         t = type(v)
         if t is float or t is np.float64 or t is np.float32 or t is np.float16:
             out[k] = v

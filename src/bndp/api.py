@@ -231,16 +231,25 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
         wide = qv.broadcast_to(shape).ravel() if type(qv) is WideValues else None
         return _grid_rows(fam, target, dq, flat, gen, wide).reshape(shape)
     widths, inverse = np.unique(hi - lo, return_inverse=True)
+    try:
+        if mechanism == "gaussian":
+            # (one univariate calibration per distinct width: array bounds would mean a box)
+            sigma = np.array([bounded_gaussian_sigma(eps, dq, 0.0, float(w))
+                              for w in np.ravel(widths)])[inverse]
+        else:
+            scale = bounded_laplace_scale(eps, dq, 0.0, widths, delta=dl)[inverse]
+    except ValueError:  # (the calibration's message quotes widths: per-row bounds, data)
+        raise ValueError(
+            f"mode='continuous': no bounded {mechanism.capitalize()} scale can be calibrated "
+            f"at epsilon = {eps!r}, sensitivity = {dq!r} for every row's width upper - lower "
+            "(per-row bounds; a width too small or too large against the sensitivity, "
+            "beyond the range of doubles)") from None
     if mechanism == "gaussian":
-        # (one univariate calibration per distinct width: array bounds would mean a box)
-        sigma = np.array([bounded_gaussian_sigma(eps, dq, 0.0, float(w))
-                          for w in np.ravel(widths)])[inverse]
         sigma = sigma.reshape(np.broadcast_shapes(lo.shape, hi.shape))
         check_continuous_resolution(sigma, lo, hi)
         return np.asarray(truncated_normal(np.broadcast_to(q, shape), np.broadcast_to(sigma, shape),
                                            np.broadcast_to(lo, shape), np.broadcast_to(hi, shape),
                                            rng=gen), dtype=np.float64).reshape(shape)
-    scale = bounded_laplace_scale(eps, dq, 0.0, widths, delta=dl)[inverse]
     scale = scale.reshape(np.broadcast_shapes(lo.shape, hi.shape))
     check_continuous_resolution(scale, lo, hi)
     return _dispatch.sample(_core.bl_one, _core.bl_fill, _core.bl_fill_rows,

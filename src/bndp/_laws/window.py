@@ -26,6 +26,7 @@ from .. import _core, _dispatch, _random
 from .._values import WideValues, grid_round, snap
 from .constants import (FAMILY_NAMES, GAUSSIAN, LAPLACE, MAX_ROW_INTERVALS, REL_TOL,
                         SCALE_STEPS, SENS_STEPS, WINDOW_WIDTH_STEPS)
+from .messages import check_row_exponents, no_kernel_message
 from .search_start import _search_start
 from .serving import _first_drawn_from, _served_map, _surely_narrow, on_row, tried
 from .whole_range import ExactPlan, GridScale, _law_from, cached_search_tree
@@ -148,21 +149,6 @@ _LAWS: "OrderedDict[tuple, WindowLaw]" = OrderedDict()
 _LAWS_LOCK = threading.Lock()     # threads (Dask, Spark, workers) share the cache
 
 
-def _no_kernel_message(fam: int, target: float, dk: int, n: int | None) -> str:
-    """Why no kernel certifies ``target``. Targets are at most :func:`serving_target`'s cap
-    (below 2^17), where the search always finds a scale; it fails when the target is so small
-    that the scale it needs (about ``dk / target`` grid steps, more for the Gaussian) makes
-    the table exceed 2^20 entries on a wide row, or flattens the row's law until the rounding
-    of its integer weights alone costs more than the target."""
-    rows = "every wide row" if n is None else f"a row of {n} grid intervals"
-    return (f"grid law: `epsilon` is too small for the default release here: no "
-            f"{FAMILY_NAMES[fam]} kernel on {rows} (the sensitivity spans {dk} grid steps) is "
-            f"certified for the loss {target:.6g}: it would need a scale of about "
-            f"{dk / target:.3g} grid steps, beyond what the kernel's table (2^20 entries of "
-            "58-bit integer weights) resolves; use a larger `epsilon` or pass "
-            "mode='continuous'")
-
-
 def _wide_on_row(fam: int, target: float, dk: int, e: int,
                  n: int) -> tuple[WindowLaw | None, float, bool]:
     """The wide kernel of ``(fam, target, dk, e)``, its certificate on a row of ``n``
@@ -211,7 +197,7 @@ def _law(fam: int, target: float, dk: int, e: int, n: int | None) -> WindowLaw:
     try:
         t, cert, shape, cum = _core.gw_calibrate(fam, target, t0, nn, dk, wide, REL_TOL)
     except ValueError:
-        raise ValueError(_no_kernel_message(fam, target, dk, n)) from None
+        raise ValueError(no_kernel_message(fam, target, dk, n)) from None
     N, tail, kexp, tailw, sbits, tm, n_wide = shape
     n_min = n_wide if n is None else n
     law = WindowLaw(FAMILY_NAMES[fam], e, dk, t, N, kexp, tailw if tail else 0, sbits, tm,
@@ -274,7 +260,13 @@ def _exponent1(target: float, dq: float, lo: float, hi: float) -> tuple[int, boo
     return (eu, True) if eu > e else (e, False)
 
 
-def _check_exponent(e: np.ndarray, coarse: np.ndarray, dq: float) -> None:
+def _check_exponent(e: np.ndarray, coarse: np.ndarray, dq: float, rows: bool = False) -> None:
+    """Refuse granularity exponents out of range or coarsened beyond the sensitivity, and
+    warn of coarsened grids. ``rows``: per-row bounds (data), worded by the first row's
+    index, without the exponents (which follow the bounds)."""
+    if rows:
+        check_row_exponents(e, coarse, dq)
+        return
     if e.size and (int(e.min()) < -1022 or int(e.max()) > 1000):
         raise ValueError(
             "grid law: the bounds' width or the sensitivity is outside the representable "
@@ -549,10 +541,15 @@ def plan_row(fam: int, target: float, sensitivity: float, lower: float,
     return RowPlan(_row_law(fam, target, dq, ei, n), float(lower), float(upper), n)
 
 
-def _check_row_intervals(n: int, dq: float, width: float) -> None:
+def _check_row_intervals(n: int, dq: float, width: float, rows: bool = False) -> None:
     """Refuse a row of more grid intervals than a kernel serves (:data:`MAX_ROW_INTERVALS`):
     a range wider than about 2^44 sensitivities (its grid steps are at most a sixteenth of
-    the sensitivity); it failed only when drawing."""
+    the sensitivity); it failed only when drawing. ``rows``: per-row bounds (data), the
+    width not quoted."""
+    if n > MAX_ROW_INTERVALS and rows:
+        raise ValueError(
+            "grid law: a row's upper - lower (per-row bounds) spans more grid steps than the "
+            "default release serves (2^51); pass mode='continuous', or a coarser sensitivity")
     if n > MAX_ROW_INTERVALS:
         raise ValueError(
             f"grid law: upper - lower ({width!r}) is {width / dq:.3g} times the sensitivity, "
@@ -565,7 +562,7 @@ def _check_widest_row(nmax: np.ndarray, dq: float, lo: np.ndarray, hi: np.ndarra
     exponents' largest interval counts)."""
     if nmax.size and int(nmax.max()) > MAX_ROW_INTERVALS:
         k = int(np.argmax((hi - lo) / dq))
-        _check_row_intervals(int(nmax.max()), dq, float(hi[k] - lo[k]))
+        _check_row_intervals(int(nmax.max()), dq, float(hi[k] - lo[k]), rows=True)
 
 
 def plan_wide(fam: int, target: float, sensitivity: float) -> WindowLaw:
@@ -597,7 +594,7 @@ def sample_rows(fam: int, target: float, sensitivity: float, q: np.ndarray, lo: 
         width = hi - lo
     e, coarse = grid_exponent(target, dq, width, lo, hi)
     e = np.broadcast_to(e, q.shape)
-    _check_exponent(e, coarse, dq)
+    _check_exponent(e, coarse, dq, rows=True)
     if exact is not None:
         q = np.clip(snap_rows(exact, lo, hi, e), lo, hi)
     out = np.empty(q.shape[0])
@@ -611,7 +608,7 @@ def sample_rows(fam: int, target: float, sensitivity: float, q: np.ndarray, lo: 
             raise ValueError("grid law: a row holds no grid step; pass mode='continuous'")
         if n.size and int(n.max()) > MAX_ROW_INTERVALS:
             k = int(np.argmax(n))
-            _check_row_intervals(int(n[k]), dq, float(his[k] - los[k]))
+            _check_row_intervals(int(n[k]), dq, float(his[k] - los[k]), rows=True)
         dk = _sens_steps(dq, ev)
         if bool(np.all(_surely_narrow(fam, target, dk, n))):
             wide = None
@@ -730,7 +727,7 @@ def _check_rows(summary: tuple, dq: float,
     exponents and coarse flags, asked for only to word them."""
     emin, emax, any_coarse, nmin_rows = summary
     if any_coarse or emin < -1022 or emax > 1000:
-        _check_exponent(*exponents(), dq)   # the messages (or the coarse grids' warning)
+        _check_exponent(*exponents(), dq, rows=True)   # the messages (or the warning)
     if nmin_rows < 1:
         raise ValueError("grid law: a row holds no grid step; pass mode='continuous'")
 

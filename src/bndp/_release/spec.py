@@ -41,6 +41,8 @@ class ColumnDataError(ValueError):
 
     The message is the library's; the attributes let a front end word the same failure its
     own way (the command line names file rows and cells) without checking anything itself.
+    Neither the message nor the attributes hold a value of the data (a released value, a
+    per-row bound): only the column, the row and what is wrong with it.
 
     Attributes
     ----------
@@ -56,12 +58,14 @@ class ColumnDataError(ValueError):
         The column holding the bad cell: the released column, or for
         ``"bound_not_finite"`` the column of per-row bounds.
     value : float or None
-        The bad value (``"not_finite"``, ``"outside"``).
+        The non-finite value, NaN or +-inf (``"not_finite"``, ``"bound_not_finite"``); None
+        for every other kind (a finite value of the data is never recorded).
     lower, upper : float or None
-        The row's bounds (``"bound_order"``, ``"outside"``; scalar bounds as given, -inf or
-        inf where the mechanism has none).
+        The column's scalar bounds (``"outside"``; -inf or inf where the mechanism has
+        none); None for per-row bounds (data) and for every other kind.
     detail : str or None
-        ``"calibration"``: the calibration's own message.
+        ``"calibration"``: what the calibration refused, without the rows' widths;
+        ``"outside"``: ``"below"`` (the value is below its lower bound) or ``"above"``.
     """
 
     _FIELDS = ("kind", "column", "row", "value", "lower", "upper", "detail")
@@ -87,6 +91,12 @@ class ColumnDataError(ValueError):
 def _row(i: int) -> str:
     """A row in messages, as the command line counts the rows of a file (``i``: 0-based)."""
     return f"row {i + 1:,} (data rows counted from 1)"
+
+
+def nonfinite_word(x: float) -> str:
+    """A non-finite value in messages: ``"NaN"``, ``"+inf"`` or ``"-inf"`` (never a finite
+    number: messages name no value of the data)."""
+    return "NaN" if math.isnan(x) else ("+inf" if x > 0 else "-inf")
 
 
 def _where(col: str, key: str | None = None) -> str:
@@ -202,9 +212,9 @@ class ColumnPlan:
         bad = ~np.isfinite(v)
         if bad.any():
             j = int(np.flatnonzero(bad)[0])
-            raise ColumnDataError(f"column {name!r}: {_row(rows(j))} holds {float(v[j])!r}, not "
-                                  "a finite number", "not_finite", name, rows(j),
-                                  value=float(v[j]))
+            raise ColumnDataError(f"column {name!r}: {_row(rows(j))} holds "
+                                  f"{nonfinite_word(float(v[j]))}, not a finite number",
+                                  "not_finite", name, rows(j), value=float(v[j]))
         if self.per_row:
             lo_v = (np.full(v.shape, float(self.lower))  # type: ignore[arg-type]
                     if lo is None else (lo if keep is None else lo[keep]))
@@ -216,25 +226,30 @@ class ColumnPlan:
                     j = int(np.flatnonzero(nb)[0])
                     src = self.lower if key == "lower" else self.upper
                     raise ColumnDataError(
-                        f"{_where(name, key)}: bound column {src!r} holds {float(b[j])!r} at "
-                        f"{_row(rows(j))}; per-row bounds must be finite numbers",
+                        f"{_where(name, key)}: bound column {src!r} holds "
+                        f"{nonfinite_word(float(b[j]))} at {_row(rows(j))}; per-row bounds "
+                        "must be finite numbers",
                         "bound_not_finite", str(src), rows(j), value=float(b[j]))
             order = ~(lo_v < hi_v)
             if order.any():
                 j = int(np.flatnonzero(order)[0])
-                raise ColumnDataError(
+                raise ColumnDataError(   # (per-row bounds are data: not quoted)
                     f"{_where(name)}: per-row bounds need lower < upper; {_row(rows(j))} has "
-                    f"lower = {float(lo_v[j])!r}, upper = {float(hi_v[j])!r}", "bound_order",
-                    name, rows(j), lower=float(lo_v[j]), upper=float(hi_v[j]))
+                    "lower >= upper", "bound_order", name, rows(j))
             if v.size:
                 with np.errstate(over="ignore"):    # bounds near +-1e308: an inf width,
                     w = hi_v - lo_v                 # refused by the calibration below
                 try:  # the scale is monotone in the width: the extreme widths decide
                     bounded_laplace_scale(self.epsilon, self.sensitivity, 0.0,
                                           np.array([w.min(), w.max()]), delta=self.delta)
-                except (ValueError, OverflowError) as exc:
-                    raise ColumnDataError(f"{_where(name)}: {exc}", "calibration", name,
-                                          detail=str(exc)) from None
+                except (ValueError, OverflowError):
+                    # (the calibration's message quotes the widths: data, not repeated)
+                    what = (f"no bounded Laplace scale can be calibrated at epsilon = "
+                            f"{self.epsilon!r}, sensitivity = {self.sensitivity!r} for every "
+                            "row's width upper - lower (a width too small or too large "
+                            "against the sensitivity, beyond the range of doubles)")
+                    raise ColumnDataError(f"{_where(name)}: {what}", "calibration", name,
+                                          detail=what) from None
         else:
             lo_v, hi_v = self.lower, self.upper
         if self.on_outside == "raise" and v.size:
@@ -243,11 +258,15 @@ class ColumnPlan:
             out = (v < lo_c) | (v > hi_c)
             if out.any():
                 j = int(np.flatnonzero(out)[0])
-                lo_j = float(lo_c if np.ndim(lo_c) == 0 else lo_c[j])  # type: ignore[index]
-                hi_j = float(hi_c if np.ndim(hi_c) == 0 else hi_c[j])  # type: ignore[index]
-                raise ColumnDataError(f"column {name!r}: {_row(rows(j))} holds {float(v[j])!r}, "
-                                      "outside its bounds (on_outside='raise')", "outside", name,
-                                      rows(j), value=float(v[j]), lower=lo_j, upper=hi_j)
+                side = "below" if v[j] < (lo_c if np.ndim(lo_c) == 0 else lo_c[j]) else "above"
+                scalar = not self.per_row   # per-row bounds are data: not recorded
+                raise ColumnDataError(f"column {name!r}: {_row(rows(j))} holds a value "
+                                      f"outside its bounds, {side} its "
+                                      f"{'lower' if side == 'below' else 'upper'} bound "
+                                      "(on_outside='raise')", "outside", name, rows(j),
+                                      lower=float(lo_c) if scalar else None,  # type: ignore
+                                      upper=float(hi_c) if scalar else None,  # type: ignore
+                                      detail=side)
 
     def draw(self, values: np.ndarray, gen: np.random.Generator,
              lo: np.ndarray | None = None, hi: np.ndarray | None = None) -> np.ndarray:

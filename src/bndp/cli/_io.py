@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 import shutil
 import stat
 import sys
 import tempfile
 import time
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -125,13 +126,6 @@ def _arrow_f64(pa: Any, values: np.ndarray, missing: np.ndarray | None) -> Any:
                                  null_count=nulls)
 
 
-def _cell_text(arr: Any) -> Callable[[int], str]:
-    def show(i: int) -> str:
-        return repr(arr[i].as_py())
-
-    return show
-
-
 def _first_unparsable(arr: Any, pc: Any, pa: Any) -> int:
     """Index of the first cell of a string array that does not parse as a float (bisection
     on slices: O(log n) casts, only on the error path)."""
@@ -216,7 +210,8 @@ def _parse_numbers(text: Any, name: str, row0: int, path: str, pa: Any, pc: Any,
             i = int(np.flatnonzero(empty)[0])
             raise _cell_error(path, row0 + i, name, "missing value (empty cell); pass --nulls "
                               "keep to leave missing values untouched") from None
-        raise _cell_error(path, row0 + i, name, f"{text[i].as_py()!r} is not a number") from None
+        # (the cell's text is data: not quoted)
+        raise _cell_error(path, row0 + i, name, "the cell is not a number") from None
     vals = np.asarray(nums.to_numpy(zero_copy_only=False), dtype=np.float64)
     if not allow_empty and empty.any():
         i = int(np.flatnonzero(empty)[0])
@@ -229,10 +224,16 @@ def _parse_numbers(text: Any, name: str, row0: int, path: str, pa: Any, pc: Any,
 
 
 def _arrow_msg(exc: BaseException, block: int) -> str:
+    """Arrow's CSV reading error in this command's words, without the text of the row that
+    Arrow quotes (``Expected 2 columns, got 3: <the row>``): a row is data."""
     msg = " ".join(str(exc).split())
     if "straddl" in msg:
         return (f"a row is longer than the block of {block:,} bytes parsed at a time; pass a "
                 "larger --block-size")
+    if "CSV parse error" in msg:
+        m = re.search(r"(Row #\d+: )?Expected \d+ columns?, got \d+", msg)
+        return ("CSV parse error: " + m.group(0) + " (a row with another number of cells "
+                "than the header, or an unclosed quote)") if m else "CSV parse error"
     return msg
 
 

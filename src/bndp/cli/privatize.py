@@ -10,7 +10,7 @@ import signal
 import sys
 import tempfile
 import time
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -19,13 +19,14 @@ from .._values import approx
 from .._random import default_rng
 from .._release import (ColumnDataError, charge_release, plan_release, release_record,
                         seeded_release, unit_text)
+from .._release.spec import nonfinite_word
 from .._testhooks import crash_point
 from ..budget import Budget
 from .budget import create_budget, open_budget
 from ..exceptions import BudgetError
 from ._errors import (CLIError, DataError, FileError, _COLUMN_OPTIONS, _cell_error, _column_flags,
-                      _fmt_bound, _mode_as_flag, _need, _num)
-from ._io import (Staged, _Progress, _arrow_f64, _arrow_msg, _cell_text, _count_lines,
+                      _fmt_bound, _mode_as_flag, _need)
+from ._io import (Staged, _Progress, _arrow_f64, _arrow_msg, _count_lines,
                   _csv_header, _csv_lines, _guess_format, _is_float, _main_thread, _normal_mode,
                   _on_sigterm, _output_kind, _parse_numbers, _progress_enabled, _read_header, _remove,
                   _spool_input)
@@ -271,9 +272,10 @@ def _mechanism_label(plan: Any) -> str:
 
 
 def _data_error(exc: ColumnDataError, spec: _Spec, vals: np.ndarray, row0: int, path: str,
-                cells: Callable[[int], str] | None, per_row: bool) -> CLIError:
+                per_row: bool) -> CLIError:
     """A failed data check (:meth:`ColumnPlan.check`) in this command's words: the file row
-    counted from 1 and the cell as written."""
+    counted from 1 and the column, never the cell's value (a message may be logged or shown
+    where the data must not be)."""
     name, k = spec.name, exc.kind
     if k == "calibration":
         return DataError(f"{path}: rows {row0:,}-{row0 + vals.size - 1:,}, column {name!r}: "
@@ -284,17 +286,18 @@ def _data_error(exc: ColumnDataError, spec: _Spec, vals: np.ndarray, row0: int, 
         what = ("missing value (empty cell, null or NaN); pass --nulls keep to leave missing "
                 "values untouched")
     elif k == "not_finite":
-        shown = cells(exc.row) if cells is not None else repr(float(vals[exc.row]))
-        what = f"{shown} is not a finite number"
+        what = f"{nonfinite_word(float(vals[exc.row]))} is not a finite number"
     elif k == "bound_not_finite":
         return _cell_error(path, row, exc.column, f"per-row bound of column {name!r} is not a "
                            "finite number")
     elif k == "bound_order":
-        what = f"per-row bounds need lower < upper; got [{_num(exc.lower)}, {_num(exc.upper)}]"
+        what = "per-row bounds need lower < upper; this row has lower >= upper"
     elif k == "outside":
-        where = (f"its per-row bounds [{_num(exc.lower)}, {_num(exc.upper)}]" if per_row
-                 else f"[{_fmt_bound(exc.lower)}, {_fmt_bound(exc.upper)}]")
-        what = f"{float(vals[exc.row])!r} lies outside {where} (--on-outside raise)"
+        side = ("below its lower bound" if exc.detail == "below" else
+                "above its upper bound")
+        where = ("its per-row bounds" if per_row else
+                 f"[{_fmt_bound(exc.lower)}, {_fmt_bound(exc.upper)}]")
+        what = f"the value lies outside {where}, {side} (--on-outside raise)"
     else:  # pragma: no cover - a new kind of check: its library message, still exit 3
         return DataError(f"{path}: rows {row0:,}-{row0 + vals.size - 1:,}: {exc}")
     return _cell_error(path, row, name, what)
@@ -302,18 +305,16 @@ def _data_error(exc: ColumnDataError, spec: _Spec, vals: np.ndarray, row0: int, 
 
 def _release_block(spec: _Spec, vals: np.ndarray, missing: np.ndarray | None, row0: int,
                    path: str, args: argparse.Namespace, gen: np.random.Generator,
-                   cells: Callable[[int], str] | None = None,
                    lo: np.ndarray | None = None, hi: np.ndarray | None = None) -> np.ndarray:
     """Check a block of one column (:meth:`ColumnPlan.check`, the checks of every release
-    path) and release it. ``row0`` is the 1-based row of vals[0]; ``cells``: the block's
-    cells as written (CSV); ``lo``/``hi``: the block's per-row bounds (when the spec names
-    bound columns)."""
+    path) and release it. ``row0`` is the 1-based row of vals[0]; ``lo``/``hi``: the block's
+    per-row bounds (when the spec names bound columns)."""
     plan = spec.plan
     per_row = lo is not None or hi is not None
     try:
         plan.check(vals, missing, lo, hi)
     except ColumnDataError as exc:
-        raise _data_error(exc, spec, approx(vals), row0, path, cells, per_row) from None
+        raise _data_error(exc, spec, approx(vals), row0, path, per_row) from None
     keep = None if missing is None else ~missing
     if keep is not None:
         spec.missing += int(missing.sum())  # type: ignore[union-attr]
@@ -394,7 +395,7 @@ def _privatize_csv(args: argparse.Namespace, specs: list[_Spec], tmp: str,
                     nan = np.isnan(approx(vals)) & ~empty
                     missing = empty | nan
                     noisy = _release_block(s, vals, missing if missing.any() else None,
-                                           rows + 1, shown, args, gen, cells=_cell_text(text),
+                                           rows + 1, shown, args, gen,
                                            lo=bnd.get("lower"), hi=bnd.get("upper"))
                     released = pc.cast(_arrow_f64(pa, noisy, empty if empty.any() else None),
                                        pa.string())

@@ -25,8 +25,8 @@ import numpy as np
 
 from .. import _core, _dispatch
 from .._random import RNGLike, as_generator
-from .._validation import (as_float_array, check_continuous_resolution, check_finite,
-                           check_forbidden, check_on_outside, positive_real)
+from .._validation import (_at_index, as_float_array, check_continuous_resolution,
+                           check_finite, check_forbidden, check_on_outside, positive_real)
 from .._columns import Nulls, columnar
 from . import exact
 from .laplace import _bounds
@@ -336,20 +336,22 @@ class ConstrainedLaplace(GridLawMechanism):
         v = self._true_values(value)
         check_finite(v, "value")
         outside = (v < self.lower) | (v > self.upper)
+        # (messages name the index, never the value: it is data)
         if outside.any():
             if on_outside == "raise":
-                bad = float(np.ravel(v[outside] if v.ndim else v)[0])
-                raise ValueError(
-                    f"`value` must lie in [lower, upper] (on_outside='raise'); got {bad!r}")
+                side = "below `lower`" if bool(np.ravel(v < self.lower)[
+                    int(np.argmax(np.ravel(outside)))]) else "above `upper`"
+                raise ValueError(f"`value` must lie in [lower, upper] (on_outside='raise'); "
+                                 f"got a value {side}{_at_index(outside)}")
             v = np.clip(v, self.lower, self.upper)
         for a, b in self.forbidden:
             inside = (v > a) & (v < b)
             if inside.any():
-                bad = float(np.ravel(v[inside] if v.ndim else v)[0])
                 raise ValueError(
-                    f"`value` {bad!r} lies in the forbidden interval ({a!r}, {b!r}): true values "
-                    "must lie in the allowed set. They are never projected onto it: projection "
-                    "onto a set with gaps is not 1-Lipschitz and could void the guarantee")
+                    f"`value`{_at_index(inside)} lies in the forbidden interval ({a!r}, {b!r}): "
+                    "true values must lie in the allowed set. They are never projected onto "
+                    "it: projection onto a set with gaps is not 1-Lipschitz and could void the "
+                    "guarantee")
         return v
 
     @property
