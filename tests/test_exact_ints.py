@@ -35,8 +35,9 @@ pytestmark = pytest.mark.filterwarnings("ignore:grid law:RuntimeWarning")
 
 EPS = 1.0
 
-# (lower, upper, sensitivity): rows of 80 sensitivities around +-2^61, +-2^62, +-2^63 and
-# in [2^63, 2^64) (every bound an exact double; the grid is coarser than the doubles there)
+# (lower, upper, sensitivity): rows of 80 sensitivities around +-2^61, +-2^62, +-2^63, in
+# [2^63, 2^64) and beyond 64 bits (every bound an exact double; the grid is coarser than
+# the doubles there)
 CASES = {
     "-2^61": (-2 ** 61 - 40 * 2 ** 12, -2 ** 61 + 40 * 2 ** 12, 2 ** 12),
     "+2^61": (2 ** 61 - 40 * 2 ** 12, 2 ** 61 + 40 * 2 ** 12, 2 ** 12),
@@ -46,6 +47,8 @@ CASES = {
     "+2^63": (2 ** 63 - 40 * 2 ** 14, 2 ** 63 + 40 * 2 ** 14, 2 ** 14),
     "1.5*2^63": (3 * 2 ** 62 - 40 * 2 ** 14, 3 * 2 ** 62 + 40 * 2 ** 14, 2 ** 14),
     "2^64-": (2 ** 64 - 2 ** 22 - 80 * 2 ** 14, 2 ** 64 - 2 ** 22, 2 ** 14),
+    "+2^70": (2 ** 70 - 40 * 2 ** 21, 2 ** 70 + 40 * 2 ** 21, 2 ** 21),
+    "-2^100": (-2 ** 100 - 40 * 2 ** 51, -2 ** 100 + 40 * 2 ** 51, 2 ** 51),
 }
 
 I64 = (-2 ** 63, 2 ** 63 - 1)
@@ -270,6 +273,26 @@ def test_property_python_int_scalars(case):
         assert bndp.sample(v, rng=i, **kw) == bndp.sample(float(g), rng=i, **kw)
 
 
+@pytest.mark.parametrize("kind", ["list_mixed", "nested_mixed", "object_array_mixed",
+                                  "polars_Int128"])
+def test_property_per_row_bounds(kind):
+    """Per-row bounds (every row the same row: the same grid as the mechanism's)."""
+    case = "-2^62"
+    lo, hi, dq = CASES[case]
+    m = _mechanism("laplace", lo, hi, dq)
+    vals = kind_values(kind, case, m, 17)
+    container = KINDS[kind][0](vals)
+    n = len(vals) + (kind == "polars_Int128")               # (its null)
+    shape = (n, 1) if kind == "nested_mixed" else (n,)
+    kw = dict(mechanism="laplace", epsilon=EPS, sensitivity=dq)
+    got = bndp.sample(container, lower=np.full(shape, float(lo)),
+                      upper=np.full(shape, float(hi)), rng=6, nulls="keep", **kw)
+    points = grid_points(m, oracle_indices(m, vals))
+    want = bndp.sample(points, lower=np.full(len(vals), float(lo)),
+                       upper=np.full(len(vals), float(hi)), rng=6, **kw)
+    np.testing.assert_array_equal(_present(got), want)
+
+
 # frames: bndp.privatize (narwhals), each column from its exact integers
 FRAMES = {
     "polars_Int128": (lambda c: pl.DataFrame({"x": c}), "polars_Int128"),
@@ -286,7 +309,7 @@ def _frame_column(out):
     return _present(out["x"])
 
 
-@pytest.mark.parametrize("case", ["-2^62", "+2^63", "2^64-"])
+@pytest.mark.parametrize("case", ["-2^62", "+2^63", "2^64-", "-2^100"])
 @pytest.mark.parametrize("frame", sorted(FRAMES))
 def test_property_privatize_frames(frame, case):
     lo, hi, dq = CASES[case]
