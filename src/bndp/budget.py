@@ -633,6 +633,19 @@ class PersistentBudget(Budget):
         return self._composition
 
     @property
+    def composition_method(self) -> str:
+        """How :attr:`spent` is composed now: ``"basic"`` under basic composition; under
+        optimal composition ``"exact"`` (the optimum itself), ``"pld"`` (a privacy loss
+        distribution with a certified error), ``"kairouz"`` (the bound of Kairouz, Oh &
+        Viswanath) or ``"basic"`` (the sum of the epsilons): see "Budgets across jobs"."""
+        from ._ledger import _compose
+
+        st = self._ledger.state()
+        if st.composition != "optimal":
+            return "basic"
+        return _compose.optimal_composition(st.counts, st.delta)[1]
+
+    @property
     def spent(self) -> Cost:
         """``(epsilon, delta)`` spent so far, read from the store (see the class notes)."""
         e, d = self._ledger.spent_of(self._ledger.state())

@@ -211,7 +211,7 @@ def _exact_epsilon(groups: Mapping[float, int], inf_mass: float, delta: float) -
     :math:`\delta(\epsilon)`, inflated by the relative margin :data:`EXACT_MARGIN`, is at
     most ``delta``."""
     import numpy as np
-    from scipy.special import gammaln, logsumexp
+    from scipy.special import gammaln
 
     loss = np.zeros(1)
     logp = np.zeros(1)
@@ -236,7 +236,9 @@ def _exact_epsilon(groups: Mapping[float, int], inf_mass: float, delta: float) -
         if target <= 0:
             return False
         t = logp[:m] + np.log(-np.expm1(eps - loss[:m]))
-        return float(logsumexp(t)) + math.log1p(EXACT_MARGIN) <= math.log(target)
+        top_t = float(t.max())
+        log_delta = top_t + math.log(float(np.exp(t - top_t).sum()))
+        return log_delta + math.log1p(EXACT_MARGIN) <= math.log(target)
 
     if fits(0.0):
         return 0.0

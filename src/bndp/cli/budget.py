@@ -93,6 +93,7 @@ def _show(b: Any) -> dict[str, Any]:
     spent, rem = b.spent, b.remaining
     return {
         "name": b.name, "store": b.store, "composition": b.composition,
+        "composition_method": b.composition_method,
         "cap": {"epsilon": b.epsilon, "delta": b.delta},
         "spent": {"epsilon": spent.epsilon, "delta": spent.delta},
         "remaining": {"epsilon": rem.epsilon, "delta": rem.delta},
@@ -113,7 +114,9 @@ def _cmd_show(args: argparse.Namespace) -> int:
         json.dump(doc, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return 0
-    out = [f"budget {doc['name']!r} in {doc['store']} ({doc['composition']} composition)",
+    how = (f", by the {doc['composition_method']} method" if doc["composition"] == "optimal"
+           else "")
+    out = [f"budget {doc['name']!r} in {doc['store']} ({doc['composition']} composition{how})",
            f"  cap        epsilon = {b.epsilon:g}, delta = {b.delta:g}",
            f"  spent      epsilon = {doc['spent']['epsilon']:g}, delta = "
            f"{doc['spent']['delta']:g}",
