@@ -230,10 +230,19 @@ def _arrow_msg(exc: BaseException, block: int) -> str:
     if "straddl" in msg:
         return (f"a row is longer than the block of {block:,} bytes parsed at a time; pass a "
                 "larger --block-size")
+    return arrow_without_cells(msg)
+
+
+def arrow_without_cells(msg: str) -> str:
+    """An Arrow CSV reading message without the data it quotes: the row text of a parse
+    error (``Expected 2 columns, got 3: <the row>``) and the cell of a conversion error
+    (``invalid value '<the cell>'``)."""
     if "CSV parse error" in msg:
         m = re.search(r"(Row #\d+: )?Expected \d+ columns?, got \d+", msg)
         return ("CSV parse error: " + m.group(0) + " (a row with another number of cells "
                 "than the header, or an unclosed quote)") if m else "CSV parse error"
+    if "conversion error" in msg:
+        return re.sub(r"invalid value .*$", "a cell that is not a number", msg)
     return msg
 
 

@@ -14,7 +14,7 @@ import numpy as np
 from .._release.spec import _parse_column
 from ..estimation import estimate
 from ._errors import CLIError, DataError, FileError, _need, int_at_least
-from ._io import _guess_format, _read_header, _save_figure
+from ._io import _guess_format, _read_header, _save_figure, arrow_without_cells
 from .privatize import _load_spec_file
 
 
@@ -51,7 +51,7 @@ def _read_columns(path: str, fmt: str, names: list[str], delimiter: str) -> dict
                 if table.column(n).null_count == len(table) and len(table):
                     raise DataError(f"{path}: column {n!r} not found or empty")
     except (pa.ArrowInvalid, OSError) as exc:
-        raise DataError(f"{path}: {' '.join(str(exc).split())}") from None
+        raise DataError(f"{path}: {arrow_without_cells(' '.join(str(exc).split()))}") from None
     out = {}
     for n in names:
         try:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from typing import Any, Mapping, Protocol, overload
 
 import numpy as np
 
@@ -22,11 +22,35 @@ TOL = 1e-3
 MAX_ITER = 2000
 
 
+class _Frame(Protocol):
+    """A data frame, as the types see it: what has ``columns`` (pandas, Polars, PyArrow
+    Table), which a column of values (an array, a Series) has not."""
+
+    @property
+    def columns(self) -> Any: ...
+
+
+@overload
+def estimate(released: _Frame, spec_or_mechanism: Mapping[str, Any], *, lower: Any = None,
+             upper: Any = None, level: float = ..., n_boot: int = ..., rng: RNGLike = ...,
+             target: str = ..., nulls: str = ..., resolution: float = ...,
+             max_support: int = ..., tol: float = ..., max_iter: int = ...,
+             gap_tol: float | None = ...) -> dict[str, Estimate]: ...
+
+
+@overload
+def estimate(released: Any, spec_or_mechanism: Any, *, lower: Any = None, upper: Any = None,
+             level: float = ..., n_boot: int = ..., rng: RNGLike = ..., target: str = ...,
+             nulls: str = ..., resolution: float = ..., max_support: int = ...,
+             tol: float = ..., max_iter: int = ..., gap_tol: float | None = ...) -> Estimate: ...
+
+
 def estimate(released: Any, spec_or_mechanism: Any, *, lower: Any = None, upper: Any = None,
              level: float = 0.95, n_boot: int = N_BOOT, rng: RNGLike = None,
              target: str = "column", nulls: str = "raise", resolution: float = RESOLUTION,
              max_support: int = MAX_SUPPORT, tol: float = TOL,
-             max_iter: int = MAX_ITER, gap_tol: float | None = None) -> Any:
+             max_iter: int = MAX_ITER, gap_tol: float | None = None
+             ) -> Estimate | dict[str, Estimate]:
     r"""Estimate the distribution of the true values behind a released column, and its
     mean, variance, quantiles and histogram with confidence intervals.
 
@@ -192,7 +216,7 @@ def estimate(released: Any, spec_or_mechanism: Any, *, lower: Any = None, upper:
         if not (lo_a < hi_a).all():
             bad = int(np.flatnonzero(~(lo_a < hi_a))[0])
             raise ValueError(f"per-row bounds need lower < upper; position {bad} has "
-                             f"lower = {lo_a[bad]!r}, upper = {hi_a[bad]!r}")
+                             "lower >= upper")     # (per-row bounds are data: not quoted)
         pairs, inv = np.unique(np.stack((lo_a, hi_a), axis=1), axis=0, return_inverse=True)
         inv = np.ravel(inv)
         order = np.argsort(inv, kind="stable")
@@ -235,7 +259,7 @@ def _group(y: np.ndarray, plan: window.RowPlan, what: str, resolution: float,
 
 
 
-def _estimate_frame(frame: Any, spec: Any, **kw: Any) -> dict:
+def _estimate_frame(frame: Any, spec: Any, **kw: Any) -> dict[str, Estimate]:
     """Every column of a release spec, from a released frame (per-row bounds read from the
     frame's bound columns)."""
     import narwhals.stable.v2 as nw
@@ -252,7 +276,7 @@ def _estimate_frame(frame: Any, spec: Any, **kw: Any) -> dict:
     f = nw.from_native(frame, eager_only=False)
     if hasattr(f, "collect"):
         f = f.collect()
-    out = {}
+    out: dict[str, Estimate] = {}
     for p in plans:
         if p.name not in f.columns:
             raise ValueError(f"spec column {p.name!r} not found in the frame; columns are: "
