@@ -324,6 +324,12 @@ def _redact(url: str) -> tuple[str, set[str]]:
         if colon:
             secrets.add(pw)
             rest = f"{user}:{_MASK}{rest[at:]}"
+    elif "@" in rest.partition("?")[0]:
+        # a password with an unencoded "/": libpq reads it as a host, port and database,
+        # and may quote them in its messages; masked as the password it was meant to be
+        user, colon, pw = rest.partition("?")[0].rpartition("@")[0].partition(":")
+        if colon:
+            secrets.add(pw)
     head, q, query = rest.partition("?")
     if q:
         params = []
@@ -334,8 +340,9 @@ def _redact(url: str) -> tuple[str, set[str]]:
                 item = f"{key}={_MASK}"
             params.append(item)
         rest = head + q + "&".join(params)
-    secrets |= {unquote(x) for x in secrets}
-    return scheme + sep + rest, {x for x in secrets if x}
+    secrets = {x for x in secrets | {unquote(x) for x in secrets} if x}
+    # a secret repeated elsewhere in the URL (in another parameter) is masked there too
+    return _mask(scheme + sep + rest, secrets), secrets
 
 
 def _mask(text: str, secrets: Any) -> str:
