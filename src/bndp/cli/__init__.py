@@ -199,9 +199,9 @@ def _parser() -> argparse.ArgumentParser:
     pr.add_argument("--summary-json", metavar="FILE", default=None,
                     help="write a machine-readable record of the run to FILE: columns, "
                          "mechanisms, parameters, epsilon/delta spent, certified loss, "
-                         "epsilon_per_sensitivity and whole_range_loss (the unit of privacy), rows, "
-                         "the noise's bias and sd at the range's ends and centre, timings, "
-                         "version (no counts of the private data)")
+                         "epsilon_per_sensitivity and whole_range_loss (the unit of "
+                         "privacy), rows, the noise's bias and sd at the range's ends and "
+                         "centre, timings, version (no counts of the private data)")
     pr.add_argument("--show-data-counts", action="store_true",
                     help="also print, per column, the number of values released, missing and "
                          "clipped into the bounds: counts of the private data themselves, NOT "
