@@ -1,5 +1,5 @@
-"""asv benchmarks for persistent budgets (bndp.Budget.open): one charge on SQLite and on
-PostgreSQL, a 10^6-row privatize with and without a persistent budget, and optimal
+"""asv benchmarks for persistent budgets (bndp.Budget.create, then charged): one charge on
+SQLite and on PostgreSQL, a 10^6-row privatize with and without a persistent budget, and optimal
 composition of a 1,000-release history.
 
 PostgreSQL runs against ``BNDP_BENCH_POSTGRES_URL`` (or ``BNDP_TEST_POSTGRES_URL``) and is
@@ -26,7 +26,7 @@ def _open(store_kind, tmp):
         store = _pg_url()
         if not store:
             raise NotImplementedError("no PostgreSQL server (set BNDP_BENCH_POSTGRES_URL)")
-    return bndp.Budget.open(store, "bench-" + uuid.uuid4().hex[:10], epsilon=1e12)
+    return bndp.Budget.create(store, "bench-" + uuid.uuid4().hex[:10], epsilon=1e12)
 
 
 class TimeLedgerCharge:

@@ -431,18 +431,18 @@ def budget_section(charges: int = 300, repeat: int = 31) -> None:
 
     from bndp._ledger._compose import _optimal_epsilon, optimal_epsilon
 
-    print("Persistent budgets (bndp.Budget.open)")
+    print("Persistent budgets (bndp.Budget.create, .open)")
     print(f"{'':44s}{'ms':>10s}{'target':>12s}")
     tmp = tempfile.mkdtemp()
     url, cluster = _postgres_url()
     try:
-        stores = [("SQLite (WAL, synchronous=FULL)", os.path.join(tmp, "l.db"), 5.0)]
+        stores = [("SQLite (journal, synchronous=FULL)", os.path.join(tmp, "l.db"), 5.0)]
         stores.append(("PostgreSQL (local socket)", url, 10.0))
         for what, store, target in stores:
             if store is None:
                 print(f"{'one charge, ' + what:44s}{'skipped (no server)':>22s}")
                 continue
-            b = bndp.Budget.open(store, "bench-" + uuid.uuid4().hex[:8], epsilon=1e12)
+            b = bndp.Budget.create(store, "bench-" + uuid.uuid4().hex[:8], epsilon=1e12)
             costs = {"age": (1e-3, 0.0), "income": (1e-3, 0.0)}
             for _ in range(10):
                 b.charge(costs)
@@ -457,7 +457,7 @@ def budget_section(charges: int = 300, repeat: int = 31) -> None:
         n = 10**6
         df = pd.DataFrame({"age": np.random.default_rng(0).integers(0, 121, n)})
         spec = {"age": {"lower": 0, "upper": 120, "sensitivity": 1, "epsilon": 0.25}}
-        persistent = bndp.Budget.open(os.path.join(tmp, "p.db"), "p", epsilon=1e12)
+        persistent = bndp.Budget.create(os.path.join(tmp, "p.db"), "p", epsilon=1e12)
         bndp.privatize(df.head(10), spec)
         # The two differ by a fixed cost per release (the pre-draw read, the charge's
         # transaction; the frame is put together while it commits). Interleaved pairs, the

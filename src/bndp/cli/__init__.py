@@ -8,7 +8,7 @@ Commands
 ``bndp estimate``   the true columns' mean, sd, quantiles and histogram from released data;
 ``bndp demo``       the main job on a small example column shipped with the package;
 ``bndp reproduce``  a table or figure of the papers, recomputed next to the printed numbers;
-``bndp budget``     create a persistent privacy budget, or show its history.
+``bndp budget``     create a persistent privacy budget, show its history, or back its store up.
 
 ``bndp privatize`` takes a release spec (``--spec release.toml`` or ``.json``: one
 ``[columns.NAME]`` table per column, an optional ``[budget]``) or ``--column`` options; ``-``
@@ -23,11 +23,12 @@ usage error); a continuous release prints a one-line warning with the summary.
 
 Errors are reported as one line on stderr (``bndp: error: ...``). Exit status: 0 success;
 2 usage error (command line, spec file, arguments); 3 data error (a cell, the input's format
-or schema, such as a column not found); 4 the release would exceed the budget; 5 the
-release id is already recorded under the budget; 1 other errors (I/O, such as an input file or an output directory that
-does not exist, or a budget store that cannot be reached); 130 (SIGINT) or 143 (SIGTERM)
-when interrupted; 141 (128 + SIGPIPE), with nothing on stderr, when the reader of stdout
-closed it early (``| head``). A command-line error names the nearest valid choice or
+or schema, such as a column not found); 4 the release would exceed the budget, or the
+persistent budget named does not exist; 5 the release id is already recorded under the
+budget; 1 other errors (I/O, such as an input file or an output directory that does not
+exist, or a budget store that cannot be reached or does not exist); 130 (SIGINT) or 143
+(SIGTERM) when interrupted; 141 (128 + SIGPIPE), with nothing on stderr, when the reader
+of stdout closed it early (``| head``). A command-line error names the nearest valid choice or
 option where there is one (``--mechanism: invalid choice 'lapalce' (did you mean
 'laplace'?)``). ``BNDP_DEBUG=1`` shows tracebacks.
 """
