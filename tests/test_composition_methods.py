@@ -159,6 +159,17 @@ def test_bounds_never_decrease_when_a_column_is_added(no_exact):
         assert all(a[0] < b[0] for a, b in zip(got, got[1:])), delta
 
 
+def test_a_column_off_the_coarse_grid_does_not_lower_the_estimate(no_exact):
+    # 300 columns of 0.82 lie on the coarse grid of the privacy loss distribution; a column
+    # of 1e-7 moves the history to the fine grid, which must not compose to less
+    for e in (0.82,):
+        alone = _compose.optimal_composition({(e, 0.0): 300}, 1e-6)
+        more = _compose.optimal_composition({(e, 0.0): 300, (1e-7, 0.0): 1}, 1e-6)
+        assert alone[1] == more[1] == "pld"
+        assert more[0] >= alone[0]
+        assert reference_delta({(e, 0.0): 300}, alone[0]) <= 1e-6
+
+
 MIXED = [
     {(0.01, 0.0): 100, (0.05, 1e-9): 20, (0.3, 0.0): 3},
     {(0.1, 0.0): 30, (0.25, 0.0): 10, (0.02, 1e-12): 20},

@@ -26,9 +26,10 @@ Otherwise the smallest of:
 
 ``"pld"``
     The privacy-loss-distribution estimate of Google's ``dp-accounting``: each column
-    enters as the dominating pair of an :math:`(\epsilon_i, \delta_i)`-DP mechanism
-    (``PrivacyLossDistribution.from_privacy_parameters``) with its pessimistic
-    discretisation, identical columns by ``self_compose`` and distinct ones by ``compose``;
+    enters as the randomised response above with its losses rounded up to the grid
+    (``PrivacyLossDistribution.create_from_rounded_probability``; see
+    :func:`_grid_losses`), identical columns by ``self_compose`` and distinct ones by
+    ``compose``;
     the curve is read at :math:`\delta` less a bound on the FFT's floating-point error (see
     :func:`_pld_epsilon`), and only where that bound is below half of :math:`\delta` (the
     FFT's round-off, about :math:`10^{-15}` a bin, makes the estimate meaningless at the
@@ -63,7 +64,7 @@ Counts = dict  # {(epsilon, delta): count}
 #: Width of the privacy-loss grid of the optimal accountant (dp-accounting's default), and a
 #: coarser one used when every epsilon of the history lies on it (the losses of pure-epsilon
 #: columns then lie on the grid, so the coarse grid is as tight and about ten times faster).
-#: Either is pessimistic: every loss is rounded up to the grid.
+#: Either is pessimistic (see :func:`_grid_losses`).
 DISCRETIZATION = 1e-4
 COARSE_DISCRETIZATION = 1e-3
 
@@ -287,7 +288,7 @@ def _pld_epsilon(items: tuple, delta: float) -> float | None:
     :math:`\sqrt{N}` times the :math:`\ell_2` error, plus :math:`2 N u` for the summation,
     plus ``dp-accounting``'s tail truncation (moved to infinite loss, and wrapped around
     the FFT window) for each self-composition."""
-    pld, Params = _pld()
+    pld, _params = _pld()
     step = (COARSE_DISCRETIZATION
             if all(abs(e / COARSE_DISCRETIZATION - round(e / COARSE_DISCRETIZATION)) < 1e-9
                    for (e, _), _n in items) else DISCRETIZATION)
@@ -295,10 +296,16 @@ def _pld_epsilon(items: tuple, delta: float) -> float | None:
     log_n = math.log2(2 * bins)
     l2 = 0.0
     extra = 0.0
+    shift = Fraction(0)
     total = None
     for (e, d), n in items:
-        one = pld.from_privacy_parameters(Params(float(e), float(d)),
-                                          value_discretization_interval=step)
+        up, down, off = _grid_losses(e, step)
+        shift += off * n
+        p = 1 / (1 + math.exp(-e))  # e^e / (1 + e^e)
+        pmf = {up: (1 - d) * p}
+        pmf[down] = pmf.get(down, 0.0) + (1 - d) * (1 - p)
+        one = pld.PrivacyLossDistribution.create_from_rounded_probability(
+            pmf, float(d), step, pessimistic_estimate=True)
         if n > 1:
             part = one.self_compose(n, tail_mass_truncation=_TAIL)
             l2 += FFT_ERROR_CONSTANT * (n + 1) * _U * log_n
@@ -318,4 +325,18 @@ def _pld_epsilon(items: tuple, delta: float) -> float | None:
     if not math.isfinite(eps):
         return None
     eps = max(eps, 0.0)
-    return eps + FLOAT_MARGIN * max(eps, step)
+    return _up_float(Fraction(eps + FLOAT_MARGIN * max(eps, step)) + shift)
+
+
+def _grid_losses(e: float, step: float) -> tuple[int, int, Fraction]:
+    r"""The grid indices of the losses :math:`+\epsilon` and :math:`-\epsilon` of randomised
+    response, and by how much (at most) they fall below the true losses. An
+    :math:`\epsilon` within :math:`10^{-9}` steps of a multiple ``m`` of the step is put at
+    :math:`\pm m` (the same curve on every grid it lies on; the shortfall, below
+    :math:`10^{-9}` steps, is added to the composed :math:`\epsilon`); any other loss is
+    rounded up to the grid (pessimistic)."""
+    ratio = Fraction(e) / Fraction(step)
+    m = round(ratio)
+    if abs(ratio - m) < Fraction(1, 10 ** 9):
+        return m, -m, abs(Fraction(e) - m * Fraction(step))
+    return math.ceil(ratio), -math.floor(ratio), Fraction(0)
