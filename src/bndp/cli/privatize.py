@@ -163,15 +163,12 @@ def _open_budget(args: argparse.Namespace, bspec: dict[str, Any] | None) -> Any:
                        "subtract the noise from the released values; nothing was read, drawn "
                        "or charged. Leave out --seed for a real release, or add --allow-seeded "
                        "to record a seeded release (tests only)")
-    if b.get("create"):
-        # create = true: the budget is created with this cap if missing, else opened (and
-        # its cap checked)
-        if "epsilon" not in b:
-            raise CLIError(f"{where}: create = true needs the cap's epsilon (and delta)")
-        return create_budget(store, name, epsilon=b["epsilon"], delta=b.get("delta", 0.0),
-                             composition=b.get("composition", "basic"))
-    return open_budget(store, name, epsilon=b.get("epsilon"), delta=b.get("delta"),
-                       composition=b.get("composition"))
+    if b.get("create") and "epsilon" not in b:
+        raise CLIError(f"{where}: create = true needs the cap's epsilon (and delta)")
+    # create = true: created with this cap if missing, else opened (its cap checked)
+    return (create_budget if b.get("create") else open_budget)(
+        store, name, epsilon=b.get("epsilon"), delta=b.get("delta"),
+        composition=b.get("composition"))
 
 
 def _parse_specs(args: argparse.Namespace, label: str = "") -> tuple[list[_Spec], Any]:
