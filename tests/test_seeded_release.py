@@ -4,7 +4,7 @@ A release whose noise comes from a reproducible generator (a seed, a SeedSequenc
 generator bndp did not key from the OS itself) can be undone by whoever knows the seed: with
 a persistent budget it is refused unless ``allow_seeded=True`` / ``--allow-seeded``, and then
 recorded as seeded; with an in-memory budget it warns. A generator bndp keyed from the OS is
-re-keyed in a forked child; a seeded one stays deterministic.
+re-keyed in a forked child; a seeded one stays deterministic. (Spark: tests/test_spark.py.)
 """
 
 from __future__ import annotations
@@ -333,3 +333,4 @@ def test_forked_children_of_a_seeded_generator_stay_deterministic(seed):
     parent = draws()
     for k in kids:
         np.testing.assert_array_equal(k, parent)
+

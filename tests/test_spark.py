@@ -321,6 +321,30 @@ def test_spark_result_is_released_once(spark, tmp_path):
     assert len(b.history) == 1 and b.spent == (0.5, 0.0)
 
 
+def test_spark_release_is_recorded_unseeded(spark, tmp_path, caplog):
+    """No seed reaches Spark (every partition keys its own generator from the OS): the
+    release is recorded with seeded false in the ledger and the log record, and a seed
+    given to bndp.privatize for a Spark frame is refused, opt-in or not."""
+    import logging
+
+    import pandas as pd
+
+    df = spark.createDataFrame(pd.DataFrame({"id": [1, 2, 3], "age": [30.0, 45.0, 61.0]}))
+    b = bndp.Budget.create(str(tmp_path / "l.db"), "spark", epsilon=5.0)
+    caplog.set_level(logging.INFO, logger="bndp")
+    out = bndp.spark.privatize(df, {"age": {"lower": 0, "upper": 120, "sensitivity": 1,
+                                            "epsilon": 0.5}}, budget=b)
+    assert out.count() == 3
+    assert [e.seeded for e in b.history] == [False]
+    assert [c["seeded"] for c in b.history[0].columns] == [False]
+    logged = [r.bndp_release for r in caplog.records if hasattr(r, "bndp_release")]
+    assert [r["seeded"] for r in logged] == [False]
+    with pytest.raises(ValueError, match="rng"):
+        bndp.privatize(df, {"age": {"lower": 0, "upper": 120, "sensitivity": 1,
+                                    "epsilon": 0.5}}, budget=b, rng=1, allow_seeded=True)
+    assert len(b.history) == 1
+
+
 def test_spark_privatize_warns_nothing_about_pandas(spark):
     """mapInArrow builds a pandas UDF, where PySpark warns about pandas >= 3 on every call;
     bndp's Arrow pass uses no pandas, and says nothing."""
