@@ -178,10 +178,17 @@ def test_history_records_every_detail(store):
     cols = {c["column"]: c for c in e.columns}
     assert cols["age"] == {"column": "age", "epsilon": 0.25, "delta": 0.0,
                            "mechanism": "laplace", "sensitivity": 1.0, "bounds": [0.0, 120.0],
-                           "mode": "exact", "certified_loss": cols["age"]["certified_loss"]}
+                           "mode": "exact", "certified_loss": cols["age"]["certified_loss"],
+                           "epsilon_per_sensitivity": 0.25,
+                           "whole_range_loss": cols["age"]["whole_range_loss"],
+                           "whole_range_loss_note": None}
     assert 0.24 < cols["age"]["certified_loss"] <= 0.25
+    # a change across the whole range [0, 120] costs far more than one sensitivity unit
+    assert 0.25 * 10 < cols["age"]["whole_range_loss"] <= 0.25 * 120
     assert cols["score"]["bounds"] == "per-row from columns lo/hi"
     assert cols["score"]["certified_loss"] is None and cols["score"]["delta"] == 1e-7
+    assert cols["score"]["whole_range_loss"] is None
+    assert "per-row" in cols["score"]["whole_range_loss_note"]
     assert cols["income"]["mechanism"] == "gaussian" and cols["income"]["mode"] == "continuous"
     assert cols["income"]["certified_loss"] <= 0.5 + 1e-9
 
