@@ -258,7 +258,7 @@ class ColumnPlan:
             out = (v < lo_c) | (v > hi_c)
             if out.any():
                 j = int(np.flatnonzero(out)[0])
-                side = "below" if v[j] < (lo_c if np.ndim(lo_c) == 0 else lo_c[j]) else "above"
+                side = "below" if bool(np.broadcast_to(v < lo_c, v.shape)[j]) else "above"
                 scalar = not self.per_row   # per-row bounds are data: not recorded
                 raise ColumnDataError(f"column {name!r}: {_row(rows(j))} holds a value "
                                       f"outside its bounds, {side} its "
