@@ -30,6 +30,11 @@ df = bndp.privatize(pl.DataFrame({"x": [1.0]}), {"x": {"mechanism": "laplace"}})
 reveal_type(df)
 bad = bndp.sample(3.0, mechanism="laplase", epsilon=1.0, sensitivity=1.0, lower=0.0,
                   upper=10.0)
+m = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=10.0)
+one = bndp.estimate(np.array([1.0, 2.0]), m)
+reveal_type(one)
+per_column = bndp.estimate(pl.DataFrame({"x": [1.0]}), {"x": {"mechanism": "laplace"}})
+reveal_type(per_column)
 '''
 
 
@@ -45,10 +50,14 @@ def test_mypy_sees_the_types(tmp_path):
     out = r.stdout
     lines = [ln for ln in out.splitlines() if "user.py" in ln]
     revealed = [ln.split("Revealed type is ")[1] for ln in lines if "Revealed type" in ln]
-    assert len(revealed) == 3, out
+    assert len(revealed) == 5, out
     assert revealed[0].startswith('"numpy.ndarray'), out
     assert revealed[1] in ('"float"', '"builtins.float"'), out
     assert revealed[2] == '"polars.dataframe.frame.DataFrame"', out
+    # bndp.estimate: one Estimate for a column, a dict of them for a frame and its spec
+    assert revealed[3] == '"bndp.estimation._result.Estimate"', out
+    assert revealed[4] in ('"dict[str, bndp.estimation._result.Estimate]"',
+                           '"builtins.dict[builtins.str, bndp.estimation._result.Estimate]"'), out
     # the misspelt mechanism is an error
     assert any("laplase" in ln and "error" in ln for ln in lines) or any(
         "No overload variant" in ln for ln in lines), out

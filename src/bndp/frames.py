@@ -98,8 +98,14 @@ def privatize(frame: FrameT, spec: Any, budget: Any = None, rng: RNGLike = None,
         :class:`bndp.ReleaseRecorded` before anything is drawn, so a retried job never
         releases twice. Needs ``budget``.
     progress : bool, default False
-        Show a progress bar (``tqdm``, ``pip install tqdm``) over the cells drawn, column by
-        column: for large frames with many released columns.
+        Show a progress bar on stderr while the noise is drawn, counting the values drawn
+        (rows times released columns, column by column; ``tqdm.auto``: a widget in a
+        notebook), for large frames with many released columns. It needs tqdm (``pip
+        install 'bndp[progress]'``); without it the call raises ``ImportError`` before any
+        noise is drawn, so nothing is charged. Ignored for a Spark or Dask DataFrame. The
+        command line's counterpart is ``bndp privatize --progress auto|always|never`` (a
+        bar by rows written, shown by default when stderr is a terminal; see
+        ``docs/etl.md``).
     allow_seeded : bool, default False
         Release from a reproducible ``rng`` with a persistent ``budget`` (tests only:
         whoever knows the seed can subtract the noise). The release is recorded as seeded:

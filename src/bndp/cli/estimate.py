@@ -102,10 +102,10 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
         results[c] = est.summary(q)
         if args.bins is not None:
             bounds = [lo, hi]
-            for k, b in enumerate(bounds):
+            for i, b in enumerate(bounds):
                 if b is not None:   # per-row bounds: the widest range of the column's rows
                     b = b[~np.isnan(data[c])]
-                    bounds[k] = b if b.size else None
+                    bounds[i] = b if b.size else None
             edges = np.linspace(float(entry["lower"]) if bounds[0] is None
                                 else float(np.min(bounds[0])),
                                 float(entry["upper"]) if bounds[1] is None
@@ -154,6 +154,8 @@ def _histogram(est: Any, edges: np.ndarray) -> list[dict[str, Any]]:
     """The estimated probability of each bin ``[edges[k], edges[k + 1])`` (the last bin
     closed) with its interval (None without bootstrap replicates)."""
     p = est.histogram(edges)
+    low: np.ndarray | None
+    high: np.ndarray | None
     if est.boot.shape[0]:
         low, high = (np.asarray(a, dtype=np.float64) for a in est.histogram_interval(edges))
     else:

@@ -247,6 +247,10 @@ class Estimate:
         q = np.asarray(quantiles, dtype=np.float64)
         qv = np.atleast_1d(self.quantile(q))
         none = np.full(qv.shape, None)
+        lo: float | None
+        hi: float | None
+        slo: float | None
+        shi: float | None
         if self.boot.shape[0]:
             lo, hi = self.mean_interval
             vlo, vhi = self.variance_interval
