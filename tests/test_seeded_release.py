@@ -334,3 +334,52 @@ def test_forked_children_of_a_seeded_generator_stay_deterministic(seed):
     for k in kids:
         np.testing.assert_array_equal(k, parent)
 
+
+
+@needs_fork
+def test_fork_while_another_thread_holds_a_secure_generator_does_not_hang():
+    import threading
+    import time
+
+    busy = bndp.default_rng()
+    g = bndp.default_rng()
+    g.random()
+    held, done = threading.Event(), threading.Event()
+
+    def hold():
+        with busy.bit_generator.lock:          # a draw under way in another thread
+            held.set()
+            done.wait(30)
+
+    t = threading.Thread(target=hold)
+    t.start()
+    held.wait(10)
+    try:
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # child: the fork hooks ran; the other generators were re-keyed
+            try:
+                os.close(r)
+                os.write(w, g.random(8).tobytes())
+            finally:
+                os._exit(0)
+        os.close(w)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                break
+            time.sleep(0.05)
+        else:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked child hung in bndp's fork hook")
+        data = b""
+        while chunk := os.read(r, 65536):
+            data += chunk
+        os.close(r)
+    finally:
+        done.set()
+        t.join()
+    child = np.frombuffer(data, dtype=np.float64)
+    assert child.shape == (8,)
+    assert set(child.tolist()).isdisjoint(g.random(8).tolist())

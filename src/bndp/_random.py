@@ -252,9 +252,20 @@ def _after_fork_in_child() -> None:
 def _rekey_in_child() -> None:
     """Re-key in place, from the child's OS CSPRNG, every bit generator bndp keyed itself
     (:data:`_KEYED`): a ``Generator`` the caller holds over one of them draws a new stream
-    in the child, never the parent's."""
+    in the child, never the parent's.
+
+    A generator whose lock another thread held at the fork is left as it is: that lock
+    stays held in the child, where the thread does not exist, so every draw from it (and
+    re-keying it, which takes the lock) would wait forever; it can never replay the
+    parent's noise, and the child does not hang here."""
     for bg in list(_KEYED):
-        _key_from_os(bg)
+        lock = bg.lock
+        if not lock.acquire(blocking=False):
+            continue
+        try:
+            _key_from_os(bg)
+        finally:
+            lock.release()
 
 
 if hasattr(os, "register_at_fork"):
