@@ -8,6 +8,30 @@ import pytest
 FULL = os.environ.get("BNDP_FULL", "") == "1"
 
 
+# The quick subset (`pytest -m quick`, about a minute on two cores): the core's fast test
+# files, their tests marked `quick` unless `slow`. With exactly `-m quick` the other files are
+# not even imported, so the run does not pay for importing PyTorch, Spark or Dask.
+QUICK_FILES = frozenset({
+    "test_mechanisms.py", "test_columns.py", "test_calibrate_once.py", "test_frames.py",
+    "test_accounting.py", "test_random.py", "test_onevalue.py", "test_budget_ledger.py",
+    "test_release_record.py", "test_cli_errors.py", "test_cli_estimate.py",
+})
+
+
+def pytest_ignore_collect(collection_path, config):
+    if (config.getoption("markexpr", "") or "").strip() == "quick" and \
+            collection_path.suffix == ".py" and collection_path.name.startswith("test_") and \
+            collection_path.name not in QUICK_FILES:
+        return True
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.name in QUICK_FILES and "slow" not in item.keywords:
+            item.add_marker(pytest.mark.quick)
+
+
 def sweep(n_full: int, n_reduced: int) -> int:
     """Number of random configurations for a sweep test."""
     return n_full if FULL else n_reduced
