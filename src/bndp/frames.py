@@ -90,7 +90,7 @@ def privatize(frame: FrameT, spec: Any, budget: Any = None, rng: RNGLike = None,
         generator, and bndp cannot tell whether its entropy was fixed) is reproducible.
         A reproducible ``rng`` with a persistent ``budget`` is refused (``ValueError``,
         nothing drawn or charged) unless ``allow_seeded=True``; with an in-memory
-        ``budget`` it raises a :class:`bndp.PrivacyLeakWarning` unless
+        ``budget`` it issues a :class:`bndp.PrivacyLeakWarning` unless
         ``allow_seeded=True``.
     release_id : str, optional
         An id for this release under ``budget`` (for example the date of a nightly job):
