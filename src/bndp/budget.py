@@ -578,7 +578,8 @@ class PersistentBudget(Budget):
     name : str
         The budget's name in its store.
     store : str
-        The store: the SQLite file's absolute path, or the PostgreSQL URL.
+        The store: the SQLite file's absolute path, or the PostgreSQL URL with its
+        password (and other secret parameters) shown as ``***``.
     composition : str
         ``"basic"`` or ``"optimal"``.
     history : list of LedgerEntry
@@ -624,7 +625,9 @@ class PersistentBudget(Budget):
 
     @property
     def store(self) -> str:
-        """The SQLite file's absolute path, or the PostgreSQL URL."""
+        """The SQLite file's absolute path, or the PostgreSQL URL with its password (in
+        the user information or a ``password=`` parameter) and other secret parameters
+        shown as ``***``."""
         return self._ledger.backend.url
 
     @property
