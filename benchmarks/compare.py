@@ -357,9 +357,9 @@ def scale_section(rep: int, rows: int = 10**6, pairs: int = 10**4) -> None:
                             (bndp.BoundedLaplace, 0.0, 1e5, {}),
                             (bndp.BoundedLaplace, 0.0, 5e5, {}),
                             (bndp.BoundedLaplace, 0.0, 2.0, {}),
-                            (bndp.BoundedGaussian, 0.0, 120.0, {"calibration": "tight"}),
-                            (bndp.BoundedGaussian, 0.0, 2.0, {"calibration": "tight"}),
-                            (bndp.BoundedGaussian, 0.0, 1e5, {"calibration": "tight"})):
+                            (bndp.BoundedGaussian, 0.0, 120.0, {"sigma_rule": "tight"}),
+                            (bndp.BoundedGaussian, 0.0, 2.0, {"sigma_rule": "tight"}),
+                            (bndp.BoundedGaussian, 0.0, 1e5, {"sigma_rule": "tight"})):
         m = cls(epsilon=1.0, sensitivity=1.0, lower=lo, upper=hi)
         c = cls(epsilon=1.0, sensitivity=1.0, lower=lo, upper=hi, mode="continuous", **kw)
         rb = m.variance(lo) / c.variance(lo)

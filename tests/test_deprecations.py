@@ -48,8 +48,8 @@ def test_constructors_are_keyword_only_after_the_first_argument(cls, first, kwar
     params = list(inspect.signature(cls).parameters.values())
     assert params[0].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
     assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params[1:])
-    # no wrapper taking positional arguments; BoundedGaussian's wraps only the keyword
-    # calibration= (renamed sigma_rule=), which the signature check above covers
+    # no wrapper taking positional arguments; BoundedGaussian's only refuses the removed
+    # keyword calibration= (now sigma_rule=), which the signature check above covers
     assert not hasattr(cls.__init__, "__wrapped__") or cls is bndp.BoundedGaussian
 
 

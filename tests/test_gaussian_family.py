@@ -631,9 +631,8 @@ def test_gaussian_mechanism_interface():
     assert bndp.verify.privacy_profile(m, 0.5) == m.privacy_profile(0.5)
     assert m.privacy_profile(0.5) == pytest.approx(
         gaussian_delta(m.sigma, 0.5, m.sensitivity), rel=0)
-    with pytest.warns(DeprecationWarning, match=r"^Gaussian\.privacy_delta is deprecated and "
-                      r"will be removed in bndp 0\.8\.0: call Gaussian\.privacy_profile"):
-        assert m.privacy_delta(0.5) == m.privacy_profile(0.5)
+    with pytest.raises(AttributeError, match="use Gaussian.privacy_profile"):
+        m.privacy_delta(0.5)
     # tail draws come from the exact tail branch
     y = m.sample(0.0, size=400_000, rng=2)
     assert abs((y < -3 * m.sigma).mean() - special.ndtr(-3)) < 5 * math.sqrt(special.ndtr(-3) / y.size)

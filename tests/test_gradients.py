@@ -311,6 +311,6 @@ def test_truncated_isf_takes_p_as_the_rectified_one():
     for m in (t, r):
         for name in ("ppf", "isf"):
             assert list(inspect.signature(getattr(m, name)).parameters) == ["p", "value"]
-    with pytest.warns(DeprecationWarning, match=r"^TruncatedGaussian\.isf\(q=\.\.\.\) is "
-                      r"deprecated and will be removed in bndp 0\.8\.0: pass p="):
-        assert t.isf(q=0.25, value=0.1) == t.isf(0.25, 0.1)
+    assert t.isf(p=0.25, value=0.1) == t.isf(0.25, 0.1)
+    with pytest.raises(TypeError, match="takes no `q`.*pass p="):
+        t.isf(q=0.25, value=0.1)

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import math
-import warnings
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any, Literal, TypeVar, Union, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, Union, overload
 
 import numpy as np
 
 from . import _core, _dispatch
+from ._deprecate import removed_attribute
 from ._random import RNGLike, as_generator
 from ._values import WideValues, approx, as_values
 from ._validation import (_rows_pair, apply_domain, as_float_array, check_bounds,
@@ -27,16 +27,15 @@ from .mechanisms.registry import ALIASES, SAMPLE_MECHANISMS, mechanism_key
 __all__ = ["sample", "SAMPLE_MECHANISMS"]
 
 
-def __getattr__(name: str) -> Any:
-    # MECHANISMS: the deprecated name of SAMPLE_MECHANISMS here (the registry's MECHANISMS
-    # is every name a release spec accepts)
-    if name == "MECHANISMS":
-        warnings.warn("bndp.api.MECHANISMS is deprecated and will be removed in bndp 0.8.0: "
-                      "use bndp.api.SAMPLE_MECHANISMS (the names bndp.sample accepts; "
-                      "bndp.mechanisms.registry.MECHANISMS lists every name a release spec "
-                      "accepts)", DeprecationWarning, stacklevel=2)
-        return SAMPLE_MECHANISMS
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+if not TYPE_CHECKING:  # checkers keep flagging unknown names
+    def __getattr__(name: str) -> Any:
+        raise removed_attribute(__name__, name, _REMOVED)
+
+
+#: removed names: {name: (its replacement, the version that removed it)}
+_REMOVED = {"MECHANISMS": ("bndp.api.SAMPLE_MECHANISMS (the names bndp.sample accepts; "
+                           "bndp.mechanisms.registry.MECHANISMS lists every name a release "
+                           "spec accepts)", "0.8.0")}
 
 
 #: The names :func:`sample` takes for ``mechanism`` (a type checker catches a misspelling).

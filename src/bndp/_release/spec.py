@@ -9,7 +9,6 @@ from __future__ import annotations
 import inspect
 import logging
 import math
-import warnings
 from typing import Any, Iterable, Mapping
 
 import numpy as np
@@ -112,9 +111,10 @@ def _ctor_options(cls: Any) -> tuple[str, ...]:
                                         inspect.Parameter.KEYWORD_ONLY))
 
 
-#: Spec keys still accepted under a deprecated spelling, per mechanism: {old: new}
-#: (the constructor keyword renamed, removed in 0.8.0).
-_RENAMED_KEYS: dict[str, dict[str, str]] = {"gaussian": {"calibration": "sigma_rule"}}
+#: Spec keys removed, per mechanism: {old: (the key to use, the version that removed old)}
+#: (a constructor keyword renamed): refused with an error naming the key to use.
+_REMOVED_KEYS: dict[str, dict[str, tuple[str, str]]] = {
+    "gaussian": {"calibration": ("sigma_rule", "0.8.0")}}
 
 
 def mechanism_options(mechanism: str) -> tuple[str, ...]:
@@ -302,15 +302,10 @@ def _parse_column(col: str, entry: Any, memo: dict | None = None) -> ColumnPlan:
         raise SpecError(f"{_where(col, 'mechanism')}: must be one of "
                         f"{tuple(ALIASES) + MECHANISMS}; got {entry.get('mechanism')!r}")
     opts_allowed = mechanism_options(mechanism)
-    for key, new in _RENAMED_KEYS.get(mechanism, {}).items():
+    for key, (new, version) in _REMOVED_KEYS.get(mechanism, {}).items():
         if key in entry:
-            if new in entry:
-                raise SpecError(f"{_where(col, key)}: give {new!r} only ({key!r} is its "
-                                "deprecated spelling)")
-            warnings.warn(f"{_where(col, key)}: the key {key!r} is deprecated and will be "
-                          f"removed in bndp 0.8.0: use {new!r}", DeprecationWarning,
-                          stacklevel=3)
-            entry = {(new if k == key else k): v for k, v in entry.items()}
+            raise SpecError(f"{_where(col, key)}: the key {key!r} was removed in bndp "
+                            f"{version}: use {new!r}")
     unknown = [k for k in entry if k not in BASE_KEYS and k not in opts_allowed]
     if unknown:
         raise SpecError(f"{_where(col, str(unknown[0]))}: unknown key for mechanism "

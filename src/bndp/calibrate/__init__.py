@@ -27,10 +27,21 @@ References
 """
 
 
+from typing import TYPE_CHECKING, Any
+
+from .._deprecate import removed_attribute
 from . import bounded, gaussian
 from .bounded import *  # noqa: F401,F403 - the bounded mechanisms' calibrations
-from .bounded import bounded_laplace_delta  # noqa: F401 - deprecated alias, removed in 0.8.0
 from .concentrated import mcdp_sigma, zcdp_sigma
 from .gaussian import *  # noqa: F401,F403 - the unbounded Gaussian family
 
 __all__ = [*bounded.__all__, *gaussian.__all__, "zcdp_sigma", "mcdp_sigma"]
+
+_REMOVED = {"bounded_laplace_delta": ("bndp.calibrate.bounded_laplace_delta_bound (Theorem "
+                                      "3.5's bound; bndp.verify.bounded_laplace_profile is "
+                                      "the exact delta)", "0.8.0")}
+
+
+if not TYPE_CHECKING:  # checkers keep flagging unknown names
+    def __getattr__(name: str) -> Any:
+        raise removed_attribute(__name__, name, _REMOVED)

@@ -10,13 +10,11 @@ broadcast. Import the functions from :mod:`bndp.calibrate`.
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any
 
 import numpy as np
 
 from .. import _core
-from .._deprecate import positional_delta
 from .._validation import (
     as_float_array,
     check_bounds,
@@ -97,7 +95,6 @@ def _bl_checked(b: float, eps: float, dq: float) -> float:
     return b
 
 
-@positional_delta(("epsilon", "sensitivity", "lower", "upper", "delta"), removed_in="0.8.0")
 def bounded_laplace_scale(epsilon: Any, sensitivity: Any, lower: Any, upper: Any, *,
                           delta: Any = 0.0):
     r"""Optimal scale :math:`b^*` of the bounded Laplace mechanism [HABM20]_.
@@ -127,8 +124,7 @@ def bounded_laplace_scale(epsilon: Any, sensitivity: Any, lower: Any, upper: Any
         The output domain, ``lower < upper``. One end may be infinite (a half-line such as
         counts :math:`[0, \infty)`; then :math:`b^* = \Delta Q/\ln((1+e^{L})/2)`).
     delta : float or array_like, default 0
-        Must be in :math:`[0, 1)`. Keyword-only (the fifth positional argument is
-        deprecated until 0.8.0).
+        Must be in :math:`[0, 1)`. Keyword-only.
 
     Returns
     -------
@@ -348,17 +344,6 @@ def bounded_laplace_delta_bound(scale: Any, epsilon: Any, sensitivity: Any, lowe
                     as_float_array(upper, "upper") - as_float_array(lower, "lower"))
     out = np.maximum(0.0, -np.expm1(eps - dq / b - ldc))
     return float(out) if np.ndim(out) == 0 else out
-
-
-def bounded_laplace_delta(scale: Any, epsilon: Any, sensitivity: Any, lower: Any, upper: Any):
-    """Deprecated name of :func:`bounded_laplace_delta_bound` (Theorem 3.5's sufficient
-    delta, not the exact profile :func:`bndp.verify.bounded_laplace_profile`); removed in
-    0.8.0."""
-    warnings.warn("bndp.calibrate.bounded_laplace_delta is deprecated and will be removed in "
-                  "bndp 0.8.0: call bndp.calibrate.bounded_laplace_delta_bound (Theorem 3.5's "
-                  "bound; bndp.verify.bounded_laplace_profile is the exact delta)",
-                  DeprecationWarning, stacklevel=2)
-    return bounded_laplace_delta_bound(scale, epsilon, sensitivity, lower, upper)
 
 
 # ---------------------------------------------------------------------------------------

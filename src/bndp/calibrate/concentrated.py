@@ -12,7 +12,6 @@ from typing import Any
 
 import numpy as np
 
-from .._deprecate import positional_delta
 from .._scale_search import smallest_certified
 from .._validation import (
     as_float_array,
@@ -46,7 +45,6 @@ def _scalar_eps_delta_sens(epsilon: Any, delta: Any, sensitivity: Any) -> tuple:
     return e, d, s
 
 
-@positional_delta(("epsilon", "delta", "sensitivity"), removed_in="0.8.0")
 def zcdp_sigma(epsilon: Any, sensitivity: Any, *, delta: Any):
     r"""Gaussian :math:`\sigma` for :math:`(\epsilon,\delta)`-DP obtained through zCDP
     ([ZWB19]_ §VII; [BS16]_ Propositions 1.3 and 1.6).
@@ -71,8 +69,7 @@ def zcdp_sigma(epsilon: Any, sensitivity: Any, *, delta: Any):
         :math:`\ell_2` sensitivity :math:`\Delta` (so :math:`\rho = \Delta^2/(2\sigma^2)`),
         finite and > 0.
     delta : float or array_like
-        The :math:`\delta` of the zCDP-to-DP conversion, in (0, 1); keyword-only (by
-        position, in the order ``(epsilon, delta, sensitivity)``, deprecated until 0.8.0).
+        The :math:`\delta` of the zCDP-to-DP conversion, in (0, 1); keyword-only.
 
     Returns
     -------
@@ -120,7 +117,6 @@ def _mcdp_log_delta(sigma: float, eps: float, sens: float) -> float:
 _HUGE = Fraction(1e150)
 
 
-@positional_delta(("epsilon", "delta", "sensitivity"), removed_in="0.8.0")
 def mcdp_sigma(epsilon: Any, sensitivity: Any, *, delta: Any) -> float:
     r"""Gaussian :math:`\sigma` for :math:`(\epsilon,\delta)`-pDP (hence DP) obtained through
     mean-concentrated DP ([ZWB19]_ §VII, Lemma 7; [DR16]_ Theorem 3.2).
@@ -145,8 +141,7 @@ def mcdp_sigma(epsilon: Any, sensitivity: Any, *, delta: Any) -> float:
         :math:`\ell_2` sensitivity :math:`\Delta` (so :math:`\mu = \Delta^2/(2\sigma^2)`,
         :math:`\tau = \Delta/\sigma`), finite and > 0.
     delta : float
-        The bound on the mCDP tail :math:`\delta` above, in (0, 1); keyword-only (by
-        position, in the order ``(epsilon, delta, sensitivity)``, deprecated until 0.8.0).
+        The bound on the mCDP tail :math:`\delta` above, in (0, 1); keyword-only.
 
     Returns
     -------

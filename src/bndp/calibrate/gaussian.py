@@ -13,7 +13,6 @@ from typing import Any
 import numpy as np
 
 from .. import _core
-from .._deprecate import positional_delta
 from .._validation import (
     as_float_array,
     check_open_unit,
@@ -97,7 +96,6 @@ def _classical_sigma(code: int, eps: float, delta: float) -> float:
     return math.sqrt(2.0 * math.log((2.0 if code == 0 else 1.25) / delta)) / eps
 
 
-@positional_delta(("epsilon", "delta", "sensitivity", "calibration"), removed_in="0.8.0")
 def gaussian_sigma(epsilon: Any, sensitivity: Any, *, delta: Any, calibration: str = "optimal",
                    allow_unproven: bool = False):
     r"""Standard deviation :math:`\sigma` of Gaussian noise for :math:`(\epsilon,\delta)`-DP
@@ -148,7 +146,7 @@ def gaussian_sigma(epsilon: Any, sensitivity: Any, *, delta: Any, calibration: s
         :math:`\ell_2` sensitivity :math:`\Delta`, finite and > 0.
     delta : float or array_like
         In :math:`(0, 1)`; in :math:`(0, 1/2)` for ``"zhao2"``.
-        Keyword-only (by position, in the former order, deprecated until 0.8.0).
+        Keyword-only.
     calibration : str, default "optimal"
         One of the keys of :data:`GAUSSIAN_METHODS`.
     allow_unproven : bool, default False
@@ -347,7 +345,6 @@ def gaussian_delta(sigma: Any, epsilon: Any, sensitivity: Any, *, notion: str = 
     return float(out) if out.ndim == 0 else out
 
 
-@positional_delta(("sigma", "delta", "sensitivity"), removed_in="0.8.0")
 def gaussian_epsilon(sigma: Any, sensitivity: Any, *, delta: Any, notion: str = "dp"):
     r"""Smallest :math:`\epsilon \ge 0` for which Gaussian noise :math:`N(0, \sigma^2)` is
     :math:`(\epsilon,\delta)`-DP (or -pDP): the inverse of :func:`gaussian_delta` in
@@ -368,7 +365,7 @@ def gaussian_epsilon(sigma: Any, sensitivity: Any, *, delta: Any, notion: str = 
         Finite and > 0.
     delta : float or array_like
         In :math:`(0, 1)`.
-        Keyword-only (by position, in the former order, deprecated until 0.8.0).
+        Keyword-only.
     notion : {"dp", "pdp"}, default "dp"
 
     Returns

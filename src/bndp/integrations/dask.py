@@ -16,7 +16,7 @@ from __future__ import annotations
 import secrets
 from typing import Any, Mapping, Sequence
 
-from .._deprecate import renamed_parameter
+from .._deprecate import removed_parameter
 from .._random import default_rng
 from .._release import ColumnPlan, charge_release, draw, plan_release, prepare, release_label
 from ..budget import check_budget
@@ -63,7 +63,7 @@ def _is_dask_collection(x: Any) -> bool:
     return bool(is_dask_collection(x))
 
 
-@renamed_parameter("ddf", "frame", removed_in="0.8.0")
+@removed_parameter("ddf", "frame", removed_in="0.8.0")
 def privatize(frame: Any, spec: Any, *, budget: Any = None, mechanism: str | None = None,
               epsilon: float | None = None, sensitivity: float | None = None,
               lower: Any = None, upper: Any = None, delta: float | None = None,
@@ -113,8 +113,8 @@ def privatize(frame: Any, spec: Any, *, budget: Any = None, mechanism: str | Non
 
     The signature is :func:`bndp.privatize`'s (the frame first, then ``spec``) without its
     ``rng``: a seed cannot fix a release whose partitions the engine chooses, so every
-    partition seeds itself. ``ddf=`` is the deprecated spelling of ``frame``, removed in
-    0.8.0.
+    partition seeds itself. ``ddf=``, the former spelling of ``frame``, was removed in 0.8.0:
+    it raises ``TypeError`` naming ``frame``.
 
     Examples
     --------

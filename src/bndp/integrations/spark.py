@@ -19,7 +19,7 @@ from __future__ import annotations
 import warnings
 from typing import Any, Iterator, Mapping, Sequence
 
-from .._deprecate import renamed_parameter
+from .._deprecate import removed_parameter
 from .._random import default_rng
 from .._release import (ColumnPlan, charge_release, draw, keyword_spec, plan_release, prepare,
                         release_label)
@@ -63,7 +63,7 @@ def _keyword_form(spec: Any, kw: dict[str, Any]) -> dict[str, Any]:
                         nulls=kw["nulls"] or "raise")
 
 
-@renamed_parameter("df", "frame", removed_in="0.8.0")
+@removed_parameter("df", "frame", removed_in="0.8.0")
 def privatize(frame: Any, spec: Any, *, budget: Any = None, mechanism: str | None = None,
               epsilon: float | None = None, sensitivity: float | None = None,
               lower: float | None = None, upper: float | None = None, delta: float | None = None,
@@ -126,7 +126,8 @@ def privatize(frame: Any, spec: Any, *, budget: Any = None, mechanism: str | Non
 
     The signature is :func:`bndp.privatize`'s (the frame first, then ``spec``) without its
     ``rng``: a seed cannot fix a release whose partitions the engine chooses, so every
-    partition seeds itself. ``df=`` is the deprecated spelling of ``frame``, removed in 0.8.0.
+    partition seeds itself. ``df=``, the former spelling of ``frame``, was removed in 0.8.0:
+    it raises ``TypeError`` naming ``frame``.
 
     Examples
     --------

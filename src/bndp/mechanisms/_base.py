@@ -3,10 +3,11 @@ the constructor call, ``sample``/``bias``/``variance``/``mse``."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from .._deprecate import removed_attribute
 from .._validation import apply_domain
 from .._values import WideValues, as_values, snap_plan
 
@@ -29,9 +30,15 @@ class Mechanism:
 
     __slots__ = ()
     _init_args: tuple[str, ...] = ()
+    #: removed attribute names: {name: (its replacement, the version that removed it)}
+    _removed_attributes: ClassVar[dict[str, tuple[str, str]]] = {}
 
-    if TYPE_CHECKING:  # attributes are set once through _set(): typed as Any for checkers
-        def __getattr__(self, name: str) -> Any: ...
+    # Reached only for a name neither the instance nor its class has (attributes are set
+    # once through _set(), so checkers type them as Any): a removed name is refused with an
+    # error naming its replacement, any other with Python's own message.
+    def __getattr__(self, name: str) -> Any:
+        raise removed_attribute(type(self).__name__, name, type(self)._removed_attributes,
+                                self)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(

@@ -21,7 +21,7 @@ from typing import Any, Callable, ClassVar, TypeVar
 
 import numpy as np
 
-from .._deprecate import renamed_parameter
+from .._deprecate import removed_parameter
 from .._random import RNGLike, as_generator
 from .._validation import as_float_array, as_probability
 from ..distributions import truncnorm_eval, truncnorm_tail_eval
@@ -96,7 +96,8 @@ def examples(make: str, **cases: tuple[str, ...]) -> dict[str, str]:
 def _own_copy(cls: Any, name: str) -> Callable[..., Any]:
     """The base method ``name`` (or a new one of :func:`_method`) as a function of ``cls``'s
     module (so that doctest finds its examples there), with the class's docstring and
-    defaults, and the deprecated spelling of its argument of ``_law_aliases`` if any."""
+    defaults; a call passing the removed name of its argument (``_law_removed``) raises
+    ``TypeError`` naming the argument."""
     base = next((k.__dict__[name] for k in cls.__mro__[1:] if name in k.__dict__), None)
     if base is None:
         base = _method(name)
@@ -108,10 +109,10 @@ def _own_copy(cls: Any, name: str) -> Callable[..., Any]:
     f.__module__ = cls.__module__
     f.__qualname__ = f"{cls.__qualname__}.{name}"
     f.__doc__ = _doc(cls, name)
-    alias = cls._law_aliases.get(name)
-    if alias:
-        old, removed_in = alias
-        return renamed_parameter(old, _ARG[name], removed_in=removed_in)(f)
+    removed = cls._law_removed.get(name)
+    if removed:
+        old, removed_in = removed
+        return removed_parameter(old, _ARG[name], removed_in=removed_in)(f)
     return f
 
 
@@ -139,7 +140,7 @@ class LawMechanism(Mechanism):
     Class attributes a concrete subclass sets: ``_law_docs`` (``{method: summary}``, the
     formulas of its family), ``_law_examples`` (``{method: doctest text}``), ``_value_doc``
     (what a true value may be), ``_law_defaults`` (``{method: defaults tuple}``) and
-    ``_law_aliases`` (``{method: (deprecated name of its argument, version removing it)}``).
+    ``_law_removed`` (``{method: (former name of its argument, version that removed it)}``).
     A name of ``_law_methods`` that no base class defines (``logpmf``) gets a method that
     calls the hook of that name.
     """
@@ -152,7 +153,7 @@ class LawMechanism(Mechanism):
     _law_docs: ClassVar[dict[str, str]] = {}
     _law_examples: ClassVar[dict[str, str]] = {}
     _law_defaults: ClassVar[dict[str, tuple]] = {}
-    _law_aliases: ClassVar[dict[str, tuple[str, str]]] = {}
+    _law_removed: ClassVar[dict[str, tuple[str, str]]] = {}
     _value_doc: ClassVar[str] = " (clipped into the bounds)"
 
     def __init_subclass__(cls, **kwargs: Any) -> None:

@@ -7,7 +7,6 @@ r"""The bounded (truncated) Gaussian mechanism, univariate and multivariate (Che
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
@@ -23,7 +22,7 @@ from . import exact
 from .._laws.product import saturation_target
 from .._laws.window import serving_target
 from .._columns import Nulls, columnar
-from .._deprecate import renamed_parameter
+from .._deprecate import removed_parameter
 from ._law import GridLawMechanism, TruncatedNormalLaw, examples, sample_doc
 
 __all__ = ["BoundedGaussian"]
@@ -99,9 +98,9 @@ class BoundedGaussian(TruncatedNormalLaw, GridLawMechanism):
     :math:`\sigma^*` is typically 0.3-0.8 :math:`\epsilon` (0.34-0.40 on Table 1), which
     ``sigma_rule="tight"`` recovers.
 
-    ``calibration=`` is the deprecated spelling of ``sigma_rule=`` (removed in 0.8.0); it
-    is distinct from the ``calibration=`` of :class:`bndp.Gaussian`, which names the
-    unbounded Gaussian's calibration formula.
+    ``sigma_rule`` was called ``calibration`` before 0.7.0 (the keyword and the attribute
+    were removed in 0.8.0: they raise an error naming ``sigma_rule``); the ``calibration=``
+    of :class:`bndp.Gaussian` names the unbounded Gaussian's calibration formula.
 
     Examples
     --------
@@ -116,10 +115,11 @@ class BoundedGaussian(TruncatedNormalLaw, GridLawMechanism):
     """
 
     _init_args = ("epsilon", "sensitivity", "lower", "upper", "sigma_rule", "mode")
+    _removed_attributes = {"calibration": ("BoundedGaussian.sigma_rule", "0.8.0")}
     mode = "exact"
     exact_plan: "exact.ExactPlan | None" = None
 
-    @renamed_parameter("calibration", "sigma_rule", removed_in="0.8.0")
+    @removed_parameter("calibration", "sigma_rule", removed_in="0.8.0")
     def __init__(self, epsilon: float, *, sensitivity: float, lower: Any, upper: Any,
                  sigma_rule: str = "paper", mode: str | None = "exact") -> None:
         if sigma_rule not in ("paper", "tight"):
@@ -191,13 +191,6 @@ class BoundedGaussian(TruncatedNormalLaw, GridLawMechanism):
     def scale(self) -> float:
         """Alias of :attr:`sigma`."""
         return self.sigma
-
-    @property
-    def calibration(self) -> str:
-        """Deprecated alias of :attr:`sigma_rule` (removed in 0.8.0)."""
-        warnings.warn("BoundedGaussian.calibration is deprecated and will be removed in bndp "
-                      "0.8.0: use BoundedGaussian.sigma_rule", DeprecationWarning, stacklevel=2)
-        return self.sigma_rule
 
     def privacy_loss(self) -> float:
         r"""Certified worst-case privacy loss of this mechanism (an upper bound on

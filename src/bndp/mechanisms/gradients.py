@@ -359,7 +359,7 @@ class TruncatedGaussian(TruncatedNormalLaw, _BoxGaussian):
     """
 
     _mech = _TRUNC
-    _law_aliases = {"isf": ("q", "0.8.0")}
+    _law_removed = {"isf": ("q", "0.8.0")}
 
     def _params(self, q: np.ndarray) -> list[Any]:
         return [q, self.sigma, self.lower, self.upper]

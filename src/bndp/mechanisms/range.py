@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 import sys
-import warnings
 from functools import partialmethod
 from typing import Any
 
@@ -183,9 +182,6 @@ class ConstrainedLaplace(GridLawMechanism):
         gives the scale :math:`\sigma(\ell)` for each true value).
     scale_rule : str
         ``"constant"`` or ``"distance_dependent"``: how the scale is chosen.
-    sigma : float or None
-        Deprecated alias (removed in 0.8.0): :attr:`scale` for the constant rule, ``None``
-        for ``"distance_dependent"``.
     delta : float
         0 for the constant scale; the numerically computed hockey-stick :math:`\delta` at
         level :math:`e^\epsilon` for ``"distance_dependent"``.
@@ -280,6 +276,10 @@ class ConstrainedLaplace(GridLawMechanism):
 
     _init_args = ("epsilon", "sensitivity", "forbidden", "lower", "upper", "guarantee",
                   "scale_rule", "mode")
+    _removed_attributes = {
+        "sigma": ("ConstrainedLaplace.scale (or scale_at for the distance-dependent rule)",
+                  "0.8.0"),
+        "sigma_at": ("ConstrainedLaplace.scale_at", "0.8.0")}
     mode = "exact"
     exact_plan: "exact.ConstrainedPlan | None" = None
 
@@ -353,22 +353,6 @@ class ConstrainedLaplace(GridLawMechanism):
                     "it: projection onto a set with gaps is not 1-Lipschitz and could void the "
                     "guarantee")
         return v
-
-    @property
-    def sigma(self) -> float | None:
-        """Deprecated alias (removed in 0.8.0): :attr:`scale` for the constant rule, ``None``
-        for ``"distance_dependent"`` (whose scale per true value is :meth:`scale_at`)."""
-        warnings.warn("ConstrainedLaplace.sigma is deprecated and will be removed in bndp "
-                      "0.8.0: use ConstrainedLaplace.scale (or scale_at for the "
-                      "distance-dependent rule)", DeprecationWarning, stacklevel=2)
-        return self.scale if self.scale_rule == "constant" else None
-
-    def sigma_at(self, value: Any):
-        """Deprecated alias of :meth:`scale_at` (removed in 0.8.0)."""
-        warnings.warn("ConstrainedLaplace.sigma_at is deprecated and will be removed in bndp "
-                      "0.8.0: use ConstrainedLaplace.scale_at", DeprecationWarning,
-                      stacklevel=2)
-        return self.scale_at(value)
 
     def scale_at(self, value: Any):
         r"""Laplace scale :math:`\sigma(\ell)` used for true value ``value``: :attr:`scale`

@@ -12,7 +12,6 @@ bounded mechanisms, so that the cost of boundedness can be measured against them
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any
 
 import numpy as np
@@ -170,6 +169,7 @@ class Gaussian(GaussianNoise, _Unbounded):
     __slots__ = ("epsilon", "delta", "sensitivity", "calibration", "allow_unproven", "sigma",
                  "notion")
     _init_args = ("epsilon", "delta", "sensitivity", "calibration", "allow_unproven")
+    _removed_attributes = {"privacy_delta": ("Gaussian.privacy_profile", "0.8.0")}
 
     def __init__(self, epsilon: float, *, delta: float, sensitivity: float,
                  calibration: str = "optimal", allow_unproven: bool = False) -> None:
@@ -221,12 +221,6 @@ upper tail).""",
         :func:`bndp.calibrate.bounded_laplace_delta_bound`, Theorem 3.5's upper bound)."""
         return gaussian_delta(self.sigma, epsilon, self.sensitivity,
                               notion=self.notion.lower())
-
-    def privacy_delta(self, epsilon: Any):
-        """Deprecated spelling of :meth:`privacy_profile`, removed in 0.8.0."""
-        warnings.warn("Gaussian.privacy_delta is deprecated and will be removed in bndp 0.8.0: "
-                      "call Gaussian.privacy_profile", DeprecationWarning, stacklevel=2)
-        return self.privacy_profile(epsilon)
 
 
 class Laplace(LaplaceNoise, _Unbounded):
