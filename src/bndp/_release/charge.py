@@ -169,10 +169,19 @@ def _mode(p: ColumnPlan) -> str:
     return str(mode or p.options.get("mode", "exact"))
 
 
-def log_release(record: dict[str, Any]) -> None:
-    """One INFO record on the ``bndp`` logger per release (``record``: :func:`release_record`,
-    attached as ``bndp_release``), and a WARNING for a column released in continuous mode
-    (raw doubles: attackable when published). bndp prints nothing itself."""
+def log_release(record: dict[str, Any], budget: Any = None, charged: Any = None) -> None:
+    """One INFO record on the ``bndp`` logger per release, and a WARNING for a column released
+    in continuous mode (raw doubles: attackable when published). bndp prints nothing itself.
+
+    The INFO record's message names the release, each column's settings and the budget
+    charged; its attributes (``extra``, the fields a JSON log formatter writes) are
+    ``bndp_release`` (``record``: :func:`release_record`), ``bndp_seeded`` (whether the
+    noise came from a reproducible generator), ``bndp_budget`` (the persistent budget's
+    name, ``"in-memory"`` for a :class:`bndp.Budget`, None without a budget),
+    ``bndp_charge`` (``[epsilon, delta]`` charged to it, ``charged``, the cost the budget
+    returned; None without a budget) and ``bndp_remaining`` (``[epsilon, delta]`` left in
+    it, read right after the charge; None without a budget, or if it could not be read).
+    Only public numbers: settings and budget amounts, never a value of the data."""
     if not _LOG.isEnabledFor(logging.WARNING):
         return
     parts = []
@@ -186,8 +195,40 @@ def log_release(record: dict[str, Any]) -> None:
             _LOG.warning(_CONTINUOUS, record["label"], name)
     rid = f" id={record['release_id']}" if record.get("release_id") else ""
     rid += " from a seeded (reproducible) generator" if record.get("seeded") else ""
-    _LOG.info("released %s%s: %s", record["label"], rid, "; ".join(parts),
-              extra={"bndp_release": record})
+    fields = _budget_fields(budget, charged)
+    _LOG.info("released %s%s: %s; %s", record["label"], rid, "; ".join(parts),
+              _budget_text(fields), extra={"bndp_release": record,
+                                           "bndp_seeded": bool(record.get("seeded")), **fields})
+
+
+def _budget_fields(budget: Any, charged: Any) -> dict[str, Any]:
+    """The budget's attributes of a release's log record (:func:`log_release`)."""
+    if budget is None:
+        return {"bndp_budget": None, "bndp_charge": None, "bndp_remaining": None}
+    try:
+        rem = budget.remaining
+        remaining: list[float] | None = [float(rem[0]), float(rem[1])]
+    except Exception:   # noqa: BLE001 - the charge is committed: the log goes without it
+        remaining = None
+    return {"bndp_budget": budget.name if isinstance(budget, PersistentBudget)
+            else "in-memory",
+            "bndp_charge": None if charged is None else [float(charged[0]), float(charged[1])],
+            "bndp_remaining": remaining}
+
+
+def _budget_text(fields: dict[str, Any]) -> str:
+    """The budget's part of a release's log message: ``charged to budget 'nightly':
+    epsilon=0.25 delta=0, remaining epsilon=0.75 delta=0``."""
+    name = fields["bndp_budget"]
+    if name is None:
+        return "no budget charged"
+    text = ("charged to an in-memory budget" if name == "in-memory" else
+            f"charged to budget {name!r}")
+    if fields["bndp_charge"] is not None:
+        text += ": epsilon={:g} delta={:g}".format(*fields["bndp_charge"])
+    rem = fields["bndp_remaining"]
+    return text + (", remaining unknown (not read)" if rem is None else
+                   ", remaining epsilon={:g} delta={:g}".format(*rem))
 
 
 def charge_release(budget: Any, plans: Iterable[ColumnPlan], label: str,
@@ -212,10 +253,14 @@ def charge_release(budget: Any, plans: Iterable[ColumnPlan], label: str,
 
     ``seeded``: the release drew from a reproducible generator (:func:`seeded_release`);
     recorded with every column in a persistent budget's ledger (``"seeded"`` in the
-    details, :attr:`bndp.LedgerEntry.seeded`) and in the log record."""
+    details, :attr:`bndp.LedgerEntry.seeded`) and in the log record (:func:`log_release`,
+    with the budget's name, the cost charged and what remains).
+
+    Returns ``while_charging``'s result; without ``while_charging``, the
+    :class:`bndp.budget.Cost` charged (None without a budget)."""
     plans = list(plans)
     crash_point("drawn")
-    result = None
+    result = cost = None
     if isinstance(budget, PersistentBudget) and while_charging is not None:
         costs, details = spec_costs(plans), _ledger_details(plans, seeded)
         charged = ledger_worker().submit(budget.charge, costs, label=label,
@@ -223,21 +268,21 @@ def charge_release(budget: Any, plans: Iterable[ColumnPlan], label: str,
         try:
             result = while_charging()
         finally:
-            charged.result()  # waits for the commit; raises a refusal or a failure
+            cost = charged.result()  # waits for the commit; raises a refusal or a failure
     else:
         if while_charging is not None:
             result = while_charging()
         if budget is not None:
-            budget.charge(spec_costs(plans), label=label, release_id=release_id,
-                          details=_ledger_details(plans, seeded))
+            cost = budget.charge(spec_costs(plans), label=label, release_id=release_id,
+                                 details=_ledger_details(plans, seeded))
     crash_point("charged")
     if _LOG.isEnabledFor(logging.INFO):
-        log_release(release_record(plans, label, release_id, seeded=seeded))
+        log_release(release_record(plans, label, release_id, seeded=seeded), budget, cost)
     elif _LOG.isEnabledFor(logging.WARNING):       # (the common default: warnings only)
         for p in plans:
             if _mode(p) == "continuous":
                 _LOG.warning(_CONTINUOUS, label, p.name)
-    return result
+    return result if while_charging is not None else cost
 
 
 def _ledger_details(plans: Iterable[ColumnPlan], seeded: bool) -> dict[str, dict[str, Any]]:

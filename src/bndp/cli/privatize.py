@@ -8,7 +8,6 @@ import os
 import shutil
 import signal
 import sys
-import tempfile
 import time
 from typing import Any
 
@@ -23,12 +22,13 @@ from .._release.spec import nonfinite_word
 from .._testhooks import crash_point
 from ..budget import Budget
 from .budget import create_budget, open_budget
+from ._run_record import outcome, run_state, same_file as _same_file, with_run_record, write_json
 from ..exceptions import BudgetError
 from ._errors import (CLIError, DataError, FileError, _COLUMN_OPTIONS, _cell_error, _column_flags,
                       _fmt_bound, _mode_as_flag, _need)
 from ._io import (Staged, _Progress, _arrow_f64, _arrow_msg, _count_lines,
-                  _csv_header, _csv_lines, _guess_format, _is_float, _main_thread, _normal_mode,
-                  _on_sigterm, _output_kind, _parse_numbers, _progress_enabled, _read_header, _remove,
+                  _csv_header, _csv_lines, _guess_format, _is_float, _main_thread,
+                  _on_sigterm, _output_kind, _parse_numbers, _progress_enabled, _read_header,
                   _spool_input)
 
 
@@ -187,6 +187,7 @@ def _parse_specs(args: argparse.Namespace, label: str = "") -> tuple[list[_Spec]
             raise CLIError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to "
                            "--column; with --spec set each column's settings in the spec file")
         cols, bspec = _load_spec_file(args.spec)
+        run_state(args).spec_budget = bspec     # its store: never the run record's path
         spec: dict[str, Any] = {}
         for name, entry in cols.items():
             if not isinstance(entry, dict):
@@ -233,7 +234,7 @@ def _parse_specs(args: argparse.Namespace, label: str = "") -> tuple[list[_Spec]
                 e["delta"] = args.delta or 0.0
             spec[name] = e
         where = ""
-    budget = _open_budget(args, bspec)
+    budget = run_state(args).budget = _open_budget(args, bspec)
     try:
         # calibrates and plans every column and checks the budget and the release id,
         # before reading anything
@@ -483,11 +484,6 @@ def _privatize_parquet(args: argparse.Namespace, specs: list[_Spec], tmp: str,
     return rows
 
 
-def _same_file(a: str, b: str) -> bool:
-    return os.path.abspath(a) == os.path.abspath(b) or (
-        os.path.exists(a) and os.path.exists(b) and os.path.samefile(a, b))
-
-
 def _check_output_paths(args: argparse.Namespace, src: str | None, final: str | None,
                         budget: Any) -> None:
     """Before anything is drawn: the files the run writes (the output, ``--summary-json``)
@@ -516,6 +512,7 @@ def _check_output_paths(args: argparse.Namespace, src: str | None, final: str | 
             raise FileError(f"--summary-json {summary}: directory {where} does not exist")
 
 
+@with_run_record        # --summary-json: a failed run's record too
 def _cmd_privatize(args: argparse.Namespace) -> int:
     src, dst = args.input, args.output
     shown_src = "<stdin>" if src == "-" else src
@@ -600,7 +597,8 @@ def _cmd_privatize(args: argparse.Namespace) -> int:
             staged, tmp = converted, converted.path
         # committed before the output is put in place: a crash after this leaves the
         # charge recorded (and no output), never output without its charge
-        charge_release(budget, [s.plan for s in specs], label, args.release_id, seeded=seeded)
+        run_state(args).charged = charge_release(budget, [s.plan for s in specs], label,
+                                                 args.release_id, seeded=seeded)
         if kind == "file":
             staged.put_in_place(final)  # type: ignore[arg-type]
         else:  # a stream: written into, never replaced
@@ -626,11 +624,11 @@ def _cmd_privatize(args: argparse.Namespace) -> int:
     finally_t = time.perf_counter()
     record = release_record([s.plan for s in specs], label, args.release_id, budget, seeded)
     if args.summary_json is not None:
-        record.update(input=shown_src, output=shown_dst, format=fmt, output_format=out_fmt,
-                      rows=rows,
+        record.update(**outcome(args), input=shown_src, output=shown_dst, format=fmt,
+                      output_format=out_fmt, rows=rows,
                       seconds={"plan": t_planned - t_start, "draw_and_write":
                                finally_t - t_planned, "total": finally_t - t_start})
-        _write_json(args.summary_json, record)
+        write_json(args.summary_json, record)
     if args.quiet:
         return 0
 
@@ -688,22 +686,6 @@ def _cmd_privatize(args: argparse.Namespace) -> int:
             + ("seeded (--seed: for tests only)" if args.seed is not None
                else "fresh OS entropy (cryptographically secure stream)"))
     return 0
-
-
-def _write_json(path: str, record: dict) -> None:
-    """Write the run record (``--summary-json``): to a temporary file, then into place."""
-    import json
-    out_dir = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".summary.", suffix=".json", dir=out_dir)
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(record, f, indent=2, default=float)
-            f.write("\n")
-        _normal_mode(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        _remove(tmp)
-        raise
 
 
 _MAGIC = ((b"PAR1", "parquet"), (b"\x1f\x8b", "gzip"), (b"\x28\xb5\x2f\xfd", "zstd"))
