@@ -793,3 +793,30 @@ def test_gap_tol_is_checked(bad):
     m = _lap()
     with pytest.raises(ValueError, match="gap_tol"):
         bndp.estimate(np.array([1.0, 2.0, 3.0]), m, n_boot=0, gap_tol=bad)
+
+
+# ------------------------------------------------------------------------------------------
+# messages about a spec column's settings name the user's column, never an internal name
+# ------------------------------------------------------------------------------------------
+_SETTINGS = {"lower": 0.0, "upper": 10.0, "sensitivity": 1.0, "epsilon": 1.0}
+
+
+@pytest.mark.parametrize("change,kind,needle", [
+    ({"epsilon": None}, ValueError, "key 'epsilon': missing"),
+    ({"epsilon": "x"}, TypeError, "key 'epsilon': must be a real number"),
+    ({"mode": "continuous"}, ValueError, "mode='continuous' releases raw doubles"),
+    ({"mechanism": "constrained_laplace"}, ValueError, "supports the bounded Laplace"),
+    ({}, ValueError, "is not an output of"),     # 3.3 is off the grid of step 1/16
+])
+def test_settings_messages_name_the_released_column(change, kind, needle):
+    pd = pytest.importorskip("pandas")
+    settings = {k: v for k, v in {**_SETTINGS, **change}.items() if v is not None}
+    values = [0.5, 3.3, 7.0]
+    with pytest.raises(kind, match=needle) as named:
+        bndp.estimate(pd.Series(values, name="age"), settings, n_boot=0)
+    assert "spec column 'age'" in str(named.value) and "'column'" not in str(named.value)
+    # values without a name: the settings are called so, with no invented column name
+    with pytest.raises(kind, match=needle) as unnamed:
+        bndp.estimate(np.array(values), settings, n_boot=0)
+    msg = str(unnamed.value)
+    assert "the spec column's settings" in msg and "'column'" not in msg and "\x00" not in msg

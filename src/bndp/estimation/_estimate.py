@@ -10,7 +10,7 @@ import numpy as np
 from .._random import RNGLike, as_generator
 from ..mechanisms import window
 from ._bootstrap import _combine, _fit_group, _Group
-from ._inputs import _bounds_array, _family, _grid_index, _is_frame, _values
+from ._inputs import _bounds_array, _family, _grid_index, _is_frame, _values, released_name
 from ._law import _BinnedLaw
 from ._result import Estimate, _check_level
 
@@ -185,7 +185,7 @@ def estimate(released: Any, spec_or_mechanism: Any, *, lower: Any = None, upper:
         for k, b in (("lower", lower), ("upper", upper)):
             if b is not None:
                 spec_or_mechanism[k] = b
-    fam, lo0, hi0 = _family(spec_or_mechanism)
+    fam, lo0, hi0 = _family(spec_or_mechanism, released_name(released))
     y, miss = _values(released, "released")
     lo_b = lo0 if lower is None else lower
     hi_b = hi0 if upper is None else upper

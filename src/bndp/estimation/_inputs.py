@@ -37,10 +37,25 @@ def _continuous_error(what: str) -> ValueError:
         "grid law, mode='exact'), whose exact law is known for every row")
 
 
-def _family(spec: Any) -> tuple[_Family, Any, Any]:
+#: the name a spec column's settings are parsed under when the released values have none
+#: (an array): replaced in messages by :data:`_UNNAMED_TEXT`
+_UNNAMED = "\x00released"
+_UNNAMED_TEXT = "the spec column's settings"
+
+
+def released_name(released: Any) -> str | None:
+    """The name of the released values, where they carry one (a pandas or Polars Series
+    named by a string), else None."""
+    name = getattr(released, "name", None)
+    return name if isinstance(name, str) else None
+
+
+def _family(spec: Any, name: str | None = None) -> tuple[_Family, Any, Any]:
     """The law family of ``spec`` (a mechanism, a spec column's settings or a
-    :class:`bndp._release.ColumnPlan`) and its bounds (numbers, or column names)."""
-    from .._release import ColumnPlan, SpecError, _parse_column
+    :class:`bndp._release.ColumnPlan`) and its bounds (numbers, or column names).
+    ``name``: the released column's name, which messages about a spec column's settings
+    give (None: they speak of "the spec column's settings")."""
+    from .._release import ColumnPlan, _parse_column
     from ..mechanisms import BoundedGaussian, BoundedLaplace
 
     if isinstance(spec, Mapping):
@@ -52,16 +67,18 @@ def _family(spec: Any) -> tuple[_Family, Any, Any]:
             if not isinstance(bounds[k], (str, int, float, np.integer, np.floating,
                                           type(None))):
                 entry[k] = f"<{k}>"
+        col = _UNNAMED if name is None else name
         try:
-            spec = _parse_column("column", entry)
-        except SpecError as exc:
-            raise ValueError(str(exc)) from None
+            spec = _parse_column(col, entry)
+        except (ValueError, TypeError) as exc:     # (a SpecError is a ValueError)
+            msg = str(exc).replace(f"spec column {_UNNAMED!r}", _UNNAMED_TEXT)
+            raise (TypeError if isinstance(exc, TypeError) else ValueError)(msg) from None
         if isinstance(spec.lower, str) and spec.lower == "<lower>":
             spec.lower = bounds["lower"]
         if isinstance(spec.upper, str) and spec.upper == "<upper>":
             spec.upper = bounds["upper"]
     if isinstance(spec, ColumnPlan):
-        what = f"spec column {spec.name!r}"
+        what = (_UNNAMED_TEXT if spec.name == _UNNAMED else f"spec column {spec.name!r}")
         if spec.mechanism not in ("laplace", "gaussian"):
             raise ValueError(f"{what}: bndp.estimate supports the bounded Laplace and bounded "
                              f"Gaussian mechanisms; got {spec.mechanism!r}")
