@@ -140,11 +140,28 @@ def _usage_message(message: str) -> str:
     return re.sub(r"invalid int value: ", "expected an integer; got ", msg)
 
 
+#: a negative number as ``float()`` reads it: ``-1``, ``-0.5``, ``-.5``, ``-1e3``, ``-inf``,
+#: ``-infinity``, ``-nan`` (any case)
+_NEGATIVE_NUMBER = re.compile(r"^-(?:(?:\d[\d_]*(?:\.[\d_]*)?|\.\d[\d_]*)(?:e[+-]?\d[\d_]*)?"
+                              r"|inf(?:inity)?|nan)$", re.IGNORECASE)
+
+
 class Parser(argparse.ArgumentParser):
     """The command line's argument parser (its subcommands' too): every error is one line on
     stderr, ``bndp: error: ...``, with exit status 2 (no usage text); an invalid choice
     names the nearest valid one (``--mechanism: invalid choice 'lapalce' (did you mean
-    'laplace'?)``), else lists them."""
+    'laplace'?)``), else lists them.
+
+    A word that is a negative number (``-1``, ``-1e3``, ``-inf``) is an option's value or
+    a positional argument, never an option: ``--lower -inf`` and ``--upper -1e3`` read as
+    ``--lower=-inf`` and ``--upper=-1e3`` do (no option of the command line looks like a
+    number)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # argparse reads a word starting with '-' as a value only where this pattern
+        # matches it (by default integers and decimals, not -1e3 or -inf)
+        self._negative_number_matcher = _NEGATIVE_NUMBER
 
     def _check_value(self, action: argparse.Action, value: Any) -> None:
         choices = action.choices
