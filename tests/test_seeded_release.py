@@ -179,7 +179,12 @@ def test_cli_seed_with_a_persistent_budget_is_a_usage_error(tmp_path, capsys):
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("bndp: error: --seed")
     assert "--allow-seeded" in lines[0]
-    assert not (tmp_path / "out.csv").exists() and not (tmp_path / "run.json").exists()
+    assert not (tmp_path / "out.csv").exists()
+    # the run record says so: refused, nothing charged
+    run = json.loads((tmp_path / "run.json").read_text())
+    assert (run["status"], run["exit_code"], run["error_kind"], run["charged"]) == (
+        "error", 2, "usage", None)
+    assert run["error"] == lines[0].removeprefix("bndp: error: ")
     assert bndp.Budget.open(store, "b").history == []
 
 
