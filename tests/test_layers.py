@@ -224,7 +224,7 @@ def test_each_grid_law_constant_is_defined_once():
 def test_calibration_sits_below_the_mechanisms_and_the_accounting():
     g = _graph()
     # bndp.calibrate (bounded, unbounded Gaussian, concentrated DP) reads only the core, the
-    # validation, the scale search and the deprecation helpers; the mechanisms, the laws and
+    # validation, the scale search and the removal helpers; the mechanisms, the laws and
     # the accounting import it
     assert MODULES["bndp.calibrate"].endswith("__init__.py")
     assert set(g["bndp.calibrate"]) <= {"bndp._core", "bndp._validation", "bndp._scale_search",
