@@ -78,8 +78,9 @@ def test_a_year_of_daily_releases_fits_where_basic_composition_refuses(tmp_path)
         except bndp.BudgetError:
             refused += 1
     assert 4.5 < opt.epsilon_at(1e-6) <= 4.7 and opt.spent.epsilon == opt.epsilon_at(1e-6)
-    fit = max(n for n in range(100) if n * Fraction(0.05) <= Fraction(4.7))  # exact sums
-    assert refused == 365 - fit and fit in (93, 94)
+    # the exact sums of the decimals written: 94 x 0.05 = 4.7 exactly
+    fit = max(n for n in range(100) if n * Fraction("0.05") <= Fraction("4.7"))
+    assert fit == 94 and refused == 365 - fit
     # a release that takes the composed curve above the cap is refused and records nothing
     with pytest.raises(bndp.BudgetError, match="optimal composition"):
         opt.spend(0.5)

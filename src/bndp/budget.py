@@ -10,11 +10,14 @@ columns are all about the same person), so its cost is the sum over the columns 
 :math:`\epsilon` and the sum of their :math:`\delta`. The rule is conservative: it never
 undercounts, whatever the releases are.
 
-The sums are kept exactly (as rationals of the binary floating-point values given), so no
-rounding drift accumulates over many releases, and a release is refused if the exact total
-would exceed the budget. Note that in binary floating point ``0.1 + 0.2 > 0.3``: a budget
-of ``0.3`` refuses a second release of ``0.2`` after one of ``0.1``. Split budgets into
-binary fractions (``0.25``, ``0.125``, ...) or set the total from the planned costs.
+Amounts are the decimals written: ``0.1`` is one tenth (a float is read as the shortest
+decimal that round-trips to it; ints, :class:`fractions.Fraction` and
+:class:`decimal.Decimal` as they are), and the sums are kept exactly, so no rounding drift
+accumulates over many releases: ten releases of ``0.1`` fit a budget of ``1``, and ``0.1 +
+0.2`` fits ``0.3``. A release is refused if the exact total would exceed the budget. A
+release of :func:`bndp.privatize` charges a column's :math:`\epsilon` as written unless its
+mechanism's certified loss lies above that decimal (see :mod:`bndp._amounts`). Amounts shown
+(:attr:`Budget.spent`, :attr:`Budget.remaining`, messages) are decimals too.
 
 Budgets that outlive the process
 --------------------------------
@@ -29,14 +32,13 @@ across jobs".
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from fractions import Fraction
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from ._validation import budget_amount
+from ._amounts import decimal_amount, float_down as _down, float_up as _up, format_amount
 from .exceptions import BudgetError, ReleaseRecorded
 from ._ledger._backup import backup
 
@@ -114,12 +116,13 @@ class Release(NamedTuple):
 
 
 def _amount(x: Any, name: str, *, positive: bool) -> Fraction:
-    return Fraction(budget_amount(x, name, positive=positive))
+    """An amount as the exact decimal written (:func:`bndp._amounts.decimal_amount`)."""
+    return decimal_amount(x, name, positive=positive)
 
 
-def _checked_costs(costs: Any) -> "dict[str, tuple[float, float]]":
+def _checked_costs(costs: Any) -> "dict[str, tuple[Fraction, Fraction]]":
     """Per-column costs ``{column: (epsilon, delta)}``: a mapping of pairs of finite amounts
-    ``>= 0`` (``TypeError`` or ``ValueError`` naming the column), as floats."""
+    ``>= 0`` (``TypeError`` or ``ValueError`` naming the column), as exact decimals."""
     if not isinstance(costs, Mapping):
         raise TypeError("`costs` must be a mapping {column: (epsilon, delta)}; got "
                         f"{type(costs).__name__}")
@@ -128,25 +131,9 @@ def _checked_costs(costs: Any) -> "dict[str, tuple[float, float]]":
         if isinstance(c, (str, bytes)) or not hasattr(c, "__len__") or len(c) != 2:
             raise TypeError(f"the cost of column {k!r} must be a pair (epsilon, delta); "
                             f"got {c!r}")
-        out[k] = (budget_amount(c[0], f"costs[{k!r}] epsilon", positive=False),
-                  budget_amount(c[1], f"costs[{k!r}] delta", positive=False))
+        out[k] = (decimal_amount(c[0], f"costs[{k!r}] epsilon", positive=False),
+                  decimal_amount(c[1], f"costs[{k!r}] delta", positive=False))
     return out
-
-
-def _down(x: Fraction) -> float:
-    """``x`` rounded to a float towards zero (never above the exact value)."""
-    f = float(x)
-    if Fraction(f) > x:
-        f = math.nextafter(f, 0.0)
-    return f
-
-
-def _up(x: Fraction) -> float:
-    """``x`` rounded to a float upwards (never below the exact value)."""
-    f = float(x)
-    if Fraction(f) < x:
-        f = math.nextafter(f, math.inf)
-    return f
 
 
 class Budget:
@@ -171,10 +158,12 @@ class Budget:
     Attributes
     ----------
     spent : Cost
-        ``(epsilon, delta)`` spent so far (rounded upwards to a float).
+        ``(epsilon, delta)`` spent so far: floats whose decimals (``repr``) are the exact
+        sums, rounded upwards where they have more than 17 digits.
     remaining : Cost
-        ``(epsilon, delta)`` still available (rounded towards zero, so spending it is
-        always allowed).
+        ``(epsilon, delta)`` still available: floats whose decimals are the exact
+        differences, rounded towards zero where needed (so spending it is always
+        allowed): a budget of 1 after three releases of 0.1 has ``0.7`` remaining.
     log : list of Release
         One entry per release, in order: label, cost, per-column costs, time.
 
@@ -349,15 +338,16 @@ class Budget:
 
     @property
     def spent(self) -> Cost:
-        """``(epsilon, delta)`` spent so far, summed exactly and rounded upwards to a
-        float (never below the exact total)."""
+        """``(epsilon, delta)`` spent so far, summed exactly: the floats whose shortest
+        decimals (``repr``) are nearest the exact totals and never below them."""
         with self._lock:
             return Cost(_up(self._spent_eps), _up(self._spent_delta))
 
     @property
     def remaining(self) -> Cost:
         """``(epsilon, delta)`` still available: the budget minus what was spent, exact,
-        rounded towards zero (so a release costing exactly this is always allowed)."""
+        as the floats whose shortest decimals (``repr``) are nearest and never above it
+        (so a release costing exactly this is always allowed)."""
         with self._lock:
             return Cost(_down(self._eps - self._spent_eps), _down(self._delta - self._spent_delta))
 
@@ -437,8 +427,8 @@ class Budget:
     @staticmethod
     def _sums(costs: "dict[str, tuple[float, float]]") -> tuple[Fraction, Fraction]:
         checked = _checked_costs(costs)
-        e = sum((Fraction(c[0]) for c in checked.values()), Fraction(0))
-        d = sum((Fraction(c[1]) for c in checked.values()), Fraction(0))
+        e = sum((c[0] for c in checked.values()), Fraction(0))
+        d = sum((c[1] for c in checked.values()), Fraction(0))
         return e, d
 
     def _refuse_if_over(self, e: Fraction, d: Fraction, label: str,
@@ -449,12 +439,13 @@ class Budget:
         if new_e > self._eps or new_d > self._delta:
             parts = []
             if new_e > self._eps:
-                parts.append(f"epsilon {_up(e):g} (remaining "
-                             f"{_down(self._eps - self._spent_eps):g} of {float(self._eps):g})")
+                parts.append(f"epsilon {format_amount(e)} (remaining "
+                             f"{format_amount(self._eps - self._spent_eps, up=False)} of "
+                             f"{format_amount(self._eps, up=False)})")
             if new_d > self._delta:
-                parts.append(f"delta {_up(d):g} (remaining "
-                             f"{_down(self._delta - self._spent_delta):g} of "
-                             f"{float(self._delta):g})")
+                parts.append(f"delta {format_amount(d)} (remaining "
+                             f"{format_amount(self._delta - self._spent_delta, up=False)} of "
+                             f"{format_amount(self._delta, up=False)})")
             name = f"release {label!r}" if label else "the release"
             how = (f" (sequential composition over {len(columns)} column(s))"
                    if columns else "")
@@ -471,7 +462,7 @@ class Budget:
                 self._ids.add(release_id)
             self._spent_eps += e
             self._spent_delta += d
-            cols = {k: Cost(float(v[0]), float(v[1])) for k, v in columns.items()}
+            cols = {k: Cost(_up(v[0]), _up(v[1])) for k, v in columns.items()}
             cost = Cost(_up(e), _up(d))
             self._log.append(Release(label, cost, cols, time.time()))
             return cost
@@ -613,8 +604,8 @@ class PersistentBudget(Budget):
     def __init__(self, ledger: Any) -> None:
         self._ledger = ledger
         st = ledger.state()
-        self._eps = Fraction(st.epsilon)
-        self._delta = Fraction(st.delta)
+        self._eps = st.cap_e
+        self._delta = st.cap_d
         self._composition = st.composition
         self._lock = threading.Lock()
 
@@ -661,8 +652,9 @@ class PersistentBudget(Budget):
         st = self._ledger.state()
         if st.composition == "optimal":
             e, d = self._ledger.spent_of(st)
+            # d is the cap's delta once anything was released, 0 before
             return Cost(_down(max(Fraction(0), self._eps - Fraction(e))),
-                        _down(self._delta - Fraction(d)))
+                        _down(self._delta if d == 0 else Fraction(0)))
         return Cost(_down(self._eps - st.spent_e), _down(self._delta - st.spent_d))
 
     @property
@@ -708,7 +700,7 @@ class PersistentBudget(Budget):
         d = _amount(delta, "delta", positive=False)
         if d >= 1:
             raise ValueError(f"`delta` must be in [0, 1); got {delta!r}")
-        return self._ledger.epsilon_at(self._ledger.state(), float(d))
+        return self._ledger.epsilon_at(self._ledger.state(), d)
 
     def __repr__(self) -> str:
         s = self.spent

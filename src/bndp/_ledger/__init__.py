@@ -4,9 +4,12 @@ transaction, every release kept with its details.
 Tables (the same on SQLite and PostgreSQL, see :mod:`._backends`):
 
 ``bndp_budget``
-    one row per named budget: its cap ``(epsilon, delta)`` and composition rule, what was
-    spent (exact rationals of the stored doubles, as text ``"p/q"``), the multiset of
-    per-column costs (for optimal composition) and the number of releases;
+    one row per named budget: its cap ``(epsilon, delta)`` (doubles, read as the shortest
+    decimals that round-trip to them) and composition rule, what was spent (exact
+    rationals as text ``"p/q"``: since bndp 0.8.0 sums of the decimals charged, before it of
+    the binary doubles; either is read as it is), the multiset of per-column costs (for
+    optimal composition: each the double nearest above the amount charged) and the number
+    of releases;
 ``bndp_release``
     one row per release: sequence number, release id (unique per budget when given), label,
     time, host, process id, library version, total cost and the columns released (JSON).
@@ -29,6 +32,8 @@ import unicodedata
 from fractions import Fraction
 from typing import Any, Mapping
 
+from .._amounts import (decimal_amount, double_down, double_up, float_down as _down,
+                        float_up as _up, format_amount)
 from .._validation import budget_amount
 from ..exceptions import BudgetError, ReleaseRecorded
 from . import _compose
@@ -76,14 +81,17 @@ def _frac(text: str) -> Fraction:
     return Fraction(int(num), int(den or 1))
 
 
-def _up(x: Fraction) -> float:
-    f = float(x)
-    return math.nextafter(f, math.inf) if Fraction(f) < x else f
+def _exact_costs(costs: Mapping[str, tuple[Any, Any]]) -> dict[str, tuple[Fraction, Fraction]]:
+    """Per-column costs as the exact decimals charged (:func:`bndp._amounts.decimal_amount`;
+    a Fraction is kept as it is)."""
+    return {k: (decimal_amount(c[0], "epsilon", positive=False),
+                decimal_amount(c[1], "delta", positive=False)) for k, c in costs.items()}
 
 
-def _down(x: Fraction) -> float:
-    f = float(x)
-    return math.nextafter(f, 0.0) if Fraction(f) > x else f
+def _counted(costs: Mapping[str, tuple[Fraction, Fraction]]) -> list[tuple[float, float]]:
+    """The per-column costs as the optimal composition counts them: each amount as the
+    smallest double not below it (the composition never sees less than is charged)."""
+    return [(double_up(e), double_up(d)) for e, d in costs.values()]
 
 
 def _cap_value(x: Any, name: str, positive: bool) -> float:
@@ -93,13 +101,16 @@ def _cap_value(x: Any, name: str, positive: bool) -> float:
 class _State:
     """A budget's row."""
 
-    __slots__ = ("name", "epsilon", "delta", "composition", "spent_e", "spent_d", "counts",
-                 "releases", "created")
+    __slots__ = ("name", "epsilon", "delta", "cap_e", "cap_d", "composition", "spent_e",
+                 "spent_d", "counts", "releases", "created")
 
     def __init__(self, row: tuple) -> None:
         (self.name, eps, delta, self.composition, se, sd, counts, releases, created) = row
         self.epsilon = float(eps)
         self.delta = float(delta)
+        # the cap as the decimals it was written as (stored as their doubles)
+        self.cap_e = decimal_amount(self.epsilon, "epsilon", positive=False)
+        self.cap_d = decimal_amount(self.delta, "delta", positive=False)
         self.spent_e = _frac(se)
         self.spent_d = _frac(sd)
         self.counts = _compose.counts_from_text(counts)
@@ -151,46 +162,52 @@ class Ledger:
     # composition --------------------------------------------------------------------------
     @staticmethod
     def spent_of(st: _State) -> tuple[float, float]:
-        """``(epsilon, delta)`` spent: basic, the exact sums rounded up; optimal, the
-        composed epsilon at the cap's delta and that delta (zero before any release)."""
+        """``(epsilon, delta)`` spent: basic, the exact sums as :func:`_up` shows them;
+        optimal, the composed epsilon at the cap's delta and that delta (zero before any
+        release)."""
         if st.composition == "optimal":
             if not any(st.counts.values()):
                 return 0.0, 0.0
-            return _compose.optimal_epsilon(st.counts, st.delta), st.delta
+            return _compose.optimal_epsilon(st.counts, double_down(st.cap_d)), st.delta
         return _up(st.spent_e), _up(st.spent_d)
 
     @staticmethod
-    def epsilon_at(st: _State, delta: float) -> float:
+    def epsilon_at(st: _State, delta: Any) -> float:
+        """The epsilon of the history at ``delta`` (a decimal amount: a Fraction or a
+        float, read by :func:`bndp._amounts.decimal_amount`)."""
+        d = decimal_amount(delta, "delta", positive=False)
         if st.composition == "optimal":
-            return _compose.optimal_epsilon(st.counts, delta)
-        e, d = _compose.basic_sums(st.counts)
-        return _up(e) if Fraction(delta) >= d else math.inf
+            return _compose.optimal_epsilon(st.counts, double_down(d))
+        return _up(st.spent_e) if d >= st.spent_d else math.inf
 
     def _refusal(self, st: _State, costs: Mapping[str, tuple[float, float]], label: str,
                  new_e: Fraction, new_d: Fraction) -> str | None:
         """The reason the release is refused, or None if it fits."""
         what = f"release {label!r}" if label else "the release"
         if st.composition == "optimal":
-            counts = _compose.add_counts(st.counts, costs.values())
-            eps = _compose.optimal_epsilon(counts, st.delta)
-            if eps > st.epsilon:
-                before = (_compose.optimal_epsilon(st.counts, st.delta)
+            counts = _compose.add_counts(st.counts, _counted(costs))
+            eps = _compose.optimal_epsilon(counts, double_down(st.cap_d))
+            if eps > st.cap_e:             # (exact: a Fraction compares with a float exactly)
+                before = (_compose.optimal_epsilon(st.counts, double_down(st.cap_d))
                           if any(st.counts.values()) else 0.0)
                 return (f"{what} would exceed the privacy budget {self.name!r}: by optimal "
                         f"composition its {len(costs)} column(s) take the composed epsilon at "
-                        f"delta = {st.delta:g} from {before:.6g} to {eps:.6g}, above the cap "
-                        f"{st.epsilon:g}; nothing was spent or released")
+                        f"delta = {format_amount(st.cap_d)} from {before:.6g} to {eps:.6g}, "
+                        f"above the cap {format_amount(st.cap_e, up=False)}; nothing was spent "
+                        "or released")
             return None
         parts = []
-        cap_e, cap_d = Fraction(st.epsilon), Fraction(st.delta)
+        cap_e, cap_d = st.cap_e, st.cap_d
         e = new_e - st.spent_e
         d = new_d - st.spent_d
         if new_e > cap_e:
-            parts.append(f"epsilon {_up(e):g} (remaining {_down(cap_e - st.spent_e):g} of "
-                         f"{st.epsilon:g})")
+            parts.append(f"epsilon {format_amount(e)} (remaining "
+                         f"{format_amount(cap_e - st.spent_e, up=False)} of "
+                         f"{format_amount(cap_e, up=False)})")
         if new_d > cap_d:
-            parts.append(f"delta {_up(d):g} (remaining {_down(cap_d - st.spent_d):g} of "
-                         f"{st.delta:g})")
+            parts.append(f"delta {format_amount(d)} (remaining "
+                         f"{format_amount(cap_d - st.spent_d, up=False)} of "
+                         f"{format_amount(cap_d, up=False)})")
         if not parts:
             return None
         how = f" (sequential composition over {len(costs)} column(s))" if costs else ""
@@ -208,8 +225,8 @@ class Ledger:
                     f"release id {release_id!r} is already recorded under budget "
                     f"{self.name!r} (release #{row[0]}, {row[1]!r}, {when}); nothing was "
                     "drawn, spent or released", release_id=release_id)
-        e = sum((Fraction(float(c[0])) for c in costs.values()), Fraction(0))
-        d = sum((Fraction(float(c[1])) for c in costs.values()), Fraction(0))
+        e = sum((c[0] for c in costs.values()), Fraction(0))
+        d = sum((c[1] for c in costs.values()), Fraction(0))
         new_e, new_d = st.spent_e + e, st.spent_d + d
         why = self._refusal(st, costs, label, new_e, new_d)
         if why is not None:
@@ -221,6 +238,7 @@ class Ledger:
               release_id: str | None = None) -> None:
         """Raise :class:`bndp.BudgetError` or :class:`bndp.ReleaseRecorded` if
         :meth:`charge` would refuse now; records nothing."""
+        costs = _exact_costs(costs)
         with self.backend.transaction(write=False) as cur:
             row = cur.execute(_SELECT, (self.name,)).fetchone()
             self._refuse(cur, _State(row), costs, label, release_id)
@@ -229,8 +247,10 @@ class Ledger:
                release_id: str | None = None, details: Mapping[str, dict] | None = None
                ) -> tuple[float, float]:
         """Check and record one release in one transaction; returns its cost
-        ``(epsilon, delta)`` (sums rounded upwards). Raises :class:`bndp.BudgetError` or
+        ``(epsilon, delta)`` (the exact sums of the decimals charged, as
+        :func:`bndp._amounts.float_up` shows them). Raises :class:`bndp.BudgetError` or
         :class:`bndp.ReleaseRecorded` (recording nothing)."""
+        costs = _exact_costs(costs)
         if "\x00" in label or any("\x00" in str(k) for k in costs):
             raise ValueError("a release's label and column names must not contain a NUL "
                              "character (no store keeps it)")
@@ -241,7 +261,7 @@ class Ledger:
             seq = st.releases + 1
             cols = []
             for name, c in costs.items():
-                entry = {"column": name, "epsilon": float(c[0]), "delta": float(c[1])}
+                entry = {"column": name, "epsilon": _up(c[0]), "delta": _up(c[1])}
                 if details and name in details:
                     entry.update({k: v for k, v in details[name].items()
                                   if k not in ("column", "epsilon", "delta")})
@@ -252,7 +272,7 @@ class Ledger:
                 "version, epsilon, delta, columns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (self.name, seq, release_id, label, time.time(), socket.gethostname(),
                  os.getpid(), _version(), cost[0], cost[1], json.dumps(cols)))
-            counts = _compose.add_counts(st.counts, costs.values())
+            counts = _compose.add_counts(st.counts, _counted(costs))
             cur.execute(
                 "UPDATE bndp_budget SET spent_epsilon = ?, spent_delta = ?, counts = ?, "
                 "releases = ? WHERE name = ?",

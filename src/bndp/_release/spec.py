@@ -9,10 +9,12 @@ from __future__ import annotations
 import inspect
 import logging
 import math
+from fractions import Fraction
 from typing import Any, Iterable, Mapping
 
 import numpy as np
 
+from .._amounts import charge_delta, charge_epsilon
 from .._columns import check_nulls
 from .._validation import check_on_outside
 from .._values import approx
@@ -225,10 +227,13 @@ class ColumnPlan:
                 if nb.any():
                     j = int(np.flatnonzero(nb)[0])
                     src = self.lower if key == "lower" else self.upper
+                    what = ("is missing (null or NaN)" if math.isnan(b[j]) else
+                            f"holds {nonfinite_word(float(b[j]))}")
                     raise ColumnDataError(
-                        f"{_where(name, key)}: bound column {src!r} holds "
-                        f"{nonfinite_word(float(b[j]))} at {_row(rows(j))}; per-row bounds "
-                        "must be finite numbers",
+                        f"{_where(name, key)}: bound column {src!r} {what} at "
+                        f"{_row(rows(j))}, whose value is released; per-row bounds must be "
+                        "finite numbers (a row whose value is missing and kept, "
+                        "nulls='keep', needs none)",
                         "bound_not_finite", str(src), rows(j), value=float(b[j]))
             order = ~(lo_v < hi_v)
             if order.any():
@@ -442,8 +447,25 @@ def parse_spec(spec: Any) -> list[ColumnPlan]:
     return plans
 
 
-def spec_costs(plans: Iterable[ColumnPlan]) -> dict[str, tuple[float, float]]:
-    return {p.name: p.cost() for p in plans}
+def certified_loss(plan: ColumnPlan) -> float | None:
+    """The certified worst-case privacy loss of a column's mechanism: the exhaustive
+    certificate of its grid law (``exact_plan.certified_epsilon``), or None where there is
+    none (continuous mode, per-row bounds: their laws are planned when the data is seen)."""
+    law = getattr(plan.mech, "exact_plan", None) if plan.mech is not None else None
+    return None if law is None else float(law.certified_epsilon)
+
+
+def spec_costs(plans: Iterable[ColumnPlan]) -> dict[str, tuple[Fraction, Fraction]]:
+    """What each column charges to a budget, ``{column: (epsilon, delta)}`` as exact
+    rationals: its epsilon and delta as the decimals written, never below what its
+    mechanism is certified to lose (:func:`bndp._amounts.charge_epsilon`)."""
+    out = {}
+    for p in plans:
+        eps, delta = p.cost()
+        loss = certified_loss(p)
+        d = charge_delta(delta, loss is not None)
+        out[p.name] = (charge_epsilon(eps, loss, d), d)
+    return out
 
 
 def keyword_spec(columns: Any, *, mechanism: str, epsilon: float, sensitivity: float,
