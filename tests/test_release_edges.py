@@ -65,3 +65,131 @@ def test_an_unknown_option_is_still_refused(capsys):
                   "--upper", "1"])
     assert e.value.code == 2
     assert "--lower" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------
+# an empty input: refused (exit 3, nothing charged or written) unless --allow-empty
+# ---------------------------------------------------------------------------------------
+def _persistent(tmp_path, epsilon=10.0):
+    store = str(tmp_path / "ledger.sqlite")
+    bndp.Budget.create(store, "nightly", epsilon=epsilon)
+    return store, ["--budget-store", store, "--budget-name", "nightly"]
+
+
+def _spent(store):
+    b = bndp.Budget.open(store, "nightly")
+    return b.spent.epsilon, len(b.history)
+
+
+def _empty_inputs(tmp_path):
+    yield "header-only CSV", write(tmp_path / "h.csv", "id,age\n"), "o.csv"
+    yield "header-only CSV, no newline", write(tmp_path / "n.csv", "id,age"), "o.csv"
+    yield "header and blank lines", write(tmp_path / "b.csv", "id,age\n\n\n"), "o.csv"
+    yield "header-only CSV to Parquet", str(tmp_path / "h.csv"), "o.parquet"
+    src = str(tmp_path / "z.parquet")
+    pq.write_table(pa.table({"id": pa.array([], pa.int64()), "age": pa.array([], pa.float64())}),
+                   src)
+    yield "zero-row Parquet", src, "o.parquet"
+    yield "zero-row Parquet to CSV", src, "o.csv"
+
+
+def test_an_empty_input_is_refused_and_charges_nothing(tmp_path, capsys):
+    store, budget = _persistent(tmp_path)
+    outdir = tmp_path / "out"
+    outdir.mkdir()
+    summary = str(tmp_path / "run.json")
+    for what, src, name in _empty_inputs(tmp_path):
+        dst = str(outdir / name)
+        code, out, err = run(capsys, "privatize", src, "-o", dst, "--column", "age:0:120",
+                             *PRIV, *budget, "--release-id", "2024-06-01")
+        assert code == 3, (what, err)     # a data error
+        assert err.count("\n") == 1 and err.startswith("bndp: error: "), what
+        assert "no data rows" in err and "--allow-empty" in err, what
+        assert os.listdir(outdir) == [], what          # nothing written
+        assert _spent(store) == (0.0, 0), what         # nothing charged
+    # with --allow-empty: released (an empty output) and charged once
+    src = str(tmp_path / "h.csv")
+    code, _, err = run(capsys, "privatize", src, "-o", str(outdir / "o.csv"), "--column",
+                       "age:0:120", *PRIV, *budget, "--release-id", "2024-06-01",
+                       "--allow-empty", "--summary-json", summary)
+    assert code == 0, err
+    assert open(outdir / "o.csv").read() == "id,age\n" and "no data rows" in err
+    assert _spent(store) == (1.0, 1)
+    assert json.load(open(summary))["rows"] == 0
+
+
+def test_allow_empty_changes_nothing_for_an_input_with_rows(tmp_path, capsys):
+    src = write(tmp_path / "in.csv", "id,age\n1,30\n")
+    for extra in ([], ["--allow-empty"]):
+        dst = str(tmp_path / f"o{len(extra)}.csv")
+        code, _, err = run(capsys, "privatize", src, "-o", dst, "--column", "age:0:120",
+                           *PRIV, "--seed", "3", *extra)
+        assert code == 0, err
+    assert open(tmp_path / "o0.csv").read() == open(tmp_path / "o1.csv").read()
+
+
+# ---------------------------------------------------------------------------------------
+# CSV to Parquet: the types of the columns, settled before anything is drawn
+# ---------------------------------------------------------------------------------------
+def test_header_only_csv_to_parquet_types(tmp_path, capsys):
+    src = write(tmp_path / "h.csv", "id,age,lo,hi\n")
+    dst = str(tmp_path / "o.parquet")
+    spec = write(tmp_path / "s.toml", "[columns.age]\nlower = 'lo'\nupper = 'hi'\n"
+                 "sensitivity = 1\nepsilon = 1\n")
+    code, _, err = run(capsys, "privatize", src, "-o", dst, "--spec", spec, "--allow-empty")
+    assert code == 0, err
+    t = pq.read_table(dst)
+    assert t.num_rows == 0
+    # the released column float64 (as from a file with rows); the copied ones text, not null
+    assert t.schema.field("age").type == pa.float64()
+    assert [t.schema.field(c).type for c in ("id", "lo", "hi")] == [pa.string()] * 3
+
+
+def test_csv_to_parquet_types_follow_the_first_block(tmp_path, capsys):
+    rows = "".join(f"{i},{i % 100},a{i}\n" for i in range(3000))
+    src = write(tmp_path / "in.csv", "id,age,name\n" + rows)
+    dst = str(tmp_path / "o.parquet")
+    code, _, err = run(capsys, "privatize", src, "-o", dst, "--column", "age:0:120", *PRIV,
+                       "--block-size", "4096")
+    assert code == 0, err
+    t = pq.read_table(dst)
+    assert [f.type for f in t.schema] == [pa.int64(), pa.float64(), pa.string()]
+    assert t.column("id").to_pylist() == list(range(3000))
+
+
+def test_a_copied_column_turning_to_text_is_a_data_error_before_any_draw(tmp_path, capsys,
+                                                                          monkeypatch):
+    # a copied integer column whose later cell is text: Parquet needs one type per column
+    rows = [f"{i},{i % 100}" for i in range(5000)]
+    rows[4321] = "B-17,5"
+    src = write(tmp_path / "in.csv", "id,age\n" + "\n".join(rows) + "\n")
+    store, budget = _persistent(tmp_path)
+    draws = []
+    real = bndp._release.ColumnPlan.draw
+    monkeypatch.setattr(bndp._release.ColumnPlan, "draw",
+                        lambda self, *a, **k: draws.append(1) or real(self, *a, **k))
+    outdir = tmp_path / "out"
+    outdir.mkdir()
+    code, _, err = run(capsys, "privatize", src, "-o", str(outdir / "o.parquet"), "--column",
+                       "age:0:120", *PRIV, *budget, "--block-size", "8192")
+    assert code == 3, err              # a data error, not a usage error
+    assert err.count("\n") == 1 and "column 'id'" in err and "int64" in err
+    assert "B-17" not in err           # the cell is data: never quoted
+    assert draws == [] and _spent(store) == (0.0, 0) and os.listdir(outdir) == []
+    # a larger block sees the text cell: the column is text, and the release goes through
+    code, _, err = run(capsys, "privatize", src, "-o", str(outdir / "o.parquet"), "--column",
+                       "age:0:120", *PRIV, *budget, "--block-size", str(1 << 20))
+    assert code == 0, err
+    assert pq.read_table(outdir / "o.parquet").schema.field("id").type == pa.string()
+    assert _spent(store) == (1.0, 1)
+
+
+def test_one_column_csv_to_parquet_keeps_blank_rows(tmp_path, capsys):
+    # a blank line of a one-column CSV is a row whose cell is missing: kept as a null
+    src = write(tmp_path / "in.csv", "age\n1\n\n3\n")
+    dst = str(tmp_path / "o.parquet")
+    code, _, err = run(capsys, "privatize", src, "-o", dst, "--column", "age:0:10", *PRIV,
+                       "--nulls", "keep")
+    assert code == 0, err
+    got = pq.read_table(dst).column("age").to_pylist()
+    assert len(got) == 3 and got[1] is None and None not in (got[0], got[2])

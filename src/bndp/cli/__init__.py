@@ -202,7 +202,11 @@ def _parser() -> argparse.ArgumentParser:
                          "mechanisms, parameters, epsilon/delta spent, certified loss, "
                          "epsilon_per_sensitivity and whole_range_loss (the unit of "
                          "privacy), rows, the noise's bias and sd at the range's ends and "
-                         "centre, timings, version (no counts of the private data)")
+                         "centre, timings, version (no counts of the private data), status "
+                         "\"ok\" and exit_code 0. A failed run writes one too: status "
+                         "\"error\", exit_code, error (the one-line message), error_kind, "
+                         "charged (null: nothing) and the budget's amounts read after the "
+                         "failure (if it was opened)")
     pr.add_argument("--show-data-counts", action="store_true",
                     help="also print, per column, the number of values released, missing and "
                          "clipped into the bounds: counts of the private data themselves, NOT "
@@ -225,9 +229,16 @@ def _parser() -> argparse.ArgumentParser:
     io.add_argument("--on-outside", choices=("clip", "raise"), default="clip",
                     help="values outside [lower, upper]: clip them into the range (default; "
                          "the guarantee holds) or stop with an error naming the row")
+    io.add_argument("--allow-empty", action="store_true",
+                    help="release an input without data rows (a header-only CSV, a Parquet "
+                         "file of zero rows): an empty output, its epsilon charged. Without "
+                         "it such an input is a data error (exit 3): nothing is charged or "
+                         "written, as a failed upstream extract must not spend a run's budget")
     io.add_argument("--block-size", type=_positive_int, default=1 << 20, metavar="BYTES",
                     help="CSV bytes parsed per chunk (default 1 MiB; raised to hold the "
-                         "header line; a row longer than a block is an error)")
+                         "header line; a row longer than a block is an error). Converting "
+                         "CSV to Parquet (--output-format), the copied columns' types are "
+                         "inferred from the first block")
     io.add_argument("--batch-rows", type=_positive_int, default=1 << 17, metavar="ROWS",
                     help="Parquet rows per chunk (default 131072)")
     io.add_argument("--compression", default="snappy", type=str.lower,

@@ -8,7 +8,7 @@ import os
 from typing import Any
 
 from ._errors import DataError, FileError, _need
-from ._io import Staged
+from ._io import Staged, _arrow_msg, _read_header
 
 
 def _arrow(*modules: str) -> list[Any]:
@@ -82,15 +82,72 @@ def _parquet_parts(src: str) -> list[str] | None:
     return None
 
 
-def _convert(staged: Staged, fmt: str, out_fmt: str, args: argparse.Namespace) -> Staged:
+def parquet_types(path: str, released: list[str], args: argparse.Namespace,
+                  shown: str) -> dict[str, Any]:
+    """The Parquet type of every column of a CSV file converted to Parquet
+    (``--output-format``), settled before anything is drawn: float64 for the ``released``
+    columns; for the columns copied, the type Arrow infers from the input's first block
+    (``--block-size`` bytes), or string for a column with no value there (a header-only
+    file: every copied column). Every row of the copied columns is then read with these
+    types: a cell that does not fit its column's type (a column of integers that turns to
+    text after the first block) is a data error, raised here, before any noise is
+    drawn or anything charged."""
+    import re
+
+    pa, pcsv = _arrow("pyarrow", "pyarrow.csv")
+    header, header_bytes, _ = _read_header(path, args.delimiter, shown)
+    types: dict[str, Any] = {h: pa.float64() for h in header if h in released}
+    copied = [h for h in header if h not in released]
+    if not copied:
+        return types
+    block = max(args.block_size, header_bytes + 1)
+    ropts = pcsv.ReadOptions(block_size=block)
+    popts = pcsv.ParseOptions(delimiter=args.delimiter, ignore_empty_lines=len(header) > 1)
+    rows = 0
+
+    def read(column_types: dict[str, Any] | None) -> Any:
+        return pcsv.open_csv(path, read_options=ropts, parse_options=popts,
+                             convert_options=pcsv.ConvertOptions(
+                                 include_columns=copied, column_types=column_types))
+
+    try:
+        inferred = read(None).schema        # from the first block only
+        for f in inferred:
+            types[f.name] = pa.string() if pa.types.is_null(f.type) else f.type
+        reader = read({c: types[c] for c in copied})
+        for batch in reader:
+            rows += batch.num_rows
+    except pa.ArrowInvalid as exc:
+        m = re.match(r"In CSV column #(\d+): CSV conversion error to ([^:]+):", str(exc))
+        if m is None or int(m.group(1)) >= len(header):
+            raise DataError(f"{shown}: malformed CSV after data row {rows:,}: "
+                            f"{_arrow_msg(exc, block)}") from None
+        # (the cell's text is data: not quoted)
+        raise DataError(
+            f"{shown}: column {header[int(m.group(1))]!r} (copied, not released): a cell "
+            f"after data row {rows:,} is not of the column's Parquet type {m.group(2)}, "
+            f"inferred from the first {block:,} bytes; nothing was drawn or charged (pass "
+            "a larger --block-size, or write CSV)") from None
+    return types
+
+
+def _convert(staged: Staged, fmt: str, out_fmt: str, args: argparse.Namespace,
+             types: dict[str, Any] | None = None) -> Staged:
     """The released file ``staged`` (in ``fmt``) rewritten as ``out_fmt``, batch by batch,
-    into a new staged file of the same directory."""
+    into a new staged file of the same directory. CSV to Parquet: ``types`` (from
+    :func:`parquet_types`) gives every column's type."""
     pa, pcsv, pq = _arrow("pyarrow", "pyarrow.csv", "pyarrow.parquet")
     out = Staged(staged.directory, ".bndp-convert.")
     try:
-        if fmt == "csv":     # CSV -> Parquet: released columns float64, others inferred
-            reader = pcsv.open_csv(staged.path, parse_options=pcsv.ParseOptions(
-                delimiter=args.delimiter))
+        if fmt == "csv":     # CSV -> Parquet: released columns float64, others as settled
+            # (a released row is longer than its input row: twice the input's block)
+            reader = pcsv.open_csv(
+                staged.path,
+                read_options=pcsv.ReadOptions(block_size=max(2 * args.block_size, 1 << 20)),
+                # a blank line of a one-column file is a row (its cell missing)
+                parse_options=pcsv.ParseOptions(delimiter=args.delimiter, ignore_empty_lines=(
+                    types is None or len(types) > 1)),
+                convert_options=pcsv.ConvertOptions(column_types=types))
             with pq.ParquetWriter(out.path, reader.schema, compression=args.compression) as w:
                 for batch in reader:
                     w.write_batch(batch)

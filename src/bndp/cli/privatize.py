@@ -31,7 +31,7 @@ from ._io import (Staged, _Progress, _arrow_f64, _arrow_msg, _count_lines,
                   _on_sigterm, _output_kind, _parse_numbers, _progress_enabled, _read_header,
                   _spool_input)
 from ._privatize_files import (_arrow, _compression, _convert, _decompress, _magic,
-                               _parquet_parts, _strip_compression)
+                               _parquet_parts, _strip_compression, parquet_types)
 
 
 class _Spec:
@@ -288,6 +288,10 @@ def _data_error(exc: ColumnDataError, spec: _Spec, vals: np.ndarray, row0: int, 
     elif k == "not_finite":
         what = f"{nonfinite_word(float(vals[exc.row]))} is not a finite number"
     elif k == "bound_not_finite":
+        if exc.value is not None and math.isnan(exc.value):
+            return _cell_error(path, row, exc.column, f"missing per-row bound (empty cell, "
+                               f"null or NaN) of column {name!r}, whose value on this row is "
+                               "released")
         return _cell_error(path, row, exc.column, f"per-row bound of column {name!r} is not a "
                            "finite number")
     elif k == "bound_order":
@@ -383,8 +387,11 @@ def _privatize_csv(args: argparse.Namespace, specs: list[_Spec], tmp: str,
                     for key in ("lower", "upper"):
                         b = getattr(s.plan, key)
                         if isinstance(b, str):
-                            bnd[key], _ = _parse_numbers(cols[header.index(b)], b, rows + 1,
-                                                         shown, pa, pc, False, "raise")
+                            # an empty cell is a missing bound (NaN): refused by the check
+                            # on a row whose value is released, unread on a missing one
+                            bv, bempty = _parse_numbers(cols[header.index(b)], b, rows + 1,
+                                                        shown, pa, pc, True, "keep")
+                            bnd[key] = np.where(bempty, np.nan, bv)
                     # missing: empty cells (null) and NaN cells, as a NaN is missing in
                     # every other input; both are written back as they were
                     nan = np.isnan(approx(vals)) & ~empty
@@ -464,11 +471,9 @@ def _privatize_parquet(args: argparse.Namespace, specs: list[_Spec], tmp: str,
                     b = getattr(s.plan, key)
                     if isinstance(b, str):
                         bc = to_numpy(cols[names.index(b)], b)
-                        if bc.missing is not None:
-                            i = int(np.flatnonzero(bc.missing)[0])
-                            raise _cell_error(shown, rows + 1 + i, b, "missing value in a "
-                                              "column of per-row bounds")
-                        bnd[key] = approx(bc.values)   # public bounds: nearest doubles
+                        # public bounds: nearest doubles; a missing bound NaN (as in CSV)
+                        bnd[key] = (approx(bc.values) if bc.missing is None else
+                                    np.where(bc.missing, np.nan, approx(bc.values)))
                 noisy = _release_block(s, col.values, col.missing, rows + 1, shown, args, gen,
                                        lo=bnd.get("lower"), hi=bnd.get("upper"))
                 # missing values stay as they were: nulls null, NaN NaN
@@ -583,13 +588,20 @@ def _cmd_privatize(args: argparse.Namespace) -> int:
             if in_path is None:    # a directory or glob of Parquet files
                 raise CLIError(f"{shown_src}: a directory or glob of input files is read as "
                                "Parquet; --format csv needs one file")
+            # converted to Parquet: every column's type settled (and checked) first
+            types = (parquet_types(in_path, [s.name for s in specs], args, shown_src)
+                     if out_fmt == "parquet" else None)
             rows = _privatize_csv(args, specs, tmp, gen, progress, in_path, shown_src)
         else:
             source = parts if parts is not None else in_path
             assert source is not None
             rows = _privatize_parquet(args, specs, tmp, gen, progress, source, shown_src)
+        if rows == 0 and not args.allow_empty:
+            # (no row: nothing was drawn) refused before the charge, nothing written
+            raise DataError(f"{shown_src}: no data rows; nothing was charged or written "
+                            "(pass --allow-empty to release an empty input)")
         if out_fmt != fmt:                 # --output-format: the written file converted
-            converted = _convert(staged, fmt, out_fmt, args)
+            converted = _convert(staged, fmt, out_fmt, args, types if fmt == "csv" else None)
             staged.discard()
             staged, tmp = converted, converted.path
         # committed before the output is put in place: a crash after this leaves the
@@ -676,7 +688,8 @@ def _cmd_privatize(args: argparse.Namespace) -> int:
             f"epsilon = {sp.epsilon:g}, delta = {sp.delta:g}; remaining epsilon = "
             f"{rem.epsilon:g}, delta = {rem.delta:g}")
     if rows == 0:
-        say(f"bndp: {shown_src} has a header but no data rows; wrote an empty {fmt} file")
+        say(f"bndp: {shown_src} has no data rows (--allow-empty); wrote an empty "
+            f"{out_fmt} file")
     say(f"bndp: wrote {rows:,} rows to {shown_dst}")
     if args.verbose:
         say(f"bndp: format {fmt}; randomness: "
