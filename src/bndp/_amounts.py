@@ -158,7 +158,7 @@ def format_amount(x: Fraction, *, up: bool = True) -> str:
         ctx.prec = SHOWN_DIGITS + 2
         d = (decimal.Decimal(y.numerator) / decimal.Decimal(y.denominator)).normalize()
     exp = d.adjusted()
-    if -5 <= exp < 16:
+    if -4 <= exp < 16:
         text = format(d, "f")
     else:
         mant = format(d.scaleb(-exp).normalize(), "f")

@@ -6,8 +6,8 @@ Tables (the same on SQLite and PostgreSQL, see :mod:`._backends`):
 ``bndp_budget``
     one row per named budget: its cap ``(epsilon, delta)`` (doubles, read as the shortest
     decimals that round-trip to them) and composition rule, what was spent (exact
-    rationals as text ``"p/q"``: since bndp 0.8.0 sums of the decimals charged, before it of
-    the binary doubles; either is read as it is), the multiset of per-column costs (for
+    rationals as text ``"p/q"``: sums of the decimals charged; a store of bndp 0.7.0 holds
+    sums of the binary doubles, read as they are), the multiset of per-column costs (for
     optimal composition: each the double nearest above the amount charged) and the number
     of releases;
 ``bndp_release``

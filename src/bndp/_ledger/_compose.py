@@ -5,7 +5,9 @@ A history is kept as a multiset of per-column costs ``{(epsilon, delta): count}`
 released column is one mechanism run on the same data.
 
 Basic composition: the sum of the :math:`\epsilon` and the sum of the :math:`\delta`
-(Dwork & Roth 2014, Theorem 3.16), kept as exact rationals of the stored doubles.
+(Dwork & Roth 2014, Theorem 3.16). The ledger keeps these sums itself, exactly, of the
+decimals charged; the multiset here holds each charged amount as the smallest double not
+below it.
 
 Optimal composition (:func:`optimal_composition`): the :math:`\epsilon` at a :math:`\delta`
 of the composed privacy curve of the history, by the first of these methods that applies
