@@ -193,3 +193,116 @@ def test_one_column_csv_to_parquet_keeps_blank_rows(tmp_path, capsys):
     assert code == 0, err
     got = pq.read_table(dst).column("age").to_pylist()
     assert len(got) == 3 and got[1] is None and None not in (got[0], got[2])
+
+
+# ---------------------------------------------------------------------------------------
+# an empty frame: refused (ValueError, nothing charged) unless allow_empty=True
+# ---------------------------------------------------------------------------------------
+SPEC = {"age": {"lower": 0, "upper": 120, "sensitivity": 1, "epsilon": 0.5}}
+
+
+def _empty_frames():
+    pd = pytest.importorskip("pandas")
+    yield pd.DataFrame({"age": pd.Series([], dtype="float64"), "id": pd.Series([], dtype="int64")})
+    yield pa.table({"age": pa.array([], pa.float64()), "id": pa.array([], pa.int64())})
+    try:
+        import polars as pl
+    except ImportError:
+        return
+    frame = pl.DataFrame({"age": [], "id": []}, schema={"age": pl.Float64, "id": pl.Int64})
+    yield frame
+    yield frame.lazy()
+    # rows filtered out of a lazy frame: empty once collected
+    yield pl.LazyFrame({"age": [30.0], "id": [1]}).filter(pl.col("age") > 200)
+
+
+def test_an_empty_frame_is_refused_before_the_charge(tmp_path):
+    store = str(tmp_path / "ledger.sqlite")
+    bndp.Budget.create(store, "nightly", epsilon=10.0)
+    budget = bndp.Budget.open(store, "nightly")
+    for frame in _empty_frames():
+        with pytest.raises(ValueError, match="has no rows; nothing was charged.*allow_empty"):
+            bndp.privatize(frame, SPEC, budget=budget, release_id="2024-06-01")
+        assert budget.spent.epsilon == 0.0 and budget.history == []
+    # allowed: an empty frame of the same kind, the released column float64, charged once
+    for k, frame in enumerate(_empty_frames()):
+        out = bndp.privatize(frame, SPEC, budget=budget, release_id=f"2024-06-0{k + 1}",
+                             allow_empty=True)
+        assert type(out) is type(frame)
+        assert budget.spent.epsilon == pytest.approx(0.5 * (k + 1))
+    assert len(budget.history) == k + 1
+
+
+def test_allow_empty_must_be_a_bool():
+    pd = pytest.importorskip("pandas")
+    with pytest.raises(TypeError, match="allow_empty"):
+        bndp.privatize(pd.DataFrame({"age": [1.0]}), SPEC, allow_empty="no")
+
+
+def test_an_empty_dask_frame_is_refused_before_the_charge():
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    import bndp.dask
+
+    b = bndp.Budget(epsilon=5.0)
+    full = dd.from_pandas(pd.DataFrame({"age": [30.0, 41.0, 67.0]}), npartitions=2)
+    for frame in (dd.from_pandas(pd.DataFrame({"age": pd.Series([], dtype="float64")}),
+                                 npartitions=1),
+                  full[full.age > 200]):          # every row filtered out (lazily)
+        for call in (bndp.dask.privatize, bndp.privatize):
+            with pytest.raises(ValueError, match="Dask DataFrame has no rows"):
+                call(frame, SPEC, budget=b)
+            assert b.spent.epsilon == 0.0 and b.log == []
+    out = bndp.dask.privatize(full[full.age > 200], SPEC, budget=b, allow_empty=True)
+    assert len(out.compute()) == 0 and b.spent.epsilon == 0.5
+    out = bndp.privatize(full, SPEC, budget=b)                       # rows: unaffected
+    assert len(out.compute()) == 3 and b.spent.epsilon == 1.0
+
+
+# ---------------------------------------------------------------------------------------
+# a missing per-row bound: read only on a row whose value is released (API and CLI alike)
+# ---------------------------------------------------------------------------------------
+BOUNDED = {"score": {"lower": "lo", "upper": "hi", "sensitivity": 1, "epsilon": 1,
+                     "nulls": "keep"}}
+
+
+def test_missing_bound_on_a_missing_value_is_accepted_by_the_api():
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"score": [5.0, None, 7.0], "lo": [0.0, None, 0.0],
+                          "hi": [10.0, 10.0, 10.0]})
+    out = bndp.privatize(frame, BOUNDED, rng=1)
+    assert np.isnan(out["score"][1]) and 0 <= out["score"][0] <= 10 and 0 <= out["score"][2] <= 10
+    # a missing bound on a row whose value is released: refused, naming the bound column
+    frame.loc[1, "score"] = 4.0
+    with pytest.raises(ValueError, match=r"bound column 'lo' is missing \(null or NaN\) at "
+                                         r"row 2 .*whose value is released"):
+        bndp.privatize(frame, BOUNDED, rng=1)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_missing_bound_on_a_missing_value_is_accepted_by_the_cli(tmp_path, capsys, fmt):
+    spec = write(tmp_path / "s.toml", "[columns.score]\nlower = 'lo'\nupper = 'hi'\n"
+                 "sensitivity = 1\nepsilon = 1\nnulls = 'keep'\n")
+
+    def source(score):
+        if fmt == "csv":
+            cell = "" if score is None else str(score)
+            return write(tmp_path / "in.csv", f"id,score,lo,hi\n1,5,0,10\n2,{cell},,10\n"
+                                              "3,7,0,10\n")
+        src = str(tmp_path / "in.parquet")
+        pq.write_table(pa.table({"id": [1, 2, 3], "score": [5.0, score, 7.0],
+                                 "lo": [0.0, None, 0.0], "hi": [10.0, 10.0, 10.0]}), src)
+        return src
+
+    dst = str(tmp_path / f"out.{fmt}")
+    code, _, err = run(capsys, "privatize", source(None), "-o", dst, "--spec", spec, "-q")
+    assert code == 0, err
+    got = (pq.read_table(dst).column("score").to_pylist() if fmt == "parquet" else
+           [line.split(",")[1] for line in open(dst).read().split("\n")[1:4]])
+    assert got[1] in (None, "") and got[0] not in (None, "") and got[2] not in (None, "")
+    # the value of row 2 present: its missing bound is a data error naming the row
+    os.remove(dst)
+    code, _, err = run(capsys, "privatize", source(4.0), "-o", dst, "--spec", spec)
+    assert code == 3 and "row 2 (data rows counted from 1), column 'lo': missing per-row " \
+                         "bound" in err
+    assert not os.path.exists(dst)

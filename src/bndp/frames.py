@@ -33,8 +33,8 @@ import sys
 from typing import Any, TypeVar
 
 from ._random import RNGLike, default_rng, spawn
-from ._release import (assemble, charge_release, draw_columns, plan_release, prepare,
-                       release_label, seeded_release)
+from ._release import (assemble, charge_release, check_allow_empty, draw_columns,
+                       plan_release, prepare, refuse_empty, release_label, seeded_release)
 from .budget import check_budget
 
 __all__ = ["privatize"]
@@ -58,7 +58,7 @@ FrameT = TypeVar("FrameT")
 
 def privatize(frame: FrameT, spec: Any, budget: Any = None, rng: RNGLike = None, *,
               release_id: str | None = None, progress: bool = False,
-              allow_seeded: bool = False) -> FrameT:
+              allow_seeded: bool = False, allow_empty: bool = False) -> FrameT:
     r"""Release the columns named in ``spec``, each with its own bounds and privacy loss.
 
     Parameters
@@ -111,6 +111,13 @@ def privatize(frame: FrameT, spec: Any, budget: Any = None, rng: RNGLike = None,
         whoever knows the seed can subtract the noise). The release is recorded as seeded:
         ``"seeded": true`` with every column of its ledger entry
         (:attr:`bndp.LedgerEntry.seeded`) and in its log record.
+    allow_empty : bool, default False
+        Release a frame without rows (an empty result, its cost charged to ``budget``).
+        By default a frame without rows is refused with ``ValueError`` once its columns
+        are checked, before anything is charged: an empty input (a failed upstream
+        extract) must not spend a job's budget. The command line's counterpart is
+        ``bndp privatize --allow-empty``; :func:`bndp.dask.privatize` and
+        :func:`bndp.spark.privatize` take the same keyword.
 
     Returns
     -------
@@ -125,8 +132,9 @@ def privatize(frame: FrameT, spec: Any, budget: Any = None, rng: RNGLike = None,
     ------
     ValueError, TypeError
         For an invalid spec (the message names the column and key) or invalid data (the
-        column and row), or a reproducible ``rng`` with a persistent ``budget`` without
-        ``allow_seeded=True``; raised before any noise is drawn.
+        column and row), a frame without rows (unless ``allow_empty=True``), or a
+        reproducible ``rng`` with a persistent ``budget`` without ``allow_seeded=True``;
+        raised before any noise is drawn.
     bndp.BudgetError
         If ``budget`` cannot pay for the release; nothing is drawn or spent. Any error
         raised while planning or drawing also leaves the budget unspent.
@@ -153,6 +161,7 @@ def privatize(frame: FrameT, spec: Any, budget: Any = None, rng: RNGLike = None,
     (['age', 'city'], True)
     """
     check_budget(budget)
+    check_allow_empty(allow_empty)
     kind = _engine_kind(frame)
     if kind is not None:
         if rng is not None:
@@ -161,10 +170,12 @@ def privatize(frame: FrameT, spec: Any, budget: Any = None, rng: RNGLike = None,
         if kind == "spark":
             from .integrations import spark
 
-            return spark.privatize(frame, spec, budget=budget, release_id=release_id)
+            return spark.privatize(frame, spec, budget=budget, release_id=release_id,
+                                   allow_empty=allow_empty)
         from .integrations import dask
 
-        return dask.privatize(frame, spec, budget=budget, release_id=release_id)
+        return dask.privatize(frame, spec, budget=budget, release_id=release_id,
+                              allow_empty=allow_empty)
 
     try:
         import narwhals.stable.v2 as nw
@@ -189,6 +200,8 @@ def privatize(frame: FrameT, spec: Any, budget: Any = None, rng: RNGLike = None,
     impl = nwf.implementation
     eager = nwf.collect() if lazy else nwf  # type: ignore[union-attr]
     prepared = prepare(nw, eager, plans)  # every column's data checked
+    if not allow_empty:
+        refuse_empty(len(eager))  # type: ignore[arg-type]
     gens = [default_rng(None) for _ in plans] if rng is None else spawn(rng, len(plans))
     bar = _progress_bar(len(eager) * len(plans)) if progress else None  # type: ignore[arg-type]
     try:

@@ -29,6 +29,7 @@ from .charge import (
     seeded_release,
 )
 from .drawing import Prepared, assemble, draw, draw_columns, prepare
+from .empty import check_allow_empty, refuse_empty
 from .unit import unit_text, whole_range_loss
 from .spec import (
     BASE_KEYS,
@@ -47,4 +48,4 @@ __all__ = ["ColumnPlan", "parse_spec", "spec_costs", "SpecError", "ColumnDataErr
            "BASE_KEYS",
            "plan_release", "charge_release", "seeded_release", "column_details", "release_label", "Prepared",
            "prepare", "draw", "draw_columns", "assemble",
-           "keyword_spec", "whole_range_loss", "unit_text"]
+           "keyword_spec", "whole_range_loss", "unit_text", "check_allow_empty", "refuse_empty"]

@@ -18,7 +18,8 @@ from typing import Any, Mapping, Sequence
 
 from .._deprecate import removed_parameter
 from .._random import default_rng
-from .._release import ColumnPlan, charge_release, draw, plan_release, prepare, release_label
+from .._release import (ColumnPlan, charge_release, check_allow_empty, draw, plan_release,
+                        prepare, refuse_empty, release_label)
 from ..budget import check_budget
 from .spark import _keyword_form
 
@@ -68,7 +69,7 @@ def privatize(frame: Any, spec: Any, *, budget: Any = None, mechanism: str | Non
               epsilon: float | None = None, sensitivity: float | None = None,
               lower: Any = None, upper: Any = None, delta: float | None = None,
               on_outside: str | None = None, nulls: str | None = None,
-              release_id: str | None = None) -> Any:
+              release_id: str | None = None, allow_empty: bool = False) -> Any:
     r"""Return ``frame`` with the columns of ``spec`` privatised, in one pass per partition.
 
     Parameters
@@ -93,6 +94,11 @@ def privatize(frame: Any, spec: Any, *, budget: Any = None, mechanism: str | Non
         Looked up on the client while planning, before the graph is built: refused with
         :class:`bndp.ReleaseRecorded` if ``budget`` already recorded it; recorded with the
         charge otherwise (as in :func:`bndp.privatize`).
+    allow_empty : bool, default False
+        Release a frame without rows (its cost charged). By default such a frame is
+        refused with ``ValueError`` before the charge: the rows of the materialised
+        result are counted (on the persisted partitions: nothing is computed again, and
+        an empty frame draws nothing), so a refused empty frame spends nothing.
 
     Returns
     -------
@@ -133,6 +139,7 @@ def privatize(frame: Any, spec: Any, *, budget: Any = None, mechanism: str | Non
     import pandas as pd
 
     check_budget(budget)
+    check_allow_empty(allow_empty)
     tmp: list[str] = []
     if not isinstance(spec, Mapping):
         token = secrets.token_hex(8)
@@ -175,6 +182,8 @@ def privatize(frame: Any, spec: Any, *, budget: Any = None, mechanism: str | Non
     # released once: every partition drawn now and kept (errors in the data raise here,
     # before the charge)
     out = _materialise(out)
+    if not allow_empty:     # counted on the persisted partitions, before the charge
+        refuse_empty(int(len(out)), "the Dask DataFrame")
     charge_release(budget, plans, release_label(plans, "dask"), release_id)
     return out
 

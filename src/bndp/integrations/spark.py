@@ -21,8 +21,8 @@ from typing import Any, Iterator, Mapping, Sequence
 
 from .._deprecate import removed_parameter
 from .._random import default_rng
-from .._release import (ColumnPlan, charge_release, draw, keyword_spec, plan_release, prepare,
-                        release_label)
+from .._release import (ColumnPlan, charge_release, check_allow_empty, draw, keyword_spec,
+                        plan_release, prepare, refuse_empty, release_label)
 from ..budget import check_budget
 
 __all__ = ["privatize"]
@@ -68,7 +68,7 @@ def privatize(frame: Any, spec: Any, *, budget: Any = None, mechanism: str | Non
               epsilon: float | None = None, sensitivity: float | None = None,
               lower: float | None = None, upper: float | None = None, delta: float | None = None,
               on_outside: str | None = None, nulls: str | None = None,
-              release_id: str | None = None) -> Any:
+              release_id: str | None = None, allow_empty: bool = False) -> Any:
     r"""Return ``frame`` with the columns of ``spec`` privatised, in one Arrow pass.
 
     Parameters
@@ -93,6 +93,12 @@ def privatize(frame: Any, spec: Any, *, budget: Any = None, mechanism: str | Non
     release_id : str, optional
         As in :func:`bndp.privatize`: refused with :class:`bndp.ReleaseRecorded` before
         anything is drawn if already recorded under ``budget``.
+    allow_empty : bool, default False
+        Release a frame without rows (its cost charged). By default such a frame is
+        refused with ``ValueError`` before the charge: once the result is checkpointed,
+        ``isEmpty()`` looks for a row in the checkpointed partitions (one small job that
+        computes nothing again; an empty frame draws nothing), so a refused empty frame
+        spends nothing.
 
     Returns
     -------
@@ -146,6 +152,7 @@ def privatize(frame: Any, spec: Any, *, budget: Any = None, mechanism: str | Non
     from pyspark.sql.types import DoubleType, NumericType, StructField, StructType
 
     check_budget(budget)
+    check_allow_empty(allow_empty)
     spec = _keyword_form(spec, dict(mechanism=mechanism, epsilon=epsilon,
                                     sensitivity=sensitivity, lower=lower, upper=upper,
                                     delta=delta, on_outside=on_outside, nulls=nulls))
@@ -181,5 +188,7 @@ def privatize(frame: Any, spec: Any, *, budget: Any = None, mechanism: str | Non
         out = frame.mapInArrow(partition_releaser(plans), schema)
         # released once: drawn now, kept on the executors, lineage cut (never drawn again)
         out = out.localCheckpoint(eager=True)
+    if not allow_empty and out.isEmpty():   # read from the checkpoint, before the charge
+        refuse_empty(0, "the Spark DataFrame")
     charge_release(budget, plans, release_label(plans, "spark"), release_id)
     return out
