@@ -63,7 +63,7 @@ def test_open_spend_reopen(store):
 
 
 def test_exact_sums_across_handles(store):
-    # 0.1 ten times is not 1.0 in binary floating point: the exact sum decides, as in memory
+    # the exact sums of the decimals decide, as in memory: ten times 0.1 is 1.0
     name = _name()
     mem = bndp.Budget(epsilon=1.0)
     b = bndp.Budget.create(store, name, epsilon=1.0)

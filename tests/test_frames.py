@@ -285,19 +285,24 @@ def test_budget_delta_and_argument_errors():
 
 
 def test_budget_exact_sums_and_conservative_rounding():
+    from fractions import Fraction
+
     b = bndp.Budget(epsilon=1.0)
-    for _ in range(9):
+    for _ in range(10):
         b.spend(0.1)
-    # exactly, 10 * fl(0.1) = 1 + 5.55e-17 > 1: the tenth 0.1 exceeds the budget (summing in
-    # floating point would give 0.9999999999999999 and let it through)
+    # the decimals add up exactly: ten of 0.1 are 1 (the binary doubles would sum to
+    # 1 + 5.55e-17 and refuse the tenth; floating point to 0.9999999999999999)
+    assert b.spent.epsilon == 1.0 and b.remaining.epsilon == 0.0
     with pytest.raises(bndp.BudgetError, match="nothing was spent"):
         b.spend(0.1)
-    assert len(b.log) == 9
-    r = b.remaining.epsilon
-    assert 0.0999999999999999 < r < 0.1
-    b.spend(r)  # remaining is rounded towards zero: spending it is always allowed
-    assert 0.0 <= b.remaining.epsilon < 1e-16
-    assert b.spent.epsilon <= 1.0
+    assert len(b.log) == 10
+    c = bndp.Budget(epsilon=1.0)
+    c.spend(Fraction(1, 3))
+    r = c.remaining.epsilon
+    assert 0.6666666666666665 < r and Fraction(repr(r)) < Fraction(2, 3)
+    c.spend(r)  # remaining is rounded towards zero: spending it is always allowed
+    assert 0.0 <= c.remaining.epsilon < 1e-16
+    assert c.spent.epsilon <= 1.0
 
 
 def _spend_race(b, threads=16, cost=0.125):
