@@ -4,7 +4,8 @@ The kernels release the GIL while they hold their generator's lock, so threads t
 a *different* generator run truly in parallel. :func:`run_fill` splits the output into
 ``workers`` contiguous blocks and gives each block its own child stream spawned from the
 caller's generator (:meth:`numpy.random.Generator.spawn`): children of one seed sequence are
-statistically independent, never overlap, and never share a lock.
+statistically independent, never overlap, and never share a lock. A secure generator's blocks
+get new secure generators keyed from the OS (:func:`spawn_children`).
 
 Reproducibility: for a seeded ``rng`` the result is a deterministic function of the seed, the
 output shape and the effective number of workers; it differs from the single-threaded result
@@ -20,6 +21,8 @@ import threading
 from typing import Any, Callable, Sequence
 
 import numpy as np
+
+from ._random import default_rng, is_secure
 
 __all__ = ["check_workers", "effective_workers", "spawn_children", "run_fill", "MIN_PER_WORKER"]
 
@@ -45,7 +48,13 @@ def effective_workers(workers: int, n: int) -> int:
 
 
 def spawn_children(gen: np.random.Generator, k: int) -> list[np.random.Generator]:
-    """``k`` independent children of ``gen`` (its seed sequence advances, under its lock)."""
+    """``k`` independent children of ``gen`` (its seed sequence advances, under its lock).
+
+    A secure ``gen`` (:func:`bndp._random.is_secure`) gets ``k`` new secure generators keyed
+    from the OS instead: its seed sequence is not re-keyed in a forked child (only its key
+    is), so children spawned from it would repeat in the parent and in every forked child."""
+    if is_secure(gen):
+        return [default_rng(None) for _ in range(k)]
     bit_gen = gen.bit_generator
     with bit_gen.lock:
         try:
