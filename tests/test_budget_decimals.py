@@ -123,6 +123,9 @@ def test_columns_add_up_to_the_decimal_total():
     b = bndp.Budget(epsilon=1.0)
     b.spend(0.3, columns={"a": (0.1, 0.0), "b": (0.2, 0.0)})
     assert b.log[0].cost == (0.3, 0.0) and b.log[0].columns["b"] == (0.2, 0.0)
+    b.charge({"a": (0.1, 0.0), "b": (0.2, 0.0)})
+    assert b.log[1].columns == {"a": (0.1, 0.0), "b": (0.2, 0.0)}
+    assert b.log[1].cost == (0.3, 0.0) and b.spent == (0.6, 0.0)
 
 
 def _frame():

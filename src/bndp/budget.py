@@ -403,6 +403,7 @@ class Budget:
         """Spend the sequential composition of per-column costs (sum of epsilon, sum of
         delta, kept exactly) as one release. Used by the release functions; ``details``
         (per column: mechanism, bounds, ...) is kept by a :class:`PersistentBudget`."""
+        costs = _checked_costs(costs)
         e, d = self._sums(costs)
         return self._spend_exact(e, d, label, costs, _release_id(release_id))
 
