@@ -87,7 +87,8 @@ class Release(NamedTuple):
         The release's label (``""`` when none was given).
     cost : Cost
         What the release spent: the sum of its columns' :math:`\\epsilon` and the sum of
-        their :math:`\\delta` (rounded upwards to a float).
+        their :math:`\\delta`, as floats whose decimals (``repr``) are the exact sums
+        (rounded upwards beyond 17 digits).
     columns : dict
         ``{column name: Cost}``, each released column's own cost (empty when the spend
         named no columns).
@@ -151,7 +152,8 @@ class Budget:
     Parameters
     ----------
     epsilon : float
-        Total :math:`\epsilon`, finite and > 0.
+        Total :math:`\epsilon`, finite and > 0 (a float, int, Fraction or Decimal, read as
+        the decimal written: see the module documentation).
     delta : float, default 0
         Total :math:`\delta`, finite, in [0, 1).
 
@@ -370,8 +372,9 @@ class Budget:
 
         Parameters
         ----------
-        epsilon, delta : float
-            The release's cost (finite, >= 0).
+        epsilon, delta : float, int, Fraction or Decimal
+            The release's cost (finite, >= 0), read as the decimal written (a float as
+            its shortest round-trip decimal: ``0.1`` is one tenth).
         label : str
             Recorded in :attr:`log`.
         columns : dict, optional
@@ -501,7 +504,7 @@ class LedgerEntry(NamedTuple):
     version : str
         The bndp version that made the release.
     cost : Cost
-        The release's cost: the sums over its columns (rounded upwards).
+        The release's cost: the sums over its columns (as :attr:`Release.cost`).
     columns : list of dict
         Per released column: ``column``, ``mechanism``, ``epsilon``, ``delta``,
         ``sensitivity``, ``bounds`` (``[lower, upper]``, or the text ``"per-row from
@@ -579,9 +582,9 @@ class PersistentBudget(Budget):
 
     Notes
     -----
-    With ``composition="basic"``, :attr:`spent` is the exact sums rounded upwards and
-    :attr:`remaining` the cap minus them, rounded down (a release costing exactly that is
-    allowed). With ``composition="optimal"``, :attr:`spent` is ``(epsilon_at(delta),
+    With ``composition="basic"``, :attr:`spent` is the exact sums of the decimals charged
+    and :attr:`remaining` the cap minus them, shown as decimals rounded upwards and down
+    (a release costing exactly :attr:`remaining` is allowed). With ``composition="optimal"``, :attr:`spent` is ``(epsilon_at(delta),
     delta)`` with ``delta`` the cap's (``(0, 0)`` before any release) and
     :attr:`remaining` the cap minus that: composition is not additive, so a release may
     fit although it costs more than ``remaining`` in the basic sense, and
