@@ -40,22 +40,14 @@ __all__ = [
 # Bounded Laplace
 # ---------------------------------------------------------------------------------------
 
-def _bl_scalar_ok(eps: float, delta: float, dq: float, lo: float, hi: float) -> bool:
-    """Pure-float validation for the fast path; False means 'use the array checks'
-    (which raise the precise message)."""
-    return (
-        math.isfinite(eps) and eps >= 0.0 and 0.0 <= delta < 1.0 and (eps > 0.0 or delta > 0.0)
-        and math.isfinite(dq) and dq > 0.0
-        and not math.isnan(lo) and not math.isnan(hi) and lo < hi
-        and lo != math.inf and hi != -math.inf and not (math.isinf(lo) and math.isinf(hi))
-    )
-
-
 #: Representable range of the calibrated scales: a scale (and the privacy budget it is
 #: computed from) must stay a normal double with room for the calibration's relative
 #: rounding bounds, and must not overflow.
 _SCALE_MIN = 2.0 ** -1000      # about 9.3e-302
 _SCALE_MAX = 2.0 ** 1020       # about 1.1e307
+_B0_MAX = _SCALE_MAX / 2.0     # the largest b0 = sensitivity/L accepted (b* <= 2 b0)
+_V0_MIN, _V0_MAX = 2.0 ** -1000, 2.0 ** 1000   # the bounded Gaussian's v0, in units of 2**j
+_S1_MIN = 2.0 ** -500          # its sigma* in those units, at least
 
 
 def _bl_check_range(eps: Any, delta: Any, dq: Any, lo: Any, hi: Any) -> None:
@@ -161,7 +153,8 @@ def bounded_laplace_scale(epsilon: Any, sensitivity: Any, lower: Any, upper: Any
     """
     args, scalar = _bl_validated(epsilon, sensitivity, lower, upper, delta)
     if scalar:
-        return _bl_checked(_core.bl_scale(*args), args[0], args[2])
+        b = _core.bl_scale(*args)
+        return b if 0.0 < b < math.inf else _bl_checked(b, args[0], args[2])
     eps, dl, dq, lo_a, hi_a = args
     arrs = np.broadcast_arrays(eps, dl, dq, lo_a, hi_a)
     shape = arrs[0].shape
@@ -184,12 +177,22 @@ def _bl_validated(epsilon: Any, sensitivity: Any, lower: Any, upper: Any,
     for out-of-domain inputs and for budgets whose scale is not representable. Returns the
     validated ``(epsilon, delta, sensitivity, lower, upper)`` and True when they are plain
     floats (the scalar fast path), else arrays and False."""
-    e, d, s, lo, hi = (scalar_or_none(v) for v in (epsilon, delta, sensitivity, lower, upper))
+    # Plain floats (the common call) are taken as they are and checked by comparisons (NaN
+    # fails every one): this path runs before each scalar calibration and costs about as
+    # much as the compiled root find itself.
+    e = epsilon if type(epsilon) is float else scalar_or_none(epsilon)
+    d = delta if type(delta) is float else scalar_or_none(delta)
+    s = sensitivity if type(sensitivity) is float else scalar_or_none(sensitivity)
+    lo = lower if type(lower) is float else scalar_or_none(lower)
+    hi = upper if type(upper) is float else scalar_or_none(upper)
     if (e is not None and d is not None and s is not None and lo is not None and hi is not None
-            and _bl_scalar_ok(e, d, s, lo, hi)):
-        L = e - math.log1p(-d)
-        b0 = min(s, hi - lo) / L if L > 0.0 else math.inf
-        if not (L >= _SCALE_MIN and _SCALE_MIN <= b0 <= _SCALE_MAX / 2.0):
+            and 0.0 <= e < math.inf and 0.0 <= d < 1.0 and (e > 0.0 or d > 0.0)
+            and 0.0 < s < math.inf and lo < hi and (lo > -math.inf or hi < math.inf)):
+        # lo < hi excludes lo = +inf and hi = -inf; the last test refuses (-inf, inf)
+        L = e - math.log1p(-d) if d else e
+        w = hi - lo
+        b0 = (s if s <= w else w) / L if L > 0.0 else math.inf
+        if not (L >= _SCALE_MIN and _SCALE_MIN <= b0 <= _B0_MAX):
             _bl_check_range(e, d, s, lo, hi)
         return (e, d, s, lo, hi), True
     eps = as_float_array(epsilon, "epsilon")
@@ -385,20 +388,30 @@ def _bg_range_error(eps: float, dq: float, v0: float, j: int) -> ValueError:
         "sensitivity)): choose a less extreme epsilon")
 
 
+def _bg_sigma_width(eps: float, dq: float, w0: float) -> float | None:
+    """Univariate sigma* for validated floats (width ``w0`` finite and > 0), computed in
+    units of 2**j ~ max(w0, dq); None where the inputs or sigma* leave the range this plain
+    float path certifies (:func:`_bg_sigma_one` then refuses with the reason)."""
+    j = math.frexp(dq if dq > w0 else w0)[1]
+    ws0, ds = math.ldexp(w0, -j), math.ldexp(dq, -j)
+    v0 = (ws0 + 0.5 * ds) * ds / eps
+    if ds >= _SCALE_MIN and ws0 >= _SCALE_MIN and _V0_MIN <= v0 <= _V0_MAX:
+        s1 = _core.bg_sigma_scalar(eps, ds, ws0)
+        s = math.ldexp(s1, j)
+        # s1 < inf and s1 >= 2**-500: finite, and NaN fails
+        if _S1_MIN <= s1 < math.inf and _SCALE_MIN <= s <= _SCALE_MAX:
+            return s
+    return None
+
+
 def _bg_sigma_one(eps: float, dq: float, w: np.ndarray) -> float:
     """sigma* for validated scalars and widths ``w`` (1-D float64), computed in units of
     2**j ~ max(w, dq) so that no square overflows or underflows; refuses (ValueError) what
     cannot be represented."""
     if w.shape[0] == 1:     # the univariate case in plain floats (a few microseconds)
-        w0 = float(w[0])
-        j = math.frexp(max(w0, dq))[1]
-        ws0, ds = math.ldexp(w0, -j), math.ldexp(dq, -j)
-        v0 = (ws0 + 0.5 * ds) * ds / eps
-        if ds >= _SCALE_MIN and ws0 >= _SCALE_MIN and 2.0 ** -1000 <= v0 <= 2.0 ** 1000:
-            s1 = _core.bg_sigma_scalar(eps, ds, ws0)
-            s = math.ldexp(s1, j)
-            if math.isfinite(s1) and s1 >= 2.0 ** -500 and _SCALE_MIN <= s <= _SCALE_MAX:
-                return s
+        s = _bg_sigma_width(eps, dq, float(w[0]))
+        if s is not None:
+            return s
         # otherwise the general path below refuses with the reason
     j, ws, ds, v0 = _bg_units(eps, dq, w)
     s1 = math.nan
@@ -505,15 +518,17 @@ def bounded_gaussian_sigma(epsilon: Any, sensitivity: Any, lower: Any, upper: An
     >>> round(s * s, 4)
     84.3844
     """
-    e = scalar_or_none(epsilon)
-    s = scalar_or_none(sensitivity)
-    lo_s = scalar_or_none(lower)
-    hi_s = scalar_or_none(upper)
+    # plain floats (the common call) taken as they are, checked by comparisons (NaN fails
+    # every one), and calibrated without an array
+    e = epsilon if type(epsilon) is float else scalar_or_none(epsilon)
+    s = sensitivity if type(sensitivity) is float else scalar_or_none(sensitivity)
+    lo_s = lower if type(lower) is float else scalar_or_none(lower)
+    hi_s = upper if type(upper) is float else scalar_or_none(upper)
     if (e is not None and s is not None and lo_s is not None and hi_s is not None
-            and math.isfinite(e) and e > 0
-            and math.isfinite(s) and s > 0 and math.isfinite(lo_s) and math.isfinite(hi_s)
-            and lo_s < hi_s and math.isfinite(hi_s - lo_s)):
-        return _bg_sigma_one(e, s, np.array([hi_s - lo_s]))
+            and 0.0 < e < math.inf and 0.0 < s < math.inf
+            and -math.inf < lo_s < hi_s < math.inf and hi_s - lo_s < math.inf):
+        sigma = _bg_sigma_width(e, s, hi_s - lo_s)
+        return sigma if sigma is not None else _bg_sigma_one(e, s, np.array([hi_s - lo_s]))
     lo, hi = check_box(lower, upper)
     w = np.ascontiguousarray(np.atleast_1d(hi - lo), dtype=np.float64)
     check_positive(w, "upper - lower")   # finite bounds can still overflow their difference
