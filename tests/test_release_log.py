@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 
 import pytest
 
@@ -72,22 +73,25 @@ def test_in_memory_budget(caplog):
     assert fields["bndp_charge"] == [0.5, 0.0] and fields["bndp_remaining"] == [0.25, 0.0]
 
 
-def test_persistent_budget_seeded(tmp_path, caplog):
-    store = str(tmp_path / "ledger.db")
-    bndp.Budget.create(store, "nightly", epsilon=2.0, delta=1e-6)
-    b = bndp.Budget.open(store, "nightly")
+def test_persistent_budget_seeded(store, caplog):
+    """SQLite, and PostgreSQL where a server is given (the URL is in no field)."""
+    name = f"nightly-{os.getpid()}-{id(caplog)}"
+    bndp.Budget.create(store, name, epsilon=2.0, delta=1e-6)
+    b = bndp.Budget.open(store, name)
     caplog.set_level(logging.INFO, logger="bndp")
     spec = {"age": dict(SPEC["age"], delta=1e-7)}
     bndp.privatize(_frame(), spec, budget=b, rng=5, allow_seeded=True, release_id="d1")
     rec, fields = _released(caplog)
-    assert fields["bndp_budget"] == "nightly"
+    assert fields["bndp_budget"] == name
     assert fields["bndp_charge"] == [0.25, 1e-7]
-    assert fields["bndp_remaining"] == list(bndp.Budget.open(store, "nightly").remaining)
+    assert fields["bndp_remaining"] == list(bndp.Budget.open(store, name).remaining)
     assert fields["bndp_remaining"][0] == 1.75
     assert fields["bndp_seeded"] is True
     msg = rec.getMessage()
     assert "id=d1 from a seeded (reproducible) generator" in msg
-    assert "; charged to budget 'nightly': epsilon=0.25 delta=1e-07, remaining epsilon=1.75" in msg
+    assert (f"; charged to budget {name!r}: epsilon=0.25 delta=1e-07, remaining "
+            "epsilon=1.75") in msg
+    assert store not in msg + json.dumps(fields)
     bndp.privatize(_frame(), SPEC, budget=b)
     rec, fields = _released(caplog)
     assert fields["bndp_seeded"] is False and "seeded" not in rec.getMessage()
