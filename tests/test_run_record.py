@@ -281,3 +281,24 @@ def test_no_record_when_the_command_line_cannot_be_read(tmp_path, capsys):
               "--summary-json", str(tmp_path / "run.json"), *COLUMN, "--workers", "0"])
     assert exc.value.code == 2 and "--workers" in capsys.readouterr().err
     assert not (tmp_path / "run.json").exists()
+
+
+def test_broken_pipe_after_the_charge(tmp_path, capsys, monkeypatch):
+    """Written to stdout (``-o -``) whose reader closed it: exit 141, the charge committed
+    before the copy, so the record says what was charged."""
+    store, budget = _budget(tmp_path)
+
+    def closed(*args, **kwargs):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(cli_privatize.shutil, "copyfileobj", closed)
+    summary = tmp_path / "run.json"
+    code = main(["privatize", str(_csv(tmp_path)), "-o", "-", "--summary-json", str(summary),
+                 *COLUMN, *budget])
+    monkeypatch.undo()
+    capsys.readouterr()
+    rec = json.loads(summary.read_text())
+    assert code == 141
+    assert (rec["status"], rec["exit_code"], rec["error_kind"], rec["output"]) == (
+        "error", 141, "broken_pipe", "<stdout>")
+    assert rec["charged"] == [0.25, 0.0] and rec["budget"]["remaining"] == [0.5, 0.0]
