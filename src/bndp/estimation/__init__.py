@@ -126,5 +126,6 @@ from __future__ import annotations
 
 from ._estimate import estimate
 from ._result import Estimate
+from ._scaled import ScaledModelWarning
 
-__all__ = ["estimate", "Estimate"]
+__all__ = ["estimate", "Estimate", "ScaledModelWarning"]

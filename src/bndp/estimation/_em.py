@@ -32,7 +32,8 @@ def _start(P: np.ndarray) -> np.ndarray:
 
 
 def _fit(P: np.ndarray, N: float, law: _BinnedLaw, tol: float, max_iter: int,
-         gap_tol: float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+         gap_tol: float | None = None, start: np.ndarray | None = None
+         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r"""Maximum likelihood for each row of bin proportions ``P`` (replicates x bins):
     the distributions, the log-likelihoods per observation and the converged flags. A row
     stops when one cycle gains less than ``tol`` (nats, whole column). With ``gap_tol`` it
@@ -40,8 +41,11 @@ def _fit(P: np.ndarray, N: float, law: _BinnedLaw, tol: float, max_iter: int,
     duality bound ``N (max_m d_m - 1)`` is below ``gap_tol``: the log-likelihood is concave, so
     :math:`\ell(\hat g) - \ell(g) \le \nabla\ell(g) \cdot (\hat g - g) \le N(\max_m d_m - 1)`
     (``sum_m g_m d_m = 1``); a row they do not certify goes on with EM until both the cycle
-    rule and the bound of its cycle's start hold (a cycle never lowers the likelihood)."""
-    G = _start(P)
+    rule and the bound of its cycle's start hold (a cycle never lowers the likelihood).
+    ``start``: the first iterate of every row (a distribution on the support), where the
+    bins are not the support's (default: :func:`_start`)."""
+    G = _start(P) if start is None else np.array(np.broadcast_to(start, (P.shape[0],
+                                                                          start.shape[-1])))
     R = P.shape[0]
     done = np.zeros(R, dtype=bool)
     thr = tol / max(N, 1.0)

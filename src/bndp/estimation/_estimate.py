@@ -13,6 +13,7 @@ from ._bootstrap import _combine, _fit_group, _Group
 from ._inputs import _bounds_array, _family, _grid_index, _is_frame, _values, released_name
 from ._law import _BinnedLaw
 from ._result import Estimate, _check_level
+from ._scaled import fit_scaled
 
 #: defaults of :func:`estimate`
 RESOLUTION = 0.5
@@ -20,6 +21,11 @@ MAX_SUPPORT = 512
 N_BOOT = 200
 TOL = 1e-3
 MAX_ITER = 2000
+#: ``bounds_model="auto"`` estimates per-row bounds by strata (each distinct pair apart)
+#: where there are at most STRATA_MAX pairs of at least STRATA_ROWS rows each, else by the
+#: scaled model
+STRATA_MAX = 32
+STRATA_ROWS = 1000
 
 
 class _Frame(Protocol):
@@ -42,15 +48,16 @@ def estimate(released: _Frame, spec_or_mechanism: Mapping[str, Any], *, lower: A
 def estimate(released: Any, spec_or_mechanism: Any, *, lower: Any = None, upper: Any = None,
              level: float = ..., n_boot: int = ..., rng: RNGLike = ..., target: str = ...,
              nulls: str = ..., resolution: float = ..., max_support: int = ...,
-             tol: float = ..., max_iter: int = ..., gap_tol: float | None = ...) -> Estimate: ...
+             tol: float = ..., max_iter: int = ..., gap_tol: float | None = ...,
+             bounds_model: str = ...) -> Estimate: ...
 
 
 def estimate(released: Any, spec_or_mechanism: Any, *, lower: Any = None, upper: Any = None,
              level: float = 0.95, n_boot: int = N_BOOT, rng: RNGLike = None,
              target: str = "column", nulls: str = "raise", resolution: float = RESOLUTION,
              max_support: int = MAX_SUPPORT, tol: float = TOL,
-             max_iter: int = MAX_ITER, gap_tol: float | None = None
-             ) -> Estimate | dict[str, Estimate]:
+             max_iter: int = MAX_ITER, gap_tol: float | None = None,
+             bounds_model: str = "auto") -> Estimate | dict[str, Estimate]:
     r"""Estimate the distribution of the true values behind a released column, and its
     mean, variance, quantiles and histogram with confidence intervals.
 
@@ -101,6 +108,18 @@ def estimate(released: Any, spec_or_mechanism: Any, *, lower: Any = None, upper:
         finite and >= 0.
     max_iter : int, default 2000
         The most SQUAREM cycles per fit, an integer >= 1.
+    bounds_model : {"auto", "strata", "scaled"}, default "auto"
+        How per-row bounds are modelled (fixed bounds ignore it). ``"strata"``: each
+        distinct pair of bounds has its own distribution of true values, estimated from
+        its rows alone (needs many rows per pair). ``"scaled"``: the position of a value
+        in its row, ``(x - lower) / (upper - lower)``, has one distribution shared by all
+        rows (values may depend on their bounds through their range: a location-scale
+        family on the row's range), so bounds may differ on every row; the assumption is
+        checked where the data allow (narrow against wide rows, low against high lower
+        bounds; a :class:`bndp.estimation.ScaledModelWarning` where they disagree beyond
+        noise, recorded in ``model_check``); see :mod:`bndp.estimation._scaled`.
+        ``"auto"``: strata where there are at most 32 distinct pairs of at least 1000
+        rows each, else scaled.
     gap_tol : float, optional
         Also iterate until the log-likelihood is certified within ``gap_tol`` nats of its
         maximum (the duality bound ``N (max_m d_m - 1)`` of the EM multipliers ``d``; the
@@ -175,11 +194,14 @@ def estimate(released: Any, spec_or_mechanism: Any, *, lower: Any = None, upper:
     if isinstance(max_iter, (bool, np.bool_)) or not isinstance(max_iter, (int, np.integer)) \
             or max_iter < 1:
         raise ValueError(f"`max_iter` must be an integer >= 1; got {max_iter!r}")
+    if bounds_model not in ("auto", "strata", "scaled"):
+        raise ValueError("`bounds_model` must be 'auto', 'strata' or 'scaled'; got "
+                         f"{bounds_model!r}")
     if _is_frame(released):
         return _estimate_frame(released, spec_or_mechanism, level=level, n_boot=n_boot,
                                rng=rng, target=target, nulls=nulls, resolution=resolution,
                                max_support=max_support, tol=tol, max_iter=max_iter,
-                               gap_tol=gap_tol)
+                               gap_tol=gap_tol, bounds_model=bounds_model)
     if isinstance(spec_or_mechanism, Mapping):
         spec_or_mechanism = dict(spec_or_mechanism)
         for k, b in (("lower", lower), ("upper", upper)):
@@ -219,8 +241,20 @@ def estimate(released: Any, spec_or_mechanism: Any, *, lower: Any = None, upper:
                              "lower >= upper")     # (per-row bounds are data: not quoted)
         pairs, inv = np.unique(np.stack((lo_a, hi_a), axis=1), axis=0, return_inverse=True)
         inv = np.ravel(inv)
+        sizes = np.bincount(inv, minlength=len(pairs))
+        model = bounds_model
+        if model == "auto":
+            model = ("strata" if len(pairs) <= STRATA_MAX and int(sizes.min()) >= STRATA_ROWS
+                     else "scaled")
+        if model == "scaled":
+            f = fit_scaled(y, lo_a, hi_a, fam, fam.what, resolution, max_support,
+                           int(n_boot), target, gen, float(tol), int(max_iter),
+                           None if gap_tol is None else float(gap_tol))
+            return Estimate(f["support"], f["probabilities"], int(y.shape[0]), level,
+                            target, f["converged"], f["classes"], f["boot"],
+                            f["boot_truth"], float(np.mean(y)), (), "scaled", f["check"])
         order = np.argsort(inv, kind="stable")
-        ends = np.cumsum(np.bincount(inv, minlength=len(pairs)))
+        ends = np.cumsum(sizes)
         start = 0
         for gi, (a, b) in enumerate(pairs):
             rows = order[start:ends[gi]]
@@ -235,7 +269,8 @@ def estimate(released: Any, spec_or_mechanism: Any, *, lower: Any = None, upper:
             for grp in groups]
     xs, g, gb, gr, parts = _combine(groups, fits)
     return Estimate(xs, g, int(y.shape[0]), level, target, all(f[3] for f in fits),
-                    len(groups), gb, gr, float(np.mean(y)), parts)
+                    len(groups), gb, gr, float(np.mean(y)), parts,
+                    "strata" if per_row else "fixed")
 
 
 _LAWS: dict = {}

@@ -69,6 +69,14 @@ class Estimate:
     parts : tuple
         Per row group: what :meth:`histogram` reads (the group's fit, its smoothing
         bandwidth, its released counts and bootstrap; see :mod:`bndp.estimation._smooth`).
+    bounds_model : str
+        ``"fixed"`` (one pair of bounds), ``"strata"`` (per-row bounds, each distinct pair
+        estimated apart) or ``"scaled"`` (per-row bounds, one distribution of the values'
+        position in their row; see :mod:`bndp.estimation._scaled`).
+    model_check : dict or None
+        Under ``"scaled"``: the check of its assumption, the difference in standard errors
+        between narrow and wide rows (``"width"``) and between rows of low and high lower
+        bounds (``"lower"``); None otherwise.
 
     Examples
     --------
@@ -91,6 +99,8 @@ class Estimate:
     boot_truth: np.ndarray
     naive_mean: float
     parts: tuple = ()
+    bounds_model: str = "fixed"
+    model_check: dict | None = None
 
     # point estimates ------------------------------------------------------------------
     @property
@@ -269,6 +279,7 @@ class Estimate:
                                              "high": None if b is None else float(b)}
                           for p, v, a, b in zip(q, qv, qlo, qhi)},
             "converged": self.converged, "groups": self.groups,
+            "bounds_model": self.bounds_model,
         }
 
 

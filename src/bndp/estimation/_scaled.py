@@ -1,0 +1,295 @@
+r"""Per-row bounds under the scaled model: one distribution of the position in the row.
+
+With per-row bounds the values usually depend on their bounds (a row's range is set from
+what the row is). The scaled model assumes that the position of a true value in its row,
+
+.. math:: u = \frac{x - l}{h - l} \in [0, 1],
+
+has one distribution :math:`g` shared by all rows, whatever their bounds (a
+location-scale family on the row's range): rows of any bounds then inform the same
+:math:`g`, so bounds that differ on every row are no obstacle, and the column's
+distribution is the mixture over its rows of :math:`g` placed on each row's range.
+
+*The law of a row.* A row's release is its grid law: the kernel of its granularity
+exponent and interval count ``n`` (:func:`bndp.mechanisms.window.plan_row`), so the rows of
+one *class* (same exponent and ``n``, hence same width to a grid step) share one law in
+grid indices. The support of :math:`g` is a grid of points :math:`u_m` on [0, 1] (spaced
+``resolution`` times a typical row's noise scale in units of its width, finer near the
+ends, as for fixed bounds), which a row of class ``c`` places at the grid index
+:math:`\mathrm{round}(u_m n_c)`; the released index ``j`` is binned by :math:`j / n_c`
+into the cells of the support (:math:`A_c`, bins x support, summed exactly from the
+kernel as for fixed bounds).
+
+*Groups.* Classes are pooled into at most ``SCALE_GROUPS`` groups of about equal row
+counts by their noise scale relative to their width; a group's law is the row-weighted
+mean :math:`\bar A = \sum_c N_c A_c / N` of its classes', and its bin counts are the sum
+of theirs. The expected counts of a group are then exactly :math:`N \bar A g`, so the
+likelihood of the pooled counts is an unbiased estimating equation (a composite
+likelihood, consistent for :math:`g`); a sum of multinomials with laws that differ only a
+little is slightly less variable than one multinomial of their mean, so the pooling costs
+little precision and the bootstrap, which draws from the mean law, errs on the wide side.
+The groups' counts are stacked into one vector whose law has the columns
+:math:`(N_k/N)\bar A_k` stacked (columns summing to 1), and :math:`g` is fitted by the EM
+of :mod:`bndp.estimation._em` over it.
+
+*Values.* The column's distribution is :math:`\frac1N\sum_r\sum_m g_m
+\delta(l_r + u_m(h_r - l_r))`, placed on a grid of ``X_POINTS`` values over the rows'
+hull by linear interpolation (the mean exactly; quantiles to the grid's spacing).
+
+*The bootstrap* draws, per group, :math:`N^*_k \sim \mathrm{Multinomial}(N_k, \hat g)`,
+releases them through :math:`\bar A_k`, and fits again; a replicate's reference (for
+``target="column"``) is its drawn positions placed on the group's rows.
+
+*The check.* Where the data allow, the model is checked: the released positions
+:math:`j / n` of the rows with narrow ranges against those of wide ones, and of the rows
+with low lower bounds against high ones, each half's mean residual against the fitted
+model's prediction for its rows. A difference beyond ``CHECK_Z`` standard errors warns
+(:class:`bndp.estimation.ScaledModelWarning`) and is recorded in
+:attr:`bndp.Estimate.model_check`.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from .._laws import window
+from ._em import _fit, _one_blas_thread
+from ._law import _Banded, _kernel_vector, _support
+
+#: the most groups of row classes the per-row scaled model keeps apart (each adds a block
+#: of bins to the EM: its cost grows with the groups)
+SCALE_GROUPS = 4
+#: the rows' quantile of relative noise scale that spaces the support
+SUPPORT_QUANTILE = 0.5
+#: values on the grid of the column's distribution under the scaled model
+X_POINTS = 2049
+#: the standard errors beyond which the model check warns
+CHECK_Z = 3.5
+
+
+class ScaledModelWarning(UserWarning):
+    """The rows of per-row bounds disagree with one shared distribution of their values'
+    position in the row: narrow and wide rows (or low and high ones) released positions
+    that differ beyond their noise. The estimate's assumption does not hold; estimate the
+    kinds of rows apart (``bounds_model="strata"`` with groups of many rows each)."""
+
+
+class _StackedLaw:
+    """The EM's view of the stacked groups: ``A`` (stacked bins x support, columns
+    summing to 1) with its banded products."""
+
+    def __init__(self, A: np.ndarray) -> None:
+        self.A = np.ascontiguousarray(A)
+        self.AT = np.ascontiguousarray(A.T)
+        self.forward = _Banded(self.AT)
+        self.backward = _Banded(self.A)
+
+
+def _classes(y: np.ndarray, lo: np.ndarray, hi: np.ndarray, fam, what: str):
+    """Per row: its class (index into the returned plans) and released grid index; the
+    classes' plans. Raises where a released value is not an output of its row."""
+    dq = float(fam.sensitivity)
+    target = window.serving_target(float(fam.target), dq)
+    e, _ = window.grid_exponent(target, dq, hi - lo, lo, hi)
+    e = np.broadcast_to(np.asarray(e, dtype=np.int64), lo.shape)
+    n = np.empty(lo.shape[0], dtype=np.int64)
+    from .. import _core
+    for ev in np.unique(e):
+        s = np.flatnonzero(e == ev)
+        n[s] = _core.gw_intervals(np.ascontiguousarray(lo[s]), np.ascontiguousarray(hi[s]),
+                                  int(ev))
+    key = np.stack((e, n), axis=1)
+    ukey, first, cls = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    cls = np.ravel(cls)
+    plans = [fam.row(float(lo[i]), float(hi[i])) for i in first]
+    gamma = np.array([p.gamma for p in plans])[cls]
+    nr = n
+    j = np.rint((y - lo) / gamma)
+    ok = (j >= 0) & (j <= nr)
+    jj = np.where(ok, j, 0).astype(np.int64)
+    ok &= (lo + jj.astype(np.float64) * gamma) == y
+    if not ok.all():
+        k = int(np.flatnonzero(~ok)[0])
+        raise ValueError(
+            f"released value {float(y[k])!r} at position {k} is not an output of {what} on "
+            f"its row's bounds (its outputs are the grid points lower + j * "
+            f"{float(gamma[k])!r}): was it released with other settings (epsilon, "
+            "sensitivity, bounds, mechanism, mode)?")
+    return cls, jj, plans
+
+
+def _class_law(plan, u: np.ndarray, mid: np.ndarray, steps: float
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """``A_c`` (bins x support) of one class and the bin of each of its grid indices;
+    ``steps``: the class's mean width in grid steps (``n`` to ``n + 1``: a position ``u``
+    lies at the grid index ``round(u * steps)``, at most ``n``)."""
+    n = int(plan.n)
+    M = u.shape[0]
+    i = np.clip(np.rint(u * steps), 0, n).astype(np.int64)
+    bj = np.searchsorted(mid, np.arange(n + 1) / steps, side="right")
+    lo_b = np.searchsorted(bj, np.arange(M), side="left")
+    hi_b = np.searchsorted(bj, np.arange(M), side="right") - 1
+    w, D = _kernel_vector(plan.kernel, n)
+    cpad = np.concatenate(([0.0], np.cumsum(w)))
+    top = 2 * D + 1
+    hi_i = np.clip(hi_b[:, None] - i[None, :] + D + 1, 0, top)
+    lo_i = np.clip(lo_b[:, None] - i[None, :] + D, 0, top)
+    A = np.maximum(cpad[hi_i] - cpad[lo_i], 0.0)
+    A[hi_b < lo_b] = 0.0
+    A /= A.sum(axis=0, keepdims=True)
+    return A, bj
+
+
+def _place(u: np.ndarray, lo: np.ndarray, hi: np.ndarray, wts: np.ndarray,
+           xs: np.ndarray) -> np.ndarray:
+    """``T[m, k]``: the weighted share of the rows ``(lo, hi)`` (weights ``wts``) whose
+    position ``u[m]`` falls at grid value ``xs[k]``, by linear interpolation between the
+    two nearest grid values (the mean exactly)."""
+    M, X = u.shape[0], xs.shape[0]
+    T = np.zeros(M * X)
+    step = (xs[-1] - xs[0]) / (X - 1)
+    chunk = max(1, 2_000_000 // M)
+    for a in range(0, lo.shape[0], chunk):
+        l, h, w = lo[a:a + chunk], hi[a:a + chunk], wts[a:a + chunk]
+        x = l[:, None] + u[None, :] * (h - l)[:, None]
+        f = np.clip((x - xs[0]) / step, 0.0, X - 1.0)
+        k0 = np.minimum(np.floor(f).astype(np.int64), X - 2)
+        t = f - k0
+        base = np.arange(M)[None, :] * X
+        ww = np.broadcast_to(w[:, None], x.shape)
+        T += np.bincount(np.ravel(base + k0), np.ravel(ww * (1.0 - t)), minlength=M * X)
+        T += np.bincount(np.ravel(base + k0 + 1), np.ravel(ww * t), minlength=M * X)
+    return T.reshape(M, X)
+
+
+def fit_scaled(y: np.ndarray, lo: np.ndarray, hi: np.ndarray, fam, what: str,
+               resolution: float, max_support: int, n_boot: int, target: str,
+               gen: np.random.Generator, tol: float, max_iter: int,
+               gap_tol: float | None) -> dict:
+    """The scaled model's fit of a column with per-row bounds (see the module docstring):
+    the column's distribution on a value grid, its bootstrap replicates and references,
+    whether every fit converged, and the model check."""
+    N = y.shape[0]
+    cls, j, plans = _classes(y, lo, hi, fam, what)
+    C = len(plans)
+    nc = np.array([p.n for p in plans], dtype=np.int64)
+    rel = np.array([float(p.kernel.scale_grid) for p in plans]) / nc    # noise / width
+    rows_c = np.bincount(cls, minlength=C).astype(np.float64)
+    # the support: resolution times a fine row's relative noise scale (the rows' 10 %
+    # quantile), on a reference grid as fine as the finest row's
+    order_r = np.argsort(rel)
+    cum = np.cumsum(rows_c[order_r]) / N
+    t_rel = float(rel[order_r[np.searchsorted(cum, SUPPORT_QUANTILE)]])
+    n_ref = int(max(nc.max(), 64))
+    s = _support(n_ref, t_rel * n_ref, resolution, max_support)
+    u = s.astype(np.float64) / n_ref
+    M = u.shape[0]
+    mid = (u[:-1] + u[1:]) / 2.0
+    # groups: classes of about equal row counts by relative noise scale
+    G = min(SCALE_GROUPS, C)
+    at = np.empty(C)
+    at[order_r] = cum - rows_c[order_r] / (2.0 * N)      # a class's middle row's share
+    gidx = np.unique(np.minimum(np.floor(at * G), G - 1).astype(np.int64),
+                     return_inverse=True)[1].ravel()
+    Gs = int(gidx.max()) + 1
+    Abar = np.zeros((Gs, M, M))
+    counts = np.zeros((Gs, M))
+    bin_row = np.empty(N, dtype=np.int64)
+    pred = np.zeros((C, M))          # class law's mean binned position, per support point
+    pred2 = np.zeros((C, M))
+    byc = np.argsort(cls, kind="stable")
+    ends = np.cumsum(rows_c.astype(np.int64))
+    start = 0
+    for c in range(C):
+        rows = byc[start:ends[c]]
+        start = ends[c]
+        steps = float(np.mean((hi[rows] - lo[rows]) / plans[c].gamma))
+        A, bj = _class_law(plans[c], u, mid, steps)
+        k = int(gidx[c])
+        Abar[k] += rows_c[c] * A
+        b = bj[j[rows]]
+        bin_row[rows] = b
+        counts[k] += np.bincount(b, minlength=M)
+        pred[c] = u @ A
+        pred2[c] = (u * u) @ A
+    Ng = counts.sum(axis=1)
+    Abar /= Ng[:, None, None]
+    law = _StackedLaw(np.concatenate([Abar[k] * (Ng[k] / N) for k in range(Gs)], axis=0))
+    P = (counts.ravel() / N)[None, :]
+    g0 = 0.5 / M + 0.5 * (P[0] @ law.A)
+    g0 /= g0.sum()
+    with _one_blas_thread():
+        gh, _, ok = _fit(P, float(N), law, tol, max_iter, gap_tol, start=g0)
+    gh = gh[0]
+    # the column's values: rows placed by their group, on a value grid
+    xs = np.linspace(float(lo.min()), float(hi.max()), X_POINTS)
+    grow = gidx[cls]
+    T = np.stack([_place(u, lo[grow == k], hi[grow == k],
+                         np.full(int(Ng[k]), 1.0 / Ng[k]), xs) for k in range(Gs)])
+    share = Ng / N
+    Tall = np.tensordot(share, T, axes=1)
+    prob = gh @ Tall
+    out = {"support": xs, "probabilities": prob, "converged": bool(ok[0]), "classes": C,
+           "check": _check(gh, cls, bin_row, u, pred, pred2, rel, lo)}
+    if n_boot == 0:
+        out.update(boot=np.empty((0, X_POINTS)), boot_truth=np.empty((0, X_POINTS)))
+        return out
+    Pb = np.empty((n_boot, Gs * M))
+    ref = np.zeros((n_boot, X_POINTS))
+    pg = gh / gh.sum()
+    for k in range(Gs):
+        nk = int(Ng[k])
+        nstar = gen.multinomial(nk, pg, size=n_boot)
+        ref += (nstar / N) @ T[k]
+        Ak = Abar[k].T                         # support x bins
+        for b in range(n_boot):
+            occ = np.flatnonzero(nstar[b])
+            draws = gen.multinomial(nstar[b, occ], Ak[occ])
+            Pb[b, k * M:(k + 1) * M] = draws.sum(axis=0) / N
+    with _one_blas_thread():
+        gb, _, okb = _fit(Pb, float(N), law, tol, max_iter, gap_tol, start=g0)
+    boot = gb @ Tall
+    if target != "column":
+        ref = np.broadcast_to(prob, boot.shape).copy()
+    out.update(boot=boot, boot_truth=ref, converged=bool(ok[0] and okb.all()))
+    return out
+
+
+def _check(g: np.ndarray, cls: np.ndarray, bin_row: np.ndarray, u: np.ndarray,
+           pred: np.ndarray, pred2: np.ndarray, rel: np.ndarray, lo: np.ndarray) -> dict:
+    """The model check: for the rows split at the median of their relative noise scale
+    (narrow against wide ranges) and at the median lower bound, the difference between
+    the two halves' mean residual (released binned position less the fitted model's
+    expectation for the row) in standard errors; warns beyond ``CHECK_Z``."""
+    m1 = pred @ g                      # per class: expected binned position
+    v = np.maximum(pred2 @ g - m1 * m1, 1e-12)
+    res = u[bin_row] - m1[cls]
+    var = v[cls]
+    out = {}
+    for name, key in (("width", rel[cls]), ("lower", lo)):
+        med = np.median(key)
+        a = key < med
+        if not a.any() or a.all():
+            a = key <= med
+        if not a.any() or a.all():
+            out[name] = float("nan")
+            continue
+        na, nb = int(a.sum()), int((~a).sum())
+        d = res[a].mean() - res[~a].mean()
+        se = math.sqrt(var[a].sum() / na ** 2 + var[~a].sum() / nb ** 2)
+        out[name] = float(d / se)
+    bad = [k for k, z in out.items() if abs(z) > CHECK_Z]
+    if bad:
+        warnings.warn(
+            "per-row bounds: the released positions in the row of "
+            + " and ".join({"width": "narrow and wide rows", "lower": "rows with low and "
+                            "high lower bounds"}[k] for k in bad)
+            + f" differ by {', '.join(f'{abs(out[k]):.1f}' for k in bad)} standard errors: "
+            "the values' position in their row does not have one distribution for all "
+            "rows, as the scaled model assumes; the estimate may be biased (estimate the "
+            "kinds of rows apart, or with bounds_model='strata' where each distinct pair "
+            "of bounds has many rows)", ScaledModelWarning, stacklevel=4)
+    return out
