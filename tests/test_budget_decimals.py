@@ -163,6 +163,20 @@ def test_ten_spends_and_charges_of_a_tenth_fit_a_persistent_budget(store):
     assert fit == 7
 
 
+def test_fractions_and_decimals_are_charged_exactly_to_a_persistent_budget(store):
+    name = _name()
+    b = bndp.Budget.create(store, name, epsilon=1.0)
+    for _ in range(3):
+        b.spend(Fraction(1, 3))
+    assert b.remaining == (0.0, 0.0) and b.spent == (1.0, 0.0)
+    with pytest.raises(bndp.BudgetError):
+        b.spend(1e-300)
+    c = bndp.Budget.create(store, _name(), epsilon=decimal.Decimal("0.3"))
+    c.spend(decimal.Decimal("0.1"))
+    c.spend(0.2)
+    assert c.remaining == (0.0, 0.0)
+
+
 def test_ten_privatize_releases_of_a_tenth_fit_a_persistent_budget(store):
     df = _frame()
     name = _name()

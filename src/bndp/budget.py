@@ -734,7 +734,7 @@ class PersistentBudget(Budget):
             if self._sums(costs) != (e, d):
                 raise ValueError("`columns` must add up to (epsilon, delta)")
         else:
-            costs = {"*": (float(e), float(d))}
+            costs = {"*": (e, d)}
         return self.charge(costs, label, release_id=release_id)
 
     def charge(self, costs: "dict[str, tuple[float, float]]", label: str = "", *,
