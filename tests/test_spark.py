@@ -376,3 +376,45 @@ def test_decimal_and_wide_long_columns_reach_the_partitions_exactly(spark):
     assert ((res["age"] >= 63.5) & (res["age"] <= 183.5)).all()
     assert ((res["big"] >= 2.0 ** 60) & (res["big"] <= 2.0 ** 60 + 2 ** 22)).all()
     assert {f.name: f.dataType.simpleString() for f in out.schema.fields}["age"] == "double"
+
+
+def test_spark_column_names_with_a_dot_or_a_backtick(spark):
+    """A column named ``a.b`` (released, or holding per-row bounds) is released: PySpark's
+    mapInArrow resolved it as the field ``b`` of a struct ``a`` (nothing was charged)."""
+    from pyspark.sql.types import DoubleType, LongType, StringType, StructField, StructType
+
+    schema = StructType([StructField("id", LongType()), StructField("a.b", DoubleType()),
+                         StructField("c`d", DoubleType()), StructField("lo.w", DoubleType()),
+                         StructField("x.y", StringType())])
+    df = spark.createDataFrame([(i, 10.0 + i, 5.0, -1.0 - i, f"s{i}") for i in range(6)],
+                               schema)
+    spec = {"a.b": {"lower": 0, "upper": 100, "sensitivity": 1, "epsilon": 0.5},
+            "c`d": {"lower": "lo.w", "upper": 50, "sensitivity": 1, "epsilon": 0.5}}
+    b = bndp.Budget(epsilon=1.0)
+    out = bndp.spark.privatize(df, spec, budget=b)
+    assert b.spent == (1.0, 0.0)
+    assert out.columns == ["id", "a.b", "c`d", "lo.w", "x.y"]
+    assert [f.dataType.simpleString() for f in out.schema.fields] == \
+        ["bigint", "double", "double", "double", "string"]
+    res = out.toPandas().sort_values("id")
+    assert res["a.b"].between(0, 100).all()
+    assert (res["c`d"] >= res["lo.w"]).all() and (res["c`d"] <= 50).all()
+    # the columns not released are untouched
+    assert res["lo.w"].tolist() == [-1.0 - i for i in range(6)]
+    assert res["x.y"].tolist() == [f"s{i}" for i in range(6)]
+
+
+def test_spark_empty_frame_refused_before_the_charge(spark):
+    spec = {"age": {"lower": 0, "upper": 120, "sensitivity": 1, "epsilon": 0.5}}
+    people = spark.createDataFrame([(1, 30.0), (2, 41.0)], "id long, age double")
+    b = bndp.Budget(epsilon=5.0)
+    for empty in (spark.createDataFrame([], "id long, age double"),
+                  people.where("age > 200")):          # every row filtered out
+        for call in (bndp.spark.privatize, bndp.privatize):
+            with pytest.raises(ValueError, match="Spark DataFrame has no rows; nothing was "
+                                                 "charged"):
+                call(empty, spec, budget=b)
+            assert b.spent == (0.0, 0.0) and b.log == []
+    out = bndp.spark.privatize(people.where("age > 200"), spec, budget=b, allow_empty=True)
+    assert out.count() == 0 and b.spent == (0.5, 0.0)
+    assert bndp.spark.privatize(people, spec, budget=b).count() == 2 and b.spent == (1.0, 0.0)

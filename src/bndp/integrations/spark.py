@@ -28,9 +28,12 @@ from ..budget import check_budget
 __all__ = ["privatize"]
 
 
-def partition_releaser(plans: Sequence[ColumnPlan]):
+def partition_releaser(plans: Sequence[ColumnPlan], names: Sequence[str] | None = None):
     """The per-partition function of ``mapInArrow``: one fresh OS-keyed secure stream per
-    call (per partition), every released column of each batch in one pass."""
+    call (per partition), every released column of each batch in one pass. ``names``: the
+    frame's column names, in order, when the batches carry placeholder names (see
+    :func:`_placeholders`): the columns are released under ``names`` and handed back
+    under the batches' own names."""
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import narwhals.stable.v2 as nw
@@ -38,12 +41,24 @@ def partition_releaser(plans: Sequence[ColumnPlan]):
 
         gen = default_rng(None)  # 256 bits of executor-side OS entropy, per partition
         for rb in batches:
-            frame = nw.from_native(pa.Table.from_batches([rb]), eager_only=True)
+            table = pa.Table.from_batches([rb])
+            if names is not None:
+                table = table.rename_columns(list(names))
+            frame = nw.from_native(table, eager_only=True)
             prepared = prepare(nw, frame, plans)
             out = draw(nw, frame, plans, prepared, [gen] * len(plans)).to_native()
+            if names is not None:
+                out = out.rename_columns(rb.schema.names)
             yield from out.combine_chunks().to_batches()
 
     return run
+
+
+def _placeholders(names: Sequence[str]) -> list[str]:
+    """Plain column names (``_bndp_0``, ``_bndp_1``, ...) that stand in for ``names`` in
+    the ``mapInArrow`` pass: PySpark resolves each column of the frame by name there, which
+    reads a name with a dot (``a.b``) as the field ``b`` of a struct ``a``."""
+    return [f"_bndp_{i}" for i in range(len(names))]
 
 
 def _keyword_form(spec: Any, kw: dict[str, Any]) -> dict[str, Any]:
@@ -178,14 +193,19 @@ def privatize(frame: Any, spec: Any, *, budget: Any = None, mechanism: str | Non
                 raise TypeError(f"{role}: column {col!r} must be numeric; got "
                                 f"{fields[col].dataType.simpleString()}")
     released = {p.name for p in plans}
-    schema = StructType([StructField(f.name, DoubleType(), True) if f.name in released else f
-                         for f in frame.schema.fields])
+    # the pass runs on placeholder names (toDF renames by position, resolving no name), so
+    # that any column name works, a dot or a backtick in it included; renamed back after
+    safe = _placeholders(names)
+    schema = StructType([StructField(s, DoubleType(), True) if f.name in released else
+                         StructField(s, f.dataType, f.nullable, f.metadata)
+                         for s, f in zip(safe, frame.schema.fields)])
     with warnings.catch_warnings():
         # mapInArrow wraps the function in a pandas UDF, and PySpark warns there that it does
         # not yet support pandas >= 3; this pass reads and writes Arrow batches only
         warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas",
                                 category=FutureWarning)
-        out = frame.mapInArrow(partition_releaser(plans), schema)
+        out = frame.toDF(*safe).mapInArrow(partition_releaser(plans, names), schema)
+        out = out.toDF(*names)
         # released once: drawn now, kept on the executors, lineage cut (never drawn again)
         out = out.localCheckpoint(eager=True)
     if not allow_empty and out.isEmpty():   # read from the checkpoint, before the charge
