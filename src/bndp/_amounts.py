@@ -55,7 +55,7 @@ def decimal_amount(x: Any, name: str, *, positive: bool) -> Fraction:
     if isinstance(x, numbers.Integral):
         return Fraction(int(x))
     if isinstance(x, numbers.Rational):
-        return Fraction(x.numerator, x.denominator)
+        return Fraction(int(x.numerator), int(x.denominator))
     if isinstance(x, decimal.Decimal):
         return Fraction(x)
     if isinstance(x, np.floating):

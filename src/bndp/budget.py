@@ -400,7 +400,7 @@ class Budget:
         cols = _checked_costs(columns) if columns else {}
         return self._spend_exact(e, d, label, cols, _release_id(release_id))
 
-    def charge(self, costs: "dict[str, tuple[float, float]]", label: str = "", *,
+    def charge(self, costs: "dict[str, tuple[Any, Any]]", label: str = "", *,
                release_id: str | None = None, details: "dict[str, dict] | None" = None
                ) -> Cost:
         """Spend the sequential composition of per-column costs (sum of epsilon, sum of
@@ -410,7 +410,7 @@ class Budget:
         e, d = self._sums(costs)
         return self._spend_exact(e, d, label, costs, _release_id(release_id))
 
-    def _check_charge(self, costs: "dict[str, tuple[float, float]]", label: str = "",
+    def _check_charge(self, costs: "dict[str, tuple[Any, Any]]", label: str = "",
                       release_id: str | None = None) -> None:
         """Raise :class:`bndp.BudgetError` if :meth:`charge` of ``costs`` would be refused
         now; spends nothing. The release functions call it before drawing and charge after
@@ -429,14 +429,14 @@ class Budget:
                                   release_id=release_id)
 
     @staticmethod
-    def _sums(costs: "dict[str, tuple[float, float]]") -> tuple[Fraction, Fraction]:
+    def _sums(costs: "dict[str, tuple[Any, Any]]") -> tuple[Fraction, Fraction]:
         checked = _checked_costs(costs)
         e = sum((c[0] for c in checked.values()), Fraction(0))
         d = sum((c[1] for c in checked.values()), Fraction(0))
         return e, d
 
     def _refuse_if_over(self, e: Fraction, d: Fraction, label: str,
-                        columns: "dict[str, tuple[float, float]]") -> None:
+                        columns: "dict[str, tuple[Any, Any]]") -> None:
         """Raise BudgetError if spending ``(e, d)`` would exceed the budget (lock held)."""
         new_e = self._spent_eps + e
         new_d = self._spent_delta + d
@@ -457,7 +457,7 @@ class Budget:
                               f"{' and '.join(parts)}{how}; nothing was spent or released")
 
     def _spend_exact(self, e: Fraction, d: Fraction, label: str,
-                     columns: "dict[str, tuple[float, float]]",
+                     columns: "dict[str, tuple[Any, Any]]",
                      release_id: str | None = None) -> Cost:
         with self._lock:
             self._refuse_if_recorded(release_id)
@@ -737,7 +737,7 @@ class PersistentBudget(Budget):
             costs = {"*": (e, d)}
         return self.charge(costs, label, release_id=release_id)
 
-    def charge(self, costs: "dict[str, tuple[float, float]]", label: str = "", *,
+    def charge(self, costs: "dict[str, tuple[Any, Any]]", label: str = "", *,
                release_id: str | None = None, details: "dict[str, dict] | None" = None
                ) -> Cost:
         """Check and record one release in one transaction. Used by the release functions;
@@ -746,7 +746,7 @@ class PersistentBudget(Budget):
         e, d = self._ledger.charge(costs, label, _release_id(release_id), details)
         return Cost(e, d)
 
-    def _check_charge(self, costs: "dict[str, tuple[float, float]]", label: str = "",
+    def _check_charge(self, costs: "dict[str, tuple[Any, Any]]", label: str = "",
                       release_id: str | None = None) -> None:
         self._ledger.check(_checked_costs(costs), label, _release_id(release_id))
 

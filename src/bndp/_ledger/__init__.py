@@ -180,7 +180,7 @@ class Ledger:
             return _compose.optimal_epsilon(st.counts, double_down(d))
         return _up(st.spent_e) if d >= st.spent_d else math.inf
 
-    def _refusal(self, st: _State, costs: Mapping[str, tuple[float, float]], label: str,
+    def _refusal(self, st: _State, costs: Mapping[str, tuple[Any, Any]], label: str,
                  new_e: Fraction, new_d: Fraction) -> str | None:
         """The reason the release is refused, or None if it fits."""
         what = f"release {label!r}" if label else "the release"
@@ -214,7 +214,7 @@ class Ledger:
         return (f"{what} would exceed the privacy budget {self.name!r}: it costs "
                 f"{' and '.join(parts)}{how}; nothing was spent or released")
 
-    def _refuse(self, cur: Any, st: _State, costs: Mapping[str, tuple[float, float]],
+    def _refuse(self, cur: Any, st: _State, costs: Mapping[str, tuple[Any, Any]],
                 label: str, release_id: str | None) -> tuple[Fraction, Fraction]:
         if release_id is not None:
             row = cur.execute("SELECT seq, label, time FROM bndp_release WHERE budget = ? AND "
@@ -234,7 +234,7 @@ class Ledger:
         return e, d
 
     # writing ------------------------------------------------------------------------------
-    def check(self, costs: Mapping[str, tuple[float, float]], label: str = "",
+    def check(self, costs: Mapping[str, tuple[Any, Any]], label: str = "",
               release_id: str | None = None) -> None:
         """Raise :class:`bndp.BudgetError` or :class:`bndp.ReleaseRecorded` if
         :meth:`charge` would refuse now; records nothing."""
@@ -243,7 +243,7 @@ class Ledger:
             row = cur.execute(_SELECT, (self.name,)).fetchone()
             self._refuse(cur, _State(row), costs, label, release_id)
 
-    def charge(self, costs: Mapping[str, tuple[float, float]], label: str = "",
+    def charge(self, costs: Mapping[str, tuple[Any, Any]], label: str = "",
                release_id: str | None = None, details: Mapping[str, dict] | None = None
                ) -> tuple[float, float]:
         """Check and record one release in one transaction; returns its cost
