@@ -1,0 +1,160 @@
+"""The core benchmarks that ``benchmarks/guard.py`` compares against the last release (README,
+"Benchmarks"): the compiled kernels, the default release with fixed and per-row bounds, one
+value at a time, calibration, planning and a 10^6-row ``bndp.privatize``.
+
+Every sample does 10-300 ms of work (a microsecond call is looped), so that a machine shared
+with other work still tells a 25 % slowdown from noise. The suite runs against the baseline
+release's ``bndp`` too: it uses only the API that release has."""
+
+import itertools
+
+import numpy as np
+
+import bndp
+from bndp import calibrate
+
+N = 10**6
+
+# parameters never planned before in this process (plans are cached per configuration;
+# asv runs setup again for each repeat, so a per-instance counter would reuse plans)
+_FRESH = itertools.count(1)
+
+
+class _Timed:
+    # several samples of a few tens of milliseconds each; guard.py sets rounds and repeat
+    sample_time = 0.05
+    warmup_time = 0.1
+    timeout = 300
+
+
+class Kernels(_Timed):
+    """The compiled samplers, 10^6 per-row values in [0, 120]: the truncated normal and the
+    continuous bounded Laplace and Gaussian laws."""
+
+    def setup(self):
+        self.gen = np.random.default_rng(0)
+        self.values = np.random.default_rng(1).uniform(0.0, 120.0, N)
+        kw = dict(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=120.0, mode="continuous")
+        self.laplace = bndp.BoundedLaplace(**kw)
+        self.gaussian = bndp.BoundedGaussian(**kw)
+
+    def time_truncated_normal(self):
+        bndp.truncated_normal(self.values, 20.0, 0.0, 120.0, rng=self.gen)
+
+    def time_bounded_laplace_continuous(self):
+        self.laplace.sample(self.values, rng=self.gen)
+
+    def time_bounded_gaussian_continuous(self):
+        self.gaussian.sample(self.values, rng=self.gen)
+
+
+class DefaultRelease(_Timed):
+    """The default (grid) law through ``bndp.sample``, 10^6 values: fixed bounds [0, 120],
+    and per-row bounds (about 200 distinct pairs, plans built in setup)."""
+
+    params = ["laplace", "gaussian"]
+    param_names = ["mechanism"]
+
+    def setup(self, mechanism):
+        rng = np.random.default_rng(1)
+        self.values = rng.uniform(0.0, 120.0, N)
+        self.lower = np.floor(self.values / 10.0) * 10.0
+        self.upper = self.lower + rng.integers(1, 20, N)
+        self.values = np.minimum(self.values, self.upper)
+        self.gen = np.random.default_rng(0)
+        self.time_fixed_bounds(mechanism)
+        self.time_per_row_bounds(mechanism)
+
+    def time_fixed_bounds(self, mechanism):
+        bndp.sample(self.values, mechanism=mechanism, epsilon=1.0, sensitivity=1.0,
+                    lower=0.0, upper=120.0, rng=self.gen)
+
+    def time_per_row_bounds(self, mechanism):
+        bndp.sample(self.values, mechanism=mechanism, epsilon=1.0, sensitivity=1.0,
+                    lower=self.lower, upper=self.upper, rng=self.gen)
+
+
+class OneValue(_Timed):
+    """One record at a time, 1000 calls a sample: ``m.sample(x)`` with the secure default
+    generator and the plan built, and ``bndp.sample(x, ...)``."""
+
+    params = ["laplace", "gaussian"]
+    param_names = ["mechanism"]
+
+    def setup(self, mechanism):
+        self.kw = dict(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=120.0)
+        cls = bndp.BoundedLaplace if mechanism == "laplace" else bndp.BoundedGaussian
+        self.mech = cls(**self.kw)
+        self.mech.sample(3.0)
+        bndp.sample(3.0, mechanism=mechanism, **self.kw)
+
+    def time_mechanism_1000_values(self, mechanism):
+        m = self.mech
+        for _ in range(1000):
+            m.sample(3.0)
+
+    def time_sample_1000_values(self, mechanism):
+        kw = self.kw
+        for _ in range(1000):
+            bndp.sample(3.0, mechanism=mechanism, **kw)
+
+
+class Calibration(_Timed):
+    """The continuous laws' calibrations, 1000 calls a sample (a few microseconds each:
+    mostly the Python around the compiled root finder)."""
+
+    def time_bounded_laplace_scale_1000(self):
+        f = calibrate.bounded_laplace_scale
+        for _ in range(1000):
+            f(1.0, 1.0, 0, 10)
+
+    def time_bounded_gaussian_sigma_1000(self):
+        f = calibrate.bounded_gaussian_sigma
+        for _ in range(1000):
+            f(1.0, 1.0, 0, 10)
+
+    def time_bounded_laplace_scale_array_1e4(self):
+        calibrate.bounded_laplace_scale(np.linspace(0.1, 5.0, 10**4), 1.0, 0.0, 10.0)
+
+
+class Planning(_Timed):
+    """The default law's plan (calibration and certificate) for parameters never planned
+    before, 20 plans a sample."""
+
+    params = ["laplace", "gaussian"]
+    param_names = ["mechanism"]
+
+    def setup(self, mechanism):
+        self.cls = bndp.BoundedLaplace if mechanism == "laplace" else bndp.BoundedGaussian
+
+    def time_plan_20(self, mechanism):
+        cls = self.cls
+        for _ in range(20):
+            cls(epsilon=1.0 + next(_FRESH) * 1e-9, sensitivity=1.0, lower=0.0, upper=120.0)
+
+
+class Privatize(_Timed):
+    """``bndp.privatize`` of a 10^6-row pandas frame: three columns (Laplace and Gaussian with
+    fixed bounds, Laplace with per-row bounds read from two other columns)."""
+
+    spec = {
+        "age": {"lower": 0, "upper": 120, "sensitivity": 1, "epsilon": 0.25},
+        "income": {"mechanism": "gaussian", "lower": 0, "upper": 500000,
+                   "sensitivity": 1000, "epsilon": 0.25},
+        "score": {"lower": "score_lo", "upper": "score_hi", "sensitivity": 1,
+                  "epsilon": 0.25},
+    }
+
+    def setup(self):
+        import pandas as pd
+
+        rng = np.random.default_rng(0)
+        lo = rng.integers(0, 50, N).astype(np.float64)
+        self.frame = pd.DataFrame({
+            "id": np.arange(N), "age": rng.integers(0, 121, N),
+            "income": rng.uniform(0, 500000, N), "score": lo + rng.uniform(0, 10, N),
+            "score_lo": lo, "score_hi": lo + 10.0})
+        bndp.privatize(self.frame, self.spec, rng=1)
+
+    def time_privatize_1e6_rows(self):
+        bndp.privatize(self.frame, self.spec, rng=1)
