@@ -23,7 +23,8 @@ usage error); a continuous release prints a one-line warning with the summary.
 
 Errors are reported as one line on stderr (``bndp: error: ...``). Exit status: 0 success;
 2 usage error (command line, spec file, arguments); 3 data error (a cell, the input's format
-or schema, such as a column not found); 4 the release would exceed the budget, or the
+or schema, such as a column not found, or an input without data rows unless
+``--allow-empty``); 4 the release would exceed the budget, or the
 persistent budget named does not exist; 5 the release id is already recorded under the
 budget; 1 other errors (I/O, such as an input file or an output directory that does not
 exist, or a budget store that cannot be reached or does not exist); 130 (SIGINT) or 143

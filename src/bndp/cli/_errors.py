@@ -20,7 +20,7 @@ EXIT_RECORDED = 5
 EXIT_PIPE = 141
 _EXIT_CODES = ("Exit status: 0 success; 2 usage error (command line, spec file, arguments); "
                "3 data error (a cell, the input's format or schema, such as a column not "
-               "found); 4 the release would exceed the budget, or the persistent budget "
+               "found, or an input without data rows: see --allow-empty); 4 the release would exceed the budget, or the persistent budget "
                "named does not exist (nothing written); 5 the --release-id is already "
                "recorded under the budget (nothing written); 1 other errors (I/O, such as a "
                "missing input file or output directory, or a budget store that cannot be "
