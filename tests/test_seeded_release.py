@@ -388,3 +388,17 @@ def test_fork_while_another_thread_holds_a_secure_generator_does_not_hang():
     child = np.frombuffer(data, dtype=np.float64)
     assert child.shape == (8,)
     assert set(child.tolist()).isdisjoint(g.random(8).tolist())
+
+
+def test_default_generator_without_randomgen_warns_once(monkeypatch):
+    import bndp._random as r
+
+    monkeypatch.setattr(r, "_AESCounter", None)
+    monkeypatch.setattr(r, "_warned_fallback", False)
+    with pytest.warns(bndp.PrivacyLeakWarning, match="not cryptographically secure"):
+        g = bndp.default_rng()
+    assert isinstance(g.bit_generator, np.random.PCG64)
+    assert r.is_secure(g)                        # keyed from the OS by bndp, not seeded
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", bndp.PrivacyLeakWarning)
+        bndp.default_rng()                       # once a process

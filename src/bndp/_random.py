@@ -177,14 +177,14 @@ def _secure_or_fallback() -> np.random.BitGenerator:
     global _warned_fallback
     if _AESCounter is not None:
         return secure_bit_generator()
-    if not _warned_fallback:  # pragma: no cover - randomgen is a declared dependency
+    if not _warned_fallback:    # once a process (randomgen is a declared dependency)
         warnings.warn("randomgen is not installed: the default generator falls back to an "
                       "OS-seeded PCG64, which is not cryptographically secure",
                       PrivacyLeakWarning, stacklevel=3)
         _warned_fallback = True
-    bg = PCG64(_os_seed_sequence())  # pragma: no cover
-    _KEYED.add(bg)  # pragma: no cover
-    return bg  # pragma: no cover
+    bg = PCG64(_os_seed_sequence())
+    _KEYED.add(bg)
+    return bg
 
 
 def default_rng(seed: RNGLike = None) -> np.random.Generator:

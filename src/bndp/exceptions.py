@@ -71,6 +71,17 @@ def _release_recorded(args: tuple, release_id: "str | None") -> ReleaseRecorded:
 class PrivacyLeakWarning(RuntimeWarning):
     """An operation weakens the privacy guarantee the user asked for.
 
+    Warned in two cases:
+
+    * a release charged to an in-memory :class:`bndp.Budget` draws from a reproducible
+      generator (a seed, a ``SeedSequence`` or a generator bndp did not key itself) without
+      ``allow_seeded=True``: whoever knows the seed can recompute the noise (a persistent
+      budget refuses such a release with ``ValueError`` instead; without a budget it is
+      allowed silently);
+    * the default generator (``rng=None``) cannot be the cryptographically secure one
+      because ``randomgen`` is not installed: an OS-seeded PCG64 is used instead (warned
+      once a process).
+
     A :class:`RuntimeWarning`; turn it into an error with the :mod:`warnings` filters.
 
     Parameters
