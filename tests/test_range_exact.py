@@ -20,6 +20,7 @@ import pytest
 
 import bndp
 from bndp._laws import constants
+from bndp._laws.constrained import _plan_constrained
 from bndp.mechanisms import exact
 
 from ._helpers import chi2_pvalue, grid_counts
@@ -337,9 +338,9 @@ def small_grid(monkeypatch):
     """Plans on coarse grids (>= 32 intervals instead of 1024), for the exhaustive
     references; the plan cache is cleared on both sides so no coarse plan leaks out."""
     monkeypatch.setattr(constants, "WHOLE_RANGE_WIDTH_STEPS", 32)
-    exact._plan_constrained.cache_clear()
+    _plan_constrained.cache_clear()
     yield
-    exact._plan_constrained.cache_clear()
+    _plan_constrained.cache_clear()
 
 
 # (epsilon, sensitivity, lower, upper, forbidden, gap ends on the grid)
@@ -480,9 +481,9 @@ def coarse_grid(monkeypatch):
     # inside the spans, sets the metric loss)
     for k, v in (("WHOLE_RANGE_WIDTH_STEPS", 8), ("GRID_STEPS", 2), ("METRIC_STEPS", 2), ("GAP_STEPS", 0.25)):
         monkeypatch.setattr(constants, k, v)
-    exact._plan_constrained.cache_clear()
+    _plan_constrained.cache_clear()
     yield
-    exact._plan_constrained.cache_clear()
+    _plan_constrained.cache_clear()
 
 
 COARSE = (1.0, 1.0, 0.0, 8.0, [(2.3, 4.6)])

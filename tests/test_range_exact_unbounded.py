@@ -12,6 +12,8 @@ import pytest
 
 import bndp
 from bndp import _core
+from bndp._laws.constrained import _tail_bits
+from bndp._laws.whole_range import _kexp
 from bndp.mechanisms import exact
 
 from ._helpers import chi2_pvalue
@@ -346,10 +348,10 @@ def _random_set_law(rng):
             sa[0] = -GD_INF
         if r != 0:
             sb[-1] = GD_INF
-    cum = _core.gd_table(0, u, n, exact._kexp(0, u, n) - int(rng.integers(0, 3)), 1 << 12)
+    cum = _core.gd_table(0, u, n, _kexp(0, u, n) - int(rng.integers(0, 3)), 1 << 12)
     sbits = tw = 0
     if tails:
-        sbits = exact._tail_bits(u)
+        sbits = _tail_bits(u)
         tw = int(cum[1]) * ((1 << sbits) - 1)
     finite = [x for x in sa + sb if abs(x) < GD_INF]
     L = max(0, n + min(finite)) if finite else n

@@ -160,11 +160,9 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
         key = (mechanism, epsilon, sensitivity, lower, upper, delta, mode)
         hit = _SCALAR.get(key)
         if hit is not None:
-            plan = hit.exact_plan
-            if type(plan) is window.RowPlan:
-                out = plan.row.sample(value, None, rng, on_outside, workers, as_generator)
-                if out is not NotImplemented:
-                    return out
+            out = hit.exact_plan.sample_inside(value, None, rng, on_outside, workers)
+            if out is not NotImplemented:
+                return out
             return hit.sample(value, rng=rng, on_outside=on_outside, workers=workers)
     name, mechanism = mechanism, mechanism_key(mechanism)
     if not isinstance(mechanism, str) or mechanism not in SAMPLE_MECHANISMS:
@@ -268,9 +266,9 @@ def _remember(key: tuple, mech: Any) -> None:
     """Keep a scalar-bounds mechanism of the default (grid) release for later calls with the
     same arguments; not one whose construction warned (a coarse grid: every call warns)."""
     plan = mech.exact_plan
-    if type(plan) is not window.RowPlan:
+    if plan is None or not plan.supports_rows:
         return
-    if window._exponent1(plan.target, mech.sensitivity, plan.lower, plan.upper)[1]:
+    if window.coarse_row(plan.target, mech.sensitivity, plan.lower, plan.upper):
         return
     if len(_SCALAR) >= _SCALAR_MAX:
         _SCALAR.clear()

@@ -21,6 +21,7 @@ from . import constants
 from .calibration import _choose_grid, _search
 from .constants import (FLOOR_BITS, LAPLACE, MAX_INTERVALS, MAX_PAIRS, MIN_PEAK_BITS, SENS_STEPS,
                         TOTAL_BITS)
+from .ends import set_ends_loss
 from .whole_range import ExactPlan, _gceil, _gfloor, _kexp, _law_from
 
 
@@ -312,6 +313,13 @@ class ConstrainedPlan(ExactPlan):
             else:                     # logcdf
                 out = np.where(sf < 0.5, np.log1p(-sf), np.log(cdf))
         return float(out) if np.ndim(out) == 0 else out
+
+    def ends_loss(self, lower: float, upper: float) -> float | None:
+        """The certified loss between the true values ``lower`` and ``upper``
+        (:func:`~bndp._laws.ends.set_ends_loss`; infinite on an unbounded set)."""
+        if not self.bounded:
+            return math.inf
+        return set_ends_loss(self, lower, upper)
 
     def sample(self, value: np.ndarray, size: Any, gen: np.random.Generator, workers: Any = 1):
         """Draws for allowed true values ``value`` (NumPy's size rule)."""

@@ -68,6 +68,10 @@ class ProductPlan:
     certified_epsilon: float
 
     family = "gaussian"
+    #: capabilities of the :class:`~bndp._laws.base.Plan` interface: finitely many outputs;
+    #: not the windowed law of one row (no compiled one-row sampler)
+    bounded = True
+    supports_rows = False
 
     @property
     def exponent(self) -> int:
@@ -84,6 +88,41 @@ class ProductPlan:
     @property
     def dim(self) -> int:
         return len(self.coords)
+
+    def grid(self) -> list[np.ndarray]:
+        """Per-coordinate attainable outputs (the joint grid is their product)."""
+        return [p.grid() for p in self.coords]
+
+    def index(self, value: Any) -> np.ndarray:
+        """Grid indices of clipped true values (trailing axis of length m), per coordinate
+        as the sampler rounds them."""
+        v = np.asarray(value, dtype=np.float64)
+        return np.stack([p.index(v[..., c]) for c, p in enumerate(self.coords)], axis=-1)
+
+    def exact_index(self, value: Any) -> tuple[int, ...]:
+        """Per-coordinate :meth:`ExactPlan.exact_index` of an exact (rational) true value
+        (a sequence of length m)."""
+        return tuple(p.exact_index(v) for p, v in zip(self.coords, value))
+
+    def law(self, x: Any, value: Any, what: str) -> list[Any]:
+        """Per-coordinate :meth:`ExactPlan.law` for one true value (length m): coordinate
+        ``c`` at ``x[..., c]`` (``x`` broadcast when it has no trailing axis of length m)."""
+        v = np.asarray(value, dtype=np.float64)
+        xa = np.asarray(x, dtype=np.float64)
+        per = xa.ndim and xa.shape[-1] == self.dim
+        return [p.law(xa[..., c] if per else xa, float(v[c]), what)
+                for c, p in enumerate(self.coords)]
+
+    def sample_inside(self, value: Any, size: Any, rng: Any, on_outside: Any,
+                      workers: Any) -> Any:
+        """``NotImplemented``: the product law has no one-row path (the caller takes
+        :meth:`sample`)."""
+        return NotImplemented
+
+    def ends_loss(self, lower: float, upper: float) -> float | None:
+        """None: the product law's loss between the corners of its box is not
+        certified."""
+        return None
 
     def pmf(self, value: Any) -> list[np.ndarray]:
         """Per-coordinate output probabilities (the joint law is their product)."""

@@ -96,6 +96,11 @@ class ExactPlan(GridScale):
     certified_epsilon: float
     shift_losses: np.ndarray = field(repr=False)
 
+    #: capabilities of the :class:`~bndp._laws.base.Plan` interface: finitely many outputs;
+    #: not the windowed law of one row (no compiled one-row sampler)
+    bounded = True
+    supports_rows = False
+
     @property
     def weights(self) -> np.ndarray:
         """Integer weights ``W_d``, ``d = -n..n`` (uint64)."""
@@ -149,6 +154,17 @@ class ExactPlan(GridScale):
 
         return _dispatch.sample(one, fill, rows, [np.asarray(value, dtype=np.float64)], size, gen,
                                 workers)
+
+    def sample_inside(self, value: Any, size: Any, rng: Any, on_outside: Any,
+                      workers: Any) -> Any:
+        """``NotImplemented``: the whole-range law has no one-row path (the caller takes
+        :meth:`sample`)."""
+        return NotImplemented
+
+    def ends_loss(self, lower: float, upper: float) -> float | None:
+        """None: the whole-range law's loss between the ends of its range is not
+        certified."""
+        return None
 
     def _tail(self, x: Any, value: Any, what: str):
         """sf / logsf / logcdf at ``x``, or isf at probabilities ``x``, of the grid law for

@@ -29,6 +29,7 @@ from .constants import (FAMILY_NAMES, GAUSSIAN, LAPLACE, MAX_ROW_INTERVALS, REL_
 from .messages import check_row_exponents, no_kernel_message
 from .search_start import _search_start
 from .serving import _first_drawn_from, _served_map, _surely_narrow, on_row, tried
+from .ends import grid_ends_loss
 from .whole_range import ExactPlan, GridScale, _law_from, cached_search_tree
 
 __all__ = ["WindowLaw", "RowPlan", "plan_row", "sample_rows", "grid_exponent"]
@@ -310,6 +311,11 @@ class RowPlan:
     target = property(lambda self: self.kernel.target)
     certified_epsilon = property(lambda self: self.kernel.certified_epsilon)
 
+    #: capabilities of the :class:`~bndp._laws.base.Plan` interface: finitely many outputs;
+    #: the windowed law of one finite row, drawn by the compiled one-row sampler
+    bounded = True
+    supports_rows = True
+
     def grid(self) -> np.ndarray:
         """The ``n + 1`` attainable outputs ``fl(lower + j gamma)``."""
         return self.lower + np.arange(self.n + 1, dtype=np.float64) * self.gamma
@@ -412,6 +418,21 @@ class RowPlan:
         state.pop("row", None)     # a compiled object: rebuilt on first use
         return state
 
+    def sample_inside(self, value: Any, size: Any, rng: Any, on_outside: Any,
+                      workers: Any) -> Any:
+        """The short path of :meth:`sample` (:meth:`bndp._core.GwRow.sample`: one value or
+        a small 1-D float64 array, every value inside the row, ``size=None``, ``workers=1``,
+        a known ``on_outside``): the draws of the general path without its conversions and
+        checks (there is nothing to clip or refuse). ``NotImplemented`` for any other call:
+        the caller takes the general path, which validates everything and raises the usual
+        errors."""
+        return self.row.sample(value, size, rng, on_outside, workers, _random.as_generator)
+
+    def ends_loss(self, lower: float, upper: float) -> float | None:
+        """The certified loss between the row's two ends (grid inputs ``0`` and ``n``;
+        :func:`~bndp._laws.ends.grid_ends_loss`): ``lower`` and ``upper`` are the row's."""
+        return grid_ends_loss(self)
+
     def sample(self, value: np.ndarray, size: Any, gen: np.random.Generator, workers: Any = 1):
         """Draws for clipped true values (NumPy's size rule; ``workers`` as for
         :func:`bndp.sample`)."""
@@ -470,19 +491,6 @@ def snap_rows(values: WideValues, lo: np.ndarray, hi: np.ndarray, e: np.ndarray)
     return snap(values, index, exact)
 
 
-def sample_inside(plan: Any, value: Any, size: Any, rng: Any, on_outside: Any,
-                  workers: Any) -> Any:
-    """The short path of a grid-law mechanism's ``sample`` (:meth:`bndp._core.GwRow.sample`:
-    one value or a small 1-D float64 array, every value inside the row, ``size=None``,
-    ``workers=1``, a known ``on_outside``): the draws of the general path without its
-    conversions and checks (there is nothing to clip or refuse). ``NotImplemented`` for any
-    other call: the caller takes the general path, which validates everything and raises
-    the usual errors."""
-    if type(plan) is not RowPlan:
-        return NotImplemented
-    return plan.row.sample(value, size, rng, on_outside, workers, _random.as_generator)
-
-
 def _draw(law: WindowLaw, q: np.ndarray, lo: np.ndarray, hi: np.ndarray, n: np.ndarray,
           gen: np.random.Generator) -> np.ndarray:
     tree, levels = law.search_tree
@@ -523,6 +531,12 @@ def _intervals1(lo: float, hi: float, e: int) -> int:
         return -1 if not d >= 0.0 else 1 << 52
     fd = math.floor(d)
     return int(fd) - int((d - fd) < -err)
+
+
+def coarse_row(target: float, sensitivity: float, lower: float, upper: float) -> bool:
+    """Whether the grid of the row ``[lower, upper]`` is coarsened for bounds far from 0
+    (``target`` the loss its kernel serves): its planning warns."""
+    return _exponent1(target, float(sensitivity), float(lower), float(upper))[1]
 
 
 def plan_row(fam: int, target: float, sensitivity: float, lower: float,

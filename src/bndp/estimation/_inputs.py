@@ -97,7 +97,7 @@ def _family(spec: Any, name: str | None = None) -> tuple[_Family, Any, Any]:
         if spec.mode == "continuous":
             raise _continuous_error(what)
         plan = spec.exact_plan
-        if not isinstance(plan, window.RowPlan):
+        if plan is None or not plan.supports_rows:
             kind = ("a multivariate box" if getattr(spec, "dim", None) is not None
                     else "a half-line (an infinite bound)")
             raise ValueError(f"{what}: bndp.estimate needs finite scalar bounds; this "

@@ -26,7 +26,6 @@ from .._random import RNGLike, as_generator
 from .._validation import as_float_array, as_probability
 from ..distributions import truncnorm_eval, truncnorm_tail_eval
 from . import exact
-from .._laws import window
 from ._base import Mechanism
 
 __all__ = ["ClippedLaw", "GridLawMechanism", "LawMechanism", "TruncatedNormalLaw"]
@@ -254,8 +253,8 @@ class GridLawMechanism(LawMechanism):
         """``sample``'s body: the exact plan's draw (a row plan's first, for one value or a
         small array inside the bounds), else ``_continuous_sample``."""
         plan = self.exact_plan
-        if type(plan) is window.RowPlan:  # one value or a small array inside the bounds
-            out = plan.row.sample(value, size, rng, on_outside, workers, as_generator)
+        if plan is not None:  # one value or a small array inside the bounds: its short path
+            out = plan.sample_inside(value, size, rng, on_outside, workers)
             if out is not NotImplemented:
                 return out
         q = self._value(value, on_outside)
