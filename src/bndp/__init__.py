@@ -15,7 +15,9 @@ from .api import sample
 from .budget import Budget
 from .distributions import truncated_normal
 from .estimation import Estimate, estimate
-from .exceptions import BudgetError, NegligibleNoiseWarning, PrivacyLeakWarning, ReleaseRecorded
+from .exceptions import (BudgetError, ColumnDataError, NegligibleNoiseWarning, PrivacyLeakWarning,
+                         ReleaseRecorded, ScaledModelWarning, SpecError, SpecTypeError,
+                         StoreNotFound)
 from .frames import privatize
 from .mechanisms import BoundedGaussian
 from .mechanisms import BoundedLaplace
@@ -53,6 +55,7 @@ __all__ = [
     "Budget",
     "BudgetError",
     "ClampedLaplace",
+    "ColumnDataError",
     "ConstrainedLaplace",
     "Estimate",
     "Gaussian",
@@ -63,7 +66,11 @@ __all__ = [
     "PrivacyLeakWarning",
     "RectifiedGaussian",
     "ReleaseRecorded",
+    "ScaledModelWarning",
+    "SpecError",
+    "SpecTypeError",
     "StochasticSign",
+    "StoreNotFound",
     "TruncatedGaussian",
     "accounting",
     "audit",

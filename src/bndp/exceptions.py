@@ -1,6 +1,12 @@
 """Exception and warning types of bndp."""
 
-__all__ = ["BudgetError", "NegligibleNoiseWarning", "PrivacyLeakWarning", "ReleaseRecorded"]
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["BudgetError", "ColumnDataError", "NegligibleNoiseWarning", "PrivacyLeakWarning",
+           "ReleaseRecorded", "ScaledModelWarning", "SpecError", "SpecTypeError",
+           "StoreNotFound"]
 
 
 class BudgetError(ValueError):
@@ -56,7 +62,7 @@ class ReleaseRecorded(BudgetError):
     2024-06-01 True
     """
 
-    def __init__(self, *args: object, release_id: "str | None" = None) -> None:
+    def __init__(self, *args: object, release_id: str | None = None) -> None:
         super().__init__(*args)
         self.release_id = release_id
 
@@ -64,7 +70,7 @@ class ReleaseRecorded(BudgetError):
         return (_release_recorded, (self.args, self.release_id))
 
 
-def _release_recorded(args: tuple, release_id: "str | None") -> ReleaseRecorded:
+def _release_recorded(args: tuple, release_id: str | None) -> ReleaseRecorded:
     return ReleaseRecorded(*args, release_id=release_id)
 
 
@@ -126,4 +132,215 @@ class NegligibleNoiseWarning(UserWarning):
     ...     _ = bndp.privatize(pd.DataFrame({"age": [30.0, 41.0]}), spec)
     >>> [w.category.__name__ for w in caught if w.category is bndp.NegligibleNoiseWarning]
     ['NegligibleNoiseWarning']
+    """
+
+
+class ScaledModelWarning(UserWarning):
+    """The rows of per-row bounds disagree with one shared distribution of their values'
+    position in the row.
+
+    Warned by :func:`bndp.estimate` with ``bounds_model="scaled"``: narrow and wide rows
+    (or low and high ones) released positions that differ beyond their noise. The
+    estimate's assumption does not hold; estimate the kinds of rows apart
+    (``bounds_model="strata"`` with groups of many rows each). A :class:`UserWarning`.
+
+    Parameters
+    ----------
+    *args : object
+        The message (as for any warning).
+
+    Examples
+    --------
+    >>> import bndp
+    >>> issubclass(bndp.ScaledModelWarning, UserWarning)
+    True
+    """
+
+
+def _spec_place(column: str, key: str | None = None) -> str:
+    """Where in a release spec: ``spec column 'age'`` or ``spec column 'age', key 'epsilon'``."""
+    return f"spec column {column!r}" + (f", key {key!r}" if key is not None else "")
+
+
+class _SpecFields:
+    """The fields of a spec error: the column and key at fault, and what is wrong."""
+
+    column: str | None
+    key: str | None
+    detail: str | None
+
+    def __init__(self, *args: object, column: str | None = None, key: str | None = None,
+                 detail: str | None = None) -> None:
+        if not args and detail is not None:
+            args = (detail if column is None else f"{_spec_place(column, key)}: {detail}",)
+        super().__init__(*args)
+        self.column, self.key, self.detail = column, key, detail
+
+    def __reduce__(self) -> Any:  # picklable with its fields (raised on Spark/Dask workers)
+        return (_rebuild, (type(self), self.args,
+                           {"column": self.column, "key": self.key, "detail": self.detail}))
+
+
+def _rebuild(cls: type, args: tuple, fields: dict) -> BaseException:
+    return cls(*args, **fields)
+
+
+class SpecError(_SpecFields, ValueError):
+    """An invalid release spec (a :class:`ValueError`): a value out of its domain, a key
+    unknown, missing or not allowed with the column's other settings.
+
+    Raised by :func:`bndp.privatize` (and the Spark and Dask ``privatize``) before any data
+    is read. The message names the column and key (``spec column 'age', key 'epsilon':
+    ...``); the attributes give the same to a front end that words it its own way (the
+    command line names its ``--column`` and options).
+
+    Parameters
+    ----------
+    *args : object
+        The message; by default built from ``column``, ``key`` and ``detail``.
+    column : str, optional
+        The spec column at fault (None for the spec as a whole).
+    key : str, optional
+        The column's key at fault (None for the column as a whole).
+    detail : str, optional
+        What is wrong, without the place.
+
+    Attributes
+    ----------
+    column, key, detail : str or None
+        As given.
+
+    Examples
+    --------
+    >>> import bndp, pandas as pd
+    >>> try:
+    ...     bndp.privatize(pd.DataFrame({"age": [30.0]}),
+    ...                    {"age": {"lower": 0, "upper": 120, "sensitivity": 1}})
+    ... except bndp.SpecError as err:
+    ...     print(err.column, err.key, err.detail)
+    ...     print(err)
+    age epsilon missing (required)
+    spec column 'age', key 'epsilon': missing (required)
+    """
+
+
+class SpecTypeError(_SpecFields, TypeError):
+    """A release spec's setting of the wrong type (a :class:`TypeError`), with the fields
+    of :class:`SpecError`.
+
+    Parameters
+    ----------
+    *args : object
+        The message; by default built from ``column``, ``key`` and ``detail``.
+    column : str, optional
+        The spec column at fault.
+    key : str, optional
+        The column's key at fault (None for the column as a whole).
+    detail : str, optional
+        What is wrong, without the place.
+
+    Attributes
+    ----------
+    column, key, detail : str or None
+        As given.
+
+    Examples
+    --------
+    >>> import bndp, pandas as pd
+    >>> try:
+    ...     bndp.privatize(pd.DataFrame({"age": [30.0]}), {"age": {
+    ...         "lower": 0, "upper": 120, "sensitivity": 1, "epsilon": "1"}})
+    ... except TypeError as err:
+    ...     print(type(err).__name__, err.column, err.key)
+    SpecTypeError age epsilon
+    """
+
+
+class ColumnDataError(ValueError):
+    """A column's data failed a check of a release (a :class:`ValueError`).
+
+    The message is the library's; the attributes let a front end word the same failure its
+    own way (the command line names file rows and cells) without checking anything itself.
+    Neither the message nor the attributes hold a value of the data (a released value, a
+    per-row bound): only the column, the row and what is wrong with it.
+
+    Parameters
+    ----------
+    message : str
+        The message.
+    kind, column, row, value, lower, upper, detail
+        The attributes below.
+
+    Attributes
+    ----------
+    kind : str
+        ``"missing"`` (a missing value with ``nulls="raise"``), ``"not_finite"`` (a value),
+        ``"bound_not_finite"`` (a per-row bound), ``"bound_order"`` (per-row bounds with
+        ``lower >= upper``), ``"calibration"`` (the rows' widths have no calibrated scale)
+        or ``"outside"`` (a value outside its bounds with ``on_outside="raise"``).
+    row : int or None
+        The first bad row, 0-based, as an index into the column's values (missing rows
+        included); None for ``"calibration"`` (it concerns the rows together).
+    column : str
+        The column holding the bad cell: the released column, or for
+        ``"bound_not_finite"`` the column of per-row bounds.
+    value : float or None
+        The non-finite value, NaN or +-inf (``"not_finite"``, ``"bound_not_finite"``); None
+        for every other kind (a finite value of the data is never recorded).
+    lower, upper : float or None
+        The column's scalar bounds (``"outside"``; -inf or inf where the mechanism has
+        none); None for per-row bounds (data) and for every other kind.
+    detail : str or None
+        ``"calibration"``: what the calibration refused, without the rows' widths;
+        ``"outside"``: ``"below"`` (the value is below its lower bound) or ``"above"``.
+
+    Examples
+    --------
+    >>> import bndp, numpy as np, pandas as pd
+    >>> spec = {"age": {"lower": 0, "upper": 120, "sensitivity": 1, "epsilon": 1.0}}
+    >>> try:
+    ...     bndp.privatize(pd.DataFrame({"age": [30.0, np.inf]}), spec)
+    ... except bndp.ColumnDataError as err:
+    ...     print(err.kind, err.column, err.row, err.value)
+    not_finite age 1 inf
+    """
+
+    _FIELDS = ("kind", "column", "row", "value", "lower", "upper", "detail")
+    kind: str
+    column: str
+    row: int | None
+    value: float | None
+    lower: float | None
+    upper: float | None
+    detail: str | None
+
+    def __init__(self, message: str, kind: str, column: str, row: int | None = None,
+                 value: float | None = None, lower: float | None = None,
+                 upper: float | None = None, detail: str | None = None) -> None:
+        super().__init__(message)
+        for k, v in zip(self._FIELDS, (kind, column, row, value, lower, upper, detail)):
+            setattr(self, k, v)
+
+    def __reduce__(self) -> Any:  # picklable with its attributes (raised on Spark and Dask workers)
+        return (type(self), (self.args[0], *(getattr(self, k) for k in self._FIELDS)))
+
+
+class StoreNotFound(ValueError):
+    """A SQLite budget store's path names no file that can be one: its directory is
+    missing, or it is a directory (a :class:`ValueError`; an I/O error for the command
+    line, exit status 1).
+
+    Parameters
+    ----------
+    *args : object
+        The message (as for any exception).
+
+    Examples
+    --------
+    >>> import bndp
+    >>> try:
+    ...     bndp.Budget.open("/no/such/directory/budgets.db", "survey")
+    ... except bndp.StoreNotFound as err:
+    ...     print(err)
+    budget store '/no/such/directory/budgets.db': directory /no/such/directory does not exist
     """

@@ -23,6 +23,8 @@ import os
 import threading
 from typing import Any
 
+from ..exceptions import StoreNotFound
+
 __all__ = ["Backend", "SQLiteBackend", "PostgresBackend", "backend_for", "scrub"]
 
 SCHEMA = (
@@ -54,11 +56,6 @@ SCHEMA = (
     )""",
 )
 
-
-
-class StoreNotFound(ValueError):
-    """A SQLite store's path names no file that can be one (its directory is missing, or
-    it is a directory): an I/O error for the command line (exit 1)."""
 
 class Backend:
     """A store's connection and transactions. ``?`` placeholders in the shared SQL."""

@@ -16,7 +16,7 @@ from .._random import is_secure
 from .._testhooks import crash_point
 from ..budget import PersistentBudget, check_budget
 from ..exceptions import PrivacyLeakWarning
-from .spec import ColumnPlan, SpecError, _where, parse_spec, spec_costs
+from .spec import ColumnPlan, SpecError, parse_spec, spec_costs
 from .unit import warn_negligible_noise, whole_range_loss
 
 _LOG = logging.getLogger("bndp")
@@ -294,5 +294,6 @@ def check_budget_compatible(plans: Iterable[ColumnPlan]) -> None:
     """A budget accounts (epsilon, delta)-DP only: refuse the metric guarantee."""
     for p in plans:
         if p.mechanism == "constrained_laplace" and getattr(p.mech, "guarantee", "dp") != "dp":
-            raise SpecError(f"{_where(p.name, 'guarantee')}: the metric guarantee is not "
-                            "(epsilon, delta)-DP and cannot be charged to a Budget")
+            raise SpecError(column=p.name, key="guarantee", detail=(
+                "the metric guarantee is not "
+                "(epsilon, delta)-DP and cannot be charged to a Budget"))

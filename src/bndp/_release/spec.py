@@ -18,7 +18,7 @@ from .._amounts import charge_delta, charge_epsilon
 from .._columns import check_nulls
 from .._validation import check_on_outside
 from .._values import approx
-from ..api import sample
+from ..exceptions import ColumnDataError, SpecError, SpecTypeError, _spec_place
 from ..calibrate import bounded_laplace_scale
 from .._laws import window
 from .._laws.whole_range import check_mode
@@ -33,62 +33,6 @@ BASE_KEYS = ("mechanism", "lower", "upper", "sensitivity", "epsilon", "delta", "
              "nulls")
 
 
-class SpecError(ValueError):
-    """An invalid release spec (a ``ValueError``); the message names the column and key."""
-
-
-class ColumnDataError(ValueError):
-    """A column's data failed a check of :meth:`ColumnPlan.check` (a ``ValueError``).
-
-    The message is the library's; the attributes let a front end word the same failure its
-    own way (the command line names file rows and cells) without checking anything itself.
-    Neither the message nor the attributes hold a value of the data (a released value, a
-    per-row bound): only the column, the row and what is wrong with it.
-
-    Attributes
-    ----------
-    kind : str
-        ``"missing"`` (a missing value with ``nulls="raise"``), ``"not_finite"`` (a value),
-        ``"bound_not_finite"`` (a per-row bound), ``"bound_order"`` (per-row bounds with
-        ``lower >= upper``), ``"calibration"`` (the rows' widths have no calibrated scale)
-        or ``"outside"`` (a value outside its bounds with ``on_outside="raise"``).
-    row : int or None
-        The first bad row, 0-based, as an index into the arrays given to ``check`` (missing
-        rows included); None for ``"calibration"`` (it concerns the rows together).
-    column : str
-        The column holding the bad cell: the released column, or for
-        ``"bound_not_finite"`` the column of per-row bounds.
-    value : float or None
-        The non-finite value, NaN or +-inf (``"not_finite"``, ``"bound_not_finite"``); None
-        for every other kind (a finite value of the data is never recorded).
-    lower, upper : float or None
-        The column's scalar bounds (``"outside"``; -inf or inf where the mechanism has
-        none); None for per-row bounds (data) and for every other kind.
-    detail : str or None
-        ``"calibration"``: what the calibration refused, without the rows' widths;
-        ``"outside"``: ``"below"`` (the value is below its lower bound) or ``"above"``.
-    """
-
-    _FIELDS = ("kind", "column", "row", "value", "lower", "upper", "detail")
-    kind: str
-    column: str
-    row: int | None
-    value: float | None
-    lower: float | None
-    upper: float | None
-    detail: str | None
-
-    def __init__(self, message: str, kind: str, column: str, row: int | None = None,
-                 value: float | None = None, lower: float | None = None,
-                 upper: float | None = None, detail: str | None = None) -> None:
-        super().__init__(message)
-        for k, v in zip(self._FIELDS, (kind, column, row, value, lower, upper, detail)):
-            setattr(self, k, v)
-
-    def __reduce__(self):  # picklable with its attributes (raised on Spark and Dask workers)
-        return (type(self), (self.args[0], *(getattr(self, k) for k in self._FIELDS)))
-
-
 def _row(i: int) -> str:
     """A row in messages, as the command line counts the rows of a file (``i``: 0-based)."""
     return f"row {i + 1:,} (data rows counted from 1)"
@@ -101,7 +45,7 @@ def nonfinite_word(x: float) -> str:
 
 
 def _where(col: str, key: str | None = None) -> str:
-    return f"spec column {col!r}" + (f", key {key!r}" if key is not None else "")
+    return _spec_place(col, key)
 
 
 def _ctor_options(cls: Any) -> tuple[str, ...]:
@@ -129,12 +73,13 @@ def mechanism_options(mechanism: str) -> tuple[str, ...]:
 
 def _real(col: str, key: str, v: Any) -> float:
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{_where(col, key)}: must be a real number; got {v!r}")
+        raise SpecTypeError(column=col, key=key, detail=f"must be a real number; got {v!r}")
     try:
         return float(v)
     except OverflowError:       # an integer beyond the doubles
-        raise ValueError(f"{_where(col, key)}: must be a finite number; got an integer of "
-                         f"{len(str(abs(v)))} digits") from None
+        raise SpecError(column=col, key=key, detail=(
+            "must be a finite number; got an integer of "
+            f"{len(str(abs(v)))} digits")) from None
 
 
 class ColumnPlan:
@@ -284,40 +229,45 @@ class ColumnPlan:
                               dtype=np.float64)
         lo_v = np.float64(self.lower) if lo is None else lo
         hi_v = np.float64(self.upper) if hi is None else hi
-        return np.asarray(sample(values,  # type: ignore[call-overload]
-                                 mechanism=self.mechanism, epsilon=self.epsilon,
-                                 sensitivity=self.sensitivity, lower=lo_v, upper=hi_v,
-                                 delta=self.delta, rng=gen, on_outside=self.on_outside,
-                                 **self.options), dtype=np.float64)
+        # per-row bounds: drawn by the mechanism, as fixed bounds are
+        return np.asarray(REGISTRY[self.mechanism].sample_rows(
+            values, lo_v, hi_v, epsilon=self.epsilon, sensitivity=self.sensitivity,
+            delta=self.delta, rng=gen, on_outside=self.on_outside, **self.options),
+            dtype=np.float64)
 
 
 def _per_row_sample_options() -> tuple[str, ...]:
-    params = inspect.signature(sample).parameters
+    """The options a column with per-row bounds takes: those of the mechanisms'
+    ``sample_rows`` beyond the column's own settings."""
+    params = inspect.signature(REGISTRY["laplace"].sample_rows).parameters
     return tuple(p for p in params if p not in (
-        "value", "mechanism", "epsilon", "sensitivity", "lower", "upper", "delta", "rng",
-        "on_outside", "nulls"))
+        "value", "epsilon", "sensitivity", "lower", "upper", "delta", "rng", "on_outside"))
 
 
 def _parse_column(col: str, entry: Any, memo: dict | None = None) -> ColumnPlan:
     if not isinstance(entry, Mapping):
-        raise SpecError(f"{_where(col)}: must be a mapping of settings (mechanism, lower, "
-                        f"upper, sensitivity, epsilon, ...); got {type(entry).__name__}")
+        raise SpecError(column=col, detail=(
+            "must be a mapping of settings (mechanism, lower, "
+            f"upper, sensitivity, epsilon, ...); got {type(entry).__name__}"))
     mechanism = mechanism_key(entry.get("mechanism", "laplace"))
     if not isinstance(mechanism, str) or mechanism not in MECHANISMS:
-        raise SpecError(f"{_where(col, 'mechanism')}: must be one of "
-                        f"{tuple(ALIASES) + MECHANISMS}; got {entry.get('mechanism')!r}")
+        raise SpecError(column=col, key="mechanism", detail=(
+            "must be one of "
+            f"{tuple(ALIASES) + MECHANISMS}; got {entry.get('mechanism')!r}"))
     opts_allowed = mechanism_options(mechanism)
     for key, (new, version) in _REMOVED_KEYS.get(mechanism, {}).items():
         if key in entry:
-            raise SpecError(f"{_where(col, key)}: the key {key!r} was removed in bndp "
-                            f"{version}: use {new!r}")
+            raise SpecError(column=col, key=key, detail=(
+                f"the key {key!r} was removed in bndp "
+                f"{version}: use {new!r}"))
     unknown = [k for k in entry if k not in BASE_KEYS and k not in opts_allowed]
     if unknown:
-        raise SpecError(f"{_where(col, str(unknown[0]))}: unknown key for mechanism "
-                        f"{mechanism!r}; allowed keys: {', '.join(BASE_KEYS + opts_allowed)}")
+        raise SpecError(column=col, key=str(unknown[0]), detail=(
+            "unknown key for mechanism "
+            f"{mechanism!r}; allowed keys: {', '.join(BASE_KEYS + opts_allowed)}"))
     for key in ("epsilon", "sensitivity"):
         if key not in entry:
-            raise SpecError(f"{_where(col, key)}: missing (required)")
+            raise SpecError(column=col, key=key, detail="missing (required)")
     eps = _real(col, "epsilon", entry["epsilon"])
     dq = _real(col, "sensitivity", entry["sensitivity"])
     delta = _real(col, "delta", entry.get("delta", 0.0))
@@ -327,15 +277,17 @@ def _parse_column(col: str, entry: Any, memo: dict | None = None) -> ColumnPlan:
             if mechanism == "constrained_laplace":
                 bounds[key] = None
                 continue
-            raise SpecError(f"{_where(col, key)}: missing (required: a number, or the name of "
-                            "a column holding per-row bounds)")
+            raise SpecError(column=col, key=key, detail=(
+                "missing (required: a number, or the name of "
+                "a column holding per-row bounds)"))
         b = entry[key]
         if isinstance(b, str):
             if mechanism not in ("laplace", "gaussian"):
-                raise SpecError(f"{_where(col, key)}: per-row bounds from a column ({b!r}) "
-                                "need mechanism 'laplace' or 'gaussian'")
+                raise SpecError(column=col, key=key, detail=(
+                    f"per-row bounds from a column ({b!r}) "
+                    "need mechanism 'laplace' or 'gaussian'"))
             if b == col:
-                raise SpecError(f"{_where(col, key)}: a column cannot bound itself")
+                raise SpecError(column=col, key=key, detail="a column cannot bound itself")
             bounds[key] = b
         else:
             bounds[key] = _real(col, key, b)
@@ -343,18 +295,19 @@ def _parse_column(col: str, entry: Any, memo: dict | None = None) -> ColumnPlan:
     try:
         check_on_outside(on_outside)
     except (ValueError, TypeError) as exc:
-        raise SpecError(f"{_where(col, 'on_outside')}: {exc}") from None
+        raise SpecError(column=col, key="on_outside", detail=str(exc)) from None
     nulls = entry.get("nulls", "raise")
     try:
         check_nulls(nulls)
     except (ValueError, TypeError) as exc:
-        raise SpecError(f"{_where(col, 'nulls')}: {exc}") from None
+        raise SpecError(column=col, key="nulls", detail=str(exc)) from None
     options = {k: entry[k] for k in entry if k in opts_allowed}
     if "workers" in options:
         w = options["workers"]
         if isinstance(w, bool) or not isinstance(w, (int, np.integer)) or (w < 1 and w != -1):
-            raise SpecError(f"{_where(col, 'workers')}: must be a positive integer or -1; "
-                            f"got {w!r}")
+            raise SpecError(column=col, key="workers", detail=(
+                "must be a positive integer or -1; "
+                f"got {w!r}"))
     lo, hi = bounds["lower"], bounds["upper"]
     cls = REGISTRY[mechanism]
     ctor = {k: v for k, v in options.items() if k != "workers"}
@@ -366,21 +319,22 @@ def _parse_column(col: str, entry: Any, memo: dict | None = None) -> ColumnPlan:
                           memo[key_])
     try:
         if isinstance(lo, str) or isinstance(hi, str):
-            # per-row bounds: drawn by bndp.sample, calibrated per distinct width when the
+            # per-row bounds: drawn by the mechanism's sample_rows, planned when the
             # data is seen; check the privacy parameters (and the options) now
             allowed = _per_row_sample_options()
             for k in ctor:
                 if k not in allowed:
-                    raise SpecError(f"{_where(col, k)}: not supported with per-row bounds")
+                    raise SpecError(column=col, key=k, detail="not supported with per-row bounds")
             if mechanism == "gaussian" and delta != 0.0:
-                raise SpecError(f"{_where(col, 'delta')}: the bounded Gaussian mechanism is "
-                                f"pure epsilon-DP; delta must be 0, got {delta!r}")
+                raise SpecError(column=col, key="delta", detail=(
+                    "the bounded Gaussian mechanism is "
+                    f"pure epsilon-DP; delta must be 0, got {delta!r}"))
             bounded_laplace_scale(eps, dq, 0.0, 1.0, delta=delta)
             if "mode" in options:
                 try:
                     check_mode(options["mode"])
                 except (ValueError, TypeError) as exc:
-                    raise SpecError(f"{_where(col, 'mode')}: {exc}") from None
+                    raise SpecError(column=col, key="mode", detail=str(exc)) from None
             if options.get("mode", "exact") in ("exact", None):
                 # the kernel every wide row will use, planned now (before any charge)
                 window.plan_wide(window.LAPLACE if mechanism == "laplace" else window.GAUSSIAN,
@@ -388,33 +342,35 @@ def _parse_column(col: str, entry: Any, memo: dict | None = None) -> ColumnPlan:
                                  dq)
             for key, b in (("lower", lo), ("upper", hi)):
                 if not isinstance(b, str) and not math.isfinite(b):  # type: ignore[arg-type]
-                    raise SpecError(f"{_where(col, key)}: must be finite; got {b!r}")
+                    raise SpecError(column=col, key=key, detail=f"must be finite; got {b!r}")
         elif mechanism == "laplace":
             mech = cls(eps, sensitivity=dq, lower=lo, upper=hi, delta=delta, **ctor)
         elif mechanism == "gaussian":
             if delta != 0.0:
-                raise SpecError(f"{_where(col, 'delta')}: the bounded Gaussian mechanism is "
-                                f"pure epsilon-DP; delta must be 0, got {delta!r}")
+                raise SpecError(column=col, key="delta", detail=(
+                    "the bounded Gaussian mechanism is "
+                    f"pure epsilon-DP; delta must be 0, got {delta!r}"))
             mech = cls(eps, sensitivity=dq, lower=lo, upper=hi, **ctor)
             if getattr(mech, "dim", None) is not None:
-                raise SpecError(f"{_where(col)}: lower and upper must be scalars")
+                raise SpecError(column=col, detail="lower and upper must be scalars")
         else:
             if "delta" in entry and delta != 0.0:
-                raise SpecError(f"{_where(col, 'delta')}: set by the constrained Laplace "
-                                "mechanism itself (0, or its own for "
-                                "scale_rule='distance_dependent')")
+                raise SpecError(column=col, key="delta", detail=(
+                    "set by the constrained Laplace "
+                    "mechanism itself (0, or its own for "
+                    "scale_rule='distance_dependent')"))
             kw = dict(ctor)
             if lo is not None:
                 kw["lower"] = lo
             if hi is not None:
                 kw["upper"] = hi
             mech = cls(eps, sensitivity=dq, **kw)
-    except SpecError:
+    except (SpecError, SpecTypeError):
         raise
     except TypeError as exc:
-        raise TypeError(f"{_where(col)}: {' '.join(str(exc).split())}") from None
+        raise SpecTypeError(column=col, detail=" ".join(str(exc).split())) from None
     except (ValueError, OverflowError, NotImplementedError) as exc:
-        raise SpecError(f"{_where(col)}: {' '.join(str(exc).split())}") from None
+        raise SpecError(column=col, detail=" ".join(str(exc).split())) from None
     if memo is not None and mech is not None:
         memo[key_] = mech
     return ColumnPlan(col, mechanism, lo, hi, dq, eps, delta, on_outside, nulls, options, mech)
@@ -442,8 +398,9 @@ def parse_spec(spec: Any) -> list[ColumnPlan]:
         for key in ("lower", "upper"):
             b = getattr(p, key)
             if isinstance(b, str) and b in released:
-                raise SpecError(f"{_where(p.name, key)}: bound column {b!r} is itself "
-                                "released; per-row bounds must be public, not private data")
+                raise SpecError(column=p.name, key=key, detail=(
+                    f"bound column {b!r} is itself "
+                    "released; per-row bounds must be public, not private data"))
     return plans
 
 

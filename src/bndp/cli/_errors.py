@@ -65,17 +65,16 @@ def _need(module: str, extra: str, what: str) -> Any:
 _COLUMN_OPTIONS = ("mechanism", "epsilon", "sensitivity", "delta", "lower", "upper")
 
 
-def _column_flags(msg: str) -> str:
-    """A spec error about a --column column, in this command's words: ``spec column 'age',
-    key 'epsilon'`` becomes ``--column 'age', --epsilon``."""
-    import re
-
-    def flag(m: "re.Match[str]") -> str:
-        key = m.group(2)
-        return f"--column {m.group(1)}" + ("" if key is None else
-                                            ", --" + key.replace("_", "-"))
-
-    return re.sub(r"spec column ('(?:[^'\\]|\\.)*'|\"[^\"]*\")(?:, key '(\w+)')?", flag, msg)
+def _column_flags(exc: BaseException) -> str:
+    """A spec error about a --column column, in this command's words: the error's column
+    and key (:class:`bndp.SpecError`'s fields) as the options that set them, ``--column
+    'age', --epsilon: ...``; any other error's message as it is (with ``mode=`` as
+    ``--mode``)."""
+    column, key, detail = (getattr(exc, f, None) for f in ("column", "key", "detail"))
+    if column is None or detail is None:
+        return _mode_as_flag(" ".join(str(exc).split()))
+    where = f"--column {column!r}" + ("" if key is None else ", --" + key.replace("_", "-"))
+    return f"{where}: {_mode_as_flag(' '.join(detail.split()))}"
 
 
 def _mode_as_flag(msg: str) -> str:
@@ -132,12 +131,8 @@ def _nearest(word: str, candidates: Iterable[Any]) -> str | None:
     return near[0] if near else None
 
 
-def _usage_message(message: str) -> str:
-    """An ``argparse`` error in this command line's words: ``argument --epsilon: invalid
-    float value: 'abc'`` becomes ``--epsilon: expected a number; got 'abc'``."""
-    msg = re.sub(r"^argument ([^:]+): ", r"\1: ", _one_line(Exception(message)))
-    msg = re.sub(r"invalid float value: ", "expected a number; got ", msg)
-    return re.sub(r"invalid int value: ", "expected an integer; got ", msg)
+#: the words of a value that its option's type refused (``float``, ``int``)
+_TYPE_WORDS = {float: "a number", int: "an integer"}
 
 
 #: a negative number as ``float()`` reads it: ``-1``, ``-0.5``, ``-.5``, ``-1e3``, ``-inf``,
@@ -171,8 +166,27 @@ class Parser(argparse.ArgumentParser):
                     "choose from " + ", ".join(repr(str(c)) for c in choices))  # type: ignore[union-attr]
             raise argparse.ArgumentError(action, f"invalid choice {value!r} ({hint})")
 
+    def _get_value(self, action: argparse.Action, arg_string: str) -> Any:
+        # a value that float() or int() refuses: "expected a number; got 'abc'"
+        try:
+            return super()._get_value(action, arg_string)  # type: ignore[misc]
+        except argparse.ArgumentError:
+            what = _TYPE_WORDS.get(action.type)  # type: ignore[call-overload]
+            if what is None:
+                raise
+            raise argparse.ArgumentError(action, f"expected {what}; got {arg_string!r}") from None
+
+    def _parse_known_args(self, *args: Any, **kwargs: Any) -> Any:
+        # an argument's error names the option alone: "--epsilon: ...", not "argument
+        # --epsilon: ..."
+        try:
+            return super()._parse_known_args(*args, **kwargs)  # type: ignore[misc]
+        except argparse.ArgumentError as err:
+            self.error(err.message if err.argument_name is None
+                       else f"{err.argument_name}: {err.message}")
+
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"bndp: error: {_usage_message(message)}\n")
+        self.exit(EXIT_USAGE, f"bndp: error: {_one_line(Exception(message))}\n")
 
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
         """As :meth:`argparse.ArgumentParser.parse_known_args`; a (sub)command without

@@ -25,7 +25,7 @@ from .budget import create_budget, open_budget
 from ._run_record import outcome, run_state, same_file as _same_file, with_run_record, write_json
 from ..exceptions import BudgetError
 from ._errors import (CLIError, DataError, FileError, _COLUMN_OPTIONS, _cell_error, _column_flags,
-                      _fmt_bound, _mode_as_flag, _need)
+                      _fmt_bound, _need)
 from ._io import (Staged, _Progress, _arrow_f64, _arrow_msg, _count_lines,
                   _csv_header, _csv_lines, _guess_format, _is_float, _main_thread,
                   _on_sigterm, _output_kind, _parse_numbers, _progress_enabled, _read_header,
@@ -244,9 +244,7 @@ def _parse_specs(args: argparse.Namespace, label: str = "") -> tuple[list[_Spec]
     except BudgetError:
         raise
     except (ValueError, TypeError) as exc:
-        msg = " ".join(str(exc).split())
-        if args.spec is None:
-            msg = _column_flags(_mode_as_flag(msg))
+        msg = " ".join(str(exc).split()) if args.spec is not None else _column_flags(exc)
         raise CLIError(where + msg) from None
     return [_Spec(p) for p in plans], budget
 

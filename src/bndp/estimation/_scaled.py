@@ -56,6 +56,7 @@ import warnings
 import numpy as np
 
 from .._laws import window
+from ..exceptions import ScaledModelWarning
 from ._em import _fit, _one_blas_thread
 from ._law import _Banded, _kernel_vector, _support
 
@@ -68,13 +69,6 @@ SUPPORT_QUANTILE = 0.5
 X_POINTS = 2049
 #: the standard errors beyond which the model check warns
 CHECK_Z = 3.5
-
-
-class ScaledModelWarning(UserWarning):
-    """The rows of per-row bounds disagree with one shared distribution of their values'
-    position in the row: narrow and wide rows (or low and high ones) released positions
-    that differ beyond their noise. The estimate's assumption does not hold; estimate the
-    kinds of rows apart (``bounds_model="strata"`` with groups of many rows each)."""
 
 
 class _StackedLaw:
