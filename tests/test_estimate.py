@@ -501,8 +501,10 @@ def test_mean_interval_is_the_standard_normal_interval(level, z):
     sd = (sum((e - mean_err) ** 2 for e in errs) / (len(errs) - 1)) ** 0.5
     assert abs(mean_err) > 0.05 * sd        # the bias-corrected interval is another one
     centre = est.mean
-    assert est.support[0] < centre - z * sd and centre + z * sd < est.support[-1]
-    assert est.mean_interval == pytest.approx((centre - z * sd, centre + z * sd), rel=1e-9)
+    # widened by the mean error beyond its noise (2 sd / sqrt(replicates)), not shifted
+    half = z * sd + max(abs(mean_err) - 2 * sd / len(errs) ** 0.5, 0.0)
+    assert est.support[0] < centre - half and centre + half < est.support[-1]
+    assert est.mean_interval == pytest.approx((centre - half, centre + half), rel=1e-9)
     # not the basic interval of the same replicates
     basic = (est.mean - np.quantile(errs, 0.5 + level / 2), est.mean - np.quantile(
         errs, 0.5 - level / 2))
@@ -542,8 +544,11 @@ def test_intervals_are_standard_normal_intervals():
     x = est.support
 
     def sd(errs):
+        # the half-width over z: the errors' sd (ddof = 1) and, over z, the slack of their
+        # mean error beyond its noise (2 sd / sqrt(replicates))
         mu = sum(errs) / len(errs)
-        return (sum((e - mu) ** 2 for e in errs) / (len(errs) - 1)) ** 0.5
+        s = (sum((e - mu) ** 2 for e in errs) / (len(errs) - 1)) ** 0.5
+        return s + max(abs(mu) - 2 * s / len(errs) ** 0.5, 0.0) / z
 
     def var(g):
         mu = float(g @ x)
