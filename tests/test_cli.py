@@ -596,7 +596,7 @@ def test_spec_budget_exceeded_exit_4_nothing_written(tmp_path, capsys):
 def test_failure_after_the_data_checks_charges_nothing(tmp_path, capsys, monkeypatch, fmt, where):
     # the budget is checked before reading and charged only once every row is drawn (issue
     # 21, item 7): a release that fails while planning or drawing charges nothing
-    import bndp.api
+    import bndp.mechanisms.rows
     from bndp._release import ColumnPlan
 
     src = write(tmp_path / "in.csv", SPEC_CSV)
@@ -624,7 +624,7 @@ def test_failure_after_the_data_checks_charges_nothing(tmp_path, capsys, monkeyp
         monkeypatch.setattr(ColumnPlan, "draw", lambda self, *a, **k: boom() if
                             self.name == "income" else real_draw(self, *a, **k))
     else:
-        monkeypatch.setattr(bndp.api, "_grid_rows", boom)
+        monkeypatch.setattr(bndp.mechanisms.rows, "_grid_rows", boom)
     dst = str(tmp_path / f"out.{fmt}")
     code, out, err = run(capsys, "privatize", src, "-o", dst, "--spec", spec)
     assert code == 3 and "planted failure" in err and err.count("\n") == 1

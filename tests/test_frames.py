@@ -388,9 +388,9 @@ def test_failed_draw_spends_nothing_and_retry_works(kind, monkeypatch):
 def test_failed_per_row_planning_spends_nothing(monkeypatch):
     # the per-row grid plans are built while drawing (a refusal such as too many distinct
     # (lower, upper) pairs comes from there)
-    import bndp.api
+    import bndp.mechanisms.rows
 
-    _fail_on(monkeypatch, bndp.api, "_grid_rows")
+    _fail_on(monkeypatch, bndp.mechanisms.rows, "_grid_rows")
     b = bndp.Budget(epsilon=1.0)
     with pytest.raises(ValueError, match="planted"):
         bndp.privatize(pd.DataFrame(data(200)), SPEC, budget=b, rng=1)

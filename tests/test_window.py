@@ -857,6 +857,15 @@ def _assert_compiled_rows_match_grouped(fam, target, q, lo, hi):
     assert g1.random() == g2.random()
 
 
+def _draw(law, q, lo, hi, n, gen):
+    """One gw_fill of the kernel ``law`` on the rows ``q, lo, hi, n`` (in row order)."""
+    tree, levels = law.search_tree
+    out = np.empty(q.shape[0])
+    _core.gw_fill(gen, tree, levels, law.N, law.tailw, law.sbits, law.tm, law.exponent,
+                  q, lo, hi, n, out)
+    return out
+
+
 def _grouped_reference(fam, target, dq, q, lo, hi, gen):
     """Per-row draws by the grouped loop: first the wide kernel of the exponent of rows near
     0 (plan_wide's) on its rows, then the other rows grouped by exponent, then by kernel
@@ -879,7 +888,7 @@ def _grouped_reference(fam, target, dq, q, lo, hi, gen):
     n0 = _core.gw_intervals(lo[sel0], hi[sel0], e0)
     rows0 = sel0[drawn_first(n0)]
     if rows0.size:
-        out[rows0] = window._draw(first, q[rows0], lo[rows0], hi[rows0], n0[drawn_first(n0)],
+        out[rows0] = _draw(first, q[rows0], lo[rows0], hi[rows0], n0[drawn_first(n0)],
                                   gen)
     for ev in np.unique(e):
         ev = int(ev)
@@ -907,7 +916,7 @@ def _grouped_reference(fam, target, dq, q, lo, hi, gen):
             merged[id(law.cum)] = (law, rows, nr)
         for law, rows, nr in merged.values():
             if rows.size:
-                out[rows] = window._draw(law, q[rows], lo[rows], hi[rows], nr, gen)
+                out[rows] = _draw(law, q[rows], lo[rows], hi[rows], nr, gen)
     return out
 
 

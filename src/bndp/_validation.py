@@ -259,7 +259,7 @@ def check_bounds(lower: np.ndarray, upper: np.ndarray, *, allow_half_infinite: b
         if (both[0] & both[1]).any():
             raise ValueError("`lower` and `upper` cannot both be infinite")
     else:
-        if _rows_pair(lower, upper) and _core.rows_bounds_ok(lower.ravel(), upper.ravel()):
+        if rows_pair(lower, upper) and _core.rows_bounds_ok(lower.ravel(), upper.ravel()):
             return      # per-row bounds, every row finite with lower < upper: one pass
         check_finite(lower, "lower")
         check_finite(upper, "upper")
@@ -274,7 +274,7 @@ def check_bounds(lower: np.ndarray, upper: np.ndarray, *, allow_half_infinite: b
         raise ValueError(f"`lower` must be < `upper`; got lower >= upper{_at_index(bad)}")
 
 
-def _rows_pair(a: Any, b: Any) -> bool:
+def rows_pair(a: Any, b: Any) -> bool:
     """``a`` and ``b`` are float64 arrays of one shape, C-contiguous, of at least 64
     elements: the per-row checks' one-pass fast path applies (their ravel is a view)."""
     return (type(a) is np.ndarray and type(b) is np.ndarray and a.dtype == _F64
@@ -375,7 +375,7 @@ def apply_domain(value: np.ndarray, lower: Any, upper: Any, on_outside: str,
         vmax = value.max()
         if vmin >= lower and vmax <= upper and -math.inf < vmin and vmax < math.inf:
             return value
-    if (_rows_pair(value, lower) and _rows_pair(value, upper)
+    if (rows_pair(value, lower) and rows_pair(value, upper)
             and _core.rows_inside(value.ravel(), lower.ravel(), upper.ravel())):
         return value    # per-row bounds, every row finite and inside: one pass
     check_finite(value, name)

@@ -33,9 +33,11 @@ def no_kernel_message(fam: int, target: float, dk: int, n: int | None) -> str:
             "mode='continuous'")
 
 
-def check_row_exponents(e: np.ndarray, coarse: np.ndarray, dq: float) -> None:
+def check_row_exponents(e: np.ndarray, coarse: np.ndarray, dq: float,
+                        warn: bool = True) -> None:
     """:func:`bndp._laws.window._check_exponent` of per-row bounds: the same checks, the
-    messages naming the first row (0-based) and no number that follows its bounds."""
+    messages naming the first row (0-based) and no number that follows its bounds
+    (``warn``: whether coarse grids are warned of, else only refused where too coarse)."""
     e = np.asarray(e)
     bad = (e < -1022) | (e > 1000)
     if bad.any():
@@ -51,6 +53,8 @@ def check_row_exponents(e: np.ndarray, coarse: np.ndarray, dq: float) -> None:
                 f"are too far from 0 for sensitivity {dq!r}: doubles there are spaced more "
                 "than the sensitivity; the default release needs |lower|, |upper| below "
                 "2^51 * sensitivity (shift the data towards 0, or pass mode='continuous')")
+        if not warn:
+            return
         warnings.warn(
             f"grid law: per-row bounds far from 0 (first at row index "
             f"{int(np.argmax(np.ravel(coarse)))}) need a coarser grid than the sensitivity "

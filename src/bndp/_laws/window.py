@@ -261,12 +261,13 @@ def _exponent1(target: float, dq: float, lo: float, hi: float) -> tuple[int, boo
     return (eu, True) if eu > e else (e, False)
 
 
-def _check_exponent(e: np.ndarray, coarse: np.ndarray, dq: float, rows: bool = False) -> None:
+def _check_exponent(e: np.ndarray, coarse: np.ndarray, dq: float, rows: bool = False,
+                    warn: bool = True) -> None:
     """Refuse granularity exponents out of range or coarsened beyond the sensitivity, and
-    warn of coarsened grids. ``rows``: per-row bounds (data), worded by the first row's
-    index, without the exponents (which follow the bounds)."""
+    warn of coarsened grids (``warn``). ``rows``: per-row bounds (data), worded by the first
+    row's index, without the exponents (which follow the bounds)."""
     if rows:
-        check_row_exponents(e, coarse, dq)
+        check_row_exponents(e, coarse, dq, warn)
         return
     if e.size and (int(e.min()) < -1022 or int(e.max()) > 1000):
         raise ValueError(
@@ -491,15 +492,6 @@ def snap_rows(values: WideValues, lo: np.ndarray, hi: np.ndarray, e: np.ndarray)
     return snap(values, index, exact)
 
 
-def _draw(law: WindowLaw, q: np.ndarray, lo: np.ndarray, hi: np.ndarray, n: np.ndarray,
-          gen: np.random.Generator) -> np.ndarray:
-    tree, levels = law.search_tree
-    out = np.empty(q.shape[0])
-    _core.gw_fill(gen, tree, levels, law.N, law.tailw, law.sbits, law.tm, law.exponent,
-                  q, lo, hi, n, out)
-    return out
-
-
 def _sens_steps(dq: float, e: int) -> int:
     """The sensitivity ``dq`` in grid steps ``2^e``, rounded up (at least 1; ``2^62`` where
     it is more, or beyond the doubles: wider than any row, whose kernel then takes its
@@ -596,62 +588,22 @@ def sample_rows(fam: int, target: float, sensitivity: float, q: np.ndarray, lo: 
                 hi: np.ndarray, gen: np.random.Generator,
                 exact: WideValues | None = None) -> np.ndarray:
     """Per-row bounds: one draw per row (1-D float64 arrays of one length, values clipped
-    into their rows). Rows are grouped by kernel: one wide kernel per granularity, and one
-    per narrow ``n`` (``target`` served as :func:`serving_target`). ``exact``: the exact
-    true values when some are not doubles (``q`` then holds their approximations); each is
-    rounded onto its row's grid from its exact value (:func:`snap_rows`)."""
+    into their rows), ``target`` served as :func:`serving_target`: the one per-row sampler
+    (:func:`_sample_rows_compiled`). ``exact``: the exact true values when some are not
+    doubles (``q`` then holds their approximations); each is first rounded onto its row's
+    grid from its exact value (:func:`snap_rows`: doubles with the exact values' grid
+    indices), and those doubles are drawn."""
     dq = float(sensitivity)
     target = serving_target(target, dq)
-    if exact is None:
-        return _sample_rows_compiled(fam, target, dq, q, lo, hi, gen)
-    with np.errstate(over="ignore"):        # an inf width: refused with its reason below
-        width = hi - lo
-    e, coarse = grid_exponent(target, dq, width, lo, hi)
-    e = np.broadcast_to(e, q.shape)
-    _check_exponent(e, coarse, dq, rows=True)
     if exact is not None:
+        with np.errstate(over="ignore"):        # an inf width: refused with its reason below
+            width = hi - lo
+        e, coarse = grid_exponent(target, dq, width, lo, hi)
+        e = np.broadcast_to(e, q.shape)
+        # refusals only: the draw's grid pass warns of coarse grids (once)
+        _check_exponent(e, coarse, dq, rows=True, warn=False)
         q = np.clip(snap_rows(exact, lo, hi, e), lo, hi)
-    out = np.empty(q.shape[0])
-    es = np.unique(e)
-    for ev in es:
-        ev = int(ev)
-        sel = None if len(es) == 1 else np.flatnonzero(e == ev)
-        qs, los, his = (q, lo, hi) if sel is None else (q[sel], lo[sel], hi[sel])
-        n = _core.gw_intervals(los, his, ev)
-        if n.size and int(n.min()) < 1:
-            raise ValueError("grid law: a row holds no grid step; pass mode='continuous'")
-        if n.size and int(n.max()) > MAX_ROW_INTERVALS:
-            k = int(np.argmax(n))
-            _check_row_intervals(int(n[k]), dq, float(his[k] - los[k]), rows=True)
-        dk = _sens_steps(dq, ev)
-        if bool(np.all(_surely_narrow(fam, target, dk, n))):
-            wide = None
-            narrow = np.ones(n.shape, dtype=bool)
-        else:
-            wide = _law(fam, target, dk, ev, None)
-            narrow = n < wide.n_min
-        res = np.empty(qs.shape[0])
-        if wide is not None and not narrow.any():
-            res = _draw(wide, qs, los, his, n, gen)
-        else:
-            wsel = np.flatnonzero(~narrow)
-            if wsel.size and wide is not None:
-                res[wsel] = _draw(wide, qs[wsel], los[wsel], his[wsel], n[wsel], gen)
-            nsel = np.flatnonzero(narrow)
-            nv, inv = np.unique(n[nsel], return_inverse=True)
-            order = np.argsort(inv, kind="stable")
-            ends = np.cumsum(np.bincount(inv, minlength=len(nv)))
-            start = 0
-            for g, nn in enumerate(nv):
-                rows = nsel[order[start:ends[g]]]
-                start = ends[g]
-                law = _law(fam, target, min(dk, int(nn)), ev, int(nn))
-                res[rows] = _draw(law, qs[rows], los[rows], his[rows], n[rows], gen)
-        if sel is None:
-            out = res
-        else:
-            out[sel] = res
-    return out
+    return _sample_rows_compiled(fam, target, dq, q, lo, hi, gen)
 
 
 def _sample_rows_compiled(fam: int, target: float, dq: float, q: np.ndarray, lo: np.ndarray,

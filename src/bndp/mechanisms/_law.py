@@ -25,7 +25,7 @@ from .._deprecate import removed_parameter
 from .._random import RNGLike, as_generator
 from .._validation import as_float_array, as_probability
 from ..distributions import truncnorm_eval, truncnorm_tail_eval
-from . import exact
+from . import exact, rows
 from ._base import Mechanism
 
 __all__ = ["ClippedLaw", "GridLawMechanism", "LawMechanism", "TruncatedNormalLaw"]
@@ -265,6 +265,38 @@ class GridLawMechanism(LawMechanism):
 
     def _continuous_sample(self, q: Any, size: Any, gen: Any, workers: int):
         raise NotImplementedError
+
+    #: the family whose per-row release :meth:`sample_rows` draws (None: per-row bounds are
+    #: not supported)
+    _rows_family: ClassVar[str | None] = None
+
+    @classmethod
+    def sample_rows(cls, value: Any, lower: Any, upper: Any, *, epsilon: float,
+                    sensitivity: float, delta: float = 0.0, rng: RNGLike = None,
+                    on_outside: str = "clip", workers: int = 1, mode: str | None = None):
+        """Per-row bounds: one draw per element of ``value`` with its own bounds
+        ``[lower_i, upper_i]`` (arrays broadcast together), each row released by this
+        mechanism's law for its bounds (in the default mode the windowed grid law, one
+        kernel for every wide row and one per narrow width; in ``mode='continuous'`` the
+        scale calibrated per distinct width). The arguments are those of
+        :func:`bndp.sample`, which dispatches array bounds here.
+
+        Returns
+        -------
+        ndarray of float64
+            The broadcast shape of ``value``, ``lower`` and ``upper``.
+
+        Raises
+        ------
+        TypeError
+            Where the mechanism has no per-row release.
+        """
+        if cls._rows_family is None:
+            raise TypeError(f"{cls.__name__} has no per-row release (per-row bounds are for "
+                            "BoundedLaplace and BoundedGaussian)")
+        return rows.sample_rows(cls._rows_family, value, lower, upper, epsilon=epsilon,
+                                sensitivity=sensitivity, delta=delta, rng=rng,
+                                on_outside=on_outside, workers=workers, mode=mode)
 
 
 class ClippedLaw(LawMechanism):

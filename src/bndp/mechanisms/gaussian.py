@@ -237,6 +237,7 @@ class BoundedGaussian(TruncatedNormalLaw, GridLawMechanism):
                                 self._params(q), size, gen, workers)
 
     # law hooks (the public methods are in LawMechanism) ---------------------------------
+    _rows_family = "gaussian"     # per-row bounds: :meth:`sample_rows`
     _law_docs = {
         "pmf": "Probability that the grid law releases ``x`` for true value ``value`` (0 off "
                "the grid). Exact mode, univariate.",

@@ -200,6 +200,7 @@ class BoundedLaplace(GridLawMechanism):
         return _dispatch.sample(_core.bl_one, _core.bl_fill, _core.bl_fill_rows, params, size, gen, workers)
 
     # law hooks (the public methods are in LawMechanism) ---------------------------------
+    _rows_family = "laplace"     # per-row bounds: :meth:`sample_rows`
     _law_docs = {
         "cdf": r"""CDF of the output: for :math:`x \le q`,
 :math:`-\tfrac12 e^{-(q-x)/b}\,\mathrm{expm1}(-(x-l)/b)/C_q`; for :math:`x \ge q`,
