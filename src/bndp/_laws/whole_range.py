@@ -96,10 +96,13 @@ class ExactPlan(GridScale):
     certified_epsilon: float
     shift_losses: np.ndarray = field(repr=False)
 
-    #: capabilities of the :class:`~bndp._laws.base.Plan` interface: finitely many outputs;
     #: not the windowed law of one row (no compiled one-row sampler)
-    bounded = True
     supports_rows = False
+
+    @property
+    def bounded(self) -> bool:
+        """Finitely many outputs (a constrained plan on an unbounded set has not)."""
+        return True
 
     @property
     def weights(self) -> np.ndarray:

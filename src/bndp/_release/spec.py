@@ -230,7 +230,8 @@ class ColumnPlan:
         lo_v = np.float64(self.lower) if lo is None else lo
         hi_v = np.float64(self.upper) if hi is None else hi
         # per-row bounds: drawn by the mechanism, as fixed bounds are
-        return np.asarray(REGISTRY[self.mechanism].sample_rows(
+        cls: Any = REGISTRY[self.mechanism]      # BoundedLaplace or BoundedGaussian
+        return np.asarray(cls.sample_rows(
             values, lo_v, hi_v, epsilon=self.epsilon, sensitivity=self.sensitivity,
             delta=self.delta, rng=gen, on_outside=self.on_outside, **self.options),
             dtype=np.float64)
@@ -239,7 +240,8 @@ class ColumnPlan:
 def _per_row_sample_options() -> tuple[str, ...]:
     """The options a column with per-row bounds takes: those of the mechanisms'
     ``sample_rows`` beyond the column's own settings."""
-    params = inspect.signature(REGISTRY["laplace"].sample_rows).parameters
+    cls: Any = REGISTRY["laplace"]
+    params = inspect.signature(cls.sample_rows).parameters
     return tuple(p for p in params if p not in (
         "value", "epsilon", "sensitivity", "lower", "upper", "delta", "rng", "on_outside"))
 

@@ -96,14 +96,14 @@ def _family(spec: Any, name: str | None = None) -> tuple[_Family, Any, Any]:
         what = type(spec).__name__
         if spec.mode == "continuous":
             raise _continuous_error(what)
-        plan = spec.exact_plan
+        plan: Any = spec.exact_plan    # the windowed law of one row where supports_rows
         if plan is None or not plan.supports_rows:
             kind = ("a multivariate box" if getattr(spec, "dim", None) is not None
                     else "a half-line (an infinite bound)")
             raise ValueError(f"{what}: bndp.estimate needs finite scalar bounds; this "
                              f"mechanism releases {kind}")
-        fam = window.LAPLACE if isinstance(spec, BoundedLaplace) else window.GAUSSIAN
-        return (_Family(fam, float(plan.target), float(spec.sensitivity), plan, what),
+        code = window.LAPLACE if isinstance(spec, BoundedLaplace) else window.GAUSSIAN
+        return (_Family(code, float(plan.target), float(spec.sensitivity), plan, what),
                 plan.lower, plan.upper)
     raise TypeError("`spec_or_mechanism` must be a BoundedLaplace or BoundedGaussian "
                     "mechanism, or a spec column's settings (a mapping with mechanism, "
@@ -134,20 +134,24 @@ def _bounds_array(b: Any, size: int, key: str) -> np.ndarray:
     return a
 
 
-def _grid_index(y: np.ndarray, plan: window.RowPlan, what: str) -> np.ndarray:
-    """The grid index of every released value of one row class; an error naming the first
-    value that is not a grid point of the row."""
+def _grid_index(y: np.ndarray, plan: window.RowPlan, what: str,
+                public_bounds: bool = True) -> np.ndarray:
+    """The grid index of every released value of one row class; an error where a value is
+    not a grid point of the row. The error quotes no value (a value off the grid may be a
+    true value given by mistake), and the row's bounds and grid only where they are the
+    column's public bounds (``public_bounds``; per-row bounds are data)."""
     j = np.rint((y - plan.lower) / plan.gamma)
     ok = (j >= 0) & (j <= plan.n)
     jj = np.where(ok, j, 0).astype(np.int64)
     ok &= (plan.lower + jj.astype(np.float64) * plan.gamma) == y
     if not ok.all():
-        k = int(np.flatnonzero(~ok)[0])
+        where = (f"on [{plan.lower!r}, {plan.upper!r}] (its outputs are the grid points "
+                 f"lower + j * {plan.gamma!r}, j = 0..{plan.n})" if public_bounds
+                 else "on its row's bounds")
         raise ValueError(
-            f"released value {float(y[k])!r} is not an output of {what} on "
-            f"[{plan.lower!r}, {plan.upper!r}] (its outputs are the grid points lower + "
-            f"j * {plan.gamma!r}, j = 0..{plan.n}): was it released with other settings "
-            "(epsilon, sensitivity, bounds, mechanism, mode)?")
+            f"a released value is not an output of {what} {where} ({int((~ok).sum())} "
+            "such value(s)): was it released with other settings (epsilon, sensitivity, "
+            "bounds, mechanism, mode)?")
     return jj
 
 
