@@ -1,4 +1,12 @@
-"""Every input check of bndp, in one place.
+"""The input checks that bndp's modules share: numbers and arrays (:func:`as_float_array`,
+:func:`fast_real`), privacy parameters (:func:`check_epsilon_delta`,
+:func:`check_positive`, :func:`budget_amount`), bounds (:func:`check_bounds`, the one check
+of ``lower < upper`` and of the ends allowed, and :func:`check_box`), sizes and shapes,
+``on_outside``, values against their domain (:func:`apply_domain`), and tables passed where
+a column is expected. A check that belongs to one component lives with it: a release
+spec's keys (:mod:`bndp._release.spec`, :class:`bndp.SpecError`), a budget and its store
+(:mod:`bndp.budget`, :mod:`bndp._ledger`), a mechanism's own options, the command line's
+arguments. The exception and warning types are those of :mod:`bndp.exceptions`.
 
 Checks run once per call, vectorised, before any kernel. Every check fails on NaN (written
 as ``not (x > 0)``). ``TypeError`` for types and dtypes, ``ValueError`` for domains and
@@ -244,25 +252,33 @@ def check_open_unit(a: np.ndarray, name: str) -> None:
         raise ValueError(f"`{name}` must be in (0, 1); got {_first_bad(a, bad)}")
 
 
-def check_bounds(lower: np.ndarray, upper: np.ndarray, *, allow_half_infinite: bool = False) -> None:
-    """``lower < upper`` elementwise; both finite unless ``allow_half_infinite`` (then one
-    end may be infinite, pointing outwards)."""
-    if allow_half_infinite:
-        bad = np.isnan(lower) | (lower == np.inf)
-        if bad.any():
-            raise ValueError(f"`lower` must be finite or -inf; got {_first_bad(lower, bad)}")
-        bad = np.isnan(upper) | (upper == -np.inf)
-        if bad.any():
-            raise ValueError(f"`upper` must be finite or +inf; got {_first_bad(upper, bad)}")
-        broadcast_shapes(lower=lower, upper=upper)
-        both = np.broadcast_arrays(np.isinf(lower), np.isinf(upper))
-        if (both[0] & both[1]).any():
-            raise ValueError("`lower` and `upper` cannot both be infinite")
-    else:
-        if rows_pair(lower, upper) and _core.rows_bounds_ok(lower.ravel(), upper.ravel()):
-            return      # per-row bounds, every row finite with lower < upper: one pass
-        check_finite(lower, "lower")
-        check_finite(upper, "upper")
+#: what the ends of an interval may be, by ``check_bounds``'s ``ends``
+_ENDS = ("finite", "half", "line")
+
+
+def check_bounds(lower: Any, upper: Any, *, ends: str = "finite") -> None:
+    """The check of an interval's ends, ``lower < upper``: bndp's one bounds checker.
+
+    ``lower`` and ``upper`` are floats or float64 arrays (elementwise, broadcasting; already
+    converted, see :func:`as_float_array`). ``ends`` says which ends are allowed:
+    ``"finite"`` both finite; ``"half"`` ``lower`` finite or -inf and ``upper`` finite or
+    +inf, not both infinite (an interval or a half-line); ``"line"`` as ``"half"``, both
+    infinite too (the whole line). NaN fails. ``ValueError`` naming the bound; the values
+    of scalar bounds are quoted, of array bounds (which may be per-row bounds read from
+    data) only the index and, for a NaN or an infinity, that value.
+    """
+    if type(lower) is float and type(upper) is float:     # scalar bounds: no array work
+        if not (math.isfinite(lower) and math.isfinite(upper)):
+            _check_ends(np.float64(lower), np.float64(upper), ends)
+        if not lower < upper:
+            raise ValueError(f"`lower` must be < `upper`; got lower = {lower!r}, "
+                             f"upper = {upper!r}")
+        return
+    if ends == "finite" and rows_pair(lower, upper) and _core.rows_bounds_ok(
+            lower.ravel(), upper.ravel()):
+        return      # per-row bounds, every row finite with lower < upper: one pass
+    lower, upper = np.asarray(lower), np.asarray(upper)
+    _check_ends(lower, upper, ends)
     broadcast_shapes(lower=lower, upper=upper)
     lo, hi = np.broadcast_arrays(lower, upper)
     bad = ~(lo < hi)
@@ -272,6 +288,28 @@ def check_bounds(lower: np.ndarray, upper: np.ndarray, *, allow_half_infinite: b
                              f"upper = {float(hi)!r}")
         # array bounds may be per-row bounds read from data: the place, not the values
         raise ValueError(f"`lower` must be < `upper`; got lower >= upper{_at_index(bad)}")
+
+
+def _check_ends(lower: np.ndarray, upper: np.ndarray, ends: str) -> None:
+    """The ends allowed by :func:`check_bounds`'s ``ends`` (their order checked apart)."""
+    if ends == "finite":
+        check_finite(lower, "lower")
+        check_finite(upper, "upper")
+        return
+    if ends not in _ENDS:
+        raise ValueError(f"`ends` must be one of {_ENDS}; got {ends!r}")
+    bad = np.isnan(lower) | (lower == np.inf)
+    if bad.any():
+        raise ValueError(f"`lower` must be finite or -inf; got {_first_bad(lower, bad)}")
+    bad = np.isnan(upper) | (upper == -np.inf)
+    if bad.any():
+        raise ValueError(f"`upper` must be finite or +inf; got {_first_bad(upper, bad)}")
+    if ends == "half":
+        broadcast_shapes(lower=lower, upper=upper)
+        both = np.broadcast_arrays(np.isinf(lower), np.isinf(upper))
+        if (both[0] & both[1]).any():
+            raise ValueError("`lower` and `upper` cannot both be infinite: for noise on the "
+                             "whole line use bndp.Laplace")
 
 
 def rows_pair(a: Any, b: Any) -> bool:

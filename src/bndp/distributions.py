@@ -16,25 +16,9 @@ import numpy as np
 
 from . import _core, _dispatch
 from ._random import RNGLike, as_generator
-from ._validation import as_float_array, check_finite, check_positive, checked_arrays
+from ._validation import as_float_array, check_bounds, check_finite, check_positive, checked_arrays
 
 __all__ = ["truncated_normal"]
-
-
-def _check_interval(lo: np.ndarray, hi: np.ndarray) -> None:
-    bad = np.isnan(lo) | (lo == np.inf)
-    if bad.any():
-        raise ValueError("`lower` must be a number < +inf (use -inf for no lower bound); got "
-                         f"{lo[np.unravel_index(np.argmax(bad), lo.shape)] if lo.ndim else float(lo)!r}")
-    bad = np.isnan(hi) | (hi == -np.inf)
-    if bad.any():
-        raise ValueError("`upper` must be a number > -inf (use +inf for no upper bound); got "
-                         f"{hi[np.unravel_index(np.argmax(bad), hi.shape)] if hi.ndim else float(hi)!r}")
-    a, b = np.broadcast_arrays(lo, hi)
-    bad = ~(a < b)
-    if bad.any():
-        i = np.unravel_index(np.argmax(bad), a.shape) if a.ndim else ()
-        raise ValueError(f"`lower` must be < `upper`; got lower = {float(a[i])!r}, upper = {float(b[i])!r}")
 
 
 _NORMAL_MIN = float(np.finfo(np.float64).tiny)
@@ -47,7 +31,7 @@ def _tn_params(loc: Any, scale: Any, lower: Any, upper: Any) -> list[np.ndarray]
     if tiny.any():      # 1 / scale overflows: the standardised bounds are not representable
         raise ValueError(f"`scale` must be a normal double (at least {_NORMAL_MIN!r}); got "
                          f"{float(np.ravel(sg[tiny] if sg.ndim else sg)[0])!r}")
-    _check_interval(lo, hi)
+    check_bounds(lo, hi, ends="line")
     return [mu, sg, lo, hi]
 
 

@@ -202,7 +202,7 @@ def _bl_validated(epsilon: Any, sensitivity: Any, lower: Any, upper: Any,
     hi_a = as_float_array(upper, "upper")
     check_epsilon_delta(eps, dl)
     check_positive(dq, "sensitivity")
-    check_bounds(lo_a, hi_a, allow_half_infinite=True)
+    check_bounds(lo_a, hi_a, ends="half")
     _bl_check_range(eps, dl, dq, lo_a, hi_a)
     return (eps, dl, dq, lo_a, hi_a), False
 
@@ -245,7 +245,7 @@ def bounded_laplace_log_delta_c(scale: Any, sensitivity: Any, lower: Any, upper:
     b, dq, lo, hi = checked_arrays((scale, "scale", check_positive),
                                    (sensitivity, "sensitivity", check_positive),
                                    (lower, "lower", None), (upper, "upper", None))
-    check_bounds(lo, hi, allow_half_infinite=True)
+    check_bounds(lo, hi, ends="half")
     w = hi - lo
     dqe = np.minimum(dq, w)
     out = np.vectorize(_core.bl_log_dc, otypes=[float])(b, dqe, w)

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from .._random import RNGLike, as_generator
-from .._validation import as_float_array, check_box, fast_real, positive_real
+from .._validation import as_float_array, check_bounds, check_box, fast_real, positive_real
 from ..calibrate import generalized_gaussian_sigma
 from ..distributions import truncated_normal
 from ._law import ClippedLaw, TruncatedNormalLaw, out
@@ -123,8 +123,7 @@ class ClampedLaplace(ClippedLaw, LaplaceNoise):
         dq = positive_real(sensitivity, "sensitivity")
         lo = fast_real(lower, "lower")
         hi = fast_real(upper, "upper")
-        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-            raise ValueError(f"`lower` < `upper`, both finite, is required; got {lo!r}, {hi!r}")
+        check_bounds(lo, hi)
         self._set(epsilon=eps, sensitivity=dq, lower=lo, upper=hi, scale=dq / eps)
 
     @_loss_doc("The worst-case privacy loss: ``epsilon`` (post-processing of the Laplace "

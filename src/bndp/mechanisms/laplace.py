@@ -17,7 +17,7 @@ from scipy import special
 
 from .. import _core, _dispatch
 from .._random import RNGLike
-from .._validation import check_continuous_resolution, fast_real
+from .._validation import check_bounds, check_continuous_resolution, fast_real
 from ..calibrate.bounded import bounded_laplace_scale, check_bounded_laplace
 from ..distributions import bounded_laplace_eval
 from . import exact
@@ -33,15 +33,7 @@ def _bounds(lower: Any, upper: Any, line: bool = False) -> tuple[float, float]:
     both infinite (unless ``line``), ``lower < upper``."""
     lo = fast_real(lower, "lower")
     hi = fast_real(upper, "upper")
-    if math.isnan(lo) or lo == math.inf:
-        raise ValueError(f"`lower` must be finite or -inf; got {lo!r}")
-    if math.isnan(hi) or hi == -math.inf:
-        raise ValueError(f"`upper` must be finite or +inf; got {hi!r}")
-    if math.isinf(lo) and math.isinf(hi) and not line:
-        raise ValueError("`lower` and `upper` cannot both be infinite: for noise on the whole "
-                         "line use bndp.Laplace")
-    if not lo < hi:
-        raise ValueError(f"`lower` must be < `upper`; got lower = {lo!r}, upper = {hi!r}")
+    check_bounds(lo, hi, ends="line" if line else "half")
     return lo, hi
 
 
