@@ -165,6 +165,7 @@ def _spec_place(column: str, key: str | None = None) -> str:
 class _SpecFields:
     """The fields of a spec error: the column and key at fault, and what is wrong."""
 
+    args: tuple[Any, ...]     # (of the exception type it is mixed into)
     column: str | None
     key: str | None
     detail: str | None
