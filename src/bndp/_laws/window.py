@@ -384,7 +384,8 @@ class RowPlan:
             return ExactPlan.law(self, x, value, what)  # type: ignore[arg-type]
         g, p = self._pmf_window(value)
         if what in ("sf", "logsf", "logcdf", "isf"):
-            c_up = np.cumsum(p[::-1])[::-1]          # P(X >= g_k)
+            # P(X >= g_k); the rounded sums of the probabilities may pass 1 by an ulp
+            c_up = np.minimum(np.cumsum(p[::-1])[::-1], 1.0)
             above = np.concatenate((c_up[1:], [0.0]))
             xa = np.asarray(x, dtype=np.float64)
             out = np.empty(xa.shape)

@@ -1,0 +1,305 @@
+"""A conformance battery over the mechanism registry (in the manner of scipy's distribution
+checks): every mechanism a release spec accepts (``bndp.mechanisms.registry.REGISTRY``), in
+each law its constructor offers (the default grid law and ``mode="continuous"``), over fixed
+bounds and, where the mechanism has them, per-row bounds (:func:`bndp.sample` with array
+``lower``/``upper``), at a few parameter sets:
+
+* the law's functions agree with each other: ``ppf``/``cdf`` and ``isf``/``sf`` round
+  trips, ``sf = 1 - cdf``, the PMF sums to 1 and ``cdf`` is its cumulative sum (the
+  density integrates to 1 in continuous mode);
+* ``mean()`` and ``variance()`` agree with 20,000 seeded draws (z-scores below 5);
+* the worst-case privacy loss computed here from the law's own ``pmf``/``pdf`` over pairs
+  of true values one sensitivity apart is at most ``epsilon``, and ``privacy_loss()`` bounds
+  it from above (the default law);
+* pickling and ``repr`` rebuild an equal mechanism that draws the same values.
+
+The mechanisms and their options are read from the registry and from each class (its
+constructor's parameters, ``hasattr`` for each law method), so a newly registered mechanism
+is checked without editing this file; a method a class lacks is skipped with that reason.
+The default run covers six parameter sets; ``BNDP_FULL=1`` (tests marked ``slow``) the whole
+cross product of bounds, epsilons and sensitivities, and the loss scan over every grid point.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import pickle
+
+import numpy as np
+import pytest
+from scipy import integrate
+
+import bndp
+from bndp.mechanisms.registry import MECHANISMS, REGISTRY, SAMPLE_MECHANISMS
+
+from .conftest import FULL
+
+ULP = np.finfo(np.float64).eps            # 2^-52
+N_DRAWS = 20_000
+Z_MAX = 5.0
+
+BOUNDS = [(0.0, 10.0), (-5.0, 120.0), (1e6, 1e6 + 50.0)]
+EPSILONS = [0.1, 1.0, 4.0]
+FRACTIONS = [0.1, 1.0]                    # sensitivity as a fraction of the width
+
+#: the default run: each bound, epsilon and sensitivity fraction at least twice
+DEFAULT_PARAMS = [
+    ((0.0, 10.0), 0.1, 1.0),
+    ((0.0, 10.0), 4.0, 0.1),
+    ((-5.0, 120.0), 1.0, 0.1),
+    ((-5.0, 120.0), 4.0, 1.0),
+    ((1e6, 1e6 + 50.0), 0.1, 0.1),
+    ((1e6, 1e6 + 50.0), 1.0, 1.0),
+]
+FULL_PARAMS = [(b, e, f) for b in BOUNDS for e in EPSILONS for f in FRACTIONS]
+
+
+def _modes(cls) -> list[str]:
+    """The laws the constructor offers: the default one, and ``"continuous"`` where the
+    class takes a ``mode``."""
+    params = inspect.signature(cls).parameters
+    return ["exact", "continuous"] if "mode" in params else ["exact"]
+
+
+def _variants(cls) -> list[str]:
+    """``"plain"`` (the interval ``[lower, upper]``), and ``"gap"`` (a forbidden interval in
+    the middle) for a class whose constructor takes ``forbidden``."""
+    return ["plain", "gap"] if "forbidden" in inspect.signature(cls).parameters else ["plain"]
+
+
+def _cases(params):
+    out = []
+    for name in MECHANISMS:
+        cls = REGISTRY[name]
+        for mode in _modes(cls):
+            for variant in _variants(cls):
+                for (lo, hi), eps, frac in params:
+                    out.append(pytest.param(name, mode, variant, lo, hi, eps, frac,
+                                            id=f"{name}-{mode}-{variant}-[{lo:g},{hi:g}]-"
+                                               f"eps{eps:g}-dq{frac:g}w"))
+    return out
+
+
+DEFAULT_CASES = _cases(DEFAULT_PARAMS)
+#: the rest of the cross product (the default cases are not repeated)
+_REST = [c for c in _cases(FULL_PARAMS)
+         if c.values[3:] not in {c2.values[3:] for c2 in DEFAULT_CASES}]
+#: the sweep of tests marked slow: the whole rest with BNDP_FULL=1, else every seventh
+SLOW_CASES = _REST if FULL else _REST[::7]
+
+
+def make(name, mode, variant, lo, hi, eps, frac):
+    """The mechanism of a case, built from the registry with the keywords every registered
+    class takes (``sensitivity``, ``lower``, ``upper``, ``mode``)."""
+    cls = REGISTRY[name]
+    kw = dict(sensitivity=frac * (hi - lo), lower=lo, upper=hi)
+    if "mode" in inspect.signature(cls).parameters:
+        kw["mode"] = mode
+    if variant == "gap":
+        w = hi - lo
+        kw["forbidden"] = [(lo + 0.4 * w, lo + 0.5 * w)]
+    return cls(eps, **kw)
+
+
+def _needs(m, *names):
+    """Skip (with the reason) where the mechanism's class lacks one of the law methods."""
+    for n in names:
+        if not hasattr(m, n):
+            pytest.skip(f"{type(m).__name__} has no `{n}`")
+
+
+def _allowed(m, v) -> np.ndarray:
+    """Whether each true value lies in the mechanism's allowed set (its bounds, outside any
+    forbidden interval)."""
+    v = np.asarray(v, dtype=np.float64)
+    ok = (v >= m.lower) & (v <= m.upper)
+    for a, b in getattr(m, "forbidden", ()):
+        ok &= ~((v > a) & (v < b))
+    return ok
+
+
+def _true_values(m) -> np.ndarray:
+    """A few true values: both ends, inner points, and one just inside each end."""
+    lo, hi = m.lower, m.upper
+    w = hi - lo
+    v = np.array([lo, lo + 0.013 * w, lo + 0.3 * w, lo + 0.77 * w, hi - 0.001 * w, hi])
+    return v[_allowed(m, v)]
+
+
+def _grid(m) -> np.ndarray:
+    return np.asarray(m.exact_plan.grid(), dtype=np.float64)
+
+
+# ---------------------------------------------------------------------------------------
+# the law's functions against each other
+# ---------------------------------------------------------------------------------------
+def check_discrete_law(m):
+    _needs(m, "pmf", "cdf", "ppf")
+    g = _grid(m)
+    n = len(g)
+    for v in _true_values(m):
+        p = np.asarray(m.pmf(g, v))
+        assert (p >= 0).all()
+        # the grid carries the whole law: the PMF sums to 1 within the rounding of n terms
+        assert abs(math.fsum(p) - 1.0) <= 4 * n * ULP, (v, math.fsum(p))
+        # off the grid there is no mass
+        mid = 0.5 * (g[:-1] + g[1:])
+        assert (np.asarray(m.pmf(mid, v)) == 0).all()
+        # cdf is the cumulative PMF (within the rounding of the partial sums)
+        c = np.asarray(m.cdf(g, v))
+        cum = np.cumsum(p)
+        k = np.arange(1, n + 1)
+        assert (np.abs(c - cum) <= 4 * k * ULP).all(), (v, np.max(np.abs(c - cum)))
+        assert c[-1] == 1.0 and (np.diff(c) >= 0).all()
+        assert (np.asarray(m.cdf(mid, v)) == c[:-1]).all()    # constant between grid points
+        assert m.cdf(g[0] - 1.0, v) == 0.0
+        # ppf(cdf(x)) = x at every grid point where the CDF, in doubles, rises (positive
+        # mass not lost in the rounding of a CDF next to 1)
+        pos = np.concatenate([[c[0] > 0], np.diff(c) > 0])
+        np.testing.assert_array_equal(np.asarray(m.ppf(c[pos], v)), g[pos])
+        # ppf(q) is the smallest grid point with cdf >= q
+        qs = np.concatenate([[1e-300, 1e-12, 1e-6], np.linspace(0.01, 0.99, 49),
+                             [1 - 1e-6, 1.0]])
+        x = np.asarray(m.ppf(qs, v))
+        j = np.searchsorted(g, x)
+        np.testing.assert_array_equal(g[j], x)                # on the grid
+        assert (np.asarray(m.cdf(x, v)) >= qs).all()
+        prev = np.where(j > 0, c[np.maximum(j - 1, 0)], 0.0)
+        assert (prev < qs).all(), v
+        if hasattr(m, "sf"):
+            s = np.asarray(m.sf(g, v))
+            # (cdf sums from the lower end, sf from the upper: the rounding of both sums)
+            assert (np.abs(s - (1.0 - c)) <= 4 * n * ULP).all(), (v, np.max(np.abs(s + c - 1)))
+            assert s[-1] == 0.0
+        if hasattr(m, "isf") and hasattr(m, "sf"):
+            # isf(sf(x)) = x at every grid point where sf, in doubles, falls
+            falls = np.concatenate([[s[0] < 1.0], np.diff(s) < 0])
+            np.testing.assert_array_equal(np.asarray(m.isf(s[falls], v)), g[falls])
+            assert (s <= 1.0).all() and (np.asarray(m.logsf(g, v)) <= 0.0).all()
+
+
+def check_continuous_law(m):
+    _needs(m, "pdf", "cdf", "ppf")
+    lo, hi = m.lower, m.upper
+    w = hi - lo
+    x = np.linspace(lo, hi, 401)
+    x = x[_allowed(m, x)]
+    for v in _true_values(m):
+        f = np.asarray(m.pdf(x, v))
+        assert (f >= 0).all()
+        # the density integrates to 1 over the allowed set
+        pieces = [(lo, hi)]
+        for a, b in getattr(m, "forbidden", ()):
+            pieces = [(s, t) for s0, t0 in pieces for s, t in ((s0, a), (b, t0)) if s < t]
+        total = sum(integrate.quad(lambda t: m.pdf(t, v), s, t, points=[v] if s < v < t
+                                   else None, epsabs=1e-13, epsrel=1e-11, limit=200)[0]
+                    for s, t in pieces)
+        assert total == pytest.approx(1.0, rel=1e-9), v
+        c = np.asarray(m.cdf(x, v))
+        # (the CDF is a ratio of masses, each within a few ulps)
+        assert (np.diff(c) >= 0).all() and m.cdf(hi, v) == pytest.approx(1.0, abs=32 * ULP)
+        assert m.cdf(lo - 1.0, v) == 0.0
+        # the CDF's increments are the density's integrals
+        for s, t in ((x[3], x[40]), (x[100], x[101]), (x[-50], x[-1])):
+            if t - s > 0 and _allowed(m, [s, t]).all():
+                seg = integrate.quad(lambda u: m.pdf(u, v), s, t, points=[v] if s < v < t
+                                     else None, epsabs=1e-14, epsrel=1e-11, limit=200)[0]
+                assert m.cdf(t, v) - m.cdf(s, v) == pytest.approx(seg, rel=1e-8, abs=1e-13)
+        # round trips inside the law's bulk (where the density resolves the quantile), not
+        # at the ends of a forbidden interval (the CDF is flat across it: both ends solve
+        # cdf(x) = p)
+        d = 1e-9 * w
+        flat = ((x - d >= lo) & ~_allowed(m, x - d)) | ((x + d <= hi) & ~_allowed(m, x + d))
+        bulk = (c > 1e-6) & (c < 1 - 1e-6) & (f > 1e-6 / w)
+        bulk_c = bulk & ~flat
+        np.testing.assert_allclose(np.asarray(m.ppf(c[bulk_c], v)), x[bulk_c], rtol=0,
+                                   atol=1e-9 * w)
+        qs = np.linspace(0.001, 0.999, 37)
+        # a quantile is a double: near 1e6 it is resolved to about 1e-10, which moves the
+        # CDF by the density times that spacing
+        xq = np.asarray(m.ppf(qs, v))
+        slack = 1e-9 * qs + 2 * np.asarray(m.pdf(xq, v)) * np.spacing(np.abs(xq))
+        assert (np.abs(np.asarray(m.cdf(xq, v)) - qs) <= slack).all(), v
+        if hasattr(m, "sf"):
+            s = np.asarray(m.sf(x, v))
+            # sf is computed from the upper end, not as 1 - cdf: both within a few ulps
+            np.testing.assert_allclose(s, 1.0 - c, rtol=0, atol=16 * ULP)
+            if hasattr(m, "isf"):
+                sel = bulk_c
+                np.testing.assert_allclose(np.asarray(m.isf(s[sel], v)), x[sel], rtol=0,
+                                           atol=1e-9 * w)
+                xs = np.asarray(m.isf(qs, v))
+                slack = 1e-9 * qs + 2 * np.asarray(m.pdf(xs, v)) * np.spacing(np.abs(xs))
+                assert (np.abs(np.asarray(m.sf(xs, v)) - qs) <= slack).all(), v
+
+
+@pytest.mark.parametrize("name,mode,variant,lo,hi,eps,frac", DEFAULT_CASES)
+def test_law_functions_agree(name, mode, variant, lo, hi, eps, frac):
+    m = make(name, mode, variant, lo, hi, eps, frac)
+    if m.exact_plan is not None:
+        check_discrete_law(m)
+    else:
+        check_continuous_law(m)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,mode,variant,lo,hi,eps,frac", SLOW_CASES)
+def test_law_functions_agree_full(name, mode, variant, lo, hi, eps, frac):
+    test_law_functions_agree(name, mode, variant, lo, hi, eps, frac)
+
+
+def test_grid_law_tail_probabilities_stay_probabilities():
+    # a row whose kernel has geometric tails sums its probabilities in doubles: near the
+    # upper end the survival function summed to 1 + 2^-51 at the lowest grid points, which
+    # isf (and ppf) then refused as a probability, and logsf was positive
+    m = bndp.BoundedLaplace(4.0, sensitivity=1.0, lower=0.0, upper=10.0)
+    assert m.exact_plan.kernel.tailw     # the law summed in doubles
+    g = _grid(m)
+    s = np.asarray(m.sf(g, 9.99))
+    assert (s <= 1.0).all() and s[0] == 1.0
+    assert (np.asarray(m.logsf(g, 9.99)) <= 0.0).all()
+    assert (np.asarray(m.isf(s, 9.99)) <= g).all()
+
+
+# ---------------------------------------------------------------------------------------
+# moments against draws
+# ---------------------------------------------------------------------------------------
+def _z_scores(x: np.ndarray, mean: float, var: float) -> tuple[float, float]:
+    """z-scores of the sample mean and the sample variance of ``x`` against the law's
+    ``mean`` and ``var`` (the variance's standard error from the sample's fourth central
+    moment)."""
+    n = len(x)
+    d = x - mean
+    z_mean = abs(d.mean()) / math.sqrt(var / n)
+    s2 = np.mean(d * d)                   # about the true mean: unbiased for var
+    m4 = np.mean(d ** 4)
+    z_var = abs(s2 - var) / math.sqrt(max(m4 - var * var, 1e-300) / n)
+    return z_mean, z_var
+
+
+def check_moments(m, seed: int):
+    _needs(m, "mean", "variance", "sample")
+    for k, v in enumerate(_true_values(m)):
+        mean, var = m.mean(v), m.variance(v)
+        assert var > 0
+        x = np.asarray(m.sample(np.full(N_DRAWS, v), rng=seed + k), dtype=np.float64)
+        assert _allowed(m, x).all()
+        if m.exact_plan is not None:
+            assert np.isin(x, _grid(m)).all()            # every draw is a grid point
+        # sums of offsets from the lower bound (values near 1e6 would lose digits)
+        zm, zv = _z_scores(x - m.lower, mean - m.lower, var)
+        assert zm < Z_MAX and zv < Z_MAX, (v, zm, zv)
+        if hasattr(m, "bias"):
+            assert m.bias(v) == pytest.approx(mean - v, rel=1e-9, abs=1e-9 * (m.upper - m.lower))
+
+
+@pytest.mark.parametrize("name,mode,variant,lo,hi,eps,frac", DEFAULT_CASES)
+def test_moments_match_draws(name, mode, variant, lo, hi, eps, frac):
+    check_moments(make(name, mode, variant, lo, hi, eps, frac), seed=20_261_129)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,mode,variant,lo,hi,eps,frac", SLOW_CASES)
+def test_moments_match_draws_full(name, mode, variant, lo, hi, eps, frac):
+    check_moments(make(name, mode, variant, lo, hi, eps, frac), seed=4_417)
