@@ -58,13 +58,16 @@ factor of the model's Hessian), and is halved until the likelihood does not fall
 one or two steps certify the bound where EM would take thousands of cycles. A fit they do
 not certify within 20 steps goes on with EM until the bound of a cycle's start holds.
 
-*Per-row bounds.* Rows are grouped by their bounds: the rows of one group share one law
-and one grid, and each group's true distribution is estimated on its own grid. The
-column's distribution is the mixture of the groups' weighted by their row counts. The
-bounds are public and usually follow the kind of row (a group's true values live in its own
-range), so no common distribution is assumed across groups; a group of a few rows is
-estimated poorly (the deconvolution has little data), so the estimator needs groups of
-many rows each, not a distinct pair of bounds per row.
+*Per-row bounds* (``bounds_model``). Under ``"strata"``, rows are grouped by their
+bounds: the rows of one group share one law and one grid, each group's true distribution
+is estimated on its own grid, and the column's distribution is the mixture of the groups'
+weighted by their row counts; no common distribution is assumed across groups, so each
+group needs many rows. Under ``"scaled"`` (:mod:`bndp.estimation._scaled`), the position
+:math:`u = (x - l)/(h - l)` of a value in its row has one distribution shared by all rows,
+whatever their bounds (values depend on their bounds through their range): bounds may
+differ on every row, and the assumption is checked between narrow and wide rows and
+between low and high lower bounds. ``"auto"`` takes strata where a few pairs of bounds
+have many rows each, else the scaled model.
 
 *Intervals* (parametric bootstrap, ``n_boot`` replicates). A replicate draws a column of
 true values from the fitted distribution, :math:`N^* \sim \mathrm{Multinomial}(N, \hat g)`,
@@ -76,7 +79,9 @@ was released, whose values are fixed) or :math:`T(\hat g^*) - T(\hat g)`
 (``target="population"``: the column as a sample of a larger population). The mean's
 interval at level :math:`1 - a` is the standard normal interval [DH97]_ (section 5.2.1)
 :math:`T(\hat g) \pm z_{1-a/2}\, s(e^*)`, with :math:`s(e^*)` the replicates' standard
-deviation (``ddof = 1``): the mean is a linear, nearly normal statistic whose
+deviation (``ddof = 1``), widened on both sides by the replicates' mean error where it
+exceeds its own noise, :math:`\max(0, |\bar e^*| - 2 s(e^*)/\sqrt{B})` (see
+:attr:`Estimate.mean_interval`): the mean is a linear, nearly normal statistic whose
 maximum-likelihood estimate is nearly unbiased, and a second moment is estimated well from
 the replicates where the tail quantiles of a few hundred are not. It is not shifted by the
 replicates' mean error :math:`\bar e^*`: that is the estimator's bias at :math:`\hat g`,

@@ -13,7 +13,7 @@ from ._bootstrap import _combine, _fit_group, _Group
 from ._inputs import _bounds_array, _family, _grid_index, _is_frame, _values, released_name
 from ._law import _BinnedLaw
 from ._result import Estimate, _check_level
-from ._scaled import fit_scaled
+from ._scaled import fit_scaled, unique_pairs
 
 #: defaults of :func:`estimate`
 RESOLUTION = 0.5
@@ -239,8 +239,7 @@ def estimate(released: Any, spec_or_mechanism: Any, *, lower: Any = None, upper:
             bad = int(np.flatnonzero(~(lo_a < hi_a))[0])
             raise ValueError(f"per-row bounds need lower < upper; position {bad} has "
                              "lower >= upper")     # (per-row bounds are data: not quoted)
-        pairs, inv = np.unique(np.stack((lo_a, hi_a), axis=1), axis=0, return_inverse=True)
-        inv = np.ravel(inv)
+        pairs, inv = unique_pairs(lo_a, hi_a)
         sizes = np.bincount(inv, minlength=len(pairs))
         model = bounds_model
         if model == "auto":
@@ -249,7 +248,7 @@ def estimate(released: Any, spec_or_mechanism: Any, *, lower: Any = None, upper:
         if model == "scaled":
             f = fit_scaled(y, lo_a, hi_a, fam, fam.what, resolution, max_support,
                            int(n_boot), target, gen, float(tol), int(max_iter),
-                           None if gap_tol is None else float(gap_tol))
+                           None if gap_tol is None else float(gap_tol), pairs, inv)
             return Estimate(f["support"], f["probabilities"], int(y.shape[0]), level,
                             target, f["converged"], f["classes"], f["boot"],
                             f["boot_truth"], float(np.mean(y)), (), "scaled", f["check"])
@@ -260,7 +259,8 @@ def estimate(released: Any, spec_or_mechanism: Any, *, lower: Any = None, upper:
             rows = order[start:ends[gi]]
             start = ends[gi]
             plan = fam.row(float(a), float(b))
-            groups.append(_group(y[rows], plan, fam.what, resolution, max_support))
+            groups.append(_group(y[rows], plan, fam.what, resolution, max_support,
+                                 public_bounds=False))
     else:
         plan = fam.row(float(lo_b), float(hi_b))
         groups.append(_group(y, plan, fam.what, resolution, max_support))
@@ -277,7 +277,7 @@ _LAWS: dict = {}
 
 
 def _group(y: np.ndarray, plan: window.RowPlan, what: str, resolution: float,
-           max_support: int) -> _Group:
+           max_support: int, public_bounds: bool = True) -> _Group:
     key = (id(plan.kernel), plan.lower, plan.upper, plan.n, resolution, max_support)
     hit = _LAWS.get(key)
     if hit is None or hit[0] is not plan.kernel:
@@ -286,7 +286,7 @@ def _group(y: np.ndarray, plan: window.RowPlan, what: str, resolution: float,
         hit = (plan.kernel, _BinnedLaw(plan, resolution, max_support))
         _LAWS[key] = hit
     law = hit[1]
-    j = _grid_index(y, plan, what)
+    j = _grid_index(y, plan, what, public_bounds)
     fine = np.bincount(j, minlength=plan.n + 1)
     # bin the fine counts: bins are runs of fine indices lo_b..hi_b
     counts = np.add.reduceat(fine.astype(np.float64), law.lo)
