@@ -1,6 +1,8 @@
 """bndp.estimate's intervals where the data resolve the answer poorly: a column with an
 atom at a bound under noise as wide as its range."""
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -71,3 +73,28 @@ def test_atom_mean_interval_coverage():
         a, b = bndp.estimate(m.sample(x, rng=rng), m, rng=rng).mean_interval
         hit += a <= x.mean() <= b
     assert hit >= 54, hit
+
+
+def test_battery_command_writes_the_docs_table(tmp_path, monkeypatch):
+    # the command behind docs/estimates.md's coverage battery, in a tiny configuration
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "estimate_battery.py"
+    spec = importlib.util.spec_from_file_location("estimate_battery", path)
+    mod = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "estimate_battery", mod)    # (its dataclass needs it)
+    spec.loader.exec_module(mod)
+    doc = tmp_path / "estimates.md"
+    doc.write_text(f"before\n{mod.START}\nold table\n{mod.END}\nafter\n", encoding="utf-8")
+    text = mod.main(["--reps", "2", "--n", "400", "--n-boot", "4", "--settings",
+                     "payments-laplace", "scaled-gaussian", "--write-docs", str(doc)])
+    out = doc.read_text(encoding="utf-8")
+    assert "old table" not in out and out.startswith("before\n") and out.endswith("after\n")
+    rows = [line for line in out.splitlines() if line.startswith("| ")]
+    assert rows[1].startswith("| payments-laplace-e0.25-s0.5-fixed-n20190 | 400 | 2 | 0 |")
+    assert rows[2].startswith("| scaled-gaussian-e0.5-s1-rows-n20000 | 400 | 2 | 0 |")
+    assert rows[3].startswith("| pooled | | 4 |")
+    assert text in out
+    with pytest.raises(SystemExit):
+        mod.main(["--settings", "no-such-setting"])

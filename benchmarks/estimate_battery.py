@@ -1,0 +1,201 @@
+"""Coverage battery of ``bndp.estimate``'s 95 % intervals (mean, quantiles, histogram bins)
+over value shapes, epsilon, sensitivity, both mechanisms, fixed and per-row bounds and
+column sizes; writes the table of ``docs/estimates.md`` ("Coverage battery")::
+
+    python benchmarks/estimate_battery.py --list
+    python benchmarks/estimate_battery.py --reps 400                       # everything
+    python benchmarks/estimate_battery.py --reps 50 --settings payments-laplace rows-scaled
+    python benchmarks/estimate_battery.py --reps 50 --write-docs docs/estimates.md
+
+A setting is named ``SHAPE-MECH[-...]`` (``--list`` prints them); ``--settings`` takes
+names or their prefixes. Each setting's repetitions use the seed ``crc32(name) + seed``
+(``--seed``): a rerun with the same arguments repeats every column, release and estimate.
+``--n`` overrides every setting's column size (a quick run). The real columns bundled with
+statsmodels are not in the battery (statsmodels is not a dependency of bndp).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+
+QS = np.array([0.1, 0.25, 0.5, 0.75, 0.9])
+BINS = 8
+START, END = "<!-- battery:start -->", "<!-- battery:end -->"
+
+
+@dataclass(frozen=True)
+class Setting:
+    shape: str
+    mechanism: str
+    epsilon: float
+    sensitivity: float       # in value units
+    lower: float
+    upper: float
+    n: int
+    rows: bool = False       # per-row bounds (values placed by their row's range)
+
+    @property
+    def name(self) -> str:
+        return (f"{self.shape}-{self.mechanism}-e{self.epsilon:g}-s{self.sensitivity:g}"
+                f"-{'rows' if self.rows else 'fixed'}-n{self.n}")
+
+
+def _column(s: Setting, n: int, rng: np.random.Generator):
+    """True values and bounds (arrays for per-row settings) of one repetition."""
+    lo, hi = s.lower, s.upper
+    w = hi - lo
+    if s.shape == "payments":           # 24 % exact zeros, the rest piled near the top
+        u = np.clip(1.0 - rng.gamma(2.0, 0.6, n) / 8.0, 0.0, 1.0)
+        u[rng.random(n) < 0.24] = 0.0
+    elif s.shape == "counts":           # ~60 % zeros, a long tail of counts
+        u = np.minimum(rng.negative_binomial(2, 0.15, n), 50) / 50.0
+        u[rng.random(n) < 0.6] = 0.0
+    elif s.shape == "inner-atom":       # 30 % at one inner value, the rest uniform
+        u = np.where(rng.random(n) < 0.3, 0.4, rng.random(n))
+    elif s.shape == "skewed":
+        u = np.clip(rng.exponential(0.12, n), 0.0, 1.0)
+    elif s.shape == "bimodal":
+        u = np.clip(np.where(rng.random(n) < 0.4, rng.normal(0.25, 0.04, n),
+                             rng.normal(0.75, 0.06, n)), 0.0, 1.0)
+    elif s.shape == "near-top":
+        u = 1.0 - rng.beta(0.6, 5.0, n)
+    elif s.shape == "scaled":           # per-row: lower in [0, 20), width in [10, 90)
+        u = rng.beta(0.6, 5.0, n)
+    else:
+        raise ValueError(f"unknown shape {s.shape!r}")
+    if s.rows:
+        lo = rng.uniform(0.0, 20.0, n)
+        hi = lo + rng.uniform(10.0, 90.0, n)
+        return lo + (hi - lo) * u, lo, hi
+    if s.shape == "counts":
+        u = np.round(u * w) / w
+    return lo + w * u, lo, hi
+
+
+def settings() -> list[Setting]:
+    """The battery's settings."""
+    out = []
+    for mech in ("laplace", "gaussian"):
+        out += [
+            Setting("payments", mech, 0.25, 0.5, 0.0, 8.0, 20190),
+            Setting("counts", mech, 0.5, 1.0, 0.0, 50.0, 20000),
+            Setting("inner-atom", mech, 1.0, 1.0, 0.0, 10.0, 10000),
+            Setting("skewed", mech, 0.1, 12.0, 0.0, 120.0, 1000),
+            Setting("bimodal", mech, 0.5, 1.0, 0.0, 120.0, 10000),
+            Setting("near-top", mech, 4.0, 1.0, 0.0, 100.0, 10**6),
+            Setting("scaled", mech, 0.5, 1.0, 0.0, 0.0, 20000, rows=True),
+        ]
+    return out
+
+
+def run_setting(s: Setting, reps: int, n_boot: int, seed: int, n: int | None = None):
+    """Coverage of the mean, the quantiles (pooled) and the histogram bins (pooled over
+    the bins holding at least 0.5 % of the values) over ``reps`` repetitions, and the
+    seconds per estimate."""
+    import bndp
+    nn = s.n if n is None else n
+    rng = np.random.default_rng(zlib.crc32(s.name.encode()) + seed)
+    spec = {"mechanism": s.mechanism, "epsilon": s.epsilon, "sensitivity": s.sensitivity}
+    mean_hit, q_hit, b_hit, b_tot, secs = 0, 0, 0, 0, 0.0
+    for _ in range(reps):
+        x, lo, hi = _column(s, nn, rng)
+        y = bndp.sample(x, lower=lo, upper=hi, rng=rng, **spec)
+        t = time.process_time()
+        e = bndp.estimate(y, spec, lower=lo, upper=hi, n_boot=n_boot,
+                          rng=int(rng.integers(2**62)))
+        a, b = e.mean_interval
+        qa, qb = e.quantile_interval(QS)
+        edges = np.linspace(float(np.min(lo)), float(np.max(hi)), BINS + 1)
+        ha, hb = e.histogram_interval(edges)
+        secs += time.process_time() - t
+        mean_hit += a <= x.mean() <= b
+        tq = np.quantile(x, QS, method="inverted_cdf")
+        q_hit += int(np.sum((qa <= tq) & (tq <= qb)))
+        th = np.histogram(x, edges)[0] / x.size
+        keep = th >= 0.005
+        b_hit += int(np.sum(((ha <= th) & (th <= hb))[keep]))
+        b_tot += int(keep.sum())
+    return {"name": s.name, "reps": reps, "n": nn, "seed": seed,
+            "mean": mean_hit / reps, "quantiles": q_hit / (reps * QS.size),
+            "bins": b_hit / max(b_tot, 1), "mean_hits": mean_hit, "secs": secs / reps}
+
+
+def table(results: list[dict], n_boot: int) -> str:
+    """The Markdown table of the results, with the pooled coverage of the mean."""
+    lines = [f"Repetitions per setting and seeds as listed; {n_boot} bootstrap replicates; "
+             "seconds of CPU time per estimate (intervals included) on a shared machine.",
+             "",
+             "| setting | n | reps | seed | mean | quantiles | histogram bins | s |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        flag = " ✗" if r["mean"] < 0.9 else ""
+        lines.append(f"| {r['name']} | {r['n']} | {r['reps']} | {r['seed']} | "
+                     f"{r['mean']:.3f}{flag} | {r['quantiles']:.3f} | {r['bins']:.3f} | "
+                     f"{r['secs']:.2f} |")
+    hits = sum(r["mean_hits"] for r in results)
+    total = sum(r["reps"] for r in results)
+    lines.append(f"| pooled | | {total} | | {hits / max(total, 1):.3f} | "
+                 f"{np.mean([r['quantiles'] for r in results]):.3f} | "
+                 f"{np.mean([r['bins'] for r in results]):.3f} | |")
+    return "\n".join(lines)
+
+
+def write_docs(path: str, text: str) -> None:
+    """Replace the battery's table in ``path`` (between its two markers)."""
+    with open(path, encoding="utf-8") as f:
+        doc = f.read()
+    if START not in doc or END not in doc:
+        raise ValueError(f"{path}: no {START} ... {END} markers to write the table between")
+    doc = re.sub(re.escape(START) + ".*?" + re.escape(END),
+                 lambda _: f"{START}\n{text}\n{END}", doc, flags=re.S)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(doc)
+
+
+def main(argv=None) -> str:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reps", type=int, default=400)
+    ap.add_argument("--n-boot", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--n", type=int, default=None, help="every setting's column size")
+    ap.add_argument("--settings", nargs="+", default=None,
+                    help="names or name prefixes of the settings to run (default: all)")
+    ap.add_argument("--list", action="store_true", help="print the settings' names")
+    ap.add_argument("--write-docs", metavar="PATH", help="write the table into PATH")
+    args = ap.parse_args(argv)
+    every = settings()
+    if args.list:
+        text = "\n".join(s.name for s in every)
+        print(text)
+        return text
+    chosen = every if not args.settings else [
+        s for s in every if any(s.name.startswith(p) for p in args.settings)]
+    if not chosen:
+        ap.error("no setting matches --settings; --list prints them")
+    try:
+        from threadpoolctl import threadpool_limits
+        threadpool_limits(1)
+    except ImportError:                    # pragma: no cover
+        pass
+    results = []
+    for s in chosen:
+        r = run_setting(s, args.reps, args.n_boot, args.seed, args.n)
+        print(f"{r['name']}: mean {r['mean']:.3f} quantiles {r['quantiles']:.3f} bins "
+              f"{r['bins']:.3f} ({r['reps']} reps, {r['secs']:.2f} s each)", flush=True)
+        results.append(r)
+    text = table(results, args.n_boot)
+    print(text)
+    if args.write_docs:
+        write_docs(args.write_docs, text)
+    return text
+
+
+if __name__ == "__main__":
+    sys.exit(0 if main() else 1)
