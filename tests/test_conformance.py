@@ -25,14 +25,18 @@ from __future__ import annotations
 import inspect
 import math
 import pickle
+from fractions import Fraction
 
 import numpy as np
 import pytest
 from scipy import integrate
 
 import bndp
+from bndp._laws import window
+from bndp.mechanisms import exact
 from bndp.mechanisms.registry import MECHANISMS, REGISTRY, SAMPLE_MECHANISMS
 
+from ._exact_law import FP, constrained_law, row_law, row_neighbours, to_float
 from .conftest import FULL
 
 ULP = np.finfo(np.float64).eps            # 2^-52
@@ -512,3 +516,87 @@ def test_repr_rebuilds_the_mechanism(name, mode, variant, lo, hi, eps, frac):
     r = repr(m)
     assert r.startswith(type(m).__name__ + "(")
     _same_mechanism(m, eval(r, {"bndp": bndp, **vars(bndp)}))
+
+
+def test_repr_of_an_unbounded_end_evaluates_with_inf():
+    # the repr contract for an infinite bound: the float's own repr, ``inf``, which
+    # evaluates where ``inf`` is defined (as for NumPy's reprs); the mechanisms that refuse
+    # an infinite bound are skipped with their own reason
+    tried = []
+    for name in MECHANISMS:
+        cls = REGISTRY[name]
+        try:
+            m = cls(1.0, sensitivity=1.0, lower=0.0, upper=math.inf)
+        except ValueError as exc:
+            tried.append(f"{cls.__name__}: {exc}")
+            continue
+        r = repr(m)
+        assert "upper=inf" in r
+        with pytest.raises(NameError, match="inf"):
+            eval(r, {"bndp": bndp, **vars(bndp)})
+        again = eval(r, {"bndp": bndp, **vars(bndp), "inf": math.inf})
+        assert again == m and again.privacy_loss() == m.privacy_loss()
+        np.testing.assert_array_equal(np.asarray(again.sample([0.0, 3.0, 50.0], rng=3)),
+                                      np.asarray(m.sample([0.0, 3.0, 50.0], rng=3)))
+    if len(tried) == len(MECHANISMS):
+        pytest.skip("no registered mechanism takes an infinite bound: " + "; ".join(tried))
+
+
+# ---------------------------------------------------------------------------------------
+# the independent model of the grid laws (tests/_exact_law.py): the pmf against the law
+# rebuilt from the sampler's integer table, and its exhaustive worst case
+# ---------------------------------------------------------------------------------------
+def _model(m):
+    """The independent model of ``m``'s grid law and its neighbour predicate, and the model
+    indices of the grid points; None for a plan the model does not know."""
+    plan, dq = m.exact_plan, m.sensitivity
+    if isinstance(plan, window.RowPlan):
+        law = row_law(plan)
+        nb = row_neighbours(m.lower, m.upper, plan.n, plan.exponent, dq)
+        outs = np.arange(plan.n + 1)
+    elif isinstance(plan, exact.ConstrainedPlan) and getattr(m, "guarantee", "dp") == "dp":
+        law, nbf = constrained_law(plan, m.lower, m.upper, m.forbidden)
+        nb = nbf(dq)
+        outs = law.outputs()
+    else:
+        return None
+    dk = math.ceil(Fraction(dq) / Fraction(2) ** plan.exponent)
+    return law, nb, outs, [d for d in range(-dk - 2, dk + 3) if d]
+
+
+def check_against_model(m):
+    model = _model(m)
+    if model is None:
+        pytest.skip(f"the independent model has no law for {type(m.exact_plan).__name__}")
+    law, nb, outs, shifts = model
+    g = _grid(m)
+    assert len(g) == len(outs)
+    for k in sorted({0, 1, len(g) // 3, len(g) // 2, len(g) - 2, len(g) - 1}):
+        np.testing.assert_allclose(np.asarray(m.pmf(g, g[k])), law.pmf(int(outs[k]), outs),
+                                   rtol=1e-12, atol=1e-300)
+    res = law.shift_losses(shifts, nb)
+    worst = max(v for v, _ in res.values())      # exact, in units of 2^-FP
+    assert Fraction(worst, 1 << FP) <= Fraction(m.epsilon)
+    assert Fraction(worst, 1 << FP) <= Fraction(m.privacy_loss())
+    # the scan of the law's pmf reaches the exhaustive worst case
+    assert worst_case_loss(m, full=False) == pytest.approx(to_float(worst), rel=1e-9)
+
+
+#: the default run: one small grid law per mechanism (the model's exhaustive maximum costs
+#: about a second per thousand pairs of shifts and grid points)
+MODEL_CASES = [c for c in _cases([((0.0, 10.0), 1.0, 0.1)])
+               if c.values[1] == "exact" and c.values[2] == "plain"]
+
+
+@pytest.mark.parametrize("name,mode,variant,lo,hi,eps,frac", MODEL_CASES)
+def test_grid_law_matches_the_independent_model(name, mode, variant, lo, hi, eps, frac):
+    check_against_model(make(name, mode, variant, lo, hi, eps, frac))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not FULL, reason="the exhaustive model over the sweep: BNDP_FULL=1")
+@pytest.mark.parametrize("name,mode,variant,lo,hi,eps,frac",
+                         [c for c in DEFAULT_CASES + _REST if c.values[1] == "exact"
+                          and c.values[6] == 0.1])
+def test_grid_law_matches_the_independent_model_full(name, mode, variant, lo, hi, eps, frac):
+    check_against_model(make(name, mode, variant, lo, hi, eps, frac))
