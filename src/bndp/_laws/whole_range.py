@@ -223,12 +223,13 @@ def _law_from(g: np.ndarray, p: np.ndarray, x: Any, what: str, c: np.ndarray | N
         idc = np.clip(idx, 0, len(g) - 1)
         out = np.where(g[idc] == xa, p[idc], 0.0)
     elif what == "cdf":
-        c = np.cumsum(p) if c is None else c.copy()
+        # (the rounded running sum may pass 1 by an ulp before the last point)
+        c = np.minimum(np.cumsum(p), 1.0) if c is None else c.copy()
         c[-1] = 1.0
         k = np.searchsorted(g, xa, side="right") - 1
         out = np.where(k < 0, 0.0, c[np.clip(k, 0, len(g) - 1)])
     else:  # ppf: the smallest grid point with cdf >= p
-        c = np.cumsum(p) if c is None else c.copy()
+        c = np.minimum(np.cumsum(p), 1.0) if c is None else c.copy()
         c[-1] = 1.0
         k = np.clip(np.searchsorted(c, xa, side="left"), 0, len(g) - 1)
         out = g[k]
