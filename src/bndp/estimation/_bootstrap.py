@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._em import _auto_gap, _fit
+from ._em import _fit
 from ._law import _band, _BinnedLaw, _release_counts
 from ._smooth import Part, bandwidth, lr_limit
 
@@ -27,7 +27,6 @@ def _fit_group(grp: _Group, n_boot: int, target: str, gen: np.random.Generator,
     bootstrap's released bin counts."""
     law = grp.law
     P = (grp.counts / grp.N)[None, :]
-    gap_tol = _auto_gap(float(law.plan.kernel.scale_grid) / law.n, gap_tol)
     g, _, ok = _fit(P, grp.N, law, tol, max_iter, gap_tol)
     g = g[0]
     h = bandwidth(law, grp.counts, g, lr_limit(law, g, grp.N, tol, max_iter,

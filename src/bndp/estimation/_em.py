@@ -108,24 +108,6 @@ def _squarem(G: np.ndarray, P: np.ndarray, law: _BinnedLaw, act: np.ndarray,
     return cycles
 
 
-#: where ``gap_tol`` is not given and the noise scale is at least AUTO_NOISE of the row's
-#: width, the fit and its bootstrap replicates are certified to within AUTO_GAP_TOL nats:
-#: there the likelihood is a flat ridge, where the cycle rule stops early and biases the
-#: estimate by more than its standard deviation (the Gaussian at epsilon 0.25 on [0, 8]
-#: with sensitivity 0.5, noise 0.41 of the width: +0.054 against an sd of 0.042 over 8
-#: releases, certified -0.002), and the support is small, so certifying is cheap
-AUTO_NOISE = 0.25
-AUTO_GAP_TOL = 0.1
-
-
-def _auto_gap(noise: float, gap_tol: float | None) -> float | None:
-    """``gap_tol`` where given, else ``AUTO_GAP_TOL`` where the noise scale is at least
-    ``AUTO_NOISE`` of the width (``noise``: their ratio), else None."""
-    if gap_tol is not None:
-        return gap_tol
-    return AUTO_GAP_TOL if noise >= AUTO_NOISE else None
-
-
 def _one_blas_thread() -> Any:
     """The Newton steps' small matrix products and factorisations on one BLAS thread
     (several threads on matrices of a few hundred rows cost more in wake-ups than they

@@ -57,7 +57,7 @@ import numpy as np
 
 from .._laws import window
 from ..exceptions import ScaledModelWarning
-from ._em import _auto_gap, _fit, _one_blas_thread
+from ._em import _fit, _one_blas_thread
 from ._law import _Banded, _kernel_vector, _support
 
 #: the most groups of row classes the per-row scaled model keeps apart (each adds a block
@@ -232,7 +232,6 @@ def fit_scaled(y: np.ndarray, lo: np.ndarray, hi: np.ndarray, fam, what: str,
     g0 = 0.5 / M + 0.5 * (P[0] @ law.A)
     g0 /= g0.sum()
     with _one_blas_thread():
-        gap_tol = _auto_gap(float(rel[order_r[np.searchsorted(cum, 0.5)]]), gap_tol)
         gh, _, ok = _fit(P, float(N), law, tol, max_iter, gap_tol, start=g0)
     gh = gh[0]
     # the column's values: rows placed by their group, on a value grid
