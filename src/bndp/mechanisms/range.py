@@ -434,9 +434,19 @@ lower end).""",
         return _dispatch.evaluate(kern, what, x, [v, s])
 
     _logpdf = partialmethod(_kernel, 0)
-    _cdf = partialmethod(_kernel, 1)
     _ppf = partialmethod(_kernel, 2)
-    _sf = partialmethod(_kernel, 1, mirror=True)
+
+    def _cdf(self, x: np.ndarray, v: np.ndarray):
+        """The compiled CDF, in [0, 1]: exactly 0 at and below ``lower`` and 1 at and
+        above ``upper`` (the ratio of the compiled sums is off by some ulps there)."""
+        c = np.clip(self._kernel(1, x, v), 0.0, 1.0)
+        return np.where(x <= self.lower, 0.0, np.where(x >= self.upper, 1.0, c))
+
+    def _sf(self, x: np.ndarray, v: np.ndarray):
+        """The survival function from the upper end (:meth:`_kernel` mirrored), in
+        [0, 1]: exactly 1 at and below ``lower`` and 0 at and above ``upper``."""
+        s = np.clip(self._kernel(1, x, v, mirror=True), 0.0, 1.0)
+        return np.where(x >= self.upper, 0.0, np.where(x <= self.lower, 1.0, s))
 
     def _isf(self, p: np.ndarray, v: np.ndarray):
         return -np.asarray(self._kernel(2, p, v, mirror=True))
