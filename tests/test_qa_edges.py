@@ -98,3 +98,37 @@ def test_keyword_value_connection_string_password_is_not_shown():
     with pytest.raises((ValueError, ConnectionError)) as err:
         bndp.Budget.open(dsn, "x")
     assert _PW not in str(err.value) and _PW not in repr(err.value)
+
+
+# --- bndp.estimate: a value that is not a released output is not quoted ------------------
+_TRUE = 987654.321
+
+
+def test_estimate_does_not_quote_a_value_off_the_grid(tmp_path, capsys):
+    pd = pytest.importorskip("pandas")
+    settings = {"lower": 0, "upper": 120, "sensitivity": 1, "epsilon": 1}
+    with pytest.raises(ValueError, match="is not an output") as err:
+        bndp.estimate(pd.Series([1.0, _TRUE], name="age"), settings)
+    assert "987654" not in str(err.value)
+    pytest.importorskip("pyarrow")
+    from bndp.cli import main
+    (tmp_path / "r.csv").write_text(f"age\n1\n{_TRUE}\n")
+    (tmp_path / "s.toml").write_text("[columns.age]\nlower = 0\nupper = 120\n"
+                                     "sensitivity = 1\nepsilon = 1\n")
+    assert main(["estimate", str(tmp_path / "r.csv"), "--spec", str(tmp_path / "s.toml")]) != 0
+    out, err = capsys.readouterr()
+    assert "not an output" in err and "987654" not in out + err
+
+
+@pytest.mark.parametrize("n_rows", [2, 400])
+def test_estimate_with_per_row_bounds_quotes_neither_value_nor_bounds(n_rows):
+    pd = pytest.importorskip("pandas")
+    # per-row bounds [13.375, 777.125] (data); 2 rows: the scaled model, 400: the strata
+    x = np.full(n_rows, 100.0)
+    x[-1] = _TRUE
+    df = pd.DataFrame({"age": x, "lo": 13.375, "hi": 777.125})
+    settings = {"lower": "lo", "upper": "hi", "sensitivity": 1, "epsilon": 1}
+    with pytest.raises(ValueError, match="not an output") as err:
+        bndp.estimate(df, {"age": settings})
+    text = str(err.value)
+    assert "987654" not in text and "13.375" not in text and "777.125" not in text
