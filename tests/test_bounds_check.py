@@ -20,6 +20,8 @@ INF = math.inf
 FINITE = {
     "BoundedGaussian": lambda lo, hi: bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=lo,
                                                            upper=hi),
+    "GeneralizedGaussian": lambda lo, hi: bndp.GeneralizedGaussian(1.0, sensitivity=1.0,
+                                                                   lower=lo, upper=hi),
     "ClampedLaplace": lambda lo, hi: bndp.ClampedLaplace(1.0, sensitivity=1.0, lower=lo,
                                                          upper=hi),
 }
@@ -112,13 +114,14 @@ ROWS = np.arange(100.0)
     lambda: bndp.BoundedLaplace(1.1, sensitivity=1.0, lower=0.0, upper=7.0, mode="continuous"),
     lambda: bndp.ConstrainedLaplace(1.1, sensitivity=1.0, lower=0.0, upper=7.0),
     lambda: bndp.BoundedGaussian(1.1, sensitivity=1.0, lower=0.0, upper=7.0),
-    pytest.param(lambda: bndp.BoundedGaussian(1.1, sensitivity=1.0, lower=[0.0, 0.0],
-                                              upper=[7.0, 3.0]),
-                 marks=pytest.mark.xfail(strict=True, reason="a box's calibration "
-                                         "(bounded_gaussian_sigma) checks it again")),
-    pytest.param(lambda: bndp.GeneralizedGaussian(1.1, sensitivity=1.0, lower=0.0, upper=7.0),
-                 marks=pytest.mark.xfail(strict=True, reason="generalized_gaussian_sigma "
-                                         "checks the box the constructor checks again")),
+    lambda: bndp.BoundedGaussian(1.1, sensitivity=1.0, lower=[0.0, 0.0], upper=[7.0, 3.0]),
+    lambda: bndp.BoundedGaussian(1.1, sensitivity=1.0, lower=[0.0, 0.0], upper=[7.0, 3.0],
+                                 sigma_rule="tight"),
+    lambda: bndp.BoundedGaussian(1.1, sensitivity=1.0, lower=0.0, upper=7.0,
+                                 mode="continuous", sigma_rule="tight"),
+    lambda: bndp.GeneralizedGaussian(1.1, sensitivity=1.0, lower=0.0, upper=7.0),
+    lambda: bndp.GeneralizedGaussian(1.1, sensitivity=[1.0, 2.0], lower=[0.0, 1.0],
+                                     upper=[7.0, 9.0]),
     lambda: bndp.ClampedLaplace(1.1, sensitivity=1.0, lower=0.0, upper=7.0),
     lambda: bndp.sample(3.0, mechanism="laplace", epsilon=1.3, sensitivity=1.0, lower=0.0,
                         upper=9.5, rng=0),

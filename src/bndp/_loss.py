@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import _core
-from ._validation import check_box, check_positive, positive_real
+from ._validation import box_widths, check_box, check_positive, positive_real
 from .calibrate import bounded_gaussian_sigma
 
 __all__ = ["LossCertificate", "bounded_gaussian_loss", "bounded_laplace_loss",
@@ -53,10 +53,7 @@ class LossCertificate(NamedTuple):
 
 
 def _widths(lower: Any, upper: Any) -> np.ndarray:
-    lo, hi = check_box(lower, upper)
-    w = np.ascontiguousarray(np.atleast_1d(hi - lo), dtype=np.float64)
-    check_positive(w, "upper - lower")   # finite bounds can still overflow their difference
-    return w
+    return box_widths(*check_box(lower, upper))
 
 
 _pos = positive_real
@@ -308,6 +305,12 @@ def bounded_gaussian_tight_sigma(epsilon: Any, sensitivity: Any, lower: Any, upp
     w = _widths(lower, upper)
     if sigma_paper is None:
         sigma_paper = float(bounded_gaussian_sigma(eps, dq, lower, upper))
+    return _tight_sigma(eps, dq, w, float(sigma_paper))
+
+
+def _tight_sigma(eps: float, dq: float, w: np.ndarray, sigma_paper: float) -> float:
+    """:func:`bounded_gaussian_tight_sigma` of checked inputs: ``eps`` and ``dq`` finite and
+    > 0, ``w`` the box's widths (:func:`bndp._validation.box_widths`)."""
     j = _unit_exponent(w, dq)
     s, _ = _core.vf_bg_tight_sigma(eps, math.ldexp(dq, -j),
                                    np.ascontiguousarray(np.ldexp(w, -j)),

@@ -339,6 +339,14 @@ def check_box(lower: Any, upper: Any) -> tuple[np.ndarray, np.ndarray]:
     return lo, hi
 
 
+def box_widths(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The widths ``hi - lo`` of a box :func:`check_box` accepted, as a contiguous 1-D
+    float64 array; ``ValueError`` where finite bounds overflow their difference."""
+    w = np.ascontiguousarray(np.atleast_1d(hi - lo), dtype=np.float64)
+    check_positive(w, "upper - lower")   # finite bounds can still overflow their difference
+    return w
+
+
 def as_probability(p: Any, name: str = "p") -> np.ndarray:
     """Probabilities for a quantile function: float64, each in [0, 1] (NaN fails)."""
     a = as_float_array(p, name)

@@ -17,6 +17,7 @@ import numpy as np
 from .. import _core
 from .._validation import (
     as_float_array,
+    box_widths,
     check_bounds,
     check_box,
     check_epsilon,
@@ -529,9 +530,7 @@ def bounded_gaussian_sigma(epsilon: Any, sensitivity: Any, lower: Any, upper: An
             and -math.inf < lo_s < hi_s < math.inf and hi_s - lo_s < math.inf):
         sigma = _bg_sigma_width(e, s, hi_s - lo_s)
         return sigma if sigma is not None else _bg_sigma_one(e, s, np.array([hi_s - lo_s]))
-    lo, hi = check_box(lower, upper)
-    w = np.ascontiguousarray(np.atleast_1d(hi - lo), dtype=np.float64)
-    check_positive(w, "upper - lower")   # finite bounds can still overflow their difference
+    w = box_widths(*check_box(lower, upper))
     if e is not None and s is not None:
         if not (math.isfinite(e) and e > 0):
             raise ValueError(f"`epsilon` must be finite and > 0; got {e!r}")
@@ -639,18 +638,25 @@ def generalized_gaussian_sigma(epsilon: Any, sensitivity: Any, lower: Any, upper
     >>> round(s * s, 10)
     132.0
     """
+    return _generalized_gaussian(epsilon, sensitivity, lower, upper)[0]
+
+
+def _generalized_gaussian(epsilon: Any, sensitivity: Any, lower: Any, upper: Any
+                          ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`generalized_gaussian_sigma` and the checked arguments it was computed from:
+    ``(sigma, lower, upper, sensitivity)`` as float64 arrays (as :func:`check_box` and
+    :func:`as_float_array` return them)."""
     e = as_float_array(epsilon, "epsilon")
     if e.ndim:
         raise ValueError("`epsilon` must be a scalar")
     check_epsilon(e)
     lo, hi = check_box(lower, upper)
-    w = np.atleast_1d(hi - lo).astype(np.float64)
-    check_positive(w, "upper - lower")
+    w = box_widths(lo, hi)
     d = as_float_array(sensitivity, "sensitivity")
     if d.ndim > 1 or (d.ndim == 1 and d.shape[0] != w.shape[0] and w.shape[0] != 1):
         raise ValueError("`sensitivity` must be a scalar or one value per coordinate; got "
                          f"shape {d.shape} for {w.shape[0]} coordinate(s)")
     check_positive(d, "sensitivity")
-    w, d = np.broadcast_arrays(w, np.atleast_1d(d))
-    total = float(np.sum(2.0 * w * d + d * d))
-    return math.sqrt(total / float(e))
+    wb, db = np.broadcast_arrays(w, np.atleast_1d(d))
+    total = float(np.sum(2.0 * wb * db + db * db))
+    return math.sqrt(total / float(e)), lo, hi, d

@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 
 from .._random import RNGLike, as_generator
-from .._validation import as_float_array, check_bounds, check_box, fast_real, positive_real
-from ..calibrate import generalized_gaussian_sigma
+from .._validation import check_bounds, fast_real, positive_real
+from ..calibrate.bounded import _generalized_gaussian
 from ..distributions import truncated_normal
 from ._law import ClippedLaw, TruncatedNormalLaw, out
 from .unbounded import Laplace, LaplaceNoise
@@ -249,12 +249,11 @@ class GeneralizedGaussian(TruncatedNormalLaw):
     _init_args = ("epsilon", "sensitivity", "lower", "upper")
 
     def __init__(self, epsilon: float, *, sensitivity: Any, lower: Any, upper: Any) -> None:
-        sigma = generalized_gaussian_sigma(epsilon, sensitivity, lower, upper)
-        lo, hi = check_box(lower, upper)
+        sigma, lo, hi, sens = _generalized_gaussian(epsilon, sensitivity, lower, upper)
         lo, hi = np.broadcast_arrays(lo, hi)
         lo = np.array(lo, dtype=np.float64)
         hi = np.array(hi, dtype=np.float64)
-        sens = as_float_array(sensitivity, "sensitivity").copy()
+        sens = sens.copy()
         for a in (lo, hi, sens):
             a.setflags(write=False)
         self._set(epsilon=float(epsilon), sensitivity=sens if sens.ndim else float(sens),

@@ -13,11 +13,11 @@ import numpy as np
 
 from .. import _core, _dispatch
 from .._random import RNGLike
-from .._validation import (apply_domain, as_float_array, check_box,
+from .._validation import (apply_domain, as_float_array, box_widths, check_box,
                            check_continuous_resolution, check_size, positive_real)
-from ..calibrate.bounded import bounded_gaussian_sigma, check_bounded_gaussian
+from ..calibrate.bounded import _bg_sigma_one, bounded_gaussian_sigma, check_bounded_gaussian
 from ..distributions import truncnorm_eval
-from .._loss import bounded_gaussian_loss, bounded_gaussian_tight_sigma
+from .._loss import _tight_sigma, bounded_gaussian_loss
 from . import exact
 from .._laws.product import saturation_target
 from .._laws.window import serving_target
@@ -141,10 +141,14 @@ class BoundedGaussian(TruncatedNormalLaw, GridLawMechanism):
             dim = int(lower_v.shape[0])
 
         def continuous_sigma() -> float:
-            s = bounded_gaussian_sigma(eps, dq, lower_v, upper_v)
-            if sigma_rule == "tight":
-                s = bounded_gaussian_tight_sigma(eps, dq, lower_v, upper_v, sigma_paper=s)
-            return float(s)
+            # the box is checked (check_box above): calibrated from its widths, not checked
+            # again (plain floats: bounded_gaussian_sigma's path without arrays)
+            if dim is None:
+                s = float(bounded_gaussian_sigma(eps, dq, lower_v, upper_v))
+                return _tight_sigma(eps, dq, box_widths(lo, hi), s) if sigma_rule == "tight" else s
+            w = box_widths(lo, hi)
+            s = _bg_sigma_one(eps, dq, w)
+            return _tight_sigma(eps, dq, w, s) if sigma_rule == "tight" else s
 
         plan = None
         if mode == "exact" and dim is None:
