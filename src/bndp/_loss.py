@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import _core
-from ._validation import box_widths, check_box, check_positive, positive_real
+from ._validation import box_widths, check_box, positive_real
 from .calibrate import bounded_gaussian_sigma
 
 __all__ = ["LossCertificate", "bounded_gaussian_loss", "bounded_laplace_loss",
