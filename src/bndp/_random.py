@@ -46,7 +46,7 @@ import secrets
 import threading
 import warnings
 import weakref
-from typing import Union
+from typing import Any, Union
 
 import numpy as np
 
@@ -82,19 +82,41 @@ _HAS_AESNI = _detect_aesni()
 #: (:func:`is_secure`), re-keyed in a forked child (:func:`_rekey_in_child`).
 _KEYED: "weakref.WeakSet[np.random.BitGenerator]" = weakref.WeakSet()
 
+class _Keyed:
+    """What bndp's own bit generators add to their base class: weak-reference support (the
+    Cython classes have none), so that :data:`_KEYED` can hold them, and leaving that
+    registry when anyone else seeds them or sets their state (a known key or state makes
+    the stream reproducible). bndp re-keys them through the base class's ``seed``."""
+
+    def seed(self, *args: Any, **kwargs: Any) -> None:
+        _KEYED.discard(self)  # type: ignore[arg-type]
+        super().seed(*args, **kwargs)  # type: ignore[misc]
+
+    @property
+    def state(self) -> Any:
+        return self._base.state.__get__(self)  # type: ignore[attr-defined]
+
+    @state.setter
+    def state(self, value: Any) -> None:
+        _KEYED.discard(self)  # type: ignore[arg-type]
+        self._base.state.__set__(self, value)  # type: ignore[attr-defined]
+
+
 if _AESCounter is not None:
-    # Subclasses that only add weak-reference support (the Cython classes have none), so
-    # that the registry can hold them; same names, same streams.
-    class AESCounter(_AESCounter):  # type: ignore[misc,valid-type]
+    # same names, same streams as randomgen's
+    class AESCounter(_Keyed, _AESCounter):  # type: ignore[misc,valid-type]
         """``randomgen.AESCounter`` keyed by bndp from the OS (weakly referenceable)."""
+        _base = _AESCounter
 
-    class ChaCha(_ChaCha):  # type: ignore[misc,valid-type]
+    class ChaCha(_Keyed, _ChaCha):  # type: ignore[misc,valid-type]
         """``randomgen.ChaCha`` keyed by bndp from the OS (weakly referenceable)."""
+        _base = _ChaCha
 
 
-class PCG64(np.random.PCG64):
+class PCG64(_Keyed, np.random.PCG64):  # type: ignore[misc]
     """NumPy's PCG64 seeded by bndp from the OS (the fallback without randomgen; weakly
     referenceable)."""
+    _base = np.random.PCG64
 
 
 def _key_from_os(bg: np.random.BitGenerator) -> None:
@@ -102,12 +124,15 @@ def _key_from_os(bg: np.random.BitGenerator) -> None:
     CSPRNG: AES-CTR, 128 bits of key and a 128-bit starting counter; ChaCha20, the 256-bit
     key (counter 0); PCG64, a seed sequence of the 256 bits."""
     raw = secrets.token_bytes(_ENTROPY_BITS // 8)
+    # through the base classes: _Keyed's own seed and state drop a generator from _KEYED
     if _AESCounter is not None and isinstance(bg, _AESCounter):
-        bg.seed(key=int.from_bytes(raw[:16], "little"), counter=int.from_bytes(raw[16:], "little"))
+        _AESCounter.seed(bg, key=int.from_bytes(raw[:16], "little"),
+                         counter=int.from_bytes(raw[16:], "little"))
     elif _ChaCha is not None and isinstance(bg, _ChaCha):
-        bg.seed(key=int.from_bytes(raw, "little"), counter=0)
+        _ChaCha.seed(bg, key=int.from_bytes(raw, "little"), counter=0)
     else:
-        bg.state = np.random.PCG64(np.random.SeedSequence(int.from_bytes(raw, "little"))).state
+        np.random.PCG64.state.__set__(  # type: ignore[attr-defined]
+            bg, np.random.PCG64(np.random.SeedSequence(int.from_bytes(raw, "little"))).state)
 
 
 def is_secure(rng: RNGLike) -> bool:

@@ -20,6 +20,7 @@ release-id uniqueness is also a constraint of the table.
 from __future__ import annotations
 
 import os
+import re
 import threading
 from typing import Any
 
@@ -354,6 +355,34 @@ def scrub(text: str) -> str:
     return _mask(text, set(_SECRETS))
 
 
+#: libpq's connection keywords: a store string made of ``keyword=value`` words with one of
+#: them is a keyword/value connection string, not an SQLite path
+_CONNINFO_KEYS = frozenset({"host", "hostaddr", "port", "dbname", "user", "password",
+                            "passfile", "sslmode", "sslpassword", "sslkey", "service",
+                            "options", "application_name", "connect_timeout"})
+
+
+def _slash_in_password(url: str) -> bool:
+    """Whether a PostgreSQL URL has an ``@`` after a ``/`` before its parameters: user
+    information (a password) holding an unencoded ``/``."""
+    rest = url.partition("://")[2].partition("?")[0]
+    first = min((i for i in (rest.find("@"), rest.find("/")) if i >= 0), default=-1)
+    return first >= 0 and rest[first] == "/" and "@" in rest[first:]
+
+
+def _looks_like_conninfo(text: str) -> bool:
+    keys = "|".join(sorted(_CONNINFO_KEYS))
+    return re.search(rf"(?:^|\s)(?:{keys})\s*=", text, re.IGNORECASE) is not None
+
+
+def _mask_conninfo(text: str) -> str:
+    """A keyword/value connection string with the values of :data:`SECRET_PARAMS` masked
+    (plain or single-quoted, as libpq writes them)."""
+    keys = "|".join(sorted(SECRET_PARAMS))
+    return re.sub(rf"((?:^|\s)(?:{keys})\s*=\s*)('(?:[^'\\]|\\.)*'|\S*)",
+                  rf"\g<1>{_MASK}", text, flags=re.IGNORECASE)
+
+
 def backend_for(store: Any, create: bool = False) -> Backend:
     """The backend of ``store``: a ``postgresql://`` (or ``postgres://``) URL, or a path to
     an SQLite file (``create``: its connection may create the file)."""
@@ -364,7 +393,16 @@ def backend_for(store: Any, create: bool = False) -> Backend:
     if not s:
         raise ValueError("`store` must be a file path or a postgresql:// URL; got ''")
     if isinstance(store, str) and s.startswith(("postgresql://", "postgres://")):
+        if _slash_in_password(s):
+            # libpq would read the password's tail as a host, port and database and quote
+            # its pieces in messages that no mask can find: refused before connecting
+            raise ValueError(f"`store` {_redact(s)[0]!r}: the URL's user information "
+                             "holds an unencoded '/' (a password with '/'?): percent-"
+                             "encode it as %2F")
         return PostgresBackend(s)
+    if isinstance(store, str) and _looks_like_conninfo(s):
+        raise ValueError(f"`store` {_mask_conninfo(s)!r} is a keyword/value connection "
+                         "string: give a postgresql:// URL (or a file path for SQLite)")
     if isinstance(store, str) and "://" in s:
         scheme = s.split("://", 1)[0]
         raise ValueError(f"`store` {_redact(s)[0]!r}: unknown URL scheme {scheme!r}; give a "
