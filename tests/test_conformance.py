@@ -1,8 +1,9 @@
 """A conformance battery over the mechanism registry (in the manner of scipy's distribution
 checks): every mechanism a release spec accepts (``bndp.mechanisms.registry.REGISTRY``), in
-each law its constructor offers (the default grid law and ``mode="continuous"``), over fixed
-bounds and, where the mechanism has them, per-row bounds (:func:`bndp.sample` with array
-``lower``/``upper``), at a few parameter sets:
+each law its constructor offers (the default grid law and ``mode="continuous"``), with a
+forbidden interval where the constructor takes ``forbidden``, over fixed bounds and, where
+the mechanism has them, per-row bounds (its ``sample_rows``, and :func:`bndp.sample` with
+array ``lower``/``upper`` for the names that takes), at a few parameter sets:
 
 * the law's functions agree with each other: ``ppf``/``cdf`` and ``isf``/``sf`` round
   trips, ``sf = 1 - cdf``, the PMF sums to 1 and ``cdf`` is its cumulative sum (the
@@ -10,14 +11,18 @@ bounds and, where the mechanism has them, per-row bounds (:func:`bndp.sample` wi
 * ``mean()`` and ``variance()`` agree with 20,000 seeded draws (z-scores below 5);
 * the worst-case privacy loss computed here from the law's own ``pmf``/``pdf`` over pairs
   of true values one sensitivity apart is at most ``epsilon``, and ``privacy_loss()`` bounds
-  it from above (the default law);
+  it from above (the default law); the grid laws' pmf and exhaustive worst case also
+  against the independent model of ``tests/_exact_law.py``;
+* per-row draws follow the law of each row's own bounds (moments, grid);
 * pickling and ``repr`` rebuild an equal mechanism that draws the same values.
 
 The mechanisms and their options are read from the registry and from each class (its
 constructor's parameters, ``hasattr`` for each law method), so a newly registered mechanism
 is checked without editing this file; a method a class lacks is skipped with that reason.
-The default run covers six parameter sets; ``BNDP_FULL=1`` (tests marked ``slow``) the whole
-cross product of bounds, epsilons and sensitivities, and the loss scan over every grid point.
+The default run covers six parameter sets and a seventh of the rest (the tests marked
+``slow``); ``BNDP_FULL=1`` the whole cross product of bounds, epsilons and sensitivities, the
+loss scan over every grid point, and the independent model on every grid law of sensitivity
+a tenth of the width.
 """
 
 from __future__ import annotations
