@@ -60,7 +60,7 @@ def seeded_release(budget: Any, rng: Any, allow_seeded: Any = False, *,
     key from the OS itself), checked before anything is drawn or charged: whoever knows
     the seed recomputes the noise and subtracts it from the released values.
 
-    With a persistent budget (:class:`bndp.PersistentBudget`) a reproducible generator is
+    With a persistent budget (:class:`bndp.budget.PersistentBudget`) a reproducible generator is
     refused with ``ValueError`` unless ``allow_seeded`` is True (the release is then
     recorded as seeded); with an in-memory :class:`bndp.Budget` it is allowed, with a
     :class:`bndp.PrivacyLeakWarning` unless ``allow_seeded`` is True; without a budget it
@@ -240,7 +240,7 @@ def charge_release(budget: Any, plans: Iterable[ColumnPlan], label: str,
     (or, on the command line, put in place). Raises :class:`bndp.BudgetError` (spending
     nothing) if another release spent the budget since :func:`plan_release` checked it, or
     :class:`bndp.ReleaseRecorded` if another release recorded ``release_id`` since. A
-    :class:`bndp.PersistentBudget` commits the charge in its store before this returns.
+    :class:`bndp.budget.PersistentBudget` commits the charge in its store before this returns.
 
     ``while_charging``: the last step of building the result from values already drawn
     (for frames, the new frame put together), called here and its result returned. With a
