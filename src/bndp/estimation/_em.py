@@ -4,14 +4,23 @@ over bootstrap replicates, and Newton steps that certify the maximum (``gap_tol`
 from __future__ import annotations
 
 import contextlib
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from ._law import _BinnedLaw
+
+class _Law(Protocol):
+    """What the EM reads of a law (:class:`._law._BinnedLaw`, or the scaled model's
+    stacked groups): ``A`` (bins x support) and its products."""
+
+    A: np.ndarray
+
+    def forward(self, G: np.ndarray) -> np.ndarray: ...
+
+    def backward(self, R: np.ndarray) -> np.ndarray: ...
 
 
-def _em(G: np.ndarray, P: np.ndarray, law: _BinnedLaw
+def _em(G: np.ndarray, P: np.ndarray, law: _Law
         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One EM step for every row of ``G`` (distributions) against the bin proportions
     ``P``: the next iterate, the log-likelihood per observation of ``G`` and the largest
@@ -31,7 +40,7 @@ def _start(P: np.ndarray) -> np.ndarray:
     return 0.5 / M + 0.5 * P
 
 
-def _fit(P: np.ndarray, N: float, law: _BinnedLaw, tol: float, max_iter: int,
+def _fit(P: np.ndarray, N: float, law: _Law, tol: float, max_iter: int,
          gap_tol: float | None = None, start: np.ndarray | None = None
          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r"""Maximum likelihood for each row of bin proportions ``P`` (replicates x bins):
@@ -66,7 +75,7 @@ def _fit(P: np.ndarray, N: float, law: _BinnedLaw, tol: float, max_iter: int,
     return G, L, done
 
 
-def _squarem(G: np.ndarray, P: np.ndarray, law: _BinnedLaw, act: np.ndarray,
+def _squarem(G: np.ndarray, P: np.ndarray, law: _Law, act: np.ndarray,
              done: np.ndarray, thr: float, gthr: float | None, cycles: int) -> int:
     """SQUAREM cycles on the rows ``act`` of ``G`` in place, each until one cycle gains
     less than ``thr`` per observation (and, with ``gthr``, its start's bound ``max_m d_m -

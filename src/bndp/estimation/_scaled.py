@@ -237,7 +237,7 @@ def fit_scaled(y: np.ndarray, lo: np.ndarray, hi: np.ndarray, fam, what: str,
     # the column's values: rows placed by their group, on a value grid
     xs = np.linspace(float(lo.min()), float(hi.max()), X_POINTS)
     # each distinct pair of bounds once, weighted by its rows (a pair's rows share a class)
-    if pairs is None:
+    if pairs is None or inv is None:
         pairs, inv = unique_pairs(lo, hi)
     first = np.full(len(pairs), -1, dtype=np.int64)
     first[inv[::-1]] = np.arange(N - 1, -1, -1)
