@@ -24,7 +24,9 @@ def _forbid(monkeypatch, calls):
         for name in ("bounded_laplace_scale", "bounded_gaussian_sigma"):
             if hasattr(mod, name):
                 monkeypatch.setattr(mod, name, boom(name))
-    monkeypatch.setattr(gaussian, "bounded_gaussian_tight_sigma", boom("tight"))
+    # the mechanism calibrates a checked box from its widths (the same compiled searches)
+    monkeypatch.setattr(gaussian, "_bg_sigma_one", boom("bounded_gaussian_sigma"))
+    monkeypatch.setattr(gaussian, "_tight_sigma", boom("tight"))
 
 
 @pytest.mark.parametrize("hi", [1.0, 120.0, 1e5])
