@@ -103,15 +103,24 @@ def negligible_noise(plan: Any) -> str | None:
     """Why the noise of a column is negligible (a sentence), or None: its standard
     deviation is below :data:`NEGLIGIBLE_FRACTION` of the sensitivity (capped at the
     range's width, the most a value can change)."""
-    sd = _noise_sd(plan)
-    if sd is None:
-        return None
     unit = float(plan.sensitivity)
     lo, hi = plan.lower, plan.upper
     if not plan.per_row and lo is not None and hi is not None:
         width = float(hi) - float(lo)
         if math.isfinite(width):
             unit = min(unit, width)
+    # The law's variance is a pass over its grid: not needed where the noise's scale is at
+    # least a tenth of the unit (the law at the range's centre then has a standard deviation
+    # above min(scale, width / sqrt(12)) / 2 >= unit / 40, never negligible).
+    m = plan.mech
+    scale = None if m is None else getattr(m, "scale", None)
+    if scale is None and m is not None:
+        scale = getattr(m, "sigma", None)
+    if isinstance(scale, float) and scale >= unit / 10:
+        return None
+    sd = _noise_sd(plan)
+    if sd is None:
+        return None
     if not sd < NEGLIGIBLE_FRACTION * unit:
         return None
     return (f"column {plan.name!r}: epsilon = {plan.cost()[0]:g} makes the noise negligible: "
