@@ -101,7 +101,11 @@ SLOW_CASES = _REST if FULL else _REST[::7]
 def make(name, mode, variant, lo, hi, eps, frac):
     """The mechanism of a case, built from the registry with the keywords every registered
     class takes (``sensitivity``, ``lower``, ``upper``, ``mode``)."""
-    cls = REGISTRY[name]
+    return make_from(REGISTRY[name], mode, variant, lo, hi, eps, frac)
+
+
+def make_from(cls, mode, variant, lo, hi, eps, frac):
+    """The mechanism of a case, built from the class ``cls`` (:func:`make`)."""
     kw = dict(sensitivity=frac * (hi - lo), lower=lo, upper=hi)
     if "mode" in inspect.signature(cls).parameters:
         kw["mode"] = mode
@@ -136,8 +140,15 @@ def _true_values(m) -> np.ndarray:
     return v[_allowed(m, v)]
 
 
+def _discrete(m) -> bool:
+    """Whether the mechanism releases a grid law: bndp's plans (``exact_plan``), or a class
+    of its own with a ``grid()`` method (the attainable outputs)."""
+    return getattr(m, "exact_plan", None) is not None or callable(getattr(m, "grid", None))
+
+
 def _grid(m) -> np.ndarray:
-    return np.asarray(m.exact_plan.grid(), dtype=np.float64)
+    plan = getattr(m, "exact_plan", None)
+    return np.asarray(m.grid() if plan is None else plan.grid(), dtype=np.float64)
 
 
 # ---------------------------------------------------------------------------------------
@@ -255,8 +266,12 @@ def check_continuous_law(m):
 
 @pytest.mark.parametrize("name,mode,variant,lo,hi,eps,frac", DEFAULT_CASES)
 def test_law_functions_agree(name, mode, variant, lo, hi, eps, frac):
-    m = make(name, mode, variant, lo, hi, eps, frac)
-    if m.exact_plan is not None:
+    check_law(make(name, mode, variant, lo, hi, eps, frac))
+
+
+def check_law(m):
+    """The law's functions against each other (the grid law's or the continuous law's)."""
+    if _discrete(m):
         check_discrete_law(m)
     else:
         check_continuous_law(m)
@@ -333,7 +348,7 @@ def check_moments(m, seed: int):
         assert var > 0
         x = np.asarray(m.sample(np.full(N_DRAWS, v), rng=seed + k), dtype=np.float64)
         assert _allowed(m, x).all()
-        if m.exact_plan is not None:
+        if _discrete(m):
             assert np.isin(x, _grid(m)).all()            # every draw is a grid point
         # sums of offsets from the lower bound (values near 1e6 would lose digits)
         zm, zv = _z_scores(x - m.lower, mean - m.lower, var)
@@ -423,7 +438,7 @@ def worst_case_loss(m, full: bool) -> float:
     output of |ln P(x | q) - ln P(x | q')|: the grid law's pmf at every grid point, or the
     log density on a fine set of outputs (the ends of the allowed set's spans, the true
     values, 4001 points between)."""
-    discrete = m.exact_plan is not None
+    discrete = _discrete(m)
     qs = _scan_discrete(m, full) if discrete else _scan_continuous(m, full)
     if discrete:
         xs = _grid(m)
@@ -458,7 +473,7 @@ def worst_case_loss(m, full: bool) -> float:
 
 def check_loss(m, full: bool):
     _needs(m, "privacy_loss")
-    if m.exact_plan is not None:
+    if _discrete(m):
         _needs(m, "pmf")
     elif not (hasattr(m, "logpdf") or hasattr(m, "pdf")):
         pytest.skip(f"{type(m).__name__} has no `pdf`")
@@ -485,13 +500,16 @@ def test_loss_from_the_law_full_scan(name, mode, variant, lo, hi, eps, frac):
 
 @pytest.mark.parametrize("name", MECHANISMS)
 def test_loss_scan_has_power(name):
+    check_scan_power(REGISTRY[name])
+
+
+def check_scan_power(cls):
     # each law calibrated for epsilon = 1.25, judged against the loss of the law of
     # epsilon = 1: the scan finds the excess (a calibration rule may stay below epsilon, as
     # BoundedGaussian's sigma_rule="paper" does, so the reported loss is the yardstick)
-    cls = REGISTRY[name]
     for mode in _modes(cls):
-        m = make(name, mode, "plain", -5.0, 120.0, 1.25, 0.1)
-        ref = make(name, mode, "plain", -5.0, 120.0, 1.0, 0.1).privacy_loss()
+        m = make_from(cls, mode, "plain", -5.0, 120.0, 1.25, 0.1)
+        ref = make_from(cls, mode, "plain", -5.0, 120.0, 1.0, 0.1).privacy_loss()
         assert worst_case_loss(m, full=False) > 1.15 * ref, mode
 
 
@@ -522,7 +540,11 @@ def _rows_release(cls, *args, **kw):
 
 @pytest.mark.parametrize("name,mode,eps,dq", _row_cases())
 def test_per_row_bounds_follow_each_rows_law(name, mode, eps, dq):
-    cls = REGISTRY[name]
+    check_rows(REGISTRY[name], mode, eps, dq, name)
+
+
+def check_rows(cls, mode, eps, dq, name=None):
+    """Per-row draws of ``cls`` (registered as ``name``) follow each row's own law."""
     bounds = np.array(BOUNDS)
     values = bounds[:, 0] + np.array([0.3, 0.013, 0.77]) * (bounds[:, 1] - bounds[:, 0])
     lo = np.repeat(bounds[:, 0], N_DRAWS)
@@ -539,7 +561,7 @@ def test_per_row_bounds_follow_each_rows_law(name, mode, eps, dq):
         m = cls(eps, sensitivity=dq, lower=float(rlo), upper=float(rhi), mode=mode)
         xr = x[k * N_DRAWS:(k + 1) * N_DRAWS]
         assert ((xr >= rlo) & (xr <= rhi)).all()
-        if m.exact_plan is not None:
+        if _discrete(m):
             assert np.isin(xr, _grid(m)).all()     # on the row's own grid
         mean, var = m.mean(v), m.variance(v)
         zm, zv = _z_scores(xr - rlo, mean - rlo, var)
@@ -570,9 +592,19 @@ def test_pickle_round_trip(name, mode, variant, lo, hi, eps, frac):
 @pytest.mark.parametrize("name,mode,variant,lo,hi,eps,frac", DEFAULT_CASES[::2])
 def test_repr_rebuilds_the_mechanism(name, mode, variant, lo, hi, eps, frac):
     m = make(name, mode, variant, lo, hi, eps, frac)
+    check_repr(m)
+
+
+def _namespace() -> dict:
+    """Where a repr is evaluated: bndp's names and every registered class's."""
+    return {"bndp": bndp, **vars(bndp), **{c.__name__: c for c in REGISTRY.values()}}
+
+
+def check_repr(m):
+    """``repr`` rebuilds an equal mechanism (evaluated with bndp's names and the class's)."""
     r = repr(m)
     assert r.startswith(type(m).__name__ + "(")
-    _same_mechanism(m, eval(r, {"bndp": bndp, **vars(bndp)}))
+    _same_mechanism(m, eval(r, {**_namespace(), type(m).__name__: type(m)}))
 
 
 def test_repr_of_an_unbounded_end_evaluates_with_inf():
@@ -606,7 +638,7 @@ def test_repr_of_an_unbounded_end_evaluates_with_inf():
 def _model(m):
     """The independent model of ``m``'s grid law and its neighbour predicate, and the model
     indices of the grid points; None for a plan the model does not know."""
-    plan, dq = m.exact_plan, m.sensitivity
+    plan, dq = getattr(m, "exact_plan", None), m.sensitivity
     if isinstance(plan, window.RowPlan):
         law = row_law(plan)
         nb = row_neighbours(m.lower, m.upper, plan.n, plan.exponent, dq)
@@ -624,7 +656,8 @@ def _model(m):
 def check_against_model(m):
     model = _model(m)
     if model is None:
-        pytest.skip(f"the independent model has no law for {type(m.exact_plan).__name__}")
+        pytest.skip("the independent model has no law for "
+                    f"{type(getattr(m, 'exact_plan', None)).__name__}")
     law, nb, outs, shifts = model
     g = _grid(m)
     assert len(g) == len(outs)
@@ -657,3 +690,44 @@ def test_grid_law_matches_the_independent_model(name, mode, variant, lo, hi, eps
                           and c.values[6] == 0.1])
 def test_grid_law_matches_the_independent_model_full(name, mode, variant, lo, hi, eps, frac):
     check_against_model(make(name, mode, variant, lo, hi, eps, frac))
+
+
+# ---------------------------------------------------------------------------------------
+# the whole battery on one class (a mechanism defined outside bndp, before or after it is
+# registered: docs/extending.md)
+# ---------------------------------------------------------------------------------------
+def check_class(cls, params=DEFAULT_PARAMS, seed: int = 20_261_129) -> dict[str, list[str]]:
+    """Run every check of this battery on the mechanism class ``cls``: for each law its
+    constructor offers, each variant and each parameter set (``DEFAULT_PARAMS``), the law's
+    functions, the moments against draws, the loss from the law, pickling and ``repr``; the
+    loss scan's power; the per-row release and the independent model where they apply.
+    A failed check raises; a check that does not apply (a method the class lacks) is
+    skipped with its reason. Returns ``{"ran": [...], "skipped": [...]}``, one entry per
+    check and case."""
+    ran: list[str] = []
+    skipped: list[str] = []
+
+    def run(what, check, *args, **kw):
+        try:
+            check(*args, **kw)
+        except pytest.skip.Exception as exc:
+            skipped.append(f"{what}: {exc.msg}")
+        else:
+            ran.append(what)
+
+    for mode in _modes(cls):
+        for variant in _variants(cls):
+            for (lo, hi), eps, frac in params:
+                case = f"{mode}-{variant}-[{lo:g},{hi:g}]-eps{eps:g}-dq{frac:g}w"
+                m = make_from(cls, mode, variant, lo, hi, eps, frac)
+                run(f"law {case}", check_law, m)
+                run(f"moments {case}", check_moments, m, seed=seed)
+                run(f"loss {case}", check_loss, m, full=False)
+                run(f"pickle {case}", _same_mechanism, m, pickle.loads(pickle.dumps(m)))
+                run(f"repr {case}", check_repr, m)
+                if _discrete(m):
+                    run(f"model {case}", check_against_model, m)
+        for eps, dq in ROW_PARAMS:
+            run(f"rows {mode}-eps{eps:g}-dq{dq:g}", check_rows, cls, mode, eps, dq)
+    run("scan power", check_scan_power, cls)
+    return {"ran": ran, "skipped": skipped}

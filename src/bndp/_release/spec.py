@@ -22,7 +22,8 @@ from ..exceptions import ColumnDataError, SpecError, SpecTypeError, _spec_place
 from ..calibrate import bounded_laplace_scale
 from .._laws import window
 from .._laws.whole_range import check_mode
-from ..mechanisms.registry import ALIASES, MECHANISMS, REGISTRY, mechanism_key
+from ..mechanisms.registry import (ALIASES, MECHANISMS, REGISTRY, mechanism_key,
+                                   mechanism_names)
 
 _LOG = logging.getLogger("bndp")
 
@@ -118,6 +119,12 @@ class ColumnPlan:
             return float(self.mech.epsilon), float(self.mech.delta)
         return self.epsilon, self.delta
 
+    @property
+    def registered(self) -> bool:
+        """Whether the column's mechanism is one :func:`bndp.mechanisms.register` added
+        (not built in)."""
+        return self.mechanism not in MECHANISMS
+
     def describe(self) -> str:
         m = self.mech
         if m is None:
@@ -127,6 +134,8 @@ class ColumnPlan:
             return f"bounded Laplace scale b = {m.scale:.6g}"
         if self.mechanism == "gaussian":
             return f"bounded Gaussian sigma = {m.sigma:.6g}"
+        if self.registered:
+            return f"{type(m).__name__} (registered mechanism {self.mechanism!r})"
         return f"constrained Laplace scale = {m.scale:.6g}" if m.scale_rule == "constant" \
             else "constrained Laplace (distance-dependent scale)"
 
@@ -252,10 +261,11 @@ def _parse_column(col: str, entry: Any, memo: dict | None = None) -> ColumnPlan:
             "must be a mapping of settings (mechanism, lower, "
             f"upper, sensitivity, epsilon, ...); got {type(entry).__name__}"))
     mechanism = mechanism_key(entry.get("mechanism", "laplace"))
-    if not isinstance(mechanism, str) or mechanism not in MECHANISMS:
+    names = mechanism_names()     # the built-in names and those registered until now
+    if not isinstance(mechanism, str) or mechanism not in names:
         raise SpecError(column=col, key="mechanism", detail=(
             "must be one of "
-            f"{tuple(ALIASES) + MECHANISMS}; got {entry.get('mechanism')!r}"))
+            f"{tuple(ALIASES) + names}; got {entry.get('mechanism')!r}"))
     opts_allowed = mechanism_options(mechanism)
     for key, (new, version) in _REMOVED_KEYS.get(mechanism, {}).items():
         if key in entry:
@@ -355,6 +365,16 @@ def _parse_column(col: str, entry: Any, memo: dict | None = None) -> ColumnPlan:
             mech = cls(eps, sensitivity=dq, lower=lo, upper=hi, **ctor)
             if getattr(mech, "dim", None) is not None:
                 raise SpecError(column=col, detail="lower and upper must be scalars")
+        elif mechanism not in MECHANISMS:
+            # a registered mechanism: the constructor call register() checked, with delta
+            # where the constructor takes one
+            if "delta" in inspect.signature(cls).parameters:
+                ctor["delta"] = delta
+            elif delta != 0.0:
+                raise SpecError(column=col, key="delta", detail=(
+                    f"mechanism {mechanism!r} takes no delta (its constructor has no "
+                    f"`delta`): delta must be 0; got {delta!r}"))
+            mech = cls(eps, sensitivity=dq, lower=lo, upper=hi, **ctor)
         else:
             if "delta" in entry and delta != 0.0:
                 raise SpecError(column=col, key="delta", detail=(
@@ -408,9 +428,13 @@ def parse_spec(spec: Any) -> list[ColumnPlan]:
 
 def certified_loss(plan: ColumnPlan) -> float | None:
     """The certified worst-case privacy loss of a column's mechanism: the exhaustive
-    certificate of its grid law (``exact_plan.certified_epsilon``), or None where there is
-    none (continuous mode, per-row bounds: their laws are planned when the data is seen)."""
+    certificate of its grid law (``exact_plan.certified_epsilon``); for a mechanism
+    :func:`bndp.mechanisms.register` added, without such a plan, its ``privacy_loss()``;
+    None where there is none (continuous mode, per-row bounds: their laws are planned when
+    the data is seen)."""
     law = getattr(plan.mech, "exact_plan", None) if plan.mech is not None else None
+    if law is None and plan.mech is not None and plan.registered:
+        return float(plan.mech.privacy_loss())
     return None if law is None else float(law.certified_epsilon)
 
 

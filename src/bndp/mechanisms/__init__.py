@@ -7,6 +7,7 @@ from .gradients import RectifiedGaussian, StochasticSign, TruncatedGaussian
 from .laplace import BoundedLaplace
 from .range import ConstrainedLaplace
 from .unbounded import Gaussian, Laplace
+from .registry import mechanism_names, register, unregister
 
 __all__ = [
     "Mechanism",
@@ -20,6 +21,9 @@ __all__ = [
     "RectifiedGaussian",
     "TruncatedGaussian",
     "StochasticSign",
+    "register",
+    "unregister",
+    "mechanism_names",
 ]
 
 # the windowed grid law is importable as bndp.mechanisms.window (its home is bndp._laws)
