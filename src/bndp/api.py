@@ -14,6 +14,7 @@ from ._validation import as_float_array, fast_real
 from ._columns import Nulls, columnar
 from .mechanisms import BoundedGaussian, BoundedLaplace
 from ._laws import window
+from ._laws.lattice import as_integers, auto_step, integer_step
 from .mechanisms.registry import ALIASES, SAMPLE_MECHANISMS, mechanism_key
 
 __all__ = ["sample", "SAMPLE_MECHANISMS"]
@@ -34,8 +35,16 @@ _REMOVED = {"MECHANISMS": ("bndp.api.SAMPLE_MECHANISMS (the names bndp.sample ac
 MechanismName = Literal["bounded_laplace", "bounded_gaussian", "laplace", "gaussian"]
 
 
-_Scalar = Union[float, Decimal, Fraction, np.floating, np.integer]
+_Scalar = Union[float, Decimal, Fraction, np.floating]
 _ColumnT = TypeVar("_ColumnT")
+
+
+@overload
+def sample(value: int | np.integer, *, mechanism: MechanismName, epsilon: float,
+           sensitivity: float, lower: float, upper: float, delta: float = ...,
+           rng: RNGLike = ..., on_outside: Literal["clip", "raise"] = ..., workers: int = ...,
+           mode: Literal["exact", "continuous"] | None = ..., nulls: Nulls = ...,
+           multivariate: bool = ..., integer: bool | int | None = ...) -> int | float: ...
 
 
 @overload
@@ -43,7 +52,7 @@ def sample(value: _Scalar, *, mechanism: MechanismName, epsilon: float, sensitiv
            lower: float, upper: float, delta: float = ..., rng: RNGLike = ...,
            on_outside: Literal["clip", "raise"] = ..., workers: int = ...,
            mode: Literal["exact", "continuous"] | None = ..., nulls: Nulls = ...,
-           multivariate: bool = ...) -> float: ...
+           multivariate: bool = ..., integer: bool | int | None = ...) -> float: ...
 
 
 @overload
@@ -51,7 +60,7 @@ def sample(value: np.ndarray | list[Any] | tuple[Any, ...], *, mechanism: Mechan
            epsilon: float, sensitivity: float, lower: Any, upper: Any, delta: float = ...,
            rng: RNGLike = ..., on_outside: Literal["clip", "raise"] = ..., workers: int = ...,
            mode: Literal["exact", "continuous"] | None = ..., nulls: Nulls = ...,
-           multivariate: bool = ...) -> np.ndarray: ...
+           multivariate: bool = ..., integer: bool | int | None = ...) -> np.ndarray: ...
 
 
 @overload
@@ -59,7 +68,7 @@ def sample(value: _Scalar, *, mechanism: MechanismName, epsilon: float, sensitiv
            lower: Any, upper: Any, delta: float = ..., rng: RNGLike = ...,
            on_outside: Literal["clip", "raise"] = ..., workers: int = ...,
            mode: Literal["exact", "continuous"] | None = ..., nulls: Nulls = ...,
-           multivariate: bool = ...) -> Any: ...
+           multivariate: bool = ..., integer: bool | int | None = ...) -> Any: ...
 
 
 @overload
@@ -67,14 +76,14 @@ def sample(value: _ColumnT, *, mechanism: MechanismName, epsilon: float, sensiti
            lower: Any, upper: Any, delta: float = ..., rng: RNGLike = ...,
            on_outside: Literal["clip", "raise"] = ..., workers: int = ...,
            mode: Literal["exact", "continuous"] | None = ..., nulls: Nulls = ...,
-           multivariate: bool = ...) -> _ColumnT: ...
+           multivariate: bool = ..., integer: bool | int | None = ...) -> _ColumnT: ...
 
 
 @columnar
 def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lower: Any,
            upper: Any, delta: float = 0.0, rng: RNGLike = None, on_outside: str = "clip",
            workers: int = 1, mode: str | None = "exact", nulls: Nulls = "raise",
-           multivariate: bool = False):
+           multivariate: bool = False, integer: bool | int | None = None):
     r"""Privatise a column of bounded values in one call.
 
     Parameters
@@ -119,11 +128,22 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
         ``sensitivity`` an :math:`\ell_2` sensitivity and ``value`` has a trailing dimension
         m (:class:`bndp.BoundedGaussian` with vector bounds). Without it, array bounds are
         per-row bounds.
+    integer : None, bool or int, default None
+        The integer law (:doc:`/integer`): the bounded law on the lattice
+        :math:`l + jk` of integral bounds, certified as the default grid is. ``None``
+        (auto): used when ``value`` is integer-typed (a Python int, an integer NumPy array
+        or a list of ints; integer columns of pandas, Polars and Arrow) and ``lower``,
+        ``upper`` and ``sensitivity`` are integral, in the default mode and not
+        ``multivariate``; the result then has the input's integer type. ``False``: the
+        default fine grid (a float result). ``True`` or a step ``k`` (a power of two):
+        the integer law, refused with a ``ValueError`` for bounds or a sensitivity that
+        are not integral.
 
     Returns
     -------
-    float, ndarray of float64, Series, pyarrow array or masked array
-        Same shape as ``value`` (a float for a scalar), of the kind of ``value``.
+    float, int, ndarray, Series, pyarrow array or masked array
+        Same shape as ``value`` (a number for a scalar), of the kind of ``value``: float64,
+        or, where the integer law released an integer-typed ``value``, its integer type.
 
     Examples
     --------
@@ -140,8 +160,23 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
     ...                   lower=[0, 10], upper=[10, 100], rng=0)
     >>> bool(0 <= out[0] <= 10 and 10 <= out[1] <= 100)
     True
+
+    Integers stay integers (the integer law, chosen for integer input and integral bounds):
+
+    >>> out = bndp.sample(np.array([23, 35, 61], dtype=np.int32), mechanism="laplace",
+    ...                   epsilon=1.0, sensitivity=1, lower=0, upper=120, rng=0)
+    >>> out.dtype
+    dtype('int32')
     """
     key = None
+    arrays = ((type(lower) is np.ndarray and lower.ndim > 0)
+              or (type(upper) is np.ndarray and upper.ndim > 0))
+    if arrays and not multivariate:
+        step: Any = integer       # per-row bounds: resolved (and checked) by sample_rows
+    elif integer is None and not multivariate:
+        step = auto_step(value, lower, upper, sensitivity, mode)
+    else:
+        step = integer_step(False if integer is None else integer)
     if (type(lower) in _NUMBER and type(upper) in _NUMBER and type(epsilon) in _NUMBER
             and type(sensitivity) in _NUMBER and type(delta) in _NUMBER
             and type(mechanism) is str and (mode is None or type(mode) is str)
@@ -149,12 +184,12 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
         # scalar bounds and parameters given as numbers: the mechanism of an earlier call
         # with the same arguments (immutable, so shared; only mechanisms whose arguments
         # passed every check below are kept), then its short path
-        key = (mechanism, epsilon, sensitivity, lower, upper, delta, mode)
+        key = (mechanism, epsilon, sensitivity, lower, upper, delta, mode, step)
         hit = _SCALAR.get(key)
         if hit is not None:
             out = hit.exact_plan.sample_inside(value, None, rng, on_outside, workers)
             if out is not NotImplemented:
-                return out
+                return as_integers(out, value, lower, upper) if step else out
             return hit.sample(value, rng=rng, on_outside=on_outside, workers=workers)
     name, mechanism = mechanism, mechanism_key(mechanism)
     if not isinstance(mechanism, str) or mechanism not in SAMPLE_MECHANISMS:
@@ -170,29 +205,34 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
             )
         if multivariate:
             mech = BoundedGaussian(epsilon, sensitivity=sensitivity, lower=lower, upper=upper,
-                                   mode=mode)
+                                   mode=mode, integer=step)
             return mech.sample(value, rng=rng, on_outside=on_outside, workers=workers)
     elif multivariate:
         raise ValueError("`multivariate=True` is for mechanism='gaussian' (one m-dimensional "
                          "box); the Laplace mechanism is univariate")
-    lo = as_float_array(lower, "lower")
-    hi = as_float_array(upper, "upper")
-    if lo.ndim == 0 and hi.ndim == 0:
+    lo = hi = None                  # (per-row bounds are converted once, in sample_rows)
+    if not arrays:
+        lo = as_float_array(lower, "lower")
+        hi = as_float_array(upper, "upper")
+    if lo is not None and hi is not None and lo.ndim == 0 and hi.ndim == 0:
         one: BoundedGaussian | BoundedLaplace
         if mechanism == "gaussian":
             one = BoundedGaussian(epsilon, sensitivity=sensitivity, lower=float(lo),
-                                  upper=float(hi), mode=mode)
+                                  upper=float(hi), mode=mode, integer=step)
         else:
             one = BoundedLaplace(epsilon, sensitivity=sensitivity, lower=float(lo),
-                                 upper=float(hi), delta=delta, mode=mode)
+                                 upper=float(hi), delta=delta, mode=mode, integer=step)
         if key is not None:
             _remember(key, one)
         return one.sample(value, rng=rng, on_outside=on_outside, workers=workers)
     # per-row bounds: one univariate law per element, drawn by the mechanism's class
     cls = BoundedGaussian if mechanism == "gaussian" else BoundedLaplace
-    return cls.sample_rows(value, lo, hi, epsilon=epsilon, sensitivity=sensitivity,
+    # (the bounds as given: sample_rows converts them, and checks an integer array's
+    # integrality by its range alone)
+    return cls.sample_rows(value, lower, upper, epsilon=epsilon, sensitivity=sensitivity,
                            delta=delta, rng=rng, on_outside=on_outside, workers=workers,
-                           mode=mode)
+                           mode=mode, integer=integer if arrays else step)
+
 
 
 #: the exact types whose values key the mechanism cache (bool, Decimal, 0-d arrays... take

@@ -237,17 +237,21 @@ def _choose_grid_at(e: int, dq: float, lo: float, hi: float) -> tuple[int, int, 
 
 
 def plan_bounded_gaussian(epsilon: float, sensitivity: float, lower: Any, upper: Any,
-                          sigma_hint: float | None = None):
+                          sigma_hint: float | None = None, lattice: int | None = None):
     """Grid bounded Gaussian for validated inputs; univariate (a
     :class:`~bndp._laws.window.RowPlan` of the windowed grid law, which starts its
     searches from closed forms and its own continuous sigma) for scalar bounds,
     :class:`ProductPlan` for length-m bounds; target loss ``eps``. ``sigma_hint`` (None:
     :func:`bndp.calibrate.bounded_gaussian_sigma`), multivariate only: the continuous sigma
-    that chooses the grid and starts the search."""
+    that chooses the grid and starts the search. ``lattice``, univariate only: the exponent
+    of the integer law's step (:mod:`bndp._laws.lattice`), None for the default grid."""
     if np.ndim(lower) == 0 and np.ndim(upper) == 0:
         from .window import plan_row
         return plan_row(GAUSSIAN, float(epsilon), float(sensitivity), float(lower),
-                        float(upper))
+                        float(upper), lattice)
+    if lattice is not None:
+        raise ValueError("integer law: the multivariate bounded Gaussian has no integer law "
+                         "yet; pass integer=False")
     lo = tuple(float(x) for x in np.ravel(lower))
     hi = tuple(float(x) for x in np.ravel(upper))
     cap = saturation_target(len(lo))

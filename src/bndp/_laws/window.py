@@ -30,6 +30,7 @@ from .messages import check_row_exponents, no_kernel_message
 from .search_start import _search_start
 from .serving import _first_drawn_from, _served_map, _surely_narrow, on_row, tried
 from .ends import grid_ends_loss
+from .lattice import _pass_steps, check_lattice
 from .whole_range import ExactPlan, GridScale, _law_from, cached_search_tree
 
 __all__ = ["WindowLaw", "RowPlan", "plan_row", "sample_rows", "grid_exponent"]
@@ -533,16 +534,26 @@ def coarse_row(target: float, sensitivity: float, lower: float, upper: float) ->
 
 
 def plan_row(fam: int, target: float, sensitivity: float, lower: float,
-             upper: float) -> RowPlan:
+             upper: float, lattice: int | None = None) -> RowPlan:
     """The grid law of one row (validated inputs; ``target`` the loss to certify, served as
-    :func:`serving_target`)."""
+    :func:`serving_target`). ``lattice``: the exponent ``s`` of the integer law's step
+    :math:`2^s` (integral bounds below :math:`2^{52}`, validated by the caller), which
+    replaces the default grid's granularity; None: the default grid."""
     dq = float(sensitivity)
     target = serving_target(target, dq)
-    ei, coarse = _exponent1(target, dq, float(lower), float(upper))
-    if coarse or not -1022 <= ei <= 1000:
-        _check_exponent(np.array([ei]), np.array([coarse]), dq)
+    if lattice is None:
+        ei, coarse = _exponent1(target, dq, float(lower), float(upper))
+        if coarse or not -1022 <= ei <= 1000:
+            _check_exponent(np.array([ei]), np.array([coarse]), dq)
+    else:
+        check_lattice(target, dq, lattice)
+        ei = lattice
+        dq = max(dq, math.ldexp(1.0, ei))      # (the same number of steps)
     n = _intervals1(float(lower), float(upper), ei)
     if n < 1:
+        if lattice is not None:
+            raise ValueError(f"integer law: [lower, upper] holds no lattice step of "
+                             f"{1 << lattice}; pass a smaller step")
         raise ValueError("grid law: the interval holds no grid step; pass mode='continuous'")
     _check_row_intervals(n, dq, float(upper) - float(lower))
     return RowPlan(_row_law(fam, target, dq, ei, n), float(lower), float(upper), n)
@@ -587,28 +598,36 @@ def plan_wide(fam: int, target: float, sensitivity: float) -> WindowLaw:
 
 def sample_rows(fam: int, target: float, sensitivity: float, q: np.ndarray, lo: np.ndarray,
                 hi: np.ndarray, gen: np.random.Generator,
-                exact: WideValues | None = None) -> np.ndarray:
+                exact: WideValues | None = None, lattice: int | None = None) -> np.ndarray:
     """Per-row bounds: one draw per row (1-D float64 arrays of one length, values clipped
     into their rows), ``target`` served as :func:`serving_target`: the one per-row sampler
     (:func:`_sample_rows_compiled`). ``exact``: the exact true values when some are not
     doubles (``q`` then holds their approximations); each is first rounded onto its row's
     grid from its exact value (:func:`snap_rows`: doubles with the exact values' grid
-    indices), and those doubles are drawn."""
+    indices), and those doubles are drawn. ``lattice``: the exponent ``s`` of the integer
+    law's step :math:`2^s` (integral bounds below :math:`2^{52}`, validated by the caller):
+    every row on the lattice :math:`l_i + j 2^s`."""
     dq = float(sensitivity)
     target = serving_target(target, dq)
+    if lattice is not None:
+        check_lattice(target, dq, lattice)
     if exact is not None:
-        with np.errstate(over="ignore"):        # an inf width: refused with its reason below
-            width = hi - lo
-        e, coarse = grid_exponent(target, dq, width, lo, hi)
-        e = np.broadcast_to(e, q.shape)
-        # refusals only: the draw's grid pass warns of coarse grids (once)
-        _check_exponent(e, coarse, dq, rows=True, warn=False)
+        if lattice is None:
+            with np.errstate(over="ignore"):    # an inf width: refused with its reason below
+                width = hi - lo
+            e, coarse = grid_exponent(target, dq, width, lo, hi)
+            e = np.broadcast_to(e, q.shape)
+            # refusals only: the draw's grid pass warns of coarse grids (once)
+            _check_exponent(e, coarse, dq, rows=True, warn=False)
+        else:
+            e = np.full(q.shape, lattice, dtype=np.int64)
         q = np.clip(snap_rows(exact, lo, hi, e), lo, hi)
-    return _sample_rows_compiled(fam, target, dq, q, lo, hi, gen)
+    return _sample_rows_compiled(fam, target, dq, q, lo, hi, gen, lattice)
 
 
 def _sample_rows_compiled(fam: int, target: float, dq: float, q: np.ndarray, lo: np.ndarray,
-                          hi: np.ndarray, gen: np.random.Generator) -> np.ndarray:
+                          hi: np.ndarray, gen: np.random.Generator,
+                          lattice: int | None = None) -> np.ndarray:
     """:func:`sample_rows` for double true values: the wide kernel of the exponent of rows
     near 0 (:func:`plan_wide`'s) is drawn first, on its wide rows and the narrow rows it
     serves (:func:`~bndp._laws.serving._served_map`), in the pass that finds every row's grid
@@ -617,12 +636,14 @@ def _sample_rows_compiled(fam: int, target: float, dq: float, q: np.ndarray, lo:
     (:func:`_draw_kernels`). Where that kernel is drawn first in the order of
     :func:`_draw_kernels` (its exponent the smallest of the rows', the usual case), the
     draws and the stream are those of :func:`_draw_kernels` on every row; so too where no
-    row may be drawn with that kernel, wide or served (it is then not planned)."""
+    row may be drawn with that kernel, wide or served (it is then not planned).
+    ``lattice``: every row's exponent is that of the integer lattice (:func:`_pass_steps`)."""
     q, lo, hi = (np.ascontiguousarray(a, dtype=np.float64) for a in (q, lo, hi))
     out = np.empty(q.shape[0])
     if q.shape[0] == 0:
         return out
-    e0, _ = _exponent1(target, dq, 0.0, math.inf)
+    dq, ss, ws, sens = _pass_steps(target, dq, lattice)
+    e0 = _exponent1(target, dq, 0.0, math.inf)[0] if lattice is None else lattice
     first = None
     if -1022 <= e0 <= 1000:
         # the kernel is planned only where a row may be wide at that grid (the widest
@@ -643,16 +664,15 @@ def _sample_rows_compiled(fam: int, target: float, dq: float, q: np.ndarray, lo:
                 first = None
     if first is None:
         e, coarse, n, evals, nmax, idx, summary = _core.gw_rows_grid(
-            target, dq, lo, hi, SCALE_STEPS, WINDOW_WIDTH_STEPS, SENS_STEPS, q)
+            target, dq, lo, hi, ss, ws, sens, q)
         _check_rows(summary, dq, lambda: (e, coarse))
         _check_widest_row(nmax, dq, lo, hi)
         _draw_kernels(fam, target, dq, None, e, n, idx, lo, evals, nmax, out, gen)
         return out
     pos, e, n, idx, evals, nmax, summary = _core.gw_rows_first(
-        gen, first.fill_args, e0, first.n_min, target, dq, lo, hi, q, SCALE_STEPS,
-        WINDOW_WIDTH_STEPS, SENS_STEPS, out, _served_map(first, fam, target, dk0))
-    _check_rows(summary, dq, lambda: _core.gw_rows_grid(
-        target, dq, lo, hi, SCALE_STEPS, WINDOW_WIDTH_STEPS, SENS_STEPS)[:2])
+        gen, first.fill_args, e0, first.n_min, target, dq, lo, hi, q, ss, ws, sens, out,
+        _served_map(first, fam, target, dk0))
+    _check_rows(summary, dq, lambda: _core.gw_rows_grid(target, dq, lo, hi, ss, ws, sens)[:2])
     _check_widest_row(nmax, dq, lo, hi)
     if pos.size:
         _draw_kernels(fam, target, dq, (e0, first), e, n, idx, lo, evals, nmax, out, gen,

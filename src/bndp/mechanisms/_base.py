@@ -30,6 +30,10 @@ class Mechanism:
 
     __slots__ = ()
     _init_args: tuple[str, ...] = ()
+    #: constructor arguments left out of ``repr`` while they hold this default (arguments
+    #: added after a release, so that the ``repr`` of a mechanism that does not use them
+    #: reads as before)
+    _repr_defaults: ClassVar[dict[str, Any]] = {}
     #: removed attribute names: {name: (its replacement, the version that removed it)}
     _removed_attributes: ClassVar[dict[str, tuple[str, str]]] = {}
 
@@ -67,7 +71,9 @@ class Mechanism:
                 return repr(v.tolist())
             return repr(v)
 
-        args = ", ".join(f"{k}={fmt(getattr(self, k))}" for k in self._init_args)
+        hide = self._repr_defaults
+        args = ", ".join(f"{k}={fmt(getattr(self, k))}" for k in self._init_args
+                         if k not in hide or getattr(self, k) != hide[k])
         return f"{type(self).__name__}({args})"
 
     def __eq__(self, other: object) -> bool:

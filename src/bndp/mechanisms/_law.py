@@ -25,6 +25,7 @@ from .._deprecate import removed_parameter
 from .._random import RNGLike, as_generator
 from .._validation import as_float_array, as_probability
 from ..distributions import truncnorm_eval, truncnorm_tail_eval
+from .._laws.lattice import as_integers
 from . import exact, rows
 from ._base import Mechanism
 
@@ -243,6 +244,8 @@ class GridLawMechanism(LawMechanism):
 
     __slots__ = ()
     _law_methods = ("pmf",) + LawMechanism._law_methods
+    #: the integer law's lattice step (0: the default grid or the continuous law)
+    integer: ClassVar[int] = 0
 
     pmf = _method("pmf")
 
@@ -256,11 +259,12 @@ class GridLawMechanism(LawMechanism):
         if plan is not None:  # one value or a small array inside the bounds: its short path
             out = plan.sample_inside(value, size, rng, on_outside, workers)
             if out is not NotImplemented:
-                return out
+                return as_integers(out, value, self.lower, self.upper) if self.integer else out
         q = self._value(value, on_outside)
         gen = as_generator(rng)
         if plan is not None:
-            return plan.sample(q, size, gen, workers)
+            out = plan.sample(q, size, gen, workers)
+            return as_integers(out, value, self.lower, self.upper) if self.integer else out
         return self._continuous_sample(q, size, gen, workers)
 
     def _continuous_sample(self, q: Any, size: Any, gen: Any, workers: int):
@@ -273,18 +277,24 @@ class GridLawMechanism(LawMechanism):
     @classmethod
     def sample_rows(cls, value: Any, lower: Any, upper: Any, *, epsilon: float,
                     sensitivity: float, delta: float = 0.0, rng: RNGLike = None,
-                    on_outside: str = "clip", workers: int = 1, mode: str | None = None):
+                    on_outside: str = "clip", workers: int = 1, mode: str | None = None,
+                    integer: Any = False):
         """Per-row bounds: one draw per element of ``value`` with its own bounds
         ``[lower_i, upper_i]`` (arrays broadcast together), each row released by this
         mechanism's law for its bounds (in the default mode the windowed grid law, one
         kernel for every wide row and one per narrow width; in ``mode='continuous'`` the
         scale calibrated per distinct width). The arguments are those of
-        :func:`bndp.sample`, which dispatches array bounds here.
+        :func:`bndp.sample`, which dispatches array bounds here. ``integer``: the integer
+        law (``True`` or a lattice step ``k``, a power of two) on every row's lattice
+        :math:`l_i + jk` (integral bounds and sensitivity; see the class's ``integer``);
+        ``None``: chosen as :func:`bndp.sample` chooses it (an integer-typed ``value``
+        with integral bounds and sensitivity).
 
         Returns
         -------
         ndarray of float64
-            The broadcast shape of ``value``, ``lower`` and ``upper``.
+            The broadcast shape of ``value``, ``lower`` and ``upper`` (with ``integer``, an
+            integer-typed ``value``'s own integer dtype).
 
         Raises
         ------
@@ -296,7 +306,8 @@ class GridLawMechanism(LawMechanism):
                             "BoundedLaplace and BoundedGaussian)")
         return rows.sample_rows(cls._rows_family, value, lower, upper, epsilon=epsilon,
                                 sensitivity=sensitivity, delta=delta, rng=rng,
-                                on_outside=on_outside, workers=workers, mode=mode)
+                                on_outside=on_outside, workers=workers, mode=mode,
+                                integer=integer)
 
 
 class ClippedLaw(LawMechanism):

@@ -19,6 +19,7 @@ from ..calibrate.bounded import _bg_sigma_one, bounded_gaussian_sigma, check_bou
 from ..distributions import truncnorm_eval
 from .._loss import _tight_sigma, bounded_gaussian_loss
 from . import exact
+from .._laws.lattice import check_integral, integer_step
 from .._laws.product import saturation_target
 from .._laws.window import serving_target
 from .._columns import Nulls, columnar
@@ -77,6 +78,15 @@ class BoundedGaussian(TruncatedNormalLaw, GridLawMechanism):
         ``"continuous"``: the continuous law in doubles (explicit opt-in; attackable when
         raw doubles are published). ``sigma_rule`` applies to the continuous mode; the
         grid law is always calibrated on its own certificate.
+    integer : bool or int, default False
+        ``True`` (or a lattice step ``k``, a power of two), univariate only: the integer
+        law, the bounded discrete Gaussian on the lattice :math:`l + jk` (:doc:`/integer`):
+        the grid law above with the grid's step fixed to :math:`k`, calibrated and
+        certified by the same machinery; outputs are integers (an integer NumPy input gives
+        an array of its own dtype). Needs integral ``lower`` and ``upper`` (magnitude at
+        most :math:`2^{52}`), an integral ``sensitivity`` and the default mode.
+        :func:`bndp.sample` and the frame API choose it for integer-typed columns; a
+        mechanism built directly uses the law it is given.
 
     Attributes
     ----------
@@ -114,14 +124,17 @@ class BoundedGaussian(TruncatedNormalLaw, GridLawMechanism):
     True
     """
 
-    _init_args = ("epsilon", "sensitivity", "lower", "upper", "sigma_rule", "mode")
+    _init_args = ("epsilon", "sensitivity", "lower", "upper", "sigma_rule", "mode", "integer")
+    _repr_defaults = {"integer": 0}
     _removed_attributes = {"calibration": ("BoundedGaussian.sigma_rule", "0.8.0")}
     mode = "exact"
+    integer = 0
     exact_plan: "exact.ExactPlan | None" = None
 
     @removed_parameter("calibration", "sigma_rule", removed_in="0.8.0")
     def __init__(self, epsilon: float, *, sensitivity: float, lower: Any, upper: Any,
-                 sigma_rule: str = "paper", mode: str | None = "exact") -> None:
+                 sigma_rule: str = "paper", mode: str | None = "exact",
+                 integer: Any = False) -> None:
         if sigma_rule not in ("paper", "tight"):
             raise ValueError(f'`sigma_rule` must be "paper" or "tight"; got {sigma_rule!r}')
         mode = exact.check_mode(mode)
@@ -139,6 +152,13 @@ class BoundedGaussian(TruncatedNormalLaw, GridLawMechanism):
             lower_v.setflags(write=False)
             upper_v.setflags(write=False)
             dim = int(lower_v.shape[0])
+        step = integer_step(integer)
+        lattice = None
+        if step:
+            if dim is not None:
+                raise ValueError("integer law: the multivariate bounded Gaussian has no "
+                                 "integer law yet; pass integer=False")
+            lattice = check_integral(step, dq, lower_v, upper_v, mode)
 
         def continuous_sigma() -> float:
             # the box is checked (check_box above): calibrated from its widths, not checked
@@ -163,8 +183,11 @@ class BoundedGaussian(TruncatedNormalLaw, GridLawMechanism):
                 check_bounded_gaussian(eps, dq, lower_v, upper_v)  # the epsilon given
                 raise
             try:
-                plan = exact.plan_bounded_gaussian(eps, dq, lower_v, upper_v)
+                plan = exact.plan_bounded_gaussian(eps, dq, lower_v, upper_v,
+                                                   lattice=lattice)
             except (ValueError, OverflowError):
+                if lattice is not None:
+                    raise
                 # parameters the continuous calibration refuses keep its message
                 continuous_sigma()
                 raise
@@ -187,7 +210,7 @@ class BoundedGaussian(TruncatedNormalLaw, GridLawMechanism):
                 sigma = plan.scale
             else:
                 check_continuous_resolution(sigma, lower_v, upper_v)
-        self._set(mode=mode, exact_plan=plan)
+        self._set(mode=mode, exact_plan=plan, integer=step)
         self._set(epsilon=eps, sensitivity=dq, lower=lower_v, upper=upper_v, dim=dim,
                   sigma=float(sigma), sigma_rule=sigma_rule)
 

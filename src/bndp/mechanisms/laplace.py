@@ -22,6 +22,7 @@ from ..calibrate.bounded import bounded_laplace_scale, check_bounded_laplace
 from ..distributions import bounded_laplace_eval
 from . import exact
 from .._laws.window import serving_target
+from .._laws.lattice import check_integral, integer_step
 from .._columns import Nulls, columnar
 from ._law import GridLawMechanism, examples, sample_doc
 
@@ -92,6 +93,15 @@ class BoundedLaplace(GridLawMechanism):
     delta : float, default 0
         In :math:`[0, 1)`. For ``delta = 0`` the mechanism is :math:`\epsilon`-DP and the
         calibrated scale is the smallest that is.
+    integer : bool or int, default False
+        ``True`` (or a lattice step ``k``, a power of two): the integer law, the bounded
+        discrete Laplace on the lattice :math:`l + jk` (:doc:`/integer`): the grid law below
+        with the grid's step fixed to :math:`k` instead of :math:`\le \Delta Q/(16\epsilon)`,
+        calibrated and certified by the same machinery; outputs are integers (an integer
+        NumPy input gives an array of its own dtype). Needs integral ``lower`` and
+        ``upper`` (magnitude at most :math:`2^{52}`), an integral ``sensitivity`` and the
+        default mode. :func:`bndp.sample` and the frame API choose it for integer-typed
+        columns; a mechanism built directly uses the law it is given.
     mode : {"exact", "continuous"}, default "exact"
         ``"exact"`` (the default; ``None`` means the same): the value is rounded to a
         power-of-two grid and the output drawn by an integer inverse CDF from a table of
@@ -138,17 +148,21 @@ class BoundedLaplace(GridLawMechanism):
     1.6115601044
     """
 
-    _init_args = ("epsilon", "sensitivity", "lower", "upper", "delta", "mode")
+    _init_args = ("epsilon", "sensitivity", "lower", "upper", "delta", "mode", "integer")
+    _repr_defaults = {"integer": 0}
     mode = "exact"
+    integer = 0
     exact_plan: "exact.ExactPlan | None" = None
 
     def __init__(self, epsilon: float, *, sensitivity: float, lower: float, upper: float,
-                 delta: float = 0.0, mode: str | None = "exact") -> None:
+                 delta: float = 0.0, mode: str | None = "exact", integer: Any = False) -> None:
         mode = exact.check_mode(mode)
         eps = fast_real(epsilon, "epsilon")
         dq = fast_real(sensitivity, "sensitivity")
         dl = fast_real(delta, "delta")
         lo, hi = _bounds(lower, upper)
+        step = integer_step(integer)
+        lattice = check_integral(step, dq, lo, hi, mode) if step else None
         plan: exact.ExactPlan | None = None
         if mode == "exact" and not math.isinf(hi - lo):
             # the windowed grid law calibrates its own scale (from the ideal discrete
@@ -161,8 +175,10 @@ class BoundedLaplace(GridLawMechanism):
                 check_bounded_laplace(eps, dq, lo, hi, delta=dl)  # the epsilon given's message
                 raise
             try:
-                plan = exact.plan_bounded_laplace(eps, dq, lo, hi, dl)
+                plan = exact.plan_bounded_laplace(eps, dq, lo, hi, dl, lattice)
             except (ValueError, OverflowError):
+                if lattice is not None:
+                    raise
                 # parameters the continuous calibration refuses keep its message
                 bounded_laplace_scale(eps, dq, lo, hi, delta=dl)
                 raise
@@ -178,7 +194,7 @@ class BoundedLaplace(GridLawMechanism):
             else:
                 check_continuous_resolution(scale, lo, hi)
         self._set(epsilon=eps, sensitivity=dq, lower=lo, upper=hi, delta=dl, scale=float(scale),
-                  mode=mode, exact_plan=plan)
+                  mode=mode, exact_plan=plan, integer=step)
 
     # sampling ------------------------------------------------------------------------
     @columnar

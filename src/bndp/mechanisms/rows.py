@@ -21,6 +21,7 @@ from .._validation import (rows_pair, apply_domain, as_float_array, check_bounds
 from ..calibrate.bounded import bounded_gaussian_sigma, bounded_laplace_scale, check_bounded_laplace
 from ..distributions import truncated_normal
 from .._laws import window
+from .._laws.lattice import as_integers, auto_step, check_integral, integer_step
 from .._laws.whole_range import check_mode
 
 __all__ = ["sample_rows"]
@@ -28,11 +29,17 @@ __all__ = ["sample_rows"]
 
 def sample_rows(mechanism: str, value: Any, lower: Any, upper: Any, *, epsilon: float,
                 sensitivity: float, delta: float = 0.0, rng: RNGLike = None,
-                on_outside: str = "clip", workers: int = 1, mode: str | None = None):
+                on_outside: str = "clip", workers: int = 1, mode: str | None = None,
+                integer: Any = False):
     """One draw per row of ``value`` (a float64 array of the broadcast shape of ``value``,
     ``lower`` and ``upper``) from ``mechanism`` (``"laplace"`` or ``"gaussian"``) with the
     row's own bounds: the arguments as for :func:`bndp.sample`. Every row is checked
-    (finite bounds, ``lower < upper``, ``on_outside``) before anything is drawn."""
+    (finite bounds, ``lower < upper``, ``on_outside``) before anything is drawn.
+    ``integer``: the integer law's lattice step (``True``: 1; ``False``: the default grid;
+    ``None``: 1 for an integer-typed ``value`` with integral bounds and sensitivity, as
+    :func:`bndp.sample` chooses);
+    the draws then take an integer-typed ``value``'s type
+    (:func:`bndp._laws.lattice.as_integers`)."""
     if mechanism not in ("laplace", "gaussian"):
         raise ValueError("per-row bounds: `mechanism` must be 'laplace' or 'gaussian'; got "
                          f"{mechanism!r}")
@@ -45,6 +52,12 @@ def sample_rows(mechanism: str, value: Any, lower: Any, upper: Any, *, epsilon: 
     eps = fast_real(epsilon, "epsilon")
     dq = fast_real(sensitivity, "sensitivity")
     dl = fast_real(delta, "delta")
+    # (the bounds as given: an integer array is checked by its range alone)
+    if integer is None:
+        lattice = 0 if auto_step(value, lower, upper, dq, mode) else None
+    else:
+        step = integer_step(integer)
+        lattice = check_integral(step, dq, lower, upper, mode) if step else None
     # float64 rows of one shape, every row finite with lower < upper and its value inside:
     # both checks below in one pass (else they run, and word the first error)
     rows_ok = (rows_pair(lo, hi) and rows_pair(value, lo)
@@ -70,7 +83,8 @@ def sample_rows(mechanism: str, value: Any, lower: Any, upper: Any, *, epsilon: 
         flat = [np.ascontiguousarray(np.broadcast_to(a, shape), dtype=np.float64).ravel()
                 for a in (q, lo, hi)]
         wide = qv.broadcast_to(shape).ravel() if type(qv) is WideValues else None
-        return _grid_rows(fam, target, dq, flat, gen, wide).reshape(shape)
+        out = _grid_rows(fam, target, dq, flat, gen, wide, lattice).reshape(shape)
+        return out if lattice is None else as_integers(out, value, lo, hi)
     widths, inverse = np.unique(hi - lo, return_inverse=True)
     try:
         if mechanism == "gaussian":
@@ -98,8 +112,9 @@ def sample_rows(mechanism: str, value: Any, lower: Any, upper: Any, *, epsilon: 
 
 
 def _grid_rows(fam: int, target: float, dq: float, flat: list, gen: np.random.Generator,
-               wide: WideValues | None = None):
+               wide: WideValues | None = None, lattice: int | None = None):
     """Per-row bounds, grid law: the rows' kernels planned and drawn
-    (:func:`bndp._laws.window.sample_rows`; ``wide``: exact values that are not
-    doubles)."""
-    return window.sample_rows(fam, target, dq, flat[0], flat[1], flat[2], gen, exact=wide)
+    (:func:`bndp._laws.window.sample_rows`; ``wide``: exact values that are not doubles;
+    ``lattice``: the integer law's step exponent)."""
+    return window.sample_rows(fam, target, dq, flat[0], flat[1], flat[2], gen, exact=wide,
+                              lattice=lattice)

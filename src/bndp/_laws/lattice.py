@@ -1,0 +1,188 @@
+r"""The integer law: the windowed grid law (:mod:`bndp._laws.window`) on the lattice
+:math:`l + j k` of an integral lower bound :math:`l` and a step :math:`k = 2^s \ge 1`, in place
+of the default grid's granularity :math:`\gamma \le \Delta/(16\epsilon)`.
+
+The law, its table, its sampler and its certificate are the windowed law's with the exponent
+fixed to ``s``: nothing else changes, so the certificate (every pair of true values at most
+:math:`\lceil\Delta/k\rceil` steps apart, from the sampler's own integer table) holds as for
+the default grid, and the outputs :math:`l + jk` are exact integers (bounds below
+:math:`2^{52}` in magnitude). The documentation's page "Integer data" (``docs/integer.md``)
+describes the law for users.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .constants import SCALE_STEPS, SENS_STEPS, WINDOW_WIDTH_STEPS
+
+__all__ = ["lattice_exponent", "check_lattice", "check_integral", "integer_step", "integral",
+           "auto_step", "as_integers", "integer_input",
+           "MAX_LATTICE_STEPS", "MAX_LATTICE_BOUND"]
+
+#: Integral bounds of the integer law: at most 2^52 in magnitude (the lattice's points are
+#: then exact doubles, and the default grid's coarsening for large bounds never applies).
+MAX_LATTICE_BOUND = float(1 << 52)
+
+#: The integer law: at most this many lattice steps per unit of noise scale (sensitivity /
+#: target, in steps): a finer lattice than that buys nothing and costs tables of millions of
+#: weights; such parameters are refused with the advice to pass a coarser step.
+MAX_LATTICE_STEPS = 1 << 16
+
+
+def lattice_exponent(step: Any) -> int:
+    """The exponent ``s`` of an integer lattice step ``k = 2^s`` (``k`` an integer >= 1, a
+    power of two); ``ValueError`` otherwise."""
+    k = int(step)
+    if k < 1 or k & (k - 1) or k > 1 << 52:
+        raise ValueError(f"`integer`: the lattice step must be a power of two from 1 to 2^52 "
+                         f"(1, 2, 4, ...); got {step!r}")
+    return k.bit_length() - 1
+
+
+def check_lattice(target: float, sensitivity: float, s: int) -> None:
+    """Refuse an integer lattice of step ``2^s`` that is finer than the noise warrants:
+    more than :data:`MAX_LATTICE_STEPS` steps per noise scale (``sensitivity / target``),
+    or more than :data:`~bndp._laws.window.STEPS_LOG2` (21) powers of two of steps per sensitivity (the certificate's work)."""
+    dq = float(sensitivity)
+    steps = math.ldexp(dq, -s)
+    if steps > 1 << 21 or steps / target > MAX_LATTICE_STEPS:
+        raise ValueError(
+            f"integer law: a lattice step of {1 << s} is too fine for sensitivity {dq!r} at "
+            f"epsilon {target:g} (the noise spans about {steps / target:.3g} steps; at most "
+            f"{MAX_LATTICE_STEPS} are served): pass a coarser step (`integer=k`, k a power "
+            "of two) or integer=False")
+
+
+def _pass_steps(target: float, dq: float, s: int | None) -> tuple[float, float, float, float]:
+    r"""``(dq, scale_steps, width_steps, sens_steps)`` for the compiled grid pass
+    (``gw_rows_grid``, ``gw_rows_first``): the default grid's constants, or, for the integer
+    lattice of step :math:`2^s` (``s`` not None), values under which the pass gives every
+    row the exponent ``s``. The pass takes :math:`\gamma = 2^e` the largest power of two at
+    most :math:`\min(dq/t/ss, dq, w/ws)`, refined while :math:`\min(dq, w)/\gamma` is not an
+    integer and below ``sens_steps``: with :math:`dq' = \max(dq, 2^s)` (the same
+    :math:`\lceil dq/2^s
+ceil` steps), :math:`ss = dq'/(1.5\cdot 2^s t)` (the first term
+    :math:`1.5\cdot 2^s` to within a few ulps), :math:`ws = 2^{-1000}` (the width term
+    above any row's) and ``sens_steps = 0`` (no refinement), the minimum lies in
+    :math:`[2^s, 2^{s+1})`; bounds below :math:`2^{52}` in magnitude are never coarsened.
+    """
+    if s is None:
+        return dq, float(SCALE_STEPS), float(WINDOW_WIDTH_STEPS), float(SENS_STEPS)
+    k = math.ldexp(1.0, s)
+    dqe = max(dq, k)
+    return dqe, dqe / (1.5 * k * target), math.ldexp(1.0, -1000), 0.0
+
+
+def integer_step(integer: Any) -> int:
+    """The lattice step an ``integer=`` argument asks for: 0 for ``False`` or 0 (the default
+    grid), 1 for ``True``, ``k`` for an integer ``k >= 1`` (a power of two);
+    ``TypeError``/``ValueError`` for anything else."""
+    if integer is False or integer is True:
+        return int(integer)
+    if isinstance(integer, (bool, np.bool_)):
+        return int(bool(integer))
+    if not isinstance(integer, (int, np.integer)):
+        raise TypeError("`integer` must be True, False or a lattice step (an integer >= 1, "
+                        f"a power of two); got {integer!r}")
+    if integer == 0:
+        return 0                  # (the value of the ``integer`` attribute when off)
+    lattice_exponent(integer)
+    return int(integer)
+
+
+def integral(x: Any) -> bool:
+    """Whether every element of ``x`` (a number or an array) is an integral double of
+    magnitude at most :data:`MAX_LATTICE_BOUND` (NaN and infinities are not)."""
+    a = np.asarray(x)
+    if a.dtype.kind not in "iuf":
+        a = np.asarray(a, dtype=np.float64)
+    if a.size == 0:
+        return True
+    if a.ndim == 0:
+        v = float(a)
+        return abs(v) <= MAX_LATTICE_BOUND and v == math.floor(v)
+    # (NaN fails both comparisons of the range; the range check first: two reductions)
+    if not (a.min() >= -MAX_LATTICE_BOUND and a.max() <= MAX_LATTICE_BOUND):
+        return False
+    return a.dtype.kind != "f" or bool(np.array_equal(a, np.trunc(a)))
+
+
+def check_integral(step: int, sensitivity: Any, lower: Any, upper: Any,
+                   mode: str = "exact") -> int:
+    """Validate the parameters of the integer law of step ``step`` (``k >= 1``) and return
+    the exponent ``s`` of :math:`k = 2^s`: the default mode, integral bounds of magnitude
+    at most :math:`2^{52}` and an integral sensitivity (at least 1). The messages quote the
+    public parameters only (per-row bounds are data: their values are not quoted)."""
+    s = lattice_exponent(step)
+    if mode != "exact":
+        raise ValueError("`integer` is a law of the default mode: mode='continuous' releases "
+                         "doubles; pass integer=False with it")
+    if not integral(sensitivity) or float(sensitivity) < 1.0:
+        raise ValueError("integer law: `sensitivity` must be an integer >= 1; got "
+                         f"{sensitivity!r} (pass integer=False for the fine grid)")
+    for name, b in (("lower", lower), ("upper", upper)):
+        if not integral(b):
+            got = (f"got {float(b)!r}" if np.ndim(b) == 0 else
+                   "some per-row value is not")
+            raise ValueError(f"integer law: `{name}` must be integral, of magnitude at most "
+                             f"2^52; {got} (pass integer=False for the fine grid)")
+    return s
+
+
+def integer_input(value: Any) -> np.dtype | None:
+    """The integer dtype of an integer-typed input (a Python int, a NumPy integer scalar or
+    array, a list or tuple NumPy reads as integers), else None. Booleans are not integers
+    here."""
+    t = type(value)
+    if t is int:
+        return np.dtype(np.int64)
+    if t is float or t is bool:
+        return None
+    if isinstance(value, (np.ndarray, np.integer)):
+        dt = value.dtype
+        return dt if dt.kind in "iu" else None
+    if isinstance(value, (list, tuple)):
+        try:
+            dt = np.asarray(value).dtype
+        except (ValueError, TypeError, OverflowError):
+            return None
+        return dt if dt.kind in "iu" else None
+    return None
+
+
+def as_integers(out: Any, value: Any, lower: Any, upper: Any) -> Any:
+    """The integer law's draws ``out`` (float64 holding integers) in the type of an
+    integer-typed ``value`` (:func:`integer_input`): an ``int`` for a Python int, the
+    input's own integer dtype for NumPy (int64 where the bounds do not fit that dtype); any
+    other input keeps the float64 draws."""
+    dt = integer_input(value)
+    if dt is None:
+        return out
+    if type(value) is int:
+        return int(out) if np.ndim(out) == 0 else np.asarray(out).astype(np.int64)
+    # (every lattice point l + j 2^s is an integral double below 2^53 in magnitude: the
+    # conversion is exact; tests/test_integer_law.py checks the draws are integers)
+    if dt != np.int64:                        # (int64 holds every lattice point)
+        info = np.iinfo(dt)
+        if not (info.min <= np.min(lower) and np.max(upper) <= info.max):
+            dt = np.dtype(np.int64)
+    if np.ndim(out) == 0 and not isinstance(value, np.ndarray):
+        return dt.type(out)
+    return np.asarray(out).astype(dt)
+
+
+def auto_step(value: Any, lower: Any, upper: Any, sensitivity: Any, mode: Any) -> int:
+    """``integer=None`` (auto): 1 (the integer law) for an integer-typed ``value``
+    (:func:`integer_input`) with integral ``lower``, ``upper`` and ``sensitivity`` (at least
+    1) in the default mode, else 0 (the default grid)."""
+    if integer_input(value) is None or mode not in (None, "exact"):
+        return 0
+    try:
+        ok = integral(sensitivity) and float(sensitivity) >= 1.0
+        return 1 if ok and integral(lower) and integral(upper) else 0
+    except (TypeError, ValueError):
+        return 0              # (refused with its own message by the general path)
