@@ -203,8 +203,28 @@ def test_refusals_per_row_and_multivariate():
     with pytest.raises(ValueError, match="some per-row value is not"):
         bndp.sample(x, mechanism="laplace", epsilon=1.0, sensitivity=1,
                     lower=np.array([0.0, 0.5, 0.0]), upper=np.array([9, 9, 9]), integer=True)
-    with pytest.raises(ValueError, match="multivariate"):
-        bndp.BoundedGaussian(1.0, sensitivity=1, lower=[0, 0], upper=[9, 9], integer=True)
+    with pytest.raises(ValueError, match="`upper` must be integral"):
+        bndp.BoundedGaussian(1.0, sensitivity=1, lower=[0, 0], upper=[9, 9.5], integer=True)
+
+
+def test_multivariate_gaussian_on_the_lattice():
+    m = bndp.BoundedGaussian(1.0, sensitivity=2, lower=[0, 0, -5], upper=[30, 20, 24],
+                             integer=True)
+    assert m.privacy_loss() <= 1.0
+    plan = m.exact_plan
+    assert all(c.exponent == 0 for c in plan.coords)
+    x = np.array([[1, 2, 3], [30, 0, -5], [15, 10, 20]], dtype=np.int16)
+    out = m.sample(np.repeat(x, 200, axis=0), rng=4)
+    assert out.dtype == np.int16
+    assert ((out >= [0, 0, -5]) & (out <= [30, 20, 24])).all()
+    # per-coordinate laws on the integers, whose worst shift loss is within the certificate
+    for c, p in enumerate(plan.coords):
+        g = p.grid()
+        np.testing.assert_array_equal(g, np.round(g))
+    # a step of 4: the multiples of 4 in each interval
+    m4 = bndp.BoundedGaussian(1.0, sensitivity=8, lower=[0, -6], upper=[64, 30], integer=4)
+    out = m4.sample(np.array([[3, 5], [60, -6]]), rng=1)
+    assert (out % 4 == 0).all() and m4.privacy_loss() <= 1.0
 
 
 def test_repr_eq_and_pickle():

@@ -145,9 +145,11 @@ class ProductPlan:
 
 
 @lru_cache(maxsize=64)
-def _plan_product(target: float, hint: float, dq: float, los: tuple, his: tuple) -> ProductPlan:
+def _plan_product(target: float, hint: float, dq: float, los: tuple, his: tuple,
+                  lattice: int | None = None) -> ProductPlan:
     m = len(los)
-    e = max(_choose_grid(hint, dq, lo, hi, m, GAUSSIAN)[0] for lo, hi in zip(los, his))
+    e = lattice if lattice is not None else max(
+        _choose_grid(hint, dq, lo, hi, m, GAUSSIAN)[0] for lo, hi in zip(los, his))
     grids = [_choose_grid_at(e, dq, lo, hi) for lo, hi in zip(los, his)]
     rr = Fraction(dq) / Fraction(2) ** e if e >= 0 else Fraction(dq) * Fraction(2) ** (-e)
     budget = math.floor(rr * rr)
@@ -198,13 +200,15 @@ SATURATED_SCALE = 0.125    # grid steps: a draw leaves its grid point with proba
 
 
 @lru_cache(maxsize=16)
-def _plan_saturated(target: float, hint: float, dq: float, los: tuple, his: tuple
-                    ) -> ProductPlan:
+def _plan_saturated(target: float, hint: float, dq: float, los: tuple, his: tuple,
+                    lattice: int | None = None) -> ProductPlan:
     """The multivariate grid Gaussian of scale :data:`SATURATED_SCALE` grid steps on the grid
-    of the continuous sigma ``hint``, certified (its certificate is computed as for every
-    plan; :func:`saturation_target` says it is below ``target``)."""
+    of the continuous sigma ``hint`` (or the integer ``lattice``'s), certified (its
+    certificate is computed as for every plan; :func:`saturation_target` says it is below
+    ``target``)."""
     m = len(los)
-    e = max(_choose_grid(hint, dq, lo, hi, m, GAUSSIAN)[0] for lo, hi in zip(los, his))
+    e = lattice if lattice is not None else max(
+        _choose_grid(hint, dq, lo, hi, m, GAUSSIAN)[0] for lo, hi in zip(los, his))
     grids = [_choose_grid_at(e, dq, lo, hi) for lo, hi in zip(los, his)]
     rr = Fraction(dq) / Fraction(2) ** e if e >= 0 else Fraction(dq) * Fraction(2) ** (-e)
     budget = math.floor(rr * rr)
@@ -243,15 +247,14 @@ def plan_bounded_gaussian(epsilon: float, sensitivity: float, lower: Any, upper:
     searches from closed forms and its own continuous sigma) for scalar bounds,
     :class:`ProductPlan` for length-m bounds; target loss ``eps``. ``sigma_hint`` (None:
     :func:`bndp.calibrate.bounded_gaussian_sigma`), multivariate only: the continuous sigma
-    that chooses the grid and starts the search. ``lattice``, univariate only: the exponent
-    of the integer law's step (:mod:`bndp._laws.lattice`), None for the default grid."""
+    that chooses the grid and starts the search. ``lattice``: the exponent ``s`` of the
+    integer law's step (:mod:`bndp._laws.lattice`), None for the default grid; multivariate,
+    every coordinate's grid is then the multiples of :math:`2^s` in its interval (the
+    certificate's budget of index shifts holds for any common grid)."""
     if np.ndim(lower) == 0 and np.ndim(upper) == 0:
         from .window import plan_row
         return plan_row(GAUSSIAN, float(epsilon), float(sensitivity), float(lower),
                         float(upper), lattice)
-    if lattice is not None:
-        raise ValueError("integer law: the multivariate bounded Gaussian has no integer law "
-                         "yet; pass integer=False")
     lo = tuple(float(x) for x in np.ravel(lower))
     hi = tuple(float(x) for x in np.ravel(upper))
     cap = saturation_target(len(lo))
@@ -259,10 +262,11 @@ def plan_bounded_gaussian(epsilon: float, sensitivity: float, lower: Any, upper:
         # every scale is certified: the fixed-scale law on the grid of the cap's sigma
         from ..calibrate import bounded_gaussian_sigma
         hint = float(bounded_gaussian_sigma(cap, sensitivity, lower, upper))
-        return _plan_saturated(float(epsilon), hint, float(sensitivity), lo, hi)
+        return _plan_saturated(float(epsilon), hint, float(sensitivity), lo, hi, lattice)
     if sigma_hint is None:
         from ..calibrate import bounded_gaussian_sigma
         sigma_hint = float(bounded_gaussian_sigma(epsilon, sensitivity, lower, upper))
-    return _plan_product(float(epsilon), float(sigma_hint), float(sensitivity), lo, hi)
+    return _plan_product(float(epsilon), float(sigma_hint), float(sensitivity), lo, hi,
+                         lattice)
 
 

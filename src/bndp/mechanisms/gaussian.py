@@ -79,8 +79,9 @@ class BoundedGaussian(TruncatedNormalLaw, GridLawMechanism):
         raw doubles are published). ``sigma_rule`` applies to the continuous mode; the
         grid law is always calibrated on its own certificate.
     integer : bool or int, default False
-        ``True`` (or a lattice step ``k``, a power of two), univariate only: the integer
-        law, the bounded discrete Gaussian on the lattice :math:`l + jk` (:doc:`/integer`):
+        ``True`` (or a lattice step ``k``, a power of two): the integer law, the bounded
+        discrete Gaussian on the lattice :math:`l + jk` (:doc:`/integer`; multivariate, on
+        the multiples of :math:`k` in each coordinate's interval):
         the grid law above with the grid's step fixed to :math:`k`, calibrated and
         certified by the same machinery; outputs are integers (an integer NumPy input gives
         an array of its own dtype). Needs integral ``lower`` and ``upper`` (magnitude at
@@ -155,9 +156,6 @@ class BoundedGaussian(TruncatedNormalLaw, GridLawMechanism):
         step = integer_step(integer)
         lattice = None
         if step:
-            if dim is not None:
-                raise ValueError("integer law: the multivariate bounded Gaussian has no "
-                                 "integer law yet; pass integer=False")
             lattice = check_integral(step, dq, lower_v, upper_v, mode)
 
         def continuous_sigma() -> float:
@@ -200,13 +198,13 @@ class BoundedGaussian(TruncatedNormalLaw, GridLawMechanism):
             except ValueError:
                 check_bounded_gaussian(eps, dq, lower_v, upper_v)  # the epsilon given
                 raise
-            plan = exact.plan_bounded_gaussian(eps, dq, lower_v, upper_v)
+            plan = exact.plan_bounded_gaussian(eps, dq, lower_v, upper_v, lattice=lattice)
             sigma = plan.scale
         else:
             sigma = continuous_sigma()
             if mode == "exact":   # multivariate: the continuous sigma also chooses the grid
                 plan = exact.plan_bounded_gaussian(eps, dq, lower_v, upper_v,
-                                                   sigma_hint=sigma)
+                                                   sigma_hint=sigma, lattice=lattice)
                 sigma = plan.scale
             else:
                 check_continuous_resolution(sigma, lower_v, upper_v)
