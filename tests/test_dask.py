@@ -47,7 +47,8 @@ def test_dask_privatize(ddf, scheduler, mechanism):
                                   sensitivity=1.0, lower=0.0, upper=120.0)
     assert out.npartitions == PARTS
     assert list(out.dtypes.index) == ["id", "age", "name", "other"]
-    assert out.dtypes["age"] == np.float64
+    # an int64 column, integral bounds and sensitivity: the integer law, its type kept
+    assert out.dtypes["age"] == np.int64
     res = out.compute(scheduler=scheduler)
     src = ddf.compute()
     assert len(res) == N
@@ -55,9 +56,10 @@ def test_dask_privatize(ddf, scheduler, mechanism):
     age = res["age"].to_numpy()
     assert ((age >= 0) & (age <= 120)).all()
     mech = (bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0,
-                                upper=120.0) if mechanism == "laplace"
-            else bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=120.0))
-    grid_counts(mech.exact_plan, age)     # the default release: grid points only
+                                upper=120.0, integer=True) if mechanism == "laplace"
+            else bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=120.0,
+                                      integer=True))
+    grid_counts(mech.exact_plan, age)     # the integer release: lattice points only
     v = mech.variance(60.0)
     assert abs(age.mean() - mech.mean(60.0)) < 5 * np.sqrt(v / N)
     tol = 5 * v * np.sqrt((5.0 if mechanism == "laplace" else 2.0) / N)
@@ -87,7 +89,7 @@ def test_dask_nulls_and_several_columns():
     res = bndp.dask.privatize(ddf, ["a", "b"], nulls="keep", **kw).compute(scheduler="threads")
     assert res["a"].isna().tolist() == [False, True, False, False]
     assert res["b"].isna().tolist() == [False, False, True, False]
-    assert str(res["b"].dtype) == "Float64"
+    assert str(res["b"].dtype) == "Int64"     # the integer law keeps the nullable type
     with pytest.raises(ValueError, match="missing value"):
         bndp.dask.privatize(ddf, "a", **kw).compute(scheduler="threads")
 
@@ -168,8 +170,8 @@ def test_dask_spec_8_partitions_per_row_bounds_budget():
     assert ((age >= 0) & (age <= 120)).all()
     assert ((inc >= 0) & (inc <= 500000)).all() and abs(inc.mean() - 3e5) < 5000
     assert ((score >= pdf["lo"].to_numpy()) & (score <= pdf["hi"].to_numpy())).all()
-    lap = bndp.BoundedLaplace(0.25, sensitivity=1.0, lower=0.0, upper=120.0)
-    v = lap.variance(60.0)  # the grid law's (the default mode)
+    lap = bndp.BoundedLaplace(0.25, sensitivity=1.0, lower=0.0, upper=120.0, integer=True)
+    v = lap.variance(60.0)  # the integer law's (the default for an integer column)
     assert abs(age.var() - v) < 5 * v * np.sqrt(5.0 / n)
     # every value a point of its column's grid; no stream repeated across the 8 partitions:
     # their ordered draws (same true values and bounds row by row) agree only by chance

@@ -67,7 +67,9 @@ def test_privatize_same_kind_bounds_and_untouched_columns(kind):
         pd.testing.assert_index_equal(res.index, frame.index)
     untouched = ["id", "name", "score_lo", "score_hi"]
     pd.testing.assert_frame_equal(res[untouched], src[untouched])
-    for c in ("age", "income", "score"):
+    # an integer column with integral bounds and sensitivity: the integer law, its type kept
+    assert res["age"].dtype == np.int64
+    for c in ("income", "score"):
         assert res[c].dtype == np.float64
     age, inc, score = (res[c].to_numpy() for c in ("age", "income", "score"))
     assert ((age >= 0) & (age <= 120)).all()
@@ -82,7 +84,8 @@ def test_privatize_same_kind_bounds_and_untouched_columns(kind):
     # every value is a point of its column's grid (the default law); the grid law repeats
     # values, so what must not repeat is the noise: the first and second halves (same true
     # values and bounds row by row) agree only as often as independent draws do
-    lap = bndp.BoundedLaplace(0.25, sensitivity=1.0, lower=0.0, upper=120.0)
+    # (age, an int64 column with integral bounds and sensitivity: the integer law's lattice)
+    lap = bndp.BoundedLaplace(0.25, sensitivity=1.0, lower=0.0, upper=120.0, integer=True)
     age_plan = lap.exact_plan
     inc_plan = bndp.BoundedGaussian(0.25, sensitivity=1000.0, lower=0.0, upper=500000.0).exact_plan
     bands = {k: bndp.BoundedLaplace(0.25, sensitivity=1.0, lower=10.0 * k,
@@ -162,7 +165,7 @@ def test_privatize_pandas_nullable_and_nan():
             for c in "ab"}
     out = bndp.privatize(df, spec, rng=1)
     assert out["a"].isna().tolist() == [False, True, False]
-    assert str(out["a"].dtype) == "Float64"
+    assert str(out["a"].dtype) == "Int64"     # the integer law keeps the nullable type
     assert out["b"].isna().tolist() == [False, True, False]
     with pytest.raises(ValueError, match=r"column 'b'.*missing value.*row 2 \(data rows counted from 1\)"):
         bndp.privatize(df, {"b": dict(spec["b"], nulls="raise")})

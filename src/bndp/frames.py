@@ -22,9 +22,18 @@ the unbounded :class:`bndp.Laplace` and :class:`bndp.Gaussian` release no column
 ``upper`` (required but for ``constrained_laplace``: numbers, or, for ``laplace``, names of
 columns holding per-row bounds, which must be public data), ``delta`` (default 0),
 ``on_outside`` (``"clip"``/``"raise"``), ``nulls`` (``"raise"``/``"keep"``) and the
-mechanism's own constructor options (for example ``mode``; ``sigma_rule`` for
+mechanism's own constructor options (for example ``mode``; ``integer`` for ``laplace`` and
+``gaussian``: true, false or a lattice step k, a power of two; ``sigma_rule`` for
 ``gaussian``; ``forbidden``, ``guarantee``, ``scale_rule`` for ``constrained_laplace``) and
 ``workers``.
+
+The law of a column: without an ``integer`` key, an integer-typed column (its type in the
+frame's schema) with integral bounds and sensitivity (at least 1) and the default mode is
+released with the integer law (values ``lower + j``, :class:`bndp.BoundedLaplace`'s
+``integer=True``) and keeps its integer type; every other column with the certified grid
+law, as float64. ``integer = false`` keeps an integer column on the grid law (float64);
+``integer = true`` (or a step k) asks for the integer law on any numeric column (refused
+for non-integral bounds or sensitivity); a float column then holds integral float64 values.
 """
 
 from __future__ import annotations
@@ -34,7 +43,8 @@ from typing import Any, TypeVar
 
 from ._random import RNGLike, default_rng, spawn
 from ._release import (assemble, charge_release, check_allow_empty, draw_columns,
-                       plan_release, prepare, refuse_empty, release_label, seeded_release)
+                       integer_columns, plan_release, prepare, refuse_empty, release_label,
+                       seeded_release)
 from .budget import check_budget
 
 __all__ = ["privatize"]
@@ -123,7 +133,9 @@ def privatize(frame: FrameT, spec: Any, budget: Any = None, rng: RNGLike = None,
     -------
     data frame
         Of the same kind as ``frame``, with the same columns in the same order (and the
-        same pandas index); released columns become float64, missing cells kept by
+        same pandas index); released columns become float64, but those released with the
+        integer law from an integer column, which keep their integer type (int64 where
+        the lattice between the bounds does not fit it); missing cells kept by
         ``nulls="keep"`` stay as they were (null or NaN); other columns are untouched. A
         lazy frame is collected once and returned lazy over the released data: evaluating
         it again does not draw new noise.
@@ -195,7 +207,9 @@ def privatize(frame: FrameT, spec: Any, budget: Any = None, rng: RNGLike = None,
     # validation, calibration and planning, and the budget checked (not charged): no data
     # read, nothing drawn
     seeded = seeded_release(budget, rng, allow_seeded)
-    plans = plan_release(spec, budget, release_id=release_id)
+    # the schema (public) decides the law of a column without an `integer` key
+    plans = plan_release(spec, budget, release_id=release_id,
+                         integer_columns=integer_columns(nw, nwf.collect_schema()))
     lazy = isinstance(nwf, nw.LazyFrame)
     impl = nwf.implementation
     eager = nwf.collect() if lazy else nwf  # type: ignore[union-attr]

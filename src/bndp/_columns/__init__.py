@@ -13,15 +13,20 @@ every mechanism's ``sample``). The wrapped sampler accepts, besides NumPy input,
   the same mask; masked entries are missing values (below), so nothing about the values
   hidden under the mask is used or released;
 
-and per-row ``lower``/``upper`` given the same way. The released values are float64 whatever
-the input type: the noise is continuous. Tables (DataFrames, Arrow Tables) are refused with a
+and per-row ``lower``/``upper`` given the same way. Integer columns (NumPy integer dtypes,
+pandas' nullable ``Int8`` ... ``UInt64``, Polars and Arrow integer types, masked integer
+arrays) reach the sampler as integer NumPy arrays, so that the sampler's integer rule applies
+(the integer law for integer data with integral bounds and sensitivity): when the sampler
+returns integers, the result keeps the column's own integer type (``Int32`` stays ``Int32``;
+a wider type, int64, where the sampler had to widen); when it returns floats, the result is
+float64 (``Float64`` for nullable pandas dtypes). Tables (DataFrames, Arrow Tables) are refused with a
 ``TypeError`` pointing to the frame API: a sampler releases one column.
 
 Missing values (``None``/``NaN``/``pd.NA`` in pandas, nulls and NaN in Arrow, NaN in NumPy,
 masked entries of a masked array): ``nulls="raise"`` (the default) refuses them with an error
 naming the first position; ``nulls="keep"`` passes them through untouched (no noise is drawn
 for them and they stay missing in the result, as NaN, ``pd.NA`` for nullable pandas dtypes,
-Arrow nulls, or masked entries whose data is NaN).
+Arrow and Polars nulls, or masked entries whose data is NaN, 0 in an integer result).
 
 Every sampler declares ``nulls`` in its own signature (so that it is documented in its
 Parameters and visible to type checkers); :func:`columnar` implements it.
@@ -94,10 +99,11 @@ def is_column(x: Any) -> bool:
 
 
 class Column:
-    """A column converted to float64 NumPy, with what is needed to convert a result back.
+    """A column converted to NumPy, with what is needed to convert a result back.
 
-    ``values`` has NaN where ``missing`` is True (``missing`` is None when nothing is
-    missing); it is :class:`bndp._values.WideValues` when some value is not a double.
+    ``values`` is an integer array for an integer column (0 where ``missing`` is True), else
+    float64 with NaN where ``missing`` is True (``missing`` is None when nothing is
+    missing), or :class:`bndp._values.WideValues` when some value is not a double.
     """
 
     __slots__ = ("kind", "values", "missing", "_src", "_arrow_null")
@@ -117,9 +123,13 @@ class Column:
         return self._arrow_null
 
     def restore(self, out: Any) -> Any:
-        """Wrap a float64 result of the column's shape in the column's kind."""
+        """Wrap a result of the column's shape in the column's kind: an integer array (the
+        integer law's values) as the column's integer type of that width, anything else as
+        float64."""
         if self.kind == "numpy":
             return out
+        if isinstance(out, np.ndarray) and out.dtype.kind in "iu":
+            return _restore_ints(self, out)
         out = np.asarray(out, dtype=np.float64)
         if self.kind == "masked":
             # masked entries were never sampled: their data is NaN, not the hidden value
@@ -154,6 +164,51 @@ class Column:
         return pa.chunked_array(chunks, type=pa.float64())
 
 
+def _restore_ints(col: Column, out: np.ndarray) -> Any:
+    """An integer result in the column's kind, with the result's integer dtype (the
+    column's own, or a wider one the sampler chose); missing entries stay missing."""
+    miss = col.missing
+    if col.kind == "masked":
+        mask = np.broadcast_to(np.ma.getmaskarray(col._src), out.shape).copy()
+        data = out.copy()
+        data[mask] = 0                  # never the hidden value
+        return np.ma.MaskedArray(data, mask=mask)
+    if col.kind == "pandas":
+        pd = sys.modules["pandas"]
+        s = col._src
+        dt = s.dtype
+        if isinstance(dt, pd.api.extensions.ExtensionDtype):
+            if isinstance(dt, getattr(pd, "ArrowDtype", ())):
+                pa = sys.modules["pyarrow"]
+                arr = pa.array(out, mask=miss if miss is not None else None)
+                res: Any = pd.array(arr, dtype=pd.ArrowDtype(arr.type))
+            else:
+                res = pd.array(out)           # the nullable dtype of out's width
+                if miss is not None:
+                    res[miss] = pd.NA
+            return pd.Series(res, index=s.index, name=s.name, copy=False)
+        return pd.Series(out, index=s.index, name=s.name, copy=False)
+    if col.kind == "polars":
+        pl = sys.modules["polars"]
+        res = pl.Series(col._src.name, out)
+        if col._arrow_null is not None and col._arrow_null.any():
+            res = res.scatter(np.flatnonzero(col._arrow_null), None)
+        return res
+    pa = sys.modules["pyarrow"]
+    t = pa.from_numpy_dtype(out.dtype)
+    null = col._arrow_null
+    if col.kind == "arrow":
+        return pa.array(out, type=t, mask=null if null is not None and null.any() else None)
+    chunks = []
+    start = 0
+    for ch in col._src.chunks:
+        n = len(ch)
+        m = None if null is None or not null[start:start + n].any() else null[start:start + n]
+        chunks.append(pa.array(out[start:start + n], type=t, mask=m))
+        start += n
+    return pa.chunked_array(chunks, type=t)
+
+
 def _numeric_check(kind_ok: bool, name: str, dtype: Any) -> None:
     if not kind_ok:
         raise TypeError(f"`{name}` must hold real numbers; got a column of type {dtype}")
@@ -165,6 +220,10 @@ def to_numpy(x: Any, name: str = "value") -> Column:
     if isinstance(x, np.ma.MaskedArray):
         masked = np.ma.getmaskarray(x)
         data = np.ma.getdata(x)
+        if data.dtype.kind in "iu":     # integers: 0 under the mask (hidden values unused)
+            ints = data.copy()
+            ints[masked] = 0
+            return Column("masked", ints, masked if masked.any() else None, x)
         if data.dtype.kind == "O":
             data = np.where(masked, np.nan, data)
         vals: Any = as_values(data, name)
@@ -182,12 +241,18 @@ def to_numpy(x: Any, name: str = "value") -> Column:
         _numeric_check(pd.api.types.is_numeric_dtype(dt) and not pd.api.types.is_bool_dtype(dt)
                        and not pd.api.types.is_complex_dtype(dt), name, dt)
         missing = x.isna().to_numpy()
-        vals = _pandas_values(x, dt, missing, name)
+        vals = (_pandas_ints(x, dt, missing) if dt.kind in "iu"
+                else _pandas_values(x, dt, missing, name))
         return Column("pandas", vals, missing if missing.any() else None, x)
     if _polars_series(x):
         dt = x.dtype
         if not dt.is_numeric() or dt == sys.modules["polars"].Boolean:
             _numeric_check(False, name, dt)
+        if dt.is_integer() and not is_polars_128(dt):
+            null = np.asarray(x.is_null().to_numpy(), dtype=bool)
+            vals = np.asarray((x.fill_null(0) if null.any() else x).to_numpy())
+            return Column("polars", vals, null if null.any() else None, x,
+                          null if null.any() else None)
         vals, null = polars_wide_values(x) if is_polars_128(dt) else arrow_values(x.to_arrow())
         missing = null | np.isnan(approx(vals))
         return Column("polars", vals, missing if missing.any() else None, x,
@@ -198,10 +263,12 @@ def to_numpy(x: Any, name: str = "value") -> Column:
         t = x.type
         _numeric_check(pa.types.is_integer(t) or pa.types.is_floating(t)
                        or pa.types.is_decimal(t), name, t)
-        vals, null = arrow_values(x)
+        vals, null = arrow_ints(x) if pa.types.is_integer(t) else arrow_values(x)
         missing = null | np.isnan(approx(vals))
         return Column(kind, vals, missing if missing.any() else None, x,
                       null if null.any() else None)
+    if type(x) is np.ndarray and x.dtype.kind in "iu":
+        return Column("numpy", x, None, x)      # integers: as they are (nothing missing)
     a = as_values(x, name)
     missing = np.isnan(approx(a))
     return Column("numpy", a, missing if missing.any() else None, x)
@@ -223,6 +290,33 @@ def _pandas_values(x: Any, dt: Any, missing: np.ndarray, name: str) -> Any:
         return arrow_values(arr._pa_array)[0]
     objs = x.to_numpy(dtype=object)
     return as_values(np.where(missing, np.nan, objs) if missing.any() else objs, name)
+
+
+def _pandas_ints(x: Any, dt: Any, missing: np.ndarray) -> np.ndarray:
+    """An integer pandas Series' values (NumPy, nullable or Arrow-backed integer dtype) as
+    a NumPy array of its integer dtype, 0 where missing."""
+    np_dt = getattr(dt, "numpy_dtype", dt)
+    if missing.any():
+        return np.asarray(x.to_numpy(dtype=np_dt, na_value=0))
+    return np.asarray(x.to_numpy(dtype=np_dt))
+
+
+def arrow_ints(x: Any) -> tuple[np.ndarray, np.ndarray]:
+    """An Arrow integer (Chunked)Array's values as a NumPy array of its integer dtype (0 at
+    nulls) and its null mask."""
+    pa = sys.modules["pyarrow"]
+    if isinstance(x, pa.ChunkedArray):
+        null = (np.concatenate([np.asarray(c.is_null()) for c in x.chunks])
+                if x.num_chunks else np.zeros(0, dtype=bool))
+    else:
+        null = np.asarray(x.is_null())
+    filled = x.fill_null(0) if null.any() else x
+    if isinstance(filled, pa.ChunkedArray):
+        vals = (filled.to_numpy() if filled.num_chunks
+                else np.zeros(0, dtype=x.type.to_pandas_dtype()))
+    else:
+        vals = filled.to_numpy(zero_copy_only=False)
+    return np.asarray(vals), null
 
 
 def is_polars_128(dt: Any) -> bool:
@@ -306,7 +400,8 @@ def _columns_call(func: Callable[..., Any], ba: inspect.BoundArguments, nulls: s
             if bc.values.shape != shape:
                 raise ValueError(f"`{b}` has length {bc.values.shape[0]} but `{vname}` "
                                  f"has shape {shape}")
-            ba.arguments[b] = approx(bc.values)   # public bounds: their nearest doubles
+            # public bounds: their nearest doubles
+            ba.arguments[b] = np.asarray(approx(bc.values), dtype=np.float64)
     if col.missing is None:
         ba.arguments[vname] = col.values
         return col.restore(func(*ba.args, **ba.kwargs))
@@ -333,7 +428,10 @@ def _columns_call(func: Callable[..., Any], ba: inspect.BoundArguments, nulls: s
                 ba.arguments[b] = bv[keep]
     out = np.full(shape, np.nan)
     if keep.any():
-        out[keep] = func(*ba.args, **ba.kwargs)
+        res = func(*ba.args, **ba.kwargs)
+        if isinstance(res, np.ndarray) and res.dtype.kind in "iu":
+            out = np.zeros(shape, dtype=res.dtype)     # integers: missing entries 0 here
+        out[keep] = res
     if col.kind == "numpy" and out.ndim == 0:
         return float(out)
     return col.restore(out)

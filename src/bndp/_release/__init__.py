@@ -28,7 +28,7 @@ from .charge import (
     release_record,
     seeded_release,
 )
-from .drawing import Prepared, assemble, draw, draw_columns, prepare
+from .drawing import Prepared, assemble, draw, draw_columns, integer_columns, prepare
 from .empty import check_allow_empty, refuse_empty
 from .unit import unit_text, whole_range_loss
 from .spec import (
@@ -47,5 +47,5 @@ from .spec import (
 __all__ = ["ColumnPlan", "parse_spec", "spec_costs", "SpecError", "ColumnDataError", "MECHANISMS",
            "BASE_KEYS",
            "plan_release", "charge_release", "seeded_release", "column_details", "release_label", "Prepared",
-           "prepare", "draw", "draw_columns", "assemble",
+           "prepare", "draw", "draw_columns", "assemble", "integer_columns",
            "keyword_spec", "whole_range_loss", "unit_text", "check_allow_empty", "refuse_empty"]

@@ -29,16 +29,19 @@ def release_label(plans: Iterable[ColumnPlan], engine: str = "") -> str:
 
 
 def plan_release(spec: Any, budget: Any = None, engine: str = "",
-                 label: str | None = None, release_id: str | None = None) -> list[ColumnPlan]:
+                 label: str | None = None, release_id: str | None = None,
+                 integer_columns: Any = None) -> list[ColumnPlan]:
     """The first step of every release: validate ``spec`` and build every column's
     mechanism with scalar bounds (planned and certified), then refuse with
     :class:`bndp.BudgetError` if ``budget`` cannot account the guarantee or pay the cost,
     or with :class:`bndp.ReleaseRecorded` if ``release_id`` is already recorded under it.
-    Reads no data, draws nothing and charges nothing."""
+    ``integer_columns``: the names of the integer-typed columns of the frame's schema
+    (:func:`bndp._release.spec.parse_spec`: the integer law by default for them). Reads no
+    data, draws nothing and charges nothing."""
     check_budget(budget)
     if release_id is not None and budget is None:
         raise ValueError("`release_id` needs a `budget` to record it under")
-    plans = parse_spec(spec)
+    plans = parse_spec(spec, integer_columns)
     warn_negligible_noise(plans, stacklevel=4)
     if budget is not None:
         check_budget_compatible(plans)

@@ -15,7 +15,8 @@ from .spec import ColumnPlan
 
 @dataclass(slots=True)
 class Prepared:
-    """A checked column: float64 values, missing mask, per-row bounds, the source series."""
+    """A checked column: its values (float64, or its integers for a column released with
+    the integer law), missing mask, per-row bounds, the source series."""
 
     values: np.ndarray
     missing: np.ndarray | None
@@ -42,11 +43,33 @@ def _as_float(nw: Any, s: Any) -> tuple[np.ndarray, np.ndarray | None]:
     return approx(vals), missing
 
 
-def _as_values(nw: Any, s: Any) -> tuple[Any, np.ndarray | None]:
+def integer_columns(nw: Any, schema: Any) -> set[str]:
+    """The names of the integer-typed columns of a narwhals schema (128-bit integers
+    excluded: NumPy has no type for them)."""
+    wide = [w for w in (getattr(nw, "Int128", None), getattr(nw, "UInt128", None)) if w]
+    return {str(c) for c, dt in schema.items()
+            if dt.is_integer() and not any(dt == w for w in wide)}
+
+
+def _as_ints(nw: Any, s: Any) -> tuple[np.ndarray, np.ndarray | None]:
+    """An integer series' values as a NumPy integer array (0 where null) and its null
+    mask, or None."""
+    null = np.asarray(s.is_null().to_numpy(), dtype=bool) if s.null_count() else None
+    vals = np.asarray((s.fill_null(0) if null is not None else s).to_numpy())
+    if vals.dtype.kind not in "iu":     # (a backend handing integers back as floats)
+        vals = vals.astype(np.int64)
+    return vals, null
+
+
+def _as_values(nw: Any, s: Any, ints: bool = False) -> tuple[Any, np.ndarray | None]:
     """Released values: float64 (NaN where missing), or :class:`bndp._values.WideValues`
     for 64- and 128-bit integers beyond 2^53 and decimals (each then rounded onto the grid
-    from its exact value), and the missing mask (null or NaN), or None."""
+    from its exact value), or, with ``ints`` (a column released with the integer law), an
+    integer column's own integers (0 where missing); and the missing mask (null or NaN), or
+    None."""
     dt = s.dtype
+    if ints and dt.is_integer() and str(dt) not in ("Int128", "UInt128"):
+        return _as_ints(nw, s)
     if dt in (nw.Int64, nw.UInt64) or dt == nw.Decimal:
         null = np.asarray(s.is_null().to_numpy(), dtype=bool) if s.null_count() else None
         if dt == nw.Decimal:
@@ -88,7 +111,7 @@ def prepare(nw: Any, frame: Any, plans: Sequence[ColumnPlan]) -> list[Prepared]:
     out = []
     for p in plans:
         s = _numeric(nw, frame, p.name, f"spec column {p.name!r}")
-        vals, missing = _as_values(nw, s)
+        vals, missing = _as_values(nw, s, ints=bool(p.integer))
         bnds: dict[str, np.ndarray | None] = {"lower": None, "upper": None}
         for key in ("lower", "upper"):
             b = getattr(p, key)
@@ -127,7 +150,20 @@ def assemble(nw: Any, frame: Any, plans: Sequence[ColumnPlan], prepared: Sequenc
     impl = frame.implementation
     new: list[Any] = []
     for p, d, x in zip(plans, prepared, noisy):
-        if d.missing is None:
+        x = np.asarray(x)
+        if x.dtype.kind in "iu":
+            x = x.astype(p.output_dtype(d.values.dtype), copy=False)
+            # integers (the integer law on an integer column): the column's own type, or
+            # the wider type the sampler chose
+            same = np.dtype(x.dtype) == np.dtype(d.values.dtype)
+            dt = d.series.dtype if same else _nw_int(nw, x.dtype)
+            if d.missing is None:
+                new.append(nw.new_series(p.name, x, dt, backend=impl))
+            else:
+                idx = np.flatnonzero(~d.missing)
+                base = d.series if same else d.series.cast(dt)
+                new.append(base.scatter(idx, x) if idx.size else base)
+        elif d.missing is None:
             new.append(nw.new_series(p.name, x, nw.Float64, backend=impl))
         else:
             idx = np.flatnonzero(~d.missing)
@@ -143,6 +179,12 @@ def assemble(nw: Any, frame: Any, plans: Sequence[ColumnPlan], prepared: Sequenc
                 base = d.series.cast(nw.Float64)
             new.append(base.scatter(idx, x) if idx.size else base)
     return frame.with_columns(*new)
+
+
+def _nw_int(nw: Any, dtype: np.dtype) -> Any:
+    """The narwhals integer dtype of a NumPy integer dtype."""
+    dt = np.dtype(dtype)
+    return getattr(nw, f"{'UInt' if dt.kind == 'u' else 'Int'}{dt.itemsize * 8}")
 
 
 def draw(nw: Any, frame: Any, plans: Sequence[ColumnPlan], prepared: Sequence[Prepared],

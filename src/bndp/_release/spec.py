@@ -89,8 +89,11 @@ class ColumnPlan:
 
     def __init__(self, name: str, mechanism: str, lower: float | str | None,
                  upper: float | str | None, sensitivity: float, epsilon: float, delta: float,
-                 on_outside: str, nulls: str, options: dict[str, Any], mech: Any) -> None:
+                 on_outside: str, nulls: str, options: dict[str, Any], mech: Any,
+                 integer: int = 0) -> None:
         self.name = name
+        #: the integer law's lattice step (0: not the integer law)
+        self.integer = int(getattr(mech, "integer", 0) or 0) if mech is not None else integer
         self.mechanism = mechanism
         self.lower = lower
         self.upper = upper
@@ -105,6 +108,31 @@ class ColumnPlan:
     def __repr__(self) -> str:
         return (f"ColumnPlan({self.name!r}, {self.mechanism}, lower={self.lower!r}, "
                 f"upper={self.upper!r}, epsilon={self.epsilon!r}, delta={self.delta!r})")
+
+    @property
+    def law(self) -> str:
+        """The law a column is released with: ``"integer"`` (the lattice ``lower + j*k``),
+        ``"continuous"`` (mode continuous) or ``"grid"`` (the certified grid law)."""
+        if self.integer:
+            return "integer"
+        mode = getattr(self.mech, "mode", None) if self.mech is not None else None
+        return "continuous" if (mode or self.options.get("mode")) == "continuous" else "grid"
+
+    def output_dtype(self, dtype: Any) -> np.dtype:
+        """The NumPy dtype of this column's released values for input of ``dtype``: the
+        input's integer dtype under the integer law (int64 where the lattice between the
+        bounds does not fit it, and for per-row bounds, which are known only with the
+        data), float64 otherwise."""
+        dt = np.dtype(dtype)
+        if not self.integer or dt.kind not in "iu":
+            return np.dtype(np.float64)
+        if self.per_row:
+            return np.dtype(np.int64)
+        info = np.iinfo(dt)
+        lo, hi = self.lower, self.upper
+        fits = (lo is not None and hi is not None and info.min <= lo  # type: ignore[operator]
+                and hi <= info.max)  # type: ignore[operator]
+        return dt if fits else np.dtype(np.int64)
 
     @property
     def per_row(self) -> bool:
@@ -229,21 +257,59 @@ class ColumnPlan:
 
     def draw(self, values: np.ndarray, gen: np.random.Generator,
              lo: np.ndarray | None = None, hi: np.ndarray | None = None) -> np.ndarray:
-        """Release ``values`` (float64, no missing, checked) with this column's mechanism."""
+        """Release ``values`` (no missing, checked) with this column's mechanism: float64,
+        or, under the integer law for integer input, the dtype :meth:`output_dtype` names."""
         if values.size == 0:
-            return np.empty(0)
+            return np.empty(0, dtype=self.output_dtype(getattr(values, "dtype", np.float64)))
         if not self.per_row:
             kw = {"workers": self.options["workers"]} if "workers" in self.options else {}
-            return np.asarray(self.mech.sample(values, rng=gen, on_outside=self.on_outside, **kw),
-                              dtype=np.float64)
+            return _released(self.mech.sample(values, rng=gen, on_outside=self.on_outside,
+                                              **kw))
         lo_v = np.float64(self.lower) if lo is None else lo
         hi_v = np.float64(self.upper) if hi is None else hi
         # per-row bounds: drawn by the mechanism, as fixed bounds are
         cls: Any = REGISTRY[self.mechanism]      # BoundedLaplace or BoundedGaussian
-        return np.asarray(cls.sample_rows(
+        return _released(cls.sample_rows(
             values, lo_v, hi_v, epsilon=self.epsilon, sensitivity=self.sensitivity,
-            delta=self.delta, rng=gen, on_outside=self.on_outside, **self.options),
-            dtype=np.float64)
+            delta=self.delta, rng=gen, on_outside=self.on_outside, **self.options))
+
+
+def _released(out: Any) -> np.ndarray:
+    """A sampler's result as an array: integers (the integer law's) kept, anything else
+    float64."""
+    a = np.asarray(out)
+    return a if a.dtype.kind in "iu" else np.asarray(a, dtype=np.float64)
+
+
+def _integer_key(col: str, v: Any) -> int:
+    """The spec key ``integer``: True (step 1), False (0) or a lattice step k >= 1 (a power
+    of two), as an int."""
+    if isinstance(v, (bool, np.bool_)):
+        return int(bool(v))
+    if not isinstance(v, (int, np.integer)):
+        raise SpecTypeError(column=col, key="integer", detail=(
+            f"must be true, false or an integer lattice step (a power of two >= 1); got {v!r}"))
+    if v < 1 or int(v) & (int(v) - 1):
+        raise SpecError(column=col, key="integer", detail=(
+            f"the lattice step must be a power of two >= 1; got {v!r}"))
+    return int(v)
+
+
+def _integral(x: Any) -> bool:
+    return isinstance(x, float) and math.isfinite(x) and x.is_integer()
+
+
+def _auto_integer(col: str, lo: Any, hi: Any, dq: float, options: Mapping[str, Any],
+                  integer_columns: Any) -> int:
+    """The integer law's step for a column whose spec has no ``integer`` key: 1 for an
+    integer-typed column (named in ``integer_columns``) with integral finite scalar bounds,
+    an integral sensitivity >= 1 and the default mode; 0 (the grid law) otherwise."""
+    if integer_columns is None or col not in integer_columns:
+        return 0
+    if options.get("mode", "exact") not in ("exact", None):
+        return 0
+    ok = _integral(lo) and _integral(hi) and _integral(dq) and dq >= 1
+    return 1 if ok else 0
 
 
 def _per_row_sample_options() -> tuple[str, ...]:
@@ -255,7 +321,8 @@ def _per_row_sample_options() -> tuple[str, ...]:
         "value", "epsilon", "sensitivity", "lower", "upper", "delta", "rng", "on_outside"))
 
 
-def _parse_column(col: str, entry: Any, memo: dict | None = None) -> ColumnPlan:
+def _parse_column(col: str, entry: Any, memo: dict | None = None,
+                  integer_columns: Any = None) -> ColumnPlan:
     if not isinstance(entry, Mapping):
         raise SpecError(column=col, detail=(
             "must be a mapping of settings (mechanism, lower, "
@@ -323,6 +390,14 @@ def _parse_column(col: str, entry: Any, memo: dict | None = None) -> ColumnPlan:
     lo, hi = bounds["lower"], bounds["upper"]
     cls = REGISTRY[mechanism]
     ctor = {k: v for k, v in options.items() if k != "workers"}
+    step = 0
+    if "integer" in options:
+        step = _integer_key(col, options["integer"])
+        if not isinstance(lo, str) and not isinstance(hi, str):
+            ctor["integer"] = step
+    elif "integer" in opts_allowed and not isinstance(lo, str) and not isinstance(hi, str):
+        # absent: the integer law for an integer column with integral bounds and sensitivity
+        ctor["integer"] = step = _auto_integer(col, lo, hi, dq, options, integer_columns)
     mech = None
     # columns with the same settings share one calibrated mechanism (calibrated once)
     key_ = repr((mechanism, eps, dq, delta, lo, hi, sorted(ctor.items())))
@@ -395,11 +470,17 @@ def _parse_column(col: str, entry: Any, memo: dict | None = None) -> ColumnPlan:
         raise SpecError(column=col, detail=" ".join(str(exc).split())) from None
     if memo is not None and mech is not None:
         memo[key_] = mech
-    return ColumnPlan(col, mechanism, lo, hi, dq, eps, delta, on_outside, nulls, options, mech)
+    return ColumnPlan(col, mechanism, lo, hi, dq, eps, delta, on_outside, nulls, options, mech,
+                      integer=step)
 
 
-def parse_spec(spec: Any) -> list[ColumnPlan]:
+def parse_spec(spec: Any, integer_columns: Any = None) -> list[ColumnPlan]:
     """Validate a whole release spec and calibrate its columns; nothing is drawn.
+
+    ``integer_columns``: the names of the frame's integer-typed columns (its schema, public),
+    or None where no schema is known. A column of them whose spec has no ``integer`` key is
+    released with the integer law when its bounds and sensitivity are integral (and its
+    mode the default); every other column without the key with the grid law.
 
     Raises :class:`SpecError` (a ``ValueError``) naming the column and key, or ``TypeError``
     for a spec that is not a mapping.
@@ -414,7 +495,7 @@ def parse_spec(spec: Any) -> list[ColumnPlan]:
     for col, entry in spec.items():
         if not isinstance(col, str):
             raise SpecError(f"spec column names must be strings; got {col!r}")
-        plans.append(_parse_column(col, entry, memo))
+        plans.append(_parse_column(col, entry, memo, integer_columns))
     released = {p.name for p in plans}
     for p in plans:
         for key in ("lower", "upper"):

@@ -100,11 +100,39 @@ def _add_privacy_args(p: argparse.ArgumentParser, bounds_required: bool,
                             "are post-processed before anyone sees them; see "
                             "docs/threat_model.md). With --spec, set mode in each column's "
                             "table instead")
+        g.add_argument("--integer", dest="integer", action="store_const", const=1,
+                       default=None,
+                       help="release the --column columns with the integer law: values "
+                            "lower + j on the integer lattice (--integer-step K: lower + j*K), "
+                            "for integral bounds and sensitivity. Default: "
+                            "the integer law for integer columns (a Parquet integer type; in "
+                            "a CSV file, a column whose cells of the first block are all "
+                            "integers) with integral bounds and sensitivity, which then come "
+                            "back as integers (Parquet int32 stays int32); the grid law "
+                            "otherwise. With --spec, set integer in each column's table")
+        g.add_argument("--integer-step", dest="integer", type=_lattice_step, metavar="K",
+                       help="the integer law on the lattice lower + j*K (K a power of two)")
+        g.add_argument("--no-integer", dest="integer", action="store_const", const=0,
+                       help="release the --column columns with the grid law even where "
+                            "they hold integers (float64 output)")
     elif mode == "calibrate":
         g.add_argument("--mode", choices=("exact", "continuous"), default="exact",
                        help="law whose scale, variance and bias are reported: exact (default; "
                             "the grid law bndp privatize releases by default) or continuous "
                             "(the law of bndp privatize --mode continuous)")
+
+
+def _lattice_step(text: str) -> int:
+    """``--integer K``: a power of two >= 1."""
+    try:
+        k = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer lattice step; got {text!r}"
+                                         ) from None
+    if k < 1 or k & (k - 1):
+        raise argparse.ArgumentTypeError(f"the lattice step must be a power of two >= 1; "
+                                         f"got {k}")
+    return k
 
 
 def _command(sub: Any, name: str, func: Any, **kwargs: Any) -> argparse.ArgumentParser:

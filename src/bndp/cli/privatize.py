@@ -32,6 +32,7 @@ from ._io import (Staged, _Progress, _arrow_f64, _arrow_msg, _count_lines,
                   _spool_input)
 from ._privatize_files import (_arrow, _compression, _convert, _decompress, _magic,
                                _parquet_parts, _strip_compression, parquet_types)
+from ._integer import input_integer_columns, integer_cells
 
 
 class _Spec:
@@ -173,17 +174,24 @@ def _open_budget(args: argparse.Namespace, bspec: dict[str, Any] | None) -> Any:
         composition=b.get("composition"))
 
 
-def _parse_specs(args: argparse.Namespace, label: str = "") -> tuple[list[_Spec], Any]:
+def _parse_specs(args: argparse.Namespace, label: str = "",
+                 integer_columns: Any = None) -> tuple[list[_Spec], Any]:
     """The released columns (validated, calibrated and planned) and the budget (checked,
     not charged, and the release id checked), from --spec or --column; usage errors name
-    the column and key."""
+    the column and key. ``integer_columns``: the input's integer-typed columns (their law
+    by default: :func:`bndp._release.spec.parse_spec`)."""
     bspec = None
+    step = getattr(args, "integer", None)
     if args.spec is not None:
         if args.column:
             raise CLIError("give either --spec or --column, not both")
         if args.mode is not None:
             raise CLIError("--mode applies to --column; with --spec set each column's mode in "
                            "the spec file (mode = \"continuous\" in its [columns.NAME] table)")
+        if step is not None:
+            raise CLIError("--integer, --integer-step and --no-integer apply to --column; with "
+                           "--spec set integer in each column's table (integer = true, false "
+                           "or a lattice step)")
         given = [f"--{opt}" for opt in _COLUMN_OPTIONS if getattr(args, opt) is not None]
         if given:
             raise CLIError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to "
@@ -234,13 +242,16 @@ def _parse_specs(args: argparse.Namespace, label: str = "") -> tuple[list[_Spec]
                  "mode": args.mode or "exact"}
             if args.delta or mechanism != "gaussian":
                 e["delta"] = args.delta or 0.0
+            if step is not None:
+                e["integer"] = bool(step) if step in (0, 1) else step
             spec[name] = e
         where = ""
     budget = run_state(args).budget = _open_budget(args, bspec)
     try:
         # calibrates and plans every column and checks the budget and the release id,
         # before reading anything
-        plans = plan_release(spec, budget, label=label, release_id=args.release_id)
+        plans = plan_release(spec, budget, label=label, release_id=args.release_id,
+                             integer_columns=integer_columns)
     except BudgetError:
         raise
     except (ValueError, TypeError) as exc:
@@ -264,9 +275,15 @@ def _continuous_warning(specs: list[_Spec]) -> str | None:
 def _mechanism_label(plan: Any) -> str:
     mech = plan.mech
     if plan.mechanism == "laplace" and mech is not None:
-        return (f"bounded Laplace scale b = {mech.scale:.6g} (unbounded Laplace: "
+        text = (f"bounded Laplace scale b = {mech.scale:.6g} (unbounded Laplace: "
                 f"{mech.sensitivity / mech.epsilon:.6g})")
-    return plan.describe()
+    else:
+        text = plan.describe()
+    law = plan.law
+    if law == "integer":
+        step = "" if plan.integer == 1 else f"*{plan.integer}"
+        return f"{text}; integer law (values lower + j{step})"
+    return f"{text}; {law} law"
 
 
 def _data_error(exc: ColumnDataError, spec: _Spec, vals: np.ndarray, row0: int, path: str,
@@ -332,9 +349,11 @@ def _release_block(spec: _Spec, vals: np.ndarray, missing: np.ndarray | None, ro
     except ValueError as exc:
         raise DataError(f"{path}: column {spec.name!r}: {exc}") from None
     spec.rows += present.size
+    noisy = np.asarray(noisy)
+    ints = noisy.dtype.kind in "iu"        # the integer law on integers
     if missing is None:
-        return np.asarray(noisy, dtype=np.float64)
-    out = np.full(vals.shape, np.nan)
+        return noisy if ints else np.asarray(noisy, dtype=np.float64)
+    out = np.zeros(vals.shape, dtype=noisy.dtype) if ints else np.full(vals.shape, np.nan)
     out[~missing] = noisy
     return out
 
@@ -397,8 +416,9 @@ def _privatize_csv(args: argparse.Namespace, specs: list[_Spec], tmp: str,
                     noisy = _release_block(s, vals, missing if missing.any() else None,
                                            rows + 1, shown, args, gen,
                                            lo=bnd.get("lower"), hi=bnd.get("upper"))
-                    released = pc.cast(_arrow_f64(pa, noisy, empty if empty.any() else None),
-                                       pa.string())
+                    released = pc.cast(
+                        integer_cells(noisy, empty, pa) if s.plan.integer else
+                        _arrow_f64(pa, noisy, empty if empty.any() else None), pa.string())
                     if nan.any():
                         released = pc.if_else(_arrow_f64(pa, nan.view(np.uint8), None)
                                               .cast(pa.bool_()), text, released)
@@ -451,7 +471,10 @@ def _privatize_parquet(args: argparse.Namespace, specs: list[_Spec], tmp: str,
         if (sp is not None or f.name in bound_cols) and not numeric:
             raise DataError(f"{shown}: column {f.name!r} must be numeric; got {t}")
         if sp is not None:
-            f = pa.field(f.name, pa.float64(), nullable=f.nullable, metadata=f.metadata)
+            # the integer law keeps an integer type (int64 where the lattice needs it)
+            out_t = (pa.from_numpy_dtype(sp.plan.output_dtype(t.to_pandas_dtype()))
+                     if sp.plan.integer and pa.types.is_integer(t) else pa.float64())
+            f = pa.field(f.name, out_t, nullable=f.nullable, metadata=f.metadata)
         fields.append(f)
     out_schema = pa.schema(fields, metadata=schema.metadata)
     total = sum(f.metadata.num_rows for f in files)
@@ -470,12 +493,16 @@ def _privatize_parquet(args: argparse.Namespace, specs: list[_Spec], tmp: str,
                     if isinstance(b, str):
                         bc = to_numpy(cols[names.index(b)], b)
                         # public bounds: nearest doubles; a missing bound NaN (as in CSV)
-                        bnd[key] = (approx(bc.values) if bc.missing is None else
-                                    np.where(bc.missing, np.nan, approx(bc.values)))
+                        bv = np.asarray(approx(bc.values), dtype=np.float64)
+                        bnd[key] = bv if bc.missing is None else np.where(bc.missing,
+                                                                          np.nan, bv)
                 noisy = _release_block(s, col.values, col.missing, rows + 1, shown, args, gen,
                                        lo=bnd.get("lower"), hi=bnd.get("upper"))
                 # missing values stay as they were: nulls null, NaN NaN
-                cols[k] = _arrow_f64(pa, noisy, col.null)
+                t_out = out_schema.field(k).type
+                cols[k] = (_arrow_f64(pa, noisy, col.null) if pa.types.is_floating(t_out) else
+                           pa.array(noisy.astype(t_out.to_pandas_dtype()), type=t_out,
+                                    mask=col.null if col.null is not None else None))
             writer.write_batch(pa.RecordBatch.from_arrays(cols, schema=out_schema))
             crash_point("writing")
             rows += batch.num_rows
@@ -548,7 +575,10 @@ def _cmd_privatize(args: argparse.Namespace) -> int:
     t_start = time.perf_counter()
     # validates, calibrates and plans; the budget is checked now, charged once every row
     # is drawn (before the output is put in place)
-    specs, budget = _parse_specs(args, label)
+    # the input's integer-typed columns (schema, or a CSV file's first block), read before
+    # the plan: their law by default
+    ints = input_integer_columns(args, src, parts, spooled, compressed, fmt)
+    specs, budget = _parse_specs(args, label, ints)
     seeded = seeded_release(budget, args.seed, args.allow_seeded, opt_in="--allow-seeded",
                             what="--seed makes the noise reproducible")
     _check_output_paths(args, src if parts is None and not spooled else None, final, budget)
@@ -631,6 +661,8 @@ def _cmd_privatize(args: argparse.Namespace) -> int:
     finally_t = time.perf_counter()
     record = release_record([s.plan for s in specs], label, args.release_id, budget, seeded)
     if args.summary_json is not None:
+        for s in specs:     # the law each column was released with
+            record["columns"][s.name]["law"] = s.plan.law
         record.update(**outcome(args), input=shown_src, output=shown_dst, format=fmt,
                       output_format=out_fmt, rows=rows,
                       seconds={"plan": t_planned - t_start, "draw_and_write":

@@ -118,6 +118,8 @@ def _values(released: Any, name: str) -> tuple[np.ndarray, np.ndarray | None]:
 
     col = to_numpy(released, name)
     v = np.ravel(np.asarray(approx(col.values), dtype=np.float64))
+    if col.missing is not None:         # (an integer column holds 0 where missing)
+        v[np.ravel(col.missing)] = np.nan
     miss = np.isnan(v)
     return v, (miss if miss.any() else None)
 

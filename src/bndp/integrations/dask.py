@@ -104,7 +104,11 @@ def privatize(frame: Any, spec: Any, *, budget: Any = None, mechanism: str | Non
     -------
     dask.dataframe.DataFrame
         Same columns, index and divisions; released columns become ``float64``
-        (``Float64`` for nullable pandas dtypes with ``nulls="keep"``). Released once:
+        (``Float64`` for nullable pandas dtypes with ``nulls="keep"``), but integer columns
+        released with the integer law (the default for integral bounds and sensitivity,
+        see :func:`bndp.privatize`), which keep their integer type (nullable ones their
+        nullable type; int64 where the lattice between the bounds does not fit it, and
+        for per-row bounds). Released once:
         the noise is drawn here and the partitions are persisted (``persist()``, on the
         scheduler in use), so every computation on the result sees the same values. On a
         ``dask.distributed`` cluster a persisted partition lost with its worker would be
@@ -158,7 +162,13 @@ def privatize(frame: Any, spec: Any, *, budget: Any = None, mechanism: str | Non
                                     delta=delta, on_outside=on_outside, nulls=nulls))
     # validation, calibration and planning of every fixed-bounds column; the budget is
     # checked here and charged only once the graph is built
-    plans = plan_release(spec, budget, engine="dask", release_id=release_id)
+    meta_ = getattr(frame, "_meta", None)
+    # the schema (public) decides the law of a column without an `integer` key
+    ints = ({str(c) for c in meta_.columns if getattr(meta_[c].dtype, "kind", "") in "iu"
+             and not pd.api.types.is_bool_dtype(meta_[c].dtype)}
+            if isinstance(meta_, pd.DataFrame) else None)
+    plans = plan_release(spec, budget, engine="dask", release_id=release_id,
+                         integer_columns=ints)
     meta = _check_frame(frame)
     for p in plans:
         for col, role in [(p.name, f"spec column {p.name!r}")] + [
@@ -172,8 +182,15 @@ def privatize(frame: Any, spec: Any, *, budget: Any = None, mechanism: str | Non
     out_meta = meta.copy()
     dtypes = {}
     for p in plans:
-        nullable = isinstance(meta[p.name].dtype, pd.api.extensions.ExtensionDtype)
-        dtypes[p.name] = "Float64" if nullable and p.nulls == "keep" else "float64"
+        dt = meta[p.name].dtype
+        nullable = isinstance(dt, pd.api.extensions.ExtensionDtype)
+        if p.integer and getattr(dt, "kind", "") in "iu":
+            # the integer law on an integer column: its integer type (or int64)
+            out_dt = p.output_dtype(getattr(dt, "numpy_dtype", dt))
+            dtypes[p.name] = (f"{'UInt' if out_dt.kind == 'u' else 'Int'}{out_dt.itemsize * 8}"
+                              if nullable else out_dt)
+        else:
+            dtypes[p.name] = "Float64" if nullable and p.nulls == "keep" else "float64"
         out_meta[p.name] = out_meta[p.name].astype(dtypes[p.name])
     out = frame.map_partitions(_privatize_partition, tuple(plans), dtypes, secrets.token_hex(16),
                              meta=out_meta)

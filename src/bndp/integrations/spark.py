@@ -54,6 +54,21 @@ def partition_releaser(plans: Sequence[ColumnPlan], names: Sequence[str] | None 
     return run
 
 
+def _released_type(plan: ColumnPlan, dtype: Any) -> Any:
+    """The Spark type of a released column of type ``dtype``: its integer type (or
+    ``bigint`` where the lattice needs it, :meth:`ColumnPlan.output_dtype`) under the
+    integer law, ``double`` otherwise."""
+    import numpy as np
+    from pyspark.sql.types import (ByteType, DoubleType, IntegerType, IntegralType, LongType,
+                                   ShortType)
+
+    if not plan.integer or not isinstance(dtype, IntegralType):
+        return DoubleType()
+    widths = {ByteType: np.int8, ShortType: np.int16, IntegerType: np.int32, LongType: np.int64}
+    out = plan.output_dtype(widths.get(type(dtype), np.int64))
+    return {np.dtype(v): k for k, v in widths.items()}[out]()
+
+
 def _placeholders(names: Sequence[str]) -> list[str]:
     """Plain column names (``_bndp_0``, ``_bndp_1``, ...) that stand in for ``names`` in
     the ``mapInArrow`` pass: PySpark resolves each column of the frame by name there, which
@@ -118,8 +133,11 @@ def privatize(frame: Any, spec: Any, *, budget: Any = None, mechanism: str | Non
     Returns
     -------
     pyspark.sql.DataFrame
-        Same columns in the same order; released columns become ``double`` (decimal and
-        integer columns included); other columns, and the row order within partitions,
+        Same columns in the same order; released columns become ``double`` (decimal
+        columns included), but integer columns released with the integer law (the
+        default for integral bounds and sensitivity, see :func:`bndp.privatize`), which
+        keep their integer type (``bigint`` where the lattice between the bounds does not
+        fit it, and for per-row bounds); other columns, and the row order within partitions,
         are kept. ``nulls="keep"`` leaves null cells null and NaN cells NaN. Released
         once: the noise is drawn here, and the result is checkpointed on the executors
         (``localCheckpoint(eager=True)``), so every action on it sees the same values; an
@@ -164,7 +182,7 @@ def privatize(frame: Any, spec: Any, *, budget: Any = None, mechanism: str | Non
     >>> [r.id for r in rows], all(0 <= r.age <= 120 for r in rows)
     ([1, 2, 3, 4], True)
     """
-    from pyspark.sql.types import DoubleType, NumericType, StructField, StructType
+    from pyspark.sql.types import DoubleType, IntegralType, NumericType, StructField, StructType
 
     check_budget(budget)
     check_allow_empty(allow_empty)
@@ -173,8 +191,13 @@ def privatize(frame: Any, spec: Any, *, budget: Any = None, mechanism: str | Non
                                     delta=delta, on_outside=on_outside, nulls=nulls))
     # driver-side validation, calibration and planning of every fixed-bounds column; the
     # budget (and the release id) is checked here and charged only once the result exists
-    plans = plan_release(spec, budget, engine="spark", release_id=release_id)
-    if not hasattr(frame, "mapInArrow") or not hasattr(frame, "schema"):
+    is_frame = hasattr(frame, "mapInArrow") and hasattr(frame, "schema")
+    # the schema (public) decides the law of a column without an `integer` key
+    ints = ({f.name for f in frame.schema.fields if isinstance(f.dataType, IntegralType)}
+            if is_frame else None)
+    plans = plan_release(spec, budget, engine="spark", release_id=release_id,
+                         integer_columns=ints)
+    if not is_frame:
         raise TypeError("bndp.spark.privatize: `frame` must be a Spark DataFrame; got "
                         f"{type(frame).__module__}.{type(frame).__name__} (bndp.privatize "
                         "releases pandas, Polars and Arrow frames)")
@@ -192,11 +215,12 @@ def privatize(frame: Any, spec: Any, *, budget: Any = None, mechanism: str | Non
             if not isinstance(fields[col].dataType, NumericType):
                 raise TypeError(f"{role}: column {col!r} must be numeric; got "
                                 f"{fields[col].dataType.simpleString()}")
-    released = {p.name for p in plans}
+    released = {p.name: p for p in plans}
     # the pass runs on placeholder names (toDF renames by position, resolving no name), so
     # that any column name works, a dot or a backtick in it included; renamed back after
     safe = _placeholders(names)
-    schema = StructType([StructField(s, DoubleType(), True) if f.name in released else
+    schema = StructType([StructField(s, _released_type(released[f.name], f.dataType), True)
+                         if f.name in released else
                          StructField(s, f.dataType, f.nullable, f.metadata)
                          for s, f in zip(safe, frame.schema.fields)])
     with warnings.catch_warnings():
