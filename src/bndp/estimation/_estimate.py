@@ -10,7 +10,8 @@ import numpy as np
 from .._random import RNGLike, as_generator
 from ..mechanisms import window
 from ._bootstrap import _combine, _fit_group, _Group
-from ._inputs import _bounds_array, _family, _grid_index, _is_frame, _values, released_name
+from ._inputs import (_bounds_array, _family, _grid_index, _is_frame, _values, released_name,
+                      resolve_integer)
 from ._law import _BinnedLaw
 from ._result import Estimate, _check_level
 from ._scaled import fit_scaled, unique_pairs
@@ -219,6 +220,7 @@ def estimate(released: Any, spec_or_mechanism: Any, *, lower: Any = None, upper:
                              f"(bndp.estimate(frame, spec)) or the bounds as `{key}=`")
         if b is None:
             raise ValueError(f"{fam.what}: `{key}` is needed")
+    resolve_integer(fam, released, lo_b, hi_b)
     per_row = np.ndim(lo_b) > 0 or np.ndim(hi_b) > 0
     if per_row:
         lo_a = _bounds_array(lo_b, y.shape[0], "lower")

@@ -9,6 +9,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from .._laws.lattice import integer_step, lattice_exponent
 from ..mechanisms import window
 
 
@@ -22,12 +23,44 @@ class _Family:
     sensitivity: float
     plan: window.RowPlan | None
     what: str
+    #: the integer law's step exponent (:mod:`bndp._laws.lattice`), None for the default
+    #: grid; ``integer`` the setting it came from (None: auto, decided by the released
+    #: column's type, :func:`resolve_integer`)
+    lattice: int | None = None
+    integer: Any = False
 
     def row(self, lower: float, upper: float) -> window.RowPlan:
         if (self.plan is not None and lower == self.plan.lower
                 and upper == self.plan.upper):
             return self.plan
-        return window.plan_row(self.fam, self.target, self.sensitivity, lower, upper)
+        return window.plan_row(self.fam, self.target, self.sensitivity, lower, upper,
+                               self.lattice)
+
+
+def integer_column(x: Any) -> bool:
+    """Whether a released column (NumPy, pandas including nullable types, Polars, Arrow) is
+    integer-typed: the integer law's releases keep an integer input's type."""
+    dt = getattr(x, "dtype", None)
+    if dt is None:
+        t = getattr(x, "type", None)          # pyarrow (Chunked)Array
+        pa = __import__("sys").modules.get("pyarrow")
+        return bool(pa is not None and t is not None and pa.types.is_integer(t))
+    if hasattr(dt, "is_integer") and callable(dt.is_integer):      # polars
+        return bool(dt.is_integer())
+    kind = getattr(dt, "kind", None)
+    return kind in ("i", "u")
+
+
+def resolve_integer(fam: _Family, released: Any, lower: Any, upper: Any) -> None:
+    """Set ``fam.lattice`` where the setting is auto (``integer`` None): the integer law
+    where the released column is integer-typed and the bounds and sensitivity integral
+    (as the release chose it), else the default grid."""
+    from .._laws.lattice import integral
+    if fam.integer is None and fam.lattice is None and integer_column(released):
+        if (integral(fam.sensitivity) and fam.sensitivity >= 1 and not isinstance(lower, str)
+                and not isinstance(upper, str) and integral(lower) and integral(upper)):
+            fam.lattice = 0
+            fam.plan = None                  # (the default grid's plan of the settings)
 
 
 def _continuous_error(what: str) -> ValueError:
@@ -87,11 +120,17 @@ def _family(spec: Any, name: str | None = None) -> tuple[_Family, Any, Any]:
         if spec.mech is not None:
             fam, _, _ = _family(spec.mech)
             fam.what = what
+            if spec.options.get("integer") is None:
+                fam.integer = None           # auto: the released column's type decides
             return fam, spec.lower, spec.upper
         lap = spec.mechanism == "laplace"
         target = spec.epsilon - math.log1p(-spec.delta) if lap else spec.epsilon
+        setting = spec.options.get("integer")
+        step = integer_step(setting) if setting is not None else 0
         return (_Family(window.LAPLACE if lap else window.GAUSSIAN, float(target),
-                        float(spec.sensitivity), None, what), spec.lower, spec.upper)
+                        float(spec.sensitivity), None, what,
+                        lattice_exponent(step) if step else None, setting),
+                spec.lower, spec.upper)
     if isinstance(spec, (BoundedLaplace, BoundedGaussian)):
         what = type(spec).__name__
         if spec.mode == "continuous":
@@ -103,7 +142,9 @@ def _family(spec: Any, name: str | None = None) -> tuple[_Family, Any, Any]:
             raise ValueError(f"{what}: bndp.estimate needs finite scalar bounds; this "
                              f"mechanism releases {kind}")
         code = window.LAPLACE if isinstance(spec, BoundedLaplace) else window.GAUSSIAN
-        return (_Family(code, float(plan.target), float(spec.sensitivity), plan, what),
+        step = int(spec.integer)
+        return (_Family(code, float(plan.target), float(spec.sensitivity), plan, what,
+                        lattice_exponent(step) if step else None, step),
                 plan.lower, plan.upper)
     raise TypeError("`spec_or_mechanism` must be a BoundedLaplace or BoundedGaussian "
                     "mechanism, or a spec column's settings (a mapping with mechanism, "
@@ -153,7 +194,7 @@ def _grid_index(y: np.ndarray, plan: window.RowPlan, what: str,
         raise ValueError(
             f"a released value is not an output of {what} {where} ({int((~ok).sum())} "
             "such value(s)): was it released with other settings (epsilon, sensitivity, "
-            "bounds, mechanism, mode)?")
+            "bounds, mechanism, mode, integer)?")
     return jj
 
 

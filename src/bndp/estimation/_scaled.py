@@ -101,7 +101,10 @@ def _classes(y: np.ndarray, lo: np.ndarray, hi: np.ndarray, fam, what: str):
     classes' plans. Raises where a released value is not an output of its row."""
     dq = float(fam.sensitivity)
     target = window.serving_target(float(fam.target), dq)
-    e, _ = window.grid_exponent(target, dq, hi - lo, lo, hi)
+    if fam.lattice is None:
+        e, _ = window.grid_exponent(target, dq, hi - lo, lo, hi)
+    else:                                 # the integer law: every row on its lattice
+        e = np.full(lo.shape, fam.lattice, dtype=np.int64)
     e = np.broadcast_to(np.asarray(e, dtype=np.int64), lo.shape)
     n = np.empty(lo.shape[0], dtype=np.int64)
     from .. import _core
