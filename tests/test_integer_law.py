@@ -237,3 +237,41 @@ def test_repr_eq_and_pickle():
     p = pickle.loads(pickle.dumps(m))
     assert p == m and p.integer == 1
     np.testing.assert_array_equal(p.sample(np.arange(10), rng=2), m.sample(np.arange(10), rng=2))
+
+
+# --- the rest knows the integer law: estimate, the law functions -----------------------------
+def test_estimate_deconvolves_the_integer_law():
+    rng = np.random.default_rng(8)
+    x = rng.integers(20, 70, 1500).astype(np.int32)
+    m = bndp.BoundedLaplace(1.0, sensitivity=1, lower=0, upper=120, integer=True)
+    y = m.sample(x, rng=1)
+    e = bndp.estimate(y, m, n_boot=30, rng=2)
+    lo, hi = e.mean_interval
+    assert lo <= x.mean() <= hi
+    np.testing.assert_array_equal(e.support, np.arange(121.0))
+    # a spec without `integer` (auto): the released column's integer type says which law
+    spec = {"mechanism": "laplace", "epsilon": 1.0, "sensitivity": 1, "lower": 0,
+            "upper": 120}
+    e2 = bndp.estimate(y, spec, n_boot=30, rng=2)
+    assert e2.mean == pytest.approx(e.mean)
+    # the default grid's mechanism cannot read them (outputs of another law, refused)...
+    y_grid = bndp.BoundedLaplace(1.0, sensitivity=1, lower=0, upper=120).sample(
+        x.astype(float), rng=1)
+    with pytest.raises(ValueError, match="integer"):
+        bndp.estimate(y_grid, m, n_boot=0)
+    # ...and float releases of the default grid keep their law under the same spec
+    e3 = bndp.estimate(y_grid, spec, n_boot=30, rng=2)
+    assert e3.mean_interval[0] <= x.mean() <= e3.mean_interval[1]
+
+
+def test_law_functions_on_the_lattice():
+    m = bndp.BoundedGaussian(0.5, sensitivity=1, lower=0, upper=30, integer=True)
+    g = np.arange(0, 31)
+    p = np.asarray(m.pmf(g, 10))
+    assert p.sum() == pytest.approx(1.0, abs=1e-12)
+    assert np.asarray(m.pmf(np.array([10.5]), 10))[0] == 0.0
+    c = np.asarray(m.cdf(g, 10))
+    np.testing.assert_allclose(c, np.cumsum(p), atol=1e-12)
+    q = np.asarray(m.ppf(np.array([0.05, 0.5, 0.95]), 10))
+    assert (q == np.floor(q)).all()
+    assert m.mean(10) == pytest.approx(float((g * p).sum()), rel=1e-12)
