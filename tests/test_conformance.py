@@ -72,9 +72,17 @@ def _modes(cls) -> list[str]:
 
 
 def _variants(cls) -> list[str]:
-    """``"plain"`` (the interval ``[lower, upper]``), and ``"gap"`` (a forbidden interval in
-    the middle) for a class whose constructor takes ``forbidden``."""
-    return ["plain", "gap"] if "forbidden" in inspect.signature(cls).parameters else ["plain"]
+    """``"plain"`` (the interval ``[lower, upper]``), ``"gap"`` (a forbidden interval in
+    the middle) for a class whose constructor takes ``forbidden``, and ``"integer"`` (the
+    integer law, a sensitivity rounded to an integer) for one that takes ``integer``."""
+    params = inspect.signature(cls).parameters
+    return (["plain"] + (["gap"] if "forbidden" in params else [])
+            + (["integer"] if "integer" in params else []))
+
+
+def _applies(mode: str, variant: str) -> bool:
+    """The integer law is a law of the default mode only."""
+    return not (variant == "integer" and mode != "exact")
 
 
 def _cases(params):
@@ -82,7 +90,7 @@ def _cases(params):
     for name in MECHANISMS:
         cls = REGISTRY[name]
         for mode in _modes(cls):
-            for variant in _variants(cls):
+            for variant in filter(lambda v: _applies(mode, v), _variants(cls)):
                 for (lo, hi), eps, frac in params:
                     out.append(pytest.param(name, mode, variant, lo, hi, eps, frac,
                                             id=f"{name}-{mode}-{variant}-[{lo:g},{hi:g}]-"
@@ -112,6 +120,9 @@ def make_from(cls, mode, variant, lo, hi, eps, frac):
     if variant == "gap":
         w = hi - lo
         kw["forbidden"] = [(lo + 0.4 * w, lo + 0.5 * w)]
+    if variant == "integer":
+        kw["sensitivity"] = max(1, round(frac * (hi - lo)))
+        kw["integer"] = True
     return cls(eps, **kw)
 
 
@@ -716,7 +727,7 @@ def check_class(cls, params=DEFAULT_PARAMS, seed: int = 20_261_129) -> dict[str,
             ran.append(what)
 
     for mode in _modes(cls):
-        for variant in _variants(cls):
+        for variant in filter(lambda v: _applies(mode, v), _variants(cls)):
             for (lo, hi), eps, frac in params:
                 case = f"{mode}-{variant}-[{lo:g},{hi:g}]-eps{eps:g}-dq{frac:g}w"
                 m = make_from(cls, mode, variant, lo, hi, eps, frac)
