@@ -144,15 +144,24 @@ class ProductPlan:
         return out
 
 
-@lru_cache(maxsize=64)
-def _plan_product(target: float, hint: float, dq: float, los: tuple, his: tuple,
-                  lattice: int | None = None) -> ProductPlan:
+def _common_grid(hint: float, dq: float, los: tuple, his: tuple,
+                 lattice: int | None) -> tuple[int, list, int]:
+    r"""The coordinates' common grid exponent (the integer ``lattice``'s, else the coarsest
+    each coordinate's grid asks for), each coordinate's ``(kl, n, dk)`` on it, and the budget
+    :math:`\lfloor(\Delta/\gamma)^2\rfloor` of the index shifts a neighbour may make
+    (:func:`_dual_bound`)."""
     m = len(los)
     e = lattice if lattice is not None else max(
         _choose_grid(hint, dq, lo, hi, m, GAUSSIAN)[0] for lo, hi in zip(los, his))
     grids = [_choose_grid_at(e, dq, lo, hi) for lo, hi in zip(los, his)]
     rr = Fraction(dq) / Fraction(2) ** e if e >= 0 else Fraction(dq) * Fraction(2) ** (-e)
-    budget = math.floor(rr * rr)
+    return e, grids, math.floor(rr * rr)
+
+
+@lru_cache(maxsize=64)
+def _plan_product(target: float, hint: float, dq: float, los: tuple, his: tuple,
+                  lattice: int | None = None) -> ProductPlan:
+    e, grids, budget = _common_grid(hint, dq, los, his, lattice)
     keys = sorted(set((kl, n) for kl, n, _ in grids))
 
     def cert(u):
@@ -206,12 +215,7 @@ def _plan_saturated(target: float, hint: float, dq: float, los: tuple, his: tupl
     of the continuous sigma ``hint`` (or the integer ``lattice``'s), certified (its
     certificate is computed as for every plan; :func:`saturation_target` says it is below
     ``target``)."""
-    m = len(los)
-    e = lattice if lattice is not None else max(
-        _choose_grid(hint, dq, lo, hi, m, GAUSSIAN)[0] for lo, hi in zip(los, his))
-    grids = [_choose_grid_at(e, dq, lo, hi) for lo, hi in zip(los, his)]
-    rr = Fraction(dq) / Fraction(2) ** e if e >= 0 else Fraction(dq) * Fraction(2) ** (-e)
-    budget = math.floor(rr * rr)
+    e, grids, budget = _common_grid(hint, dq, los, his, lattice)
     u = SATURATED_SCALE
     tabs = {}
     for kl, n, dk in grids:
