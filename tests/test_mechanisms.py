@@ -201,7 +201,13 @@ def test_repr_round_trips_and_immutability():
 def test_sample_api_shapes_and_dtype():
     col = np.arange(12, dtype=np.int32).reshape(3, 4)
     for mech in ("laplace", "gaussian"):
+        # an integer column with integral bounds and sensitivity: the integer law, its dtype
         out = bndp.sample(col, mechanism=mech, epsilon=1.0, sensitivity=1.0, lower=0, upper=11, rng=0)
+        assert out.shape == col.shape and out.dtype == np.int32
+        assert (out >= 0).all() and (out <= 11).all()
+        # the default grid on request: float64
+        out = bndp.sample(col, mechanism=mech, epsilon=1.0, sensitivity=1.0, lower=0, upper=11,
+                          rng=0, integer=False)
         assert out.shape == col.shape and out.dtype == np.float64
         assert (out >= 0).all() and (out <= 11).all()
     assert isinstance(bndp.sample(3.0, mechanism="laplace", epsilon=1.0, sensitivity=1.0,
