@@ -1,10 +1,11 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """Compiled kernels of bndp.
 
-Layers (see the developers' guide): ``cdef ... noexcept nogil`` kernels that never raise and
-never validate; thin ``def`` wrappers that borrow a NumPy ``bitgen_t``, take the BitGenerator's
-lock and fill caller-allocated buffers through one generic fill loop. Every input check happens
-once in the Python layer (``bndp._validation``) before anything here is called.
+Layers (see "Where things live" in docs/extending.md): ``cdef ... noexcept nogil`` kernels
+that never raise and never validate; thin ``def`` wrappers that borrow a NumPy ``bitgen_t``,
+take the BitGenerator's lock and fill caller-allocated buffers through one generic fill loop.
+Every input check happens once in the Python layer (``bndp._validation``) before anything here
+is called.
 
 The declarations (C helpers, SIMD kernels, parameter structs, the fill-kernel type, shared
 inline helpers and every kernel's signature) are in ``_core.pxd``; the definitions in one

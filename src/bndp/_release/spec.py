@@ -331,8 +331,9 @@ def _parse_column(col: str, entry: Any, memo: dict | None = None,
     names = mechanism_names()     # the built-in names and those registered until now
     if not isinstance(mechanism, str) or mechanism not in names:
         raise SpecError(column=col, key="mechanism", detail=(
-            "must be one of "
-            f"{tuple(ALIASES) + names}; got {entry.get('mechanism')!r}"))
+            f"must be one of {tuple(ALIASES) + names} (a mechanism of your own: register "
+            "it first with bndp.mechanisms.register, in the process that reads the spec; "
+            f"see docs/extending.md); got {entry.get('mechanism')!r}"))
     opts_allowed = mechanism_options(mechanism)
     for key, (new, version) in _REMOVED_KEYS.get(mechanism, {}).items():
         if key in entry:
