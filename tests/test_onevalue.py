@@ -68,12 +68,16 @@ def test_one_value_and_small_arrays_draw_as_the_row_kernel(cls, lo, hi):
 def test_bndp_sample_scalar_bounds_draw_as_the_mechanism(mechanism):
     cls = bndp.BoundedLaplace if mechanism == "laplace" else bndp.BoundedGaussian
     m = cls(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=120.0)
-    for value in (3.0, 3, np.array([3.0, 50.0, 120.0]), [1.0, 2.0], 500.0):
+    # an integer value with integral bounds and sensitivity: the integer law's mechanism
+    mi = cls(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=120.0, integer=True)
+    for value in (3.0, 3, np.array([3.0, 50.0, 120.0]), [1.0, 2.0], 500.0, [4, 5]):
+        ref = mi if isinstance(value, int) or (isinstance(value, list) and value == [4, 5]) else m
         for lo, hi in ((0.0, 120.0), (0, 120), (np.float64(0.0), 120.0)):
             for _ in range(2):          # the second call finds the cached mechanism
                 got = bndp.sample(value, mechanism=mechanism, epsilon=1.0, sensitivity=1,
                                   lower=lo, upper=hi, rng=7)
-                np.testing.assert_array_equal(got, m.sample(value, rng=7))
+                np.testing.assert_array_equal(got, ref.sample(value, rng=7))
+                assert type(got) is type(ref.sample(value, rng=7))
 
 
 def test_errors_are_those_of_the_general_path():

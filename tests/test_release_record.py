@@ -74,7 +74,10 @@ def test_cli_summary_json_and_bias_line(tmp_path):
     col = rec["columns"]["age"]
     assert (col["mechanism"], col["epsilon"], col["delta"]) == ("laplace", 0.25, 0.0)
     assert col["bounds"] == [0.0, 120.0] and col["certified_loss"] <= 0.25
-    m = bndp.BoundedLaplace(epsilon=0.25, sensitivity=1.0, lower=0.0, upper=120.0)
+    # a CSV column of integers: the integer law (the default for integer columns)
+    assert col["law"] == "integer"
+    m = bndp.BoundedLaplace(epsilon=0.25, sensitivity=1.0, lower=0.0, upper=120.0,
+                            integer=True)
     assert col["noise"]["bias"][2] == pytest.approx(m.bias(120.0))
     assert set(rec["seconds"]) == {"plan", "draw_and_write", "total"}
     assert "missing" not in js.read_text() and "clipped" not in js.read_text()
