@@ -123,12 +123,14 @@ def test_csv_seed_reproducible_and_matches_the_mechanism(tmp_path, capsys):
         outs.append(np.loadtxt(dst, skiprows=1))
     np.testing.assert_array_equal(outs[0], outs[1])
     x = outs[0]
-    v = LAP.variance(60.0)
+    # cells of integers, integral bounds and sensitivity: the integer law
+    lap = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=120.0, integer=True)
+    v = lap.variance(60.0)
     assert abs(x.mean() - 60.0) < 5 * np.sqrt(v / n)
     # Laplace sample variance: sd of s^2 is ~ v*sqrt(5/n) (kurtosis 6): 5 sd ~ 0.079 v
     assert abs(x.var() - v) < 0.08 * v
     # the values written are the mechanism's draws for the same seed (shortest round-trip text)
-    np.testing.assert_array_equal(x, LAP.sample(np.full(n, 60.0), rng=5))
+    np.testing.assert_array_equal(x, lap.sample(np.full(n, 60.0), rng=5))
 
 
 def test_csv_several_columns_in_one_pass(tmp_path, capsys):
@@ -143,8 +145,9 @@ def test_csv_several_columns_in_one_pass(tmp_path, capsys):
     assert ((a >= 0) & (a <= 5)).all() and ((b >= 0) & (b <= 1000)).all()
     assert [r["c"] for r in rows] == ["x", "y", "z"]
     assert err.count("bounded Gaussian sigma") == 2 and "up to epsilon = 2" in err
-    s5 = bndp.BoundedGaussian(1, sensitivity=1, lower=0, upper=5).sigma
-    assert f"sigma = {s5:.6g}" in err
+    # (integer cells, integral bounds and sensitivity: the integer law's sigma)
+    s5 = bndp.BoundedGaussian(1, sensitivity=1, lower=0, upper=5, integer=True).sigma
+    assert f"sigma = {s5:.6g}" in err and err.count("integer law") == 2
 
 
 def test_csv_nulls_keep_and_tab_delimiter(tmp_path, capsys):
@@ -193,7 +196,9 @@ def test_parquet_schema_preserved(tmp_path, capsys):
     for name in ("id", "city", "when"):
         assert r.schema.field(name) == t.schema.field(name)
         assert r.column(name).equals(t.column(name))
-    assert r.schema.field("age").type == pa.float64() and r.schema.field("n").type == pa.float64()
+    assert r.schema.field("age").type == pa.float64()
+    # an int16 column with integral bounds and sensitivity: the integer law keeps its type
+    assert r.schema.field("n").type == pa.int16()
     age = r.column("age").to_numpy(zero_copy_only=False)
     assert r.column("age").null_count == t.column("age").null_count == 143
     assert np.array_equal(np.isnan(age), t.column("age").is_null().to_numpy(zero_copy_only=False))
@@ -345,7 +350,8 @@ def test_two_million_rows_in_bounded_memory(big_csv, tmp_path):
                                              "--column", "age:0:120", *PRIV])
     assert code == 0, err
     dst = str(tmp_path / "big_out.csv")
-    code, peak, err = peak_rss(base + [big_csv, "-o", dst, "--column", "age:0:120", *PRIV])
+    code, peak, err = peak_rss(base + [big_csv, "-o", dst, "--column", "age:0:120", *PRIV,
+                                       "--no-integer"])
     assert code == 0, err
     # the whole process (interpreter, NumPy, SciPy, Arrow) stays well below the file size,
     # and what the data adds on top of a 1-row run is a small fraction of it
@@ -475,8 +481,10 @@ def test_csv_cells_with_spaces_parse_and_workers_option(tmp_path, capsys):
                        "--workers", "2", "--seed", "3")
     assert code == 0, err
     got = np.loadtxt(dst, delimiter=",", skiprows=1, usecols=0)
-    np.testing.assert_array_equal(got, bndp.BoundedLaplace(1, sensitivity=1, lower=0,
-                                                           upper=5).sample([1.0, 2.0], rng=3))
+    # (integer cells: the integer law)
+    np.testing.assert_array_equal(got, bndp.BoundedLaplace(1, sensitivity=1, lower=0, upper=5,
+                                                           integer=True).sample([1.0, 2.0],
+                                                                                rng=3))
 
 
 # ---------------------------------------------------------------------------------------
@@ -520,11 +528,14 @@ _SPEC_LAWS = []
 
 def spec_laws():
     """``{column: [(plan, true value) per row]}`` of the release SPEC_TOML/SPEC_JSON make
-    of SPEC_CSV (the default grid law; the score column is planned per (lo, hi) pair)."""
+    of SPEC_CSV (age and income, integer cells with integral bounds and sensitivity: the
+    integer law; score, per-row bounds: the grid law, planned per (lo, hi) pair)."""
     if not _SPEC_LAWS:
         i = np.arange(300)
-        age = bndp.BoundedLaplace(0.25, sensitivity=1.0, lower=0.0, upper=120.0).exact_plan
-        inc = bndp.BoundedGaussian(0.5, sensitivity=1000.0, lower=0.0, upper=500000.0).exact_plan
+        age = bndp.BoundedLaplace(0.25, sensitivity=1.0, lower=0.0, upper=120.0,
+                                  integer=True).exact_plan
+        inc = bndp.BoundedGaussian(0.5, sensitivity=1000.0, lower=0.0, upper=500000.0,
+                                   integer=True).exact_plan
         bands = [bndp.BoundedLaplace(0.25, sensitivity=1.0, lower=10.0 * k,
                                      upper=10.0 * k + 5).exact_plan
                  for k in range(3)]
@@ -697,8 +708,9 @@ def _released(path):
 @pytest.mark.parametrize("mechanism", ["laplace", "gaussian"])
 def test_mode_flag_grid_by_default_continuous_on_request(tmp_path, capsys, mechanism):
     src = write(tmp_path / "in.csv", MODE_CSV)
+    # (--no-integer: integer cells would take the integer law by default)
     base = ["privatize", src, "--column", "v:0:120", *PRIV, "--mechanism", mechanism,
-            "--seed", "11"]
+            "--seed", "11", "--no-integer"]
     exact, cont = _mode_mech(mechanism, "exact"), _mode_mech(mechanism, "continuous")
     plan = exact.exact_plan
     got = {}

@@ -93,12 +93,15 @@ def test_output_format(tmp_path):
     r = run(str(tmp_path / "in.csv"), "-o", str(tmp_path / "out.parquet"))
     assert r.returncode == 0, r.stderr
     out = pq.read_table(tmp_path / "out.parquet")
-    assert out.schema.field("age").type == pa.float64()
+    # integer cells, integral bounds and sensitivity: the integer law, written as integers
+    assert out.schema.field("age").type == pa.int64()
     np.testing.assert_array_equal(out["age"].to_numpy(), _released(tmp_path / "ref.csv"))
     r = run(str(tmp_path / "in.csv"), "-o", str(tmp_path / "out.dat"),
             "--output-format", "parquet")
     assert r.returncode == 0 and (tmp_path / "out.dat").read_bytes()[:4] == b"PAR1"
-    pq.write_table(_table(), tmp_path / "in.parquet")
+    # (integer ages in Parquet: the law of the CSV's integer cells)
+    pq.write_table(pa.table({"age": pa.array([23, 41, 67], pa.int64()), "id": ["a", "b", "c"]}),
+                   tmp_path / "in.parquet")
     r = run(str(tmp_path / "in.parquet"), "-o", str(tmp_path / "back.csv"))
     assert r.returncode == 0, r.stderr
     np.testing.assert_array_equal(_released(tmp_path / "back.csv"),

@@ -66,10 +66,11 @@ def collect(df):
 def test_spark_privatize_bounds_columns_variance(spark, people, mechanism):
     out = bndp.spark.privatize(people, "age", mechanism=mechanism, epsilon=1.0,
                                sensitivity=1.0, lower=0.0, upper=120.0)
-    # schema: only the released column changes, to double
+    # schema unchanged: an int column with integral bounds and sensitivity is released with
+    # the integer law and keeps its type
     fields = {f.name: f.dataType.simpleString() for f in out.schema.fields}
     assert list(fields) == ["id", "age", "name", "other"]
-    assert fields["age"] == "double" and fields["id"] == "bigint" and fields["name"] == "string"
+    assert fields["age"] == "int" and fields["id"] == "bigint" and fields["name"] == "string"
     pdf = collect(out).sort_values("id")
     assert len(pdf) == N
     np.testing.assert_array_equal(pdf["id"].to_numpy(), np.arange(N))
@@ -78,9 +79,10 @@ def test_spark_privatize_bounds_columns_variance(spark, people, mechanism):
     age = pdf["age"].to_numpy()
     assert ((age >= 0) & (age <= 120)).all()
     mech = (bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0,
-                                upper=120.0) if mechanism == "laplace"
-            else bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=120.0))
-    grid_counts(mech.exact_plan, age)     # the default release: grid points only
+                                upper=120.0, integer=True) if mechanism == "laplace"
+            else bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=0.0, upper=120.0,
+                                      integer=True))
+    grid_counts(mech.exact_plan, age)     # the integer release: lattice points only
     v = mech.variance(60.0)
     assert abs(age.mean() - mech.mean(60.0)) < 5 * np.sqrt(v / N)
     # sd of the sample variance: v*sqrt(5/N) (Laplace, kurtosis 6) or v*sqrt(2/N): 5 sd
@@ -237,8 +239,8 @@ def test_spark_spec_per_column_epsilon_per_row_bounds_8_partitions(spark):
     assert ((inc >= 0) & (inc <= 500000)).all() and abs(inc.mean() - 300000) < 5000
     assert ((score >= lo) & (score <= hi)).all()
     # per-column epsilon: age's variance is its own mechanism's (eps = 0.25)
-    lap = bndp.BoundedLaplace(0.25, sensitivity=1.0, lower=0.0, upper=120.0)
-    v = lap.variance(60.0)  # the grid law's (the default mode)
+    lap = bndp.BoundedLaplace(0.25, sensitivity=1.0, lower=0.0, upper=120.0, integer=True)
+    v = lap.variance(60.0)  # the integer law's (the default for an int column)
     assert abs(age.var() - v) < 5 * v * np.sqrt(5.0 / n)
     # every value a point of its column's grid; no stream repeated across the 8 partitions:
     # their ordered draws (same true values and bounds row by row) agree only by chance

@@ -83,10 +83,11 @@ def _parquet_parts(src: str) -> list[str] | None:
 
 
 def parquet_types(path: str, released: list[str], args: argparse.Namespace,
-                  shown: str) -> dict[str, Any]:
+                  shown: str, integers: Any = ()) -> dict[str, Any]:
     """The Parquet type of every column of a CSV file converted to Parquet
     (``--output-format``), settled before anything is drawn: float64 for the ``released``
-    columns; for the columns copied, the type Arrow infers from the input's first block
+    columns (int64 for those of them in ``integers``: released with the integer law, their
+    cells integers); for the columns copied, the type Arrow infers from the input's first block
     (``--block-size`` bytes), or string for a column with no value there (a header-only
     file: every copied column). Every row of the copied columns is then read with these
     types: a cell that does not fit its column's type (a column of integers that turns to
@@ -96,7 +97,8 @@ def parquet_types(path: str, released: list[str], args: argparse.Namespace,
 
     pa, pcsv = _arrow("pyarrow", "pyarrow.csv")
     header, header_bytes, _ = _read_header(path, args.delimiter, shown)
-    types: dict[str, Any] = {h: pa.float64() for h in header if h in released}
+    types: dict[str, Any] = {h: pa.int64() if h in integers else pa.float64()
+                             for h in header if h in released}
     copied = [h for h in header if h not in released]
     if not copied:
         return types

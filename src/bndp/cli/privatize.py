@@ -246,6 +246,7 @@ def _parse_specs(args: argparse.Namespace, label: str = "",
                 e["integer"] = bool(step) if step in (0, 1) else step
             spec[name] = e
         where = ""
+    args.release_spec = spec        # (planned again if the input's types are read late)
     budget = run_state(args).budget = _open_budget(args, bspec)
     try:
         # calibrates and plans every column and checks the budget and the release id,
@@ -258,6 +259,19 @@ def _parse_specs(args: argparse.Namespace, label: str = "",
         msg = " ".join(str(exc).split()) if args.spec is not None else _column_flags(exc)
         raise CLIError(where + msg) from None
     return [_Spec(p) for p in plans], budget
+
+
+def _replan(args: argparse.Namespace, specs: list[_Spec], budget: Any, label: str,
+            ints: set[str] | None) -> list[_Spec]:
+    """The columns planned again with the input's integer-typed columns ``ints`` when they
+    are read only once the input is spooled or decompressed (the same spec, so the law of
+    every column is that of the same file read directly); ``specs`` where none is
+    released."""
+    if not ints or not ints & {s.name for s in specs}:
+        return specs
+    plans = plan_release(args.release_spec, budget, label=label, release_id=args.release_id,
+                         integer_columns=ints)
+    return [_Spec(p) for p in plans]
 
 
 def _continuous_warning(specs: list[_Spec]) -> str | None:
@@ -610,6 +624,9 @@ def _cmd_privatize(args: argparse.Namespace) -> int:
                 fmt = "parquet" if _magic(in_path) == "parquet" else "csv"
             if os.path.getsize(in_path) == 0:
                 raise DataError(f"{shown_src}: empty file")
+            if ints is None:               # stdin, a pipe, a compressed file: types read now
+                specs = _replan(args, specs, budget, label,
+                                input_integer_columns(args, in_path, None, False, None, fmt))
         assert fmt is not None
         out_fmt = out_fmt or fmt
         if fmt == "csv":
@@ -617,7 +634,8 @@ def _cmd_privatize(args: argparse.Namespace) -> int:
                 raise CLIError(f"{shown_src}: a directory or glob of input files is read as "
                                "Parquet; --format csv needs one file")
             # converted to Parquet: every column's type settled (and checked) first
-            types = (parquet_types(in_path, [s.name for s in specs], args, shown_src)
+            types = (parquet_types(in_path, [s.name for s in specs], args, shown_src,
+                                   {s.name for s in specs if s.plan.integer})
                      if out_fmt == "parquet" else None)
             rows = _privatize_csv(args, specs, tmp, gen, progress, in_path, shown_src)
         else:

@@ -176,8 +176,8 @@ def privatize(frame: Any, spec: Any, *, budget: Any = None, mechanism: str | Non
     >>> sdf = spark.createDataFrame([(1, 23), (2, 35), (3, 61), (4, 118)], ["id", "age"])
     >>> out = bndp.spark.privatize(sdf, "age", mechanism="laplace", epsilon=1.0,
     ...                            sensitivity=1.0, lower=0, upper=120)
-    >>> out.dtypes
-    [('id', 'bigint'), ('age', 'double')]
+    >>> out.dtypes      # integer ages, integral bounds and sensitivity: the integer law
+    [('id', 'bigint'), ('age', 'bigint')]
     >>> rows = out.orderBy("id").collect()
     >>> [r.id for r in rows], all(0 <= r.age <= 120 for r in rows)
     ([1, 2, 3, 4], True)
