@@ -57,7 +57,19 @@ def _accepted(allowed: tuple[str, ...]) -> tuple[str, ...]:
 
 def mechanism_names() -> tuple[str, ...]:
     """Every name a release spec accepts now: the built-in names, then those
-    :func:`register` added, in the order they were registered."""
+    :func:`register` added, in the order they were registered.
+
+    Returns
+    -------
+    tuple of str
+        The names (without the :data:`ALIASES` spellings).
+
+    Examples
+    --------
+    >>> import bndp
+    >>> bndp.mechanisms.mechanism_names()[:3]
+    ('laplace', 'gaussian', 'constrained_laplace')
+    """
     return tuple(REGISTRY)
 
 
@@ -202,9 +214,40 @@ def register(name: str, cls: type) -> type:
 
 
 def unregister(name: str) -> None:
-    """Remove a name :func:`register` added (a release spec then refuses it); the built-in
-    names (:data:`MECHANISMS`) cannot be removed (``ValueError``), nor a name not
-    registered (``ValueError``)."""
+    """Remove a name :func:`register` added: a release spec then refuses it.
+
+    Parameters
+    ----------
+    name : str
+        A name :func:`register` added (or its :data:`ALIASES` spelling).
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    TypeError
+        ``name`` is not a string.
+    ValueError
+        ``name`` is a built-in name (:data:`MECHANISMS`), which cannot be removed, or is
+        not registered.
+
+    Examples
+    --------
+    >>> import bndp
+    >>> from bndp.mechanisms import register, unregister, mechanism_names
+    >>> _ = register("my_laplace", type("MyLaplace", (bndp.BoundedLaplace,), {}))
+    >>> "my_laplace" in mechanism_names()
+    True
+    >>> unregister("my_laplace")
+    >>> "my_laplace" in mechanism_names()
+    False
+    >>> unregister("laplace")
+    Traceback (most recent call last):
+    ...
+    ValueError: unregister('laplace'): a built-in mechanism cannot be removed
+    """
     if not isinstance(name, str):
         raise TypeError(f"unregister(name): `name` must be a string; got {type(name).__name__}")
     key = mechanism_key(name)
