@@ -13,6 +13,7 @@ from ._bootstrap import _combine, _fit_group, _Group
 from ._inputs import (_bounds_array, _family, _grid_index, _is_frame, _values, released_name,
                       resolve_integer)
 from ._law import _BinnedLaw
+from ._profile import Profile, _ProfilePart
 from ._result import Estimate, _check_level
 from ._scaled import fit_scaled, unique_pairs
 
@@ -255,7 +256,8 @@ def estimate(released: Any, spec_or_mechanism: Any, *, lower: Any = None, upper:
                            None if gap_tol is None else float(gap_tol), pairs, inv)
             return Estimate(f["support"], f["probabilities"], int(y.shape[0]), level,
                             target, f["converged"], f["classes"], f["boot"],
-                            f["boot_truth"], float(np.mean(y)), (), "scaled", f["check"])
+                            f["boot_truth"], float(np.mean(y)), (), "scaled", f["check"],
+                            f.get("profile"))
         order = np.argsort(inv, kind="stable")
         ends = np.cumsum(sizes)
         start = 0
@@ -274,7 +276,22 @@ def estimate(released: Any, spec_or_mechanism: Any, *, lower: Any = None, upper:
     xs, g, gb, gr, parts = _combine(groups, fits)
     return Estimate(xs, g, int(y.shape[0]), level, target, all(f[3] for f in fits),
                     len(groups), gb, gr, float(np.mean(y)), parts,
-                    "strata" if per_row else "fixed")
+                    "strata" if per_row else "fixed", None,
+                    _profile(groups, fits, xs) if n_boot else None)
+
+
+def _profile(groups: list[_Group], fits: list, xs: np.ndarray) -> Profile:
+    """The likelihood-ratio ranges' view of the groups' fits (each group's support placed
+    on the column's support ``xs``)."""
+    Ntot = sum(grp.N for grp in groups)
+    out = []
+    for grp, f in zip(groups, fits):
+        pos = np.searchsorted(xs, grp.law.values)
+        T = np.zeros((pos.size, xs.size))
+        T[np.arange(pos.size), pos] = 1.0
+        out.append(_ProfilePart(grp.law.A, grp.counts / grp.N, grp.N, f[0],
+                                grp.N / Ntot, T))
+    return Profile(out)
 
 
 _LAWS: dict = {}

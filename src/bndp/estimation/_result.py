@@ -3,12 +3,19 @@ intervals."""
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any, Callable, Sequence
 
 import numpy as np
+
+
+#: the mean's likelihood-ratio excess over its normal interval (in its standard
+#: deviations, both sides together) beyond which the data are taken not to identify the
+#: distribution, and the quantiles' and bins' intervals are widened to their ranges
+UNIDENTIFIED_SD = 1.0
 
 
 def _quantile(x: np.ndarray, g: np.ndarray, q: Any) -> np.ndarray:
@@ -77,6 +84,10 @@ class Estimate:
         Under ``"scaled"``: the check of its assumption, the difference in standard errors
         between narrow and wide rows (``"width"``) and between rows of low and high lower
         bounds (``"lower"``); None otherwise.
+    profile : object or None
+        What the intervals of the mean, the quantiles and the histogram bins read to widen
+        where the data do not identify them: the likelihood-ratio range of a linear
+        statistic (:mod:`bndp.estimation._profile`); None without bootstrap replicates.
 
     Examples
     --------
@@ -101,6 +112,7 @@ class Estimate:
     parts: tuple = ()
     bounds_model: str = "fixed"
     model_check: dict | None = None
+    profile: Any = None
 
     # point estimates ------------------------------------------------------------------
     @property
@@ -197,8 +209,10 @@ class Estimate:
         at 10^4 values, on the same estimates)."""
         self._need_boot()
         t0 = self.mean
-        err = self.boot @ self.support - self.boot_truth @ self.support
-        lo, hi = _normal(t0, err, self.level)
+        tb = self.boot @ self.support
+        lo, hi = _normal(t0, tb - self.boot_truth @ self.support, self.level)
+        below, above = self._mean_excess
+        lo, hi = lo - below, hi + above
         a, b = float(self.support[0]), float(self.support[-1])
         return float(min(max(lo, a), b)), float(min(max(hi, a), b))
 
@@ -241,7 +255,68 @@ class Estimate:
         above = np.where(k < s.size - 1, (s[np.minimum(k + 1, s.size - 1)] - s[k]) / 2.0,
                          0.0)
         lo, hi = np.clip(lo - below, s[0], s[-1]), np.clip(hi + above, s[0], s[-1])
+        if self._flat:
+            lo, hi = self._quantile_unidentified(np.atleast_1d(qq), np.atleast_1d(lo),
+                                                 np.atleast_1d(hi))
+            lo, hi = lo.reshape(np.shape(qq)), hi.reshape(np.shape(qq))
         return (float(lo), float(hi)) if np.ndim(lo) == 0 else (lo, hi)
+
+    def _quantile_unidentified(self, qq: np.ndarray, lo: np.ndarray, hi: np.ndarray
+                               ) -> tuple[np.ndarray, np.ndarray]:
+        r"""The quantiles' intervals reaching as far as the cumulative distribution's
+        intervals allow: the ``q`` quantile's interval holds every support point ``x``
+        where ``q`` lies between the lowest and highest plausible values of :math:`F(x)`,
+        each the normal interval of :math:`F(x)` (the replicates' errors, as for the mean)
+        or, where the data do not identify :math:`F(x)`, its likelihood-ratio range less
+        the population's sampling part (:meth:`_unidentified`). Searched by bisection
+        beyond the interval's ends only."""
+        s = self.support
+        z = NormalDist().inv_cdf(0.5 + self.level / 2.0)
+        kappa = z * z / 2.0
+        F0 = np.cumsum(self.probabilities)
+        Cb = np.cumsum(self.boot, axis=1)
+        sd_col = np.std(Cb - np.cumsum(self.boot_truth, axis=1), axis=0, ddof=1)
+        sd_pop = np.sqrt(np.sum((Cb - F0) ** 2, axis=0) / max(Cb.shape[0] - 1, 1))
+        gap = z * np.maximum(sd_pop - sd_col, 0.0)
+
+        def reaches(k: int, sign: float, q: float) -> bool:
+            # sign 1: the highest plausible F(s[k]) reaches q; -1: the lowest stays below
+            t = (s <= s[k]).astype(np.float64)
+            if sign > 0:
+                if F0[k] + z * sd_col[k] >= q:
+                    return True
+                need = q + gap[k]
+                return self.profile.bound(t, kappa, sd_pop[k], 1.0, need) >= need
+            if F0[k] - z * sd_col[k] < q:
+                return True
+            need = q - gap[k]
+            return self.profile.bound(t, kappa, sd_pop[k], -1.0, need) < need
+
+        lo, hi = lo.copy(), hi.copy()
+        for i, q in enumerate(qq):
+            # the lower end: the first support point whose highest plausible F reaches q
+            k = int(np.searchsorted(s, lo[i], side="left"))
+            if k > 0 and reaches(k - 1, 1.0, q):
+                a, b = 0, k - 1              # reaches at b; find the first
+                while a < b:
+                    m = (a + b) // 2
+                    if reaches(m, 1.0, q):
+                        b = m
+                    else:
+                        a = m + 1
+                lo[i] = s[a]
+            # the upper end: the last support point where the lowest plausible F is below q
+            k = int(np.searchsorted(s, hi[i], side="right")) - 1
+            if k < s.size - 1 and reaches(k, -1.0, q):
+                a, b = k, s.size - 1         # below at a; find the last, then one more
+                while a < b:
+                    m = (a + b + 1) // 2
+                    if reaches(m, -1.0, q):
+                        a = m
+                    else:
+                        b = m - 1
+                hi[i] = s[min(a + 1, s.size - 1)]
+        return lo, hi
 
     def histogram_interval(self, edges: Any) -> tuple[np.ndarray, np.ndarray]:
         """``(low, high)`` arrays: the intervals of each bin's mass at ``level``: the
@@ -253,7 +328,59 @@ class Estimate:
               else _hist(self.support, self.boot, e))
         err = tb - _hist(self.support, self.boot_truth, e)
         lo, hi = _normal(t0, err, self.level)
+        if self._flat:
+            onehot = _hist(self.support, np.eye(self.support.size), e)
+            # the bins' masses in the fitted distribution and its replicates
+            ub = self.boot @ onehot
+            for k in range(t0.size):
+                below, above = self._unidentified(onehot[:, k], float(t0[k]), ub[:, k])
+                lo[k] -= below
+                hi[k] += above
         return np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
+
+    @functools.cached_property
+    def _mean_excess(self) -> tuple[float, float]:
+        """The mean's likelihood-ratio range beyond its normal interval, below and above
+        (:meth:`_unidentified`)."""
+        return self._unidentified(self.support, self.mean, self.boot @ self.support)
+
+    @functools.cached_property
+    def _flat(self) -> bool:
+        """Whether the data do not identify the distribution: the mean's likelihood-ratio
+        range reaches beyond its normal interval by more than ``UNIDENTIFIED_SD`` of its
+        standard deviation (both sides together). Only then are the quantiles' and the
+        bins' intervals widened to their likelihood-ratio ranges: where the mean is
+        identified, those of the bins and of the cumulative distribution are wide by the
+        noise's blur of a bin's edge (a statistic no deconvolution estimates at the
+        square-root rate), which the bootstrap intervals already cover in the battery."""
+        if self.profile is None:
+            return False
+        tb = self.boot @ self.support
+        sd = float(np.std(tb - self.mean, ddof=1))
+        return sum(self._mean_excess) > UNIDENTIFIED_SD * sd
+
+    def _unidentified(self, t: np.ndarray, t0: float, tb: np.ndarray
+                      ) -> tuple[float, float]:
+        r"""How far below and above ``t0 -/+ z s`` the likelihood-ratio range of the linear
+        statistic ``t @ g`` reaches (:mod:`bndp.estimation._profile`): ``s`` the
+        statistic's standard deviation under sampling of the population (the replicates'
+        statistics ``tb`` about the fit's, ``ddof = 1``), ``z`` the normal quantile of
+        ``level``, the region's radius :math:`z^2/2` nats. Where the likelihood is as
+        curved as the bootstrap sees it, the range is that normal interval and nothing is
+        added; where it is flat (the data cannot identify the statistic), the excess is.
+        (0, 0) without the profile."""
+        if self.profile is None:
+            return 0.0, 0.0
+        z = NormalDist().inv_cdf(0.5 + self.level / 2.0)
+        sd = float(np.sqrt(np.sum((tb - float(t @ self.probabilities)) ** 2)
+                           / max(tb.shape[0] - 1, 1)))
+        if not sd > 0:
+            return 0.0, 0.0
+        kappa = z * z / 2.0
+        lo_need, hi_need = t0 - z * sd, t0 + z * sd
+        hi = self.profile.bound(t, kappa, sd, 1.0, hi_need)
+        lo = self.profile.bound(t, kappa, sd, -1.0, lo_need)
+        return max(0.0, lo_need - lo), max(0.0, hi - hi_need)
 
     def summary(self, quantiles: Sequence[float] = (0.1, 0.25, 0.5, 0.75, 0.9)) -> dict:
         """A plain dictionary of the estimates and their intervals (what ``bndp estimate

@@ -59,6 +59,7 @@ from .._laws import window
 from ..exceptions import ScaledModelWarning
 from ._em import _fit, _one_blas_thread
 from ._law import _Banded, _kernel_vector, _support
+from ._profile import Profile, _ProfilePart
 
 #: the most groups of row classes the per-row scaled model keeps apart (each adds a block
 #: of bins to the EM: its cost grows with the groups)
@@ -273,7 +274,8 @@ def fit_scaled(y: np.ndarray, lo: np.ndarray, hi: np.ndarray, fam, what: str,
     boot = gb @ Tall
     if target != "column":
         ref = np.broadcast_to(prob, boot.shape).copy()
-    out.update(boot=boot, boot_truth=ref, converged=bool(ok[0] and okb.all()))
+    out.update(boot=boot, boot_truth=ref, converged=bool(ok[0] and okb.all()),
+               profile=Profile([_ProfilePart(law.A, P[0], float(N), gh, 1.0, Tall)]))
     return out
 
 
