@@ -98,3 +98,60 @@ def test_battery_command_writes_the_docs_table(tmp_path, monkeypatch):
     assert text in out
     with pytest.raises(SystemExit):
         mod.main(["--settings", "no-such-setting"])
+
+
+def _payments(seed, n=20000):
+    # 24 % exact zeros at the lower bound of [0, 8], the rest piled near the top
+    rng = np.random.default_rng(seed)
+    u = np.clip(1.0 - rng.gamma(2.0, 0.6, n) / 8.0, 0.0, 1.0)
+    u[rng.random(n) < 0.24] = 0.0
+    return 8.0 * u, rng
+
+
+def test_unidentified_atom_widens_to_the_likelihood_ratio_range():
+    # the Gaussian's noise (sd 3.3) is 41 % of the range: the fit stops on a flat ridge,
+    # biased by more than the bootstrap's spread; the bootstrap's own interval misses the
+    # column's mean and 0.25 quantile, the likelihood-ratio range holds them
+    import dataclasses
+    x, rng = _payments(1)
+    spec = {"mechanism": "gaussian", "epsilon": 0.25, "sensitivity": 0.5}
+    y = bndp.sample(x, lower=0.0, upper=8.0, rng=rng, **spec)
+    est = bndp.estimate(y, spec, lower=0.0, upper=8.0, n_boot=200, rng=101)
+    plain = dataclasses.replace(est, profile=None)
+    mu = float(x.mean())
+    q25 = float(np.quantile(x, 0.25, method="inverted_cdf"))
+    a, b = plain.mean_interval
+    assert not a <= mu <= b
+    a, b = est.mean_interval
+    assert a <= mu <= b
+    a, b = plain.quantile_interval(0.25)
+    assert not a <= q25 <= b
+    a, b = est.quantile_interval(0.25)
+    assert a <= q25 <= b
+    # wider, never narrower, than the bootstrap's
+    for new, old in ((est.mean_interval, plain.mean_interval),
+                     (est.quantile_interval([0.1, 0.5, 0.9]),
+                      plain.quantile_interval([0.1, 0.5, 0.9])),
+                     (est.histogram_interval(np.linspace(0, 8, 9)),
+                      plain.histogram_interval(np.linspace(0, 8, 9)))):
+        assert np.all(np.asarray(new[0]) <= np.asarray(old[0]) + 1e-12)
+        assert np.all(np.asarray(new[1]) >= np.asarray(old[1]) - 1e-12)
+
+
+def test_identified_column_keeps_the_bootstrap_intervals():
+    # noise a small part of the range (Laplace, scale 1 on [0, 60]): the likelihood is as
+    # curved as the bootstrap sees it, the quantiles' and bins' intervals are the
+    # bootstrap's and the mean's is at most a little wider
+    import dataclasses
+    rng = np.random.default_rng(5)
+    x = np.clip(rng.exponential(8.0, 5000), 0, 60)
+    m = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0, upper=60)
+    est = bndp.estimate(m.sample(x, rng=6), m, n_boot=100, rng=7)
+    plain = dataclasses.replace(est, profile=None)
+    a, b = est.mean_interval
+    a0, b0 = plain.mean_interval
+    assert a <= a0 and b0 <= b and (b - a) <= 1.1 * (b0 - a0)
+    q = [0.1, 0.5, 0.9]
+    np.testing.assert_array_equal(est.quantile_interval(q), plain.quantile_interval(q))
+    e = np.linspace(0, 60, 7)
+    np.testing.assert_array_equal(est.histogram_interval(e), plain.histogram_interval(e))

@@ -365,7 +365,8 @@ class Estimate:
         statistic ``t @ g`` reaches (:mod:`bndp.estimation._profile`): ``s`` the
         statistic's standard deviation under sampling of the population (the replicates'
         statistics ``tb`` about the fit's, ``ddof = 1``), ``z`` the normal quantile of
-        ``level``, the region's radius :math:`z^2/2` nats. Where the likelihood is as
+        ``level`` (raised by two standard errors of ``s``), the region's radius
+        :math:`z^2/2` nats. Where the likelihood is as
         curved as the bootstrap sees it, the range is that normal interval and nothing is
         added; where it is flat (the data cannot identify the statistic), the excess is.
         (0, 0) without the profile."""
@@ -377,7 +378,11 @@ class Estimate:
         if not sd > 0:
             return 0.0, 0.0
         kappa = z * z / 2.0
-        lo_need, hi_need = t0 - z * sd, t0 + z * sd
+        # the normal interval's half-width, raised by two standard errors of the
+        # replicates' standard deviation (relative 1 / sqrt(2 (B - 1))): a range beyond it
+        # by less is within the bootstrap's own noise
+        half = z * sd * (1.0 + 2.0 / math.sqrt(2.0 * max(tb.shape[0] - 1, 1)))
+        lo_need, hi_need = t0 - half, t0 + half
         hi = self.profile.bound(t, kappa, sd, 1.0, hi_need)
         lo = self.profile.bound(t, kappa, sd, -1.0, lo_need)
         return max(0.0, lo_need - lo), max(0.0, hi - hi_need)
