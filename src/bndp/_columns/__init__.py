@@ -19,8 +19,8 @@ arrays) reach the sampler as integer NumPy arrays, so that the sampler's integer
 (the integer law for integer data with integral bounds and sensitivity): when the sampler
 returns integers, the result keeps the column's own integer type (``Int32`` stays ``Int32``;
 a wider type, int64, where the sampler had to widen); when it returns floats, the result is
-float64 (``Float64`` for nullable pandas dtypes). Tables (DataFrames, Arrow Tables) are refused with a
-``TypeError`` pointing to the frame API: a sampler releases one column.
+float64 (``Float64`` for nullable pandas dtypes). Tables (DataFrames, Arrow Tables) are
+refused with a ``TypeError`` pointing to the frame API: a sampler releases one column.
 
 Missing values (``None``/``NaN``/``pd.NA`` in pandas, nulls and NaN in Arrow, NaN in NumPy,
 masked entries of a masked array): ``nulls="raise"`` (the default) refuses them with an error

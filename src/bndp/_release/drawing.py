@@ -61,14 +61,14 @@ def _as_ints(nw: Any, s: Any) -> tuple[np.ndarray, np.ndarray | None]:
     return vals, null
 
 
-def _as_values(nw: Any, s: Any, ints: bool = False) -> tuple[Any, np.ndarray | None]:
+def _as_values(nw: Any, s: Any, lattice: bool = False) -> tuple[Any, np.ndarray | None]:
     """Released values: float64 (NaN where missing), or :class:`bndp._values.WideValues`
     for 64- and 128-bit integers beyond 2^53 and decimals (each then rounded onto the grid
-    from its exact value), or, with ``ints`` (a column released with the integer law), an
+    from its exact value), or, with ``lattice`` (a column released with the integer law), an
     integer column's own integers (0 where missing); and the missing mask (null or NaN), or
     None."""
     dt = s.dtype
-    if ints and dt.is_integer() and str(dt) not in ("Int128", "UInt128"):
+    if lattice and dt.is_integer() and str(dt) not in ("Int128", "UInt128"):
         return _as_ints(nw, s)
     if dt in (nw.Int64, nw.UInt64) or dt == nw.Decimal:
         null = np.asarray(s.is_null().to_numpy(), dtype=bool) if s.null_count() else None
@@ -111,7 +111,7 @@ def prepare(nw: Any, frame: Any, plans: Sequence[ColumnPlan]) -> list[Prepared]:
     out = []
     for p in plans:
         s = _numeric(nw, frame, p.name, f"spec column {p.name!r}")
-        vals, missing = _as_values(nw, s, ints=bool(p.integer))
+        vals, missing = _as_values(nw, s, lattice=bool(p.integer))
         bnds: dict[str, np.ndarray | None] = {"lower": None, "upper": None}
         for key in ("lower", "upper"):
             b = getattr(p, key)
