@@ -178,6 +178,17 @@ def test_spec_integer_true_needs_integral_bounds():
         bndp.privatize(df, {"age": {**SPEC["age"], "upper": 120.5, "integer": True}}, rng=5)
 
 
+def test_frame_per_row_bounds_integer_on_request():
+    df = pd.DataFrame({"v": np.array([3, 7, 12, 40], dtype=np.int32),
+                       "lo": [0, 0, 10, 30], "hi": [10, 10, 20, 50]})
+    spec = {"v": {"lower": "lo", "upper": "hi", "sensitivity": 1, "epsilon": 1.0}}
+    # per-row bounds are data: no law is chosen from them, the grid law unless asked
+    assert bndp.privatize(df, spec, rng=1)["v"].dtype == np.float64
+    out = bndp.privatize(df, {"v": {**spec["v"], "integer": True}}, rng=1)["v"]
+    assert out.dtype == np.int64        # (per-row bounds: the lattice's width is the data's)
+    assert ((out >= df["lo"]) & (out <= df["hi"])).all()
+
+
 def test_frame_arrow_and_polars():
     t = pa.table({"age": pa.array(AGES, pa.int32()), "id": pa.array(range(7), pa.int64())})
     out = bndp.privatize(t, SPEC, rng=6)
