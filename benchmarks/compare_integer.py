@@ -8,6 +8,7 @@ Writes the tables and the figure of ``docs/integer.md``::
     python benchmarks/compare_integer.py --write-docs docs/integer.md \\
         --plot docs/img/integer_comparison.png
     python benchmarks/compare_integer.py --speed                  # integer law vs grid law
+    python benchmarks/compare_integer.py --speed --write-docs docs/integer.md
     python benchmarks/compare_integer.py --dpl-python /path/to/venv/bin/python
 
 Bias, mean squared error, the mass at each bound and the realised privacy loss are computed
@@ -44,6 +45,7 @@ EPSILONS = (0.1, 0.5, 1.0, 2.0)
 VALUES = (0, 1, 5, 30, 60, 115, 119, 120)
 Y = np.arange(LOWER, UPPER + 1)
 START, END = "<!-- integer-comparison:start -->", "<!-- integer-comparison:end -->"
+SPEED_START, SPEED_END = "<!-- integer-speed:start -->", "<!-- integer-speed:end -->"
 
 LAWS = ("bndp-laplace", "bndp-gaussian", "dpl-truncated", "dpl-folded", "opendp-clamped")
 LABELS = {
@@ -368,14 +370,15 @@ def plot(res: dict, path: str, epsilons=EPSILONS) -> None:
     plt.close(fig)
 
 
-def write_docs(path: str, text: str) -> None:
-    """Replace the comparison's text in ``path`` (between its two markers)."""
+def write_docs(path: str, text: str, start: str = START, end: str = END) -> None:
+    """Replace the text in ``path`` between the markers ``start`` and ``end`` (the
+    comparison's by default; the timing's with :data:`SPEED_START`, :data:`SPEED_END`)."""
     with open(path, encoding="utf-8") as f:
         doc = f.read()
-    if START not in doc or END not in doc:
-        raise ValueError(f"{path}: no {START} ... {END} markers to write the tables between")
-    doc = re.sub(re.escape(START) + ".*?" + re.escape(END),
-                 lambda _: f"{START}\n{text}\n{END}", doc, flags=re.S)
+    if start not in doc or end not in doc:
+        raise ValueError(f"{path}: no {start} ... {end} markers to write the tables between")
+    doc = re.sub(re.escape(start) + ".*?" + re.escape(end),
+                 lambda _: f"{start}\n{text}\n{end}", doc, flags=re.S)
     with open(path, "w", encoding="utf-8") as f:
         f.write(doc)
 
@@ -453,6 +456,8 @@ def main(argv=None) -> str:
     if args.speed:
         text = speed_table(speed(args.n, args.repeat, args.seed), args.n, args.repeat)
         print(text)
+        if args.write_docs:
+            write_docs(args.write_docs, text, SPEED_START, SPEED_END)
         return text
     if not LOWER <= args.check_value <= UPPER:
         ap.error(f"--check-value must lie in [{LOWER}, {UPPER}]")
