@@ -104,12 +104,17 @@ def folded_geometric(epsilon: float) -> np.ndarray:
     return P
 
 
+def bndp_mechanism(mechanism: str, epsilon: float):
+    """bndp's integer-law mechanism (``"laplace"`` or ``"gaussian"``) on the range."""
+    import bndp
+    cls = bndp.BoundedLaplace if mechanism == "laplace" else bndp.BoundedGaussian
+    return cls(epsilon, sensitivity=1, lower=LOWER, upper=UPPER, integer=True)
+
+
 def bndp_law(mechanism: str, epsilon: float) -> tuple[np.ndarray, float, object]:
     """bndp's integer law: its ``pmf`` over every output for every true value, its
     certified privacy loss and the mechanism."""
-    import bndp
-    cls = bndp.BoundedLaplace if mechanism == "laplace" else bndp.BoundedGaussian
-    m = cls(epsilon, sensitivity=1, lower=LOWER, upper=UPPER, integer=True)
+    m = bndp_mechanism(mechanism, epsilon)
     P = np.asarray(m.pmf(Y[None, :], Y[:, None]), dtype=np.float64)
     return P, float(m.privacy_loss()), m
 
@@ -226,7 +231,7 @@ def bndp_counts(eps: float, value: int, n: int, seed: int) -> dict:
     """Output counts of ``n`` draws of bndp's two integer laws (int64 in, int64 out)."""
     out = {}
     for law in ("bndp-laplace", "bndp-gaussian"):
-        m = bndp_law(law[5:], eps)[2]
+        m = bndp_mechanism(law[5:], eps)
         y = m.sample(np.full(n, value, dtype=np.int64), rng=seed)
         if y.dtype != np.int64 or y.min() < LOWER or y.max() > UPPER:
             raise ValueError(f"{law}: outputs of dtype {y.dtype} in [{y.min()}, {y.max()}]")
