@@ -100,15 +100,34 @@ def test_auto_rule():
     # integer=False: the default grid, whose outputs are not all integers
     out = bndp.sample(x, sensitivity=1, lower=0, upper=120, integer=False, **kw)
     assert out.dtype == np.float64 and (out != np.floor(out)).any()
-    # per-row bounds: the same rule
+    # per-row bounds are data: their type decides, never their values
     lo, hi = np.zeros(121, dtype=np.int64), np.full(121, 150)
     assert bndp.sample(x, sensitivity=1, lower=lo, upper=hi, **kw).dtype == np.int64
     assert bndp.sample(x, sensitivity=1, lower=lo + 0.5, upper=hi, **kw).dtype == np.float64
+    assert bndp.sample(x, sensitivity=1, lower=lo.astype(float), upper=hi,
+                       **kw).dtype == np.float64       # (integral values, float type)
+    with pytest.raises(ValueError, match="magnitude at most 2\\^52"):
+        bndp.sample(x, sensitivity=1, lower=lo - 2 ** 60, upper=hi, **kw)
     assert bndp.sample(x, sensitivity=1, lower=lo, upper=hi, integer=False,
                        **kw).dtype == np.float64
     # continuous mode: the continuous law, integer input or not
     assert bndp.sample(x, sensitivity=1, lower=0, upper=120, mode="continuous",
                        **kw).dtype == np.float64
+
+
+def test_per_row_result_dtype_follows_the_types_only():
+    x = np.arange(0, 50, dtype=np.int32)
+    kw = dict(mechanism="laplace", epsilon=1.0, sensitivity=1, rng=0)
+    for bt, want in ((np.int32, np.int32), (np.int16, np.int32), (np.int64, np.int64),
+                     (np.uint64, np.int64)):
+        lo, hi = np.zeros(50, dtype=bt), np.full(50, 60, dtype=bt)
+        assert bndp.sample(x, lower=lo, upper=hi, **kw).dtype == want
+    # float-typed per-row bounds with integer=True: int64, whatever their values
+    out = bndp.sample(x, lower=np.zeros(50), upper=np.full(50, 60.0), integer=True, **kw)
+    assert out.dtype == np.int64
+    # scalar bounds are public: their values decide whether the input's dtype holds them
+    assert bndp.sample(x.astype(np.int8), lower=0, upper=100, **kw).dtype == np.int8
+    assert bndp.sample(x.astype(np.int8), lower=0, upper=200, **kw).dtype == np.int64
 
 
 def test_per_row_draws_follow_each_rows_law():
@@ -118,7 +137,7 @@ def test_per_row_draws_follow_each_rows_law():
     x = lo + (hi - lo) // 3
     out = bndp.sample(x.astype(np.int32), mechanism="gaussian", epsilon=0.7, sensitivity=2,
                       lower=lo, upper=hi, rng=11)
-    assert out.dtype == np.int32
+    assert out.dtype == np.int64          # (int32 values, int64 bounds: promoted)
     assert ((out >= lo) & (out <= hi)).all()
     for w in (1, 3, 40, 300):
         sel = (hi - lo) == w

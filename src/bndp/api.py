@@ -132,9 +132,11 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
         The integer law (:doc:`/integer`): the bounded law on the lattice
         :math:`l + jk` of integral bounds, certified as the default grid is. ``None``
         (auto): used when ``value`` is integer-typed (a Python int, an integer NumPy array
-        or a list of ints; integer columns of pandas, Polars and Arrow) and ``lower``,
-        ``upper`` and ``sensitivity`` are integral, in the default mode and not
-        ``multivariate``; the result then has the input's integer type. ``False``: the
+        or a list of ints; integer columns of pandas, Polars and Arrow), ``sensitivity``
+        and scalar ``lower`` and ``upper`` are integral, and per-row ``lower`` and
+        ``upper`` are integer-typed (per-row bounds are data: their type decides, never
+        their values), in the default mode and not ``multivariate``; the result then has
+        the input's integer type (promoted with per-row bounds' integer types). ``False``: the
         default fine grid (a float result). ``True`` or a step ``k`` (a power of two):
         the integer law, refused with a ``ValueError`` for bounds or a sensitivity that
         are not integral.

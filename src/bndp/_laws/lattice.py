@@ -154,11 +154,16 @@ def integer_input(value: Any) -> np.dtype | None:
     return None
 
 
-def as_integers(out: Any, value: Any, lower: Any, upper: Any) -> Any:
+def as_integers(out: Any, value: Any, lower: Any, upper: Any, rows: bool = False) -> Any:
     """The integer law's draws ``out`` (float64 holding integers) in the type of an
-    integer-typed ``value`` (:func:`integer_input`): an ``int`` for a Python int, the
-    input's own integer dtype for NumPy (int64 where the bounds do not fit that dtype); any
-    other input keeps the float64 draws."""
+    integer-typed ``value`` (:func:`integer_input`): an ``int`` for a Python int, else the
+    input's own integer dtype where every lattice point fits it, int64 where it may not; any
+    other input keeps the float64 draws.
+
+    Whether the points fit is decided from public facts only: a mechanism's bounds (public)
+    by their values; per-row bounds (``rows``: data) by their dtypes alone, never by their
+    values, so the result's dtype says nothing about the rows (integer-typed bound arrays
+    promote with the input's dtype; float-typed ones give int64)."""
     dt = integer_input(value)
     if dt is None:
         return out
@@ -166,10 +171,17 @@ def as_integers(out: Any, value: Any, lower: Any, upper: Any) -> Any:
         return int(out) if np.ndim(out) == 0 else np.asarray(out).astype(np.int64)
     # (every lattice point l + j 2^s is an integral double below 2^53 in magnitude: the
     # conversion is exact; tests/test_integer_law.py checks the draws are integers)
-    if dt != np.int64:                        # (int64 holds every lattice point)
-        info = np.iinfo(dt)
-        if not (info.min <= np.min(lower) and np.max(upper) <= info.max):
-            dt = np.dtype(np.int64)
+    for b in (lower, upper):
+        if dt == np.int64:                    # (int64 holds every lattice point)
+            break
+        if rows and np.ndim(b) > 0:
+            bt = integer_input(b)
+            rt = None if bt is None else np.result_type(dt, bt)
+            dt = rt if rt is not None and rt.kind in "iu" else np.dtype(np.int64)
+        else:
+            info = np.iinfo(dt)
+            if not (info.min <= np.min(b) and np.max(b) <= info.max):
+                dt = np.dtype(np.int64)
     if np.ndim(out) == 0 and not isinstance(value, np.ndarray):
         return dt.type(out)
     return np.asarray(out).astype(dt)
@@ -177,12 +189,21 @@ def as_integers(out: Any, value: Any, lower: Any, upper: Any) -> Any:
 
 def auto_step(value: Any, lower: Any, upper: Any, sensitivity: Any, mode: Any) -> int:
     """``integer=None`` (auto): 1 (the integer law) for an integer-typed ``value``
-    (:func:`integer_input`) with integral ``lower``, ``upper`` and ``sensitivity`` (at least
-    1) in the default mode, else 0 (the default grid)."""
+    (:func:`integer_input`) in the default mode, with an integral ``sensitivity`` (at least
+    1) and integral bounds, else 0 (the default grid). Scalar bounds are public and judged
+    by their values; per-row bounds are data and judged by their type alone (integer-typed
+    arrays: the integer law, whose checks then refuse a bound out of its range), so the
+    choice of law says nothing about the rows."""
     if integer_input(value) is None or mode not in (None, "exact"):
         return 0
     try:
-        ok = integral(sensitivity) and float(sensitivity) >= 1.0
-        return 1 if ok and integral(lower) and integral(upper) else 0
+        if not (integral(sensitivity) and float(sensitivity) >= 1.0):
+            return 0
+        for b in (lower, upper):
+            if np.ndim(b) > 0 and integer_input(b) is None:
+                return 0
+            if np.ndim(b) == 0 and not integral(b):
+                return 0
+        return 1
     except (TypeError, ValueError):
         return 0              # (refused with its own message by the general path)

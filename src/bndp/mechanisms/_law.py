@@ -288,7 +288,7 @@ class GridLawMechanism(LawMechanism):
         law (``True`` or a lattice step ``k``, a power of two) on every row's lattice
         :math:`l_i + jk` (integral bounds and sensitivity; see the class's ``integer``);
         ``None``: chosen as :func:`bndp.sample` chooses it (an integer-typed ``value``
-        with integral bounds and sensitivity).
+        with integer-typed bounds and an integral sensitivity).
 
         Returns
         -------

@@ -36,8 +36,8 @@ def sample_rows(mechanism: str, value: Any, lower: Any, upper: Any, *, epsilon: 
     row's own bounds: the arguments as for :func:`bndp.sample`. Every row is checked
     (finite bounds, ``lower < upper``, ``on_outside``) before anything is drawn.
     ``integer``: the integer law's lattice step (``True``: 1; ``False``: the default grid;
-    ``None``: 1 for an integer-typed ``value`` with integral bounds and sensitivity, as
-    :func:`bndp.sample` chooses);
+    ``None``: 1 for an integer-typed ``value`` with integer-typed bounds and an integral
+    sensitivity, as :func:`bndp.sample` chooses);
     the draws then take an integer-typed ``value``'s type
     (:func:`bndp._laws.lattice.as_integers`)."""
     if mechanism not in ("laplace", "gaussian"):
@@ -53,11 +53,8 @@ def sample_rows(mechanism: str, value: Any, lower: Any, upper: Any, *, epsilon: 
     dq = fast_real(sensitivity, "sensitivity")
     dl = fast_real(delta, "delta")
     # (the bounds as given: an integer array is checked by its range alone)
-    if integer is None:
-        lattice = 0 if auto_step(value, lower, upper, dq, mode) else None
-    else:
-        step = integer_step(integer)
-        lattice = check_integral(step, dq, lower, upper, mode) if step else None
+    step = auto_step(value, lower, upper, dq, mode) if integer is None else integer_step(integer)
+    lattice = check_integral(step, dq, lower, upper, mode) if step else None
     # float64 rows of one shape, every row finite with lower < upper and its value inside:
     # both checks below in one pass (else they run, and word the first error)
     rows_ok = (rows_pair(lo, hi) and rows_pair(value, lo)
@@ -84,7 +81,7 @@ def sample_rows(mechanism: str, value: Any, lower: Any, upper: Any, *, epsilon: 
                 for a in (q, lo, hi)]
         wide = qv.broadcast_to(shape).ravel() if type(qv) is WideValues else None
         out = _grid_rows(fam, target, dq, flat, gen, wide, lattice).reshape(shape)
-        return out if lattice is None else as_integers(out, value, lo, hi)
+        return out if lattice is None else as_integers(out, value, lower, upper, rows=True)
     widths, inverse = np.unique(hi - lo, return_inverse=True)
     try:
         if mechanism == "gaussian":
