@@ -100,7 +100,7 @@ def test_battery_command_writes_the_docs_table(tmp_path, monkeypatch):
         mod.main(["--settings", "no-such-setting"])
 
 
-def _payments(seed, n=20000):
+def _payments_and_rng(seed, n=20000):
     # 24 % exact zeros at the lower bound of [0, 8], the rest piled near the top
     rng = np.random.default_rng(seed)
     u = np.clip(1.0 - rng.gamma(2.0, 0.6, n) / 8.0, 0.0, 1.0)
@@ -113,7 +113,7 @@ def test_unidentified_atom_widens_to_the_likelihood_ratio_range():
     # biased by more than the bootstrap's spread; the bootstrap's own interval misses the
     # column's mean and 0.25 quantile, the likelihood-ratio range holds them
     import dataclasses
-    x, rng = _payments(1)
+    x, rng = _payments_and_rng(1)
     spec = {"mechanism": "gaussian", "epsilon": 0.25, "sensitivity": 0.5}
     y = bndp.sample(x, lower=0.0, upper=8.0, rng=rng, **spec)
     est = bndp.estimate(y, spec, lower=0.0, upper=8.0, n_boot=200, rng=101)
