@@ -164,6 +164,19 @@ def test_frame_auto_needs_integral_bounds_and_sensitivity():
         assert out["age"].dtype == np.float64
 
 
+def test_frame_auto_falls_back_to_the_grid_where_the_lattice_cannot_be_planned():
+    df = pd.DataFrame({"inc": np.array([3, 7, 12, 40], dtype=np.int64),
+                       "big": np.full(4, 2 ** 60, dtype=np.int64)})
+    spec = {"inc": {"lower": 0, "upper": 10 ** 9, "sensitivity": 10 ** 6, "epsilon": 1.0},
+            "big": {"lower": 2 ** 60, "upper": 2 ** 60 + 2 ** 22, "sensitivity": 4096,
+                    "epsilon": 0.05}}
+    # a lattice of step 1 far too fine for the noise; bounds beyond 2^52: the grid law
+    out = bndp.privatize(df, spec, rng=9)
+    assert out["inc"].dtype == np.float64 and out["big"].dtype == np.float64
+    with pytest.raises(ValueError, match="too fine"):     # asked for: refused, not replaced
+        bndp.privatize(df, {"inc": {**spec["inc"], "integer": True}}, rng=9)
+
+
 @pytest.mark.parametrize("bad, exc", [("yes", TypeError), (1.0, TypeError), (3, ValueError),
                                       (0, ValueError), (-2, ValueError)])
 def test_spec_integer_key_validated(bad, exc):

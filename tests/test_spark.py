@@ -135,9 +135,11 @@ def test_spark_calibrates_once_on_the_driver(spark, people, monkeypatch):
     monkeypatch.setattr(bndp.mechanisms.exact, "plan_bounded_laplace", spy)
     monkeypatch.setattr(bndp.mechanisms.laplace, "bounded_laplace_scale",
                         lambda *a, **k: continuous.append(a))
-    out = bndp.spark.privatize(people, ["age", "other"], mechanism="laplace", epsilon=0.5,
-                               sensitivity=2.0, lower=0.0, upper=120.0)
-    assert len(calls) == 1 and continuous == []
+    # (the int columns age and id share the integer law's plan, other (double) has the
+    # grid law's: one plan per law)
+    out = bndp.spark.privatize(people, ["age", "id", "other"], mechanism="laplace",
+                               epsilon=0.5, sensitivity=2.0, lower=0.0, upper=120.0)
+    assert len(calls) == 2 and continuous == []
     assert out.count() == N
 
 

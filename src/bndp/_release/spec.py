@@ -22,6 +22,7 @@ from ..exceptions import ColumnDataError, SpecError, SpecTypeError, _spec_place
 from ..calibrate import bounded_laplace_scale
 from .._laws import window
 from .._laws.whole_range import check_mode
+from .._laws.lattice import integral
 from ..mechanisms.registry import (ALIASES, MECHANISMS, REGISTRY, mechanism_key,
                                    mechanism_names)
 
@@ -296,7 +297,8 @@ def _integer_key(col: str, v: Any) -> int:
 
 
 def _integral(x: Any) -> bool:
-    return isinstance(x, float) and math.isfinite(x) and x.is_integer()
+    """An integral double within the integer law's range of bounds (2^52 in magnitude)."""
+    return isinstance(x, float) and integral(x)
 
 
 def _auto_integer(col: str, lo: Any, hi: Any, dq: float, options: Mapping[str, Any],
@@ -496,7 +498,16 @@ def parse_spec(spec: Any, integer_columns: Any = None) -> list[ColumnPlan]:
     for col, entry in spec.items():
         if not isinstance(col, str):
             raise SpecError(f"spec column names must be strings; got {col!r}")
-        plans.append(_parse_column(col, entry, memo, integer_columns))
+        try:
+            plans.append(_parse_column(col, entry, memo, integer_columns))
+        except SpecError:
+            if (integer_columns is None or col not in integer_columns
+                    or not isinstance(entry, Mapping) or "integer" in entry):
+                raise
+            # the integer law chosen by default cannot be planned for these parameters (a
+            # lattice too fine for the noise): the column takes the grid law, as without
+            # the default (its own errors, if any, raised from there)
+            plans.append(_parse_column(col, entry, memo, None))
     released = {p.name for p in plans}
     for p in plans:
         for key in ("lower", "upper"):
