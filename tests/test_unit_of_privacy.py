@@ -58,8 +58,9 @@ def _privatize(tmp_path, capsys, *extra):
 @pytest.mark.parametrize("eps", [0.1, 0.5])
 def test_summary_json_whole_range_loss_is_the_certified_loss_between_the_ends(
         tmp_path, capsys, mechanism, eps):
+    # (--no-integer: the grid law of _mech, not the integer law of the CSV's integer cells)
     rec, _ = _privatize(tmp_path, capsys, "--column", "age:0:120", "--epsilon", str(eps),
-                        "--sensitivity", "1", "--mechanism", mechanism)
+                        "--sensitivity", "1", "--mechanism", mechanism, "--no-integer")
     col = rec["columns"]["age"]
     ref = _ends_loss_from_pmf(_mech(mechanism, eps))
     got = col["whole_range_loss"]
@@ -121,7 +122,7 @@ def test_constrained_laplace_whole_range_loss_against_its_pmf():
 
 def test_cli_summary_states_the_unit_of_privacy(tmp_path, capsys):
     rec, err = _privatize(tmp_path, capsys, "--column", "age:0:120", "--epsilon", "1",
-                          "--sensitivity", "1")
+                          "--sensitivity", "1", "--no-integer")   # (the grid law of _mech)
     whole = rec["columns"]["age"]["whole_range_loss"]
     ref = _ends_loss_from_pmf_full(_mech("laplace", 1.0))
     assert whole >= ref and whole == pytest.approx(ref, rel=1e-9)
