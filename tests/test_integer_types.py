@@ -87,6 +87,17 @@ def test_lattice_step():
     assert out.dtype == np.int32 and on_lattice(out, step=4)
 
 
+def test_per_row_bound_columns_as_their_numpy_arrays():
+    v = np.array([3, 7, 12, 40], dtype=np.int32)
+    lo, hi = np.array([0, 0, 10, 30]), np.array([10, 10, 20, 50])
+    want = bndp.sample(v, mechanism="laplace", epsilon=1.0, sensitivity=1, lower=lo,
+                       upper=hi, rng=13)
+    got = bndp.sample(pd.Series(v), mechanism="laplace", epsilon=1.0, sensitivity=1,
+                      lower=pd.Series(lo), upper=pd.Series(hi), rng=13)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got.to_numpy(), want)
+
+
 def test_numpy_int_with_nulls_keep():
     out = bndp.sample(np.array(AGES, dtype=np.int32), rng=8, nulls="keep", **KW)
     assert isinstance(out, np.ndarray) and out.dtype == np.int32 and on_lattice(out)

@@ -400,8 +400,11 @@ def _columns_call(func: Callable[..., Any], ba: inspect.BoundArguments, nulls: s
             if bc.values.shape != shape:
                 raise ValueError(f"`{b}` has length {bc.values.shape[0]} but `{vname}` "
                                  f"has shape {shape}")
-            # public bounds: their nearest doubles
-            ba.arguments[b] = np.asarray(approx(bc.values), dtype=np.float64)
+            # public bounds: integer columns as their integers (their type takes part in
+            # the sampler's integer rule), any other as their nearest doubles
+            bv = bc.values
+            ba.arguments[b] = (bv if isinstance(bv, np.ndarray) and bv.dtype.kind in "iu"
+                               else np.asarray(approx(bv), dtype=np.float64))
     if col.missing is None:
         ba.arguments[vname] = col.values
         return col.restore(func(*ba.args, **ba.kwargs))
