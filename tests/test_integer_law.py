@@ -110,6 +110,13 @@ def test_auto_rule():
         bndp.sample(x, sensitivity=1, lower=lo - 2 ** 60, upper=hi, **kw)
     assert bndp.sample(x, sensitivity=1, lower=lo, upper=hi, integer=False,
                        **kw).dtype == np.float64
+    # a lattice too fine for the noise: the default grid (asked for: refused)
+    for kw2 in (dict(sensitivity=10 ** 6, lower=0, upper=10 ** 9),
+                dict(sensitivity=100_000, lower=0, upper=10 ** 9, epsilon=0.5)):
+        args = {**kw, **kw2}
+        assert bndp.sample(x, **args).dtype == np.float64
+        with pytest.raises(ValueError, match="too fine"):
+            bndp.sample(x, integer=True, **args)
     # continuous mode: the continuous law, integer input or not
     assert bndp.sample(x, sensitivity=1, lower=0, upper=120, mode="continuous",
                        **kw).dtype == np.float64

@@ -176,7 +176,7 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
     if arrays and not multivariate:
         step: Any = integer       # per-row bounds: resolved (and checked) by sample_rows
     elif integer is None and not multivariate:
-        step = auto_step(value, lower, upper, sensitivity, mode)
+        step = auto_step(value, lower, upper, sensitivity, mode, epsilon)
     else:
         step = integer_step(False if integer is None else integer)
     if (type(lower) in _NUMBER and type(upper) in _NUMBER and type(epsilon) in _NUMBER

@@ -187,10 +187,13 @@ def as_integers(out: Any, value: Any, lower: Any, upper: Any, rows: bool = False
     return np.asarray(out).astype(dt)
 
 
-def auto_step(value: Any, lower: Any, upper: Any, sensitivity: Any, mode: Any) -> int:
+def auto_step(value: Any, lower: Any, upper: Any, sensitivity: Any, mode: Any,
+              epsilon: Any = None) -> int:
     """``integer=None`` (auto): 1 (the integer law) for an integer-typed ``value``
     (:func:`integer_input`) in the default mode, with an integral ``sensitivity`` (at least
-    1) and integral bounds, else 0 (the default grid). Scalar bounds are public and judged
+    1) and integral bounds, and a lattice not too fine for the noise at ``epsilon``
+    (:func:`check_lattice`'s limits, which a request would be refused by), else 0 (the
+    default grid). Scalar bounds are public and judged
     by their values; per-row bounds are data and judged by their type alone (integer-typed
     arrays: the integer law, whose checks then refuse a bound out of its range), so the
     choice of law says nothing about the rows."""
@@ -198,6 +201,10 @@ def auto_step(value: Any, lower: Any, upper: Any, sensitivity: Any, mode: Any) -
         return 0
     try:
         if not (integral(sensitivity) and float(sensitivity) >= 1.0):
+            return 0
+        dq = float(sensitivity)
+        if dq > 1 << 21 or (epsilon is not None and float(epsilon) > 0
+                            and dq / float(epsilon) > MAX_LATTICE_STEPS):
             return 0
         for b in (lower, upper):
             if np.ndim(b) > 0 and integer_input(b) is None:

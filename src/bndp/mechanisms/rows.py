@@ -53,7 +53,8 @@ def sample_rows(mechanism: str, value: Any, lower: Any, upper: Any, *, epsilon: 
     dq = fast_real(sensitivity, "sensitivity")
     dl = fast_real(delta, "delta")
     # (the bounds as given: an integer array is checked by its range alone)
-    step = auto_step(value, lower, upper, dq, mode) if integer is None else integer_step(integer)
+    step = (auto_step(value, lower, upper, dq, mode, eps) if integer is None
+            else integer_step(integer))
     lattice = check_integral(step, dq, lower, upper, mode) if step else None
     # float64 rows of one shape, every row finite with lower < upper and its value inside:
     # both checks below in one pass (else they run, and word the first error)
