@@ -5,7 +5,9 @@ on this commit (``HEAD`` unless given), both built by asv from ``asv.conf.json``
 benchmarks of ``benchmarks/bench_guard.py`` only, in interleaved rounds, then judges the
 samples asv recorded itself: a benchmark fails the guard when the fastest sample of the
 commit under test is slower than ``--factor`` times the baseline's fastest sample, or when
-it failed to run on either commit. Exit status 1 then, 0 otherwise. CI (``.ci/run``) calls
+it failed to run on either commit. A benchmark over the factor is run again on both commits
+(``--confirm`` more interleaved rounds, their samples added to the first ones) and judged on
+all its samples. Exit status 1 when one fails, 0 otherwise. CI (``.ci/run``) calls
 it after the tests; README, "Benchmarks", says how to read it and how to move the baseline.
 
     python benchmarks/guard.py                 # HEAD against the baseline release
@@ -23,6 +25,7 @@ import itertools
 import json
 import math
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -38,6 +41,8 @@ FACTOR = 1.15
 #: Interleaved rounds (each a fresh process per commit and benchmark) and samples a round.
 ROUNDS = 4
 REPEAT = 5
+#: Interleaved rounds of the second run of a benchmark over the factor.
+CONFIRM = 4
 BENCH = r"^bench_guard\."
 #: asv's own regression test is shown but does not decide: a factor no ratio of medians
 #: can reach keeps its exit status to failures to run.
@@ -60,11 +65,13 @@ def read_baseline(path: str = os.path.join(HERE, "BASELINE")) -> tuple[str, str]
 
 
 def asv_command(baseline: str, head: str, *, rounds: int = ROUNDS, repeat: int = REPEAT,
-                bench: str = BENCH) -> list[str]:
+                bench: str = BENCH, append: bool = False) -> list[str]:
     """The ``asv continuous`` command line of the guard: both commits, interleaved rounds,
-    every sample recorded (``--record-samples``), asv's table of medians printed."""
+    every sample recorded (``--record-samples``; ``append``: added to those of the last run,
+    ``--append-samples``), asv's table of medians printed."""
     return [
-        "asv", "continuous", "--interleave-rounds", "--record-samples",
+        "asv", "continuous", "--interleave-rounds",
+        "--append-samples" if append else "--record-samples",
         "-a", f"rounds={rounds}", "-a", f"repeat={repeat}",
         "--factor", repr(ASV_FACTOR), "--split", "--no-only-changed", "--show-stderr",
         "--bench", bench, baseline, head,
@@ -116,13 +123,16 @@ def results_file(commit: str, since: float, root: str | None = None) -> str:
 
 
 def judge(base: dict[str, list[float] | None], head: dict[str, list[float] | None], *,
-          factor: float = FACTOR, repeat: int = REPEAT) -> list[dict]:
-    """One row per benchmark of ``base`` or ``head``: ``ratio`` (the fastest sample of
-    ``head`` over the fastest of ``base``, NaN when either has no sample), the per-round
-    ratios of the fastest samples (``repeat`` samples a round; their spread, shown, not
-    judged) and ``failed`` (the ratio is above ``factor``, or a side has no sample)."""
+          factor: float = FACTOR, repeat: int = REPEAT, bench: str = "") -> list[dict]:
+    """One row per benchmark of ``base`` or ``head`` whose name (without its parameters)
+    matches the regex ``bench`` as asv matches ``--bench`` (a results file keeps the
+    benchmarks of earlier runs): ``ratio`` (the fastest sample of ``head`` over the fastest
+    of ``base``, NaN when either has no sample), the per-round ratios of the fastest samples
+    (``repeat`` samples a round; their spread, shown, not judged) and ``failed`` (the ratio
+    is above ``factor``, or a side has no sample)."""
     rows = []
-    for name in sorted(set(base) | set(head)):
+    names = [n for n in set(base) | set(head) if re.search(bench, n.split("(", 1)[0])]
+    for name in sorted(names):
         a, b = base.get(name), head.get(name)
         if not a or not b:
             rows.append(dict(name=name, ratio=math.nan, rounds=[], failed=True))
@@ -157,12 +167,14 @@ def main(argv: list[str] | None = None) -> int:
                    help=f"slowdown that fails the guard (default {FACTOR})")
     p.add_argument("--rounds", type=int, default=ROUNDS)
     p.add_argument("--repeat", type=int, default=REPEAT)
+    p.add_argument("--confirm", type=int, default=CONFIRM,
+                   help=f"rounds of the second run of a slower benchmark ({CONFIRM}; 0: none)")
     p.add_argument("--bench", default=BENCH, help="benchmarks to compare (a regex)")
     a = p.parse_args(argv)
     if shutil.which("asv") is None:
         p.error("asv is not installed (python -m pip install asv virtualenv)")
-    if not a.factor > 1.0 or a.rounds < 1 or a.repeat < 1:
-        p.error("--factor must be > 1, --rounds and --repeat at least 1")
+    if not a.factor > 1.0 or a.rounds < 1 or a.repeat < 1 or a.confirm < 0:
+        p.error("--factor must be > 1, --rounds and --repeat at least 1, --confirm at least 0")
     hashes = []
     for name in (a.baseline, a.head):
         r = subprocess.run(["git", "rev-parse", "--verify", f"{name}^{{commit}}"], cwd=ROOT,
@@ -179,7 +191,25 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         print(f"benchmark guard: {e} (asv exit status {rc})", flush=True)
         return 1
-    rows = judge(base, head, factor=a.factor, repeat=a.repeat)
+    rows = judge(base, head, factor=a.factor, repeat=a.repeat, bench=a.bench)
+    slower = [r["name"] for r in rows if r["failed"] and not math.isnan(r["ratio"])]
+    if slower and a.confirm:
+        print(report(rows, a.factor), flush=True)
+        names = sorted({n.split("(", 1)[0] for n in slower})
+        bench = "^(" + "|".join(re.escape(n) for n in names) + ")$"
+        print(f"benchmark guard: {len(names)} over the factor, run again "
+              f"({a.confirm} rounds)", flush=True)
+        cmd = asv_command(hashes[0], hashes[1], rounds=a.confirm, repeat=a.repeat,
+                          bench=bench, append=True)
+        print("benchmark guard:", " ".join(cmd), flush=True)
+        rc2 = subprocess.call(cmd, cwd=ROOT)
+        try:
+            base, head = (read_samples(results_file(h, start)) for h in hashes)
+        except ValueError as e:
+            print(f"benchmark guard: {e} (asv exit status {rc2})", flush=True)
+            return 1
+        rc = rc or rc2
+        rows = judge(base, head, factor=a.factor, repeat=a.repeat, bench=a.bench)
     print(report(rows, a.factor), flush=True)
     bad = [r["name"] for r in rows if r["failed"]]
     verdict = "passed" if not bad and rc == 0 else (

@@ -96,6 +96,17 @@ def test_a_benchmark_that_did_not_run_fails_the_guard(guard):
     assert "FAILED to run" in guard.report(rows, 1.15)
 
 
+def test_only_the_benchmarks_asked_for_are_judged(guard):
+    # a results file keeps the benchmarks of earlier runs: those --bench left out are not
+    # judged, whatever their stale samples say
+    base = {"bench_guard.K.time_k": BASE, "bench_guard.P.time_p(laplace)": BASE}
+    head = {"bench_guard.K.time_k": SAME, "bench_guard.P.time_p(laplace)": SLOWER}
+    rows = guard.judge(base, head, bench=r"^bench_guard\.K\.")
+    assert [r["name"] for r in rows] == ["bench_guard.K.time_k"]
+    rows = guard.judge(base, head, bench=r"^(bench_guard\.P\.time_p)$")
+    assert [(r["name"], r["failed"]) for r in rows] == [("bench_guard.P.time_p(laplace)", True)]
+
+
 def _asv_results(path, samples, failed=True):
     # an asv 0.6 results file: one unparameterized benchmark, one with a parameter (which
     # failed for its second value when ``failed``)
@@ -151,7 +162,61 @@ def test_guard_judges_the_samples_asv_recorded(guard, monkeypatch, tmp_path, cap
     assert ("FAILED (asv exit status 1)" in out) == bool(asv_status)
 
 
-@pytest.mark.parametrize("args", [["--factor", "1.0"], ["--rounds", "0"], ["--repeat", "0"]])
+def _fake_runs(guard, monkeypatch, tmp_path, heads):
+    # asv continuous once per entry of ``heads``: the head's samples after that run (a run
+    # with --append-samples adds to the samples of the one before); the baseline's are BASE
+    base_hash, head_hash = "a" * 40, "b" * 40
+    (tmp_path / "asv.conf.json").write_text(json.dumps({"results_dir": "res"}))
+    (tmp_path / "res" / "vm").mkdir(parents=True)
+    calls = []
+
+    def fake_asv(cmd, cwd):
+        head = heads[len(calls)]
+        calls.append(cmd)
+        base = BASE * len(calls)
+        _asv_results(tmp_path / "res" / "vm" / f"{base_hash[:8]}-env.json", base, False)
+        _asv_results(tmp_path / "res" / "vm" / f"{head_hash[:8]}-env.json", head, False)
+        return 0
+
+    monkeypatch.setattr(guard, "ROOT", str(tmp_path))
+    monkeypatch.setattr(guard.shutil, "which", lambda name: "/usr/bin/asv")
+    monkeypatch.setattr(guard.subprocess, "call", fake_asv)
+    monkeypatch.setattr(guard.subprocess, "run", lambda cmd, **kw: subprocess.CompletedProcess(
+        cmd, 0, (head_hash if cmd[-1].startswith("HEAD") else base_hash) + "\n", ""))
+    return calls
+
+
+# every round of the commit under test inflated 1.7x by load: over the factor on its own
+INFLATED = [x * 1.7 for x in SAME]
+
+
+def test_a_benchmark_over_the_factor_is_run_again_and_judged_on_all_samples(
+        guard, monkeypatch, tmp_path, capsys):
+    calls = _fake_runs(guard, monkeypatch, tmp_path, [INFLATED, INFLATED + SAME])
+    assert guard.main(["--confirm", "3"]) == 0
+    assert len(calls) == 2
+    again = calls[1]
+    assert "--append-samples" in again and "--record-samples" not in again
+    assert again[again.index("--bench") + 1] == r"^(bench_guard\.K\.time_k)$"
+    assert [again[i + 1] for i, a in enumerate(again) if a == "-a"] == ["rounds=3", "repeat=5"]
+    out = capsys.readouterr().out
+    assert "1 over the factor, run again" in out and "passed" in out.splitlines()[-1]
+
+
+def test_a_slowdown_stays_over_the_factor_when_run_again(guard, monkeypatch, tmp_path):
+    calls = _fake_runs(guard, monkeypatch, tmp_path, [SLOWER, SLOWER + SLOWER])
+    assert guard.main([]) == 1
+    assert len(calls) == 2
+
+
+def test_confirm_0_judges_the_first_run_alone(guard, monkeypatch, tmp_path):
+    calls = _fake_runs(guard, monkeypatch, tmp_path, [INFLATED])
+    assert guard.main(["--confirm", "0"]) == 1
+    assert len(calls) == 1
+
+
+@pytest.mark.parametrize("args", [["--factor", "1.0"], ["--rounds", "0"], ["--repeat", "0"],
+                                  ["--confirm", "-1"]])
 def test_guard_refuses_settings_that_cannot_guard(guard, args, monkeypatch, capsys):
     monkeypatch.setattr(guard.shutil, "which", lambda name: "/usr/bin/asv")
     monkeypatch.setattr(guard.subprocess, "call", lambda *a, **k: pytest.fail("ran asv"))
