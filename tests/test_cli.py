@@ -98,16 +98,19 @@ def test_csv_released_column_in_bounds_other_cells_verbatim(tmp_path, capsys):
     assert [[r[0], r[2], r[3]] for r in got[1:]] == [[r[0], r[2], r[3]] for r in want[1:]]
     ages = np.array([float(r[1]) for r in got[1:]])
     assert ((ages >= 0) & (ages <= 120)).all()
-    # the default release is the grid law: the written values are grid points, read back
-    # exactly from their decimal form
-    plan = bndp.BoundedLaplace(float(PRIV[1]), sensitivity=float(PRIV[3]), lower=0.0,
-                               upper=120.0).exact_plan
-    grid_counts(plan, ages)
+    # a CSV column (no types) with integral bounds and sensitivity: the integer law, its
+    # cells never consulted (44.5 is rounded to the lattice like every true value); the
+    # written values are lattice points, written as integers
+    lap = bndp.BoundedLaplace(float(PRIV[1]), sensitivity=float(PRIV[3]), lower=0.0,
+                              upper=120.0, integer=True)
+    grid_counts(lap.exact_plan, ages)
+    assert all(r[1].lstrip("-").isdigit() for r in got[1:])
     # the cells that need no quoting are written bare, as the csv module does
     assert open(dst).read().splitlines()[2].startswith("2,") and ",Doe," in open(dst).read()
     # one-line summary with the calibrated scale; how many values were clipped is a count
     # of the private data, left out
-    assert f"scale b = {LAP.scale:.6g}" in err and "clipped" not in err
+    assert f"scale b = {lap.scale:.6g}" in err and "integer law" in err
+    assert "clipped" not in err
     assert "wrote 4 rows" in err and out == ""
     assert listing(tmp_path) == ["in.csv", "out.csv"]
 
@@ -528,8 +531,9 @@ _SPEC_LAWS = []
 
 def spec_laws():
     """``{column: [(plan, true value) per row]}`` of the release SPEC_TOML/SPEC_JSON make
-    of SPEC_CSV (age and income, integer cells with integral bounds and sensitivity: the
-    integer law; score, per-row bounds: the grid law, planned per (lo, hi) pair)."""
+    of SPEC_CSV (every column of a CSV counts as integer-typed, so with integral bounds
+    (or bound columns) and sensitivity each takes the integer law; score's per-row bounds
+    planned per (lo, hi) pair)."""
     if not _SPEC_LAWS:
         i = np.arange(300)
         age = bndp.BoundedLaplace(0.25, sensitivity=1.0, lower=0.0, upper=120.0,
@@ -537,7 +541,7 @@ def spec_laws():
         inc = bndp.BoundedGaussian(0.5, sensitivity=1000.0, lower=0.0, upper=500000.0,
                                    integer=True).exact_plan
         bands = [bndp.BoundedLaplace(0.25, sensitivity=1.0, lower=10.0 * k,
-                                     upper=10.0 * k + 5).exact_plan
+                                     upper=10.0 * k + 5, integer=True).exact_plan
                  for k in range(3)]
         _SPEC_LAWS.append({"age": [(age, 20.0 + k % 60) for k in i],
                            "income": [(inc, 1000.0 * k) for k in i],

@@ -202,15 +202,21 @@ def test_spec_integer_true_needs_integral_bounds():
         bndp.privatize(df, {"age": {**SPEC["age"], "upper": 120.5, "integer": True}}, rng=5)
 
 
-def test_frame_per_row_bounds_integer_on_request():
+def test_frame_per_row_bounds_integer_by_their_type():
     df = pd.DataFrame({"v": np.array([3, 7, 12, 40], dtype=np.int32),
                        "lo": [0, 0, 10, 30], "hi": [10, 10, 20, 50]})
     spec = {"v": {"lower": "lo", "upper": "hi", "sensitivity": 1, "epsilon": 1.0}}
-    # per-row bounds are data: no law is chosen from them, the grid law unless asked
-    assert bndp.privatize(df, spec, rng=1)["v"].dtype == np.float64
-    out = bndp.privatize(df, {"v": {**spec["v"], "integer": True}}, rng=1)["v"]
+    # per-row bounds are data: their type decides, never their values (integral floats
+    # do not choose the integer law)
+    out = bndp.privatize(df, spec, rng=1)["v"]
     assert out.dtype == np.int64        # (per-row bounds: the lattice's width is the data's)
     assert ((out >= df["lo"]) & (out <= df["hi"])).all()
+    dff = df.astype({"lo": np.float64, "hi": np.float64})
+    assert bndp.privatize(dff, spec, rng=1)["v"].dtype == np.float64
+    out = bndp.privatize(dff, {"v": {**spec["v"], "integer": True}}, rng=1)["v"]
+    assert out.dtype == np.int64
+    assert bndp.privatize(df, {"v": {**spec["v"], "integer": False}},
+                          rng=1)["v"].dtype == np.float64
 
 
 def test_frame_arrow_and_polars():
@@ -303,7 +309,23 @@ def test_cli_csv_integer_cells_come_back_integers(tmp_path, capsys):
     assert ages[-1] == ""                                   # the missing cell stays empty
     assert all(a.lstrip("-").isdigit() for a in ages[:-1])  # integer text, no ".0"
     assert on_lattice([int(a) for a in ages[:-1]])
-    assert any("." in ln.split(",")[1] or "e" in ln.split(",")[1] for ln in lines)
+    # a CSV has no types and its cells never choose the law (a law chosen from them would
+    # show whether a cell held a fraction): the column of fractions takes the integer law
+    # too, its values rounded to the lattice, its cells integers
+    scores = [ln.split(",")[1] for ln in lines]
+    assert all(c.lstrip("-").isdigit() for c in scores)
+    assert err.count("integer law") == 2 and "grid law" not in err
+    # one cell changed from an integer to a fraction: the same law, the same form
+    src.write_text("age,score\n" + "".join(f"{a},{a}\n" for a in AGES) + ",1.5\n")
+    code, _, err2 = run(capsys, "privatize", str(src), "-o", str(dst), "--column",
+                        "age:0:120", "--column", "score:0:120", "--epsilon", "1",
+                        "--sensitivity", "1", "--nulls", "keep")
+    assert code == 0 and err2.count("integer law") == 2
+    # the grid law on request
+    code, _, err3 = run(capsys, "privatize", str(src), "-o", str(dst), "--column",
+                        "score:0:120", "--epsilon", "1", "--sensitivity", "1", "--nulls", "keep",
+                        "--no-integer")
+    assert code == 0 and "grid law" in err3
 
 
 def test_cli_spec_file_integer_key(tmp_path, capsys):

@@ -34,8 +34,9 @@ released with the integer law (values ``lower + j``, :class:`bndp.BoundedLaplace
 law, as float64. ``integer = false`` keeps an integer column on the grid law (float64);
 ``integer = true`` (or a step k) asks for the integer law on any numeric column (refused
 for non-integral bounds or sensitivity); a float column then holds integral float64 values.
-Per-row bounds (bound columns) take the integer law only when asked, and then come back as
-int64.
+Per-row bounds (bound columns) take it by default where the bound columns are integer-typed
+too (their type decides, never their values: per-row bounds are data), and then come back
+as int64.
 """
 
 from __future__ import annotations

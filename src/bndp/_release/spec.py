@@ -22,7 +22,7 @@ from ..exceptions import ColumnDataError, SpecError, SpecTypeError, _spec_place
 from ..calibrate import bounded_laplace_scale
 from .._laws import window
 from .._laws.whole_range import check_mode
-from .._laws.lattice import integral
+from .._laws.lattice import check_lattice, integral
 from ..mechanisms.registry import (ALIASES, MECHANISMS, REGISTRY, mechanism_key,
                                    mechanism_names)
 
@@ -270,9 +270,11 @@ class ColumnPlan:
         hi_v = np.float64(self.upper) if hi is None else hi
         # per-row bounds: drawn by the mechanism, as fixed bounds are
         cls: Any = REGISTRY[self.mechanism]      # BoundedLaplace or BoundedGaussian
+        opts = {k: v for k, v in self.options.items() if k != "integer"}
         return _released(cls.sample_rows(
             values, lo_v, hi_v, epsilon=self.epsilon, sensitivity=self.sensitivity,
-            delta=self.delta, rng=gen, on_outside=self.on_outside, **self.options))
+            delta=self.delta, rng=gen, on_outside=self.on_outside, integer=self.integer,
+            **opts))
 
 
 def _released(out: Any) -> np.ndarray:
@@ -304,13 +306,19 @@ def _integral(x: Any) -> bool:
 def _auto_integer(col: str, lo: Any, hi: Any, dq: float, options: Mapping[str, Any],
                   integer_columns: Any) -> int:
     """The integer law's step for a column whose spec has no ``integer`` key: 1 for an
-    integer-typed column (named in ``integer_columns``) with integral finite scalar bounds,
-    an integral sensitivity >= 1 and the default mode; 0 (the grid law) otherwise."""
+    integer-typed column (named in ``integer_columns``) with integral finite scalar bounds
+    or integer-typed bound columns (per-row bounds are data: their type decides, never
+    their values), an integral sensitivity >= 1 and the default mode; 0 (the grid law)
+    otherwise."""
     if integer_columns is None or col not in integer_columns:
         return 0
     if options.get("mode", "exact") not in ("exact", None):
         return 0
-    ok = _integral(lo) and _integral(hi) and _integral(dq) and dq >= 1
+
+    def bound_ok(b: Any) -> bool:
+        return b in integer_columns if isinstance(b, str) else _integral(b)
+
+    ok = bound_ok(lo) and bound_ok(hi) and _integral(dq) and dq >= 1
     return 1 if ok else 0
 
 
@@ -398,9 +406,21 @@ def _parse_column(col: str, entry: Any, memo: dict | None = None,
         step = _integer_key(col, options["integer"])
         if not isinstance(lo, str) and not isinstance(hi, str):
             ctor["integer"] = step
-    elif "integer" in opts_allowed and not isinstance(lo, str) and not isinstance(hi, str):
-        # absent: the integer law for an integer column with integral bounds and sensitivity
-        ctor["integer"] = step = _auto_integer(col, lo, hi, dq, options, integer_columns)
+    elif "integer" in opts_allowed:
+        # absent: the integer law for an integer column with integral bounds (or
+        # integer-typed bound columns) and sensitivity
+        step = _auto_integer(col, lo, hi, dq, options, integer_columns)
+        if not isinstance(lo, str) and not isinstance(hi, str):
+            ctor["integer"] = step
+        elif step:
+            # per-row bounds, planned when the data is seen: a lattice too fine for the
+            # noise takes the grid law now, as a scalar-bounds column's does (public
+            # parameters only)
+            try:
+                check_lattice(eps - math.log1p(-delta) if mechanism == "laplace" else eps,
+                              dq, 0)
+            except ValueError:
+                step = 0
     mech = None
     # columns with the same settings share one calibrated mechanism (calibrated once)
     key_ = repr((mechanism, eps, dq, delta, lo, hi, sorted(ctor.items())))

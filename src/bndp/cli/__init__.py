@@ -105,10 +105,10 @@ def _add_privacy_args(p: argparse.ArgumentParser, bounds_required: bool,
                        help="release the --column columns with the integer law: values "
                             "lower + j on the integer lattice (--integer-step K: lower + j*K), "
                             "for integral bounds and sensitivity. Default: "
-                            "the integer law for integer columns (a Parquet integer type; in "
-                            "a CSV file, a column whose cells of the first block are all "
-                            "integers) with integral bounds and sensitivity, which then come "
-                            "back as integers (Parquet int32 stays int32); the grid law "
+                            "the integer law for integer columns (a Parquet integer type; "
+                            "every column of a CSV file, which has no types: its cells never "
+                            "choose the law) with integral bounds and sensitivity, which then "
+                            "come back as integers (Parquet int32 stays int32); the grid law "
                             "otherwise. With --spec, set integer in each column's table")
         g.add_argument("--integer-step", dest="integer", type=_lattice_step, metavar="K",
                        help="the integer law on the lattice lower + j*K (K a power of two)")

@@ -1,13 +1,15 @@
 """The integer law on the command line: which columns of the input are integer-typed, read
 before the release is planned, and the integer output of a column released with it.
 
-A column of the input is integer-typed when its Parquet type is an integer type, or, in a
-CSV file (which has no types), when every non-empty cell of its first block holds an
-integer (the first block is read as a schema would be; a CSV read from stdin or compressed
-has no type read in advance: there, ``--integer`` or the spec key ``integer`` asks for
-the integer law). A spec column without the key ``integer`` is released with the integer
-law when its column is integer-typed and its bounds and sensitivity are integral
-(:func:`bndp._release.spec.parse_spec`).
+A column of a Parquet input is integer-typed when its Parquet type (the schema: public) is
+an integer type. A CSV file has no types, and the law of a column must not depend on its
+cells (they are data: a law chosen from them would tell, by the release's form, whether a
+cell held a fraction, which no noise hides), so every column of a CSV input counts as
+integer-typed: its public settings decide. A spec column without the key ``integer`` is
+released with the integer law when its column is integer-typed and its bounds and
+sensitivity are integral and the lattice can be planned
+(:func:`bndp._release.spec.parse_spec`); a CSV cell that holds a fraction is then rounded
+to the lattice, as every true value is.
 """
 
 from __future__ import annotations
@@ -17,59 +19,39 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["input_integer_columns", "integer_cells", "INT_CELL"]
+__all__ = ["input_integer_columns", "integer_cells", "EveryColumn"]
 
-#: An integer CSV cell: optional sign and decimal digits, optional surrounding blanks.
-INT_CELL = r"^\s*[+-]?[0-9]+\s*$"
+
+class EveryColumn:
+    """The integer-typed columns of a CSV input: every column (a set that holds every
+    name)."""
+
+    def __contains__(self, name: object) -> bool:
+        return True
+
+    def __repr__(self) -> str:
+        return "EveryColumn()"
 
 
 def input_integer_columns(args: argparse.Namespace, src: str, parts: list[str] | None,
                           spooled: bool, compressed: str | None, fmt: str | None
-                          ) -> set[str] | None:
-    """The names of the integer-typed columns of the input, or None where no type can be
-    read before the release (stdin, a compressed CSV, an unreadable file: the errors are
-    reported by the release itself)."""
-    if spooled or compressed is not None or (parts is None and fmt not in ("csv", "parquet")):
+                          ) -> Any:
+    """The names of the integer-typed columns of the input (:class:`EveryColumn` for a CSV
+    input, whose cells never decide), or None where the format is not known before the
+    release (stdin, a compressed file, an unreadable file: the errors are reported by the
+    release itself)."""
+    if fmt == "csv" and parts is None:
+        return EveryColumn()
+    if spooled or compressed is not None or (parts is None and fmt != "parquet"):
         return None
     try:
         import pyarrow as pa
-        if parts is not None or fmt == "parquet":
-            import pyarrow.parquet as pq
+        import pyarrow.parquet as pq
 
-            schema = pq.read_schema(parts[0] if parts else src)
-            return {f.name for f in schema if pa.types.is_integer(f.type)}
-        return _csv_integer_columns(args, src)
+        schema = pq.read_schema(parts[0] if parts else src)
+        return {f.name for f in schema if pa.types.is_integer(f.type)}
     except Exception:           # (read again, and reported, by the release)
         return None
-
-
-def _csv_integer_columns(args: argparse.Namespace, path: str) -> set[str] | None:
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.csv as pcsv
-
-    from ._io import _read_header
-
-    header, header_bytes, only_header = _read_header(path, args.delimiter, path)
-    if only_header:
-        return None
-    ropts = pcsv.ReadOptions(block_size=max(args.block_size, header_bytes + 1))
-    popts = pcsv.ParseOptions(delimiter=args.delimiter, ignore_empty_lines=len(header) > 1)
-    copts = pcsv.ConvertOptions(column_types={h: pa.string() for h in header},
-                                strings_can_be_null=False, quoted_strings_can_be_null=False)
-    with open(path, "rb") as raw:
-        batch = pcsv.open_csv(raw, read_options=ropts, parse_options=popts,
-                              convert_options=copts).read_next_batch()
-    out = set()
-    for name, text in zip(header, batch.columns):
-        cells = pc.utf8_trim_whitespace(text)
-        present = pc.not_equal(cells, "")
-        if not pc.any(present).as_py():
-            continue
-        ints = pc.match_substring_regex(text, INT_CELL)
-        if pc.all(pc.or_(ints, pc.invert(present))).as_py():
-            out.add(name)
-    return out
 
 
 def integer_cells(noisy: np.ndarray, null: np.ndarray | None, pa: Any) -> Any:

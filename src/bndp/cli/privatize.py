@@ -262,12 +262,12 @@ def _parse_specs(args: argparse.Namespace, label: str = "",
 
 
 def _replan(args: argparse.Namespace, specs: list[_Spec], budget: Any, label: str,
-            ints: set[str] | None) -> list[_Spec]:
+            ints: Any) -> list[_Spec]:
     """The columns planned again with the input's integer-typed columns ``ints`` when they
     are read only once the input is spooled or decompressed (the same spec, so the law of
     every column is that of the same file read directly); ``specs`` where none is
     released."""
-    if not ints or not ints & {s.name for s in specs}:
+    if ints is None or not any(s.name in ints for s in specs):
         return specs
     plans = plan_release(args.release_spec, budget, label=label, release_id=args.release_id,
                          integer_columns=ints)
