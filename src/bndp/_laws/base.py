@@ -14,7 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Plan"]
+__all__ = ["Plan", "NoRowPath"]
 
 
 @runtime_checkable
@@ -82,3 +82,21 @@ class Plan(Protocol):
     def ends_loss(self, lower: float, upper: float) -> float | None:
         """The certified loss between the true values ``lower`` and ``upper`` (the ends of
         the range), or None where the plan does not certify it."""
+
+
+class NoRowPath:
+    """The part of the :class:`Plan` interface a law without a one-row path offers (the
+    whole-range and the product laws): :meth:`sample_inside` declines (the caller takes
+    ``sample``) and :meth:`ends_loss` certifies nothing."""
+
+    __slots__ = ()
+
+    def sample_inside(self, value: Any, size: Any, rng: Any, on_outside: Any,
+                      workers: Any) -> Any:
+        """``NotImplemented``: no one-row path (the caller takes ``sample``)."""
+        return NotImplemented
+
+    def ends_loss(self, lower: float, upper: float) -> float | None:
+        """None: the loss between the ends of the range (or the corners of the box) is not
+        certified."""
+        return None

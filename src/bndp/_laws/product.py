@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from .. import _core
+from .base import NoRowPath
 from .calibration import _choose_grid, _none_certifies, _search
 from .constants import FLOOR_BITS, GAUSSIAN, MAX_INDEX, MAX_INTERVALS
 from .whole_range import ExactPlan, _gceil, _gfloor, _table
@@ -50,7 +51,7 @@ def _dual_bound(lams: list[np.ndarray], budget: int) -> float:
 
 
 @dataclass(frozen=True, eq=False)
-class ProductPlan:
+class ProductPlan(NoRowPath):
     """The multivariate grid Gaussian: one :class:`ExactPlan` per coordinate (common grid
     and scale), certified over the :math:`\\ell_2` ball of neighbours.
 
@@ -112,17 +113,6 @@ class ProductPlan:
         per = xa.ndim and xa.shape[-1] == self.dim
         return [p.law(xa[..., c] if per else xa, float(v[c]), what)
                 for c, p in enumerate(self.coords)]
-
-    def sample_inside(self, value: Any, size: Any, rng: Any, on_outside: Any,
-                      workers: Any) -> Any:
-        """``NotImplemented``: the product law has no one-row path (the caller takes
-        :meth:`sample`)."""
-        return NotImplemented
-
-    def ends_loss(self, lower: float, upper: float) -> float | None:
-        """None: the product law's loss between the corners of its box is not
-        certified."""
-        return None
 
     def pmf(self, value: Any) -> list[np.ndarray]:
         """Per-coordinate output probabilities (the joint law is their product)."""

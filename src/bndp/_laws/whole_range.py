@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import _core, _dispatch
 from .._values import grid_round
+from .base import NoRowPath
 from .constants import FLOOR_BITS, LAPLACE, MODES, TOTAL_BITS
 
 
@@ -56,7 +57,7 @@ class GridScale:
 
 
 @dataclass(frozen=True, eq=False)
-class ExactPlan(GridScale):
+class ExactPlan(GridScale, NoRowPath):
     """A calibrated grid law for one coordinate: grid, weight table and certified loss.
 
     Attributes
@@ -157,17 +158,6 @@ class ExactPlan(GridScale):
 
         return _dispatch.sample(one, fill, rows, [np.asarray(value, dtype=np.float64)], size, gen,
                                 workers)
-
-    def sample_inside(self, value: Any, size: Any, rng: Any, on_outside: Any,
-                      workers: Any) -> Any:
-        """``NotImplemented``: the whole-range law has no one-row path (the caller takes
-        :meth:`sample`)."""
-        return NotImplemented
-
-    def ends_loss(self, lower: float, upper: float) -> float | None:
-        """None: the whole-range law's loss between the ends of its range is not
-        certified."""
-        return None
 
     def _tail(self, x: Any, value: Any, what: str):
         """sf / logsf / logcdf at ``x``, or isf at probabilities ``x``, of the grid law for
