@@ -128,7 +128,7 @@ def test_the_command_line_spec_file_sees_a_registered_name(registered, tmp_path,
     assert {float(r.split(",")[1]) for r in rows} <= set(np.linspace(0.0, 10.0, 11))
 
 
-def test_a_release_charges_at_least_the_mechanisms_certified_loss():
+def test_a_mechanism_that_loses_more_than_its_epsilon_is_refused():
     class Loose(UniformMixture):        # reports a loss above the epsilon it was given
         def privacy_loss(self):
             return 1.5 * self.epsilon
@@ -137,9 +137,13 @@ def test_a_release_charges_at_least_the_mechanisms_certified_loss():
     try:
         df = pd.DataFrame({"x": [1.0, 2.0]})
         b = bndp.Budget(epsilon=2.0)
-        bndp.privatize(df, {"x": {"mechanism": "loose_mixture", "lower": 0, "upper": 10,
-                                  "sensitivity": 1, "epsilon": 0.5}}, budget=b)
-        assert Fraction(str(b.spent.epsilon)) == Fraction(3, 4)
+        # released, it would give the column less privacy than its spec asks for: refused
+        # before anything is drawn or charged
+        with pytest.raises(bndp.SpecError, match="certifies a loss of 0.75, more than the "
+                                                 "column's epsilon 0.5"):
+            bndp.privatize(df, {"x": {"mechanism": "loose_mixture", "lower": 0, "upper": 10,
+                                      "sensitivity": 1, "epsilon": 0.5}}, budget=b)
+        assert Fraction(str(b.spent.epsilon)) == 0
     finally:
         unregister("loose_mixture")
 

@@ -473,6 +473,14 @@ def _parse_column(col: str, entry: Any, memo: dict | None = None,
                     f"mechanism {mechanism!r} takes no delta (its constructor has no "
                     f"`delta`): delta must be 0; got {delta!r}"))
             mech = cls(eps, sensitivity=dq, lower=lo, upper=hi, **ctor)
+            # a registered class must meet the epsilon it was given: a larger certified loss
+            # would release the column with less privacy than its spec asks for
+            loss = float(mech.privacy_loss())
+            if not loss <= eps * (1.0 + 1e-12):
+                raise SpecError(column=col, key="epsilon", detail=(
+                    f"mechanism {mechanism!r} certifies a loss of {loss!r}, more than the "
+                    f"column's epsilon {eps!r}: its privacy_loss() must be at most the "
+                    "epsilon it is built with"))
         else:
             if "delta" in entry and delta != 0.0:
                 raise SpecError(column=col, key="delta", detail=(

@@ -145,8 +145,8 @@ def _check_class(name: str, cls: Any) -> None:
                         "and the column's on_outside)")
     if not callable(getattr(cls, "privacy_loss", None)):
         raise TypeError(f"register({name!r}, {cls.__name__}): the class has no "
-                        "privacy_loss() method (the certified worst-case loss a release "
-                        "charges at least)")
+                        "privacy_loss() method (the certified worst-case loss, at most "
+                        "the epsilon it is built with)")
 
 
 def register(name: str, cls: type) -> type:
@@ -166,7 +166,8 @@ def register(name: str, cls: type) -> type:
         A subclass of :class:`bndp.Mechanism` whose constructor takes ``(epsilon, *,
         sensitivity, lower, upper)``, with ``sample(value, size=None, rng=None,
         on_outside="clip")`` and ``privacy_loss()`` (the certified worst-case privacy
-        loss, at most ``epsilon``; a release charges at least that). ``docs/extending.md``
+        loss, at most ``epsilon``; a release refuses a column where it is more).
+        ``docs/extending.md``
         lists the rest of what a mechanism offers and the conformance battery that
         checks it.
 
