@@ -667,8 +667,10 @@ def _model(m):
 def check_against_model(m):
     model = _model(m)
     if model is None:
-        pytest.skip("the independent model has no law for "
-                    f"{type(getattr(m, 'exact_plan', None)).__name__}")
+        plan = getattr(m, "exact_plan", None)
+        pytest.skip("the independent model rebuilds bndp's own grid plans only; this "
+                    + ("mechanism has none (no exact_plan)" if plan is None else
+                       f"plan is a {type(plan).__name__}"))
     law, nb, outs, shifts = model
     g = _grid(m)
     assert len(g) == len(outs)
@@ -723,6 +725,8 @@ def check_class(cls, params=DEFAULT_PARAMS, seed: int = 20_261_129) -> dict[str,
             check(*args, **kw)
         except pytest.skip.Exception as exc:
             skipped.append(f"{what}: {exc.msg}")
+        except AssertionError as exc:           # name the case that failed
+            raise AssertionError(f"{cls.__name__}, {what}: {exc}") from exc
         else:
             ran.append(what)
 
