@@ -159,3 +159,41 @@ def test_identified_column_keeps_the_bootstrap_intervals():
     np.testing.assert_array_equal(est.quantile_interval(q), plain.quantile_interval(q))
     e = np.linspace(0, 60, 7)
     np.testing.assert_array_equal(est.histogram_interval(e), plain.histogram_interval(e))
+
+
+def test_atom_the_mean_does_not_flag_widens_narrow_bins_and_quantiles():
+    # 30 % of the column at 4.0, the rest uniform on [0, 10], Gaussian noise of scale 2.76:
+    # the mean is identified (its likelihood-ratio range adds little), but the fit spreads
+    # the atom over its neighbours and the bootstrap's intervals of the atom's bin (1.25
+    # wide) and of the 0.25 quantile next to it miss the column's; their likelihood-ratio
+    # ranges hold them. Bins wider than the noise scale keep the bootstrap's intervals.
+    import dataclasses
+    rng = np.random.default_rng(0)
+    n = 10000
+    x = np.where(rng.random(n) < 0.3, 4.0, 10.0 * rng.random(n))
+    spec = {"mechanism": "gaussian", "epsilon": 1.0, "sensitivity": 1.0}
+    y = bndp.sample(x, lower=0.0, upper=10.0, rng=rng, **spec)
+    est = bndp.estimate(y, spec, lower=0.0, upper=10.0, n_boot=200, rng=100)
+    plain = dataclasses.replace(est, profile=None)
+    assert est._noise_scale > 1.25
+    assert not est._flat      # the mean's range: within its sd of the normal interval
+    e = np.linspace(0.0, 10.0, 9)
+    truth = np.histogram(x, e)[0] / n
+    a, b = plain.histogram_interval(e)
+    assert not a[3] <= truth[3] <= b[3]
+    a, b = est.histogram_interval(e)
+    assert np.all((a <= truth) & (truth <= b))
+    q25 = float(np.quantile(x, 0.25, method="inverted_cdf"))
+    a, b = plain.quantile_interval(0.25)
+    assert not a <= q25 <= b
+    a, b = est.quantile_interval(0.25)
+    assert a <= q25 <= b
+    # wider, never narrower, than the bootstrap's
+    for new, old in ((est.quantile_interval([0.1, 0.5, 0.9]),
+                      plain.quantile_interval([0.1, 0.5, 0.9])),
+                     (est.histogram_interval(e), plain.histogram_interval(e))):
+        assert np.all(np.asarray(new[0]) <= np.asarray(old[0]) + 1e-12)
+        assert np.all(np.asarray(new[1]) >= np.asarray(old[1]) - 1e-12)
+    wide = np.array([0.0, 5.0, 10.0])
+    np.testing.assert_array_equal(est.histogram_interval(wide),
+                                  plain.histogram_interval(wide))

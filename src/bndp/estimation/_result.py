@@ -14,8 +14,14 @@ import numpy as np
 
 #: the mean's likelihood-ratio excess over its normal interval (in its standard
 #: deviations, both sides together) beyond which the data are taken not to identify the
-#: distribution, and the quantiles' and bins' intervals are widened to their ranges
+#: distribution, and every histogram bin's interval is widened to its range
 UNIDENTIFIED_SD = 1.0
+#: how far (in its standard deviations, beyond its normal interval raised by two standard
+#: errors) the likelihood-ratio range of the cumulative probability at one point must
+#: reach for a quantile's interval to be extended by it: the noise's blur of the point
+#: alone takes it up to about 1.4 where the column is identified (an exponential column
+#: under Laplace noise of scale 1/60 of its range)
+CDF_UNIDENTIFIED_SD = 2.0
 
 
 def _quantile(x: np.ndarray, g: np.ndarray, q: Any) -> np.ndarray:
@@ -228,7 +234,16 @@ class Estimate:
         standard normal interval :math:`\hat x_q \pm z_{1-\alpha/2}\, s_e`, as for the
         mean (:math:`s_e` the standard deviation of the replicates' quantile errors),
         widened by half the support spacing on each side of the estimate and clipped to
-        the support's range.
+        the support's range, then extended to every point :math:`x` whose cumulative
+        probability :math:`F(x)` may still be :math:`q`: the likelihood-ratio range of
+        :math:`F(x)` wherever it reaches beyond :math:`F(x)`'s own bootstrap interval
+        (:meth:`_quantile_unidentified`), where that range shows the data do not
+        identify :math:`F` just beyond the interval, whether or not the mean is. An atom
+        within a noise scale of the quantile fits the released values as well as the same
+        mass spread around it; the fit sits at the smoother one, every replicate with it,
+        and the bootstrap interval alone missed the truth (a Gaussian count column at
+        epsilon 0.5, 60 % zeros: 10 % coverage of its 0.75 quantile; a column with 30 % at
+        one inner value: 23 % of the 0.25 quantile next to it).
 
         The estimate :math:`\hat x_q` is a support point, and the fit does not place mass
         between support points (spaced about ``resolution`` noise scales apart): the
@@ -255,7 +270,7 @@ class Estimate:
         above = np.where(k < s.size - 1, (s[np.minimum(k + 1, s.size - 1)] - s[k]) / 2.0,
                          0.0)
         lo, hi = np.clip(lo - below, s[0], s[-1]), np.clip(hi + above, s[0], s[-1])
-        if self._flat:
+        if self.profile is not None:
             lo, hi = self._quantile_unidentified(np.atleast_1d(qq), np.atleast_1d(lo),
                                                  np.atleast_1d(hi))
             lo, hi = lo.reshape(np.shape(qq)), hi.reshape(np.shape(qq))
@@ -268,8 +283,11 @@ class Estimate:
         where ``q`` lies between the lowest and highest plausible values of :math:`F(x)`,
         each the normal interval of :math:`F(x)` (the replicates' errors, as for the mean)
         or, where the data do not identify :math:`F(x)`, its likelihood-ratio range less
-        the population's sampling part (:meth:`_unidentified`). Searched by bisection
-        beyond the interval's ends only."""
+        the population's sampling part (:meth:`_unidentified`). An end is extended only
+        where the data do not identify :math:`F` at the support point just beyond it: its
+        likelihood-ratio range reaches beyond its normal interval (raised by two standard
+        errors of its standard deviation) by more than ``CDF_UNIDENTIFIED_SD`` of its
+        standard deviation. Searched by bisection beyond the interval's ends only."""
         s = self.support
         z = NormalDist().inv_cdf(0.5 + self.level / 2.0)
         kappa = z * z / 2.0
@@ -278,6 +296,16 @@ class Estimate:
         sd_col = np.std(Cb - np.cumsum(self.boot_truth, axis=1), axis=0, ddof=1)
         sd_pop = np.sqrt(np.sum((Cb - F0) ** 2, axis=0) / max(Cb.shape[0] - 1, 1))
         gap = z * np.maximum(sd_pop - sd_col, 0.0)
+        # the normal half-width of F(x) under sampling of the population, raised by two
+        # standard errors of its standard deviation (as in _unidentified)
+        half = z * sd_pop * (1.0 + 2.0 / math.sqrt(2.0 * max(Cb.shape[0] - 1, 1)))
+
+        def unidentified(k: int, sign: float) -> bool:
+            # whether F(s[k])'s likelihood-ratio range reaches beyond its normal interval
+            # (above: sign 1; below: -1) by more than CDF_UNIDENTIFIED_SD of its sd
+            t = (s <= s[k]).astype(np.float64)
+            need = F0[k] + sign * (half[k] + CDF_UNIDENTIFIED_SD * sd_pop[k])
+            return sign * self.profile.bound(t, kappa, sd_pop[k], sign, need) > sign * need
 
         def reaches(k: int, sign: float, q: float) -> bool:
             # sign 1: the highest plausible F(s[k]) reaches q; -1: the lowest stays below
@@ -296,7 +324,7 @@ class Estimate:
         for i, q in enumerate(qq):
             # the lower end: the first support point whose highest plausible F reaches q
             k = int(np.searchsorted(s, lo[i], side="left"))
-            if k > 0 and reaches(k - 1, 1.0, q):
+            if k > 0 and unidentified(k - 1, 1.0) and reaches(k - 1, 1.0, q):
                 a, b = 0, k - 1              # reaches at b; find the first
                 while a < b:
                     m = (a + b) // 2
@@ -307,7 +335,7 @@ class Estimate:
                 lo[i] = s[a]
             # the upper end: the last support point where the lowest plausible F is below q
             k = int(np.searchsorted(s, hi[i], side="right")) - 1
-            if k < s.size - 1 and reaches(k, -1.0, q):
+            if k < s.size - 1 and unidentified(k, -1.0) and reaches(k, -1.0, q):
                 a, b = k, s.size - 1         # below at a; find the last, then one more
                 while a < b:
                     m = (a + b + 1) // 2
@@ -320,7 +348,16 @@ class Estimate:
 
     def histogram_interval(self, edges: Any) -> tuple[np.ndarray, np.ndarray]:
         """``(low, high)`` arrays: the intervals of each bin's mass at ``level``: the
-        standard normal intervals, as for the mean, clipped to [0, 1]."""
+        standard normal intervals, as for the mean, clipped to [0, 1], widened to the
+        bin's likelihood-ratio range (:meth:`_unidentified`) where the data do not
+        identify its mass: every bin where they do not identify the distribution (the
+        mean's range, ``_flat``), and a bin narrower than the noise scale
+        (:attr:`_noise_scale`) always. The noise moves a true value across such a bin's
+        edges as easily as it keeps it inside: an atom in it and the same mass spread over
+        its neighbours fit the released values alike, the fit sits at the smoother one and
+        every replicate with it (a Gaussian count column at epsilon 0.5, bins 0.7 noise
+        scales wide: 48 % of the bootstrap intervals covered; a column with 30 % at one
+        inner value, bins 0.45 scales wide: 45 %)."""
         self._need_boot()
         e = _check_edges(edges)
         t0 = self.histogram(e)
@@ -328,15 +365,28 @@ class Estimate:
               else _hist(self.support, self.boot, e))
         err = tb - _hist(self.support, self.boot_truth, e)
         lo, hi = _normal(t0, err, self.level)
-        if self._flat:
+        scale = self._noise_scale
+        widen = (np.ones(t0.size, dtype=bool) if self._flat
+                 else np.diff(e) < scale if scale is not None
+                 else np.zeros(t0.size, dtype=bool))
+        if self.profile is not None and widen.any():
             onehot = _hist(self.support, np.eye(self.support.size), e)
             # the bins' masses in the fitted distribution and its replicates
             ub = self.boot @ onehot
-            for k in range(t0.size):
+            for k in np.flatnonzero(widen):
                 below, above = self._unidentified(onehot[:, k], float(t0[k]), ub[:, k])
                 lo[k] -= below
                 hi[k] += above
         return np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
+
+    @property
+    def _noise_scale(self) -> float | None:
+        """The noise kernel's scale in value units, the largest over the row groups (the
+        scale the support's spacing is measured in); None where the fit has no groups'
+        laws (the scaled model)."""
+        if not self.parts:
+            return None
+        return max(float(p.law.plan.kernel.scale_grid * p.law.gamma) for p in self.parts)
 
     @functools.cached_property
     def _mean_excess(self) -> tuple[float, float]:
@@ -348,11 +398,13 @@ class Estimate:
     def _flat(self) -> bool:
         """Whether the data do not identify the distribution: the mean's likelihood-ratio
         range reaches beyond its normal interval by more than ``UNIDENTIFIED_SD`` of its
-        standard deviation (both sides together). Only then are the quantiles' and the
-        bins' intervals widened to their likelihood-ratio ranges: where the mean is
-        identified, those of the bins and of the cumulative distribution are wide by the
+        standard deviation (both sides together). Then every bin's interval is widened
+        to its likelihood-ratio range; where the mean is
+        identified, the ranges of bins at least a noise scale wide are wide by the
         noise's blur of a bin's edge (a statistic no deconvolution estimates at the
-        square-root rate), which the bootstrap intervals already cover in the battery."""
+        square-root rate), which their bootstrap intervals already cover in the battery
+        (narrower bins are widened regardless: :meth:`histogram_interval`; the quantiles
+        by their own ranges: :meth:`quantile_interval`)."""
         if self.profile is None:
             return False
         tb = self.boot @ self.support
