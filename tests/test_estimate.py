@@ -583,9 +583,9 @@ def test_intervals_are_standard_normal_intervals():
         assert est.quantile_interval(p) == pytest.approx(want, rel=1e-9)
     edges = np.array([0.0, 1.0, 3.0, 10.0])
     tb = sum(p.w * p.boot_histograms(edges) for p in est.parts)
-    # bins narrower than the noise scale (2 here) are widened to their likelihood-ratio
+    # bins narrower than the noise scale (3.5 here) are widened to their likelihood-ratio
     # ranges (tests/test_estimate_atoms.py): the normal intervals are those without it
-    assert est._noise_scale > 1.0
+    assert est._noise_scale > 3.0
     lo, hi = dataclasses.replace(est, profile=None).histogram_interval(edges)
     h = est.histogram(edges)
     for k in range(3):
