@@ -94,7 +94,14 @@ def pair_loss(m, k1, k2):
 def sampler_indices(m, container):
     """Grid indices of the doubles the sampler sees for a container's present values."""
     p = m.exact_plan
-    v = to_numpy(container, "value").values
+    col = to_numpy(container, "value")
+    v = col.values
+    if isinstance(v, np.ndarray) and v.dtype.kind in "iu":
+        # an integer column reaches the sampler as its integers (for the integer law), its
+        # missing entries in col.missing; the grid law reads them as the mechanism does,
+        # exactly (_values.as_values)
+        present = np.ravel(~col.missing) if col.missing is not None else None
+        v = as_values(np.ravel(v) if present is None else np.ravel(v)[present], "value")
     d = snap_plan(p, v, m.lower, m.upper) if isinstance(v, WideValues) else np.asarray(v)
     d = np.ravel(d)
     d = d[~np.isnan(d)]

@@ -67,9 +67,15 @@ def test_polars_series_in_polars_series_out():
     pl = pytest.importorskip("polars")
     s = pl.Series("age", [23, 41, None, 67])
     kw = dict(mechanism="laplace", epsilon=1.0, sensitivity=1.0, lower=0, upper=120, rng=1)
+    # an integer Series (integral bounds and sensitivity): the integer law, its own type
     out = bndp.sample(s, nulls="keep", **kw)
-    assert isinstance(out, pl.Series) and out.name == "age" and out.dtype == pl.Float64
+    assert isinstance(out, pl.Series) and out.name == "age" and out.dtype == pl.Int64
     assert out.null_count() == 1 and out[2] is None
+    ref = bndp.sample(np.array([23, 41, 67]), **kw)
+    np.testing.assert_array_equal(out.drop_nulls().to_numpy(), ref)
+    # the grid law on request: Float64
+    out = bndp.sample(s, nulls="keep", integer=False, **kw)
+    assert out.dtype == pl.Float64 and out.null_count() == 1
     ref = bndp.sample(np.array([23.0, 41.0, 67.0]), **kw)
     np.testing.assert_array_equal(out.drop_nulls().to_numpy(), ref)
     nan = bndp.sample(pl.Series("x", [1.0, float("nan")]), nulls="keep", **kw)
