@@ -54,14 +54,16 @@ def test_spark_connect_spec_release(connect):
     b = bndp.Budget(epsilon=1.0)
     out = bndp.privatize(df, spec, budget=b)  # handed to bndp.spark.privatize
     assert b.remaining.epsilon == 0.0
-    assert out.schema.simpleString() == "struct<id:bigint,age:double,price:double,lo:double,hi:double>"
+    # age, an int column with integral bounds and sensitivity: the integer law, its type
+    assert out.schema.simpleString() == "struct<id:bigint,age:int,price:double,lo:double,hi:double>"
     pdf = out.toPandas().sort_values("id")
     np.testing.assert_array_equal(pdf["id"].to_numpy(), np.arange(n))
     assert pdf["age"].between(0, 120).all()
     assert ((pdf["price"] >= pdf["lo"]) & (pdf["price"] <= pdf["hi"])).all()
     # grid points of each column's law (price: of its row's (lo, hi) pair)
     age, price = pdf["age"].to_numpy(), pdf["price"].to_numpy()
-    age_plan = bndp.BoundedLaplace(0.5, sensitivity=1.0, lower=0.0, upper=120.0).exact_plan
+    age_plan = bndp.BoundedLaplace(0.5, sensitivity=1.0, lower=0.0, upper=120.0,
+                                   integer=True).exact_plan
     bands = {k: bndp.BoundedLaplace(0.5, sensitivity=1.0, lower=k,
                                     upper=k + 5.0).exact_plan for k in range(3)}
     grid_counts(age_plan, age)
