@@ -46,7 +46,8 @@ def lattice_exponent(step: Any) -> int:
 def check_lattice(target: float, sensitivity: float, s: int) -> None:
     """Refuse an integer lattice of step ``2^s`` that is finer than the noise warrants:
     more than :data:`MAX_LATTICE_STEPS` steps per noise scale (``sensitivity / target``),
-    or more than :data:`~bndp._laws.window.STEPS_LOG2` (21) powers of two of steps per sensitivity (the certificate's work)."""
+    or more than :math:`2^{21}` steps per sensitivity (the certificate's work, as
+    :data:`bndp._laws.window.STEPS_LOG2` caps the default grid's)."""
     dq = float(sensitivity)
     steps = math.ldexp(dq, -s)
     if steps > 1 << 21 or steps / target > MAX_LATTICE_STEPS:
@@ -64,9 +65,8 @@ def _pass_steps(target: float, dq: float, s: int | None) -> tuple[float, float, 
     row the exponent ``s``. The pass takes :math:`\gamma = 2^e` the largest power of two at
     most :math:`\min(dq/t/ss, dq, w/ws)`, refined while :math:`\min(dq, w)/\gamma` is not an
     integer and below ``sens_steps``: with :math:`dq' = \max(dq, 2^s)` (the same
-    :math:`\lceil dq/2^s
-ceil` steps), :math:`ss = dq'/(1.5\cdot 2^s t)` (the first term
-    :math:`1.5\cdot 2^s` to within a few ulps), :math:`ws = 2^{-1000}` (the width term
+    :math:`\lceil dq/2^s\rceil` steps), :math:`ss = dq'/(1.5\cdot 2^s t)` (the first
+    term :math:`1.5\cdot 2^s` to within a few ulps), :math:`ws = 2^{-1000}` (the width term
     above any row's) and ``sens_steps = 0`` (no refinement), the minimum lies in
     :math:`[2^s, 2^{s+1})`; bounds below :math:`2^{52}` in magnitude are never coarsened.
     """
