@@ -145,6 +145,14 @@ def judge(base: dict[str, list[float] | None], head: dict[str, list[float] | Non
     return rows
 
 
+def confirm_regex(names: list[str]) -> str:
+    """The ``--bench`` regex that selects exactly the benchmarks ``names`` (without their
+    parameters), every parameter combination of a parameterized one: asv matches a
+    parameterized benchmark's regex against ``name(param, ...)`` (the parameters as their
+    reprs: ``Class.time_x('laplace')``), never against its bare name."""
+    return "^(" + "|".join(re.escape(n) for n in names) + r")(\(.*\))?$"
+
+
 def report(rows: list[dict], factor: float) -> str:
     """The guard's table: ratio, per-round ratios, verdict per benchmark."""
     lines = [f"{'benchmark':<62} {'ratio':>6}  per round (median)  verdict (factor {factor})"]
@@ -196,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     if slower and a.confirm:
         print(report(rows, a.factor), flush=True)
         names = sorted({n.split("(", 1)[0] for n in slower})
-        bench = "^(" + "|".join(re.escape(n) for n in names) + ")$"
+        bench = confirm_regex(names)
         print(f"benchmark guard: {len(names)} over the factor, run again "
               f"({a.confirm} rounds)", flush=True)
         cmd = asv_command(hashes[0], hashes[1], rounds=a.confirm, repeat=a.repeat,

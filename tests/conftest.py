@@ -51,6 +51,17 @@ def bndp_import_root() -> str:
     return os.path.dirname(os.path.dirname(os.path.abspath(bndp.__file__)))
 
 
+def worker_env(setenv) -> None:
+    """Make Spark's and Dask's worker processes import the bndp these tests import:
+    ``setenv(name, value)`` (``monkeypatch.setenv``) for the Python they start and their
+    PYTHONPATH."""
+    import sys
+
+    setenv("PYSPARK_PYTHON", sys.executable)
+    setenv("PYSPARK_DRIVER_PYTHON", sys.executable)
+    setenv("PYTHONPATH", bndp_import_root() + os.pathsep + os.environ.get("PYTHONPATH", ""))
+
+
 @pytest.fixture(scope="session")
 def postgres_url():
     """A PostgreSQL server's URL for the ledger tests: ``BNDP_TEST_POSTGRES_URL`` (``.ci/run``

@@ -197,10 +197,55 @@ def test_a_benchmark_over_the_factor_is_run_again_and_judged_on_all_samples(
     assert len(calls) == 2
     again = calls[1]
     assert "--append-samples" in again and "--record-samples" not in again
-    assert again[again.index("--bench") + 1] == r"^(bench_guard\.K\.time_k)$"
+    assert again[again.index("--bench") + 1] == guard.confirm_regex(["bench_guard.K.time_k"])
     assert [again[i + 1] for i, a in enumerate(again) if a == "-a"] == ["rounds=3", "repeat=5"]
     out = capsys.readouterr().out
     assert "1 over the factor, run again" in out and "passed" in out.splitlines()[-1]
+
+
+def _asv_selects(regex, benchmarks):
+    # asv's --bench rule (asv 0.6, benchmarks.Benchmarks): a parameterized benchmark is
+    # matched as ``name(p1, p2)``, its parameters as the reprs asv discovered, never by its
+    # bare name; any other by its name
+    import itertools
+    out = []
+    for name, params in benchmarks.items():
+        if params:
+            out += [f"{name}({', '.join(c)})" for c in itertools.product(*params)
+                    if re.search(regex, f"{name}({', '.join(c)})")]
+        elif re.search(regex, name):
+            out.append(name)
+    return out
+
+
+SUITE = {"bench_guard.OneValue.time_sample_1000_values": [["'laplace'", "'gaussian'"]],
+         "bench_guard.OneValue.time_mechanism_1000_values": [["'laplace'", "'gaussian'"]],
+         "bench_guard.Calibration.time_bounded_gaussian_sigma_1000": [],
+         "bench_guard.Calibration.time_bounded_gaussian_sigma_1000_x": []}
+
+
+def test_the_second_run_selects_parameterized_benchmarks(guard):
+    # the first CI run of the guard's confirmation asked asv for a parameterized benchmark
+    # by its bare name, which asv never matches: the benchmark was not run again
+    regex = guard.confirm_regex(["bench_guard.Calibration.time_bounded_gaussian_sigma_1000",
+                                 "bench_guard.OneValue.time_sample_1000_values"])
+    assert _asv_selects(regex, SUITE) == [
+        "bench_guard.OneValue.time_sample_1000_values('laplace')",
+        "bench_guard.OneValue.time_sample_1000_values('gaussian')",
+        "bench_guard.Calibration.time_bounded_gaussian_sigma_1000"]
+
+
+def test_the_second_run_regex_agrees_with_asv_itself(guard):
+    asv_benchmarks = pytest.importorskip("asv.benchmarks")
+
+    class Conf:
+        benchmark_dir = "benchmarks"
+
+    found = [dict(name=n, params=p) for n, p in SUITE.items()]
+    regex = guard.confirm_regex(["bench_guard.OneValue.time_sample_1000_values"])
+    b = asv_benchmarks.Benchmarks(Conf(), found, regex=regex)
+    assert sorted(b) == ["bench_guard.OneValue.time_sample_1000_values"]
+    assert b.benchmark_selection["bench_guard.OneValue.time_sample_1000_values"] == [0, 1]
 
 
 def test_a_slowdown_stays_over_the_factor_when_run_again(guard, monkeypatch, tmp_path):

@@ -95,15 +95,12 @@ def test_python_blocks_run_as_written(doc, tmp_path, monkeypatch):
     blocks = python_blocks(os.path.join(ROOT, doc))
     if not blocks:
         pytest.skip(f"{doc} has no python block")
-    from .conftest import bndp_import_root
+    from .conftest import worker_env
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("MPLBACKEND", "Agg")
     # Spark and Dask process workers must import the same bndp as this test
-    monkeypatch.setenv("PYSPARK_PYTHON", sys.executable)
-    monkeypatch.setenv("PYSPARK_DRIVER_PYTHON", sys.executable)
-    monkeypatch.setenv("PYTHONPATH", bndp_import_root() + os.pathsep
-                       + os.environ.get("PYTHONPATH", ""))
+    worker_env(monkeypatch.setenv)
     namespace = {"__name__": "__doc_example__"}
     ran, skipped = 0, []
     try:
@@ -137,17 +134,14 @@ README_BLOCKS = (python_blocks(os.path.join(ROOT, "README.md"))
 def test_readme_blocks_run_each_on_its_own(line, block, tmp_path, monkeypatch):
     """Each ```python block of the README runs alone, in a fresh namespace, as a reader
     pasting only that block would run it: it defines (and imports) what it uses."""
-    from .conftest import bndp_import_root
+    from .conftest import worker_env
 
     missing = missing_engines(block)
     if missing:
         pytest.skip(f"README.md line {line + 1} needs {missing}")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("MPLBACKEND", "Agg")
-    monkeypatch.setenv("PYSPARK_PYTHON", sys.executable)
-    monkeypatch.setenv("PYSPARK_DRIVER_PYTHON", sys.executable)
-    monkeypatch.setenv("PYTHONPATH", bndp_import_root() + os.pathsep
-                       + os.environ.get("PYTHONPATH", ""))
+    worker_env(monkeypatch.setenv)
     code = compile("\n" * line + block, os.path.join(ROOT, "README.md"), "exec")
     try:
         with warnings.catch_warnings():

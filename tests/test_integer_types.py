@@ -354,8 +354,11 @@ def test_cli_integer_step(tmp_path, capsys):
                   "--epsilon", "1", "--sensitivity", "1", "--integer-step", "3"])
 
 
-def test_spark_keeps_integer_columns():
+def test_spark_keeps_integer_columns(monkeypatch):
     pytest.importorskip("pyspark")
+    from .conftest import worker_env
+
+    worker_env(monkeypatch.setenv)    # (the executors must import this bndp)
     from pyspark.sql import SparkSession
     from pyspark.sql.types import IntegerType, LongType, StructField, StructType
 

@@ -173,26 +173,33 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
     key = None
     arrays = ((type(lower) is np.ndarray and lower.ndim > 0)
               or (type(upper) is np.ndarray and upper.ndim > 0))
-    if arrays and not multivariate:
-        step: Any = integer       # per-row bounds: resolved (and checked) by sample_rows
-    elif integer is None and not multivariate:
-        step = auto_step(value, lower, upper, sensitivity, mode, epsilon)
-    else:
-        step = integer_step(False if integer is None else integer)
-    if (type(lower) in _NUMBER and type(upper) in _NUMBER and type(epsilon) in _NUMBER
+    if (not arrays and type(lower) in _NUMBER and type(upper) in _NUMBER and type(epsilon) in _NUMBER
             and type(sensitivity) in _NUMBER and type(delta) in _NUMBER
             and type(mechanism) is str and (mode is None or type(mode) is str)
             and multivariate is False):
         # scalar bounds and parameters given as numbers: the mechanism of an earlier call
         # with the same arguments (immutable, so shared; only mechanisms whose arguments
         # passed every check below are kept), then its short path
+        tv = type(value)
+        if integer is not None:
+            step: Any = integer_step(integer)
+        elif tv is float or tv is np.float64:
+            step = 0              # (a float never takes the integer law: the hot path)
+        else:
+            step = auto_step(value, lower, upper, sensitivity, mode, epsilon)
         key = (mechanism, epsilon, sensitivity, lower, upper, delta, mode, step)
         hit = _SCALAR.get(key)
         if hit is not None:
-            out = hit.exact_plan.sample_inside(value, None, rng, on_outside, workers)
+            out = hit[1](value, None, rng, on_outside, workers)
             if out is not NotImplemented:
                 return as_integers(out, value, lower, upper) if step else out
-            return hit.sample(value, rng=rng, on_outside=on_outside, workers=workers)
+            return hit[0].sample(value, rng=rng, on_outside=on_outside, workers=workers)
+    elif arrays and not multivariate:
+        step = integer            # per-row bounds: resolved (and checked) by sample_rows
+    elif integer is None and not multivariate:
+        step = auto_step(value, lower, upper, sensitivity, mode, epsilon)
+    else:
+        step = integer_step(False if integer is None else integer)
     name, mechanism = mechanism, mechanism_key(mechanism)
     if not isinstance(mechanism, str) or mechanism not in SAMPLE_MECHANISMS:
         raise ValueError(f"`mechanism` must be one of {tuple(ALIASES) + SAMPLE_MECHANISMS}; "
@@ -240,8 +247,8 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
 #: the exact types whose values key the mechanism cache (bool, Decimal, 0-d arrays... take
 #: the general path, with its checks)
 _NUMBER = (float, int, np.float64)
-#: (mechanism, epsilon, sensitivity, lower, upper, delta, mode) -> the scalar-bounds
-#: mechanism built for them (cleared when full)
+#: (mechanism, epsilon, sensitivity, lower, upper, delta, mode, integer step) -> the
+#: scalar-bounds mechanism built for them and its plan's short path (cleared when full)
 _SCALAR: dict = {}
 _SCALAR_MAX = 256
 
@@ -256,4 +263,4 @@ def _remember(key: tuple, mech: Any) -> None:
         return
     if len(_SCALAR) >= _SCALAR_MAX:
         _SCALAR.clear()
-    _SCALAR[key] = mech
+    _SCALAR[key] = (mech, plan.sample_inside)
