@@ -18,7 +18,6 @@ from scipy import integrate, stats
 from scipy.special import log_ndtr, logsumexp, ndtr
 
 import bndp
-from bndp import _core
 from bndp.accounting import (
     PerInstanceAccountant,
     fisher_information_loss,

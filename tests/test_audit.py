@@ -7,14 +7,14 @@ import numpy as np
 import pytest
 
 import bndp
-from bndp import _core
+from bndp._core import fill as _fill
 from bndp.verify import bounded_gaussian_loss
 
 
 def _laplace(b, q, lo, hi):
     def draw(k, g):
         out = np.empty(k)
-        _core.bl_fill(g, q, b, lo, hi, out)
+        _fill.bl_fill(g, q, b, lo, hi, out)
         return out
     return draw
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from bndp import _core
+from bndp._core import fill as _fill, laws as _laws, testing as _testing
 
 mpmath = pytest.importorskip("mpmath")
 
@@ -33,14 +33,14 @@ def test_branch_free_expm1_matches_mpmath_to_one_ulp():
     with mpmath.workdps(40):
         for v in x:
             ref = mpmath.expm1(mpmath.mpf(v))
-            got = _core.expm1_nonpos_fast(v)
+            got = _testing.expm1_nonpos_fast(v)
             if ref == 0:
                 assert got == 0.0
                 continue
             worst = max(worst, abs(float((got - ref) / ref)))
     assert worst < 1.0 * ULP
     for v in (-60.5, -700.0, -1e300, -INF):
-        assert _core.expm1_nonpos_fast(v) == -1.0
+        assert _testing.expm1_nonpos_fast(v) == -1.0
 
 
 def test_branch_free_log1m2t_matches_mpmath_to_one_ulp():
@@ -55,13 +55,13 @@ def test_branch_free_log1m2t_matches_mpmath_to_one_ulp():
     with mpmath.workdps(40):
         for v in t:
             ref = mpmath.log1p(-2 * mpmath.mpf(v))
-            got = _core.log1m2t_fast(v)
+            got = _testing.log1m2t_fast(v)
             if ref == 0:
                 assert got == 0.0
                 continue
             worst = max(worst, abs(float((got - ref) / ref)))
     assert worst < 1.0 * ULP
-    assert np.isfinite(_core.log1m2t_fast(0.5))  # floor: finite, never -inf
+    assert np.isfinite(_testing.log1m2t_fast(0.5))  # floor: finite, never -inf
 
 
 def _uniforms(seed, n):
@@ -82,18 +82,18 @@ def test_block_loops_equal_the_scalar_quantile_bit_for_bit(q, b, lo, hi):
     u = _uniforms(9, n)
     full = lambda v: np.full((1, n), v, dtype=float)  # noqa: E731
     ref = np.empty((1, n))
-    _core.bl_eval_rows(2, u[None, :], full(q), full(b), full(lo), full(hi), ref)
+    _laws.bl_eval_rows(2, u[None, :], full(q), full(b), full(lo), full(hi), ref)
     out = np.empty(n)
-    _core.bl_fill(np.random.Generator(np.random.PCG64(9)), q, b, lo, hi, out)
+    _fill.bl_fill(np.random.Generator(np.random.PCG64(9)), q, b, lo, hi, out)
     np.testing.assert_array_equal(out, ref[0])
     g = np.random.Generator(np.random.PCG64(9))
-    one = [_core.bl_one(g, q, b, lo, hi) for _ in range(300)]
+    one = [_fill.bl_one(g, q, b, lo, hi) for _ in range(300)]
     np.testing.assert_array_equal(one, ref[0, :300])
     # per-row kernel, stride-0 scale and bounds (the common case) and per-row ones
     z = lambda v: np.broadcast_to(np.float64(v), (1, n))  # noqa: E731
     for args in ((full(q), z(b), z(lo), z(hi)), (full(q), full(b), full(lo), full(hi))):
         out = np.empty((1, n))
-        _core.bl_fill_rows(np.random.Generator(np.random.PCG64(9)), *args, out)
+        _fill.bl_fill_rows(np.random.Generator(np.random.PCG64(9)), *args, out)
         np.testing.assert_array_equal(out, ref)
     assert np.isfinite(ref).all() and (ref >= lo).all() and (ref <= hi).all()
 
@@ -113,20 +113,20 @@ def test_per_row_blocks_equal_the_scalar_quantile_bit_for_bit():
     }
     for name, (q, b, lo, hi) in cols.items():
         ref = np.empty((1, n))
-        _core.bl_eval_rows(2, u[None], q[None], b[None], lo[None], hi[None], ref)
+        _laws.bl_eval_rows(2, u[None], q[None], b[None], lo[None], hi[None], ref)
         out = np.empty((1, n))
-        _core.bl_fill_rows(np.random.Generator(np.random.PCG64(13)), q[None], b[None],
+        _fill.bl_fill_rows(np.random.Generator(np.random.PCG64(13)), q[None], b[None],
                            lo[None], hi[None], out)
         np.testing.assert_array_equal(out, ref, err_msg=name)
     # a 2-D output whose true values are a non-contiguous view (gathered per block)
     q = np.round(r.uniform(0, 120, (3, 2 * 300)))[:, ::2]
     z = lambda v: np.broadcast_to(np.float64(v), q.shape)  # noqa: E731
     out = np.empty(q.shape)
-    _core.bl_fill_rows(np.random.Generator(np.random.PCG64(13)), q, z(2.0), z(0.0), z(120.0),
+    _fill.bl_fill_rows(np.random.Generator(np.random.PCG64(13)), q, z(2.0), z(0.0), z(120.0),
                        out)
     u2 = _uniforms(13, q.size).reshape(q.shape)
     ref = np.empty(q.shape)
-    _core.bl_eval_rows(2, u2, np.ascontiguousarray(q), z(2.0), z(0.0), z(120.0), ref)
+    _laws.bl_eval_rows(2, u2, np.ascontiguousarray(q), z(2.0), z(0.0), z(120.0), ref)
     np.testing.assert_array_equal(out, ref)
 
 
@@ -150,7 +150,7 @@ def test_per_row_quantiles_match_mpmath():
     hi = np.where((r.random(n) < 0.25) & np.isfinite(lo), INF, q + 10.0 ** r.uniform(-3, 2, n))
     u = r.uniform(0, 1, n)
     got = np.empty((1, n))
-    _core.bl_eval_rows(2, u[None], q[None], b[None], lo[None], hi[None], got)
+    _laws.bl_eval_rows(2, u[None], q[None], b[None], lo[None], hi[None], got)
     worst = 0.0
     for k in range(n):
         ref, y, m = _mp_quantile(u[k], q[k], b[k], lo[k], hi[k])
@@ -167,14 +167,14 @@ def test_per_row_path_follows_the_law():
     q, b, lo, hi = 2.0, 1.6115601044179806, 0.0, 10.0
     n = 20000
     out = np.empty((1, n))
-    _core.bl_fill_rows(np.random.default_rng(3), np.full((1, n), q), np.full((1, n), b),
+    _fill.bl_fill_rows(np.random.default_rng(3), np.full((1, n), q), np.full((1, n), b),
                        np.full((1, n), lo), np.full((1, n), hi), out)
     d = stats.laplace(loc=q, scale=b)
     cdf = lambda x: (d.cdf(x) - d.cdf(lo)) / (d.cdf(hi) - d.cdf(lo))  # noqa: E731
     assert stats.kstest(out[0], cdf).pvalue > 1e-3
     # the half-line [0, inf) with q = 0: the law is the exponential with scale b
     out = np.empty((1, n))
-    _core.bl_fill_rows(np.random.default_rng(4), np.zeros((1, n)), np.full((1, n), 1.5),
+    _fill.bl_fill_rows(np.random.default_rng(4), np.zeros((1, n)), np.full((1, n), 1.5),
                        np.zeros((1, n)), np.full((1, n), INF), out)
     assert stats.kstest(out[0], stats.expon(scale=1.5).cdf).pvalue > 1e-3
 

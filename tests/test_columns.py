@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 import bndp
-from bndp import _core, _parallel
+from bndp import _parallel
+from bndp._core import fill as _fill
 
 pd = pytest.importorskip("pandas")
 pa = pytest.importorskip("pyarrow")
@@ -173,7 +174,7 @@ def _fill_halves(fill, vals, seed, k, n):
 @pytest.mark.parametrize("k", [2, 3, 4])
 def test_workers_blocks_are_the_spawned_children_streams(k):
     out = LAP.sample(60.0, size=N_BIG, rng=11, workers=k)
-    ref = _fill_halves(_core.bl_fill, [60.0, LAP.scale, 0.0, 120.0], 11, k, N_BIG)
+    ref = _fill_halves(_fill.bl_fill, [60.0, LAP.scale, 0.0, 120.0], 11, k, N_BIG)
     np.testing.assert_array_equal(out, ref)
 
 
@@ -185,7 +186,7 @@ def test_workers_per_row_path_splits_a_column():
     for i, g in enumerate(kids):
         sl = slice(i * h, (i + 1) * h)
         ref = np.empty((1, h))
-        _core.tn_fill_rows(g, x[sl][None, :], np.full((1, h), GAU.sigma), np.zeros((1, h)),
+        _fill.tn_fill_rows(g, x[sl][None, :], np.full((1, h), GAU.sigma), np.zeros((1, h)),
                            np.full((1, h), 120.0), ref)
         np.testing.assert_array_equal(out[sl], ref[0])
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import bndp
-from bndp import _core
+from bndp._core import grid as _grid, testing as _testing
 from bndp._laws.whole_range import _certify, _table
 from bndp.mechanisms import exact
 
@@ -413,7 +413,7 @@ def test_portable_128bit_fallback_matches_native(tmp_path):
 
     cc = shutil.which("cc") or shutil.which("gcc")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    pxi = os.path.join(root, "src", "bndp", "_core.pxd")
+    pxi = os.path.join(root, "src", "bndp", "_core", "common.pxd")
     if cc is None or not os.path.exists(pxi):
         pytest.skip("needs a C compiler and the source tree")
     text = open(pxi).read()
@@ -457,8 +457,8 @@ def _search_variants():
     out = [1]
     for v in (2,):
         try:
-            old = _core.gd_search_variant(v)
-            _core.gd_search_variant(old)
+            old = _testing.gd_search_variant(v)
+            _testing.gd_search_variant(old)
             out.append(v)
         except ValueError:
             pass
@@ -482,13 +482,13 @@ def test_table_search_is_searchsorted_on_every_variant(levels):
     t = np.concatenate((cum[:-1], cum[1:] - 1, [cum[-1] - 1],
                         rng.integers(0, int(cum[-1]), 3000, dtype=np.uint64))).astype(np.uint64)
     ref = np.searchsorted(cum, t, side="right") - 1
-    old = _core.gd_search_variant()
+    old = _testing.gd_search_variant()
     try:
         for v in _search_variants():
-            _core.gd_search_variant(v)
-            assert np.array_equal(_core.gd_search(tree, levels, t), ref), v
+            _testing.gd_search_variant(v)
+            assert np.array_equal(_testing.gd_search(tree, levels, t), ref), v
     finally:
-        _core.gd_search_variant(old)
+        _testing.gd_search_variant(old)
 
 
 def test_draws_identical_on_every_search_variant():
@@ -501,17 +501,17 @@ def test_draws_identical_on_every_search_variant():
                                  lower=-5.0, upper=50.0),
              bndp.BoundedLaplace(2.0, sensitivity=1.0, lower=0.0, upper=3000.0),
              bndp.BoundedGaussian(1.0, sensitivity=1.0, lower=[0.0, -1.0], upper=[120.0, 1.0])]
-    old = _core.gd_search_variant()
+    old = _testing.gd_search_variant()
     try:
         for m in cases:
             q = np.random.default_rng(1).uniform(-1.0, 130.0, (2001,) + np.shape(m.lower))
             outs = []
             for v in variants:
-                _core.gd_search_variant(v)
+                _testing.gd_search_variant(v)
                 outs.append((m.sample(q, rng=3).tobytes(), m.sample(q[0], size=77, rng=4).tobytes()))
             assert all(o == outs[0] for o in outs[1:])
     finally:
-        _core.gd_search_variant(old)
+        _testing.gd_search_variant(old)
 
 
 def test_table_search_builds_without_simd(tmp_path):
@@ -590,8 +590,8 @@ def test_block_grid_index_equals_the_scalar_one(e, kl, n):
     the scalar one (nearest grid point, ties up, clipped), at ties, next to them, beyond the
     bounds, for grids far from 0 (|k| near 2^52 and 2^53) and for non-finite values."""
     q = _index_probes(e, kl, n, np.random.default_rng(n))
-    ref = _core.gd_index(q, e, kl, n)
-    blk = _core.gd_index_block(q, e, kl, n)
+    ref = _grid.gd_index(q, e, kl, n)
+    blk = _testing.gd_index_block(q, e, kl, n)
     assert np.array_equal(ref, blk.astype(np.int64))
     assert blk.min() >= 0 and blk.max() <= n
 

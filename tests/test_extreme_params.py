@@ -167,8 +167,8 @@ def test_constrained_laplace_is_scale_and_translation_invariant(dF, lo, hi, forb
             bndp.ConstrainedLaplace(1.0, sensitivity=dF, lower=lo, upper=hi,
                                     mode="continuous")
         L, R = np.array([lo]), np.array([hi])
-        s = bndp._core.cl_scale(L, R, -R[::-1].copy(), -L[::-1].copy(), 1.0, dF, False)
-        s0 = bndp._core.cl_scale(np.array([0.0]), np.array([hi - lo]), np.array([lo - hi]),
+        s = bndp._core.calibrate.cl_scale(L, R, -R[::-1].copy(), -L[::-1].copy(), 1.0, dF, False)
+        s0 = bndp._core.calibrate.cl_scale(np.array([0.0]), np.array([hi - lo]), np.array([lo - hi]),
                             np.array([0.0]), 1.0, 1.0, False)
         assert s / dF == pytest.approx(s0, rel=1e-9)
         return
@@ -461,9 +461,9 @@ def test_wide_row_small_epsilon_plans_only_its_own_kernel(monkeypatch, family, e
     2 dk/epsilon grid steps, and it needs 33 scales on each side): only the row's own kernel
     is calibrated. The Laplace calibrated the wide kernel first (1 to 2 s at 5e-5, unused),
     and at 3e-5 that kernel's table limit refused a row its own kernel serves."""
-    from bndp import _core
+    from bndp._core import calibrate as _calibrate
     from bndp.mechanisms import window
-    calls = _recording(monkeypatch, _core, "gw_calibrate",
+    calls = _recording(monkeypatch, _calibrate, "gw_calibrate",
                        lambda fam, target, t0, n, dk, wide, *rest: bool(wide))
     window._LAWS.clear()
     try:

@@ -11,7 +11,7 @@ from scipy import integrate, stats
 from scipy.special import log_ndtr, ndtr
 
 import bndp
-from bndp import _core
+from bndp._core import testing as _testing
 from bndp.accounting import fisher_information_loss_squared
 
 FULL = os.environ.get("BNDP_FULL", "") == "1"
@@ -115,14 +115,14 @@ def test_truncated_far_outside_support_is_exact_and_finite():
 def test_normal_kernel_is_numpys():
     # the same BitGenerator state gives exactly Generator.standard_normal's draws
     out = np.empty(10000)
-    _core.gr_normal_fill(np.random.default_rng(123), out)
+    _testing.gr_normal_fill(np.random.default_rng(123), out)
     np.testing.assert_array_equal(out, np.random.default_rng(123).standard_normal(10000))
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_normal_kernel_ks_and_tails(seed):
     out = np.empty(N_KS * 5)
-    _core.gr_normal_fill(np.random.default_rng(seed), out)
+    _testing.gr_normal_fill(np.random.default_rng(seed), out)
     assert stats.kstest(out, "norm").pvalue > 1e-3
     # the tail beyond r = 3.654 (its own sampling branch) has the right mass and shape
     r = 3.6541528853610088
@@ -176,7 +176,7 @@ def test_stochastic_sign_sampler(theta):
 def test_rectified_is_clip_of_gaussian_draws():
     # same stream: the rectified sampler is clip(theta + sigma Z) of the kernel's normals
     z = np.empty(1000)
-    _core.gr_normal_fill(np.random.default_rng(5), z)
+    _testing.gr_normal_fill(np.random.default_rng(5), z)
     th = np.linspace(-3, 3, 1000)
     x = bndp.RectifiedGaussian(0.7, lower=-1, upper=1).sample(th, rng=5)
     np.testing.assert_array_equal(x, np.clip(th + 0.7 * z, -1, 1))
@@ -271,11 +271,11 @@ def test_log_primitives_against_mpmath():
     for x in (-1e3, -40.0, -19.9, -5.0, -0.3, 0.0, 0.7, 5.0, 30.0):
         want = float(mp.log(mp.ncdf(x)) if x <= 0 else mp.log1p(-mp.ncdf(-x)))
         # relative condition number of Phi in the tail ~ x^2 (rounding of x/sqrt2)
-        assert _core.gr_lndtr(x) == pytest.approx(want, rel=4e-16 * (8 + x * x), abs=1e-300)
+        assert _testing.gr_lndtr(x) == pytest.approx(want, rel=4e-16 * (8 + x * x), abs=1e-300)
     for U, L in ((1.0, -1.0), (1e-3, -1e-3), (-3.0, -3.5), (-25.0, -26.0), (40.0, 39.0),
                  (0.5, 0.25), (-0.2, -0.3), (5.0, -30.0)):
         want = float(mp.log(mp.ncdf(U) - mp.ncdf(L) if L < 0 else mp.ncdf(-L) - mp.ncdf(-U)))
-        assert _core.gr_log_ndtr_diff(U, L) == pytest.approx(want, rel=1e-13)
+        assert _testing.gr_log_ndtr_diff(U, L) == pytest.approx(want, rel=1e-13)
 
 
 def test_truncated_and_rectified_ppf_invert_their_cdf():

@@ -376,10 +376,10 @@ def test_verify_is_callable_and_the_module():
 # per-row checks: the one-pass fast path agrees with the worded checks
 # ---------------------------------------------------------------------------------------
 def test_per_row_fast_checks_agree_with_numpy():
-    # _core.rows_bounds_ok / rows_inside (the validation's one-pass path for long per-row
+    # _rows.rows_bounds_ok / rows_inside (the validation's one-pass path for long per-row
     # arrays) against the NumPy predicates, with NaN, infinities, signed zeros, equal
     # bounds and values just outside, at every position of a block (the vector lanes)
-    from bndp import _core
+    from bndp._core import rows as _rows
     r = np.random.default_rng(4)
     specials = [np.nan, INF, -INF, 0.0, -0.0, 5e-324, 1e308]
     for m in (1, 7, 64, 67, 130):
@@ -401,10 +401,10 @@ def test_per_row_fast_checks_agree_with_numpy():
                 fin = np.isfinite(lo) & np.isfinite(hi)
                 ok_b = bool(np.all(fin & (lo < hi)))
                 ok_q = bool(np.all(fin & np.isfinite(q) & (lo <= q) & (q <= hi)))
-            assert _core.rows_bounds_ok(lo, hi) is ok_b
-            assert _core.rows_inside(q, lo, hi) is ok_q
+            assert _rows.rows_bounds_ok(lo, hi) is ok_b
+            assert _rows.rows_inside(q, lo, hi) is ok_q
     with pytest.raises(ValueError, match="different lengths"):
-        _core.rows_inside(np.zeros(3), np.zeros(3), np.ones(2))
+        _rows.rows_inside(np.zeros(3), np.zeros(3), np.ones(2))
 
 
 @pytest.mark.parametrize("where", [0, 63, 500, 999])

@@ -21,7 +21,7 @@ ABOVE_MECHANISMS = ("bndp.integrations", "bndp.frames", "bndp.cli", "bndp.spark"
 
 def _modules() -> dict[str, str]:
     """Dotted module name -> path, for every Python module of the package; compiled
-    extension modules (``_core``) are listed by their Cython source, with no path."""
+    extension modules (those of ``bndp._core``) are listed by their Cython source, with no path."""
     mods: dict[str, str] = {}
     root = os.path.dirname(SRC)
     for dirpath, dirnames, filenames in os.walk(SRC):

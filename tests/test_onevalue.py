@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import bndp
-from bndp import _core, _random
+from bndp import _random
+from bndp._core import fill as _fill
 from bndp._laws import window
 
 MECHS = [(bndp.BoundedLaplace, 0.0, 120.0), (bndp.BoundedGaussian, 0.0, 120.0),
@@ -25,7 +26,7 @@ def reference(plan, value, gen):
     out = np.empty(q2.shape)
     k = plan.kernel
     tree, levels = k.search_tree
-    _core.gw_fill_row(gen, tree, levels, k.N, k.tailw, k.sbits, k.tm, k.exponent, plan.lower,
+    _fill.gw_fill_row(gen, tree, levels, k.N, k.tailw, k.sbits, k.tm, k.exponent, plan.lower,
                       plan.upper, plan.n, q2, out)
     return float(out[0, 0]) if q.ndim == 0 else out.reshape(q.shape)
 

@@ -10,7 +10,7 @@ import zipfile
 import pytest
 
 import bndp
-from bndp import _core
+
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SRC = os.path.join(ROOT, "src")
@@ -115,18 +115,24 @@ def test_license_file_goes_into_the_wheel_and_the_sdist(tmp_path):
 
 
 def test_stub_lists_every_def_of_the_compiled_core():
-    with open(os.path.join(SRC, "bndp", "_core.pyx")) as f:
-        pyx = f.read()
-    for inc in re.findall(r'^include "([^"]+)"', pyx, flags=re.M):
-        with open(os.path.join(SRC, "bndp", inc)) as f:
-            pyx += f.read()
-    with open(os.path.join(SRC, "bndp", "_core.pyi")) as f:
-        pyi = f.read()
+    # every module of the compiled core (bndp._core.<name>, built from _core/<name>.pyx) has
+    # a stub listing each of its def wrappers, and the built module has them all
+    import importlib
+
+    core = os.path.join(SRC, "bndp", "_core")
+    names = sorted(f[:-4] for f in os.listdir(core) if f.endswith(".pyx"))
+    assert len(names) > 1 and "testing" in names
     assert os.path.exists(os.path.join(SRC, "bndp", "py.typed"))
-    defs = set(re.findall(r"^def ([a-z]\w*)\(", pyx, flags=re.M))
-    stubs = set(re.findall(r"^def ([a-z]\w*)\(", pyi, flags=re.M))
-    assert defs and defs <= stubs
-    assert all(callable(getattr(_core, n)) for n in stubs)
+    for name in names:
+        with open(os.path.join(core, name + ".pyx")) as f:
+            pyx = f.read()
+        with open(os.path.join(core, name + ".pyi")) as f:
+            pyi = f.read()
+        defs = set(re.findall(r"^def ([a-z]\w*)\(", pyx, flags=re.M))
+        stubs = set(re.findall(r"^def ([a-z]\w*)\(", pyi, flags=re.M))
+        assert defs <= stubs, (name, defs - stubs)
+        module = importlib.import_module("bndp._core." + name)
+        assert all(callable(getattr(module, n)) for n in stubs), name
 
 
 def test_import_does_not_load_optional_engines():
@@ -168,11 +174,13 @@ def test_wheel_builds_installs_and_passes_tests_in_a_fresh_venv(tmp_path):
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     (whl,) = list(wheels.glob("bndp-*.whl"))
     names = zipfile.ZipFile(whl).namelist()
-    for want in ("bndp/py.typed", "bndp/_core.pyi", "bndp/data/people.csv", "bndp/cli/__init__.py",
+    for want in ("bndp/py.typed", "bndp/_core/fill.pyi", "bndp/_core/common.pxd",
+                 "bndp/data/people.csv", "bndp/cli/__init__.py",
                  "bndp/integrations/spark.py", "bndp/integrations/dask.py",
                  f"bndp-{bndp.__version__}.dist-info/licenses/LICENSE"):
         assert want in names, want
-    assert any(re.match(r"bndp/_core\..*(so|pyd)$", n) for n in names)
+    assert any(re.match(r"bndp/_core/fill\..*(so|pyd)$", n) for n in names)
+    assert any(re.match(r"bndp/_core/testing\..*(so|pyd)$", n) for n in names)
     assert not any(n.endswith((".pyx", ".pxi", ".c")) for n in names)
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
@@ -200,7 +208,7 @@ def test_wheel_builds_installs_and_passes_tests_in_a_fresh_venv(tmp_path):
 @pytest.mark.slow
 def test_sdist_carries_the_sources_the_build_needs(tmp_path):
     # The source distribution must build the extension from the Cython sources: every file
-    # the .pyx includes (the .pxi parts and the C header), no stale generated _core.c.
+    # the modules cimport (their .pxd files) and the C headers, no stale generated .c file.
     if not os.path.isdir(os.path.join(ROOT, ".git")) or shutil.which("git") is None:
         pytest.skip("needs the git checkout")
     files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
@@ -217,16 +225,19 @@ def test_sdist_carries_the_sources_the_build_needs(tmp_path):
     import tarfile
     (sdist,) = list((tmp_path / "dist").glob("bndp-*.tar.gz"))
     names = {n.split("/", 1)[1] for n in tarfile.open(sdist).getnames() if "/" in n}
-    src = open(os.path.join(ROOT, "src", "bndp", "_core.pyx")).read()
-    src += open(os.path.join(ROOT, "src", "bndp", "_core.pxd")).read()
-    needed = {"src/bndp/_core.pyx", "src/bndp/_core.pxd", "setup.py", "pyproject.toml",
-              "MANIFEST.in", "LICENSE"}
-    needed |= {"src/bndp/" + m for m in re.findall(r'^include "([^"]+)"', src, flags=re.M)}
+    core = os.path.join(ROOT, "src", "bndp", "_core")
+    needed = {"setup.py", "pyproject.toml", "MANIFEST.in", "LICENSE"}
+    src = ""
+    for f in os.listdir(core):
+        if f.endswith((".pyx", ".pxd")):
+            needed.add("src/bndp/_core/" + f)
+            src += open(os.path.join(core, f)).read()
     needed |= {"src/bndp/" + m for m in re.findall(r'^cdef extern from "([^"]+)"', src,
                                                    flags=re.M)}
-    assert "src/bndp/_simd.h" in needed and any(n.endswith(".pxi") for n in needed)
+    needed |= {"src/bndp/" + m for m in re.findall(r'^ *#include "([^"]+)"', src, flags=re.M)}
+    assert "src/bndp/_simd.h" in needed and "src/bndp/_core/common.pxd" in needed
     assert needed <= names, needed - names
-    assert "src/bndp/_core.c" not in names
+    assert not any(n.startswith("src/bndp/_core/") and n.endswith(".c") for n in names)
 
 
 @pytest.mark.slow

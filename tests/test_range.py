@@ -235,7 +235,7 @@ def _dp_sweep(n_cfg, seed):
         assert eps - g <= 2e-3 * eps                 # the grid sees the binding pair
         # tight: sigma*(1 - 1e-4) violates
         m2 = ConstrainedLaplace(eps, sensitivity=dF, forbidden=forb, lower=lo, upper=hi)
-        lower_s = bndp._core.cl_loss(m2._L, m2._R, m2._Lr, m2._Rr, s * (1 - 1e-4), dF, False)
+        lower_s = bndp._core.certify.cl_loss(m2._L, m2._R, m2._Lr, m2._Rr, s * (1 - 1e-4), dF, False)
         assert lower_s > eps
         # never more noise than the metric calibration
         mm = ConstrainedLaplace(eps, sensitivity=dF, forbidden=forb, lower=lo, upper=hi,
@@ -260,7 +260,7 @@ def test_exact_loss_against_grid_at_arbitrary_sigma():
         forb, lo, hi, eps, dF = _random_config(rng)
         m = ConstrainedLaplace(eps, sensitivity=dF, forbidden=forb, lower=lo, upper=hi)
         s = m.scale * rng.uniform(0.5, 2.5)
-        ex = bndp._core.cl_loss(m._L, m._R, m._Lr, m._Rr, s, dF, False)
+        ex = bndp._core.certify.cl_loss(m._L, m._R, m._Lr, m._Rr, s, dF, False)
         g = _grid_loss(forb, lo, hi, s, dF, npts=400)
         assert g <= ex
         assert ex - g <= 1e-6 * abs(ex) + 1e-12
@@ -547,7 +547,7 @@ def test_loss_decreases_with_sigma():
         forb, lo, hi, eps, dF = _random_config(rng)
         m = ConstrainedLaplace(eps, sensitivity=dF, forbidden=forb, lower=lo, upper=hi)
         for metric in (False, True):
-            v = np.array([bndp._core.cl_loss(m._L, m._R, m._Lr, m._Rr, s, dF, metric)
+            v = np.array([bndp._core.certify.cl_loss(m._L, m._R, m._Lr, m._Rr, s, dF, metric)
                           for s in m.scale * np.geomspace(0.3, 4.0, 120)])
             assert (np.diff(v) <= 1e-13 * np.abs(v[1:])).all()
 

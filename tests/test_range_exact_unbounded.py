@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import bndp
-from bndp import _core
+from bndp._core import certify_grid as _certify_grid, grid as _grid
 from bndp._laws.constrained import _tail_bits
 from bndp._laws.whole_range import _kexp
 from bndp.mechanisms import exact
@@ -59,7 +59,7 @@ class Law:
 
 
 def table(u, N, sbits):
-    cum = _core.gd_table(0, u, N, 40, 1 << 12)
+    cum = _certify_grid.gd_table(0, u, N, 40, 1 << 12)
     tw = int(cum[1]) * ((1 << sbits) - 1)
     return cum, tw
 
@@ -68,7 +68,7 @@ def draw(cum, N, sa, sb, gh, tw, sbits, core, values, seed, kl=0):
     tree, levels = exact.search_tree(cum)
     q = np.ascontiguousarray(np.asarray(values, dtype=np.float64).reshape(1, -1))
     out = np.empty_like(q)
-    _core.gd_set_fill_rows(np.random.default_rng(seed), tree, levels, N, 0, kl,
+    _grid.gd_set_fill_rows(np.random.default_rng(seed), tree, levels, N, 0, kl,
                            np.array(sa, dtype=np.int64), np.array(sb, dtype=np.int64),
                            np.array(gh, dtype=np.float64), tw, sbits, core[0], core[1], False,
                            q, out)
@@ -137,7 +137,7 @@ def test_certificate_kernel_matches_an_exhaustive_computation():
     cum, tw = table(U, N, S)
     law = Law(cum, N, SA, SB, S)
     L = L_IN
-    lam, kap = _core.gd_set_losses(cum, N, L, np.array(SA, dtype=np.int64),
+    lam, kap = _certify_grid.gd_set_losses(cum, N, L, np.array(SA, dtype=np.int64),
                                    np.array(SB, dtype=np.int64), tw, S, 1, 4, 0)
     for delta in range(1, 5):
         ref = max(exact_loss(law, i, i + delta) for i in range(L - delta + 1)
@@ -148,12 +148,12 @@ def test_certificate_kernel_matches_an_exhaustive_computation():
         r = np.abs(np.log(law.weight(d)) - np.log(law.weight(d - delta)))
         assert r.max() <= kap[delta - 1] <= r.max() + 1e-11
     # the pairs inside one span, and the pair across the gap
-    lam2, _ = _core.gd_set_losses(cum, N, L, np.array(SA, dtype=np.int64),
+    lam2, _ = _certify_grid.gd_set_losses(cum, N, L, np.array(SA, dtype=np.int64),
                                   np.array(SB, dtype=np.int64), tw, S, 1, 1, 2)
     ref2 = max(exact_loss(law, i, i + 1) for i in range(L) if law.allowed(i)
                and law.allowed(i + 1))
     assert ref2 <= lam2[0] <= ref2 + 1e-11
-    jump = _core.gd_set_pair_loss(cum, N, np.array(SA, dtype=np.int64),
+    jump = _certify_grid.gd_set_pair_loss(cum, N, np.array(SA, dtype=np.int64),
                                   np.array(SB, dtype=np.int64), tw, S, 8, 12)
     assert exact_loss(law, 8, 12) <= jump <= exact_loss(law, 8, 12) + 1e-11
 
@@ -161,10 +161,10 @@ def test_certificate_kernel_matches_an_exhaustive_computation():
 def test_certificate_refuses_span_ends_outside_the_windows():
     cum, tw = table(U, N, S)
     with pytest.raises(ValueError, match="window"):
-        _core.gd_set_losses(cum, N, L_IN + 1, np.array(SA, dtype=np.int64),
+        _certify_grid.gd_set_losses(cum, N, L_IN + 1, np.array(SA, dtype=np.int64),
                             np.array(SB, dtype=np.int64), tw, S, 1, 2, 0)
     with pytest.raises(ValueError, match="geometric tail"):
-        _core.gd_set_losses(cum, N, L_IN, np.array(SA, dtype=np.int64),
+        _certify_grid.gd_set_losses(cum, N, L_IN, np.array(SA, dtype=np.int64),
                             np.array(SB, dtype=np.int64), 0, 0, 1, 2, 0)
 
 
@@ -298,10 +298,10 @@ def test_span_ends_are_exact_when_the_quotient_is_subnormal():
 ])
 def test_unreachable_grids_are_refused_at_once_with_the_way_out(make, monkeypatch):
     # at once: before any weight table is built (it used to search for minutes)
-    from bndp import _core
+    from bndp._core import certify_grid as _certify_grid, grid as _grid
     built = []
-    table = _core.gd_table
-    monkeypatch.setattr(_core, "gd_table", lambda *a: built.append(a) or table(*a))
+    table = _certify_grid.gd_table
+    monkeypatch.setattr(_certify_grid, "gd_table", lambda *a: built.append(a) or table(*a))
     with pytest.raises(ValueError, match="mode='continuous'"):
         make()
     assert not built
@@ -348,7 +348,7 @@ def _random_set_law(rng):
             sa[0] = -GD_INF
         if r != 0:
             sb[-1] = GD_INF
-    cum = _core.gd_table(0, u, n, _kexp(0, u, n) - int(rng.integers(0, 3)), 1 << 12)
+    cum = _certify_grid.gd_table(0, u, n, _kexp(0, u, n) - int(rng.integers(0, 3)), 1 << 12)
     sbits = tw = 0
     if tails:
         sbits = _tail_bits(u)
@@ -371,9 +371,9 @@ def test_fast_certificate_never_below_the_exhaustive_one(seed):
         for which in (0, 1, 2):
             D = 1 if which == 2 else int(rng.integers(1, 6))
             lo = D if which == 1 else 1
-            lam, kap = _core.gd_set_losses(cum, n, L, sa, sb, tw, sbits, lo, D, which)
+            lam, kap = _certify_grid.gd_set_losses(cum, n, L, sa, sb, tw, sbits, lo, D, which)
             ref = float(np.max(lam))
-            bound, kb = _core.gd_set_bound(cum, n, L, sa, sb, tw, sbits, u, D, which)
+            bound, kb = _certify_grid.gd_set_bound(cum, n, L, sa, sb, tw, sbits, u, D, which)
             assert kb >= float(np.max(kap))
             if ref == -np.inf:
                 continue
@@ -392,8 +392,8 @@ def test_fast_certificate_mutations_are_caught():
         if int(cum[-1]) + 2 * tw > 1 << 58:
             continue
         D = int(rng.integers(1, 4))
-        ref = float(np.max(_core.gd_set_losses(cum, n, L, sa, sb, tw, sbits, 1, D, 0)[0]))
-        bound, kb = _core.gd_set_bound(cum, n, L, sa, sb, tw, sbits, u, D, 0)
+        ref = float(np.max(_certify_grid.gd_set_losses(cum, n, L, sa, sb, tw, sbits, 1, D, 0)[0]))
+        bound, kb = _certify_grid.gd_set_bound(cum, n, L, sa, sb, tw, sbits, u, D, 0)
         if ref == -np.inf:
             continue
         below_without_kernel += bound - (D / u) < ref - 1e-9      # the kernel ratio dropped
@@ -408,7 +408,7 @@ def test_pair_loss_across_a_gap_far_beyond_the_old_tail_limit():
     sa, sb = [3, 650], [8, GD_INF]
     cum, tw = table(u, n, s)
     law = Law(cum, n, sa, sb, s)
-    got = _core.gd_set_pair_loss(cum, n, np.array(sa, dtype=np.int64),
+    got = _certify_grid.gd_set_pair_loss(cum, n, np.array(sa, dtype=np.int64),
                                  np.array(sb, dtype=np.int64), tw, s, 8, 650)
     ref = exact_loss(law, 8, 650)
     assert ref <= got <= ref + 1e-9 * max(1.0, ref)

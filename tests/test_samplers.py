@@ -153,10 +153,10 @@ def test_bounded_laplace_ks(q, b, lo, hi):
 
 
 def bounded_laplace_draws(q, b, lo, hi, n=N, seed=11):
-    from bndp import _core
+    from bndp._core import fill as _fill
 
     out = np.empty(n)
-    _core.bl_fill(np.random.default_rng(seed), q, b, lo, hi, out)
+    _fill.bl_fill(np.random.default_rng(seed), q, b, lo, hi, out)
     return out
 
 

@@ -1,5 +1,5 @@
-"""The windowed grid law (bndp._laws.window; _core_sample_window.pxi,
-_core_certify_grid.pxi): the fast certificate
+"""The windowed grid law (bndp._laws.window; _core/window.pyx,
+_core/certify_grid.pyx): the fast certificate
 against exhaustive maxima of the sampled law, the sampler against the exact law, the exact
 index and interval arithmetic, per-row plans."""
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import bndp
-from bndp import _core
+from bndp._core import calibrate as _calibrate, certify_grid as _certify_grid, certify_rows as _certify_rows, rows as _rows, testing as _testing, window as _window
 from bndp._laws import serving, window
 
 from ._helpers import chi2_pvalue, grid_counts
@@ -61,10 +61,10 @@ def test_certificate_against_the_exhaustive_oracle_without_tails(fam):
         n = int(rng.integers(1, 200))
         dk = int(rng.integers(1, 24))
         dk = min(dk, n)
-        cert, shape, cum = _core.gw_eval(fam, t, n, dk, False, table=True)
+        cert, shape, cum = _testing.gw_eval(fam, t, n, dk, False, table=True)
         if shape is None or shape[1]:
             continue
-        old = float(np.max(_core.gd_shift_losses(cum, n, dk)))
+        old = float(np.max(_certify_grid.gd_shift_losses(cum, n, dk)))
         assert cert >= old - 1e-13, (fam, t, n, dk, cert, old)
         assert cert - old <= 1e-6 + 4.0 / (int(cum[1]) - 1), (fam, t, n, dk, cert, old)
 
@@ -84,7 +84,7 @@ def test_certificate_against_the_exhaustive_oracle_with_tails(fam):
         dk = int(rng.integers(1, 12))
         n = int(rng.integers(2, 160))
         dk = min(dk, n)
-        cert, shape, cum = _core.gw_eval(fam, t, n, dk, False, tail_bits=bits, table=True)
+        cert, shape, cum = _testing.gw_eval(fam, t, n, dk, False, tail_bits=bits, table=True)
         if shape is None:
             continue
         N, tail, kexp, tailw, sbits, tm, _ = shape
@@ -105,7 +105,7 @@ def _wide_kernels(fam, seed, count, t_max, rng=None):
         t = float(np.exp(rng.uniform(np.log(0.5 if fam == 0 else 1.5), np.log(t_max))))
         bits = int(rng.integers(4, 11))
         dk = int(rng.integers(1, 8))
-        cert, shape, cum = _core.gw_eval(fam, t, 1 << 40, dk, True, tail_bits=bits, table=True)
+        cert, shape, cum = _testing.gw_eval(fam, t, 1 << 40, dk, True, tail_bits=bits, table=True)
         if shape is not None:
             yield t, bits, dk, cert, shape, cum
 
@@ -138,7 +138,7 @@ def test_wide_kernel_certified_on_narrow_rows(fam):
                                                        rng):
         N, tail, kexp, tailw, sbits, tm, n_wide = shape
         ns = np.unique(rng.integers(1, n_wide, 5)).astype(np.int64)
-        got = _core.gw_certify_rows(fam, t, bits, tailw, cum, ns, dk)
+        got = _certify_rows.gw_certify_rows(fam, t, bits, tailw, cum, ns, dk)
         for n, c in zip(ns.tolist(), got):
             exact = exhaustive_loss(kernel_weights(cum, N, tailw, sbits, tm, n), n, min(dk, n))
             assert c >= exact - 1e-12, (fam, t, bits, dk, n, c, exact)
@@ -149,7 +149,7 @@ def test_wide_kernel_certified_on_narrow_rows(fam):
 
 def test_certify_rows_refuses_what_is_not_a_wide_kernel():
     law = window.plan_wide(0, 1.0, 1.0)
-    ok = _core.gw_certify_rows(0, law.scale_grid, 24, law.tailw, law.cum,
+    ok = _certify_rows.gw_certify_rows(0, law.scale_grid, 24, law.tailw, law.cum,
                                np.array([10, 300], dtype=np.int64), law.dk)
     assert (ok <= 1.0).all() and ok[0] < ok[1]
     bad = [
@@ -159,7 +159,7 @@ def test_certify_rows_refuses_what_is_not_a_wide_kernel():
     ]
     for t, cum, ns in bad:
         with pytest.raises(ValueError, match="gw_certify_rows"):
-            _core.gw_certify_rows(0, t, 24, law.tailw, cum, np.array(ns, dtype=np.int64),
+            _certify_rows.gw_certify_rows(0, t, 24, law.tailw, cum, np.array(ns, dtype=np.int64),
                                   law.dk)
 
 
@@ -176,14 +176,14 @@ def test_narrow_rows_on_the_wide_kernel_are_certified_and_nearly_as_tight(fam):
         wide = window._law(fam, eps, dk, e, None)
         for n in np.unique(np.linspace(dk, wide.n_min - 1, 9).astype(np.int64)).tolist():
             law = window._law(fam, eps, dk, e, n)
-            c = float(_core.gw_certify_rows(fam, wide.scale_grid, 24, wide.tailw, wide.cum,
+            c = float(_certify_rows.gw_certify_rows(fam, wide.scale_grid, 24, wide.tailw, wide.cum,
                                             np.array([n], dtype=np.int64), dk)[0])
             if law.cum is wide.cum:
                 served += 1
                 assert law.certified_epsilon == c <= eps
                 assert c >= eps * (1.0 - serving.WIDE_SLACK)
                 t0 = window._search_start(fam, eps, dk, n)
-                t_own = _core.gw_calibrate(fam, eps, t0, n, dk, False, window.REL_TOL)[0]
+                t_own = _calibrate.gw_calibrate(fam, eps, t0, n, dk, False, window.REL_TOL)[0]
                 assert wide.scale_grid <= 1.002 * t_own, (eps, n)
             else:
                 own += 1
@@ -210,7 +210,7 @@ def test_served_map_is_the_serving_rule_on_every_row_it_scans(fam):
         assert smap.shape == (wide.n_min,) and scan.done and smap.sum() >= 50
         assert not smap[:scan.top].any()
         ns = np.arange(scan.top, wide.n_min, dtype=np.int64)
-        one = np.array([_core.gw_certify_rows(fam, wide.scale_grid, 24, wide.tailw, wide.cum,
+        one = np.array([_certify_rows.gw_certify_rows(fam, wide.scale_grid, 24, wide.tailw, wide.cum,
                                               ns[k:k + 1], dk)[0] for k in range(ns.size)])
         np.testing.assert_array_equal(scan.cert[ns], one)
         ok = (eps * (1.0 - serving.WIDE_SLACK) <= one) & (one <= eps)
@@ -320,7 +320,7 @@ def test_per_row_draws_do_not_depend_on_the_kernel_cache(fam, monkeypatch):
         np.testing.assert_array_equal(got[0], cold[0])
         assert got[1] == cold[1]
     served = serving._served_map(wide, fam, target, dk)
-    n = _core.gw_intervals(lo, hi, e0)
+    n = _window.gw_intervals(lo, hi, e0)
     assert ((n < wide.n_min) & (served[np.minimum(n, wide.n_min - 1)] != 0)).sum() > 100
 
 
@@ -328,13 +328,13 @@ def test_certificate_would_catch_a_wrong_law():
     """The oracle sees a difference that matters: the law without its tails (the table's
     window alone, a support that depends on the input) has an infinite loss, and halving the
     kernel's scale at a fixed certificate is caught."""
-    cert, shape, cum = _core.gw_eval(0, 2.0, 60, 3, False, tail_bits=6, table=True)
+    cert, shape, cum = _testing.gw_eval(0, 2.0, 60, 3, False, tail_bits=6, table=True)
     N, tail, kexp, tailw, sbits, tm, _ = shape
     assert tail
     w = kernel_weights(cum, N, 0, sbits, tm, 60)          # tails dropped: zero weights
     with np.errstate(divide="ignore", invalid="ignore"):
         assert not exhaustive_loss(w, 60, 3) <= cert
-    c2, shape2, cum2 = _core.gw_eval(0, 1.0, 60, 3, False, tail_bits=6, table=True)
+    c2, shape2, cum2 = _testing.gw_eval(0, 1.0, 60, 3, False, tail_bits=6, table=True)
     w2 = kernel_weights(cum2, shape2[0], shape2[3], shape2[4], shape2[5], 60)
     assert exhaustive_loss(w2, 60, 3) > cert + 0.5
 
@@ -344,8 +344,8 @@ def _certificate_by_the_definition(fam, t, n, dk, wide):
     every row of at least 2N + dk), written out as its definition reads, k by k with
     every term recomputed and the window's minimum by brute force, in Python's doubles
     (the same IEEE operations as the compiled certificate; its logarithm on a row is
-    bndp's vectorisable one, ``_core.log_fast``, libm's on the wide rows)."""
-    cert, shape, cum = _core.gw_eval(fam, t, n, dk, wide, table=True)
+    bndp's vectorisable one, ``_core.testing.log_fast``, libm's on the wide rows)."""
+    cert, shape, cum = _testing.gw_eval(fam, t, n, dk, wide, table=True)
     N, tail, kexp, tailw, sbits, tm, _ = shape
     cum = [int(c) for c in cum]
     B = float(tailw)
@@ -374,7 +374,7 @@ def _certificate_by_the_definition(fam, t, n, dk, wide):
         sh = tab + (part + up_hi) * (1.0 + rel)
         v = kexp * 0.6931471805599453 + phi(k)
         vmax = max(vmax, abs(v))
-        qlo.append((math.log(sl) if wide else _core.log_fast(sl)) - v)
+        qlo.append((math.log(sl) if wide else _testing.log_fast(sl)) - v)
         qhi.append(qlo[k] + ((sh - sl) / sl) * (1.0 + 1e-15))
     best = max(qhi[k] - min(qlo[max(0, k - dk): min(k - 1, imax) + 1])
                for k in range(1, kmax + 1) if max(0, k - dk) <= min(k - 1, imax))
@@ -411,17 +411,17 @@ def test_certificate_is_its_definition_bit_for_bit(fam):
     assert seen >= 95
     wide = window._law(fam, 1.0, 16, -4, None)
     ns = np.arange(1, 400, 7, dtype=np.int64)
-    many = _core.gw_certify_rows(fam, wide.scale_grid, 24, wide.tailw, wide.cum, ns, 16)
-    one = [_core.gw_certify_rows(fam, wide.scale_grid, 24, wide.tailw, wide.cum,
+    many = _certify_rows.gw_certify_rows(fam, wide.scale_grid, 24, wide.tailw, wide.cum, ns, 16)
+    one = [_certify_rows.gw_certify_rows(fam, wide.scale_grid, 24, wide.tailw, wide.cum,
                                  np.array([n]), 16)[0] for n in ns.tolist()]
     np.testing.assert_array_equal(many, one)
     # with the terms of one offset computed once (for rows up to 450), row by row
-    terms = _core.gw_cert_terms(fam, wide.scale_grid, 24, wide.tailw, 450)
-    kept = [_core.gw_certify_rows(fam, wide.scale_grid, 24, wide.tailw, wide.cum,
+    terms = _certify_rows.gw_cert_terms(fam, wide.scale_grid, 24, wide.tailw, 450)
+    kept = [_certify_rows.gw_certify_rows(fam, wide.scale_grid, 24, wide.tailw, wide.cum,
                                   np.array([n]), 16, terms)[0] for n in ns.tolist()]
     np.testing.assert_array_equal(many, kept)
     with pytest.raises(ValueError, match="terms"):
-        _core.gw_certify_rows(fam, wide.scale_grid, 24, wide.tailw, wide.cum,
+        _certify_rows.gw_certify_rows(fam, wide.scale_grid, 24, wide.tailw, wide.cum,
                               np.array([451]), 16, terms)
 
 
@@ -437,7 +437,7 @@ def test_table_is_its_definition_bit_for_bit(fam):
         n = int(r.integers(1, 3000))
         for wide in (False, True):
             try:
-                _, shape, cum = _core.gw_eval(fam, t, n, 1, wide, table=True)
+                _, shape, cum = _testing.gw_eval(fam, t, n, 1, wide, table=True)
             except ValueError:
                 continue
             if shape is None:                      # no table at that scale
@@ -465,9 +465,9 @@ def test_sampler_matches_the_law_including_tails_and_rejection(fam, t, bits, n):
     the ends and inside, with tails holding several percent of the mass (tail draws and
     rejections at the row's ends are exercised)."""
     from scipy import stats
-    cert, shape, cum = _core.gw_eval(fam, t, n, 2, False, tail_bits=bits, table=True)
+    cert, shape, cum = _testing.gw_eval(fam, t, n, 2, False, tail_bits=bits, table=True)
     N, tail, kexp, tailw, sbits, tm, _ = shape
-    tree, levels = _core.gw_search_tree(cum)
+    tree, levels = _window.gw_search_tree(cum)
     gen = np.random.Generator(np.random.PCG64(5))
     e = -3
     for i in (0, 1, n // 2, n):
@@ -475,7 +475,7 @@ def test_sampler_matches_the_law_including_tails_and_rejection(fam, t, bits, n):
         lo = np.full(m, 7.0)
         q = lo + i * 2.0 ** e
         out = np.empty(m)
-        _core.gw_fill(gen, tree, levels, N, tailw if tail else 0, sbits, tm, e, q, lo,
+        _window.gw_fill(gen, tree, levels, N, tailw if tail else 0, sbits, tm, e, q, lo,
                       lo + n * 2.0 ** e, np.full(m, n, dtype=np.int64), out)
         j = (out - 7.0) / 2.0 ** e
         assert np.all(j == np.round(j)) and j.min() >= 0 and j.max() <= n
@@ -493,14 +493,14 @@ def test_sampler_matches_the_law_including_tails_and_rejection(fam, t, bits, n):
 def test_sampler_rejects_a_wrong_law():
     """The chi-square above has power: the law of a neighbouring input is rejected."""
     from scipy import stats
-    cert, shape, cum = _core.gw_eval(0, 3.0, 40, 2, False, tail_bits=4, table=True)
+    cert, shape, cum = _testing.gw_eval(0, 3.0, 40, 2, False, tail_bits=4, table=True)
     N, tail, kexp, tailw, sbits, tm, _ = shape
-    tree, levels = _core.gw_search_tree(cum)
+    tree, levels = _window.gw_search_tree(cum)
     gen = np.random.Generator(np.random.PCG64(6))
     m = 200_000
     out = np.empty(m)
     lo = np.zeros(m)
-    _core.gw_fill(gen, tree, levels, N, tailw, sbits, tm, 0, np.full(m, 10.0), lo,
+    _window.gw_fill(gen, tree, levels, N, tailw, sbits, tm, 0, np.full(m, 10.0), lo,
                   np.full(m, 40.0), np.full(m, 40, dtype=np.int64), out)
     counts = np.bincount(out.astype(np.int64), minlength=41)
     p = exact_pmf(cum, N, tailw, sbits, tm, 40, 11)
@@ -531,11 +531,11 @@ def test_index_and_intervals_are_exact():
             q = lo + (k + 0.5) * 2.0 ** e
         cases.append((q, lo, hi, e))
     for q, lo, hi, e in cases:
-        n = int(_core.gw_intervals(np.array([lo]), np.array([hi]), e)[0])
+        n = int(_window.gw_intervals(np.array([lo]), np.array([hi]), e)[0])
         assert n == math.floor((Fraction(hi) - Fraction(lo)) / Fraction(2) ** e)
         if n < 1:
             continue
-        i = int(_core.gw_index(np.array([q]), np.array([lo]), np.array([hi]), e,
+        i = int(_window.gw_index(np.array([q]), np.array([lo]), np.array([hi]), e,
                                np.array([n], dtype=np.int64))[0])
         assert i == frac_index(q, lo, hi, e, n), (q, lo, hi, e)
 
@@ -549,16 +549,16 @@ def test_vectorised_index_pass_equals_the_exact_index():
         lo = float(rng.choice([0.0, 0.1, -3.7, 1e6 + 0.3, 1e12]) + rng.normal())
         width = float(np.exp(rng.uniform(np.log(2.0 ** e * 2), np.log(2.0 ** e * 1e6))))
         hi = lo + width
-        n = int(_core.gw_intervals(np.array([lo]), np.array([hi]), e)[0])
+        n = int(_window.gw_intervals(np.array([lo]), np.array([hi]), e)[0])
         if n < 1:
             continue
         g = 2.0 ** e
         k = rng.integers(-3, n + 4, 300)
         q = np.concatenate((lo + (k + 0.5) * g, lo + k * g, rng.uniform(lo - g, hi + g, 300),
                             [np.nan, lo, hi, -np.inf, np.inf]))
-        ref = _core.gw_index(q, np.full(q.size, lo), np.full(q.size, hi), e,
+        ref = _window.gw_index(q, np.full(q.size, lo), np.full(q.size, hi), e,
                              np.full(q.size, n, dtype=np.int64))
-        assert np.array_equal(_core.gw_index_pass(q, lo, hi, e, n), ref)
+        assert np.array_equal(_testing.gw_index_pass(q, lo, hi, e, n), ref)
 
 
 def test_neighbours_stay_within_dk():
@@ -568,11 +568,11 @@ def test_neighbours_stay_within_dk():
     e = -4
     lo = np.full(100_000, 0.1)
     hi = lo + 120.0
-    n = _core.gw_intervals(lo, hi, e)
+    n = _window.gw_intervals(lo, hi, e)
     q = rng.uniform(0.1, 119.0, 100_000)
     q2 = q + 1.0
-    i1 = _core.gw_index(q, lo, hi, e, n)
-    i2 = _core.gw_index(q2, lo, hi, e, n)
+    i1 = _window.gw_index(q, lo, hi, e, n)
+    i2 = _window.gw_index(q2, lo, hi, e, n)
     assert (i2 - i1).max() <= 16 and (i2 >= i1).all()
 
 
@@ -684,7 +684,7 @@ def test_tail_keeps_the_model_kernel_log_concave(fam):
     rng = np.random.default_rng(41 + fam)
     for _ in range(300):
         t = float(np.exp(rng.uniform(np.log(0.7), np.log(5e4))))
-        cert, shape, cum = _core.gw_eval(fam, t, 1 << 40, 4, True, table=True)
+        cert, shape, cum = _testing.gw_eval(fam, t, 1 << 40, 4, True, table=True)
         if shape is None:
             continue
         N, tail, kexp, tailw, sbits, tm, _ = shape
@@ -861,7 +861,7 @@ def _draw(law, q, lo, hi, n, gen):
     """One gw_fill of the kernel ``law`` on the rows ``q, lo, hi, n`` (in row order)."""
     tree, levels = law.search_tree
     out = np.empty(q.shape[0])
-    _core.gw_fill(gen, tree, levels, law.N, law.tailw, law.sbits, law.tm, law.exponent,
+    _window.gw_fill(gen, tree, levels, law.N, law.tailw, law.sbits, law.tm, law.exponent,
                   q, lo, hi, n, out)
     return out
 
@@ -885,7 +885,7 @@ def _grouped_reference(fam, target, dq, q, lo, hi, gen):
         return (n >= first.n_min) | (served[np.clip(n, 0, first.n_min - 1)] != 0)
 
     sel0 = np.flatnonzero(e == e0)
-    n0 = _core.gw_intervals(lo[sel0], hi[sel0], e0)
+    n0 = _window.gw_intervals(lo[sel0], hi[sel0], e0)
     rows0 = sel0[drawn_first(n0)]
     if rows0.size:
         out[rows0] = _draw(first, q[rows0], lo[rows0], hi[rows0], n0[drawn_first(n0)],
@@ -893,7 +893,7 @@ def _grouped_reference(fam, target, dq, q, lo, hi, gen):
     for ev in np.unique(e):
         ev = int(ev)
         sel = np.flatnonzero(e == ev)
-        n = _core.gw_intervals(lo[sel], hi[sel], ev)
+        n = _window.gw_intervals(lo[sel], hi[sel], ev)
         dk = max(1, math.ceil(math.ldexp(dq, -ev)))
         wide = None if np.all(serving._surely_narrow(fam, target, dk, n)) else \
             window._law(fam, target, dk, ev, None)
@@ -949,49 +949,49 @@ def test_fill_groups_refuses_rows_inconsistent_with_their_kernels():
     lo = np.zeros(k)
     hi = r.choice([20.0, 30.0, 500.0], k)
     q = r.uniform(lo, hi)
-    e, coarse, n, evals, nmax, idx, _ = _core.gw_rows_grid(
+    e, coarse, n, evals, nmax, idx, _ = _rows.gw_rows_grid(
         target, 1.0, lo, hi, window.SCALE_STEPS, window.WINDOW_WIDTH_STEPS, window.SENS_STEPS, q)
     assert evals.size == 1
     ev = int(evals[0])
     dk = max(1, math.ceil(math.ldexp(1.0, -ev)))
     wide = window._law(fam, target, dk, ev, None)
-    group, keys, counts = _core.gw_rows_kernels(e, n, evals, np.array([wide.n_min]))
+    group, keys, counts = _rows.gw_rows_kernels(e, n, evals, np.array([wide.n_min]))
     assert len(keys) == 3 and keys[0, 1] == 0
     laws = [(wide if nn == 0 else window._law(fam, target, min(dk, nn), ev, nn)).fill_args
             for _, nn in keys.tolist()]
     out = np.empty(k)
     gen = np.random.default_rng(0)
-    _core.gw_fill_groups(gen, laws, group, idx, lo, n, out, counts)
+    _rows.gw_fill_groups(gen, laws, group, idx, lo, n, out, counts)
     assert np.all((out >= lo) & (out <= hi))
     bad_counts = [counts + np.array([1, -1, 0]), counts + np.array([-1, 1, 0]),
                   counts + np.array([0, 1, -1]), counts + np.array([0, -1, 1])]
     for c in bad_counts:
         with pytest.raises(ValueError, match="does not serve"):
-            _core.gw_fill_groups(gen, laws, group, idx, lo, n, out, c)
+            _rows.gw_fill_groups(gen, laws, group, idx, lo, n, out, c)
     g2 = group.copy()
     g2[-1] = 3
     with pytest.raises(ValueError, match="does not serve"):
-        _core.gw_fill_groups(gen, laws, g2, idx, lo, n, out, counts)
+        _rows.gw_fill_groups(gen, laws, g2, idx, lo, n, out, counts)
     i2 = idx.copy()
     i2[np.flatnonzero(group == 1)[0]] = n[np.flatnonzero(group == 1)[0]] + 1
     with pytest.raises(ValueError, match="does not serve"):
-        _core.gw_fill_groups(gen, laws, group, i2, lo, n, out, counts)
+        _rows.gw_fill_groups(gen, laws, group, i2, lo, n, out, counts)
     # with positions: the rows are rows pos of a longer column, drawn as the same rows
     # alone (the same stream), written at pos with their lower bounds lo[pos]
     pos = np.sort(r.choice(3 * k, k, replace=False))
     lo3 = np.full(3 * k, np.nan)
     lo3[pos] = lo
     out3 = np.full(3 * k, -1.0)
-    _core.gw_fill_groups(np.random.default_rng(9), laws, group, idx, lo3, n, out3, counts, pos)
-    _core.gw_fill_groups(np.random.default_rng(9), laws, group, idx, lo, n, out, counts)
+    _rows.gw_fill_groups(np.random.default_rng(9), laws, group, idx, lo3, n, out3, counts, pos)
+    _rows.gw_fill_groups(np.random.default_rng(9), laws, group, idx, lo, n, out, counts)
     np.testing.assert_array_equal(out3[pos], out)
     assert np.all(np.delete(out3, pos) == -1.0)
     one = np.flatnonzero(group == 1)          # one kernel's rows (its own loop)
     o1 = np.full(3 * k, -1.0)
-    _core.gw_fill_groups(np.random.default_rng(9), [laws[1]], np.zeros(one.size, np.int32),
+    _rows.gw_fill_groups(np.random.default_rng(9), [laws[1]], np.zeros(one.size, np.int32),
                          idx[one], lo3, n[one], o1, np.array([one.size]), pos[one])
     ref1 = np.empty(one.size)
-    _core.gw_fill_groups(np.random.default_rng(9), [laws[1]], np.zeros(one.size, np.int32),
+    _rows.gw_fill_groups(np.random.default_rng(9), [laws[1]], np.zeros(one.size, np.int32),
                          idx[one], lo[one], n[one], ref1, np.array([one.size]))
     np.testing.assert_array_equal(o1[pos[one]], ref1)
     assert np.count_nonzero(o1 != -1.0) == one.size
@@ -999,7 +999,7 @@ def test_fill_groups_refuses_rows_inconsistent_with_their_kernels():
         p2 = pos.copy()
         p2[5] = bad
         with pytest.raises(ValueError, match="outside the column"):
-            _core.gw_fill_groups(gen, laws, group, idx, lo3, n, out3, counts, p2)
+            _rows.gw_fill_groups(gen, laws, group, idx, lo3, n, out3, counts, p2)
 
 
 def test_fill_groups_remap_draws_the_merged_groups():
@@ -1012,12 +1012,12 @@ def test_fill_groups_remap_draws_the_merged_groups():
     lo = np.zeros(k)
     hi = r.choice([20.0, 30.0, 45.0, 500.0], k)
     q = r.uniform(lo, hi)
-    e, coarse, n, evals, nmax, idx, _ = _core.gw_rows_grid(
+    e, coarse, n, evals, nmax, idx, _ = _rows.gw_rows_grid(
         target, 1.0, lo, hi, window.SCALE_STEPS, window.WINDOW_WIDTH_STEPS, window.SENS_STEPS, q)
     ev = int(evals[0])
     dk = max(1, math.ceil(math.ldexp(1.0, -ev)))
     wide = window._law(fam, target, dk, ev, None)
-    group, keys, counts = _core.gw_rows_kernels(e, n, evals, np.array([wide.n_min]))
+    group, keys, counts = _rows.gw_rows_kernels(e, n, evals, np.array([wide.n_min]))
     assert len(keys) == 4
     laws = [(wide if nn == 0 else window._law(fam, target, min(dk, nn), ev, nn)).fill_args
             for _, nn in keys.tolist()]
@@ -1026,15 +1026,15 @@ def test_fill_groups_remap_draws_the_merged_groups():
     mlaws = [laws[0], laws[1]]
     want = np.empty(k)
     g1 = np.random.default_rng(5)
-    _core.gw_fill_groups(g1, mlaws, remap[group], idx, lo, n, want, merged)
+    _rows.gw_fill_groups(g1, mlaws, remap[group], idx, lo, n, want, merged)
     got = np.empty(k)
     g2 = np.random.default_rng(5)
-    _core.gw_fill_groups(g2, mlaws, group, idx, lo, n, got, merged, None, remap)
+    _rows.gw_fill_groups(g2, mlaws, group, idx, lo, n, got, merged, None, remap)
     np.testing.assert_array_equal(got, want)
     assert g1.random() == g2.random()
     for bad in (np.array([0, 1, 0, 2], dtype=np.int32), np.array([0, 1, 0], dtype=np.int32)):
         with pytest.raises(ValueError, match="out of range|does not serve"):
-            _core.gw_fill_groups(g2, mlaws, group, idx, lo, n, got, merged, None, bad)
+            _rows.gw_fill_groups(g2, mlaws, group, idx, lo, n, got, merged, None, bad)
 
 
 def test_per_row_grid_pass_matches_grid_exponent_and_intervals():
@@ -1051,7 +1051,7 @@ def test_per_row_grid_pass_matches_grid_exponent_and_intervals():
                         np.full(50, 4e-310), np.zeros(50), r.uniform(60.0, 200.0, 200)])
     hi = lo + w
     for target, dq in ((0.7, 1.0), (3.0, 0.37), (0.01, 1e-3), (50.0, 2.5e4)):
-        e, coarse, n, evals, nmax = _core.gw_rows_grid(target, dq, lo, hi, window.SCALE_STEPS,
+        e, coarse, n, evals, nmax = _rows.gw_rows_grid(target, dq, lo, hi, window.SCALE_STEPS,
                                                        window.WINDOW_WIDTH_STEPS, window.SENS_STEPS)
         e_ref, c_ref = window.grid_exponent(target, dq, hi - lo, lo, hi)
         np.testing.assert_array_equal(e, e_ref)
@@ -1059,7 +1059,7 @@ def test_per_row_grid_pass_matches_grid_exponent_and_intervals():
         ok = (e >= -1022) & (e <= 1000)
         for ev in np.unique(e[ok]):
             s = e == ev
-            np.testing.assert_array_equal(n[s], _core.gw_intervals(lo[s], hi[s], int(ev)))
+            np.testing.assert_array_equal(n[s], _window.gw_intervals(lo[s], hi[s], int(ev)))
         np.testing.assert_array_equal(evals, np.unique(e[ok]))
         np.testing.assert_array_equal(nmax, [n[e == ev].max() for ev in evals])
         # with true values: the same five results and every row's grid index (gw_index;
@@ -1067,7 +1067,7 @@ def test_per_row_grid_pass_matches_grid_exponent_and_intervals():
         q = r.uniform(lo - 0.5 * w, hi + 0.5 * w)
         q[::97] = np.nan
         q[1::89] = lo[1::89] + 0.5 * (hi[1::89] - lo[1::89])
-        got = _core.gw_rows_grid(target, dq, lo, hi, window.SCALE_STEPS,
+        got = _rows.gw_rows_grid(target, dq, lo, hi, window.SCALE_STEPS,
                                  window.WINDOW_WIDTH_STEPS, window.SENS_STEPS, q)
         for a, b in zip(got[:5], (e, coarse, n, evals, nmax)):
             np.testing.assert_array_equal(a, b)
@@ -1076,7 +1076,7 @@ def test_per_row_grid_pass_matches_grid_exponent_and_intervals():
         assert got[6] == (e.min(), e.max(), coarse.any(), n.min())
         for ev in np.unique(e[ok]):
             s = (e == ev) & (n >= 1)
-            np.testing.assert_array_equal(idx[s], _core.gw_index(q[s], lo[s], hi[s], int(ev),
+            np.testing.assert_array_equal(idx[s], _window.gw_index(q[s], lo[s], hi[s], int(ev),
                                                                 n[s]))
 
 
@@ -1095,7 +1095,7 @@ def test_per_row_grid_pass_summary_of_one_exponent_blocks():
     lo[4500], hi[4500] = 1e15, 1e15 + 60.0      # a coarse row
     q = r.uniform(lo, hi)
     target, dq = 0.7, 1.0
-    e, coarse, n, evals, nmax, idx, summary = _core.gw_rows_grid(
+    e, coarse, n, evals, nmax, idx, summary = _rows.gw_rows_grid(
         target, dq, lo, hi, window.SCALE_STEPS, window.WINDOW_WIDTH_STEPS, window.SENS_STEPS, q)
     e_ref, c_ref = window.grid_exponent(target, dq, hi - lo, lo, hi)
     np.testing.assert_array_equal(e, e_ref)
@@ -1164,8 +1164,8 @@ def test_gw_calibrate_returns_the_smallest_certified_scale(fam, target, dk, wide
     rel = 1e-7
     nn = 1 << 40 if n is None else n
     t0 = 3.0 * dk / target
-    t, cert, _, _ = _core.gw_calibrate(fam, target, t0, nn, dk, wide, rel)
+    t, cert, _, _ = _calibrate.gw_calibrate(fam, target, t0, nn, dk, wide, rel)
     assert cert <= target
-    assert _core.gw_eval(fam, t, nn, dk, wide)[0] == cert
+    assert _testing.gw_eval(fam, t, nn, dk, wide)[0] == cert
     if cert < target * (1.0 - rel):
-        assert _core.gw_eval(fam, t * (1.0 - 2.0 * rel), nn, dk, wide)[0] > target
+        assert _testing.gw_eval(fam, t * (1.0 - 2.0 * rel), nn, dk, wide)[0] > target

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import _core
+from ._core import certify as _certify
 from ._validation import box_widths, check_box, positive_real
 from .calibrate import bounded_gaussian_sigma
 
@@ -199,7 +199,7 @@ def bounded_gaussian_loss(sigma: Any, sensitivity: Any, lower: Any, upper: Any, 
     j = _unit_exponent(w, dq)
     if _tangent_regime(s, dq, w):
         return _far_sigma_loss(s, dq, w, details)
-    up, low, c = _core.vf_bg_loss(math.ldexp(s, -j), math.ldexp(dq, -j),
+    up, low, c = _certify.vf_bg_loss(math.ldexp(s, -j), math.ldexp(dq, -j),
                                   np.ascontiguousarray(np.ldexp(w, -j)))
     if details:
         return LossCertificate(float(up), float(low), np.ldexp(c, j))
@@ -249,7 +249,7 @@ def bounded_laplace_loss(scale: Any, sensitivity: Any, lower: Any, upper: Any) -
     w = _widths(lower, upper)
     if w.size != 1:
         raise ValueError("`lower` and `upper` must be scalars for the bounded Laplace mechanism")
-    return float(_core.vf_bl_loss(b, dq, float(w[0])))
+    return float(_certify.vf_bl_loss(b, dq, float(w[0])))
 
 
 def bounded_gaussian_tight_sigma(epsilon: Any, sensitivity: Any, lower: Any, upper: Any,
@@ -312,7 +312,7 @@ def _tight_sigma(eps: float, dq: float, w: np.ndarray, sigma_paper: float) -> fl
     """:func:`bounded_gaussian_tight_sigma` of checked inputs: ``eps`` and ``dq`` finite and
     > 0, ``w`` the box's widths (:func:`bndp._validation.box_widths`)."""
     j = _unit_exponent(w, dq)
-    s, _ = _core.vf_bg_tight_sigma(eps, math.ldexp(dq, -j),
+    s, _ = _certify.vf_bg_tight_sigma(eps, math.ldexp(dq, -j),
                                    np.ascontiguousarray(np.ldexp(w, -j)),
                                    math.ldexp(float(sigma_paper), -j))
     s = math.ldexp(s, j)

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from bndp import _core
+from bndp._core import rows as _rows
 
 _F64 = np.dtype(np.float64)
 
@@ -274,7 +274,7 @@ def check_bounds(lower: Any, upper: Any, *, ends: str = "finite") -> None:
             raise ValueError(f"`lower` must be < `upper`; got lower = {lower!r}, "
                              f"upper = {upper!r}")
         return
-    if ends == "finite" and rows_pair(lower, upper) and _core.rows_bounds_ok(
+    if ends == "finite" and rows_pair(lower, upper) and _rows.rows_bounds_ok(
             lower.ravel(), upper.ravel()):
         return      # per-row bounds, every row finite with lower < upper: one pass
     lower, upper = np.asarray(lower), np.asarray(upper)
@@ -422,7 +422,7 @@ def apply_domain(value: np.ndarray, lower: Any, upper: Any, on_outside: str,
         if vmin >= lower and vmax <= upper and -math.inf < vmin and vmax < math.inf:
             return value
     if (rows_pair(value, lower) and rows_pair(value, upper)
-            and _core.rows_inside(value.ravel(), lower.ravel(), upper.ravel())):
+            and _rows.rows_inside(value.ravel(), lower.ravel(), upper.ravel())):
         return value    # per-row bounds, every row finite and inside: one pass
     check_finite(value, name)
     if np.ndim(lower) or np.ndim(upper):

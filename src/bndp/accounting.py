@@ -32,7 +32,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from . import _core
+from ._core import gradients as _gradients
 from ._deprecate import removed_parameter
 from ._dispatch import _shape2, as_2d
 from ._sign_rdp import sign_rdp
@@ -268,7 +268,7 @@ def per_instance_rdp(mechanism: Any, value: Any, sensitivity: Any, alpha: Any,
     else:
         each3 = np.empty((0, 0, 0))
     if math.prod(shape):
-        _core.gr_rdp(code, md, as_2d(th, shape), as_2d(c, shape), mechanism.sigma,
+        _gradients.gr_rdp(code, md, as_2d(th, shape), as_2d(c, shape), mechanism.sigma,
                      as_2d(lo, shape), as_2d(hi, shape), alf, each3, total)
         if code == 2 and not np.isfinite(total).all():
             # a shift or order beyond the compiled form's range (a NaN there): the stable
@@ -372,7 +372,7 @@ def fisher_information_loss_squared(mechanism: Any, value: Any):
     lo, hi, shape = _broadcast(mechanism, th)
     out = np.empty(shape)
     if out.size:
-        _core.gr_eta2_rows(code, as_2d(th, shape), mechanism.sigma, as_2d(lo, shape),
+        _gradients.gr_eta2_rows(code, as_2d(th, shape), mechanism.sigma, as_2d(lo, shape),
                            as_2d(hi, shape), out.reshape(_shape2(shape)))
         if np.isnan(out).any():
             # the compiled forms overflow for |value| beyond ~1e154 sigma outside the box;

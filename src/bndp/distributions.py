@@ -14,7 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from . import _core, _dispatch
+from . import _dispatch
+from ._core import fill as _fill, laws as _laws
 from ._random import RNGLike, as_generator
 from ._validation import as_float_array, check_bounds, check_finite, check_positive, checked_arrays
 
@@ -84,7 +85,7 @@ def truncated_normal(loc: Any = 0.0, scale: Any = 1.0, lower: Any = -np.inf,
     """
     params = _tn_params(loc, scale, lower, upper)
     gen = as_generator(rng)
-    return _dispatch.sample(_core.tn_one, _core.tn_fill, _core.tn_fill_rows, params, size, gen)
+    return _dispatch.sample(_fill.tn_one, _fill.tn_fill, _fill.tn_fill_rows, params, size, gen)
 
 
 # Evaluation helpers (what: 0 logpdf, 1 cdf, 2 ppf, 3 mean, 4 variance; 5 the sampler's
@@ -93,7 +94,7 @@ def truncated_normal(loc: Any = 0.0, scale: Any = 1.0, lower: Any = -np.inf,
 def truncnorm_eval(what: int, x: Any, loc: Any, scale: Any, lower: Any, upper: Any):
     params = _tn_params(loc, scale, lower, upper)
     xa = as_float_array(0.0 if x is None else x, "x")
-    out = _dispatch.evaluate(_core.tn_eval_rows, what, xa, params)
+    out = _dispatch.evaluate(_laws.tn_eval_rows, what, xa, params)
     if what in (0, 1):
         out = _tn_far(what, xa, params, out)
     return out
@@ -155,10 +156,10 @@ def _tn_far(what: int, x: np.ndarray, params: list, out: Any) -> Any:
 def truncnorm_tail_eval(what: int, x: Any, loc: Any, scale: Any, lower: Any, upper: Any):
     # what: 0 logcdf, 1 logsf, 2 sf, 3 isf (x holds upper-tail probabilities)
     params = _tn_params(loc, scale, lower, upper)
-    return _dispatch.evaluate(_core.tn_tail_eval_rows, what, as_float_array(x, "x"), params)
+    return _dispatch.evaluate(_laws.tn_tail_eval_rows, what, as_float_array(x, "x"), params)
 
 
 def bounded_laplace_eval(what: int, x: Any, q: np.ndarray, b: np.ndarray, lo: np.ndarray,
                          hi: np.ndarray):
     xa = as_float_array(x, "x")
-    return _dispatch.evaluate(_core.bl_eval_rows, what, xa, [q, b, lo, hi])
+    return _dispatch.evaluate(_laws.bl_eval_rows, what, xa, [q, b, lo, hi])

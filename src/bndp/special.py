@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _core
+from ._core import special as _special
 from ._validation import as_float_array
 
 __all__ = ["lambertw"]
@@ -71,7 +71,7 @@ def lambertw(x: Any, branch: int = 0):
         raise ValueError(f"`x` must lie in {dom} for branch {branch}; got {float(np.ravel(bad)[0])!r}")
     flat = np.ascontiguousarray(a, dtype=np.float64).reshape(-1)
     out = np.empty_like(flat)
-    _core.lambertw_fill(flat, int(branch), out)
+    _special.lambertw_fill(flat, int(branch), out)
     if a.ndim == 0:
         return float(out[0])
     return out.reshape(a.shape)

@@ -34,7 +34,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import _core
+from ._core import certify as _certify
 from ._loss import (LossCertificate, _pos, _widths, bounded_gaussian_loss,
                     bounded_gaussian_tight_sigma, bounded_laplace_loss)
 from ._random import RNGLike, as_generator
@@ -162,7 +162,7 @@ def bounded_laplace_profile(scale: Any, epsilon: Any, sensitivity: Any, lower: A
     w = _widths(lower, upper)
     if w.size != 1:
         raise ValueError("`lower` and `upper` must be scalars for the bounded Laplace mechanism")
-    up, low, q = _core.vf_bl_delta(b, dq, float(w[0]), eps)
+    up, low, q = _certify.vf_bl_delta(b, dq, float(w[0]), eps)
     if details:
         return float(up), float(low), float(q) + float(as_float_array(lower, "lower"))
     return float(up)

@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import _core, _dispatch
+from .. import _dispatch
+from .._core import certify_grid as _certify_grid, grid as _grid
 from .._values import grid_round
 from . import constants
 from .calibration import _choose_grid, _search
@@ -72,7 +73,7 @@ class ConstrainedPlan(ExactPlan):
       clip at ``l`` or ``u`` is 1-Lipschitz). The certificate bounds the loss over every
       pair of allowed inputs in ``0..L`` at most :math:`d_k` apart, and over the pairs
       :math:`d_k + 1` apart that meet a gap whose end is off the grid, both directions, in
-      :math:`O(N + L m)` (``gd_set_bound`` in ``_core_certify_grid.pxi``, where the proof is): the
+      :math:`O(N + L m)` (``gd_set_bound`` in ``_core/certify_grid.pyx``, where the proof is): the
       loss of a pair :math:`\delta` apart is at most :math:`\kappa_\delta + |\ln S_{i'} -
       \ln S_i|`, with :math:`\kappa_\delta \le \delta\tau + c` (:math:`\tau \ge 1/t`,
       ``c`` the largest deviation of the table's log-weights from that slope over windows of
@@ -179,7 +180,7 @@ class ConstrainedPlan(ExactPlan):
         rounding (the ``"dp"`` rounding; the ``"metric"`` one is random, see
         :meth:`components`)."""
         v = self._clip(np.ascontiguousarray(np.ravel(np.asarray(value, dtype=np.float64))))
-        return _core.gd_span_index(v, self.exponent, self.kl, self.span_lo, self.span_hi,
+        return _grid.gd_span_index(v, self.exponent, self.kl, self.span_lo, self.span_hi,
                                    self.gap_hi).reshape(np.shape(value))
 
     def exact_index(self, value: Fraction) -> int:
@@ -328,7 +329,7 @@ class ConstrainedPlan(ExactPlan):
         tw, tb, (c0, c1) = self.tail_weight, self.tail_bits, self.core
 
         def rows(gen, q, out):
-            _core.gd_set_fill_rows(gen, tree, levels, n, e, kl, sa, sb, gh, tw, tb, c0, c1, rnd,
+            _grid.gd_set_fill_rows(gen, tree, levels, n, e, kl, sa, sb, gh, tw, tb, c0, c1, rnd,
                                    q, out)
 
         def fill(gen, q, out):
@@ -404,7 +405,7 @@ def _set_table(u: float, n: int, tails: bool) -> tuple[np.ndarray, int, int, int
         raise ValueError("grid law: the scale is too large for the geometric tail; pass "
                          "mode='continuous'")
     for _ in range(64):
-        cum = _core.gd_table(LAPLACE, u, n, k, floor)
+        cum = _certify_grid.gd_table(LAPLACE, u, n, k, floor)
         tw = int(cum[1]) * ((1 << sbits) - 1) if tails else 0
         if int(cum[-1]) + 2 * tw <= (1 << TOTAL_BITS):
             cum.setflags(write=False)
@@ -562,17 +563,17 @@ def _plan_constrained(target: float, hint: float, dq: float, lo: float, hi: floa
     def _cert(u):
         cum, k, tw, sbits = _set_table(u, n, tails)
         if metric:
-            lam1, kap1 = _core.gd_set_bound(cum, n, big, sa, sb, tw, sbits, u, 1, 2)
+            lam1, kap1 = _certify_grid.gd_set_bound(cum, n, big, sa, sb, tw, sbits, u, 1, 2)
             lam1 = max(lam1, far(cum, tw, [kap1], 1))
-            jumps = [_core.gd_set_pair_loss(cum, n, sa, sb, tw, sbits, int(sb[s]),
+            jumps = [_certify_grid.gd_set_pair_loss(cum, n, sa, sb, tw, sbits, int(sb[s]),
                                             int(sa[s + 1]))
                      for s in range(len(gaps))]
             c = _metric_bound(lam1, jumps, e, dq, gaps)
             return c, cum, k, tw, sbits, np.array([lam1]), c
-        lam, kap = _core.gd_set_bound(cum, n, big, sa, sb, tw, sbits, u, dk, 0)
+        lam, kap = _certify_grid.gd_set_bound(cum, n, big, sa, sb, tw, sbits, u, dk, 0)
         c = max(lam, 0.0, far(cum, tw, [kap], dk))
         if gaps and not on_grid:
-            c = max(c, _core.gd_set_bound(cum, n, big, sa, sb, tw, sbits, u, dk + 1, 1)[0])
+            c = max(c, _certify_grid.gd_set_bound(cum, n, big, sa, sb, tw, sbits, u, dk + 1, 1)[0])
         # one bound for every shift up to dk (the fast certificate does not split by shift)
         return c, cum, k, tw, sbits, np.full(dk, c), math.inf
 

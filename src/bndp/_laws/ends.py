@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .. import _core
+from .._core import certify_grid as _certify_grid
 
 if TYPE_CHECKING:
     from .constrained import ConstrainedPlan
@@ -88,6 +88,6 @@ def set_ends_loss(plan: "ConstrainedPlan", lower: float, upper: float) -> float:
     ratio is at most the largest of its components' pairs)."""
     a = plan.components(lower)
     b = plan.components(upper)
-    return max(float(_core.gd_set_pair_loss(plan.cum, plan.n, plan.span_lo, plan.span_hi,
+    return max(float(_certify_grid.gd_set_pair_loss(plan.cum, plan.n, plan.span_lo, plan.span_hi,
                                             plan.tail_weight, plan.tail_bits, i, k))
                for _, i in a for _, k in b)

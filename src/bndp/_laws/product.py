@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _core
+from .._core import certify_grid as _certify_grid
 from .base import NoRowPath
 from .calibration import _choose_grid, _none_certifies, _search
 from .constants import FLOOR_BITS, GAUSSIAN, MAX_INDEX, MAX_INTERVALS
@@ -159,7 +159,7 @@ def _plan_product(target: float, hint: float, dq: float, los: tuple, his: tuple,
         for kl, n in keys:
             dk = next(d for k2, n2, d in grids if (k2, n2) == (kl, n))
             cum, k = _table(GAUSSIAN, u, n)
-            lam = _core.gd_shift_losses(cum, n, dk)
+            lam = _certify_grid.gd_shift_losses(cum, n, dk)
             tabs[(kl, n)] = (cum, k, np.maximum.accumulate(lam), dk)
         lams = [tabs[(kl, n)][2] for kl, n, _ in grids]
         return _dual_bound(lams, budget), tabs
@@ -211,7 +211,7 @@ def _plan_saturated(target: float, hint: float, dq: float, los: tuple, his: tupl
     for kl, n, dk in grids:
         if (kl, n) not in tabs:
             cum, k = _table(GAUSSIAN, u, n)
-            lam = np.maximum.accumulate(_core.gd_shift_losses(cum, n, dk))
+            lam = np.maximum.accumulate(_certify_grid.gd_shift_losses(cum, n, dk))
             lam.setflags(write=False)
             tabs[(kl, n)] = (cum, k, lam)
     c = _dual_bound([tabs[(kl, n)][2] for kl, n, _ in grids], budget)

@@ -1,7 +1,7 @@
 """Where a windowed kernel's scale search starts (grid steps): closed forms and small
 models of the kernel's loss, each a function of the kernel's cache key only, so that a
 kernel is the same whichever call plans it first. Only the search's result is certified
-(``_core.gw_calibrate``); a start only sets how many evaluations the search needs."""
+(``_core.calibrate.gw_calibrate``); a start only sets how many evaluations the search needs."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _core
+from .._core import calibrate as _calibrate
 from ..calibrate.bounded import _bg_sigma_one
 from .constants import GAUSSIAN
 
@@ -113,7 +113,7 @@ def _narrow_gaussian_start(target: float, dk: int, n: int) -> float:
     discrete Gaussian on the whole row of ``n`` intervals, weights ``exp(-k^2 / (2 t^2))``,
     loses ``target`` between the inputs ``n - dk`` and ``n`` at the output 0 (the row's
     extreme pair; :func:`_gaussian_row_loss`), solved by secant steps on ``ln t``
-    (compiled: ``_core.gw_gaussian_start``) from the continuous bounded Gaussian's sigma
+    (compiled: ``_core.calibrate.gw_gaussian_start``) from the continuous bounded Gaussian's sigma
     (Chen & Hale) for the kernel's sensitivity ``dk`` and width ``n``. Where the kernel's
     window covers the row this is its scale to about 1e-7 (the search then certifies it in
     a few evaluations); on wider rows the window moves it by 0.5 to 8 %. It depends on the
@@ -127,7 +127,7 @@ def _narrow_gaussian_start(target: float, dk: int, n: int) -> float:
         s = math.nan
     if not (math.isfinite(s) and s > 0):
         return float(dk) / target
-    return float(_core.gw_gaussian_start(target, min(dk, n), n, s))
+    return float(_calibrate.gw_gaussian_start(target, min(dk, n), n, s))
 
 
 def _gaussian_row_loss(t: float, n: int, dk: int) -> float:
@@ -136,5 +136,5 @@ def _gaussian_row_loss(t: float, n: int, dk: int) -> float:
     ln(Z(n) / Z(n - dk))``, ``Z(i) = sum_{j=0..n} exp(-(j - i)^2 / (2 t^2))`` by the
     Euler-Maclaurin formula (the integral, the trapezoid's end terms and the corrections of
     the first and third derivatives; within 1e-7 relative of the sums for t of 3 grid steps
-    or more, tested; compiled: ``_core.gw_gaussian_row_loss``)."""
-    return float(_core.gw_gaussian_row_loss(t, n, dk))
+    or more, tested; compiled: ``_core.calibrate.gw_gaussian_row_loss``)."""
+    return float(_calibrate.gw_gaussian_row_loss(t, n, dk))

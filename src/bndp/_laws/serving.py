@@ -5,9 +5,9 @@ and otherwise has its own kernel (``window._law``). The trade and its measured c
 the documentation's page "The grid laws: design and proofs" ("Plans and rows").
 
 A per-row release draws the wide rows and the narrow rows the wide kernel serves in one
-pass (``_core.gw_rows_first``), so the narrow rows served must be known before the rows
+pass (``_core.rows.gw_rows_first``), so the narrow rows served must be known before the rows
 are seen: :func:`_served_map` certifies the kernel on the narrow rows from the widest down
-(``_core.gw_certify_rows``, the same certificate as one row's), a function of the kernel
+(``_core.certify_rows.gw_certify_rows``, the same certificate as one row's), a function of the kernel
 alone, however far earlier calls went.
 """
 
@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _core
+from .._core import certify_rows as _certify_rows
 from .constants import LAPLACE
 from .search_start import _wide_hint
 
@@ -113,10 +113,10 @@ def on_row(wide: Any, fam: int, target: float, dk: int, n: int) -> tuple[float, 
         # scan's terms of one offset (computed here where the scan certified no row)
         with scan.lock:
             if scan.terms is None:
-                scan.terms = _core.gw_cert_terms(fam, wide.scale_grid, 24, wide.tailw,
+                scan.terms = _certify_rows.gw_cert_terms(fam, wide.scale_grid, 24, wide.tailw,
                                                  max(scan.top - 1, 1))
             terms = scan.terms
-    c = float(_core.gw_certify_rows(fam, wide.scale_grid, 24, wide.tailw, wide.cum,
+    c = float(_certify_rows.gw_certify_rows(fam, wide.scale_grid, 24, wide.tailw, wide.cum,
                                     np.array([n], dtype=np.int64), dk, terms)[0])
     return c, n >= wide.n_min and target * (1.0 - WIDE_SLACK) <= c <= target
 
@@ -147,7 +147,7 @@ def _scan_served(wide: Any, fam: int, target: float, dk: int, down_to: int) -> _
     ``n_min - 1`` downwards, by blocks of :data:`SERVE_SCAN_ROWS` rows fixed from the top,
     until the block of ``down_to`` is done; the scan stops for good at the narrowest row
     :func:`tried`, after a block that serves no row, or before a block that would pass
-    :data:`SERVE_SCAN_MAX` certificate steps (``_core.gw_serve_scan``, which continues it
+    :data:`SERVE_SCAN_MAX` certificate steps (``_core.certify_rows.gw_serve_scan``, which continues it
     from where it stopped). The rows it serves are thus a function of the kernel alone,
     however far earlier calls went (kept on the kernel, not pickled)."""
     with _SERVE_LOCK:
@@ -159,12 +159,12 @@ def _scan_served(wide: Any, fam: int, target: float, dk: int, down_to: int) -> _
     with scan.lock:
         if not scan.done and scan.top > down_to:
             if scan.terms is None:        # the first block holds the widest row
-                scan.terms = _core.gw_cert_terms(fam, wide.scale_grid, 24, wide.tailw,
+                scan.terms = _certify_rows.gw_cert_terms(fam, wide.scale_grid, 24, wide.tailw,
                                                  scan.top - 1)
             if scan.cert.size == 0:
                 scan.cert = np.full(wide.n_min, math.nan)
                 scan.served = np.zeros(wide.n_min, dtype=np.uint8)
-            scan.top, scan.steps, scan.done = _core.gw_serve_scan(
+            scan.top, scan.steps, scan.done = _certify_rows.gw_serve_scan(
                 fam, wide.scale_grid, 24, wide.tailw, wide.cum, dk,
                 target * (1.0 - WIDE_SLACK), target, scan.top, scan.low, down_to,
                 SERVE_SCAN_ROWS, scan.steps, SERVE_SCAN_MAX, scan.terms, scan.cert,

@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import _core, _dispatch
+from .. import _dispatch
+from .._core import certify_grid as _certify_grid, grid as _grid, window as _window
 from .._values import grid_round
 from .base import NoRowPath
 from .constants import FLOOR_BITS, LAPLACE, MODES, TOTAL_BITS
@@ -118,7 +119,7 @@ class ExactPlan(GridScale, NoRowPath):
     def index(self, value: Any) -> np.ndarray:
         """Grid index (int64 in ``[0, n]``) of clipped true values, as the sampler rounds."""
         v = np.ascontiguousarray(np.ravel(np.asarray(value, dtype=np.float64)))
-        return _core.gd_index(v, self.exponent, self.kl, self.n).reshape(np.shape(value))
+        return _grid.gd_index(v, self.exponent, self.kl, self.n).reshape(np.shape(value))
 
     def exact_index(self, value: Fraction) -> int:
         """:meth:`index` of an exact (rational) true value: the same rounding (nearest grid
@@ -148,13 +149,13 @@ class ExactPlan(GridScale, NoRowPath):
         (tree, levels), n, e, kl = self.search_tree, self.n, self.exponent, self.kl
 
         def one(gen, q):
-            return _core.gd_one(gen, tree, levels, n, e, kl, q)
+            return _grid.gd_one(gen, tree, levels, n, e, kl, q)
 
         def fill(gen, q, out):
-            _core.gd_fill(gen, tree, levels, n, e, kl, q, out)
+            _grid.gd_fill(gen, tree, levels, n, e, kl, q, out)
 
         def rows(gen, q, out):
-            _core.gd_fill_rows(gen, tree, levels, n, e, kl, q, out)
+            _grid.gd_fill_rows(gen, tree, levels, n, e, kl, q, out)
 
         return _dispatch.sample(one, fill, rows, [np.asarray(value, dtype=np.float64)], size, gen,
                                 workers)
@@ -249,7 +250,7 @@ def search_tree(cum: np.ndarray) -> tuple[np.ndarray, int]:
     while size < m:
         size *= 4
         levels += 1
-    total, offsets = _core.gd_search_table_layout(levels)
+    total, offsets = _grid.gd_search_table_layout(levels)
     buf = np.empty(total + 8, dtype=np.uint64)
     skip = (-buf.ctypes.data % 64) // 8
     out = buf[skip: skip + total]
@@ -278,14 +279,14 @@ def cached_search_tree(plan: Any) -> tuple[np.ndarray, int]:
     kernel of :mod:`bndp._laws.window`."""
     tree = plan.__dict__.get("_tree")
     if tree is None:
-        tree = _core.gw_search_tree(plan.cum)
+        tree = _window.gw_search_tree(plan.cum)
         tree[0].setflags(write=False)
         object.__setattr__(plan, "_tree", tree)
     return tree
 
 
 def _certify(cum: np.ndarray, n: int, dk: int) -> np.ndarray:
-    return np.maximum.accumulate(_core.gd_shift_losses(cum, n, dk))
+    return np.maximum.accumulate(_certify_grid.gd_shift_losses(cum, n, dk))
 
 
 def _kexp(fam: int, u: float, n: int) -> int:
@@ -297,7 +298,7 @@ def _kexp(fam: int, u: float, n: int) -> int:
 
 def _table(fam: int, u: float, n: int) -> tuple[np.ndarray, int]:
     k = _kexp(fam, u, n)
-    cum = _core.gd_table(fam, u, n, k, 1 << FLOOR_BITS)
+    cum = _certify_grid.gd_table(fam, u, n, k, 1 << FLOOR_BITS)
     if int(cum[-1]) > (1 << TOTAL_BITS):  # pragma: no cover - guaranteed by _kexp
         raise RuntimeError("grid law: table total exceeds 2^58")
     cum.setflags(write=False)

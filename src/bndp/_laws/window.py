@@ -4,7 +4,7 @@ univariate :class:`~bndp.BoundedGaussian`, one kernel table for every row it ser
 A row :math:`[l, u]` has the grid points :math:`\mathrm{fl}(l + j\gamma)`; the output index
 is drawn from an integer kernel table with geometric tails, and the loss of every pair of
 inputs at most :math:`d_k` grid steps apart is certified in :math:`O(n)` (``_gw_eval`` in
-``_core_certify_grid.pxi``). The law, the certificate and its proof, the calibration and the
+``_core/certify_grid.pyx``). The law, the certificate and its proof, the calibration and the
 choice of the grid are in the documentation's page "The grid laws: design and proofs"
 (``docs/grid_laws.rst``).
 """
@@ -22,7 +22,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import _core, _dispatch, _random
+from .. import _dispatch, _random
+from .._core import calibrate as _calibrate, fill as _fill, rows as _rows, window as _window
 from .._values import WideValues, grid_round, snap
 from .constants import (FAMILY_NAMES, GAUSSIAN, LAPLACE, MAX_ROW_INTERVALS, REL_TOL,
                         SCALE_STEPS, SENS_STEPS, WINDOW_WIDTH_STEPS)
@@ -111,7 +112,7 @@ class WindowLaw(GridScale):
     @cached_property
     def fill_args(self) -> tuple:
         """``(tree, levels, N, tailw, sbits, tm, exponent)``: the kernel as
-        ``_core.gw_fill_groups`` takes it."""
+        ``_core.rows.gw_fill_groups`` takes it."""
         tree, levels = self.search_tree
         return (tree, levels, self.N, self.tailw, self.sbits, self.tm, self.exponent)
 
@@ -197,7 +198,7 @@ def _law(fam: int, target: float, dk: int, e: int, n: int | None) -> WindowLaw:
     # a starting scale the kernel can represent (the search moves from there)
     t0 = min(max(t0, 1e-3), 1e7 if wide else 1e3 * nn)
     try:
-        t, cert, shape, cum = _core.gw_calibrate(fam, target, t0, nn, dk, wide, REL_TOL)
+        t, cert, shape, cum = _calibrate.gw_calibrate(fam, target, t0, nn, dk, wide, REL_TOL)
     except ValueError:
         raise ValueError(no_kernel_message(fam, target, dk, n)) from None
     N, tail, kexp, tailw, sbits, tm, n_wide = shape
@@ -325,7 +326,7 @@ class RowPlan:
     def index(self, value: Any) -> np.ndarray:
         v = np.ascontiguousarray(np.ravel(np.asarray(value, dtype=np.float64)))
         k = v.shape[0]
-        out = _core.gw_index(v, np.full(k, self.lower), np.full(k, self.upper),
+        out = _window.gw_index(v, np.full(k, self.lower), np.full(k, self.upper),
                              self.exponent, np.full(k, self.n, dtype=np.int64))
         return out.reshape(np.shape(value))
 
@@ -407,13 +408,13 @@ class RowPlan:
         return _law_from(g, p, x, what)
 
     @cached_property
-    def row(self) -> "_core.GwRow":
-        """The row bound to its search table, checked once (:class:`bndp._core.GwRow`):
+    def row(self) -> "_window.GwRow":
+        """The row bound to its search table, checked once (:class:`bndp._core.window.GwRow`):
         the one-value and small-array draws of :meth:`sample` and the mechanisms' short
         path. Built on first use; not pickled (rebuilt from the plan)."""
         k = self.kernel
         tree, levels = k.search_tree
-        return _core.GwRow(tree, levels, k.N, k.tailw, k.sbits, k.tm, k.exponent, self.lower,
+        return _window.GwRow(tree, levels, k.N, k.tailw, k.sbits, k.tm, k.exponent, self.lower,
                            self.upper, self.n)
 
     def __getstate__(self) -> dict:
@@ -423,7 +424,7 @@ class RowPlan:
 
     def sample_inside(self, value: Any, size: Any, rng: Any, on_outside: Any,
                       workers: Any) -> Any:
-        """The short path of :meth:`sample` (:meth:`bndp._core.GwRow.sample`: one value or
+        """The short path of :meth:`sample` (:meth:`bndp._core.window.GwRow.sample`: one value or
         a small 1-D float64 array, every value inside the row, ``size=None``, ``workers=1``,
         a known ``on_outside``): the draws of the general path without its conversions and
         checks (there is nothing to clip or refuse). ``NotImplemented`` for any other call:
@@ -451,7 +452,7 @@ class RowPlan:
                 self.n)
 
         def rows(gen, q, out):
-            _core.gw_fill_row(gen, *args, q, out)
+            _fill.gw_fill_row(gen, *args, q, out)
 
         def fill(gen, q, out):
             rows(gen, np.broadcast_to(np.float64(q), (1, out.shape[0])), out.reshape(1, -1))
@@ -482,13 +483,13 @@ def snap_rows(values: WideValues, lo: np.ndarray, hi: np.ndarray, e: np.ndarray)
         for ev in np.unique(ep):
             s = np.flatnonzero(ep == ev)
             los, his = lo[pos[s]], hi[pos[s]]
-            n = _core.gw_intervals(los, his, int(ev))
-            out[s] = _core.gw_index(np.ascontiguousarray(d[s]), los, his, int(ev), n)
+            n = _window.gw_intervals(los, his, int(ev))
+            out[s] = _window.gw_index(np.ascontiguousarray(d[s]), los, his, int(ev), n)
         return out
 
     def exact(v: Fraction, p: int) -> int:
         ev = int(ea[p])
-        n = int(_core.gw_intervals(lo[p:p + 1], hi[p:p + 1], ev)[0])
+        n = int(_window.gw_intervals(lo[p:p + 1], hi[p:p + 1], ev)[0])
         return row_exact_index(v, float(lo[p]), float(hi[p]), ev, n)
 
     return snap(values, index, exact)
@@ -663,16 +664,16 @@ def _sample_rows_compiled(fam: int, target: float, dq: float, q: np.ndarray, lo:
             except ValueError:  # no wide kernel: every row is drawn kernel by kernel
                 first = None
     if first is None:
-        e, coarse, n, evals, nmax, idx, summary = _core.gw_rows_grid(
+        e, coarse, n, evals, nmax, idx, summary = _rows.gw_rows_grid(
             target, dq, lo, hi, ss, ws, sens, q)
         _check_rows(summary, dq, lambda: (e, coarse))
         _check_widest_row(nmax, dq, lo, hi)
         _draw_kernels(fam, target, dq, None, e, n, idx, lo, evals, nmax, out, gen)
         return out
-    pos, e, n, idx, evals, nmax, summary = _core.gw_rows_first(
+    pos, e, n, idx, evals, nmax, summary = _rows.gw_rows_first(
         gen, first.fill_args, e0, first.n_min, target, dq, lo, hi, q, ss, ws, sens, out,
         _served_map(first, fam, target, dk0))
-    _check_rows(summary, dq, lambda: _core.gw_rows_grid(target, dq, lo, hi, ss, ws, sens)[:2])
+    _check_rows(summary, dq, lambda: _rows.gw_rows_grid(target, dq, lo, hi, ss, ws, sens)[:2])
     _check_widest_row(nmax, dq, lo, hi)
     if pos.size:
         _draw_kernels(fam, target, dq, (e0, first), e, n, idx, lo, evals, nmax, out, gen,
@@ -686,7 +687,7 @@ def _may_be_first(fam: int, target: float, dk0: int, e0: int, lo: np.ndarray,
     (:func:`~bndp._laws.serving._first_drawn` of the widest row's ``n``, estimated as
     ``floor((hi - lo) 2^-e0) + 1``): whether some row has ``hi - lo`` at least the width of
     the narrowest row admitted, less one interval, found in a pass that stops at the first
-    block of rows that has one (``_core.gw_any_width``). The threshold ``f 2^e0`` (``f``
+    block of rows that has one (``_core.rows.gw_any_width``). The threshold ``f 2^e0`` (``f``
     the smallest double >= that count) is exact, so the test is that of the estimate."""
     n0 = _first_drawn_from(fam, target, dk0)
     if n0 is None:
@@ -704,7 +705,7 @@ def _may_be_first(fam: int, target: float, dk0: int, e0: int, lo: np.ndarray,
         thr = math.ldexp(f, e0)
     except OverflowError:
         thr = math.inf
-    return _core.gw_any_width(lo, hi, thr)
+    return _rows.gw_any_width(lo, hi, thr)
 
 
 def _check_rows(summary: tuple, dq: float,
@@ -741,7 +742,7 @@ def _draw_kernels(fam: int, target: float, dq: float, drawn: tuple | None, e: np
             wides.append(None if _surely_narrow(fam, target, dk, int(nx))
                          else _law(fam, target, dk, int(ev), None))
     nmin = np.array([1 << 62 if w is None else w.n_min for w in wides], dtype=np.int64)
-    group, keys, counts = _core.gw_rows_kernels(e, n, evals, nmin)
+    group, keys, counts = _rows.gw_rows_kernels(e, n, evals, nmin)
     laws = []
     for k, nn in keys.tolist():
         law = wides[k] if nn == 0 else _law(fam, target, min(dks[k], nn), int(evals[k]), nn)
@@ -757,10 +758,10 @@ def _draw_kernels(fam: int, target: float, dq: float, drawn: tuple | None, e: np
                          (k, 0 if w is not None and w.fill_args[0] is fa[0] else 1, g))
     order = sorted(first, key=first.__getitem__)
     if len(order) == len(laws) and all(first[t][2] == g for g, t in enumerate(order)):
-        _core.gw_fill_groups(gen, laws, group, idx, lo, n, out, counts, pos)
+        _rows.gw_fill_groups(gen, laws, group, idx, lo, n, out, counts, pos)
         return
     at = {t: m for m, t in enumerate(order)}
     remap = np.array([at[(id(fa[0]), fa[6])] for fa in laws], dtype=np.int32)
     merged = np.bincount(remap, weights=counts, minlength=len(at)).astype(np.int64)
     laws = [laws[first[t][2]] for t in order]
-    _core.gw_fill_groups(gen, laws, group, idx, lo, n, out, merged, pos, remap)
+    _rows.gw_fill_groups(gen, laws, group, idx, lo, n, out, merged, pos, remap)

@@ -19,7 +19,7 @@ import warnings
 from typing import Any, Iterable
 
 
-from .. import _core
+from .._core import certify as _certify
 from .._laws.ends import grid_ends_loss
 from .._laws.window import LAPLACE, GAUSSIAN, plan_wide
 from .._loss import bounded_gaussian_loss, bounded_laplace_loss
@@ -64,7 +64,7 @@ def whole_range_loss(plan: Any) -> tuple[float | None, str | None]:
         elif ep is None and plan.mechanism == "gaussian" and getattr(m, "dim", None) is None:
             loss = bounded_gaussian_loss(m.sigma, hi - lo, lo, hi)
         elif ep is None and plan.mechanism == "constrained_laplace":
-            loss = float(_core.cl_loss(m._L, m._R, m._Lr, m._Rr, m.scale, hi - lo, False)) \
+            loss = float(_certify.cl_loss(m._L, m._R, m._Lr, m._Rr, m.scale, hi - lo, False)) \
                 if m.scale_rule == "constant" else math.inf
         else:
             return None, "no certified law for this mechanism"

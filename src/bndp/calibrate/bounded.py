@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _core
+from .._core import calibrate as _calibrate
 from .._validation import (
     as_float_array,
     box_widths,
@@ -154,17 +154,17 @@ def bounded_laplace_scale(epsilon: Any, sensitivity: Any, lower: Any, upper: Any
     """
     args, scalar = _bl_validated(epsilon, sensitivity, lower, upper, delta)
     if scalar:
-        b = _core.bl_scale(*args)
+        b = _calibrate.bl_scale(*args)
         return b if 0.0 < b < math.inf else _bl_checked(b, args[0], args[2])
     eps, dl, dq, lo_a, hi_a = args
     arrs = np.broadcast_arrays(eps, dl, dq, lo_a, hi_a)
     shape = arrs[0].shape
     if shape == ():
-        return _bl_checked(_core.bl_scale(*(float(a) for a in arrs)), float(arrs[0]),
+        return _bl_checked(_calibrate.bl_scale(*(float(a) for a in arrs)), float(arrs[0]),
                            float(arrs[2]))
     out = np.empty(shape)
     flat = [np.ascontiguousarray(a).reshape(-1) for a in arrs]
-    _core.bl_scale_array(flat[0], flat[1], flat[2], flat[3], flat[4], out.reshape(-1))
+    _calibrate.bl_scale_array(flat[0], flat[1], flat[2], flat[3], flat[4], out.reshape(-1))
     bad = ~(np.isfinite(out) & (out > 0))
     if bad.any():
         i = int(np.argmax(bad.reshape(-1)))
@@ -249,7 +249,7 @@ def bounded_laplace_log_delta_c(scale: Any, sensitivity: Any, lower: Any, upper:
     check_bounds(lo, hi, ends="half")
     w = hi - lo
     dqe = np.minimum(dq, w)
-    out = np.vectorize(_core.bl_log_dc, otypes=[float])(b, dqe, w)
+    out = np.vectorize(_calibrate.bl_log_dc, otypes=[float])(b, dqe, w)
     return float(out) if np.ndim(out) == 0 else out
 
 
@@ -397,7 +397,7 @@ def _bg_sigma_width(eps: float, dq: float, w0: float) -> float | None:
     ws0, ds = math.ldexp(w0, -j), math.ldexp(dq, -j)
     v0 = (ws0 + 0.5 * ds) * ds / eps
     if ds >= _SCALE_MIN and ws0 >= _SCALE_MIN and _V0_MIN <= v0 <= _V0_MAX:
-        s1 = _core.bg_sigma_scalar(eps, ds, ws0)
+        s1 = _calibrate.bg_sigma_scalar(eps, ds, ws0)
         s = math.ldexp(s1, j)
         # s1 < inf and s1 >= 2**-500: finite, and NaN fails
         if _S1_MIN <= s1 < math.inf and _SCALE_MIN <= s <= _SCALE_MAX:
@@ -417,8 +417,8 @@ def _bg_sigma_one(eps: float, dq: float, w: np.ndarray) -> float:
     j, ws, ds, v0 = _bg_units(eps, dq, w)
     s1 = math.nan
     if 2.0 ** -1000 <= v0 <= 2.0 ** 1000:
-        s1 = _core.bg_sigma_scalar(eps, ds, float(ws[0])) if ws.shape[0] == 1 else \
-            _core.bg_sigma(eps, ds, ws)
+        s1 = _calibrate.bg_sigma_scalar(eps, ds, float(ws[0])) if ws.shape[0] == 1 else \
+            _calibrate.bg_sigma(eps, ds, ws)
     s = math.ldexp(s1, j)
     if not (math.isfinite(s1) and s1 >= 2.0 ** -500 and _SCALE_MIN <= s <= _SCALE_MAX):
         raise _bg_range_error(eps, dq, v0, j)
@@ -583,7 +583,7 @@ def bounded_gaussian_log_delta_c(sigma: float, sensitivity: float, lower: Any, u
                             (sensitivity, "sensitivity", check_positive))
     w = np.ascontiguousarray(np.broadcast_to(hi - lo, np.broadcast_shapes(lo.shape, hi.shape)),
                              dtype=np.float64)
-    return _core.bg_log_dc(float(sg), float(dq), w)
+    return _calibrate.bg_log_dc(float(sg), float(dq), w)
 
 
 # ---------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _core
+from .._core import gaussian as _gaussian
 from .._validation import (
     as_float_array,
     check_open_unit,
@@ -83,8 +83,8 @@ def _unproven_error(method: str, eps: float) -> ValueError:
 
 def _fails_error(method: str, eps: float, delta: float, where: str = "") -> ValueError:
     code = _GF_CODE[method]
-    g = _core.gf_threshold(code, delta)
-    ach = _core.gf_delta(0, _classical_sigma(code, eps, delta), eps, 1.0)
+    g = _gaussian.gf_threshold(code, delta)
+    ach = _gaussian.gf_delta(0, _classical_sigma(code, eps, delta), eps, 1.0)
     return ValueError(
         f"calibration={method!r} is NOT (epsilon, delta)-DP at epsilon = {eps!r}, delta = {delta!r}"
         f"{where}: epsilon exceeds its failure threshold G(delta) = {g:.6f} (Theorem 1 of "
@@ -237,7 +237,7 @@ def gaussian_sigma(epsilon: Any, sensitivity: Any, *, delta: Any, calibration: s
         if code == 4 and not d < 0.5:
             raise ValueError(
                 f"calibration='zhao2' (Theorem 5) needs delta < 0.5; got delta = {d!r}")
-        out = _core.gf_sigma(code, e, d, s)
+        out = _gaussian.gf_sigma(code, e, d, s)
         if out < 0.0:
             raise _fails_error(method, e, d)
         if not 0.0 < out < math.inf:
@@ -255,7 +255,7 @@ def gaussian_sigma(epsilon: Any, sensitivity: Any, *, delta: Any, calibration: s
     shape = eb.shape
     out = np.empty(shape)
     fe, fd, fs = (np.ascontiguousarray(a).reshape(-1) for a in (eb, db, sb))
-    _core.gf_sigma_array(code, fe, fd, fs, out.reshape(-1))
+    _gaussian.gf_sigma_array(code, fe, fd, fs, out.reshape(-1))
     if classical and (out < 0).any():
         i = int(np.argmax(out.reshape(-1) < 0))
         where = "" if out.ndim == 0 else f" (at flat index {i})"
@@ -329,7 +329,7 @@ def gaussian_delta(sigma: Any, epsilon: Any, sensitivity: Any, *, notion: str = 
     sg, e, s = (scalar_or_none(v) for v in (sigma, epsilon, sensitivity))
     if (sg is not None and e is not None and s is not None
             and 0.0 < sg < math.inf and 0.0 <= e < math.inf and 0.0 < s < math.inf):
-        return _core.gf_delta(nt, sg, e, s)
+        return _gaussian.gf_delta(nt, sg, e, s)
     sa = as_float_array(sigma, "sigma")
     ea = as_float_array(epsilon, "epsilon")
     da = as_float_array(sensitivity, "sensitivity")
@@ -341,7 +341,7 @@ def gaussian_delta(sigma: Any, epsilon: Any, sensitivity: Any, *, notion: str = 
     arrs = np.broadcast_arrays(sa, ea, da)
     out = np.empty(arrs[0].shape)
     f1, f2, f3 = (np.ascontiguousarray(a).reshape(-1) for a in arrs)
-    _core.gf_delta_array(nt, f1, f2, f3, out.reshape(-1))
+    _gaussian.gf_delta_array(nt, f1, f2, f3, out.reshape(-1))
     return float(out) if out.ndim == 0 else out
 
 
@@ -389,13 +389,13 @@ def gaussian_epsilon(sigma: Any, sensitivity: Any, *, delta: Any, notion: str = 
     sg, d, s = (scalar_or_none(v) for v in (sigma, delta, sensitivity))
     if (sg is not None and d is not None and s is not None
             and 0.0 < sg < math.inf and 0.0 < d < 1.0 and 0.0 < s < math.inf):
-        return _finite_epsilon(_core.gf_epsilon(nt, sg, d, s))
+        return _finite_epsilon(_gaussian.gf_epsilon(nt, sg, d, s))
     sa, dl, da = checked_arrays((sigma, "sigma", check_positive), (delta, "delta", check_open_unit),
                                 (sensitivity, "sensitivity", check_positive))
     arrs = np.broadcast_arrays(sa, dl, da)
     out = np.empty(arrs[0].shape)
     f1, f2, f3 = (np.ascontiguousarray(a).reshape(-1) for a in arrs)
-    _core.gf_epsilon_array(nt, f1, f2, f3, out.reshape(-1))
+    _gaussian.gf_epsilon_array(nt, f1, f2, f3, out.reshape(-1))
     _finite_epsilon(out)
     return float(out) if out.ndim == 0 else out
 
@@ -464,12 +464,12 @@ def classical_failure_threshold(delta: Any, calibration: str = "dwork2014"):
     code = _GF_CODE[method]
     d = scalar_or_none(delta)
     if d is not None and _NORMAL_MIN <= d < 1.0:
-        return _core.gf_threshold(code, d)
+        return _gaussian.gf_threshold(code, d)
     dl = as_float_array(delta, "delta")
     check_open_unit(dl, "delta")
     if np.any(dl < _NORMAL_MIN):    # the threshold's search works on ln delta of a normal
         raise ValueError(f"`delta` must be at least {_NORMAL_MIN!r} (a normal double); got "
                          f"{float(np.min(dl))!r}")
     out = np.empty(dl.shape)
-    _core.gf_threshold_array(code, np.ascontiguousarray(dl).reshape(-1), out.reshape(-1))
+    _gaussian.gf_threshold_array(code, np.ascontiguousarray(dl).reshape(-1), out.reshape(-1))
     return float(out) if out.ndim == 0 else out

@@ -108,10 +108,10 @@ def _classes(y: np.ndarray, lo: np.ndarray, hi: np.ndarray, fam, what: str):
         e = np.full(lo.shape, fam.lattice, dtype=np.int64)
     e = np.broadcast_to(np.asarray(e, dtype=np.int64), lo.shape)
     n = np.empty(lo.shape[0], dtype=np.int64)
-    from .. import _core
+    from .._core import window as _window
     for ev in np.unique(e):
         s = np.flatnonzero(e == ev)
-        n[s] = _core.gw_intervals(np.ascontiguousarray(lo[s]), np.ascontiguousarray(hi[s]),
+        n[s] = _window.gw_intervals(np.ascontiguousarray(lo[s]), np.ascontiguousarray(hi[s]),
                                   int(ev))
     _, cls = unique_pairs(e, n)
     first = np.full(int(cls.max()) + 1, -1, dtype=np.int64)

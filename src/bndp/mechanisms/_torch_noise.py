@@ -1,6 +1,6 @@
 r"""Device-native draws of the gradient mechanisms in PyTorch (used for tensors on a GPU).
 
-The same inverse-CDF algorithms as the compiled core (``_core.pyx``), written with torch
+The same inverse-CDF algorithms as the compiled core (``bndp._core.sample``), written with torch
 elementwise operations in float64 whatever the tensor's dtype, so that a CUDA tensor never
 leaves its device:
 

@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import _core, _dispatch
+from .. import _dispatch
+from .._core import fill as _fill
 from .._random import RNGLike
 from .._validation import (apply_domain, as_float_array, box_widths, check_box,
                            check_continuous_resolution, check_size, positive_real)
@@ -258,7 +259,7 @@ class BoundedGaussian(TruncatedNormalLaw, GridLawMechanism):
     def _continuous_sample(self, q: Any, size: Any, gen: Any, workers: int):
         if self.dim is not None and size is not None:
             size = tuple(check_size(size) or ()) + (self.dim,)
-        return _dispatch.sample(_core.tn_one, _core.tn_fill, _core.tn_fill_rows,
+        return _dispatch.sample(_fill.tn_one, _fill.tn_fill, _fill.tn_fill_rows,
                                 self._params(q), size, gen, workers)
 
     # law hooks (the public methods are in LawMechanism) ---------------------------------

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from scipy.special import log_ndtr, ndtr
 
-from .. import _core
+from .._core import fill as _fill, laws as _laws
 from .._dispatch import _shape2, as_2d
 from .._random import RNGLike, as_generator
 from .._validation import as_float_array, check_bounds, check_finite, fast_real
@@ -160,7 +160,7 @@ class _GradientMechanism(LawMechanism):
         th, lo, hi, out, out2 = self._rows(self._value(value))
         gen = as_generator(rng)
         if out.size:
-            _core.gr_sample_rows(self._mech, gen, th, self.sigma, lo, hi, out2)
+            _fill.gr_sample_rows(self._mech, gen, th, self.sigma, lo, hi, out2)
         return _ret(out)
 
 
@@ -271,7 +271,7 @@ class RectifiedGaussian(ClippedLaw, GaussianNoise, _BoxGaussian):
     def _moment(self, what: int, th: np.ndarray):
         th2, lo, hi, out, out2 = self._rows(th)
         if out.size:
-            _core.gr_rect_moments_rows(what, th2, self.sigma, lo, hi, out2)
+            _laws.gr_rect_moments_rows(what, th2, self.sigma, lo, hi, out2)
             # more than _FAR noise scales outside the box the law is the atom at the nearer
             # bound up to a mass below exp(-800) (the compiled form cancels for |value|
             # beyond ~1e15 sigma): mean that bound, variance 0, both exact in double

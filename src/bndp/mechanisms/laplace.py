@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from .. import _core, _dispatch
+from .. import _dispatch
+from .._core import calibrate as _calibrate, fill as _fill
 from .._random import RNGLike
 from .._validation import check_bounds, check_continuous_resolution, fast_real
 from ..calibrate.bounded import bounded_laplace_scale, check_bounded_laplace
@@ -205,7 +206,7 @@ class BoundedLaplace(GridLawMechanism):
 
     def _continuous_sample(self, q: Any, size: Any, gen: Any, workers: int):
         params = [q, np.float64(self.scale), np.float64(self.lower), np.float64(self.upper)]
-        return _dispatch.sample(_core.bl_one, _core.bl_fill, _core.bl_fill_rows, params, size, gen, workers)
+        return _dispatch.sample(_fill.bl_one, _fill.bl_fill, _fill.bl_fill_rows, params, size, gen, workers)
 
     # law hooks (the public methods are in LawMechanism) ---------------------------------
     _rows_family = "laplace"     # per-row bounds: :meth:`sample_rows`
@@ -330,4 +331,4 @@ the variance of the grid law, summed over its PMF.""",
             return self.exact_plan.certified_epsilon
         w = self.upper - self.lower
         dq = min(self.sensitivity, w)
-        return dq / self.scale + _core.bl_log_dc(self.scale, dq, w)
+        return dq / self.scale + _calibrate.bl_log_dc(self.scale, dq, w)

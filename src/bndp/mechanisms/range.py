@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import _core, _dispatch
+from .. import _dispatch
+from .._core import calibrate as _calibrate, certify as _certify, fill as _fill, laws as _laws
 from .._random import RNGLike, as_generator
 from .._validation import (_at_index, as_float_array, check_continuous_resolution,
                            check_finite, check_forbidden, check_on_outside, positive_real)
@@ -69,7 +70,7 @@ def _delta_distance_dependent(eps: float) -> float:
 def _dd_g(u: np.ndarray) -> np.ndarray:
     u = np.ascontiguousarray(u, dtype=np.float64).reshape(-1)
     out = np.empty_like(u)
-    _core.dd_g_fill(u, out)
+    _calibrate.dd_g_fill(u, out)
     return out
 
 
@@ -79,9 +80,9 @@ def _dd_hockey_u(u1: np.ndarray, u2: np.ndarray, eps: float, rev: bool) -> np.nd
     u2 = np.ascontiguousarray(u2, dtype=np.float64)
     out = np.empty_like(u1)
     if rev:
-        _core.dd_hockey_fill(u2, s2, u1, s1, eps, out)
+        _certify.dd_hockey_fill(u2, s2, u1, s1, eps, out)
     else:
-        _core.dd_hockey_fill(u1, s1, u2, s2, eps, out)
+        _certify.dd_hockey_fill(u1, s1, u2, s2, eps, out)
     return out
 
 
@@ -317,7 +318,7 @@ class ConstrainedLaplace(GridLawMechanism):
             scale = float((dF / eps) * _dd_g(np.zeros(1))[0])   # sigma(0), the largest
             _check_continuous_scale(scale, lo, hi)
         else:
-            scale = float(_core.cl_scale(L, R, Lr, Rr, eps, dF, guarantee == "metric"))
+            scale = float(_calibrate.cl_scale(L, R, Lr, Rr, eps, dF, guarantee == "metric"))
             delta = 0.0
             if mode == "continuous":
                 _check_continuous_scale(scale, lo, hi)
@@ -388,13 +389,13 @@ class ConstrainedLaplace(GridLawMechanism):
         L, R = self._L, self._R
 
         def one(g, mu, sig):
-            return _core.cl_one(g, mu, sig, L, R)
+            return _fill.cl_one(g, mu, sig, L, R)
 
         def fill(g, mu, sig, out):
-            _core.cl_fill(g, mu, sig, L, R, out)
+            _fill.cl_fill(g, mu, sig, L, R, out)
 
         def rows(g, mu, sig, out):
-            _core.cl_fill_rows(g, mu, sig, L, R, out)
+            _fill.cl_fill_rows(g, mu, sig, L, R, out)
 
         return _dispatch.sample(one, fill, rows, [v, s], size, gen)
 
@@ -427,7 +428,7 @@ lower end).""",
         L, R = (self._Lr, self._Rr) if mirror else (self._L, self._R)
 
         def kern(w, xx, mu, sig, out):
-            _core.cl_eval_rows(w, xx, mu, sig, L, R, out)
+            _laws.cl_eval_rows(w, xx, mu, sig, L, R, out)
 
         if mirror:
             x, v = (x if what == 2 else -x), -v          # a probability is not reflected
@@ -490,7 +491,7 @@ lower end).""",
     def _continuous_loss(self, metric: bool) -> float:
         if self.scale_rule != "constant":
             return math.inf
-        return _core.cl_loss(self._L, self._R, self._Lr, self._Rr, self.scale,
+        return _certify.cl_loss(self._L, self._R, self._Lr, self._Rr, self.scale,
                              self.sensitivity, metric)
 
     def metric_loss(self) -> float:

@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import _core, _dispatch
+from .. import _dispatch
+from .._core import fill as _fill, rows as _rows
 from .._random import RNGLike, as_generator
 from .._values import WideValues, approx, as_values
 from .._validation import (rows_pair, apply_domain, as_float_array, check_bounds,
@@ -59,7 +60,7 @@ def sample_rows(mechanism: str, value: Any, lower: Any, upper: Any, *, epsilon: 
     # float64 rows of one shape, every row finite with lower < upper and its value inside:
     # both checks below in one pass (else they run, and word the first error)
     rows_ok = (rows_pair(lo, hi) and rows_pair(value, lo)
-               and _core.rows_inside(value.ravel(), lo.ravel(), hi.ravel(), True))
+               and _rows.rows_inside(value.ravel(), lo.ravel(), hi.ravel(), True))
     if not rows_ok:
         check_bounds(lo, hi)
     if mechanism == "laplace":
@@ -105,7 +106,7 @@ def sample_rows(mechanism: str, value: Any, lower: Any, upper: Any, *, epsilon: 
                                            rng=gen), dtype=np.float64).reshape(shape)
     scale = scale.reshape(np.broadcast_shapes(lo.shape, hi.shape))
     check_continuous_resolution(scale, lo, hi)
-    return _dispatch.sample(_core.bl_one, _core.bl_fill, _core.bl_fill_rows,
+    return _dispatch.sample(_fill.bl_one, _fill.bl_fill, _fill.bl_fill_rows,
                             [q, np.asarray(scale), lo, hi], shape, gen, workers)
 
 

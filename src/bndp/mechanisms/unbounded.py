@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from .. import _core, _dispatch
+from .. import _dispatch
+from .._core import fill as _fill
 from .._random import RNGLike, as_generator
 from .._validation import as_float_array, check_finite, fast_real, positive_real
 from ..calibrate import GAUSSIAN_METHODS, gaussian_delta, gaussian_sigma
@@ -196,7 +197,7 @@ class Gaussian(GaussianNoise, _Unbounded):
     @sample_doc(value="True values, finite.")
     def sample(self, value: Any, size: Any = None, rng: RNGLike = None, *,
                nulls: Nulls = "raise"):
-        return self._sample(_core.gn_one, _core.gn_fill, _core.gn_fill_rows, value, size, rng)
+        return self._sample(_fill.gn_one, _fill.gn_fill, _fill.gn_fill_rows, value, size, rng)
 
     _law_docs = {
         "cdf": r":math:`\Phi((x - q)/\sigma)`.",
@@ -266,7 +267,7 @@ class Laplace(LaplaceNoise, _Unbounded):
                 value="True values, finite.")
     def sample(self, value: Any, size: Any = None, rng: RNGLike = None, *,
                nulls: Nulls = "raise"):
-        return self._sample(_core.lp_one, _core.lp_fill, _core.lp_fill_rows, value, size, rng)
+        return self._sample(_fill.lp_one, _fill.lp_fill, _fill.lp_fill_rows, value, size, rng)
 
     _law_docs = {
         "cdf": r""":math:`\tfrac12 e^{z}` for :math:`z = (x-q)/b \le 0`,

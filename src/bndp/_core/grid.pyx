@@ -1,4 +1,33 @@
-# Grid-law draws (included by _core.pyx): the whole-range law and the law on an allowed set.
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Grid-law draws: the whole-range law and the law on an allowed set.
+"""
+
+import numpy as _np
+
+from libc.math cimport (log, log1p, exp, expm1, sqrt, erf, erfc, fabs, nextafter, isnan, copysign,
+                        isfinite, fma, hypot, INFINITY, NAN, M_PI)
+from libc.stdlib cimport malloc, calloc, free
+from libc.stdint cimport int64_t
+from cpython.pycapsule cimport PyCapsule_IsValid, PyCapsule_GetPointer
+from numpy.random cimport bitgen_t
+from scipy.special.cython_special cimport log_ndtr as _sc_log_ndtr, erfcx as _sc_erfcx
+from libc.stdint cimport uint64_t, int64_t, uint32_t, int32_t
+from libc.math cimport ceil as _ex_ceil
+from libc.math cimport ldexp as _gd_ldexp, nearbyint as _gd_rint, floor as _gd_floor, fmin, fmax
+from libc.math cimport hypot
+from scipy.special.cython_special cimport erfcx as _sc_erfcx, erfcinv as _sc_erfcinv
+from libc.stdint cimport uint64_t
+from libc.math cimport pow
+from numpy.random.c_distributions cimport random_standard_normal
+from scipy.special.cython_special cimport erfcx as _sc_erfcx
+from libc.math cimport fma, copysign
+from libc.math cimport log2 as _gw_log2, floor as _gw_floorf
+from libc.stdlib cimport realloc
+from libc.string cimport memcpy
+cimport numpy as _cnp
+from bndp._core.common cimport *
+
+_cnp.import_array()
 
 #
 # The law is defined by a table of integer weights W[k], k = 0..2n, one per offset
@@ -152,9 +181,6 @@ def gd_index(const double[::1] q, int e, int64_t kl, int64_t n):
 # below 2^-20) then draws the geometric offset: only such draws take longer, and by an
 # amount that depends on the released offset.
 
-cdef int64_t GD_INF = 4611686018427387904        # 2^62: an unbounded span end
-cdef int64_t GD_EXACT = 9007199254740992         # 2^53: grid indices whose double is exact
-
 
 cdef inline uint64_t _gd_bernoulli(bitgen_t* bg, double p) noexcept nogil:
     # 1 with probability exactly p, for a double 0 <= p < 1: compare the binary expansion of
@@ -204,20 +230,6 @@ cdef inline int64_t _gd_span_index(double q, double inv_gamma, int64_t kl, const
     return k
 
 
-cdef inline int64_t _gd_search_one(const uint64_t* cum, int levels, uint64_t t) noexcept nogil:
-    # one target: the 4-ary search over the padded cumulative table tree[0:4^levels]
-    cdef int64_t q4, p = 0, width = 1
-    cdef int lvl
-    for lvl in range(levels):
-        width *= 4
-    for lvl in range(levels):
-        q4 = width >> 2
-        p += q4 * (<int64_t> (cum[p + q4] <= t) + <int64_t> (cum[p + 2 * q4] <= t)
-                   + <int64_t> (cum[p + 3 * q4] <= t))
-        width = q4
-    return p
-
-
 cdef inline int64_t _gd_geometric(bitgen_t* bg, int sbits) noexcept nogil:
     # k >= 1 with P(k) = (1 - 2^-s)^(k - 1) 2^-s: the index of the first s-bit word that is 0
     cdef uint64_t mask = ((<uint64_t> 1) << sbits) - 1
@@ -225,19 +237,6 @@ cdef inline int64_t _gd_geometric(bitgen_t* bg, int sbits) noexcept nogil:
     while (bg.next_uint64(bg.state) & mask) != 0 and k < GD_EXACT:
         k += 1
     return k
-
-
-cdef inline void _gd_span_window(const int64_t* sa, const int64_t* sb, int64_t s, int64_t i,
-                                 int64_t N, int64_t* lo, int64_t* hi) noexcept nogil:
-    # the table positions [lo, hi) of span s seen from input i: the span clipped to the
-    # window [i - N, i + N] (empty when hi == lo); selects only
-    cdef int64_t a = sa[s] - i + N, b = sb[s] - i + N + 1
-    a = 0 if a < 0 else a
-    a = 2 * N + 1 if a > 2 * N + 1 else a
-    b = 2 * N + 1 if b > 2 * N + 1 else b
-    b = a if b < a else b
-    lo[0] = a
-    hi[0] = b
 
 
 cdef inline uint64_t _gd_set_masses(const gd_set_t* L, int64_t i, uint64_t* left,
@@ -407,50 +406,9 @@ def gd_search_table_layout(int levels):
             [int(bndp_gd_level_offset(levels, l)) for l in range(levels)])
 
 
-def gd_search_variant(int v=-1):
-    """The table search in use (0 the best the CPU runs, 1 portable, 2 AVX2); with v >= 0,
-    select it first (for tests: every variant returns the same index). Returns the previous
-    choice; raises if v cannot run on this CPU or build."""
-    global bndp_gd_variant
+cdef int _search_variant(int v) noexcept:
+    # this module's choice of table search: set to v (v >= 0), returns the previous one
     cdef int old = bndp_gd_variant
     if v >= 0:
-        if not bndp_gd_variant_ok(v):
-            raise ValueError("grid search variant %d not available here" % v)
-        bndp_gd_variant = v
+        _search_variant_swap(v)
     return old
-
-
-def gd_search(const uint64_t[::1] tree, int levels, const uint64_t[::1] t):
-    """The table search for targets ``t`` (int64 indices k, cum[k] <= t < cum[k + 1]); for
-    tests. Every target must be below the table's last entry."""
-    cdef Py_ssize_t a, m = t.shape[0]
-    cdef int r, w
-    cdef uint64_t tt[GD_LANES]
-    cdef int64_t pp[GD_LANES]
-    if levels < 1 or levels > 30 or <size_t> tree.shape[0] != bndp_gd_table_size(levels):
-        raise ValueError("grid law: inconsistent search table")
-    out = _np.empty(m, dtype=_np.int64)
-    cdef int64_t[::1] o = out
-    a = 0
-    while a < m:
-        w = GD_LANES if m - a >= GD_LANES else <int> (m - a)
-        for r in range(GD_LANES):
-            tt[r] = t[a + r] if r < w else 0
-        bndp_gd_search(&tree[0], levels, tt, pp)
-        for r in range(w):
-            o[a + r] = pp[r]
-        a += w
-    return out
-
-
-def gd_index_block(const double[::1] q, int e, int64_t kl, int64_t n):
-    """Grid indices (int32) as the per-row sampler computes them (vectorised; for tests)."""
-    _gd_check_exponent(e)
-    if n < 1 or n >= (<int64_t> 1) << 30:
-        raise ValueError("gd_index_block: n out of range")
-    out = _np.empty(q.shape[0], dtype=_np.int32)
-    cdef int32_t[::1] o = out
-    if q.shape[0]:
-        bndp_gd_index_pass(&q[0], q.shape[0], _gd_ldexp(1.0, -e), <double> kl,
-                           <double> (kl + n), &o[0])
-    return out

@@ -1,23 +1,10 @@
-# Declarations of the compiled core (bndp._core), in the manner of numpy/random's .pxd
-# files: the C helpers and SIMD kernels it links (_simd.h, _grid_search.h, _window.h,
-# _certify.h), the parameter structs of every family, the kernel type of the generic fill loop
-# (_core_fill.pxi), the hot inline helpers shared by every layer (open-interval uniform,
-# Lemire's bounded integer), and the signature of every non-inline kernel, grouped by layer.
-# The definitions live in the layer files that _core.pyx includes:
-#   _core_special.pxi             special functions (normal quantile, Phi split, Lambert W)
-#   _core_sample.pxi              continuous samplers (truncated normal, bounded Laplace,
-#                                 unbounded Gaussian/Laplace, constrained Laplace)
-#   _core_fill.pxi                the generic locked fill loop and its per-family kernels
-#   _core_sample_grid.pxi         grid-law draws (whole range, allowed sets)
-#   _core_sample_window.pxi       windowed grid-law draws (the default release)
-#   _core_sample_rows.pxi         windowed grid-law draws for per-row bounds (three passes)
-#   _core_laws.pxi                law evaluation (logpdf, cdf, ppf, moments)
-#   _core_calibrate.pxi           calibrations (one root finder, bounded laws, window law)
-#   _core_calibrate_gaussian.pxi  calibrations and accounting of the unbounded Gaussian family
-#   _core_certify.pxi             certificates of the bounded and constrained laws
-#   _core_certify_grid.pxi        tables and certificates of the grid laws
-#   _core_certify_rows.pxi        a wide kernel's certificates on narrow rows (many at once)
-#   _core_certify_gradients.pxi   Renyi and Fisher-information certificates of gradient noise
+# Declarations shared by every module of the compiled core (bndp._core), in the manner of
+# numpy/random's _common.pxd: the C helpers and SIMD kernels it links (_simd.h,
+# _grid_search.h, _window.h, _certify.h), the constants shared by several modules, the
+# parameter structs of every family, the kernel type of the generic fill loop (fill.pyx)
+# and the hot inline helpers shared by every layer (BitGenerator borrowing, open-interval
+# uniform, Lemire's bounded integer). Each module's own cdef functions are declared in its
+# .pxd (special.pxd, sample.pxd, ...), which the modules using them cimport.
 
 from libc.math cimport (log, log1p, exp, expm1, sqrt, erf, erfc, fabs, nextafter, isnan, copysign,
                         isfinite, fma, hypot, INFINITY, NAN, M_PI)
@@ -40,6 +27,7 @@ from libc.math cimport log2 as _gw_log2, floor as _gw_floorf
 from libc.stdlib cimport realloc
 from libc.string cimport memcpy
 cimport numpy as _cnp
+
 
 # ---------------------------------------------------------------------------------------
 # C helpers (verbatim) and the SIMD kernels of _simd.h, _grid_search.h, _window.h,
@@ -190,13 +178,24 @@ cdef extern from "_simd.h":
         const double* u, double* out, Py_ssize_t n, double q, double b, double lo, double hi,
         double mL, double C) noexcept nogil
 
-cdef extern from "_grid_search.h":
+cdef extern from *:
+    """
+    #include "_grid_search.h"
+    static inline int bndp_gd_variant_swap(int v) {
+        int old = bndp_gd_variant;
+        bndp_gd_variant = v;
+        return old;
+    }
+    """
     # the table search (layout, implementations and their run-time choice: see the header)
     enum: GD_LANES "BNDP_GD_LANES"     # draws per table search
     size_t bndp_gd_table_size(int levels) nogil
     size_t bndp_gd_level_offset(int levels, int l) nogil
     void bndp_gd_search(const uint64_t* tree, int levels, const uint64_t* t, int64_t* pos) nogil
     int bndp_gd_variant
+    # the table search in use, set to v (every module that searches keeps its own copy of
+    # the choice: bndp._core.testing sets them together); returns the previous one
+    int _search_variant_swap "bndp_gd_variant_swap"(int v) nogil
     int bndp_gd_variant_ok(int v) nogil
     # the guide of a table searched many times (see the header)
     int bndp_gd_guide_shift(uint64_t total, int bits) nogil
@@ -445,175 +444,51 @@ cdef inline uint64_t _ex_below(bitgen_t* bg, uint64_t n) noexcept nogil:
     return high
 
 # ---------------------------------------------------------------------------------------
-# Kernels: special functions (_core_special.pxi)
+# Constants shared by several modules
 # ---------------------------------------------------------------------------------------
 
-cdef double _ndtri_lower_log(double logt) noexcept nogil
-cdef double _lw_branch(double q, int branch) noexcept nogil
-cdef double _lw0_direct(double x) noexcept nogil
-cdef double _lwm1_log(double lmx) noexcept nogil
-cdef double _lambertw(double x, int branch) noexcept nogil
+cdef extern from *:
+    """
+    #define BNDP_C_GD_ERR 9.094947017729282e-13
+    #define BNDP_C_GW_LN2 0.6931471805599453
+    #define BNDP_C_GW_REL 9.094947017729282e-13
+    #define BNDP_C_GW_MAX_N ((int64_t)1) << 20
+    #define BNDP_C_GW_MAX_ROW ((int64_t)1) << 51
+    #define BNDP_C_GD_INF ((int64_t)4611686018427387904LL)
+    #define BNDP_C_GD_EXACT ((int64_t)9007199254740992LL)
+    #define BNDP_C_DBL_EPS 2.220446049250313e-16
+    #define BNDP_C_TN_TAILMOM 2.0
+    #define BNDP_C_SQRT1_2 0.70710678118654752440084436210484903928
+    #define BNDP_C_LOG_SQRT_2PI 0.91893853320467274178032973640561763986
+    #define BNDP_C_SQRT_2PI 2.50662827463100050241576528481104525301
+    #define BNDP_C__E_HI 2.718281828459045
+    #define BNDP_C__E_LO 1.4456468917292502e-16
+    #define BNDP_C__LW_A 0.23196095298653444
+    #define BNDP_C_TN_FAR 268435456.0
+    """
+    const double GD_ERR "BNDP_C_GD_ERR"   # 2^-40
+    const double GW_LN2 "BNDP_C_GW_LN2"
+    const double GW_REL "BNDP_C_GW_REL"   # 2^-40: relative slack of computed tail sums
+    const int64_t GW_MAX_N "BNDP_C_GW_MAX_N"   # table half-width limit
+    const int64_t GW_MAX_ROW "BNDP_C_GW_MAX_ROW"   # grid intervals of a row
+    const int64_t GD_INF "BNDP_C_GD_INF"   # 2^62: an unbounded span end
+    const int64_t GD_EXACT "BNDP_C_GD_EXACT"   # 2^53: grid indices whose double is exact
+    const double DBL_EPS "BNDP_C_DBL_EPS"
+    const double TN_TAILMOM "BNDP_C_TN_TAILMOM"
+    const double SQRT1_2 "BNDP_C_SQRT1_2"
+    const double LOG_SQRT_2PI "BNDP_C_LOG_SQRT_2PI"
+    const double SQRT_2PI "BNDP_C_SQRT_2PI"
+    const double _E_HI "BNDP_C__E_HI"   # e rounded to double
+    const double _E_LO "BNDP_C__E_LO"   # e - _E_HI
+    const double _LW_A "BNDP_C__LW_A"   # a = -W0(-1/(2e)), Thm 1 of [CSS22]
+    const double TN_FAR "BNDP_C_TN_FAR"
 
 # ---------------------------------------------------------------------------------------
-# Kernels: continuous samplers (_core_sample.pxi)
+# The BitGenerator of a numpy.random.Generator
 # ---------------------------------------------------------------------------------------
 
-cdef double _tn_ppf(const TNParams* p, double u) noexcept nogil
-cdef void _cl_consts(CLPieces* P, const double* L, const double* R, Py_ssize_t m,
-                     double s) noexcept nogil
-cdef void _cl_pieces(CLPieces* P, const double* L, const double* R, double mu) noexcept nogil
-
-# ---------------------------------------------------------------------------------------
-# Kernels: law evaluation: densities, CDFs, moments (_core_laws.pxi)
-# ---------------------------------------------------------------------------------------
-
-cdef double _tn_cdf(const TNParams* p, double x) noexcept nogil
-cdef void _tn_tail_moments(double loc, double scale, double e, double f, double* mean,
-                           double* var) noexcept nogil
-cdef void _tn_moments(const TNParams* p, double* mean, double* var) noexcept nogil
-cdef double _cl_cdf(const CLPieces* P, double x) noexcept nogil
-cdef void _cl_moments(const CLPieces* P, double* mean, double* var) noexcept nogil
-cdef void _gr_rect_moments(double t, double l, double u, double* mean,
-                           double* var) noexcept nogil
-
-# ---------------------------------------------------------------------------------------
-# Kernels: grid-law draws (_core_sample_grid.pxi)
-# ---------------------------------------------------------------------------------------
-
-cdef int _gd_check_tree(const uint64_t[::1] tree, int levels, int64_t n) except -1
-cdef int _gd_check_exponent(int e) except -1
-cdef int64_t _gd_set_draw_one(bitgen_t* bg, const gd_set_t* L, int64_t i) noexcept nogil
-cdef int _gd_check_set(const uint64_t[::1] tree, int levels, int64_t N, const int64_t[::1] sa,
-                       const int64_t[::1] sb, const double[::1] gap_hi, uint64_t tailw,
-                       int sbits) except -1
-
-# ---------------------------------------------------------------------------------------
-# Kernels: windowed grid-law draws (_core_sample_window.pxi)
-# ---------------------------------------------------------------------------------------
-
-cdef int64_t _gw_draw_one(bitgen_t* bg, const gw_rows_t* R, int64_t i, int64_t n) noexcept nogil
-cdef void _gw_block(bitgen_t* bg, const gw_rows_t* R, const double* q, Py_ssize_t qstride,
-                    int c, double lo, double hi, int64_t nr, double inv_g, double gamma,
-                    double* out) noexcept nogil
-
-# ---------------------------------------------------------------------------------------
-# Kernels: calibration: the root finder and the bounded calibrations (_core_calibrate.pxi)
-# ---------------------------------------------------------------------------------------
-
-cdef double _bisect_feasible(monotone_fn g, void* args, double lo, double glo,
-                             double hi, double ghi, double xtol, double gtol,
-                             int* n_eval) noexcept nogil
-cdef double _bl_g(double b, void* args) noexcept nogil
-cdef double _bl_scale(double eps, double delta, double dq, double lo, double hi) noexcept nogil
-cdef double _bg_rho(double c, double w, double s) noexcept nogil
-cdef double _bg_log_dc_multi(double s, const double* w, Py_ssize_t m, double dq,
-                             double* cstar) noexcept nogil
-cdef double _bg_log_dc(double s, BGCal* c) noexcept nogil
-cdef double _bg_g(double v, void* args) noexcept nogil
-cdef double _bg_sigma(double eps, double dq, const double* w, Py_ssize_t m,
-                      double* cstar) noexcept nogil
-cdef double _dd_g(double u) noexcept nogil
-cdef double _cl_loss(CLCal* c, double s) noexcept nogil
-cdef double _cl_g(double s, void* args) noexcept nogil
-cdef double _cl_certify(CLCal* c, double s) noexcept nogil
-cdef double _cl_scale(CLCal* c) noexcept nogil
-cdef double _cl_scale_search(CLCal* c, double top) noexcept nogil
-cdef double _gw_try(int fam, double t, int64_t n, int64_t dk, int wide, int tail_bits,
-                    gw_law_t* L, uint64_t** cum, int64_t* cap, double** qlo, double** qhi,
-                    double** work, int64_t* qcap) noexcept nogil
-cdef double _gs_z(double t, double r2, double a, double b) noexcept nogil
-cdef double _gs_row_loss(double t, int64_t n, int64_t dk) noexcept nogil
-
-# ---------------------------------------------------------------------------------------
-# Kernels: calibration of the unbounded Gaussian family (_core_calibrate_gaussian.pxi)
-# ---------------------------------------------------------------------------------------
-
-cdef double _gf_erfcx_dneg(double x) noexcept nogil
-cdef double _gf_log_r(double a, double eps, double da, double* err) noexcept nogil
-cdef double _gf_log_p(double d, double eps, double da, double* err) noexcept nogil
-cdef double _gf_log_delta(int notion, double s1, double eps, double* err) noexcept nogil
-cdef double _gf_g_opt(double a, void* args) noexcept nogil
-cdef double _gf_g_pdp(double d, void* args) noexcept nogil
-cdef double _gf_bracket_solve(monotone_fn g, GFArgs* p, double lo, double hi) noexcept nogil
-cdef double _gf_b_mech1(double eps, double delta) noexcept nogil
-cdef double _gf_a_opt(double eps, double delta) noexcept nogil
-cdef double _gf_d_pdp(double eps, double delta) noexcept nogil
-cdef double _gf_round_up(int notion, double s1, double eps, double delta) noexcept nogil
-cdef double _gf_sigma1(int method, double eps, double delta) noexcept nogil
-cdef double _gf_sigma(int method, double eps, double delta, double dq) noexcept nogil
-cdef double _gf_delta(int notion, double sigma, double eps, double dq) noexcept nogil
-cdef double _gf_g_eps(double e, void* args) noexcept nogil
-cdef double _gf_epsilon(int notion, double sigma, double delta, double dq) noexcept nogil
-cdef double _gf_g_thr(double x, void* args) noexcept nogil
-cdef double _gf_threshold(int method, double delta) noexcept nogil
-
-# ---------------------------------------------------------------------------------------
-# Kernels: certification of the bounded and constrained laws (_core_certify.pxi)
-# ---------------------------------------------------------------------------------------
-
-cdef double _vf_concave_max(double w, double s, double lam, double cmax,
-                            double* carg, double* mag) noexcept nogil
-cdef double _vf_bg_loss(double s, double dq, const double* w, Py_ssize_t m,
-                        double* cstar, double* lower) noexcept nogil
-cdef double _vf_tight_g(double s, void* args) noexcept nogil
-cdef double _vf_bg_tight_sigma(double eps, double dq, const double* w, Py_ssize_t m,
-                               double s_hi, double* cbuf, int* n_eval) noexcept nogil
-cdef double _vf_bl_pair(double b, double w, double eps, double q, double qp) noexcept nogil
-cdef double _vf_bl_delta(double b, double dq, double w, double eps, double* lower,
-                         double* qarg) noexcept nogil
-cdef void _cl_recur(CLWork* w) noexcept nogil
-cdef double _cl_loss_dir(const CLWork* w, double dF) noexcept nogil
-cdef double _cl_metric_dir(const CLWork* w) noexcept nogil
-cdef double _dd_hockey(double l1, double s1, double l2, double s2, double eps) noexcept nogil
-
-# ---------------------------------------------------------------------------------------
-# Kernels: certification and tables of the grid laws (_core_certify_grid.pxi)
-# ---------------------------------------------------------------------------------------
-
-cdef void _gd_shift_losses(const uint64_t* cum, int64_t n, int64_t dk, double* lnw,
-                           double* lns, int64_t* dq, double* lam) noexcept nogil
-cdef void _gd_window(const double* g, int64_t i_top, int64_t delta, int64_t a, int64_t b,
-                     int64_t last, int64_t* dq, int64_t* dqn, double* wmax,
-                     double* wmin) noexcept nogil
-cdef uint64_t _gd_near_total(const uint64_t* cum, int64_t N, const int64_t* sa,
-                             const int64_t* sb, int64_t m, uint64_t tailw, int64_t i) noexcept nogil
-cdef double _gd_lnw_ext(const uint64_t* cum, int64_t N, double lnwn, double lnp,
-                        int64_t d) noexcept nogil
-cdef void _gd_slide_max(const double* x, const unsigned char* ok, int64_t n, int64_t D, double* out,
-                        int64_t* dq) noexcept nogil
-cdef int _gw_shape(int fam, double t, int64_t n, int tail_bits, gw_law_t* L) noexcept nogil
-cdef int _gw_fill_table(gw_law_t* L, uint64_t* cum) noexcept nogil
-cdef double _gw_cert(const gw_law_t* L, const uint64_t* cum, int64_t n, int64_t dk, int wide,
-                     double* qlo, double* qhi, double* work) noexcept nogil
-
-# ---------------------------------------------------------------------------------------
-# Kernels: a kernel's certificates on many rows (_core_certify_rows.pxi)
-# ---------------------------------------------------------------------------------------
-cdef void _gw_cert_terms(const gw_law_t* L, int64_t nmax, double* T, double* V,
-                         double* VM) noexcept nogil
-cdef double _gw_window_best(double* qlo, const double* qhi, int64_t kmax, int64_t imax,
-                            int64_t dk, double* S) noexcept nogil
-cdef double _gw_cert_narrow(const gw_law_t* L, const uint64_t* cum, int64_t n, int64_t dk,
-                            double eta, const double* T, const double* V, const double* VM,
-                            double* qlo, double* qhi, double* work) noexcept nogil
-
-# ---------------------------------------------------------------------------------------
-# Kernels: certification of the gradient mechanisms (_core_certify_gradients.pxi)
-# ---------------------------------------------------------------------------------------
-
-cdef bint _gr_rect_rdp2_taylor(double t, double h, double l, double u, double eq,
-                               double* res) noexcept nogil
-cdef bint _gr_rect_rdp_lin(double t, double h, double l, double u, double al, int mode,
-                           double* res) noexcept nogil
-cdef double _gr_rect_rdp(double t, double h, double l, double u, double al,
-                         int mode) noexcept nogil
-cdef bint _gr_trunc_rdp2_lin(double t, double h, double l, double u, int mode,
-                            double* res) noexcept nogil
-cdef void _gr_tn_cumulants(double t, double l, double u, double* k2, double* k3,
-                           double* k4) noexcept nogil
-cdef double _gr_trunc_rdp(double t, double h, double l, double u, double al,
-                          int mode) noexcept nogil
-cdef double _gr_sign_rdp(double t, double h, double al, int mode) noexcept nogil
-cdef double _gr_trunc_eta2(double t, double l, double u) noexcept nogil
-cdef double _gr_rect_eta2(double t, double l, double u) noexcept nogil
-cdef double _gr_sign_eta2(double t) noexcept nogil
+cdef inline bitgen_t* _borrow(object bit_generator) except NULL:
+    capsule = bit_generator.capsule
+    if not PyCapsule_IsValid(capsule, b"BitGenerator"):
+        raise TypeError("rng must be backed by a NumPy BitGenerator (capsule 'BitGenerator')")
+    return <bitgen_t*> PyCapsule_GetPointer(capsule, b"BitGenerator")

@@ -1,23 +1,46 @@
-# The generic fill loop of the samplers (included by _core.pyx), in the manner of
-# numpy/random's one locked, broadcasting loop: every `*_one` / `*_fill` / `*_fill_rows`
-# wrapper borrows the BitGenerator's bitgen_t, takes its lock, releases the GIL and hands
-# blocks of at most TN_BLOCK elements to its family's kernel (fill_kernel_t, declared in
-# _core.pxd). A block carries, for each parameter, either one value (stride 0) or a
-# contiguous run (strided inputs are gathered first), and says whether its single values
-# are those of the previous block, so a kernel sets up a shared parameter set once. Blocks
-# start at every row of the (outer, inner) output and every TN_BLOCK elements along it;
-# the kernels consume the stream element by element in output order, so a fill, a per-row
-# fill and a loop of one-value draws give the same bits.
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""The generic fill loop of the samplers, in the manner of
+numpy/random's one locked, broadcasting loop: every `*_one` / `*_fill` / `*_fill_rows`
+wrapper borrows the BitGenerator's bitgen_t, takes its lock, releases the GIL and hands
+blocks of at most TN_BLOCK elements to its family's kernel (fill_kernel_t, declared in
+_core.pxd). A block carries, for each parameter, either one value (stride 0) or a
+contiguous run (strided inputs are gathered first), and says whether its single values
+are those of the previous block, so a kernel sets up a shared parameter set once. Blocks
+start at every row of the (outer, inner) output and every TN_BLOCK elements along it;
+the kernels consume the stream element by element in output order, so a fill, a per-row
+fill and a loop of one-value draws give the same bits.
+"""
 
-cdef const char *_CAPSULE_NAME = "BitGenerator"
+import numpy as _np
 
-cdef bitgen_t* _borrow(object bit_generator) except NULL:
-    capsule = bit_generator.capsule
-    if not PyCapsule_IsValid(capsule, _CAPSULE_NAME):
-        raise TypeError("rng must be backed by a NumPy BitGenerator (capsule 'BitGenerator')")
-    return <bitgen_t*> PyCapsule_GetPointer(capsule, _CAPSULE_NAME)
+from libc.math cimport (log, log1p, exp, expm1, sqrt, erf, erfc, fabs, nextafter, isnan, copysign,
+                        isfinite, fma, hypot, INFINITY, NAN, M_PI)
+from libc.stdlib cimport malloc, calloc, free
+from libc.stdint cimport int64_t
+from cpython.pycapsule cimport PyCapsule_IsValid, PyCapsule_GetPointer
+from numpy.random cimport bitgen_t
+from scipy.special.cython_special cimport log_ndtr as _sc_log_ndtr, erfcx as _sc_erfcx
+from libc.stdint cimport uint64_t, int64_t, uint32_t, int32_t
+from libc.math cimport ceil as _ex_ceil
+from libc.math cimport ldexp as _gd_ldexp, nearbyint as _gd_rint, floor as _gd_floor, fmin, fmax
+from libc.math cimport hypot
+from scipy.special.cython_special cimport erfcx as _sc_erfcx, erfcinv as _sc_erfcinv
+from libc.stdint cimport uint64_t
+from libc.math cimport pow
+from numpy.random.c_distributions cimport random_standard_normal
+from scipy.special.cython_special cimport erfcx as _sc_erfcx
+from libc.math cimport fma, copysign
+from libc.math cimport log2 as _gw_log2, floor as _gw_floorf
+from libc.stdlib cimport realloc
+from libc.string cimport memcpy
+cimport numpy as _cnp
+from bndp._core.common cimport *
+from bndp._core.special cimport *
+from bndp._core.sample cimport *
+from bndp._core.grid cimport *
+from bndp._core.window cimport *
 
-
+_cnp.import_array()
 
 cdef void _fill_loop(bitgen_t* bg, fill_kernel_t kern, void* state, int npar,
                      const double** base, const Py_ssize_t* s0, const Py_ssize_t* s1,
@@ -397,16 +420,6 @@ def cl_fill_rows(object gen, const double[:, :] mu, const double[:, :] sigma,
     cdef cl_state_t st
     _cl_state(&st, buf, L, R)
     _fill_rows(gen, _cl_kernel, &st, 2, mu, sigma, mu, mu, out)
-
-
-def gr_normal_fill(object gen, double[::1] out):
-    """Standard normal draws (NumPy's kernel) into ``out``."""
-    bit_gen = gen.bit_generator
-    cdef bitgen_t* bg = _borrow(bit_gen)
-    cdef Py_ssize_t i, n = out.shape[0]
-    with bit_gen.lock, nogil:
-        for i in range(n):
-            out[i] = _gr_std_normal(bg)
 
 
 def gr_sample_rows(int mech, object gen, const double[:, :] theta, double sigma,

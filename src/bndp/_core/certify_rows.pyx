@@ -1,7 +1,36 @@
-# The windowed certificate on a row of n intervals (_gw_cert_narrow: the calibrations'
-# and a kernel's on many rows at once, gw_certify_rows: what serves a narrow row with its
-# grid's wide kernel, see bndp._laws.serving).
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""The windowed certificate on a row of n intervals (_gw_cert_narrow: the calibrations'
+and a kernel's on many rows at once, gw_certify_rows: what serves a narrow row with its
+grid's wide kernel, see bndp._laws.serving).
+"""
 
+import numpy as _np
+
+from libc.math cimport (log, log1p, exp, expm1, sqrt, erf, erfc, fabs, nextafter, isnan, copysign,
+                        isfinite, fma, hypot, INFINITY, NAN, M_PI)
+from libc.stdlib cimport malloc, calloc, free
+from libc.stdint cimport int64_t
+from cpython.pycapsule cimport PyCapsule_IsValid, PyCapsule_GetPointer
+from numpy.random cimport bitgen_t
+from scipy.special.cython_special cimport log_ndtr as _sc_log_ndtr, erfcx as _sc_erfcx
+from libc.stdint cimport uint64_t, int64_t, uint32_t, int32_t
+from libc.math cimport ceil as _ex_ceil
+from libc.math cimport ldexp as _gd_ldexp, nearbyint as _gd_rint, floor as _gd_floor, fmin, fmax
+from libc.math cimport hypot
+from scipy.special.cython_special cimport erfcx as _sc_erfcx, erfcinv as _sc_erfcinv
+from libc.stdint cimport uint64_t
+from libc.math cimport pow
+from numpy.random.c_distributions cimport random_standard_normal
+from scipy.special.cython_special cimport erfcx as _sc_erfcx
+from libc.math cimport fma, copysign
+from libc.math cimport log2 as _gw_log2, floor as _gw_floorf
+from libc.stdlib cimport realloc
+from libc.string cimport memcpy
+cimport numpy as _cnp
+from bndp._core.common cimport *
+from bndp._core.certify_grid cimport *
+
+_cnp.import_array()
 
 cdef void _gw_cert_terms(const gw_law_t* L, int64_t nmax, double* T, double* V,
                          double* VM) noexcept nogil:
@@ -15,11 +44,6 @@ cdef void _gw_cert_terms(const gw_law_t* L, int64_t nmax, double* T, double* V,
         VM[j] = fabs(V[0]) if fabs(V[0]) > fabs(V[j]) else fabs(V[j])
 
 
-cdef inline double _gw_tail(const gw_law_t* L, int64_t j) noexcept nogil:
-    # the tail mass beyond the table at distance j from a row's end: B (1 - p^(j - N))
-    if j <= L.N:
-        return 0.0
-    return (<double> L.tailw) * (-expm1((<double> (j - L.N)) * L.lnp))
 
 
 cdef double _gw_window_best(double* qlo, const double* qhi, int64_t kmax, int64_t imax,

@@ -1,24 +1,63 @@
-# Calibrations and accounting of the unbounded Gaussian family (included by _core.pyx).
-#
-# The (unbounded) Gaussian mechanism and its calibrations [ZWB19]:
-#   J. Zhao, T. Wang, T. Bai, M. Yang, K.-Y. Lam, Z. Xu, S. Shi, H. Yu. Reviewing and Improving
-#   the Gaussian Mechanism for Differential Privacy. arXiv:1911.12060, 2019.
-# and the Laplace mechanism (unbounded), for comparison with the bounded ones.
-#
-# Every noise amount of [ZWB19] has the shape sigma = (x + sqrt(x^2 + eps)) * Delta/(eps sqrt2)
-# for a scalar x (a: Eq. (5), b: Eq. (7a), c: Eq. (9), d: Eq. (13a), f: Eq. (14a),
-# g: Eq. (15a)); conversely x = (eps sigma/Delta - Delta/(2 sigma))/sqrt2 (Eq. (26)).
-# All kernels work at Delta = 1 (sigma1 = sigma/Delta) and scale at the end.
-#
-# Numerical rules (each guards a silent under-noising):
-#  * e^eps erfc(sqrt(u^2+eps)) is written e^{-u^2} erfcx(sqrt(u^2+eps)) (no overflow at
-#    eps >= 709.78, where the literal product gives inf*0 and Algorithm 1 returns sigma = 0);
-#  * for a > 0 the DP condition is taken in log space,
-#    log r(a) = -a^2 + log(erfcx(a) - erfcx(sqrt(a^2+eps))), no underflow for tiny delta;
-#  * x + sqrt(x^2+eps) is rewritten eps/(sqrt(x^2+eps) - x) for x < 0 (no cancellation);
-#  * sqrt(16 delta+1) - 1 and sqrt(8 delta+1) - 1 are rationalised (Eqs. (9), (15a));
-#  * every evaluation of a privacy condition returns, with its value, a bound on its own
-#    rounding error, and a scale is accepted only if the condition holds with that margin.
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Calibrations and accounting of the unbounded Gaussian family.
+
+The (unbounded) Gaussian mechanism and its calibrations [ZWB19]:
+  J. Zhao, T. Wang, T. Bai, M. Yang, K.-Y. Lam, Z. Xu, S. Shi, H. Yu. Reviewing and Improving
+  the Gaussian Mechanism for Differential Privacy. arXiv:1911.12060, 2019.
+and the Laplace mechanism (unbounded), for comparison with the bounded ones.
+
+Every noise amount of [ZWB19] has the shape sigma = (x + sqrt(x^2 + eps)) * Delta/(eps sqrt2)
+for a scalar x (a: Eq. (5), b: Eq. (7a), c: Eq. (9), d: Eq. (13a), f: Eq. (14a),
+g: Eq. (15a)); conversely x = (eps sigma/Delta - Delta/(2 sigma))/sqrt2 (Eq. (26)).
+All kernels work at Delta = 1 (sigma1 = sigma/Delta) and scale at the end.
+
+Numerical rules (each guards a silent under-noising):
+ * e^eps erfc(sqrt(u^2+eps)) is written e^{-u^2} erfcx(sqrt(u^2+eps)) (no overflow at
+   eps >= 709.78, where the literal product gives inf*0 and Algorithm 1 returns sigma = 0);
+ * for a > 0 the DP condition is taken in log space,
+   log r(a) = -a^2 + log(erfcx(a) - erfcx(sqrt(a^2+eps))), no underflow for tiny delta;
+ * x + sqrt(x^2+eps) is rewritten eps/(sqrt(x^2+eps) - x) for x < 0 (no cancellation);
+ * sqrt(16 delta+1) - 1 and sqrt(8 delta+1) - 1 are rationalised (Eqs. (9), (15a));
+ * every evaluation of a privacy condition returns, with its value, a bound on its own
+   rounding error, and a scale is accepted only if the condition holds with that margin.
+"""
+
+import numpy as _np
+
+from libc.math cimport (log, log1p, exp, expm1, sqrt, erf, erfc, fabs, nextafter, isnan, copysign,
+                        isfinite, fma, hypot, INFINITY, NAN, M_PI)
+from libc.stdlib cimport malloc, calloc, free
+from libc.stdint cimport int64_t
+from cpython.pycapsule cimport PyCapsule_IsValid, PyCapsule_GetPointer
+from numpy.random cimport bitgen_t
+from scipy.special.cython_special cimport log_ndtr as _sc_log_ndtr, erfcx as _sc_erfcx
+from libc.stdint cimport uint64_t, int64_t, uint32_t, int32_t
+from libc.math cimport ceil as _ex_ceil
+from libc.math cimport ldexp as _gd_ldexp, nearbyint as _gd_rint, floor as _gd_floor, fmin, fmax
+from libc.math cimport hypot
+from scipy.special.cython_special cimport erfcx as _sc_erfcx, erfcinv as _sc_erfcinv
+from libc.stdint cimport uint64_t
+from libc.math cimport pow
+from numpy.random.c_distributions cimport random_standard_normal
+from scipy.special.cython_special cimport erfcx as _sc_erfcx
+from libc.math cimport fma, copysign
+from libc.math cimport log2 as _gw_log2, floor as _gw_floorf
+from libc.stdlib cimport realloc
+from libc.string cimport memcpy
+cimport numpy as _cnp
+from bndp._core.common cimport *
+from bndp._core.special cimport *
+from bndp._core.calibrate cimport *
+from bndp._core.laws cimport *
+
+_cnp.import_array()
+
+# the Gauss-Legendre nodes and weights of bndp._core.laws
+cdef const double* _GL_X
+cdef const double* _GL_W
+cdef const double* _GLR_X
+cdef const double* _GLR_W
+_gauss_legendre(&_GL_X, &_GL_W, &_GLR_X, &_GLR_W)
 
 cdef double GF_SQRT2 = 1.41421356237309504880168872420969807857
 cdef double GF_2_SQRTPI = 1.12837916709551257389615890312154517169   # 2/sqrt(pi)
@@ -232,14 +271,8 @@ cdef double _gf_bracket_solve(monotone_fn g, GFArgs* p, double lo, double hi) no
     return _bisect_feasible(g, p, lo, glo, hi, ghi, 0.0, 0.0, &n)
 
 
-cdef inline double _gf_c_mech2(double delta) noexcept nogil:
-    # c of Eq. (9): sqrt(ln(2/(sqrt(16 delta+1) - 1))) = sqrt(ln(sqrt(16 delta+1)+1) - ln(8 delta))
-    return sqrt(log(sqrt(16.0 * delta + 1.0) + 1.0) - log(8.0 * delta))
 
 
-cdef inline double _gf_g_mech4(double delta) noexcept nogil:
-    # g of Eq. (15a), rationalised like c
-    return sqrt(log(sqrt(8.0 * delta + 1.0) + 1.0) - log(4.0 * delta))
 
 
 cdef double _gf_b_mech1(double eps, double delta) noexcept nogil:
@@ -458,23 +491,6 @@ def gf_sigma_array(int method, const double[:] eps, const double[:] delta, const
     with nogil:
         for i in range(n):
             out[i] = _gf_sigma(method, eps[i], delta[i], dq[i])
-
-
-def gf_root(int method, double eps, double delta):
-    """The scalar x (a, b, c, d, f or g of [ZWB19]) of ``method``, before rounding (tests)."""
-    if method == GF_OPTIMAL:
-        return _gf_a_opt(eps, delta)
-    if method == GF_ZHAO1:
-        return _gf_b_mech1(eps, delta)
-    if method == GF_ZHAO2:
-        return _gf_c_mech2(delta)
-    if method == GF_PDP_OPTIMAL:
-        return _gf_d_pdp(eps, delta)
-    if method == GF_ZHAO3:
-        return _gf_erfcinv(delta)
-    if method == GF_ZHAO4:
-        return _gf_g_mech4(delta)
-    return NAN
 
 
 def gf_delta(int notion, double sigma, double eps, double dq):

@@ -1,6 +1,37 @@
-# Tables and certificates of the grid laws (included by _core.pyx): the whole-range table and
-# its shift losses, the losses of the law on an allowed set with gaps, and the windowed law's
-# shape, table and certificate.
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Tables and certificates of the grid laws: the whole-range table and
+its shift losses, the losses of the law on an allowed set with gaps, and the windowed law's
+shape, table and certificate.
+"""
+
+import numpy as _np
+
+from libc.math cimport (log, log1p, exp, expm1, sqrt, erf, erfc, fabs, nextafter, isnan, copysign,
+                        isfinite, fma, hypot, INFINITY, NAN, M_PI)
+from libc.stdlib cimport malloc, calloc, free
+from libc.stdint cimport int64_t
+from cpython.pycapsule cimport PyCapsule_IsValid, PyCapsule_GetPointer
+from numpy.random cimport bitgen_t
+from scipy.special.cython_special cimport log_ndtr as _sc_log_ndtr, erfcx as _sc_erfcx
+from libc.stdint cimport uint64_t, int64_t, uint32_t, int32_t
+from libc.math cimport ceil as _ex_ceil
+from libc.math cimport ldexp as _gd_ldexp, nearbyint as _gd_rint, floor as _gd_floor, fmin, fmax
+from libc.math cimport hypot
+from scipy.special.cython_special cimport erfcx as _sc_erfcx, erfcinv as _sc_erfcinv
+from libc.stdint cimport uint64_t
+from libc.math cimport pow
+from numpy.random.c_distributions cimport random_standard_normal
+from scipy.special.cython_special cimport erfcx as _sc_erfcx
+from libc.math cimport fma, copysign
+from libc.math cimport log2 as _gw_log2, floor as _gw_floorf
+from libc.stdlib cimport realloc
+from libc.string cimport memcpy
+cimport numpy as _cnp
+from bndp._core.common cimport *
+from bndp._core.grid cimport *
+from bndp._core.certify_rows cimport *
+
+_cnp.import_array()
 
 # Kernels of the windowed grid law (bndp/_laws/window.py): the default release of the
 # bounded Laplace and the univariate bounded Gaussian, one table for every row whose width
@@ -26,12 +57,7 @@
 
 
 # Absolute bound on the rounding error of a computed shift loss (see _gd_shift_losses).
-cdef double GD_ERR = 9.094947017729282e-13     # 2^-40
 
-cdef double GW_LN2 = 0.6931471805599453
-cdef double GW_REL = 9.094947017729282e-13      # 2^-40: relative slack of computed tail sums
-cdef int64_t GW_MAX_N = (<int64_t> 1) << 20     # table half-width limit
-cdef int64_t GW_MAX_ROW = (<int64_t> 1) << 51   # grid intervals of a row
 
 def gd_table(int fam, double u, int64_t n, int kexp, uint64_t floor_w):
     """Cumulative weight table (uint64, length 2n + 2) of the grid law.
@@ -701,43 +727,3 @@ cdef double _gw_cert(const gw_law_t* L, const uint64_t* cum, int64_t n, int64_t 
     return best + 2.0 * eta + GD_ERR + 8.0 * 2.220446049250313e-16 * vmax
 
 
-def gw_eval(int fam, double t, int64_t n, int64_t dk, bint wide, int tail_bits=24,
-            bint table=False):
-    """Certify the windowed grid law of scale ``t`` (grid steps) for a row of ``n`` intervals
-    (or, ``wide``, every row of at least ``2N + dk``); returns ``(cert, shape)`` with
-    ``shape = (N, tail, kexp, tailw, sbits, m, n_wide)``, and the cumulative table when
-    ``table``. ``cert`` is ``inf`` when the scale is out of range; a ValueError when the
-    table would be too large."""
-    cdef gw_law_t L
-    cdef int rc
-    if n < 1 or dk < 1 or n > GW_MAX_ROW or tail_bits < 4 or tail_bits > 40:
-        raise ValueError("gw_eval: inconsistent row")
-    if wide:
-        n = GW_MAX_ROW
-    rc = _gw_shape(fam, t, n, tail_bits, &L)
-    if rc == -1:
-        raise ValueError("grid law: the kernel table would exceed 2^20 entries")
-    if rc != 0:
-        return math_inf, None, None
-    if wide and not L.tail:
-        return math_inf, None, None
-    cum = _np.empty(2 * L.N + 2, dtype=_np.uint64)
-    cdef uint64_t[::1] c = cum
-    cdef int64_t m = (L.N + dk + 1) if wide else (n + 1)
-    ql = _np.empty(m)
-    qh = _np.empty(m)
-    wk = _np.empty(m)
-    cdef double[::1] vql = ql, vqh = qh, vwk = wk
-    cdef double cert
-    with nogil:
-        rc = _gw_fill_table(&L, &c[0])
-        if rc == 0:
-            cert = _gw_cert(&L, &c[0], n, dk, wide, &vql[0], &vqh[0], &vwk[0])
-    if rc != 0:
-        return math_inf, None, None
-    shape = (int(L.N), int(L.tail), int(L.kexp), int(L.tailw), int(L.sbits), int(L.tm),
-             int(2 * L.N + dk))
-    if table:
-        cum.setflags(write=False)
-        return cert, shape, cum
-    return cert, shape, None

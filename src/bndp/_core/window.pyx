@@ -1,72 +1,36 @@
-# Windowed grid-law draws (included by _core.pyx): the default release of the bounded Laplace
-# and the univariate bounded Gaussian; the law and its certificate are described in
-# _core_certify_grid.pxi.
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Windowed grid-law draws: the default release of the bounded Laplace
+and the univariate bounded Gaussian; the law and its certificate are described in
+_core_certify_grid.pxi.
+"""
 
-cdef double math_inf = float("inf")
+import numpy as _np
 
+from libc.math cimport (log, log1p, exp, expm1, sqrt, erf, erfc, fabs, nextafter, isnan, copysign,
+                        isfinite, fma, hypot, INFINITY, NAN, M_PI)
+from libc.stdlib cimport malloc, calloc, free
+from libc.stdint cimport int64_t
+from cpython.pycapsule cimport PyCapsule_IsValid, PyCapsule_GetPointer
+from numpy.random cimport bitgen_t
+from scipy.special.cython_special cimport log_ndtr as _sc_log_ndtr, erfcx as _sc_erfcx
+from libc.stdint cimport uint64_t, int64_t, uint32_t, int32_t
+from libc.math cimport ceil as _ex_ceil
+from libc.math cimport ldexp as _gd_ldexp, nearbyint as _gd_rint, floor as _gd_floor, fmin, fmax
+from libc.math cimport hypot
+from scipy.special.cython_special cimport erfcx as _sc_erfcx, erfcinv as _sc_erfcinv
+from libc.stdint cimport uint64_t
+from libc.math cimport pow
+from numpy.random.c_distributions cimport random_standard_normal
+from scipy.special.cython_special cimport erfcx as _sc_erfcx
+from libc.math cimport fma, copysign
+from libc.math cimport log2 as _gw_log2, floor as _gw_floorf
+from libc.stdlib cimport realloc
+from libc.string cimport memcpy
+cimport numpy as _cnp
+from bndp._core.common cimport *
+from bndp._core.grid cimport *
 
-cdef inline int64_t _gw_geometric(bitgen_t* bg, int sbits, uint64_t m) noexcept nogil:
-    # k >= 1 with P(k) = (1 - m 2^-s)^(k - 1) m 2^-s: the index of the first s-bit word < m
-    cdef uint64_t mask = ((<uint64_t> 1) << sbits) - 1
-    cdef int64_t k = 1
-    while (bg.next_uint64(bg.state) & mask) >= m and k < GD_EXACT:
-        k += 1
-    return k
-
-
-cdef inline int64_t _gw_index(double q, double lo, double hi, double inv_g,
-                              int64_t n) noexcept nogil:
-    # round-half-up of (clip(q) - lo) / gamma, exactly, clipped to [0, n]: z and zl are exact
-    # (scaling by a power of two), d + err == z - zl exactly (TwoSum), 0 <= d <= n + 1 <
-    # 2^52 makes |err| <= ulp(d)/2 <= 1/4 and fr = d - floor(d) exact; fr - 1/2 is exact
-    # when fr >= 1/4 or d >= 1, and otherwise below -1/4 < -err: the comparison
-    # fr - 1/2 >= -err decides fr + err >= 1/2 exactly (see docs/grid_laws.rst). Selects only; the
-    # floor of d >= 0 is its truncation (an integer conversion, no libm call).
-    cdef double z, zl, d, bb, err, fd, fr
-    cdef int64_t i
-    q = lo if q != q else q
-    q = lo if q < lo else q
-    q = hi if q > hi else q
-    z = q * inv_g
-    zl = lo * inv_g
-    d = z - zl
-    bb = d - z
-    err = (z - (d - bb)) + (-zl - bb)
-    d = 0.0 if d < 0.0 else d
-    i = <int64_t> d
-    fd = <double> i
-    fr = d - fd
-    i = i + <int64_t> ((fr - 0.5) >= -err)
-    i = 0 if i < 0 else i
-    i = n if i > n else i
-    return i
-
-
-cdef inline uint64_t _gw_target(const gw_rows_t* R, int64_t i, int64_t n, bitgen_t* bg,
-                                int* where) noexcept nogil:
-    # the table position for input i of a row of n intervals, or a tail block (where 1, 2)
-    cdef int64_t N = R.N, a, b
-    cdef uint64_t left, right, mid, u, c0
-    a = (-i if -i > -N else -N) + N
-    b = (n - i if n - i < N else N) + N + 1
-    c0 = R.cum[a]
-    mid = R.cum[b] - c0
-    left = R.tailw * (<uint64_t> (i > N))
-    right = R.tailw * (<uint64_t> (n - i > N))
-    u = _ex_below(bg, left + mid + right)
-    where[0] = (<int> (u < left)) + 2 * (<int> (u >= left + mid))
-    # u - left wraps when u < left; the entry is then ignored (where != 0)
-    return c0 + (u - left)
-
-
-cdef inline void _gw_search(const gw_rows_t* R, const uint64_t* tt, int64_t* pos) noexcept nogil:
-    # the table positions of GD_LANES targets below the table's total: by the guide where
-    # the row has one, else the tree (the same positions)
-    if R.guide != NULL:
-        bndp_gd_search_guide(R.cum, R.guide, R.gshift, tt, pos)
-    else:
-        bndp_gd_search(R.cum, R.levels, tt, pos)
-
+_cnp.import_array()
 
 cdef int _gw_guide(gw_rows_t* R, Py_ssize_t draws) except -1:
     # a guide for R's table when ``draws`` draws amortise building it (at least 8 per
@@ -209,11 +173,6 @@ def gw_intervals(const double[::1] lo, const double[::1] hi, int e):
     return out
 
 
-cdef inline int64_t _gw_count(double lo, double hi, double inv_g) noexcept nogil:
-    # floor((hi - lo) inv_g) exactly (TwoSum of the exact scalings; -1 where hi < lo)
-    return bndp_gw_count(lo, hi, inv_g, GW_MAX_ROW)
-
-
 def gw_search_tree(const uint64_t[::1] cum):
     """The table the sampler searches (as ``exact.search_tree``): ``cum`` padded with
     2^63 - 1 to 4^levels entries, then the upper levels; 64-byte aligned. Returns
@@ -281,17 +240,6 @@ cdef void _gw_block(bitgen_t* bg, const gw_rows_t* R, const double* q, Py_ssize_
             if j < 0 or j > nr:
                 j = _gw_draw_one(bg, R, idx[r], nr)
         out[r] = lo + (<double> j) * gamma
-
-
-def gw_index_pass(const double[::1] q, double lo, double hi, int e, int64_t nrow):
-    """Grid indices of true values in one row by the vectorised pass gw_fill_row uses (for
-    tests: the same integers as :func:`gw_index`)."""
-    _gd_check_exponent(e)
-    out = _np.empty(q.shape[0])
-    cdef double[::1] o = out
-    if q.shape[0]:
-        bndp_gw_index_pass(&q[0], q.shape[0], lo, hi, _gd_ldexp(1.0, -e), <double> nrow, &o[0])
-    return out.astype(_np.int64)
 
 
 cdef object _gw_float64 = _np.float64
@@ -425,3 +373,11 @@ cdef class GwRow:
         finally:
             lock.release()
         return out
+
+
+cdef int _search_variant(int v) noexcept:
+    # this module's choice of table search: set to v (v >= 0), returns the previous one
+    cdef int old = bndp_gd_variant
+    if v >= 0:
+        _search_variant_swap(v)
+    return old

@@ -1,6 +1,38 @@
-# Evaluation of the continuous laws (included by _core.pyx): log-densities, CDFs, quantiles
-# for evaluation and moments of the truncated normal, the bounded Laplace, the constrained
-# Laplace and the rectified Gaussian, with their per-element def wrappers.
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Evaluation of the continuous laws: log-densities, CDFs, quantiles
+for evaluation and moments of the truncated normal, the bounded Laplace, the constrained
+Laplace and the rectified Gaussian, with their per-element def wrappers.
+"""
+
+import numpy as _np
+
+from libc.math cimport (log, log1p, exp, expm1, sqrt, erf, erfc, fabs, nextafter, isnan, copysign,
+                        isfinite, fma, hypot, INFINITY, NAN, M_PI)
+from libc.stdlib cimport malloc, calloc, free
+from libc.stdint cimport int64_t
+from cpython.pycapsule cimport PyCapsule_IsValid, PyCapsule_GetPointer
+from numpy.random cimport bitgen_t
+from scipy.special.cython_special cimport log_ndtr as _sc_log_ndtr, erfcx as _sc_erfcx
+from libc.stdint cimport uint64_t, int64_t, uint32_t, int32_t
+from libc.math cimport ceil as _ex_ceil
+from libc.math cimport ldexp as _gd_ldexp, nearbyint as _gd_rint, floor as _gd_floor, fmin, fmax
+from libc.math cimport hypot
+from scipy.special.cython_special cimport erfcx as _sc_erfcx, erfcinv as _sc_erfcinv
+from libc.stdint cimport uint64_t
+from libc.math cimport pow
+from numpy.random.c_distributions cimport random_standard_normal
+from scipy.special.cython_special cimport erfcx as _sc_erfcx
+from libc.math cimport fma, copysign
+from libc.math cimport log2 as _gw_log2, floor as _gw_floorf
+from libc.stdlib cimport realloc
+from libc.string cimport memcpy
+cimport numpy as _cnp
+from bndp._core.common cimport *
+from bndp._core.special cimport *
+from bndp._core.sample cimport *
+from bndp._core.certify cimport *
+
+_cnp.import_array()
 
 cdef inline double _tn_logpdf(const TNParams* p, double x) noexcept nogil:
     cdef double z
@@ -133,8 +165,6 @@ cdef double _tn_cdf(const TNParams* p, double x) noexcept nogil:
 #     y = beta W > 45 (inf for a half-line); a narrower support takes the quadrature. Formed
 #     from s = scale/beta = scale^2/|loc - e| and y = |f - e|/|loc - e|, so that neither
 #     beta nor W overflows (loc = 1e200 on [-1, 1], scale = 1e-300).
-cdef double TN_TAILMOM = 2.0
-
 cdef void _tn_tail_moments(double loc, double scale, double e, double f, double* mean,
                            double* var) noexcept nogil:
     cdef double sgn = 1.0 if f > e else -1.0     # direction from the near end into the support
@@ -274,6 +304,15 @@ def _init_gauss_legendre():
         _GLR_W[k] = w[k]
 
 _init_gauss_legendre()
+
+
+cdef void _gauss_legendre(const double** x, const double** w, const double** xr,
+                          const double** wr) noexcept:
+    # the nodes and weights above, for the modules that integrate with them
+    x[0] = _GL_X
+    w[0] = _GL_W
+    xr[0] = _GLR_X
+    wr[0] = _GLR_W
 
 # ppf's offset from the lower end is solved directly where the result is below
 # TN_END_CANCEL times |loc| (loc + scale z then cancels: its absolute error, about ulp(loc),

@@ -1,5 +1,37 @@
-# Certification (included by _core.pyx): exact worst-case losses and privacy profiles of the
-# bounded Gaussian [CH24], the bounded Laplace [HABM20] and the constrained Laplace [CSS22].
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Certification: exact worst-case losses and privacy profiles of the
+bounded Gaussian [CH24], the bounded Laplace [HABM20] and the constrained Laplace [CSS22].
+"""
+
+import numpy as _np
+
+from libc.math cimport (log, log1p, exp, expm1, sqrt, erf, erfc, fabs, nextafter, isnan, copysign,
+                        isfinite, fma, hypot, INFINITY, NAN, M_PI)
+from libc.stdlib cimport malloc, calloc, free
+from libc.stdint cimport int64_t
+from cpython.pycapsule cimport PyCapsule_IsValid, PyCapsule_GetPointer
+from numpy.random cimport bitgen_t
+from scipy.special.cython_special cimport log_ndtr as _sc_log_ndtr, erfcx as _sc_erfcx
+from libc.stdint cimport uint64_t, int64_t, uint32_t, int32_t
+from libc.math cimport ceil as _ex_ceil
+from libc.math cimport ldexp as _gd_ldexp, nearbyint as _gd_rint, floor as _gd_floor, fmin, fmax
+from libc.math cimport hypot
+from scipy.special.cython_special cimport erfcx as _sc_erfcx, erfcinv as _sc_erfcinv
+from libc.stdint cimport uint64_t
+from libc.math cimport pow
+from numpy.random.c_distributions cimport random_standard_normal
+from scipy.special.cython_special cimport erfcx as _sc_erfcx
+from libc.math cimport fma, copysign
+from libc.math cimport log2 as _gw_log2, floor as _gw_floorf
+from libc.stdlib cimport realloc
+from libc.string cimport memcpy
+cimport numpy as _cnp
+from bndp._core.common cimport *
+from bndp._core.special cimport *
+from bndp._core.sample cimport *
+from bndp._core.calibrate cimport *
+
+_cnp.import_array()
 
 #
 # Exact worst-case privacy loss of the bounded Gaussian mechanism [CH24] and of the bounded
@@ -477,16 +509,6 @@ cdef void _cl_recur(CLWork* w) noexcept nogil:
         k -= 1
 
 
-cdef inline Py_ssize_t _cl_locate(const double* L, Py_ssize_t m, double x) noexcept nogil:
-    # largest k with L[k] <= x, or -1
-    cdef Py_ssize_t lo = 0, hi = m, mid
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if L[mid] <= x:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo - 1
 
 
 cdef inline double _cl_lc(const CLWork* w, Py_ssize_t k, double mu) noexcept nogil:

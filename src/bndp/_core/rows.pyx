@@ -1,16 +1,45 @@
-# Windowed grid-law draws for per-row bounds (included by _core.pyx after
-# _core_sample_window.pxi), without sorting. gw_rows_first: one pass, chunk by chunk in
-# cache, finds every row's granularity exponent, interval count and grid index
-# (window.grid_exponent, gw_intervals and gw_index: the same IEEE operations row by row,
-# bndp_gw_rows_grid in _window.h) and draws the rows of one kernel, the wide kernel of the
-# grid of rows near 0, in row order, leaving the others. The rows left: gw_rows_kernels gives
-# every row's kernel, the wide kernel of its exponent or the narrow kernel of its
-# (exponent, n), found in a small hash table; gw_fill_groups draws them kernel by kernel in
-# the order exponent, wide before narrow, n ascending, and the rows of a kernel in row
-# order, in blocks of GD_LANES from the kernel's first row: the draws and the stream of a
-# loop that calls gw_fill once per kernel on the selected rows. (gw_rows_grid is the grid
-# pass alone, for every row.)
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Windowed grid-law draws for per-row bounds , without sorting. gw_rows_first: one pass, chunk by chunk in
+cache, finds every row's granularity exponent, interval count and grid index
+(window.grid_exponent, gw_intervals and gw_index: the same IEEE operations row by row,
+bndp_gw_rows_grid in _window.h) and draws the rows of one kernel, the wide kernel of the
+grid of rows near 0, in row order, leaving the others. The rows left: gw_rows_kernels gives
+every row's kernel, the wide kernel of its exponent or the narrow kernel of its
+(exponent, n), found in a small hash table; gw_fill_groups draws them kernel by kernel in
+the order exponent, wide before narrow, n ascending, and the rows of a kernel in row
+order, in blocks of GD_LANES from the kernel's first row: the draws and the stream of a
+loop that calls gw_fill once per kernel on the selected rows. (gw_rows_grid is the grid
+pass alone, for every row.)
+"""
 
+import numpy as _np
+
+from libc.math cimport (log, log1p, exp, expm1, sqrt, erf, erfc, fabs, nextafter, isnan, copysign,
+                        isfinite, fma, hypot, INFINITY, NAN, M_PI)
+from libc.stdlib cimport malloc, calloc, free
+from libc.stdint cimport int64_t
+from cpython.pycapsule cimport PyCapsule_IsValid, PyCapsule_GetPointer
+from numpy.random cimport bitgen_t
+from scipy.special.cython_special cimport log_ndtr as _sc_log_ndtr, erfcx as _sc_erfcx
+from libc.stdint cimport uint64_t, int64_t, uint32_t, int32_t
+from libc.math cimport ceil as _ex_ceil
+from libc.math cimport ldexp as _gd_ldexp, nearbyint as _gd_rint, floor as _gd_floor, fmin, fmax
+from libc.math cimport hypot
+from scipy.special.cython_special cimport erfcx as _sc_erfcx, erfcinv as _sc_erfcinv
+from libc.stdint cimport uint64_t
+from libc.math cimport pow
+from numpy.random.c_distributions cimport random_standard_normal
+from scipy.special.cython_special cimport erfcx as _sc_erfcx
+from libc.math cimport fma, copysign
+from libc.math cimport log2 as _gw_log2, floor as _gw_floorf
+from libc.stdlib cimport realloc
+from libc.string cimport memcpy
+cimport numpy as _cnp
+from bndp._core.common cimport *
+from bndp._core.grid cimport *
+from bndp._core.window cimport *
+
+_cnp.import_array()
 
 def gw_rows_grid(double target, double dq, const double[::1] lo, const double[::1] hi,
                  double scale_steps, double width_steps, double sens_steps, q=None):
@@ -657,3 +686,11 @@ def gw_any_width(const double[::1] lo, const double[::1] hi, double w):
         with nogil:
             any = bndp_any_width(&lo[0], &hi[0], m, w)
     return bool(any)
+
+
+cdef int _search_variant_rows(int v) noexcept:
+    # this module's choice of table search: set to v (v >= 0), returns the previous one
+    cdef int old = bndp_gd_variant
+    if v >= 0:
+        _search_variant_swap(v)
+    return old

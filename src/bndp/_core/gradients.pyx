@@ -1,22 +1,60 @@
-# Certificates of the gradient mechanisms (included by _core.pyx); their samplers are in
-# _core_fill.pxi, their moments in _core_laws.pxi.
-#
-# Bounded-support Gaussian mechanisms for private training [HMSCG24]: the rectified Gaussian
-# N^R = clip(theta + sigma Z, lo, hi) (Def. 3.1), the truncated Gaussian N^T (Def. 3.2) and
-# the stochastic sign sign(theta + sigma Z); their per-instance Renyi divergences in closed
-# form (Lemma 4.4 / Eq. (5); Lemma 4.7 in the corrected form of Appendix B) and their Fisher
-# information loss (Lemma 4.1, Eq. (3) and Eq. (4) with the sign of the interior mass
-# corrected as in Appendix F).
-#
-# Conventions inside the kernels: every quantity is standardised by sigma (t = theta/sigma,
-# h = C/sigma, l = lo/sigma, u = hi/sigma); Delta(y) = Phi(u - y) - Phi(l - y) is the mass
-# of N(y, 1) on [l, u]; A(y) = log Phi(l - y), B(y) = log Phi(y - u) are the log masses of
-# the two rectified atoms. Inputs are validated by the Python layer (alpha > 1 finite,
-# sigma > 0, l < u finite, t and h finite, h > 0).
-#
-# [HMSCG24] S. Hu, S. Mahloujifar, V. Smith, K. Chaudhuri, C. Guo. Privacy Amplification for
-#           the Gaussian Mechanism via Bounded Support. arXiv:2403.05598, 2024.
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Certificates of the gradient mechanisms; their samplers are in
+_core_fill.pxi, their moments in _core_laws.pxi.
 
+Bounded-support Gaussian mechanisms for private training [HMSCG24]: the rectified Gaussian
+N^R = clip(theta + sigma Z, lo, hi) (Def. 3.1), the truncated Gaussian N^T (Def. 3.2) and
+the stochastic sign sign(theta + sigma Z); their per-instance Renyi divergences in closed
+form (Lemma 4.4 / Eq. (5); Lemma 4.7 in the corrected form of Appendix B) and their Fisher
+information loss (Lemma 4.1, Eq. (3) and Eq. (4) with the sign of the interior mass
+corrected as in Appendix F).
+
+Conventions inside the kernels: every quantity is standardised by sigma (t = theta/sigma,
+h = C/sigma, l = lo/sigma, u = hi/sigma); Delta(y) = Phi(u - y) - Phi(l - y) is the mass
+of N(y, 1) on [l, u]; A(y) = log Phi(l - y), B(y) = log Phi(y - u) are the log masses of
+the two rectified atoms. Inputs are validated by the Python layer (alpha > 1 finite,
+sigma > 0, l < u finite, t and h finite, h > 0).
+
+[HMSCG24] S. Hu, S. Mahloujifar, V. Smith, K. Chaudhuri, C. Guo. Privacy Amplification for
+          the Gaussian Mechanism via Bounded Support. arXiv:2403.05598, 2024.
+"""
+
+import numpy as _np
+
+from libc.math cimport (log, log1p, exp, expm1, sqrt, erf, erfc, fabs, nextafter, isnan, copysign,
+                        isfinite, fma, hypot, INFINITY, NAN, M_PI)
+from libc.stdlib cimport malloc, calloc, free
+from libc.stdint cimport int64_t
+from cpython.pycapsule cimport PyCapsule_IsValid, PyCapsule_GetPointer
+from numpy.random cimport bitgen_t
+from scipy.special.cython_special cimport log_ndtr as _sc_log_ndtr, erfcx as _sc_erfcx
+from libc.stdint cimport uint64_t, int64_t, uint32_t, int32_t
+from libc.math cimport ceil as _ex_ceil
+from libc.math cimport ldexp as _gd_ldexp, nearbyint as _gd_rint, floor as _gd_floor, fmin, fmax
+from libc.math cimport hypot
+from scipy.special.cython_special cimport erfcx as _sc_erfcx, erfcinv as _sc_erfcinv
+from libc.stdint cimport uint64_t
+from libc.math cimport pow
+from numpy.random.c_distributions cimport random_standard_normal
+from scipy.special.cython_special cimport erfcx as _sc_erfcx
+from libc.math cimport fma, copysign
+from libc.math cimport log2 as _gw_log2, floor as _gw_floorf
+from libc.stdlib cimport realloc
+from libc.string cimport memcpy
+cimport numpy as _cnp
+from bndp._core.common cimport *
+from bndp._core.special cimport *
+from bndp._core.sample cimport *
+from bndp._core.laws cimport *
+
+_cnp.import_array()
+
+# the Gauss-Legendre nodes and weights of bndp._core.laws
+cdef const double* _GL_X
+cdef const double* _GL_W
+cdef const double* _GLR_X
+cdef const double* _GLR_W
+_gauss_legendre(&_GL_X, &_GL_W, &_GLR_X, &_GLR_W)
 
 cdef double _GR_LOG_MAX_NEG = -745.0      # exp() of anything below is 0 in double
 

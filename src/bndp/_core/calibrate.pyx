@@ -1,8 +1,38 @@
-# Calibrations (included by _core.pyx): the core's one bracketing root finder and the scales
-# it solves for: the continuous calibrations (bounded Laplace [HABM20], bounded Gaussian
-# [CH24], the constrained Laplace [CSS22]) and the windowed grid law's scale search
-# (gw_calibrate: the smallest scale whose table's certificate meets the target, bracketed by
-# power-law steps, then shrunk by the same root finder).
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Calibrations: the core's one bracketing root finder and the scales
+it solves for: the continuous calibrations (bounded Laplace [HABM20], bounded Gaussian
+[CH24], the constrained Laplace [CSS22]) and the windowed grid law's scale search
+(gw_calibrate: the smallest scale whose table's certificate meets the target, bracketed by
+power-law steps, then shrunk by the same root finder).
+"""
+
+import numpy as _np
+
+from libc.math cimport (log, log1p, exp, expm1, sqrt, erf, fabs, nextafter, isnan, isfinite, fma,
+                        INFINITY, NAN, M_PI)
+from libc.stdlib cimport malloc, free
+from libc.stdint cimport int64_t
+from libc.stdint cimport uint64_t
+from libc.math cimport fmin, fmax
+from libc.math cimport pow
+from libc.stdlib cimport realloc
+from libc.string cimport memcpy
+cimport numpy as _cnp
+from bndp._core.common cimport *
+from bndp._core.special cimport *
+from bndp._core.sample cimport *
+from bndp._core.certify cimport *
+from bndp._core.certify_grid cimport *
+from bndp._core.laws cimport *
+
+_cnp.import_array()
+
+# the Gauss-Legendre nodes and weights of bndp._core.laws
+cdef const double* _GL_X
+cdef const double* _GL_W
+cdef const double* _GLR_X
+cdef const double* _GLR_W
+_gauss_legendre(&_GL_X, &_GL_W, &_GLR_X, &_GLR_W)
 
 # ---------------------------------------------------------------------------------------
 # One bracketing root finder for every calibration.
@@ -20,9 +50,6 @@
 # tables' scale search (gw_calibrate) passes its relative tolerance in x = ln t. Typical
 # cost: 6-12 evaluations (pure bisection: ~55).
 # ---------------------------------------------------------------------------------------
-
-
-cdef double DBL_EPS = 2.220446049250313e-16
 
 
 cdef double _bisect_feasible(monotone_fn g, void* args, double lo, double glo,
@@ -84,16 +111,6 @@ cdef double _bisect_feasible(monotone_fn g, void* args, double lo, double glo,
 # lies in [b0, f(b0)] (Thm 4.4) with b0 = dQ/L. ln dC is computed without cancellation
 # (exact identity dC - 1 = (1-e^{-dQ/b})(1-e^{-(W-dQ)/b})/(1-e^{-W/b})), valid for W = inf.
 # ---------------------------------------------------------------------------------------
-
-cdef inline double _bl_log_dc(double b, double dq, double w) noexcept nogil:
-    cdef double dcm1
-    if dq >= w:
-        return 0.0
-    if w == INFINITY:
-        dcm1 = -expm1(-dq / b)
-    else:
-        dcm1 = (-expm1(-dq / b)) * (expm1(-(w - dq) / b) / expm1(-w / b))
-    return log1p(dcm1)
 
 
 cdef double _bl_g(double b, void* args) noexcept nogil:
@@ -179,13 +196,6 @@ cdef double _bg_rho(double c, double w, double s) noexcept nogil:
         d += _GLR_W[k] * exp(-0.5 * x * x) * (-expm1(-(x * t + tt)))
     d *= half / SQRT_2PI
     return log1p(d / g0)
-
-
-cdef inline double _bg_drho(double c, double w, double s) noexcept nogil:
-    # d rho / dc = phi(c/s) (1 - exp(-w(w-2c)/(2 s^2))) / (s g(c))   (no cancellation)
-    cdef double h = c / s, t = (w - c) / s
-    cdef double g = 0.5 * (erf(t * SQRT1_2) + erf(h * SQRT1_2))
-    return exp(-0.5 * h * h) / SQRT_2PI * (-expm1(-w * (w - 2.0 * c) / (2.0 * s * s))) / (s * g)
 
 
 cdef inline void _bg_kkt_bracket(double w, double s, double dq, double mu, double* clo,
@@ -348,11 +358,6 @@ def bl_scale_array(const double[:] eps, const double[:] delta, const double[:] d
 def bl_log_dc(double b, double dq, double w):
     """ln dC(b) of [HABM20, Def. 3.4] (cancellation-free; w may be inf)."""
     return _bl_log_dc(b, dq, w)
-
-
-def bg_rho(double c, double w, double s):
-    """rho(c; w, sigma): the per-coordinate log normaliser ratio of [CH24]."""
-    return _bg_rho(c, w, s)
 
 
 def bg_log_dc(double sigma, double dq, const double[::1] w):
