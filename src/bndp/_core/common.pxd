@@ -36,13 +36,18 @@ cimport numpy as _cnp
 
 cdef extern from *:
     """
+    #ifndef BNDP_COMMON_BLOCK_1
+    #define BNDP_COMMON_BLOCK_1
     #include <stdint.h>
     #define BNDP_TWO_M52 2.220446049250313080847263336181640625e-16
+    #endif
     """
     double BNDP_TWO_M52
 
 cdef extern from *:
     """
+    #ifndef BNDP_COMMON_BLOCK_2
+    #define BNDP_COMMON_BLOCK_2
     #include <stdint.h>
     /* 64x64 -> 128-bit product (high word returned, low word stored) and the quotient and
        remainder of a 128-bit number by a 64-bit one: native 128-bit integers on GCC/Clang,
@@ -97,6 +102,7 @@ cdef extern from *:
         *r = rem;
     }
     #endif
+    #endif
     """
     uint64_t bndp_mul128(uint64_t a, uint64_t b, uint64_t* lo) nogil
     void bndp_divmod128(uint64_t hi, uint64_t lo, uint64_t d, uint64_t* qhi, uint64_t* qlo,
@@ -104,6 +110,8 @@ cdef extern from *:
 
 cdef extern from *:
     """
+    #ifndef BNDP_COMMON_BLOCK_3
+    #define BNDP_COMMON_BLOCK_3
     /* Grid index of a clipped true value: round q * 2^-e (inv_gamma = 2^-e, so the product
        is exact or a correctly rounded subnormal, monotone in q) to the nearest integer, ties
        up, clip to [kl, kl + n], subtract kl. Written with selects and comparisons turned
@@ -122,6 +130,7 @@ cdef extern from *:
         k = k > hi ? hi : k;
         return (int64_t)k - kl;
     }
+    #endif
     """
     int64_t _gd_index "bndp_gd_index" (double q, double inv_gamma, int64_t kl, int64_t n) nogil
 
@@ -180,12 +189,15 @@ cdef extern from "_simd.h":
 
 cdef extern from *:
     """
+    #ifndef BNDP_COMMON_BLOCK_4
+    #define BNDP_COMMON_BLOCK_4
     #include "_grid_search.h"
     static inline int bndp_gd_variant_swap(int v) {
         int old = bndp_gd_variant;
         bndp_gd_variant = v;
         return old;
     }
+    #endif
     """
     # the table search (layout, implementations and their run-time choice: see the header)
     enum: GD_LANES "BNDP_GD_LANES"     # draws per table search
@@ -449,11 +461,13 @@ cdef inline uint64_t _ex_below(bitgen_t* bg, uint64_t n) noexcept nogil:
 
 cdef extern from *:
     """
+    #ifndef BNDP_COMMON_BLOCK_5
+    #define BNDP_COMMON_BLOCK_5
     #define BNDP_C_GD_ERR 9.094947017729282e-13
     #define BNDP_C_GW_LN2 0.6931471805599453
     #define BNDP_C_GW_REL 9.094947017729282e-13
-    #define BNDP_C_GW_MAX_N ((int64_t)1) << 20
-    #define BNDP_C_GW_MAX_ROW ((int64_t)1) << 51
+    #define BNDP_C_GW_MAX_N (((int64_t)1) << 20)
+    #define BNDP_C_GW_MAX_ROW (((int64_t)1) << 51)
     #define BNDP_C_GD_INF ((int64_t)4611686018427387904LL)
     #define BNDP_C_GD_EXACT ((int64_t)9007199254740992LL)
     #define BNDP_C_DBL_EPS 2.220446049250313e-16
@@ -465,6 +479,7 @@ cdef extern from *:
     #define BNDP_C__E_LO 1.4456468917292502e-16
     #define BNDP_C__LW_A 0.23196095298653444
     #define BNDP_C_TN_FAR 268435456.0
+    #endif
     """
     const double GD_ERR "BNDP_C_GD_ERR"   # 2^-40
     const double GW_LN2 "BNDP_C_GW_LN2"
