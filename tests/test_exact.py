@@ -417,8 +417,8 @@ def test_portable_128bit_fallback_matches_native(tmp_path):
     if cc is None or not os.path.exists(pxi):
         pytest.skip("needs a C compiler and the source tree")
     text = open(pxi).read()
-    portable = text[text.index("    #else\n    static inline uint64_t bndp_mul128"):
-                    text.index("    #endif\n    \"\"\"")]
+    start = text.index("    #else\n    static inline uint64_t bndp_mul128")
+    portable = text[start:text.index("    #endif\n    \"\"\"", start)]
     portable = re.sub(r"^    ", "", portable.replace("#else\n", "", 1), flags=re.M)
     portable = portable.replace("#endif\n", "")
     harness = "#include <stdint.h>\n#include <stdio.h>\n" + portable + r'''
