@@ -1,5 +1,5 @@
 /* The loops of the windowed certificate on a row of n intervals (_gw_cert_narrow in
- * _core_certify_rows.pxi; the certificate and its proof are in docs/grid_laws.rst), written
+ * _core/certify_rows.pyx; the certificate and its proof are in docs/grid_laws.rst), written
  * without branches that depend on the data so that the compiler vectorises them (target
  * clones as in _simd.h). Each performs the IEEE operations of the certificate's definition
  * in the same order (the build contracts no expression), so every clone gives the same

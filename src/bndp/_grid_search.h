@@ -1,5 +1,5 @@
 /*
- * The table search of the grid law (see _core_sample_grid.pxi): for BNDP_GD_LANES targets t[r],
+ * The table search of the grid law (see _core/grid.pyx): for BNDP_GD_LANES targets t[r],
  * the index k with cum[k] <= t[r] < cum[k + 1] in the non-decreasing cumulative table cum
  * (cum[0] = 0, entries < 2^58, padded with BNDP_GD_PAD = 2^63 - 1 to 4^levels entries).
  *

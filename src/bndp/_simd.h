@@ -561,7 +561,7 @@ static BNDP_CLONES void bndp_bl_draw_pass1(
 
 
 /* ---------------------------------------------------------------------------------------
- * Grid law (_core_sample_grid.pxi): the grid indices of a block of clipped true values, the same
+ * Grid law (_core/grid.pyx): the grid indices of a block of clipped true values, the same
  * integers as bndp_gd_index there (round q 2^-e to the nearest integer, ties up, clip to
  * [kl, kl + n], subtract kl; lo = kl and hi = kl + n as doubles, |lo|, |hi| < 2^53), by
  * operations that vectorise: floor is taken without an integer conversion (below 2^52 in

@@ -1,4 +1,4 @@
-/* The windowed grid law's index pass (see _core_sample_window.pxi): the grid index of a block of
+/* The windowed grid law's index pass (see _core/window.pyx): the grid index of a block of
  * true values in one row [lo, hi] of n intervals, computed exactly and without branches, so
  * that the compiler vectorises it (target clones as in _simd.h). */
 #ifndef BNDP_WINDOW_H
@@ -13,7 +13,7 @@
  * z and zl are exact (scaling by a power of two), d + err == z - zl exactly (TwoSum;
  * the build contracts no floating-point expression), 0 <= d < 2^52 makes the floor of d
  * exact by the 2^52 trick and fr = d - floor(d) exact, and the comparison
- * fr - 1/2 >= -err decides fr + err >= 1/2 exactly (proof in _core_sample_window.pxi, _gw_index). */
+ * fr - 1/2 >= -err decides fr + err >= 1/2 exactly (proof in _core/window.pyx, _gw_index). */
 static inline double bndp_gw_index_one(double q, double lo, double hi, double inv_g, double n)
 {
     const double two52 = 4503599627370496.0;

@@ -389,7 +389,7 @@ ctypedef struct gw_rows_t:
     int gshift              # ... and its shift
 
 # ---------------------------------------------------------------------------------------
-# The generic fill loop (_core_fill.pxi): a block of at most TN_BLOCK elements
+# The generic fill loop (_core/fill.pyx): a block of at most TN_BLOCK elements
 # ---------------------------------------------------------------------------------------
 
 ctypedef struct fill_block_t:

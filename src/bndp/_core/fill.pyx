@@ -3,7 +3,7 @@
 numpy/random's one locked, broadcasting loop: every `*_one` / `*_fill` / `*_fill_rows`
 wrapper borrows the BitGenerator's bitgen_t, takes its lock, releases the GIL and hands
 blocks of at most TN_BLOCK elements to its family's kernel (fill_kernel_t, declared in
-_core.pxd). A block carries, for each parameter, either one value (stride 0) or a
+common.pxd). A block carries, for each parameter, either one value (stride 0) or a
 contiguous run (strided inputs are gathered first), and says whether its single values
 are those of the previous block, so a kernel sets up a shared parameter set once. Blocks
 start at every row of the (outer, inner) output and every TN_BLOCK elements along it;

@@ -1,6 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """Certificates of the gradient mechanisms; their samplers are in
-_core_fill.pxi, their moments in _core_laws.pxi.
+_core/fill.pyx, their moments in _core/laws.pyx.
 
 Bounded-support Gaussian mechanisms for private training [HMSCG24]: the rectified Gaussian
 N^R = clip(theta + sigma Z, lo, hi) (Def. 3.1), the truncated Gaussian N^T (Def. 3.2) and

@@ -2,7 +2,7 @@
 """Continuous samplers: parameter setup and inverse-CDF quantiles
 of the truncated normal, the bounded Laplace [HABM20], the unbounded Gaussian and Laplace,
 NumPy's normal kernel for gradient noise, and the constrained ("truncated and normalised")
-Laplace across its allowed pieces. The locked fill loop that drives them is _core_fill.pxi.
+Laplace across its allowed pieces. The locked fill loop that drives them is _core/fill.pyx.
 """
 
 import numpy as _np

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """Windowed grid-law draws: the default release of the bounded Laplace
 and the univariate bounded Gaussian; the law and its certificate are described in
-_core_certify_grid.pxi.
+_core/certify_grid.pyx.
 """
 
 import numpy as _np
