@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import bndp
-from bndp import _core
+from bndp._core import rows as _rows
 from bndp._laws import lattice, window
 
 from .test_conformance import check_against_model
@@ -34,7 +34,7 @@ def test_grid_pass_takes_the_lattice_exponent(s, dq, target):
     lo[:2] = [-2.0 ** 51, 2.0 ** 51 - 2.0 ** 41]
     hi = lo + w
     d, ss, ws, sens = lattice._pass_steps(target, dq, s)
-    e, coarse, n, *_ = _core.gw_rows_grid(target, d, lo, hi, ss, ws, sens)
+    e, coarse, n, *_ = _rows.gw_rows_grid(target, d, lo, hi, ss, ws, sens)
     assert (e == s).all()
     assert not coarse.any()
     np.testing.assert_array_equal(n, np.floor(w / k))
