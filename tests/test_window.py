@@ -1169,3 +1169,15 @@ def test_gw_calibrate_returns_the_smallest_certified_scale(fam, target, dk, wide
     assert _testing.gw_eval(fam, t, nn, dk, wide)[0] == cert
     if cert < target * (1.0 - rel):
         assert _testing.gw_eval(fam, t * (1.0 - 2.0 * rel), nn, dk, wide)[0] > target
+
+
+def test_grid_family_codes_are_the_laws_constants():
+    # the compiled grid laws' family codes are those the Python layer passes as `fam`, and
+    # each code selects its kernel in the weight table
+    from bndp._laws.constants import FAMILY_NAMES, GAUSSIAN, LAPLACE
+
+    assert _certify_grid.FAMILY_CODES == {name: code for code, name in FAMILY_NAMES.items()}
+    d = np.abs(np.arange(-3, 4, dtype=np.float64))
+    for fam, kernel in ((LAPLACE, np.exp(-d / 2.0)), (GAUSSIAN, np.exp(-0.5 * (d / 2.0) ** 2))):
+        cum = _certify_grid.gd_table(fam, 2.0, 3, 20, 0)
+        np.testing.assert_array_equal(np.diff(cum), np.rint(np.ldexp(kernel, 20)).astype(np.uint64))

@@ -5,6 +5,12 @@ from libc.stdint cimport uint64_t
 cimport numpy as _cnp
 from bndp._core.common cimport *
 
+# The kernel families of the grid laws: the codes of bndp._laws.constants (LAPLACE, GAUSSIAN),
+# which the Python layer passes as `fam`
+cdef enum:
+    FAM_LAPLACE = 0
+    FAM_GAUSSIAN = 1
+
 cdef void _gd_shift_losses(const uint64_t* cum, int64_t n, int64_t dk, double* lnw,
                            double* lns, int64_t* dq, double* lam) noexcept nogil
 cdef void _gd_window(const double* g, int64_t i_top, int64_t delta, int64_t a, int64_t b,

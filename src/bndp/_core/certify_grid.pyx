@@ -19,6 +19,9 @@ from bndp._core.certify_rows cimport *
 
 _cnp.import_array()
 
+# the family codes that `fam` takes (those of bndp._laws.constants)
+FAMILY_CODES = {"laplace": FAM_LAPLACE, "gaussian": FAM_GAUSSIAN}
+
 # Kernels of the windowed grid law (bndp/_laws/window.py): the default release of the
 # bounded Laplace and the univariate bounded Gaussian, one table for every row whose width
 # it serves, per-row bounds without limit.
@@ -59,7 +62,7 @@ def gd_table(int fam, double u, int64_t n, int kexp, uint64_t floor_w):
         c[0] = 0
         for k in range(2 * n + 1):
             d = fabs(<double> (k - n))
-            if fam == 0:
+            if fam == FAM_LAPLACE:
                 w = exp(-d / u)
             else:
                 w = exp(-0.5 * (d / u) * (d / u))
@@ -554,7 +557,7 @@ cdef int _gw_shape(int fam, double t, int64_t n, int tail_bits, gw_law_t* L) noe
     cdef int64_t N
     if not (t > 0.0) or t > 1e12 or t != t:
         return -2
-    if fam == 0:
+    if fam == FAM_LAPLACE:
         neff = _ex_ceil(tail_bits * GW_LN2 * t)
     else:
         neff = _ex_ceil(t * sqrt(2.0 * tail_bits * GW_LN2))
@@ -575,7 +578,7 @@ cdef int _gw_shape(int fam, double t, int64_t n, int tail_bits, gw_law_t* L) noe
     L.sbits = 0
     L.tm = 0
     L.lnp = 0.0
-    if fam == 0:
+    if fam == FAM_LAPLACE:
         z = 1.0 + 2.0 * t
         fN = -(<double> N) / t
     else:
@@ -584,7 +587,7 @@ cdef int _gw_shape(int fam, double t, int64_t n, int tail_bits, gw_law_t* L) noe
     if L.tail:
         # the tail decays at least as fast as the kernel's last step (the model kernel stays
         # log-concave) and within a relative 2^-20 of the kernel's next step
-        if fam == 0:
+        if fam == FAM_LAPLACE:
             slope = 1.0 / t
         else:
             slope = (2.0 * N + 1.0) / (2.0 * t * t)
@@ -608,11 +611,11 @@ cdef inline double _gw_phi(const gw_law_t* L, int64_t d) noexcept nogil:
     # ln kernel(d) of the model, d >= 0 (core), including the model tail
     cdef double x
     if d <= L.N:
-        if L.fam == 0:
+        if L.fam == FAM_LAPLACE:
             return -(<double> d) / L.t
         x = (<double> d) / L.t
         return -0.5 * x * x
-    if L.fam == 0:
+    if L.fam == FAM_LAPLACE:
         x = -(<double> L.N) / L.t
     else:
         x = (<double> L.N) / L.t
