@@ -6,30 +6,39 @@ caller-allocated C-contiguous outputs in place. ``gen`` is a :class:`numpy.rando
 whose BitGenerator exposes a ``bitgen_t`` capsule and a lock.
 """
 
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
 _F64 = NDArray[np.float64]
 
-# truncated normal -------------------------------------------------------------------------
-def tn_one(gen: np.random.Generator, loc: float, scale: float, lo: float, hi: float) -> float: ...
-def tn_fill(gen: np.random.Generator, loc: float, scale: float, lo: float, hi: float,
-            out: _F64) -> None: ...
-def tn_fill_rows(gen: np.random.Generator, loc: _F64, scale: _F64, lo: _F64, hi: _F64,
-                 out: _F64) -> None: ...
-def tn_eval_rows(what: int, x: _F64, loc: _F64, scale: _F64, lo: _F64, hi: _F64,
-                 out: _F64) -> None: ...
+# truncated normal and bounded Laplace: one sampler shape, four numbers a law (truncated
+# normal: loc, scale, lo, hi; bounded Laplace: q, b, lo, hi) -------------------------------
+class _One(Protocol):
+    def __call__(self, gen: np.random.Generator, a: float, b: float, lo: float, hi: float,
+                 /) -> float: ...
 
-# bounded Laplace --------------------------------------------------------------------------
-def bl_one(gen: np.random.Generator, q: float, b: float, lo: float, hi: float) -> float: ...
-def bl_fill(gen: np.random.Generator, q: float, b: float, lo: float, hi: float,
-            out: _F64) -> None: ...
-def bl_fill_rows(gen: np.random.Generator, q: _F64, b: _F64, lo: _F64, hi: _F64,
-                 out: _F64) -> None: ...
-def bl_eval_rows(what: int, x: _F64, q: _F64, b: _F64, lo: _F64, hi: _F64,
-                 out: _F64) -> None: ...
+class _Fill(Protocol):
+    def __call__(self, gen: np.random.Generator, a: float, b: float, lo: float, hi: float,
+                 out: _F64, /) -> None: ...
+
+class _FillRows(Protocol):
+    def __call__(self, gen: np.random.Generator, a: _F64, b: _F64, lo: _F64, hi: _F64,
+                 out: _F64, /) -> None: ...
+
+class _EvalRows(Protocol):
+    def __call__(self, what: int, x: _F64, a: _F64, b: _F64, lo: _F64, hi: _F64, out: _F64,
+                 /) -> None: ...
+
+tn_one: _One
+tn_fill: _Fill
+tn_fill_rows: _FillRows
+tn_eval_rows: _EvalRows
+bl_one: _One
+bl_fill: _Fill
+bl_fill_rows: _FillRows
+bl_eval_rows: _EvalRows
 def bl_scale(eps: float, delta: float, dq: float, lo: float, hi: float) -> float: ...
 def bl_scale_array(eps: _F64, delta: _F64, dq: _F64, lo: _F64, hi: _F64, out: _F64) -> None: ...
 def bl_log_dc(b: float, dq: float, w: float) -> float: ...
