@@ -50,6 +50,25 @@ def test_pandas_nullable_int_keeps_dtype_and_na(dtype):
     assert on_lattice(out.dropna().to_numpy())
 
 
+def test_all_missing_integer_columns_keep_their_type():
+    # no entry to draw for: the type is still the integer law's (0.9.0 gave Float64)
+    pl = pytest.importorskip("polars")
+    out = bndp.sample(pd.Series([None, None], dtype="Int32"), nulls="keep", **KW)
+    assert str(out.dtype) == "Int32" and out.isna().all()
+    out = bndp.sample(pl.Series([None, None], dtype=pl.Int16), nulls="keep", **KW)
+    assert out.dtype == pl.Int16 and out.null_count() == 2
+    out = bndp.sample(pa.array([None, None], type=pa.int32()), nulls="keep", **KW)
+    assert out.type == pa.int32() and out.null_count == 2
+    out = bndp.sample(np.ma.masked_array([1, 2], mask=[True, True]), nulls="keep", **KW)
+    assert out.dtype.kind == "i" and out.mask.all()
+    # the grid law (floats) and float columns stay floats
+    out = bndp.sample(pd.Series([None, None], dtype="Int32"), nulls="keep", integer=False,
+                      **KW)
+    assert str(out.dtype) == "Float64"
+    out = bndp.sample(pd.Series([None, None], dtype="Float32"), nulls="keep", **KW)
+    assert str(out.dtype).startswith("Float")
+
+
 def test_pandas_nullable_without_missing_keeps_dtype():
     out = bndp.sample(pd.Series([3, 4, 5], dtype="Int16"), rng=3, **KW)
     assert str(out.dtype) == "Int16"
