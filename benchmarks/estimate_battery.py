@@ -10,8 +10,15 @@ column sizes; writes the table of ``docs/estimates.md`` ("Coverage battery")::
 A setting is named ``SHAPE-MECH[-...]`` (``--list`` prints them); ``--settings`` takes
 names or their prefixes. Each setting's repetitions use the seed ``crc32(name) + seed``
 (``--seed``): a rerun with the same arguments repeats every column, release and estimate.
-``--n`` overrides every setting's column size (a quick run). The real columns bundled with
-statsmodels are not in the battery (statsmodels is not a dependency of bndp).
+``--n`` overrides every setting's column size (a quick run).
+
+Two settings release real columns bundled with statsmodels (the RAND Health Insurance
+Experiment, ``statsmodels.datasets.randhie``, 20,190 people): ``lpi`` (log of the annual
+participation incentive payment: 24 % exact zeros, the rest near the top of ``[0, 8]``)
+and ``mdvis`` (visits to a doctor in a year: 31 % zeros, at most 77, on ``[0, 80]``). Their
+true column is the same in every repetition (each repetition a fresh release of it, as a
+user re-running a release would see), ``--n`` does not apply, and they are skipped, with a
+message, where statsmodels is not installed (it is not a dependency of bndp).
 """
 
 from __future__ import annotations
@@ -47,9 +54,26 @@ class Setting:
                 f"-{'rows' if self.rows else 'fixed'}-n{self.n}")
 
 
+#: the real columns: shape name -> the column of statsmodels' randhie data set
+REAL = {"randhie-lpi": "lpi", "randhie-mdvis": "mdvis"}
+
+
+def _real_column(shape: str) -> np.ndarray | None:
+    """A real column (float64), or None where statsmodels is not installed."""
+    try:
+        from statsmodels.datasets import randhie
+    except ImportError:
+        return None
+    return randhie.load_pandas().data[REAL[shape]].to_numpy(dtype=np.float64)
+
+
 def _column(s: Setting, n: int, rng: np.random.Generator):
     """True values and bounds (arrays for per-row settings) of one repetition."""
     lo, hi = s.lower, s.upper
+    if s.shape in REAL:
+        x = _real_column(s.shape)
+        assert x is not None and lo <= x.min() and x.max() <= hi
+        return x, lo, hi
     w = hi - lo
     if s.shape == "payments":           # 24 % exact zeros, the rest piled near the top
         u = np.clip(1.0 - rng.gamma(2.0, 0.6, n) / 8.0, 0.0, 1.0)
@@ -91,6 +115,8 @@ def settings() -> list[Setting]:
             Setting("bimodal", mech, 0.5, 1.0, 0.0, 120.0, 10000),
             Setting("near-top", mech, 4.0, 1.0, 0.0, 100.0, 10**6),
             Setting("scaled", mech, 0.5, 1.0, 0.0, 0.0, 20000, rows=True),
+            Setting("randhie-lpi", mech, 0.25, 0.5, 0.0, 8.0, 20190),
+            Setting("randhie-mdvis", mech, 0.25, 1.0, 0.0, 80.0, 20190),
         ]
     return out
 
@@ -98,9 +124,11 @@ def settings() -> list[Setting]:
 def run_setting(s: Setting, reps: int, n_boot: int, seed: int, n: int | None = None):
     """Coverage of the mean, the quantiles (pooled) and the histogram bins (pooled over
     the bins holding at least 0.5 % of the values) over ``reps`` repetitions, and the
-    seconds per estimate."""
+    seconds per estimate; None for a real column where statsmodels is not installed."""
     import bndp
-    nn = s.n if n is None else n
+    if s.shape in REAL and _real_column(s.shape) is None:
+        return None
+    nn = s.n if n is None or s.shape in REAL else n
     rng = np.random.default_rng(zlib.crc32(s.name.encode()) + seed)
     spec = {"mechanism": s.mechanism, "epsilon": s.epsilon, "sensitivity": s.sensitivity}
     mean_hit, q_hit, b_hit, b_tot, secs = 0, 0, 0, 0, 0.0
@@ -187,6 +215,10 @@ def main(argv=None) -> str:
     results = []
     for s in chosen:
         r = run_setting(s, args.reps, args.n_boot, args.seed, args.n)
+        if r is None:
+            print(f"{s.name}: skipped (its real column needs statsmodels: pip install "
+                  "statsmodels)", flush=True)
+            continue
         print(f"{r['name']}: mean {r['mean']:.3f} quantiles {r['quantiles']:.3f} bins "
               f"{r['bins']:.3f} ({r['reps']} reps, {r['secs']:.2f} s each)", flush=True)
         results.append(r)
