@@ -381,7 +381,7 @@ class Estimate:
                 lo[k] -= below
                 hi[k] += above
                 if cells is not None:
-                    c_lo, c_hi = self._cell_range(cells, k, ub[:, k])
+                    c_lo, c_hi = self._cell_range(cells, int(k), ub[:, k])
                     lo[k] = min(lo[k], c_lo)
                     hi[k] = max(hi[k], c_hi)
         return np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
