@@ -9,7 +9,6 @@ __all__ = ["BudgetError", "ColumnDataError", "NegligibleNoiseWarning", "PrivacyL
            "StoreNotFound"]
 
 
-
 def _message_doc(cls: type) -> type:
     """Fill in ``{message}`` in ``cls``'s docstring: its Parameters section's ``*args``
     entry, the message as for any exception (or warning)."""
