@@ -207,7 +207,7 @@ def test_frame_auto_falls_back_to_the_grid_where_the_lattice_cannot_be_planned()
         bndp.privatize(df, {"inc": {**spec["inc"], "integer": True}}, rng=9)
 
 
-@pytest.mark.parametrize("bad, exc", [("yes", TypeError), (1.0, TypeError), (3, ValueError),
+@pytest.mark.parametrize("bad, exc", [("yes", TypeError), (1.0, TypeError), (2 ** 53, ValueError),
                                       (0, ValueError), (-2, ValueError)])
 def test_spec_integer_key_validated(bad, exc):
     df = pd.DataFrame({"age": np.array(AGES, dtype=np.int32)})
@@ -368,9 +368,15 @@ def test_cli_integer_step(tmp_path, capsys):
     assert code == 0, err
     vals = [int(v) for v in dst.read_text().splitlines()[1:]]
     assert on_lattice(vals, step=2)
-    with pytest.raises(SystemExit):
-        cli.main(["privatize", str(src), "-o", str(dst), "--column", "x:0:120",
-                  "--epsilon", "1", "--sensitivity", "1", "--integer-step", "3"])
+    code, _, err = run(capsys, "privatize", str(src), "-o", str(dst), "--column", "x:0:120",
+                       "--epsilon", "1", "--sensitivity", "3", "--integer-step", "3")
+    assert code == 0, err
+    vals = [int(v) for v in dst.read_text().splitlines()[1:]]
+    assert on_lattice(vals, step=3)
+    for bad in ("0", "-3", "2.5"):
+        with pytest.raises(SystemExit):
+            cli.main(["privatize", str(src), "-o", str(dst), "--column", "x:0:120",
+                      "--epsilon", "1", "--sensitivity", "1", "--integer-step", bad])
 
 
 def test_spark_keeps_integer_columns(monkeypatch):

@@ -43,6 +43,39 @@ static BNDP_CLONES void bndp_gw_index_pass(const double *BNDP_RESTRICT q, ptrdif
         idx[k] = bndp_gw_index_one(q[k], lo, hi, inv_g, n);
 }
 
+/* The integer law on a lattice step k that is not a power of two (bndp._laws.step): the
+ * lattice index floor((clip(q) - lo)/k + 1/2), at most n, of a block of true values, for a
+ * row narrower than 2^49 and k below 2^40. d = clip(q) - lo is split by TwoSum (d + err
+ * exact); where d is an integer and err is 0 (integral values and bounds), t = 2d + k + 1/2
+ * is exact (below 2^50) and no multiple of 2k, so floor(t / 2k) is floor(t * (1/2k)): the
+ * product's relative error (a few units of 2^-53) is below t's distance to the next multiple
+ * of 2k over t. Returns nonzero where some value is not such an integer: the caller then
+ * takes the exact integer rounding (_gs_nearest) for the block. Branch-free: vectorised. */
+static BNDP_CLONES int bndp_gs_index_pass(const double *BNDP_RESTRICT q, ptrdiff_t m,
+                                          double lo, double hi, double kd, double inv_tk,
+                                          double n, double *BNDP_RESTRICT idx)
+{
+    const double two52 = 4503599627370496.0;
+    int slow = 0;
+    for (ptrdiff_t r = 0; r < m; r++) {
+        double x = q[r], d, bb, err, fd, y, a;
+        x = x != x ? lo : x;
+        x = x < lo ? lo : x;
+        x = x > hi ? hi : x;
+        d = x - lo;
+        bb = d - x;
+        err = (x - (d - bb)) + (-lo - bb);
+        fd = (d + two52) - two52;
+        fd = fd > d ? fd - 1.0 : fd;
+        y = (2.0 * fd + kd + 0.5) * inv_tk;
+        a = (y + two52) - two52;
+        a = a > y ? a - 1.0 : a;
+        idx[r] = a > n ? n : a;
+        slow |= (d != fd) | (err != 0.0);
+    }
+    return slow;
+}
+
 /* the same for rows with their own bounds and interval counts (n[k] < 2^53, exact) */
 static BNDP_CLONES void bndp_gw_index_rows(const double *BNDP_RESTRICT q,
                                            const double *BNDP_RESTRICT lo,

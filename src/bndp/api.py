@@ -137,7 +137,7 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
         ``upper`` are integer-typed (per-row bounds are data: their type decides, never
         their values), in the default mode and not ``multivariate``; the result then has
         the input's integer type (promoted with per-row bounds' integer types). ``False``: the
-        default fine grid (a float result). ``True`` or a step ``k`` (a power of two):
+        default fine grid (a float result). ``True`` or a step ``k`` (an integer >= 1):
         the integer law, refused with a ``ValueError`` for bounds or a sensitivity that
         are not integral.
 

@@ -57,6 +57,8 @@ import warnings
 import numpy as np
 
 from .._laws import window
+from .._laws.lattice import Step
+from .._laws.step import step_intervals
 from ..exceptions import ScaledModelWarning
 from ._em import _fit, _one_blas_thread
 from ._law import _Banded, _kernel_vector, _support
@@ -105,15 +107,20 @@ def _classes(y: np.ndarray, lo: np.ndarray, hi: np.ndarray, fam, what: str):
     target = window.serving_target(float(fam.target), dq)
     if fam.lattice is None:
         e, _ = window.grid_exponent(target, dq, hi - lo, lo, hi)
+    elif isinstance(fam.lattice, Step):   # a step not a power of two: exact intervals
+        e = np.zeros(lo.shape, dtype=np.int64)
     else:                                 # the integer law: every row on its lattice
         e = np.full(lo.shape, fam.lattice, dtype=np.int64)
     e = np.broadcast_to(np.asarray(e, dtype=np.int64), lo.shape)
     n = np.empty(lo.shape[0], dtype=np.int64)
     from .. import _core
-    for ev in np.unique(e):
-        s = np.flatnonzero(e == ev)
-        n[s] = _core.gw_intervals(np.ascontiguousarray(lo[s]), np.ascontiguousarray(hi[s]),
-                                  int(ev))
+    if isinstance(fam.lattice, Step):
+        n[:] = step_intervals(lo, hi, fam.lattice.k)
+    else:
+        for ev in np.unique(e):
+            s = np.flatnonzero(e == ev)
+            n[s] = _core.gw_intervals(np.ascontiguousarray(lo[s]),
+                                      np.ascontiguousarray(hi[s]), int(ev))
     _, cls = unique_pairs(e, n)
     first = np.full(int(cls.max()) + 1, -1, dtype=np.int64)
     first[cls[::-1]] = np.arange(cls.shape[0] - 1, -1, -1)
