@@ -48,3 +48,28 @@ class IntegerMechanism:
 
     def time_sample_int64(self, mechanism, where):
         self.mech.sample(self.values, rng=self.gen)
+
+
+class IntegerStep:
+    """The integer law on a lattice step that is not a power of two (``integer=5``: the law
+    of step 1 on the lattice's indices, mapped) against the grid law at the same
+    sensitivity 5: 10^6 int64 values, fixed bounds [0, 120] and per-row bounds [0, u]."""
+
+    params = (["laplace", "gaussian"], ["step5", "grid"], ["fixed", "rows"])
+    param_names = ["mechanism", "law", "bounds"]
+
+    def setup(self, mechanism, law, bounds):
+        r = np.random.default_rng(4)
+        self.values = r.integers(0, 101, N)
+        if bounds == "fixed":
+            self.lower, self.upper = 0, 120
+        else:
+            self.lower = np.zeros(N, dtype=np.int64)
+            self.upper = r.choice(np.array([100, 120, 150], dtype=np.int64), N)
+        self.integer = 5 if law == "step5" else False
+        self.gen = np.random.default_rng(0)
+        self.time_release_int64(mechanism, law, bounds)
+
+    def time_release_int64(self, mechanism, law, bounds):
+        bndp.sample(self.values, mechanism=mechanism, epsilon=1.0, sensitivity=5,
+                    lower=self.lower, upper=self.upper, integer=self.integer, rng=self.gen)

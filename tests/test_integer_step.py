@@ -183,6 +183,26 @@ def test_per_row_bounds_on_each_rows_lattice():
                     lower=np.array([0, 0]), upper=np.array([2, 9]), integer=3)
 
 
+@pytest.mark.parametrize("k", [3, 7, 2 ** 41 + 1])
+def test_per_row_indices_are_exact(k):
+    # the per-row pass (vectorised for integral values, integer arithmetic otherwise)
+    from bndp import _core
+    rng = np.random.default_rng(k)
+    m = 5000
+    lo = rng.integers(-50, 50, m).astype(np.float64) * (k if k > 100 else 1)
+    hi = lo + rng.integers(1, 60, m) * k + rng.integers(0, k, m) % 1000
+    q = np.where(rng.random(m) < 0.5, np.round(lo + rng.uniform(-k, 70 * k, m)),
+                 lo + rng.uniform(-k, 70 * k, m))
+    q[::7] = lo[::7] + k * rng.integers(0, 60, q[::7].size) + k / 2      # ties
+    for order in (slice(None), slice(None, None, -1)):
+        qq, ll, hh = (np.ascontiguousarray(a[order]) for a in (q, lo, hi))
+        i, n = _core.gs_rows(qq, ll, hh, k)
+        want_n = [(int(b) - int(a)) // k for a, b in zip(ll, hh)]
+        np.testing.assert_array_equal(n, want_n)
+        want = [_exact_nearest(v, a, b, k, nn) for v, a, b, nn in zip(qq, ll, hh, want_n)]
+        np.testing.assert_array_equal(i, want)
+
+
 def test_per_row_exact_values_are_rounded_from_their_exact_value():
     # int64 values beyond 2^53 are not doubles: clipped into the row, from the exact value
     x = np.array([2 ** 53 + 1, 4, 5], dtype=np.int64)

@@ -296,11 +296,19 @@ def gs_rows(const double[::1] q, const double[::1] lo, const double[::1] hi, int
     cdef double[::1] oi = idx, on = nrow
     cdef double inv_k = 1.0 / <double> k, inv_tk = 0.5 / <double> k
     cdef int64_t n
+    cdef Py_ssize_t b0, c
     with nogil:
-        for a in range(m):
-            n = _gs_floordiv(<int64_t> hi[a] - <int64_t> lo[a], k, inv_k)
-            on[a] = <double> n
-            oi[a] = <double> _gs_nearest(q[a], lo[a], hi[a], k, inv_tk, n)
+        b0 = 0
+        while b0 < m:
+            c = m - b0 if m - b0 < 256 else 256
+            # integral values: the vectorised pass; any other block: integer arithmetic
+            if (k >= GS_FAST_K or bndp_gs_rows_pass(&q[b0], &lo[b0], &hi[b0], c, <double> k,
+                                                    inv_k, inv_tk, &oi[b0], &on[b0])):
+                for a in range(b0, b0 + c):
+                    n = _gs_floordiv(<int64_t> hi[a] - <int64_t> lo[a], k, inv_k)
+                    on[a] = <double> n
+                    oi[a] = <double> _gs_nearest(q[a], lo[a], hi[a], k, inv_tk, n)
+            b0 += c
     return idx, nrow
 
 

@@ -76,6 +76,42 @@ static BNDP_CLONES int bndp_gs_index_pass(const double *BNDP_RESTRICT q, ptrdiff
     return slow;
 }
 
+/* The same for rows with their own integral bounds (each narrower than 2^49; k below 2^40):
+ * each row's intervals n = floor((hi - lo)/k) (the width w = hi - lo is exact; w + 1/2 is no
+ * multiple of k, so the floor of (w + 1/2)(1/k) is exact as above) and its value's index.
+ * Returns nonzero where some value is not an integer: the caller rounds the block exactly. */
+static BNDP_CLONES int bndp_gs_rows_pass(const double *BNDP_RESTRICT q,
+                                         const double *BNDP_RESTRICT lo,
+                                         const double *BNDP_RESTRICT hi, ptrdiff_t m,
+                                         double kd, double inv_k, double inv_tk,
+                                         double *BNDP_RESTRICT idx,
+                                         double *BNDP_RESTRICT nrow)
+{
+    const double two52 = 4503599627370496.0;
+    int slow = 0;
+    for (ptrdiff_t r = 0; r < m; r++) {
+        double x = q[r], l = lo[r], h = hi[r], d, bb, err, fd, y, a, w, nn;
+        w = (h - l + 0.5) * inv_k;
+        nn = (w + two52) - two52;
+        nn = nn > w ? nn - 1.0 : nn;
+        nrow[r] = nn;
+        x = x != x ? l : x;
+        x = x < l ? l : x;
+        x = x > h ? h : x;
+        d = x - l;
+        bb = d - x;
+        err = (x - (d - bb)) + (-l - bb);
+        fd = (d + two52) - two52;
+        fd = fd > d ? fd - 1.0 : fd;
+        y = (2.0 * fd + kd + 0.5) * inv_tk;
+        a = (y + two52) - two52;
+        a = a > y ? a - 1.0 : a;
+        idx[r] = a > nn ? nn : a;
+        slow |= (d != fd) | (err != 0.0) | (h - l >= 562949953421312.0);
+    }
+    return slow;
+}
+
 /* the same for rows with their own bounds and interval counts (n[k] < 2^53, exact) */
 static BNDP_CLONES void bndp_gw_index_rows(const double *BNDP_RESTRICT q,
                                            const double *BNDP_RESTRICT lo,
