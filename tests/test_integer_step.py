@@ -234,6 +234,33 @@ def test_multivariate_gaussian_on_multiples_of_the_step():
     assert m.sigma == pytest.approx(3 * unit.sigma, rel=1e-9)
 
 
+@pytest.mark.parametrize("eps,dq,k", [(1.0, 3, 3), (1.0, 4, 3), (2.0, 5, 5)])
+def test_multivariate_loss_over_the_l2_ball(eps, dq, k):
+    # two coordinates, true values every half unit; every pair at most dq apart in l2:
+    # the joint law is a product, so its worst log ratio over outputs is the sum over the
+    # coordinates of each one's worst (signed) log ratio
+    lo, hi = [0, -4], [13, 11]
+    m = bndp.BoundedGaussian(eps, sensitivity=dq, lower=lo, upper=hi, integer=k)
+    coords = m.exact_plan.coords
+    vals = [np.arange(2 * a, 2 * b + 1) / 2.0 for a, b in zip(lo, hi)]
+    worst_c = []
+    for c, v in zip(coords, vals):
+        lp = np.log(np.array([c.pmf(float(x)) for x in v]))
+        # worst[i, j] = max over outputs of ln p(out | v_i) - ln p(out | v_j)
+        worst_c.append(np.max(lp[:, None, :] - lp[None, :, :], axis=2))
+    worst = 0.0
+    d0 = vals[0][:, None] - vals[0][None, :]
+    d1 = vals[1][:, None] - vals[1][None, :]
+    for i0 in range(len(vals[0])):
+        for j0 in range(len(vals[0])):
+            rest = dq * dq - d0[i0, j0] ** 2
+            if rest < 0:
+                continue
+            ok = d1 ** 2 <= rest
+            worst = max(worst, worst_c[0][i0, j0] + float(np.max(worst_c[1][ok])))
+    assert 0 < worst <= m.privacy_loss() * (1 + 1e-9) and m.privacy_loss() <= eps
+
+
 # --- the law functions --------------------------------------------------------------------
 def test_law_functions_on_the_lattice():
     m = bndp.BoundedGaussian(0.5, sensitivity=5, lower=1, upper=61, integer=5)
