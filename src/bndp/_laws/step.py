@@ -119,25 +119,17 @@ def _law_at(unit: Any, x: Any, u: Any, what: str, anchor: float, lo: float, hi: 
     return unit.law(float(ux) if ux.ndim == 0 else ux, u, what)
 
 
-@dataclass(frozen=True, eq=False)
-class StepPlan:
-    """The integer law of one row ``[lower, upper]`` on the lattice ``lower + j k`` (``k``
-    not a power of two): the windowed law ``unit`` of step 1 on ``[0, n]``, mapped (see the
-    module docstring). The :class:`~bndp._laws.base.Plan` interface, with ``gamma`` the
-    step ``k``; ``kernel`` is the unit law's (its scale in lattice steps)."""
+class _Mapped:
+    """What a law on the lattice of a step ``k`` reads from its unit law ``unit`` (the law of
+    step 1 on the lattice's indices): the family, the loss, the index range, and the
+    granularity ``gamma = k`` with the scale in value units."""
 
-    unit: Any           # window.RowPlan on [0, n], step 1
-    lower: float
-    upper: float
+    unit: Any
     k: int
 
     bounded = True
-    supports_rows = True
-
     family = property(lambda self: self.unit.family)
-    kernel = property(lambda self: self.unit.kernel)
     n = property(lambda self: self.unit.n)
-    scale_grid = property(lambda self: self.unit.scale_grid)
     dk = property(lambda self: self.unit.dk)
     target = property(lambda self: self.unit.target)
     certified_epsilon = property(lambda self: self.unit.certified_epsilon)
@@ -156,6 +148,23 @@ class StepPlan:
     def scale(self) -> float:
         """The kernel's scale in value units (``k`` times its scale in lattice steps)."""
         return float(self.unit.scale) * self.k
+
+
+@dataclass(frozen=True, eq=False)
+class StepPlan(_Mapped):
+    """The integer law of one row ``[lower, upper]`` on the lattice ``lower + j k`` (``k``
+    not a power of two): the windowed law ``unit`` of step 1 on ``[0, n]``, mapped (see the
+    module docstring). The :class:`~bndp._laws.base.Plan` interface, with ``gamma`` the
+    step ``k``; ``kernel`` is the unit law's (its scale in lattice steps)."""
+
+    unit: Any           # window.RowPlan on [0, n], step 1
+    lower: float
+    upper: float
+    k: int
+
+    supports_rows = True
+    kernel = property(lambda self: self.unit.kernel)
+    scale_grid = property(lambda self: self.unit.scale_grid)
 
     @property
     def lattice(self) -> Step:
@@ -286,7 +295,7 @@ def sample_step_rows(fam: int, target: float, sensitivity: float, q: np.ndarray,
 
 
 @dataclass(frozen=True, eq=False)
-class StepCoord:
+class StepCoord(_Mapped):
     """One coordinate of the multivariate integer law on a step ``k`` that is not a power of
     two: the multiples of ``k`` in ``[lower, upper]``, the unit law ``unit`` (a coordinate
     of a :class:`~bndp._laws.product.ProductPlan` of step 1 on ``[kl, ku]``, the
@@ -299,25 +308,7 @@ class StepCoord:
     upper: float
     k: int
 
-    bounded = True
-    family = property(lambda self: self.unit.family)
-    n = property(lambda self: self.unit.n)
     kl = property(lambda self: self.unit.kl)
-    dk = property(lambda self: self.unit.dk)
-    target = property(lambda self: self.unit.target)
-    certified_epsilon = property(lambda self: self.unit.certified_epsilon)
-
-    @property
-    def exponent(self) -> int:
-        return int(self.unit.exponent)
-
-    @property
-    def gamma(self) -> float:
-        return float(self.k)
-
-    @property
-    def scale(self) -> float:
-        return float(self.unit.scale) * self.k
 
     def _units(self, value: Any) -> np.ndarray:
         """True values to the unit law's inputs (the multiples' indices, as doubles)."""
