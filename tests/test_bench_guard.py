@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 
@@ -79,14 +80,51 @@ def test_a_25_percent_slowdown_fails_the_guard_through_inflated_rounds(guard):
     # this spread is not significant at its p < 0.002); the fastest samples carry it whole
     row, = guard.judge({"k": BASE}, {"k": SLOWER}, factor=1.15, repeat=5)
     assert row["failed"] and row["ratio"] == pytest.approx(1.25 * 0.0224 / 0.0223)
+    assert row["shift"] == pytest.approx(1.25)
     assert len(row["rounds"]) == 4
     assert max(row["rounds"]) > 1.6 and min(row["rounds"]) < 1.0   # per round: no verdict
+    # the median of the per-round ratios would miss it: two of its four rounds pair an
+    # inflated baseline process with a clean one
+    assert statistics.median(row["rounds"]) < 1.15
 
 
 def test_an_unchanged_commit_passes_the_guard_through_inflated_rounds(guard):
     row, = guard.judge({"k": BASE}, {"k": SAME}, factor=1.15, repeat=5)
     assert not row["failed"] and row["ratio"] == pytest.approx(0.0224 / 0.0223)
     assert max(row["rounds"]) > 1.3 and min(row["rounds"]) < 0.7
+
+
+def _rounds(minima, repeat=5):
+    # ``repeat`` samples a process, its fastest first
+    return [m * (1 + 0.01 * j) for m in minima for j in range(repeat)]
+
+
+# A one-value benchmark on the loaded CI VM (the dd8bdad run, a comment-only change, ms a
+# sample): its processes run at about 1.4 or 2.5-2.9 ms; the baseline had one process in the
+# fast state in 8, the commit under test none. The fastest samples read 1.66.
+ONE_FAST_BASE = _rounds([1.40, 2.80, 2.77, 2.88, 2.50, 2.88, 1.88, 2.90])
+NO_FAST_HEAD = _rounds([2.52, 2.68, 3.11, 2.51, 2.49, 2.33, 2.65, 2.41])
+
+
+def test_one_fast_baseline_process_does_not_fail_the_guard(guard):
+    row, = guard.judge({"k": ONE_FAST_BASE}, {"k": NO_FAST_HEAD}, factor=1.15, repeat=5)
+    assert row["ratio"] == pytest.approx(2.33 / 1.40)
+    assert row["shift"] < 1.0 and not row["failed"]
+
+
+def test_a_slowdown_of_a_bimodal_benchmark_fails_the_guard(guard):
+    # the same processes' states on the commit under test, its work 1.25x: both estimates
+    # move, whichever processes ran fast
+    head = _rounds([1.25 * m for m in (2.80, 1.42, 2.85, 2.51, 2.77, 1.39, 2.90, 2.50)])
+    row, = guard.judge({"k": ONE_FAST_BASE}, {"k": head}, factor=1.15, repeat=5)
+    assert row["ratio"] > 1.2 and row["shift"] > 1.2 and row["failed"]
+
+
+def test_shift_is_the_median_over_pairs_of_processes(guard):
+    assert guard.process_minima([3.0, 1.0, 2.0, 5.0, 4.0, 6.0], repeat=2) == [1.0, 2.0, 4.0]
+    assert guard.process_minima([3.0, 2.0], repeat=5) == [2.0]
+    # pairs (head / base): 2/1, 4/1, 2/4, 4/4: median of the logs 2 and 1 (ratios 2, 4, 0.5, 1)
+    assert guard.shift([1.0, 4.0], [2.0, 4.0], repeat=1) == pytest.approx(2 ** 0.5)
 
 
 def test_a_benchmark_that_did_not_run_fails_the_guard(guard):
