@@ -6,10 +6,13 @@ column sizes; writes the table of ``docs/estimates.md`` ("Coverage battery")::
     python benchmarks/estimate_battery.py --reps 400                       # everything
     python benchmarks/estimate_battery.py --reps 50 --settings payments-laplace rows-scaled
     python benchmarks/estimate_battery.py --reps 50 --write-docs docs/estimates.md
+    python benchmarks/estimate_battery.py --reps 200 --jobs 2 --write-docs docs/estimates.md
 
 A setting is named ``SHAPE-MECH[-...]`` (``--list`` prints them); ``--settings`` takes
 names or their prefixes. Each setting's repetitions use the seed ``crc32(name) + seed``
-(``--seed``): a rerun with the same arguments repeats every column, release and estimate.
+(``--seed``): a rerun with the same arguments repeats every column, release and estimate,
+whatever ``--jobs`` (settings run in that many processes, one setting a process at a time,
+each on one BLAS thread; the table keeps the settings' order).
 ``--n`` overrides every setting's column size (a quick run).
 
 Two settings release real columns bundled with statsmodels (the RAND Health Insurance
@@ -24,6 +27,7 @@ message, where statsmodels is not installed (it is not a dependency of bndp).
 from __future__ import annotations
 
 import argparse
+import functools
 import re
 import sys
 import time
@@ -236,6 +240,22 @@ def write_docs(path: str, text: str) -> None:
         f.write(doc)
 
 
+def _one_thread() -> None:
+    """Every BLAS and OpenMP pool of this process on one thread (the times are per
+    estimate on one core)."""
+    try:
+        from threadpoolctl import threadpool_limits
+        threadpool_limits(1)
+    except ImportError:                    # pragma: no cover
+        pass
+
+
+def _run(s: Setting, reps: int, n_boot: int, seed: int, n: int | None):
+    """:func:`run_setting` (a module-level function: ``--jobs`` sends it to other
+    processes)."""
+    return run_setting(s, reps, n_boot, seed, n)
+
+
 def main(argv=None) -> str:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=400)
@@ -246,6 +266,8 @@ def main(argv=None) -> str:
                     help="names or name prefixes of the settings to run (default: all)")
     ap.add_argument("--list", action="store_true", help="print the settings' names")
     ap.add_argument("--write-docs", metavar="PATH", help="write the table into PATH")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="settings run in this many processes at once (same results)")
     args = ap.parse_args(argv)
     every = settings()
     if args.list:
@@ -256,14 +278,20 @@ def main(argv=None) -> str:
         s for s in every if any(s.name.startswith(p) for p in args.settings)]
     if not chosen:
         ap.error("no setting matches --settings; --list prints them")
-    try:
-        from threadpoolctl import threadpool_limits
-        threadpool_limits(1)
-    except ImportError:                    # pragma: no cover
-        pass
+    if args.jobs < 1:
+        ap.error("--jobs must be at least 1")
+    _one_thread()
+    run = functools.partial(_run, reps=args.reps, n_boot=args.n_boot, seed=args.seed,
+                            n=args.n)
+    if args.jobs > 1:
+        import multiprocessing
+        pool = multiprocessing.get_context("spawn").Pool(min(args.jobs, len(chosen)),
+                                                         initializer=_one_thread)
+        done = pool.imap(run, chosen, chunksize=1)
+    else:
+        pool, done = None, map(run, chosen)
     results = []
-    for s in chosen:
-        r = run_setting(s, args.reps, args.n_boot, args.seed, args.n)
+    for s, r in zip(chosen, done):
         if r is None:
             print(f"{s.name}: skipped (its real column needs statsmodels: pip install "
                   "statsmodels)", flush=True)
@@ -271,6 +299,9 @@ def main(argv=None) -> str:
         print(f"{r['name']}: mean {r['mean']:.3f} quantiles {r['quantiles']:.3f} bins "
               f"{r['bins']:.3f} ({r['reps']} reps, {r['secs']:.2f} s each)", flush=True)
         results.append(r)
+    if pool is not None:
+        pool.close()
+        pool.join()
     text = table(results, args.n_boot)
     print(text)
     if args.write_docs:

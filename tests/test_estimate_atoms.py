@@ -114,6 +114,26 @@ def test_battery_command_writes_the_docs_table(tmp_path, monkeypatch):
     assert "error / naive" in rows[0]
 
 
+def test_battery_in_several_processes_gives_the_same_table():
+    # --jobs runs the settings in other processes: the same columns, releases and
+    # estimates (each setting's seed), the settings in their order; only the seconds differ
+    import importlib
+    mod = importlib.import_module("benchmarks.estimate_battery")
+    args = ["--reps", "2", "--n", "300", "--n-boot", "4", "--settings", "counts-gaussian",
+            "payments-laplace", "scaled-laplace"]
+
+    def rows(text):
+        return [line.rsplit("|", 2)[0] for line in text.splitlines() if line.startswith("| ")]
+
+    one, two = rows(mod.main(args)), rows(mod.main(args + ["--jobs", "2"]))
+    assert one == two and len(one) == 5
+    assert [r.split(" |")[0] for r in one[1:4]] == [
+        "| payments-laplace-e0.25-s0.5-fixed-n20190", "| scaled-laplace-e0.5-s1-rows-n20000",
+        "| counts-gaussian-e0.5-s1-fixed-n20000"]
+    with pytest.raises(SystemExit):
+        mod.main(args + ["--jobs", "0"])
+
+
 def test_battery_skips_a_real_column_without_statsmodels(monkeypatch, capsys):
     import importlib.util
     from pathlib import Path
