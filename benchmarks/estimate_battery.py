@@ -125,10 +125,12 @@ def settings() -> list[Setting]:
     return out
 
 
-def run_setting(s: Setting, reps: int, n_boot: int, seed: int, n: int | None = None):
+def run_setting(s: Setting, reps: int, n_boot: int, seed: int, n: int | None = None,
+                **options):
     """Coverage of the mean, the quantiles (pooled) and the histogram bins (pooled over
     the bins holding at least 0.5 % of the values) over ``reps`` repetitions, and the
-    seconds per estimate; None for a real column where statsmodels is not installed."""
+    seconds per estimate; None for a real column where statsmodels is not installed.
+    ``options``: more arguments of ``bndp.estimate`` (``gap_tol``)."""
     import bndp
     if s.shape in REAL and _real_column(s.shape) is None:
         return None
@@ -142,7 +144,7 @@ def run_setting(s: Setting, reps: int, n_boot: int, seed: int, n: int | None = N
         y = bndp.sample(x, lower=lo, upper=hi, rng=rng, **spec)
         t = time.process_time()
         e = bndp.estimate(y, spec, lower=lo, upper=hi, n_boot=n_boot,
-                          rng=int(rng.integers(2**62)))
+                          rng=int(rng.integers(2**62)), **options)
         a, b = e.mean_interval
         qa, qb = e.quantile_interval(QS)
         edges = np.linspace(float(np.min(lo)), float(np.max(hi)), BINS + 1)
@@ -178,7 +180,7 @@ def run_setting(s: Setting, reps: int, n_boot: int, seed: int, n: int | None = N
 
 
 def error_checks(r: dict) -> dict:
-    """Item 3 of the targets, per setting: ``tenth`` (the mean's RMS error at most a tenth of
+    r"""Item 3 of the targets, per setting: ``tenth`` (the mean's RMS error at most a tenth of
     the naive mean's, judged where the interval's standard error is below a twentieth of
     the naive error; None elsewhere), ``within`` (the RMS error within 2.5 standard errors)
     and ``hist`` (the estimated histogram's mean L1 distance to the column's no worse than
@@ -250,10 +252,10 @@ def _one_thread() -> None:
         pass
 
 
-def _run(s: Setting, reps: int, n_boot: int, seed: int, n: int | None):
+def _run(s: Setting, reps: int, n_boot: int, seed: int, n: int | None, options: dict):
     """:func:`run_setting` (a module-level function: ``--jobs`` sends it to other
     processes)."""
-    return run_setting(s, reps, n_boot, seed, n)
+    return run_setting(s, reps, n_boot, seed, n, **options)
 
 
 def main(argv=None) -> str:
@@ -266,6 +268,8 @@ def main(argv=None) -> str:
                     help="names or name prefixes of the settings to run (default: all)")
     ap.add_argument("--list", action="store_true", help="print the settings' names")
     ap.add_argument("--write-docs", metavar="PATH", help="write the table into PATH")
+    ap.add_argument("--gap-tol", default=None, metavar="auto|off|NATS",
+                    help="bndp.estimate's gap_tol (default: its own default, auto)")
     ap.add_argument("--jobs", type=int, default=1,
                     help="settings run in this many processes at once (same results)")
     args = ap.parse_args(argv)
@@ -281,8 +285,10 @@ def main(argv=None) -> str:
     if args.jobs < 1:
         ap.error("--jobs must be at least 1")
     _one_thread()
+    options = {} if args.gap_tol is None else {
+        "gap_tol": {"auto": "auto", "off": None}.get(args.gap_tol) or float(args.gap_tol)}
     run = functools.partial(_run, reps=args.reps, n_boot=args.n_boot, seed=args.seed,
-                            n=args.n)
+                            n=args.n, options=options)
     if args.jobs > 1:
         import multiprocessing
         pool = multiprocessing.get_context("spawn").Pool(min(args.jobs, len(chosen)),

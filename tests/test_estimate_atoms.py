@@ -160,19 +160,26 @@ def _payments_and_rng(seed, n=20000):
 
 
 def test_unidentified_atom_widens_to_the_likelihood_ratio_range():
-    # the Gaussian's noise (sd 3.3) is 41 % of the range: the fit stops on a flat ridge,
-    # biased by more than the bootstrap's spread; the bootstrap's own interval misses the
-    # column's mean and 0.25 quantile, the likelihood-ratio range holds them
+    # the Gaussian's noise (sd 3.3) is 41 % of the range: the cycle rule alone
+    # (gap_tol=None) stops on a flat ridge, biased by more than the bootstrap's spread; the
+    # bootstrap's own interval misses the column's mean and 0.25 quantile, the
+    # likelihood-ratio range holds them
     import dataclasses
     x, rng = _payments_and_rng(1)
     spec = {"mechanism": "gaussian", "epsilon": 0.25, "sensitivity": 0.5}
     y = bndp.sample(x, lower=0.0, upper=8.0, rng=rng, **spec)
-    est = bndp.estimate(y, spec, lower=0.0, upper=8.0, n_boot=200, rng=101)
+    est = bndp.estimate(y, spec, lower=0.0, upper=8.0, n_boot=200, rng=101, gap_tol=None)
     plain = dataclasses.replace(est, profile=None)
     mu = float(x.mean())
     q25 = float(np.quantile(x, 0.25, method="inverted_cdf"))
     a, b = plain.mean_interval
     assert not a <= mu <= b
+    # the default certifies the maximum (a support of 23 points): the fit's own bootstrap
+    # interval then holds the mean
+    auto = bndp.estimate(y, spec, lower=0.0, upper=8.0, n_boot=200, rng=101)
+    assert abs(auto.mean - mu) < abs(est.mean - mu)
+    a, b = dataclasses.replace(auto, profile=None).mean_interval
+    assert a <= mu <= b
     a, b = est.mean_interval
     assert a <= mu <= b
     a, b = plain.quantile_interval(0.25)
@@ -214,13 +221,15 @@ def test_atom_the_mean_does_not_flag_widens_narrow_bins_and_quantiles():
     # the atom over its neighbours and the bootstrap's intervals of the atom's bin (1.25
     # wide) and of the 0.25 quantile next to it miss the column's; their likelihood-ratio
     # ranges hold them. Bins wider than the noise scale keep the bootstrap's intervals.
+    # (The fit of the cycle rule alone, gap_tol=None; the default's certified fit keeps
+    # more of the atom in its bin.)
     import dataclasses
     rng = np.random.default_rng(0)
     n = 10000
     x = np.where(rng.random(n) < 0.3, 4.0, 10.0 * rng.random(n))
     spec = {"mechanism": "gaussian", "epsilon": 1.0, "sensitivity": 1.0}
     y = bndp.sample(x, lower=0.0, upper=10.0, rng=rng, **spec)
-    est = bndp.estimate(y, spec, lower=0.0, upper=10.0, n_boot=200, rng=100)
+    est = bndp.estimate(y, spec, lower=0.0, upper=10.0, n_boot=200, rng=100, gap_tol=None)
     plain = dataclasses.replace(est, profile=None)
     assert est._noise_scale > 1.25
     assert not est._flat      # the mean's range: within its sd of the normal interval

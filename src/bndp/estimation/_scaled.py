@@ -60,7 +60,7 @@ from .._laws import window
 from .._laws.lattice import Step
 from .._laws.step import step_intervals
 from ..exceptions import ScaledModelWarning
-from ._em import _fit, _one_blas_thread
+from ._em import _fit, _gap_for, _one_blas_thread
 from ._law import _Banded, _kernel_vector, _support
 from ._profile import Profile, _ProfilePart
 
@@ -228,7 +228,7 @@ def _row_spread(g: np.ndarray, u: np.ndarray, lo: np.ndarray, hi: np.ndarray,
 def fit_scaled(y: np.ndarray, lo: np.ndarray, hi: np.ndarray, fam, what: str,
                resolution: float, max_support: int, n_boot: int, target: str,
                gen: np.random.Generator, tol: float, max_iter: int,
-               gap_tol: float | None, pairs: np.ndarray | None = None,
+               gap_tol: float | str | None, pairs: np.ndarray | None = None,
                inv: np.ndarray | None = None) -> dict:
     """The scaled model's fit of a column with per-row bounds (see the module docstring):
     the column's distribution on a value grid, its bootstrap replicates and references,
@@ -249,6 +249,7 @@ def fit_scaled(y: np.ndarray, lo: np.ndarray, hi: np.ndarray, fam, what: str,
     s = _support(n_ref, t_rel * n_ref, resolution, max_support)
     u = s.astype(np.float64) / n_ref
     M = u.shape[0]
+    gap_tol = _gap_for(gap_tol, M)
     mid = (u[:-1] + u[1:]) / 2.0
     # groups: classes of about equal row counts by relative noise scale
     G = min(SCALE_GROUPS, C)
