@@ -33,6 +33,7 @@ import sys
 import time
 import zlib
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -193,9 +194,10 @@ def error_checks(r: dict) -> dict:
             "hist": r["l1"] - r["l1_naive"] <= r["l1_noise"]}
 
 
-def table(results: list[dict], n_boot: int) -> str:
+def table(results: list[dict], n_boot: int, gap_tol: Any = "auto") -> str:
     """The Markdown table of the results, with the pooled coverage of the mean."""
     lines = [f"Repetitions per setting and seeds as listed; {n_boot} bootstrap replicates; "
+             f"`gap_tol={gap_tol!r}`; "
              "seconds of CPU time per estimate (intervals included) on a shared machine. "
              "Coverage of the 95 % intervals: mean, quantiles, histogram bins. Errors: the "
              "estimated mean's RMS error over the naive mean's (the released values'), the "
@@ -285,30 +287,37 @@ def main(argv=None) -> str:
     if args.jobs < 1:
         ap.error("--jobs must be at least 1")
     _one_thread()
-    options = {} if args.gap_tol is None else {
-        "gap_tol": {"auto": "auto", "off": None}.get(args.gap_tol) or float(args.gap_tol)}
+    options: dict = {}
+    if args.gap_tol is not None:
+        options["gap_tol"] = (None if args.gap_tol == "off" else
+                              "auto" if args.gap_tol == "auto" else float(args.gap_tol))
     run = functools.partial(_run, reps=args.reps, n_boot=args.n_boot, seed=args.seed,
                             n=args.n, options=options)
     if args.jobs > 1:
         import multiprocessing
+        import signal
+        # a terminated run takes its worker processes with it
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
         pool = multiprocessing.get_context("spawn").Pool(min(args.jobs, len(chosen)),
                                                          initializer=_one_thread)
         done = pool.imap(run, chosen, chunksize=1)
     else:
         pool, done = None, map(run, chosen)
     results = []
-    for s, r in zip(chosen, done):
-        if r is None:
-            print(f"{s.name}: skipped (its real column needs statsmodels: pip install "
-                  "statsmodels)", flush=True)
-            continue
-        print(f"{r['name']}: mean {r['mean']:.3f} quantiles {r['quantiles']:.3f} bins "
-              f"{r['bins']:.3f} ({r['reps']} reps, {r['secs']:.2f} s each)", flush=True)
-        results.append(r)
-    if pool is not None:
-        pool.close()
-        pool.join()
-    text = table(results, args.n_boot)
+    try:
+        for s, r in zip(chosen, done):
+            if r is None:
+                print(f"{s.name}: skipped (its real column needs statsmodels: pip install "
+                      "statsmodels)", flush=True)
+                continue
+            print(f"{r['name']}: mean {r['mean']:.3f} quantiles {r['quantiles']:.3f} bins "
+                  f"{r['bins']:.3f} ({r['reps']} reps, {r['secs']:.2f} s each)", flush=True)
+            results.append(r)
+    finally:
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+    text = table(results, args.n_boot, options.get("gap_tol", "auto"))
     print(text)
     if args.write_docs:
         write_docs(args.write_docs, text)
