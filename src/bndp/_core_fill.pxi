@@ -260,7 +260,7 @@ ctypedef struct gw_row_t:
     gw_rows_t R
     double lo, hi, inv_g, gamma
     int64_t nrow
-    int64_t k                   # 0, or the lattice step of gs_fill_row
+    int64_t k                   # 0, or gw_fill_row's lattice step k (not a power of two)
 
 
 cdef void _gw_row_kernel(bitgen_t* bg, void* state, const fill_block_t* b,
