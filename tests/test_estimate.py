@@ -624,28 +624,31 @@ def _ill_posed_group(n=4000, seed=5):
     return grp, (grp.counts / grp.N)[None, :]
 
 
-def test_gap_tol_auto_certifies_small_supports_only():
-    # "auto" (the default): 0.1 nats where a law's support has at most 256 points, the
-    # cycle rule alone above
-    assert _em._gap_for("auto", _em.AUTO_GAP_SUPPORT) == _em.AUTO_GAP == 0.1
-    assert _em._gap_for("auto", _em.AUTO_GAP_SUPPORT + 1) is None
-    assert _em._gap_for(None, 10) is None and _em._gap_for(0.5, 1000) == 0.5
+def test_gap_tol_auto_certifies_where_the_noise_is_wide():
+    # "auto" (the default): 0.1 nats where the law's noise scale is at least a third of its
+    # range's width, the cycle rule alone below
+    assert _em._gap_for("auto", _em.AUTO_GAP_NOISE) == _em.AUTO_GAP == 0.1
+    assert _em._gap_for("auto", 0.99 * _em.AUTO_GAP_NOISE) is None
+    assert _em._gap_for(None, 1.0) is None and _em._gap_for(0.5, 0.01) == 0.5
     rng = np.random.default_rng(8)
     x = np.clip(rng.exponential(2.0, 3000), 0, 10)
-    small = _lap(0.5)                                         # a support of tens of points
-    y = small.sample(x, rng=9)
-    auto = bndp.estimate(y, small, n_boot=0)
-    assert len(auto.support) <= _em.AUTO_GAP_SUPPORT
-    assert auto.mean == bndp.estimate(y, small, n_boot=0, gap_tol=0.1).mean
-    assert auto.mean != bndp.estimate(y, small, n_boot=0, gap_tol=None).mean
-    wide = bndp.BoundedLaplace(8.0, sensitivity=1.0, lower=0.0, upper=120.0)
-    yw = wide.sample(np.clip(rng.exponential(20.0, 3000), 0, 120), rng=10)
-    autow = bndp.estimate(yw, wide, n_boot=0)
-    assert len(autow.support) > _em.AUTO_GAP_SUPPORT
-    assert autow.mean == bndp.estimate(yw, wide, n_boot=0, gap_tol=None).mean
+    wide = _lap(0.5)                                  # noise scale about 0.35 of the width
+    y = wide.sample(x, rng=9)
+    law = _law._BinnedLaw(wide.exact_plan, 0.5, 512)
+    assert float(law.plan.kernel.scale_grid) / law.n >= _em.AUTO_GAP_NOISE
+    auto = bndp.estimate(y, wide, n_boot=0)
+    assert auto.mean == bndp.estimate(y, wide, n_boot=0, gap_tol=0.1).mean
+    assert auto.mean != bndp.estimate(y, wide, n_boot=0, gap_tol=None).mean
+    narrow = bndp.BoundedLaplace(2.0, sensitivity=1.0, lower=0.0, upper=60.0)
+    yn = narrow.sample(np.clip(rng.exponential(10.0, 3000), 0, 60), rng=10)
+    lawn = _law._BinnedLaw(narrow.exact_plan, 0.5, 512)
+    assert float(lawn.plan.kernel.scale_grid) / lawn.n < _em.AUTO_GAP_NOISE
+    autn = bndp.estimate(yn, narrow, n_boot=0)
+    assert autn.mean == bndp.estimate(yn, narrow, n_boot=0, gap_tol=None).mean
+    assert autn.mean != bndp.estimate(yn, narrow, n_boot=0, gap_tol=0.1).mean
     for bad in ("AUTO", "none", True, 0.0, -1.0, float("nan")):
         with pytest.raises(ValueError, match="gap_tol"):
-            bndp.estimate(y, small, n_boot=0, gap_tol=bad)
+            bndp.estimate(y, wide, n_boot=0, gap_tol=bad)
 
 
 def test_gap_tol_certifies_the_remaining_gain():

@@ -174,8 +174,8 @@ def test_unidentified_atom_widens_to_the_likelihood_ratio_range():
     q25 = float(np.quantile(x, 0.25, method="inverted_cdf"))
     a, b = plain.mean_interval
     assert not a <= mu <= b
-    # the default certifies the maximum (a support of 23 points): the fit's own bootstrap
-    # interval then holds the mean
+    # the default certifies the maximum (the noise 0.41 of the width): the fit's own
+    # bootstrap interval then holds the mean
     auto = bndp.estimate(y, spec, lower=0.0, upper=8.0, n_boot=200, rng=101)
     assert abs(auto.mean - mu) < abs(est.mean - mu)
     a, b = dataclasses.replace(auto, profile=None).mean_interval
@@ -221,8 +221,8 @@ def test_atom_the_mean_does_not_flag_widens_narrow_bins_and_quantiles():
     # the atom over its neighbours and the bootstrap's intervals of the atom's bin (1.25
     # wide) and of the 0.25 quantile next to it miss the column's; their likelihood-ratio
     # ranges hold them. Bins wider than the noise scale keep the bootstrap's intervals.
-    # (The fit of the cycle rule alone, gap_tol=None; the default's certified fit keeps
-    # more of the atom in its bin.)
+    # (The fit of the cycle rule alone, gap_tol=None, the default here: the noise is 0.28
+    # of the width.)
     import dataclasses
     rng = np.random.default_rng(0)
     n = 10000

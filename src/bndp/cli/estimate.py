@@ -238,7 +238,7 @@ def add_parser(sub: Any, delimiter: Any) -> None:
     p.add_argument("--gap-tol", type=_gap, default="auto", metavar="NATS",
                    help="iterate each fit until it is certified within NATS of the maximum "
                         "likelihood (bndp.estimate's gap_tol): auto (the default: 0.1 where "
-                        "a law's support has at most 256 points), off (the cycle rule "
+                        "a law's noise is at least a third of its range), off (the cycle rule "
                         "alone) or a number")
     p.add_argument("--bins", type=_bins, default=None, metavar="N",
                    help="also estimate the histogram of the true values: the probability of "

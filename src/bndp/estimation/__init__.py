@@ -43,7 +43,8 @@ and the plain double EM step kept whenever the extrapolation lowers the likeliho
 starts from an equal mix of the uniform distribution and the released histogram and stops
 when one cycle raises :math:`\ell` by less than ``tol`` (in nats, for the whole column), or
 after ``max_iter`` cycles (``converged`` says which). With ``gap_tol`` (by default
-``"auto"``: 0.1 nats where the law's support has at most 256 points) it then goes on until
+``"auto"``: 0.1 nats where the law's noise scale is at least a third of its range's width)
+it then goes on until
 the duality bound :math:`\ell(\hat g) - \ell(g) \le N(\max_m d_m - 1)` is below
 ``gap_tol`` (:math:`d_m = \sum_b \frac{c_b/N}{(Ag)_b} A_{bm}`, the multipliers above:
 :math:`\ell` is concave and :math:`\sum_m g_m d_m = 1`): on a flat ridge of :math:`\ell`

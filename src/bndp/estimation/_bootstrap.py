@@ -27,7 +27,7 @@ def _fit_group(grp: _Group, n_boot: int, target: str, gen: np.random.Generator,
     bootstrap's released bin counts. ``gap_tol``: nats, None or ``"auto"``
     (:func:`._em._gap_for`)."""
     law = grp.law
-    gap_tol = _gap_for(gap_tol, len(law.s))
+    gap_tol = _gap_for(gap_tol, float(law.plan.kernel.scale_grid) / max(law.n, 1))
     P = (grp.counts / grp.N)[None, :]
     g, _, ok = _fit(P, grp.N, law, tol, max_iter, gap_tol)
     g = g[0]

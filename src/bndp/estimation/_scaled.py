@@ -249,7 +249,7 @@ def fit_scaled(y: np.ndarray, lo: np.ndarray, hi: np.ndarray, fam, what: str,
     s = _support(n_ref, t_rel * n_ref, resolution, max_support)
     u = s.astype(np.float64) / n_ref
     M = u.shape[0]
-    gap_tol = _gap_for(gap_tol, M)
+    gap_tol = _gap_for(gap_tol, t_rel)          # (a fine row's noise over its width)
     mid = (u[:-1] + u[1:]) / 2.0
     # groups: classes of about equal row counts by relative noise scale
     G = min(SCALE_GROUPS, C)
