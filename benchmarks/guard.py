@@ -7,7 +7,8 @@ samples asv recorded itself: a benchmark fails the guard when it failed to run o
 commit, or when both of two estimates of its slowdown exceed ``--factor``: the fastest
 sample of the commit under test over the baseline's fastest, and the median, over every
 pair of processes (one per commit), of the ratio of their fastest samples (the
-Hodges-Lehmann estimate of the shift between the two commits' processes). A benchmark over the factor is run again on both commits
+Hodges-Lehmann estimate of the shift between the two commits' processes). A benchmark
+that fails so is run again on both commits
 (``--confirm`` more interleaved rounds, their samples added to the first ones) and judged on
 all its samples. Exit status 1 when one fails, 0 otherwise. CI (``.ci/run``) calls
 it after the tests; README, "Benchmarks", says how to read it and how to move the baseline.
@@ -136,8 +137,9 @@ def process_minima(samples: list[float], repeat: int = REPEAT) -> list[float]:
 def shift(base: list[float], head: list[float], repeat: int = REPEAT) -> float:
     """The median, over every pair of a baseline process and a process of the commit under
     test, of the ratio of their fastest samples: the slowdown that most processes show
-    (Hodges-Lehmann). One process that ran unusually fast (or slow) on either side moves it
-    by at most one pair in ``len(base)``; a slowdown of the code moves every pair."""
+    (Hodges-Lehmann). One process that ran unusually fast (or slow) on one side is in one
+    pair of every ``k`` (``k`` its side's processes), which moves the median by at most that
+    share of the pairs; a slowdown of the code moves every pair."""
     logs = sorted(math.log(h / b) for b in process_minima(base, repeat)
                   for h in process_minima(head, repeat))
     return math.exp(statistics.median(logs))
