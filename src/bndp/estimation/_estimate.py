@@ -131,7 +131,7 @@ def estimate(released: Any, spec_or_mechanism: Any, *, lower: Any = None, upper:
         a flat ridge 0.4 to 3 nats below the maximum (the noise a large part of the
         width), where the mean moves by more than its standard deviation, unseen by the
         bootstrap (a log-payment column, Gaussian release: a bias of 1.5 standard
-        errors, its interval covering 85 % of 40 releases; certified, 95 %). errors, its interval covering 85 % of 40 releases; certified, 95 %). ``"auto"``:
+        errors, its interval covering 85 % of 40 releases; certified, 95 %). ``"auto"``:
         0.1 for a law whose noise scale is at least a third of its range's width
         (``AUTO_GAP_NOISE`` in ``bndp.estimation._em``), the cycle rule alone where the
         noise is narrower (there the certified fit's histogram, spikier, was further from
