@@ -7,6 +7,7 @@ with other work still tells a 25 % slowdown from noise. The suite runs against t
 release's ``bndp`` too: it uses only the API that release has."""
 
 import itertools
+import statistics
 import time
 
 import numpy as np
@@ -29,6 +30,77 @@ class _Timed:
     sample_time = 0.05
     warmup_time = 0.1
     timeout = 300
+
+
+# The one-value benchmarks' time, read against a reference loop. Their processes run in one
+# of two states about 1.7x apart (every instruction slower, pure Python and bndp alike),
+# each lasting from milliseconds to seconds, so that a commit whose processes mostly drew
+# the slow state reads up to 1.7x slower (CI, 0.11.0's first run: ratio 1.741 and shift
+# 1.312 on unchanged code). The reference loop, pure Python of the same shape as a
+# one-value call, slows alike: the ratio of the two, timed back to back, moved by 1 %
+# between the states where each alone moved by 1.7x. The reference calls nothing of bndp,
+# and asv runs this file's code for both commits, so only a change of bndp moves the ratio.
+
+#: The reference loop's CPU time in the machine's fast state: samples are given in seconds of
+#: a machine on which the reference loop takes this long.
+REFERENCE_SECONDS = 1.5e-3
+#: Triples (reference, work, reference) timed per sample; the sample is their median ratio.
+TRIPLES = 5
+_virtual = [0.0]
+
+
+def _reference_call(x, *, mechanism="laplace", epsilon=1.0, sensitivity=1.0, lower=0.0,
+                    upper=1.0, rng=None, **extra):
+    options = {"mechanism": mechanism, "rng": rng}
+    if extra or options.get("mode") is not None:
+        return None
+    width = float(upper) - float(lower)
+    return min(max(x + sensitivity / (epsilon * width), lower), upper)
+
+
+def reference_loop():
+    """Pure-Python work of the shape of a one-value call (keyword calls, a dict, float
+    arithmetic), 1.4-2 ms of CPU."""
+    f, kw = _reference_call, dict(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=120.0)
+    for _ in range(700):
+        f(3.0, mechanism="gaussian", **kw)
+        f(3.0, **kw)
+        f(3.0)
+
+
+def relative(work, reference=reference_loop, clock=time.process_time, triples=TRIPLES):
+    """Time ``work`` against ``reference``: ``triples`` times the reference, the work and the
+    reference again, back to back; advances :func:`virtual_clock` by the median of the work's
+    time over the mean of the two reference times around it, times ``REFERENCE_SECONDS``,
+    and returns that advance. A state of the machine that slows everything alike cancels;
+    a triple that a change of state cuts through is one of ``triples``, which the median
+    leaves out."""
+    ratios = []
+    for _ in range(triples):
+        t0 = clock()
+        reference()
+        t1 = clock()
+        work()
+        t2 = clock()
+        reference()
+        t3 = clock()
+        ratios.append(2.0 * (t2 - t1) / ((t1 - t0) + (t3 - t2)))
+    step = statistics.median(ratios) * REFERENCE_SECONDS
+    _virtual[0] += step
+    return step
+
+
+def virtual_clock():
+    """The sum of every :func:`relative` time so far: the clock of :class:`_Relative`."""
+    return _virtual[0]
+
+
+class _Relative(_Timed):
+    # asv times each call by this clock: one call is one sample (number = 1), its value the
+    # work's time relative to the reference loop (relative)
+    timer = staticmethod(virtual_clock)
+    number = 1
+    warmup_time = 0.0
 
 
 class Kernels(_Timed):
@@ -78,9 +150,10 @@ class DefaultRelease(_Timed):
                     lower=self.lower, upper=self.upper, rng=self.gen)
 
 
-class OneValue(_Timed):
+class OneValue(_Relative):
     """One record at a time, 1000 calls a sample: ``m.sample(x)`` with the secure default
-    generator and the plan built, and ``bndp.sample(x, ...)``."""
+    generator and the plan built, and ``bndp.sample(x, ...)``; timed against the reference
+    loop (:class:`_Relative`)."""
 
     params = ["laplace", "gaussian"]
     param_names = ["mechanism"]
@@ -89,18 +162,25 @@ class OneValue(_Timed):
         self.kw = dict(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=120.0)
         cls = bndp.BoundedLaplace if mechanism == "laplace" else bndp.BoundedGaussian
         self.mech = cls(**self.kw)
+        self.mechanism = mechanism
         self.mech.sample(3.0)
         bndp.sample(3.0, mechanism=mechanism, **self.kw)
 
-    def time_mechanism_1000_values(self, mechanism):
+    def _mechanism(self):
         m = self.mech
         for _ in range(1000):
             m.sample(3.0)
 
-    def time_sample_1000_values(self, mechanism):
-        kw = self.kw
+    def _sample(self):
+        kw, mechanism = self.kw, self.mechanism
         for _ in range(1000):
             bndp.sample(3.0, mechanism=mechanism, **kw)
+
+    def time_mechanism_relative(self, mechanism):
+        relative(self._mechanism)
+
+    def time_sample_relative(self, mechanism):
+        relative(self._sample)
 
 
 class Calibration(_Timed):

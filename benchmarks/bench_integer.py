@@ -11,20 +11,26 @@ import bndp
 N = 10**6
 
 
+def _column(bench, bounds):
+    """The benchmarks' column: 10^6 int64 values in [0, 100], fixed bounds [0, 120] or
+    per-row bounds [0, u], u in {100, 120, 150}; a seeded generator for the draws."""
+    r = np.random.default_rng(4)
+    bench.values = r.integers(0, 101, N)
+    if bounds == "fixed":
+        bench.lower, bench.upper = 0, 120
+    else:
+        bench.lower = np.zeros(N, dtype=np.int64)
+        bench.upper = r.choice(np.array([100, 120, 150], dtype=np.int64), N)
+    bench.gen = np.random.default_rng(0)
+
+
 class IntegerVersusGrid:
     params = (["laplace", "gaussian"], ["integer", "grid"], ["fixed", "rows"])
     param_names = ["mechanism", "law", "bounds"]
 
     def setup(self, mechanism, law, bounds):
-        r = np.random.default_rng(4)
-        self.values = r.integers(0, 101, N)
-        if bounds == "fixed":
-            self.lower, self.upper = 0, 120
-        else:
-            self.lower = np.zeros(N, dtype=np.int64)
-            self.upper = r.choice(np.array([100, 120, 150], dtype=np.int64), N)
+        _column(self, bounds)
         self.integer = law == "integer"
-        self.gen = np.random.default_rng(0)
         # the plan is built (and cached) outside the timing
         self.time_release_int64(mechanism, law, bounds)
 
@@ -48,3 +54,21 @@ class IntegerMechanism:
 
     def time_sample_int64(self, mechanism, where):
         self.mech.sample(self.values, rng=self.gen)
+
+
+class IntegerStep:
+    """The integer law on a lattice step that is not a power of two (``integer=5``: the law
+    of step 1 on the lattice's indices, mapped) against the grid law at the same
+    sensitivity 5: 10^6 int64 values, fixed bounds [0, 120] and per-row bounds [0, u]."""
+
+    params = (["laplace", "gaussian"], ["step5", "grid"], ["fixed", "rows"])
+    param_names = ["mechanism", "law", "bounds"]
+
+    def setup(self, mechanism, law, bounds):
+        _column(self, bounds)
+        self.integer = 5 if law == "step5" else False
+        self.time_release_int64(mechanism, law, bounds)
+
+    def time_release_int64(self, mechanism, law, bounds):
+        bndp.sample(self.values, mechanism=mechanism, epsilon=1.0, sensitivity=5,
+                    lower=self.lower, upper=self.upper, integer=self.integer, rng=self.gen)

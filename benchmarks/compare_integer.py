@@ -389,31 +389,34 @@ def write_docs(path: str, text: str, start: str = START, end: str = END) -> None
 
 
 # speed: the integer law against the default grid law -------------------------------------------
-def speed(n: int = 10**6, repeat: int = 9, seed: int = 0) -> list[dict]:
+def speed(n: int = 10**6, repeat: int = 9, seed: int = 0,
+          steps: tuple = (1, 5)) -> list[dict]:
     """CPU seconds of releasing ``n`` int64 values on [0, 120] (or per-row ranges [0, u],
-    u in {100, 120, 150}) by :func:`bndp.sample` with the integer law against the default
-    grid law (``integer=False``), at epsilon 1 and sensitivity 1: medians of ``repeat``
-    interleaved runs (each configuration once per round, after one untimed release that
-    builds its plan), and their ratio."""
+    u in {100, 120, 150}) by :func:`bndp.sample` with the integer law of each lattice step
+    ``k`` in ``steps`` (``integer=k``; 5 is not a power of two: the law of step 1 on the
+    lattice's indices, mapped) against the default grid law (``integer=False``), at
+    epsilon 1 and sensitivity ``k``: medians of ``repeat`` interleaved runs (each
+    configuration once per round, after one untimed release that builds its plan), and
+    their ratio."""
     import bndp
     r = np.random.default_rng(seed)
     values = r.integers(0, 101, n)
     bounds = {"fixed": (LOWER, UPPER),
               "per-row": (np.zeros(n, dtype=np.int64),
                           r.choice(np.array([100, 120, 150], dtype=np.int64), n))}
-    configs = [(mech, where, integer) for mech in ("laplace", "gaussian")
-               for where in bounds for integer in (True, False)]
+    configs = [(mech, where, k, integer) for mech in ("laplace", "gaussian")
+               for where in bounds for k in steps for integer in (k, False)]
     gen = np.random.default_rng(seed + 1)
 
-    def release(mech, where, integer):
+    def release(mech, where, k, integer):
         lo, hi = bounds[where]
-        return bndp.sample(values, mechanism=mech, epsilon=1.0, sensitivity=1, lower=lo,
+        return bndp.sample(values, mechanism=mech, epsilon=1.0, sensitivity=k, lower=lo,
                            upper=hi, integer=integer, rng=gen)
 
     times: dict = {c: [] for c in configs}
     for c in configs:
         y = release(*c)
-        want = np.int64 if c[2] else np.float64
+        want = np.int64 if c[3] else np.float64
         if y.dtype != want:
             raise ValueError(f"{c}: released dtype {y.dtype}, expected {np.dtype(want)}")
     for _ in range(repeat):
@@ -424,21 +427,23 @@ def speed(n: int = 10**6, repeat: int = 9, seed: int = 0) -> list[dict]:
     out = []
     for mech in ("laplace", "gaussian"):
         for where in bounds:
-            ti = float(np.median(times[mech, where, True]))
-            tg = float(np.median(times[mech, where, False]))
-            out.append({"mechanism": mech, "bounds": where, "integer_s": ti, "grid_s": tg,
-                        "ratio": ti / tg})
+            for k in steps:
+                ti = float(np.median(times[mech, where, k, k]))
+                tg = float(np.median(times[mech, where, k, False]))
+                out.append({"mechanism": mech, "bounds": where, "step": k, "integer_s": ti,
+                            "grid_s": tg, "ratio": ti / tg})
     return out
 
 
 def speed_table(rows: list[dict], n: int, repeat: int) -> str:
-    lines = [f"Releasing {n:,} int64 values, epsilon 1, sensitivity 1: CPU seconds, medians "
-             f"of {repeat} interleaved runs (a shared machine: the ratios are the result)", "",
-             "| mechanism | bounds | integer law (s) | grid law (s) | ratio |",
-             "|---|---|---|---|---|"]
+    lines = [f"Releasing {n:,} int64 values, epsilon 1, sensitivity = the step k: CPU "
+             f"seconds, medians of {repeat} interleaved runs (a shared machine: the ratios "
+             "are the result)", "",
+             "| mechanism | bounds | step k | integer law (s) | grid law (s) | ratio |",
+             "|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['mechanism']} | {r['bounds']} | {r['integer_s']:.4f} | "
-                     f"{r['grid_s']:.4f} | {r['ratio']:.2f} |")
+        lines.append(f"| {r['mechanism']} | {r['bounds']} | {r['step']} | "
+                     f"{r['integer_s']:.4f} | {r['grid_s']:.4f} | {r['ratio']:.2f} |")
     return "\n".join(lines)
 
 

@@ -326,10 +326,13 @@ def constrained_law(plan, lower: float, upper: float, forbidden, max_input: int 
     return law, neighbours_for
 
 
-def row_neighbours(lower: float, upper: float, n: int, e: int, dq: float):
+def row_neighbours(lower: float, upper: float, n: int, e: int, dq: float,
+                   step: int | None = None):
     """The neighbour predicate of a row ``[lower, upper]`` of ``n`` intervals of ``2^e``
-    (indices ``0..n`` above ``lower``) for sensitivity ``dq``."""
-    lo, hi, g, D = Fraction(lower), Fraction(upper), Fraction(2) ** e, Fraction(dq)
+    (or of ``step``, an integer lattice step, where given; indices ``0..n`` above
+    ``lower``) for sensitivity ``dq``."""
+    lo, hi, D = Fraction(lower), Fraction(upper), Fraction(dq)
+    g = Fraction(2) ** e if step is None else Fraction(step)
 
     def pre(i):
         low = lo if i == 0 else lo + (i - Fraction(1, 2)) * g

@@ -7,8 +7,10 @@ import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -79,14 +81,51 @@ def test_a_25_percent_slowdown_fails_the_guard_through_inflated_rounds(guard):
     # this spread is not significant at its p < 0.002); the fastest samples carry it whole
     row, = guard.judge({"k": BASE}, {"k": SLOWER}, factor=1.15, repeat=5)
     assert row["failed"] and row["ratio"] == pytest.approx(1.25 * 0.0224 / 0.0223)
+    assert row["shift"] == pytest.approx(1.25)
     assert len(row["rounds"]) == 4
     assert max(row["rounds"]) > 1.6 and min(row["rounds"]) < 1.0   # per round: no verdict
+    # the median of the per-round ratios would miss it: two of its four rounds pair an
+    # inflated baseline process with a clean one
+    assert statistics.median(row["rounds"]) < 1.15
 
 
 def test_an_unchanged_commit_passes_the_guard_through_inflated_rounds(guard):
     row, = guard.judge({"k": BASE}, {"k": SAME}, factor=1.15, repeat=5)
     assert not row["failed"] and row["ratio"] == pytest.approx(0.0224 / 0.0223)
     assert max(row["rounds"]) > 1.3 and min(row["rounds"]) < 0.7
+
+
+def _rounds(minima, repeat=5):
+    # ``repeat`` samples a process, its fastest first
+    return [m * (1 + 0.01 * j) for m in minima for j in range(repeat)]
+
+
+# A one-value benchmark on the loaded CI VM (the dd8bdad run, a comment-only change, ms a
+# sample): its processes run at about 1.4 or 2.5-2.9 ms; the baseline had one process in the
+# fast state in 8, the commit under test none. The fastest samples read 1.66.
+ONE_FAST_BASE = _rounds([1.40, 2.80, 2.77, 2.88, 2.50, 2.88, 1.88, 2.90])
+NO_FAST_HEAD = _rounds([2.52, 2.68, 3.11, 2.51, 2.49, 2.33, 2.65, 2.41])
+
+
+def test_one_fast_baseline_process_does_not_fail_the_guard(guard):
+    row, = guard.judge({"k": ONE_FAST_BASE}, {"k": NO_FAST_HEAD}, factor=1.15, repeat=5)
+    assert row["ratio"] == pytest.approx(2.33 / 1.40)
+    assert row["shift"] < 1.0 and not row["failed"]
+
+
+def test_a_slowdown_of_a_bimodal_benchmark_fails_the_guard(guard):
+    # the same processes' states on the commit under test, its work 1.25x: both estimates
+    # move, whichever processes ran fast
+    head = _rounds([1.25 * m for m in (2.80, 1.42, 2.85, 2.51, 2.77, 1.39, 2.90, 2.50)])
+    row, = guard.judge({"k": ONE_FAST_BASE}, {"k": head}, factor=1.15, repeat=5)
+    assert row["ratio"] > 1.2 and row["shift"] > 1.2 and row["failed"]
+
+
+def test_shift_is_the_median_over_pairs_of_processes(guard):
+    assert guard.process_minima([3.0, 1.0, 2.0, 5.0, 4.0, 6.0], repeat=2) == [1.0, 2.0, 4.0]
+    assert guard.process_minima([3.0, 2.0], repeat=5) == [2.0]
+    # pairs (head / base): 2/1, 4/1, 2/4, 4/4: median of the logs 2 and 1 (ratios 2, 4, 0.5, 1)
+    assert guard.shift([1.0, 4.0], [2.0, 4.0], repeat=1) == pytest.approx(2 ** 0.5)
 
 
 def test_a_benchmark_that_did_not_run_fails_the_guard(guard):
@@ -218,8 +257,8 @@ def _asv_selects(regex, benchmarks):
     return out
 
 
-SUITE = {"bench_guard.OneValue.time_sample_1000_values": [["'laplace'", "'gaussian'"]],
-         "bench_guard.OneValue.time_mechanism_1000_values": [["'laplace'", "'gaussian'"]],
+SUITE = {"bench_guard.OneValue.time_sample_relative": [["'laplace'", "'gaussian'"]],
+         "bench_guard.OneValue.time_mechanism_relative": [["'laplace'", "'gaussian'"]],
          "bench_guard.Calibration.time_bounded_gaussian_sigma_1000": [],
          "bench_guard.Calibration.time_bounded_gaussian_sigma_1000_x": []}
 
@@ -228,10 +267,10 @@ def test_the_second_run_selects_parameterized_benchmarks(guard):
     # the first CI run of the guard's confirmation asked asv for a parameterized benchmark
     # by its bare name, which asv never matches: the benchmark was not run again
     regex = guard.confirm_regex(["bench_guard.Calibration.time_bounded_gaussian_sigma_1000",
-                                 "bench_guard.OneValue.time_sample_1000_values"])
+                                 "bench_guard.OneValue.time_sample_relative"])
     assert _asv_selects(regex, SUITE) == [
-        "bench_guard.OneValue.time_sample_1000_values('laplace')",
-        "bench_guard.OneValue.time_sample_1000_values('gaussian')",
+        "bench_guard.OneValue.time_sample_relative('laplace')",
+        "bench_guard.OneValue.time_sample_relative('gaussian')",
         "bench_guard.Calibration.time_bounded_gaussian_sigma_1000"]
 
 
@@ -242,10 +281,10 @@ def test_the_second_run_regex_agrees_with_asv_itself(guard):
         benchmark_dir = "benchmarks"
 
     found = [dict(name=n, params=p) for n, p in SUITE.items()]
-    regex = guard.confirm_regex(["bench_guard.OneValue.time_sample_1000_values"])
+    regex = guard.confirm_regex(["bench_guard.OneValue.time_sample_relative"])
     b = asv_benchmarks.Benchmarks(Conf(), found, regex=regex)
-    assert sorted(b) == ["bench_guard.OneValue.time_sample_1000_values"]
-    assert b.benchmark_selection["bench_guard.OneValue.time_sample_1000_values"] == [0, 1]
+    assert sorted(b) == ["bench_guard.OneValue.time_sample_relative"]
+    assert b.benchmark_selection["bench_guard.OneValue.time_sample_relative"] == [0, 1]
 
 
 def test_a_slowdown_stays_over_the_factor_when_run_again(guard, monkeypatch, tmp_path):
@@ -280,6 +319,65 @@ def test_guard_fails_when_asv_wrote_no_results(guard, monkeypatch, tmp_path, cap
         cmd, 0, "c" * 40 + "\n", ""))
     assert guard.main([]) == 1
     assert "asv wrote no results" in capsys.readouterr().out
+
+
+@pytest.fixture
+def bench(monkeypatch):
+    monkeypatch.syspath_prepend(ROOT)
+    return importlib.import_module("benchmarks.bench_guard")
+
+
+class _Machine:
+    """A clock whose every cost is multiplied by the machine's state (1: fast)."""
+
+    def __init__(self):
+        self.now, self.state = 0.0, 1.0
+
+    def clock(self):
+        return self.now
+
+    def costing(self, units, then=None):
+        def run():
+            self.now += units * self.state
+            if then:
+                then()
+        return run
+
+
+def test_relative_time_cancels_a_state_that_slows_everything_alike(bench):
+    m = _Machine()
+    reference, work = m.costing(2.0), m.costing(3.0)
+    start = bench.virtual_clock()
+    fast = bench.relative(work, reference, m.clock)
+    assert fast == pytest.approx(1.5 * bench.REFERENCE_SECONDS)
+    m.state = 1.7                                   # the slow state: every cost 1.7x
+    assert bench.relative(work, reference, m.clock) == pytest.approx(fast)
+    # the work 1.25x slower moves it 1.25x, in either state
+    assert bench.relative(m.costing(3.75), reference, m.clock) == pytest.approx(1.25 * fast)
+    # the clock asv reads advanced by each
+    assert bench.virtual_clock() - start == pytest.approx(3.25 * fast)
+
+
+def test_relative_time_leaves_out_a_triple_a_change_of_state_cuts_through(bench):
+    m = _Machine()
+    calls = []
+
+    def flip():                          # the state changes after the third work's run
+        calls.append(1)
+        if len(calls) == 3:
+            m.state = 1.7
+
+    step = bench.relative(m.costing(3.0, flip), m.costing(2.0), m.clock, triples=5)
+    # that triple's ratio is 3 / ((2 + 3.4) / 2), the other four 1.5 (two fast, two slow)
+    assert step == pytest.approx(1.5 * bench.REFERENCE_SECONDS)
+
+
+def test_one_value_benchmarks_are_timed_by_the_relative_clock(bench):
+    assert bench.OneValue.timer is bench.virtual_clock and bench.OneValue.number == 1
+    assert bench.Kernels.timer is time.process_time
+    # the reference calls nothing of bndp: the same work on every commit
+    names = bench.reference_loop.__code__.co_names + bench._reference_call.__code__.co_names
+    assert "bndp" not in names
 
 
 def test_every_core_benchmark_runs(monkeypatch):

@@ -166,19 +166,22 @@ def test_in_memory_budget_takes_release_ids():
 def test_history_records_every_detail(store):
     b = bndp.Budget.create(store, _name(), epsilon=2.0, delta=1e-6)
     spec = dict(SPEC, income={"mechanism": "gaussian", "lower": 0, "upper": 1000,
-                              "sensitivity": 10, "epsilon": 0.5, "mode": "continuous"})
-    df = _frame().assign(income=500.0)
+                              "sensitivity": 10, "epsilon": 0.5, "mode": "continuous"},
+                visits={"lower": 0, "upper": 50, "sensitivity": 1, "epsilon": 0.25})
+    df = _frame().assign(income=500.0, visits=np.arange(50, dtype=np.int32) % 7)
     bndp.privatize(df, spec, budget=b, release_id="r1")
     (e,) = b.history
-    assert e.seq == 1 and e.release_id == "r1" and e.label == "privatize(age, score, income)"
+    assert e.seq == 1 and e.release_id == "r1" and (
+        e.label == "privatize(age, score, income, visits)")
     assert e.host == socket.gethostname() and e.pid == os.getpid()
     assert e.version == bndp.__version__
-    assert e.cost == (1.0, 1e-7)
+    assert e.cost == (1.25, 1e-7)
     assert e.seeded is False and all(c.pop("seeded") is False for c in e.columns)  # rng=None
     cols = {c["column"]: c for c in e.columns}
     assert cols["age"] == {"column": "age", "epsilon": 0.25, "delta": 0.0,
                            "mechanism": "laplace", "sensitivity": 1.0, "bounds": [0.0, 120.0],
-                           "mode": "exact", "certified_loss": cols["age"]["certified_loss"],
+                           "mode": "exact", "law": "grid",
+                           "certified_loss": cols["age"]["certified_loss"],
                            "epsilon_per_sensitivity": 0.25,
                            "whole_range_loss": cols["age"]["whole_range_loss"],
                            "whole_range_loss_note": None}
@@ -191,6 +194,10 @@ def test_history_records_every_detail(store):
     assert "per-row" in cols["score"]["whole_range_loss_note"]
     assert cols["income"]["mechanism"] == "gaussian" and cols["income"]["mode"] == "continuous"
     assert cols["income"]["certified_loss"] <= 0.5 + 1e-9
+    # the law each column was released by (an integer column: the integer lattice)
+    assert [cols[c]["law"] for c in ("age", "score", "income", "visits")] == [
+        "grid", "grid", "continuous", "integer"]
+    assert cols["visits"]["certified_loss"] <= 0.25 + 1e-12
 
 
 def test_a_failed_release_records_nothing(store):

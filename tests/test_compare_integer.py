@@ -146,12 +146,12 @@ def test_tables_and_write_docs(ci, tmp_path):
 
 def test_speed_rows(ci):
     rows = ci.speed(n=20_000, repeat=1)
-    assert [(r["mechanism"], r["bounds"]) for r in rows] == [
-        ("laplace", "fixed"), ("laplace", "per-row"), ("gaussian", "fixed"),
-        ("gaussian", "per-row")]
+    assert [(r["mechanism"], r["bounds"], r["step"]) for r in rows] == [
+        (m, b, k) for m in ("laplace", "gaussian") for b in ("fixed", "per-row")
+        for k in (1, 5)]
     assert all(r["integer_s"] > 0 and r["grid_s"] > 0 and
                r["ratio"] == r["integer_s"] / r["grid_s"] for r in rows)
-    assert "| laplace | per-row |" in ci.speed_table(rows, 20_000, 1)
+    assert "| laplace | per-row | 5 |" in ci.speed_table(rows, 20_000, 1)
 
 
 def test_ages_column(ci):

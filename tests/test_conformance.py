@@ -38,6 +38,7 @@ from scipy import integrate
 
 import bndp
 from bndp._laws import window
+from bndp._laws.step import StepPlan
 from bndp.mechanisms import exact
 from bndp.mechanisms.registry import MECHANISMS, REGISTRY, SAMPLE_MECHANISMS
 
@@ -74,15 +75,16 @@ def _modes(cls) -> list[str]:
 def _variants(cls) -> list[str]:
     """``"plain"`` (the interval ``[lower, upper]``), ``"gap"`` (a forbidden interval in
     the middle) for a class whose constructor takes ``forbidden``, and ``"integer"`` (the
-    integer law, a sensitivity rounded to an integer) for one that takes ``integer``."""
+    integer law, a sensitivity rounded to an integer) and ``"step3"`` (the integer law on
+    the lattice step 3, not a power of two) for one that takes ``integer``."""
     params = inspect.signature(cls).parameters
     return (["plain"] + (["gap"] if "forbidden" in params else [])
-            + (["integer"] if "integer" in params else []))
+            + (["integer", "step3"] if "integer" in params else []))
 
 
 def _applies(mode: str, variant: str) -> bool:
     """The integer law is a law of the default mode only."""
-    return not (variant == "integer" and mode != "exact")
+    return not (variant in ("integer", "step3") and mode != "exact")
 
 
 def _cases(params):
@@ -120,9 +122,9 @@ def make_from(cls, mode, variant, lo, hi, eps, frac):
     if variant == "gap":
         w = hi - lo
         kw["forbidden"] = [(lo + 0.4 * w, lo + 0.5 * w)]
-    if variant == "integer":
+    if variant in ("integer", "step3"):
         kw["sensitivity"] = max(1, round(frac * (hi - lo)))
-        kw["integer"] = True
+        kw["integer"] = True if variant == "integer" else 3
     return cls(eps, **kw)
 
 
@@ -654,6 +656,14 @@ def _model(m):
         law = row_law(plan)
         nb = row_neighbours(m.lower, m.upper, plan.n, plan.exponent, dq)
         outs = np.arange(plan.n + 1)
+    elif isinstance(plan, StepPlan):
+        # the integer law on a step k that is not a power of two: the unit law's table, the
+        # neighbours of the true values' rounding to the lattice lower + j k
+        law = row_law(plan.unit)
+        nb = row_neighbours(m.lower, m.upper, plan.n, 0, dq, step=plan.k)
+        outs = np.arange(plan.n + 1)
+        dk = math.ceil(Fraction(dq) / plan.k)
+        return law, nb, outs, [d for d in range(-dk - 2, dk + 3) if d]
     elif isinstance(plan, exact.ConstrainedPlan) and getattr(m, "guarantee", "dp") == "dp":
         law, nbf = constrained_law(plan, m.lower, m.upper, m.forbidden)
         nb = nbf(dq)

@@ -210,7 +210,7 @@ def test_integer_law_is_the_grid_law_at_step_one():
     (dict(sensitivity=1.5), "`sensitivity` must be an integer >= 1"),
     (dict(sensitivity=0.5), "`sensitivity` must be an integer >= 1"),
     (dict(mode="continuous"), "mode='continuous'"),
-    (dict(integer=3), "power of two"),
+    (dict(integer=2 ** 53), "from 1 to 2\\^52"),
     (dict(integer=0.5), "`integer` must be True, False or a lattice step"),
     (dict(integer="yes"), "`integer` must be True, False or a lattice step"),
     (dict(lower=-2 ** 53, upper=0), "magnitude at most 2\\^52"),

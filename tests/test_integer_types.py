@@ -50,6 +50,25 @@ def test_pandas_nullable_int_keeps_dtype_and_na(dtype):
     assert on_lattice(out.dropna().to_numpy())
 
 
+def test_all_missing_integer_columns_keep_their_type():
+    # no entry to draw for: the type is still the integer law's (0.9.0 gave Float64)
+    pl = pytest.importorskip("polars")
+    out = bndp.sample(pd.Series([None, None], dtype="Int32"), nulls="keep", **KW)
+    assert str(out.dtype) == "Int32" and out.isna().all()
+    out = bndp.sample(pl.Series([None, None], dtype=pl.Int16), nulls="keep", **KW)
+    assert out.dtype == pl.Int16 and out.null_count() == 2
+    out = bndp.sample(pa.array([None, None], type=pa.int32()), nulls="keep", **KW)
+    assert out.type == pa.int32() and out.null_count == 2
+    out = bndp.sample(np.ma.masked_array([1, 2], mask=[True, True]), nulls="keep", **KW)
+    assert out.dtype.kind == "i" and out.mask.all()
+    # the grid law (floats) and float columns stay floats
+    out = bndp.sample(pd.Series([None, None], dtype="Int32"), nulls="keep", integer=False,
+                      **KW)
+    assert str(out.dtype) == "Float64"
+    out = bndp.sample(pd.Series([None, None], dtype="Float32"), nulls="keep", **KW)
+    assert str(out.dtype).startswith("Float")
+
+
 def test_pandas_nullable_without_missing_keeps_dtype():
     out = bndp.sample(pd.Series([3, 4, 5], dtype="Int16"), rng=3, **KW)
     assert str(out.dtype) == "Int16"
@@ -188,7 +207,7 @@ def test_frame_auto_falls_back_to_the_grid_where_the_lattice_cannot_be_planned()
         bndp.privatize(df, {"inc": {**spec["inc"], "integer": True}}, rng=9)
 
 
-@pytest.mark.parametrize("bad, exc", [("yes", TypeError), (1.0, TypeError), (3, ValueError),
+@pytest.mark.parametrize("bad, exc", [("yes", TypeError), (1.0, TypeError), (2 ** 53, ValueError),
                                       (0, ValueError), (-2, ValueError)])
 def test_spec_integer_key_validated(bad, exc):
     df = pd.DataFrame({"age": np.array(AGES, dtype=np.int32)})
@@ -349,9 +368,15 @@ def test_cli_integer_step(tmp_path, capsys):
     assert code == 0, err
     vals = [int(v) for v in dst.read_text().splitlines()[1:]]
     assert on_lattice(vals, step=2)
-    with pytest.raises(SystemExit):
-        cli.main(["privatize", str(src), "-o", str(dst), "--column", "x:0:120",
-                  "--epsilon", "1", "--sensitivity", "1", "--integer-step", "3"])
+    code, _, err = run(capsys, "privatize", str(src), "-o", str(dst), "--column", "x:0:120",
+                       "--epsilon", "1", "--sensitivity", "3", "--integer-step", "3")
+    assert code == 0, err
+    vals = [int(v) for v in dst.read_text().splitlines()[1:]]
+    assert on_lattice(vals, step=3)
+    for bad in ("0", "-3", "2.5"):
+        with pytest.raises(SystemExit):
+            cli.main(["privatize", str(src), "-o", str(dst), "--column", "x:0:120",
+                      "--epsilon", "1", "--sensitivity", "1", "--integer-step", bad])
 
 
 def test_spark_keeps_integer_columns(monkeypatch):

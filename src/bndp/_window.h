@@ -43,6 +43,67 @@ static BNDP_CLONES void bndp_gw_index_pass(const double *BNDP_RESTRICT q, ptrdif
         idx[k] = bndp_gw_index_one(q[k], lo, hi, inv_g, n);
 }
 
+/* The integer law on a lattice step k that is not a power of two (bndp._laws.step): the
+ * lattice index floor((clip(q) - lo)/k + 1/2), at most n, of one true value, for a row
+ * narrower than 2^49 and k below 2^40. d = clip(q) - lo is split by TwoSum (d + err
+ * exact); where d is an integer and err is 0 (integral values and bounds), t = 2d + k + 1/2
+ * is exact (below 2^50) and no multiple of 2k, so floor(t / 2k) is floor(t * (1/2k)): the
+ * product's relative error (a few units of 2^-53) is below t's distance to the next multiple
+ * of 2k over t. *slow is set where the value is not such an integer (or the row is too
+ * wide): the caller then takes the exact integer rounding (_gs_nearest) for the block. */
+static inline double bndp_gs_index_one(double x, double l, double h, double kd,
+                                       double inv_tk, double n, int *slow)
+{
+    const double two52 = 4503599627370496.0;
+    double d, bb, err, fd, y, a;
+    x = x != x ? l : x;
+    x = x < l ? l : x;
+    x = x > h ? h : x;
+    d = x - l;
+    bb = d - x;
+    err = (x - (d - bb)) + (-l - bb);
+    fd = (d + two52) - two52;
+    fd = fd > d ? fd - 1.0 : fd;
+    y = (2.0 * fd + kd + 0.5) * inv_tk;
+    a = (y + two52) - two52;
+    a = a > y ? a - 1.0 : a;
+    *slow |= (d != fd) | (err != 0.0) | (h - l >= 562949953421312.0);
+    return a > n ? n : a;
+}
+
+/* bndp_gs_index_one over a block of one row; nonzero where some value needs the exact
+ * rounding. Branch-free: vectorised. */
+static BNDP_CLONES int bndp_gs_index_pass(const double *BNDP_RESTRICT q, ptrdiff_t m,
+                                          double lo, double hi, double kd, double inv_tk,
+                                          double n, double *BNDP_RESTRICT idx)
+{
+    int slow = 0;
+    for (ptrdiff_t r = 0; r < m; r++)
+        idx[r] = bndp_gs_index_one(q[r], lo, hi, kd, inv_tk, n, &slow);
+    return slow;
+}
+
+/* The same for rows with their own integral bounds: each row's intervals
+ * n = floor((hi - lo)/k) (the width w = hi - lo is exact, below 2^49; w + 1/2 is no multiple
+ * of k, so the floor of (w + 1/2)(1/k) is exact as above) and its value's index. */
+static BNDP_CLONES int bndp_gs_rows_pass(const double *BNDP_RESTRICT q,
+                                         const double *BNDP_RESTRICT lo,
+                                         const double *BNDP_RESTRICT hi, ptrdiff_t m,
+                                         double kd, double inv_k, double inv_tk,
+                                         double *BNDP_RESTRICT idx,
+                                         double *BNDP_RESTRICT nrow)
+{
+    const double two52 = 4503599627370496.0;
+    int slow = 0;
+    for (ptrdiff_t r = 0; r < m; r++) {
+        double w = (hi[r] - lo[r] + 0.5) * inv_k, nn = (w + two52) - two52;
+        nn = nn > w ? nn - 1.0 : nn;
+        nrow[r] = nn;
+        idx[r] = bndp_gs_index_one(q[r], lo[r], hi[r], kd, inv_tk, nn, &slow);
+    }
+    return slow;
+}
+
 /* the same for rows with their own bounds and interval counts (n[k] < 2^53, exact) */
 static BNDP_CLONES void bndp_gw_index_rows(const double *BNDP_RESTRICT q,
                                            const double *BNDP_RESTRICT lo,

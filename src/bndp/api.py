@@ -137,7 +137,7 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
         ``upper`` are integer-typed (per-row bounds are data: their type decides, never
         their values), in the default mode and not ``multivariate``; the result then has
         the input's integer type (promoted with per-row bounds' integer types). ``False``: the
-        default fine grid (a float result). ``True`` or a step ``k`` (a power of two):
+        default fine grid (a float result). ``True`` or a step ``k`` (an integer >= 1):
         the integer law, refused with a ``ValueError`` for bounds or a sensitivity that
         are not integral.
 
@@ -173,10 +173,10 @@ def sample(value: Any, *, mechanism: str, epsilon: float, sensitivity: float, lo
     key = None
     arrays = ((type(lower) is np.ndarray and lower.ndim > 0)
               or (type(upper) is np.ndarray and upper.ndim > 0))
-    if (not arrays and type(lower) in _NUMBER and type(upper) in _NUMBER and type(epsilon) in _NUMBER
-            and type(sensitivity) in _NUMBER and type(delta) in _NUMBER
-            and type(mechanism) is str and (mode is None or type(mode) is str)
-            and multivariate is False):
+    if (not arrays and type(lower) in _NUMBER and type(upper) in _NUMBER
+            and type(epsilon) in _NUMBER and type(sensitivity) in _NUMBER
+            and type(delta) in _NUMBER and type(mechanism) is str
+            and (mode is None or type(mode) is str) and multivariate is False):
         # scalar bounds and parameters given as numbers: the mechanism of an earlier call
         # with the same arguments (immutable, so shared; only mechanisms whose arguments
         # passed every check below are kept), then its short path

@@ -508,13 +508,14 @@ class LedgerEntry(NamedTuple):
     columns : list of dict
         Per released column: ``column``, ``mechanism``, ``epsilon``, ``delta``,
         ``sensitivity``, ``bounds`` (``[lower, upper]``, or the text ``"per-row from
-        columns lo/hi"``), ``mode``, ``certified_loss`` (the mechanism's certified
-        worst-case loss; None for per-row bounds), ``epsilon_per_sensitivity`` (the
-        guarantee's epsilon, for a change of at most the sensitivity in one value),
-        ``whole_range_loss`` (the certified loss for a change of one record across the
-        whole range, ``lower`` against ``upper``; None for per-row bounds and half-lines,
-        the reason in ``whole_range_loss_note``) and ``seeded``, as far as the release gave
-        them.
+        columns lo/hi"``), ``mode``, ``law`` (``"integer"``: the integer lattice,
+        ``"grid"`` or ``"continuous"``; recorded since 0.9.1), ``certified_loss`` (the
+        mechanism's certified worst-case loss; None for per-row bounds),
+        ``epsilon_per_sensitivity`` (the guarantee's epsilon, for a change of at most the
+        sensitivity in one value), ``whole_range_loss`` (the certified loss for a change
+        of one record across the whole range, ``lower`` against ``upper``; None for
+        per-row bounds and half-lines, the reason in ``whole_range_loss_note``) and
+        ``seeded``, as far as the release gave them.
     seeded : bool or None
         Whether the release's noise came from a reproducible generator (a seed, allowed by
         ``allow_seeded=True`` / ``--allow-seeded``): True or False for the releases of

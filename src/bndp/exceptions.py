@@ -9,16 +9,25 @@ __all__ = ["BudgetError", "ColumnDataError", "NegligibleNoiseWarning", "PrivacyL
            "StoreNotFound"]
 
 
+def _message_doc(cls: type) -> type:
+    """Fill in ``{message}`` in ``cls``'s docstring: its Parameters section's ``*args``
+    entry, the message as for any exception (or warning)."""
+    kind = "warning" if issubclass(cls, Warning) else "exception"
+    if cls.__doc__:
+        cls.__doc__ = cls.__doc__.replace("    {message}\n", (
+            "    Parameters\n    ----------\n    *args : object\n"
+            f"        The message (as for any {kind}).\n"))
+    return cls
+
+
+@_message_doc
 class BudgetError(ValueError):
     """A privacy budget would be exceeded.
 
     Raised before any noise is drawn, so a refused release spends nothing. A subclass of
     :class:`ValueError`.
 
-    Parameters
-    ----------
-    *args : object
-        The message (as for any exception).
+    {message}
 
     Examples
     --------
@@ -31,6 +40,7 @@ class BudgetError(ValueError):
     """
 
 
+@_message_doc
 class ReleaseRecorded(BudgetError):
     """A release with this release id is already recorded under the budget.
 
@@ -38,10 +48,7 @@ class ReleaseRecorded(BudgetError):
     so a retried job never releases the same data twice. A subclass of
     :class:`BudgetError`.
 
-    Parameters
-    ----------
-    *args : object
-        The message (as for any exception).
+    {message}
     release_id : str, optional
         The release id that was refused.
 
@@ -74,6 +81,7 @@ def _release_recorded(args: tuple, release_id: str | None) -> ReleaseRecorded:
     return ReleaseRecorded(*args, release_id=release_id)
 
 
+@_message_doc
 class PrivacyLeakWarning(RuntimeWarning):
     """An operation weakens the privacy guarantee the user asked for.
 
@@ -90,10 +98,7 @@ class PrivacyLeakWarning(RuntimeWarning):
 
     A :class:`RuntimeWarning`; turn it into an error with the :mod:`warnings` filters.
 
-    Parameters
-    ----------
-    *args : object
-        The message (as for any warning).
+    {message}
 
     Examples
     --------
@@ -107,6 +112,7 @@ class PrivacyLeakWarning(RuntimeWarning):
     """
 
 
+@_message_doc
 class NegligibleNoiseWarning(UserWarning):
     """A release's epsilon is so large that its noise is negligible.
 
@@ -117,10 +123,7 @@ class NegligibleNoiseWarning(UserWarning):
     column as ``whole_range_loss``. A :class:`UserWarning`; turn it into an error with the
     :mod:`warnings` filters.
 
-    Parameters
-    ----------
-    *args : object
-        The message (as for any warning).
+    {message}
 
     Examples
     --------
@@ -135,6 +138,7 @@ class NegligibleNoiseWarning(UserWarning):
     """
 
 
+@_message_doc
 class ScaledModelWarning(UserWarning):
     """The rows of per-row bounds disagree with one shared distribution of their values'
     position in the row.
@@ -144,10 +148,7 @@ class ScaledModelWarning(UserWarning):
     estimate's assumption does not hold; estimate the kinds of rows apart
     (``bounds_model="strata"`` with groups of many rows each). A :class:`UserWarning`.
 
-    Parameters
-    ----------
-    *args : object
-        The message (as for any warning).
+    {message}
 
     Examples
     --------
@@ -163,7 +164,32 @@ def _spec_place(column: str, key: str | None = None) -> str:
 
 
 class _SpecFields:
-    """The fields of a spec error: the column and key at fault, and what is wrong."""
+    """The fields of a spec error: the column and key at fault, and what is wrong. A
+    subclass's docstring says ``{fields}`` where their Parameters and Attributes sections
+    go (filled in by ``__init_subclass__``)."""
+
+    _FIELDS_DOC = """\
+    Parameters
+    ----------
+    *args : object
+        The message; by default built from ``column``, ``key`` and ``detail``.
+    column : str, optional
+        The spec column at fault (None for the spec as a whole).
+    key : str, optional
+        The column's key at fault (None for the column as a whole).
+    detail : str, optional
+        What is wrong, without the place.
+
+    Attributes
+    ----------
+    column, key, detail : str or None
+        As given.
+"""
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        if cls.__doc__ and "{fields}" in cls.__doc__:
+            cls.__doc__ = cls.__doc__.replace("    {fields}\n", _SpecFields._FIELDS_DOC)
 
     args: tuple[Any, ...]     # (of the exception type it is mixed into)
     column: str | None
@@ -195,21 +221,7 @@ class SpecError(_SpecFields, ValueError):
     ...``); the attributes give the same to a front end that words it its own way (the
     command line names its ``--column`` and options).
 
-    Parameters
-    ----------
-    *args : object
-        The message; by default built from ``column``, ``key`` and ``detail``.
-    column : str, optional
-        The spec column at fault (None for the spec as a whole).
-    key : str, optional
-        The column's key at fault (None for the column as a whole).
-    detail : str, optional
-        What is wrong, without the place.
-
-    Attributes
-    ----------
-    column, key, detail : str or None
-        As given.
+    {fields}
 
     Examples
     --------
@@ -229,21 +241,7 @@ class SpecTypeError(_SpecFields, TypeError):
     """A release spec's setting of the wrong type (a :class:`TypeError`), with the fields
     of :class:`SpecError`.
 
-    Parameters
-    ----------
-    *args : object
-        The message; by default built from ``column``, ``key`` and ``detail``.
-    column : str, optional
-        The spec column at fault.
-    key : str, optional
-        The column's key at fault (None for the column as a whole).
-    detail : str, optional
-        What is wrong, without the place.
-
-    Attributes
-    ----------
-    column, key, detail : str or None
-        As given.
+    {fields}
 
     Examples
     --------
@@ -326,15 +324,13 @@ class ColumnDataError(ValueError):
         return (type(self), (self.args[0], *(getattr(self, k) for k in self._FIELDS)))
 
 
+@_message_doc
 class StoreNotFound(ValueError):
     """A SQLite budget store's path names no file that can be one: its directory is
     missing, or it is a directory (a :class:`ValueError`; an I/O error for the command
     line, exit status 1).
 
-    Parameters
-    ----------
-    *args : object
-        The message (as for any exception).
+    {message}
 
     Examples
     --------

@@ -23,7 +23,7 @@ the unbounded :class:`bndp.Laplace` and :class:`bndp.Gaussian` release no column
 columns holding per-row bounds, which must be public data), ``delta`` (default 0),
 ``on_outside`` (``"clip"``/``"raise"``), ``nulls`` (``"raise"``/``"keep"``) and the
 mechanism's own constructor options (for example ``mode``; ``integer`` for ``laplace`` and
-``gaussian``: true, false or a lattice step k, a power of two; ``sigma_rule`` for
+``gaussian``: true, false or a lattice step k (an integer >= 1); ``sigma_rule`` for
 ``gaussian``; ``forbidden``, ``guarantee``, ``scale_rule`` for ``constrained_laplace``) and
 ``workers``.
 

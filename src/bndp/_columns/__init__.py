@@ -429,12 +429,14 @@ def _columns_call(func: Callable[..., Any], ba: inspect.BoundArguments, nulls: s
                     raise ValueError(f"nulls='keep' needs scalar `{b}` or one of the "
                                      f"value's shape {shape}; got shape {bv.shape}")
                 ba.arguments[b] = bv[keep]
-    out = np.full(shape, np.nan)
-    if keep.any():
-        res = func(*ba.args, **ba.kwargs)
-        if isinstance(res, np.ndarray) and res.dtype.kind in "iu":
-            out = np.zeros(shape, dtype=res.dtype)     # integers: missing entries 0 here
-        out[keep] = res
+    # (called when every entry is missing too: the empty draw gives the result's type, so
+    # an all-missing integer column comes back an integer column)
+    res = func(*ba.args, **ba.kwargs)
+    if isinstance(res, np.ndarray) and res.dtype.kind in "iu":
+        out = np.zeros(shape, dtype=res.dtype)     # integers: missing entries 0 here
+    else:
+        out = np.full(shape, np.nan)
+    out[keep] = res
     if col.kind == "numpy" and out.ndim == 0:
         return float(out)
     return col.restore(out)

@@ -215,6 +215,11 @@ cdef extern from "_window.h":
                             double inv_g, double n, double* idx) nogil
     void bndp_gw_index_rows(const double* q, const double* lo, const double* hi,
                             const double* n, Py_ssize_t m, double inv_g, double* idx) nogil
+    int bndp_gs_index_pass(const double* q, Py_ssize_t m, double lo, double hi, double kd,
+                           double inv_tk, double n, double* idx) nogil
+    int bndp_gs_rows_pass(const double* q, const double* lo, const double* hi, Py_ssize_t m,
+                          double kd, double inv_k, double inv_tk, double* idx,
+                          double* nrow) nogil
     double _gw_ldexp "bndp_ldexp"(double x, int64_t k) noexcept nogil
     int64_t _gw_frexp_exp "bndp_frexp_exp"(double x) noexcept nogil
     bint _gw_is_integer "bndp_is_integer"(double r) noexcept nogil

@@ -269,6 +269,7 @@ ctypedef struct gw_row_t:
     gw_rows_t R
     double lo, hi, inv_g, gamma
     int64_t nrow
+    int64_t k                   # 0, or gw_fill_row's lattice step k (not a power of two)
 
 
 cdef void _gw_row_kernel(bitgen_t* bg, void* state, const fill_block_t* b,
@@ -280,7 +281,7 @@ cdef void _gw_row_kernel(bitgen_t* bg, void* state, const fill_block_t* b,
     while j < b.m:
         c = GD_LANES if b.m - j >= GD_LANES else <int> (b.m - j)
         _gw_block(bg, &st.R, b.p[0] + j * b.s[0], b.s[0], c, st.lo, st.hi, st.nrow, st.inv_g,
-                  st.gamma, out + j)
+                  st.gamma, out + j, st.k)
         j += c
 
 
@@ -424,13 +425,18 @@ def gr_sample_rows(int mech, object gen, const double[:, :] theta, double sigma,
 
 def gw_fill_row(object gen, const uint64_t[::1] tree, int levels, int64_t N, uint64_t tailw,
                 int sbits, uint64_t tm, int e, double lo, double hi, int64_t nrow,
-                const double[:, :] q, double[:, ::1] out):
+                const double[:, :] q, double[:, ::1] out, int64_t k=0):
     """Windowed grid draws for one row ``[lo, hi]`` of ``nrow`` intervals: true values ``q``
-    (broadcast to ``out``; stride 0 welcome)."""
+    (broadcast to ``out``; stride 0 welcome). ``k > 0`` (with ``e = 0``): the integer law
+    on the lattice ``lo + j k`` of a step that is not a power of two (integral bounds below
+    2^52 in magnitude), each value's index rounded exactly (:func:`gs_index`) and the
+    output ``lo + j k``: the draws of the unit row ``[0, nrow]`` for those indices, mapped."""
     if q.shape[0] != out.shape[0] or q.shape[1] != out.shape[1]:
         raise ValueError("grid law: the values must have the output's shape (broadcast them)")
     _gd_check_tree(tree, levels, N)
     _gd_check_exponent(e)
+    if k < 0 or (k > 0 and e != 0):
+        raise ValueError("grid law: a lattice step k needs the exponent 0")
     if tailw > 0 and not (1 <= sbits <= 53 and 0 < tm < ((<uint64_t> 1) << sbits)):
         raise ValueError("grid law: inconsistent tail")
     if nrow < 1 or nrow > GW_MAX_ROW or (tailw == 0 and nrow > N) or not (lo < hi):
@@ -447,7 +453,8 @@ def gw_fill_row(object gen, const uint64_t[::1] tree, int levels, int64_t N, uin
     st.hi = hi
     st.nrow = nrow
     st.inv_g = _gd_ldexp(1.0, -e)
-    st.gamma = _gd_ldexp(1.0, e)
+    st.gamma = _gd_ldexp(1.0, e) if k == 0 else <double> k
+    st.k = k
     _gw_guide(&st.R, out.shape[0] * out.shape[1])
     try:
         _fill_rows(gen, _gw_row_kernel, &st, 1, q, q, q, q, out)

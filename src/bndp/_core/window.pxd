@@ -77,7 +77,7 @@ cdef inline int64_t _gw_count(double lo, double hi, double inv_g) noexcept nogil
 cdef int64_t _gw_draw_one(bitgen_t* bg, const gw_rows_t* R, int64_t i, int64_t n) noexcept nogil
 cdef void _gw_block(bitgen_t* bg, const gw_rows_t* R, const double* q, Py_ssize_t qstride,
                     int c, double lo, double hi, int64_t nr, double inv_g, double gamma,
-                    double* out) noexcept nogil
+                    double* out, int64_t k=*) noexcept nogil
 cdef int _gw_guide(gw_rows_t* R, Py_ssize_t draws) except -1
 cdef int _gw_rows_law(gw_rows_t* R, const uint64_t[::1] tree, int levels, int64_t N,
                       uint64_t tailw, int sbits, uint64_t tm, int e) except -1

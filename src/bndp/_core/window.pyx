@@ -145,6 +145,123 @@ def gw_index(const double[::1] q, const double[::1] lo, const double[::1] hi, in
     return out
 
 
+# the vectorised pass of a lattice step (bndp_gs_index_pass) serves rows narrower than 2^49
+# and steps below 2^40; others round every value in integers
+cdef int64_t GS_FAST_K = (<int64_t> 1) << 40
+cdef double GS_FAST_WIDTH = 562949953421312.0
+
+
+cdef inline int64_t _gs_nearest(double q, double lo, double hi, int64_t k, double inv_tk,
+                                int64_t n) noexcept nogil:
+    # the integer law on a step k that is not a power of two (bndp._laws.step): q clipped
+    # into [lo, hi], then floor((q - lo)/k + 1/2) exactly, at most n. With q = f + frac
+    # (f = floor(q), both exact doubles) and F = f - lo (an integer below 2^54 in
+    # magnitude): floor((2F + k + 2 frac) / 2k) = a + [r = 2k - 1 and frac >= 1/2], where
+    # 2F + k = 2k a + r, 0 <= r < 2k. The quotient a is estimated in doubles (inv_tk =
+    # 1/(2k); off by a few units at most) and corrected in integers, so that r is exact
+    # (truncations instead of floor(), a library call on the baseline x86-64 target)
+    cdef double c = q if q > lo else lo
+    if c > hi:
+        c = hi
+    cdef int64_t fi = <int64_t> c
+    if <double> fi > c:
+        fi -= 1                                  # floor(c), exactly (|c| <= 2^52)
+    cdef int64_t num = 2 * (fi - <int64_t> lo) + k
+    cdef int64_t tk = 2 * k
+    # (num >= k > 0: num + 1/2 is no multiple of 2k, so the estimate is off only where
+    # the product's rounding crosses an integer, for num beyond 2^50 / k)
+    cdef int64_t a = <int64_t> ((<double> num + 0.5) * inv_tk)
+    cdef int64_t r = num - a * tk
+    if r < 0 or r >= tk:                        # (rare: loops, not a branch per value)
+        while r < 0:
+            r += tk
+            a -= 1
+        while r >= tk:
+            r -= tk
+            a += 1
+    if r == tk - 1 and c - <double> fi >= 0.5:
+        a += 1
+    return a if a < n else n
+
+
+def gs_index(const double[:] q, const double[:] lo, const double[:] hi, int64_t k,
+             const int64_t[:] nrow):
+    """Lattice indices (int64) of true values in their rows ``[lo, hi]`` on the lattice
+    ``lo + j k`` (integral bounds below 2^52 in magnitude, ``k >= 1``, ``nrow`` the rows'
+    intervals): clipped, nearest point (ties up), exactly, at most ``nrow``. The arrays
+    may be broadcast views (stride 0)."""
+    cdef Py_ssize_t a, m = q.shape[0]
+    if lo.shape[0] != m or hi.shape[0] != m or nrow.shape[0] != m:
+        raise ValueError("gs_index: arrays of different lengths")
+    if k < 1:
+        raise ValueError("gs_index: k must be at least 1")
+    out = _np.empty(m, dtype=_np.int64)
+    cdef int64_t[::1] o = out
+    cdef double inv_tk = 0.5 / <double> k
+    with nogil:
+        for a in range(m):
+            o[a] = _gs_nearest(q[a], lo[a], hi[a], k, inv_tk, nrow[a])
+    return out
+
+
+def gs_index_row(const double[::1] q, double lo, double hi, int64_t k, int64_t n):
+    """:func:`gs_index` for one row (scalar bounds): the indices as float64 (exact
+    integers), the unit law's true values."""
+    cdef Py_ssize_t a, m = q.shape[0]
+    if k < 1:
+        raise ValueError("gs_index_row: k must be at least 1")
+    out = _np.empty(m, dtype=_np.float64)
+    cdef double[::1] o = out
+    cdef double inv_tk = 0.5 / <double> k
+    with nogil:
+        for a in range(m):
+            o[a] = <double> _gs_nearest(q[a], lo, hi, k, inv_tk, n)
+    return out
+
+
+cdef inline int64_t _gs_floordiv(int64_t d, int64_t k, double inv_k) noexcept nogil:
+    # floor(d / k) exactly: estimated in doubles, corrected in integers
+    cdef int64_t a = <int64_t> (<double> d * inv_k)
+    cdef int64_t r = d - a * k
+    while r < 0:
+        r += k
+        a -= 1
+    while r >= k:
+        r -= k
+        a += 1
+    return a
+
+
+def gs_rows(const double[::1] q, const double[::1] lo, const double[::1] hi, int64_t k):
+    """Per-row bounds on the lattice ``lo + j k`` (integral bounds below 2^52 in magnitude,
+    ``k >= 1``): ``(index, n)``, float64 arrays of exact integers: each row's intervals
+    ``n = floor((hi - lo)/k)`` and the lattice index of its true value (:func:`gs_index`)."""
+    cdef Py_ssize_t a, m = q.shape[0]
+    if lo.shape[0] != m or hi.shape[0] != m:
+        raise ValueError("gs_rows: arrays of different lengths")
+    if k < 1:
+        raise ValueError("gs_rows: k must be at least 1")
+    idx = _np.empty(m, dtype=_np.float64)
+    nrow = _np.empty(m, dtype=_np.float64)
+    cdef double[::1] oi = idx, on = nrow
+    cdef double inv_k = 1.0 / <double> k, inv_tk = 0.5 / <double> k
+    cdef int64_t n
+    cdef Py_ssize_t b0, c
+    with nogil:
+        b0 = 0
+        while b0 < m:
+            c = m - b0 if m - b0 < 256 else 256
+            # integral values: the vectorised pass; any other block: integer arithmetic
+            if (k >= GS_FAST_K or bndp_gs_rows_pass(&q[b0], &lo[b0], &hi[b0], c, <double> k,
+                                                    inv_k, inv_tk, &oi[b0], &on[b0])):
+                for a in range(b0, b0 + c):
+                    n = _gs_floordiv(<int64_t> hi[a] - <int64_t> lo[a], k, inv_k)
+                    on[a] = <double> n
+                    oi[a] = <double> _gs_nearest(q[a], lo[a], hi[a], k, inv_tk, n)
+            b0 += c
+    return idx, nrow
+
+
 def gw_intervals(const double[::1] lo, const double[::1] hi, int e):
     """n = floor((hi - lo) / 2^e) per row, exactly (int64; -1 where hi < lo)."""
     cdef Py_ssize_t a, m = lo.shape[0]
@@ -192,8 +309,10 @@ def gw_search_tree(const uint64_t[::1] cum):
 
 cdef void _gw_block(bitgen_t* bg, const gw_rows_t* R, const double* q, Py_ssize_t qstride,
                     int c, double lo, double hi, int64_t nr, double inv_g, double gamma,
-                    double* out) noexcept nogil:
-    # c <= GD_LANES draws of one row [lo, hi] (n = nr intervals) for the values q[r * qstride]
+                    double* out, int64_t k=0) noexcept nogil:
+    # c <= GD_LANES draws of one row [lo, hi] (n = nr intervals) for the values q[r * qstride];
+    # k > 0: the lattice lo + j k of a step that is not a power of two (_gs_nearest's index;
+    # gamma is then k)
     cdef int64_t idx[GD_LANES]
     cdef int64_t pos[GD_LANES]
     cdef uint64_t tt[GD_LANES]
@@ -207,9 +326,21 @@ cdef void _gw_block(bitgen_t* bg, const gw_rows_t* R, const double* q, Py_ssize_
         for r in range(c):
             qb[r] = q[r * qstride]
         qp = qb
-    bndp_gw_index_pass(qp, c, lo, hi, inv_g, <double> nr, fi)      # vectorised
-    for r in range(c):
-        idx[r] = <int64_t> fi[r]
+    cdef double inv_tk
+    if k > 0:
+        inv_tk = 0.5 / <double> k
+        if (k < GS_FAST_K and hi - lo < GS_FAST_WIDTH
+                and not bndp_gs_index_pass(qp, c, lo, hi, <double> k, inv_tk, <double> nr,
+                                           fi)):
+            for r in range(c):
+                idx[r] = <int64_t> fi[r]
+        else:
+            for r in range(c):
+                idx[r] = _gs_nearest(qp[r], lo, hi, k, inv_tk, nr)
+    else:
+        bndp_gw_index_pass(qp, c, lo, hi, inv_g, <double> nr, fi)      # vectorised
+        for r in range(c):
+            idx[r] = <int64_t> fi[r]
     for r in range(c):
         tt[r] = _gw_target(R, idx[r], nr, bg, &where[r])
         tt[r] = tt[r] if where[r] == 0 else 0

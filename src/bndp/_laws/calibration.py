@@ -13,6 +13,7 @@ from .._scale_search import smallest_certified
 from . import constants
 from .constants import (LAPLACE, MAX_INDEX, MAX_INTERVALS, MAX_PAIRS, MIN_PEAK_BITS, MULTI_STEPS,
                         REL_TOL, SENS_STEPS)
+from .lattice import Step
 from .whole_range import _gceil, _gfloor, _kexp
 
 
@@ -88,12 +89,13 @@ def _search(cert, u0: float, target: float, rel: float = REL_TOL):
 
 
 def plan_bounded_laplace(epsilon: float, sensitivity: float, lower: float, upper: float,
-                         delta: float = 0.0, lattice: int | None = None) -> Any:
+                         delta: float = 0.0, lattice: "int | Step | None" = None) -> Any:
     """Grid bounded Laplace for validated inputs (a :class:`~bndp._laws.window.RowPlan`
     of the windowed grid law); target loss ``eps - ln(1 - delta)``. The law calibrates its
     own scale (its search starts at the ideal discrete Laplace's): the continuous
     :math:`b^*` is not computed. ``lattice``: the exponent of the integer law's step
-    (:mod:`bndp._laws.lattice`), None for the default grid."""
+    (:mod:`bndp._laws.lattice`; a :class:`~bndp._laws.lattice.Step` for a step that is not a
+    power of two), None for the default grid."""
     target = epsilon - math.log1p(-delta)
     from .window import plan_row
     return plan_row(LAPLACE, float(target), float(sensitivity), float(lower), float(upper),

@@ -1,25 +1,27 @@
 r"""The integer law: the windowed grid law (:mod:`bndp._laws.window`) on the lattice
-:math:`l + j k` of an integral lower bound :math:`l` and a step :math:`k = 2^s \ge 1`, in place
-of the default grid's granularity :math:`\gamma \le \Delta/(16\epsilon)`.
+:math:`l + j k` of an integral lower bound :math:`l` and an integral step :math:`k \ge 1`, in
+place of the default grid's granularity :math:`\gamma \le \Delta/(16\epsilon)`.
 
-The law, its table, its sampler and its certificate are the windowed law's with the exponent
-fixed to ``s``: nothing else changes, so the certificate (every pair of true values at most
-:math:`\lceil\Delta/k\rceil` steps apart, from the sampler's own integer table) holds as for
-the default grid, and the outputs :math:`l + jk` are exact integers (bounds below
-:math:`2^{52}` in magnitude). The documentation's page "Integer data" (``docs/integer.md``)
-describes the law for users.
+For a step :math:`k = 2^s` the law, its table, its sampler and its certificate are the
+windowed law's with the exponent fixed to ``s``: nothing else changes, so the certificate
+(every pair of true values at most :math:`\lceil\Delta/k\rceil` steps apart, from the
+sampler's own integer table) holds as for the default grid. Any other step (:class:`Step`)
+is the law of step 1 in lattice units, mapped affinely (:mod:`bndp._laws.step`). The outputs
+:math:`l + jk` are exact integers (bounds below :math:`2^{52}` in magnitude). The
+documentation's page "Integer data" (``docs/integer.md``) describes the law for users.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .constants import SCALE_STEPS, SENS_STEPS, WINDOW_WIDTH_STEPS
 
-__all__ = ["lattice_exponent", "check_lattice", "check_integral", "integer_step", "integral",
+__all__ = ["Step", "lattice_of", "step_of", "check_lattice", "check_integral", "integer_step", "integral",
            "auto_step", "as_integers", "integer_input",
            "MAX_LATTICE_STEPS", "MAX_LATTICE_BOUND"]
 
@@ -33,29 +35,55 @@ MAX_LATTICE_BOUND = float(1 << 52)
 MAX_LATTICE_STEPS = 1 << 16
 
 
-def lattice_exponent(step: Any) -> int:
-    """The exponent ``s`` of an integer lattice step ``k = 2^s`` (``k`` an integer >= 1, a
-    power of two); ``ValueError`` otherwise."""
+@dataclass(frozen=True)
+class Step:
+    """An integer lattice step ``k >= 3`` that is not a power of two: the law of step 1 in
+    lattice units, mapped affinely (:mod:`bndp._laws.step`). A power of two is passed as its
+    exponent (an ``int``) instead. Not an ``int``, so that no code reads it as an
+    exponent."""
+
+    k: int
+
+    def units(self, sensitivity: Any) -> int:
+        """The sensitivity in lattice steps, rounded up: :math:`\\lceil\\Delta/k\\rceil`
+        (an integral ``sensitivity``, at most :math:`2^{53}`), at least 1."""
+        return max(1, -(-int(sensitivity) // self.k))
+
+
+def lattice_of(step: Any) -> "int | Step":
+    """The lattice of an integer step ``k`` (an integer from 1 to :math:`2^{52}`): the
+    exponent ``s`` of ``k = 2^s`` (an ``int``), or :class:`Step` ``(k)`` for any other
+    ``k``; ``ValueError`` otherwise."""
     k = int(step)
-    if k < 1 or k & (k - 1) or k > 1 << 52:
-        raise ValueError(f"`integer`: the lattice step must be a power of two from 1 to 2^52 "
-                         f"(1, 2, 4, ...); got {step!r}")
+    if k < 1 or k > 1 << 52:
+        raise ValueError(f"`integer`: the lattice step must be an integer from 1 to 2^52; "
+                         f"got {step!r}")
+    if k & (k - 1):
+        return Step(k)
     return k.bit_length() - 1
 
 
-def check_lattice(target: float, sensitivity: float, s: int) -> None:
-    """Refuse an integer lattice of step ``2^s`` that is finer than the noise warrants:
+def step_of(lattice: "int | Step") -> int:
+    """The step ``k`` of a lattice (:func:`lattice_of`'s result)."""
+    return lattice.k if isinstance(lattice, Step) else 1 << lattice
+
+
+def check_lattice(target: float, sensitivity: float, s: "int | Step") -> None:
+    """Refuse an integer lattice (the exponent ``s`` of a step ``2^s``, or a :class:`Step`)
+    that is finer than the noise warrants:
     more than :data:`MAX_LATTICE_STEPS` steps per noise scale (``sensitivity / target``),
     or more than :math:`2^{21}` steps per sensitivity (the certificate's work, as
     :data:`bndp._laws.window.STEPS_LOG2` caps the default grid's)."""
     dq = float(sensitivity)
+    if isinstance(s, Step):
+        dq, s = float(s.units(dq)), 0
     steps = math.ldexp(dq, -s)
     if steps > 1 << 21 or steps / target > MAX_LATTICE_STEPS:
         raise ValueError(
-            f"integer law: a lattice step of {1 << s} is too fine for sensitivity {dq!r} at "
+            f"integer law: a lattice step of {step_of(s)} is too fine for sensitivity {dq!r} at "
             f"epsilon {target:g} (the noise spans about {steps / target:.3g} steps; at most "
             f"{MAX_LATTICE_STEPS} are served): pass a coarser step (`integer=k`, k a power "
-            "of two) or integer=False")
+            ") or integer=False")
 
 
 def _pass_steps(target: float, dq: float, s: int | None) -> tuple[float, float, float, float]:
@@ -79,18 +107,18 @@ def _pass_steps(target: float, dq: float, s: int | None) -> tuple[float, float, 
 
 def integer_step(integer: Any) -> int:
     """The lattice step an ``integer=`` argument asks for: 0 for ``False`` or 0 (the default
-    grid), 1 for ``True``, ``k`` for an integer ``k >= 1`` (a power of two);
+    grid), 1 for ``True``, ``k`` for an integer ``k >= 1``;
     ``TypeError``/``ValueError`` for anything else."""
     if integer is False or integer is True:
         return int(integer)
     if isinstance(integer, (bool, np.bool_)):
         return int(bool(integer))
     if not isinstance(integer, (int, np.integer)):
-        raise TypeError("`integer` must be True, False or a lattice step (an integer >= 1, "
-                        f"a power of two); got {integer!r}")
+        raise TypeError("`integer` must be True, False or a lattice step (an integer >= 1); "
+                        f"got {integer!r}")
     if integer == 0:
         return 0                  # (the value of the ``integer`` attribute when off)
-    lattice_exponent(integer)
+    lattice_of(integer)
     return int(integer)
 
 
@@ -112,12 +140,13 @@ def integral(x: Any) -> bool:
 
 
 def check_integral(step: int, sensitivity: Any, lower: Any, upper: Any,
-                   mode: str = "exact") -> int:
+                   mode: str = "exact") -> "int | Step":
     """Validate the parameters of the integer law of step ``step`` (``k >= 1``) and return
-    the exponent ``s`` of :math:`k = 2^s`: the default mode, integral bounds of magnitude
+    its lattice (:func:`lattice_of`: the exponent ``s`` of :math:`k = 2^s`, or a
+    :class:`Step`): the default mode, integral bounds of magnitude
     at most :math:`2^{52}` and an integral sensitivity (at least 1). The messages quote the
     public parameters only (per-row bounds are data: their values are not quoted)."""
-    s = lattice_exponent(step)
+    s = lattice_of(step)
     if mode != "exact":
         raise ValueError("`integer` is a law of the default mode: mode='continuous' releases "
                          "doubles; pass integer=False with it")

@@ -16,6 +16,8 @@ from .._core import certify_grid as _certify_grid
 from .base import NoRowPath
 from .calibration import _choose_grid, _none_certifies, _search
 from .constants import FLOOR_BITS, GAUSSIAN, MAX_INDEX, MAX_INTERVALS
+from .lattice import Step
+from .step import plan_step_product
 from .whole_range import ExactPlan, _gceil, _gfloor, _table
 
 
@@ -235,7 +237,7 @@ def _choose_grid_at(e: int, dq: float, lo: float, hi: float) -> tuple[int, int, 
 
 
 def plan_bounded_gaussian(epsilon: float, sensitivity: float, lower: Any, upper: Any,
-                          sigma_hint: float | None = None, lattice: int | None = None):
+                          sigma_hint: float | None = None, lattice: "int | Step | None" = None):
     """Grid bounded Gaussian for validated inputs; univariate (a
     :class:`~bndp._laws.window.RowPlan` of the windowed grid law, which starts its
     searches from closed forms and its own continuous sigma) for scalar bounds,
@@ -244,13 +246,17 @@ def plan_bounded_gaussian(epsilon: float, sensitivity: float, lower: Any, upper:
     that chooses the grid and starts the search. ``lattice``: the exponent ``s`` of the
     integer law's step (:mod:`bndp._laws.lattice`), None for the default grid; multivariate,
     every coordinate's grid is then the multiples of :math:`2^s` in its interval (the
-    certificate's budget of index shifts holds for any common grid)."""
+    certificate's budget of index shifts holds for any common grid); a
+    :class:`~bndp._laws.lattice.Step`: the multiples of its step
+    (:func:`~bndp._laws.step.plan_step_product`)."""
     if np.ndim(lower) == 0 and np.ndim(upper) == 0:
         from .window import plan_row
         return plan_row(GAUSSIAN, float(epsilon), float(sensitivity), float(lower),
                         float(upper), lattice)
     lo = tuple(float(x) for x in np.ravel(lower))
     hi = tuple(float(x) for x in np.ravel(upper))
+    if isinstance(lattice, Step):
+        return plan_step_product(epsilon, sensitivity, lo, hi, sigma_hint, lattice)
     cap = saturation_target(len(lo))
     if epsilon >= cap:
         # every scale is certified: the fixed-scale law on the grid of the cap's sigma

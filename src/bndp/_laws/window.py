@@ -31,7 +31,8 @@ from .messages import check_row_exponents, no_kernel_message
 from .search_start import _search_start
 from .serving import _first_drawn_from, _served_map, _surely_narrow, on_row, tried
 from .ends import grid_ends_loss
-from .lattice import _pass_steps, check_lattice
+from .lattice import Step, _pass_steps, check_lattice
+from .step import plan_step_row, sample_step_rows
 from .whole_range import ExactPlan, GridScale, _law_from, cached_search_tree
 
 __all__ = ["WindowLaw", "RowPlan", "plan_row", "sample_rows", "grid_exponent"]
@@ -535,11 +536,14 @@ def coarse_row(target: float, sensitivity: float, lower: float, upper: float) ->
 
 
 def plan_row(fam: int, target: float, sensitivity: float, lower: float,
-             upper: float, lattice: int | None = None) -> RowPlan:
+             upper: float, lattice: "int | Step | None" = None) -> Any:
     """The grid law of one row (validated inputs; ``target`` the loss to certify, served as
     :func:`serving_target`). ``lattice``: the exponent ``s`` of the integer law's step
     :math:`2^s` (integral bounds below :math:`2^{52}`, validated by the caller), which
-    replaces the default grid's granularity; None: the default grid."""
+    replaces the default grid's granularity, or a :class:`~bndp._laws.lattice.Step` (any
+    other step: a :class:`~bndp._laws.step.StepPlan`); None: the default grid."""
+    if isinstance(lattice, Step):
+        return plan_step_row(fam, target, sensitivity, lower, upper, lattice)
     dq = float(sensitivity)
     target = serving_target(target, dq)
     if lattice is None:
@@ -599,7 +603,8 @@ def plan_wide(fam: int, target: float, sensitivity: float) -> WindowLaw:
 
 def sample_rows(fam: int, target: float, sensitivity: float, q: np.ndarray, lo: np.ndarray,
                 hi: np.ndarray, gen: np.random.Generator,
-                exact: WideValues | None = None, lattice: int | None = None) -> np.ndarray:
+                exact: WideValues | None = None,
+                lattice: "int | Step | None" = None) -> np.ndarray:
     """Per-row bounds: one draw per row (1-D float64 arrays of one length, values clipped
     into their rows), ``target`` served as :func:`serving_target`: the one per-row sampler
     (:func:`_sample_rows_compiled`). ``exact``: the exact true values when some are not
@@ -607,7 +612,10 @@ def sample_rows(fam: int, target: float, sensitivity: float, q: np.ndarray, lo: 
     grid from its exact value (:func:`snap_rows`: doubles with the exact values' grid
     indices), and those doubles are drawn. ``lattice``: the exponent ``s`` of the integer
     law's step :math:`2^s` (integral bounds below :math:`2^{52}`, validated by the caller):
-    every row on the lattice :math:`l_i + j 2^s`."""
+    every row on the lattice :math:`l_i + j 2^s`; a :class:`~bndp._laws.lattice.Step`:
+    :func:`~bndp._laws.step.sample_step_rows`."""
+    if isinstance(lattice, Step):
+        return sample_step_rows(fam, target, sensitivity, q, lo, hi, gen, lattice, exact)
     dq = float(sensitivity)
     target = serving_target(target, dq)
     if lattice is not None:

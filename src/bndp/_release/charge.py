@@ -89,7 +89,8 @@ def seeded_release(budget: Any, rng: Any, allow_seeded: Any = False, *,
 
 def column_details(plans: Iterable[ColumnPlan]) -> dict[str, dict[str, Any]]:
     """What a ledger records of each released column: mechanism, sensitivity, bounds (or
-    the columns of per-row bounds), mode and certified worst-case loss (None where it
+    the columns of per-row bounds), mode, law (``"integer"``, ``"grid"`` or
+    ``"continuous"``: :attr:`ColumnPlan.law`) and certified worst-case loss (None where it
     depends on the data: per-row bounds); and the unit of privacy:
     ``epsilon_per_sensitivity`` (the guarantee's epsilon, for a change of at most the
     sensitivity in one value) and ``whole_range_loss``, the certified loss for a change of
@@ -112,7 +113,7 @@ def column_details(plans: Iterable[ColumnPlan]) -> dict[str, dict[str, Any]]:
         mode = getattr(p.mech, "mode", None) if p.mech is not None else None
         out[p.name] = {"mechanism": p.mechanism, "sensitivity": float(p.sensitivity),
                        "bounds": bounds, "mode": mode or p.options.get("mode", "exact"),
-                       "certified_loss": loss}
+                       "law": p.law, "certified_loss": loss}
         whole, note = whole_range_loss(p)
         out[p.name].update(epsilon_per_sensitivity=float(p.cost()[0]),
                            whole_range_loss=whole, whole_range_loss_note=note)

@@ -285,16 +285,16 @@ def _released(out: Any) -> np.ndarray:
 
 
 def _integer_key(col: str, v: Any) -> int:
-    """The spec key ``integer``: True (step 1), False (0) or a lattice step k >= 1 (a power
-    of two), as an int."""
+    """The spec key ``integer``: True (step 1), False (0) or a lattice step k >= 1, as an
+    int."""
     if isinstance(v, (bool, np.bool_)):
         return int(bool(v))
     if not isinstance(v, (int, np.integer)):
         raise SpecTypeError(column=col, key="integer", detail=(
-            f"must be true, false or an integer lattice step (a power of two >= 1); got {v!r}"))
-    if v < 1 or int(v) & (int(v) - 1):
+            f"must be true, false or an integer lattice step (an integer >= 1); got {v!r}"))
+    if not 1 <= v <= 1 << 52:
         raise SpecError(column=col, key="integer", detail=(
-            f"the lattice step must be a power of two >= 1; got {v!r}"))
+            f"the lattice step must be an integer from 1 to 2^52; got {v!r}"))
     return int(v)
 
 

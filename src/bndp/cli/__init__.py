@@ -111,7 +111,7 @@ def _add_privacy_args(p: argparse.ArgumentParser, bounds_required: bool,
                             "come back as integers (Parquet int32 stays int32); the grid law "
                             "otherwise. With --spec, set integer in each column's table")
         g.add_argument("--integer-step", dest="integer", type=_lattice_step, metavar="K",
-                       help="the integer law on the lattice lower + j*K (K a power of two)")
+                       help="the integer law on the lattice lower + j*K (K an integer >= 1)")
         g.add_argument("--no-integer", dest="integer", action="store_const", const=0,
                        help="release the --column columns with the grid law even where "
                             "they hold integers (float64 output)")
@@ -123,15 +123,15 @@ def _add_privacy_args(p: argparse.ArgumentParser, bounds_required: bool,
 
 
 def _lattice_step(text: str) -> int:
-    """``--integer K``: a power of two >= 1."""
+    """``--integer-step K``: an integer from 1 to 2^52."""
     try:
         k = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected an integer lattice step; got {text!r}"
                                          ) from None
-    if k < 1 or k & (k - 1):
-        raise argparse.ArgumentTypeError(f"the lattice step must be a power of two >= 1; "
-                                         f"got {k}")
+    if not 1 <= k <= 1 << 52:
+        raise argparse.ArgumentTypeError(f"the lattice step must be an integer from 1 to "
+                                         f"2^52; got {k}")
     return k
 
 

@@ -185,8 +185,15 @@ def _quantile(text: str) -> float:
     return _level(text) if text not in ("0", "1") else float(text)
 
 
-def _gap(text: str) -> float:
-    return _number(text, lambda v: 0.0 < v < math.inf, "a finite number > 0")
+def _gap(text: str) -> float | str | None:
+    """``--gap-tol``: ``auto``, ``off`` (the cycle rule alone) or a number of nats."""
+    if text in ("auto", "off"):
+        return None if text == "off" else text
+    try:
+        return _number(text, lambda v: 0.0 < v < math.inf, "a finite number > 0")
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"expected 'auto', 'off' or a finite number > 0; got {text!r}") from None
 
 
 def _bins(text: str) -> int:
@@ -228,10 +235,11 @@ def add_parser(sub: Any, delimiter: Any) -> None:
     p.add_argument("--quantiles", type=_quantile, nargs="+",
                    default=[0.1, 0.25, 0.5, 0.75, 0.9], metavar="Q",
                    help="quantile levels to print (default 0.1 0.25 0.5 0.75 0.9)")
-    p.add_argument("--gap-tol", type=_gap, default=None, metavar="NATS",
+    p.add_argument("--gap-tol", type=_gap, default="auto", metavar="NATS",
                    help="iterate each fit until it is certified within NATS of the maximum "
-                        "likelihood (bndp.estimate's gap_tol; e.g. 0.1 where the noise is "
-                        "wider than the column's shape; slower)")
+                        "likelihood (bndp.estimate's gap_tol): auto (the default: 0.1 where "
+                        "a law's noise is at least a third of its range), off (the cycle rule "
+                        "alone) or a number")
     p.add_argument("--bins", type=_bins, default=None, metavar="N",
                    help="also estimate the histogram of the true values: the probability of "
                         "each of N equal bins over the column's bounds (per-row bounds: the "

@@ -42,7 +42,9 @@ toward :math:`-1` until the extrapolated point is non-negative, followed by one 
 and the plain double EM step kept whenever the extrapolation lowers the likelihood). It
 starts from an equal mix of the uniform distribution and the released histogram and stops
 when one cycle raises :math:`\ell` by less than ``tol`` (in nats, for the whole column), or
-after ``max_iter`` cycles (``converged`` says which). With ``gap_tol`` it then goes on until
+after ``max_iter`` cycles (``converged`` says which). With ``gap_tol`` (by default
+``"auto"``: 0.1 nats where the law's noise scale is at least a third of its range's width)
+it then goes on until
 the duality bound :math:`\ell(\hat g) - \ell(g) \le N(\max_m d_m - 1)` is below
 ``gap_tol`` (:math:`d_m = \sum_b \frac{c_b/N}{(Ag)_b} A_{bm}`, the multipliers above:
 :math:`\ell` is concave and :math:`\sum_m g_m d_m = 1`): on a flat ridge of :math:`\ell`

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._em import _fit
+from ._em import _fit, _gap_for
 from ._law import _band, _BinnedLaw, _release_counts
 from ._smooth import Part, bandwidth, lr_limit
 
@@ -21,11 +21,13 @@ class _Group:
 
 
 def _fit_group(grp: _Group, n_boot: int, target: str, gen: np.random.Generator,
-               tol: float, max_iter: int, gap_tol: float | None = None) -> tuple:
+               tol: float, max_iter: int, gap_tol: float | str | None = None) -> tuple:
     """The fit of one group, its bootstrap fits and the replicates' references (all over
     the group's support), whether every fit converged, the histogram's bandwidth and the
-    bootstrap's released bin counts."""
+    bootstrap's released bin counts. ``gap_tol``: nats, None or ``"auto"``
+    (:func:`._em._gap_for`)."""
     law = grp.law
+    gap_tol = _gap_for(gap_tol, float(law.plan.kernel.scale_grid) / max(law.n, 1))
     P = (grp.counts / grp.N)[None, :]
     g, _, ok = _fit(P, grp.N, law, tol, max_iter, gap_tol)
     g = g[0]

@@ -9,7 +9,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .._laws.lattice import integer_step, lattice_exponent
+from .._laws.lattice import Step, integer_step, lattice_of
 from ..mechanisms import window
 
 
@@ -23,10 +23,10 @@ class _Family:
     sensitivity: float
     plan: window.RowPlan | None
     what: str
-    #: the integer law's step exponent (:mod:`bndp._laws.lattice`), None for the default
-    #: grid; ``integer`` the setting it came from (None: auto, decided by the released
+    #: the integer law's lattice (:func:`bndp._laws.lattice.lattice_of`: a step's exponent
+    #: or a :class:`~bndp._laws.lattice.Step`), None for the default grid; ``integer`` the setting it came from (None: auto, decided by the released
     #: column's type, :func:`resolve_integer`)
-    lattice: int | None = None
+    lattice: int | Step | None = None
     integer: Any = False
 
     def row(self, lower: float, upper: float) -> window.RowPlan:
@@ -129,7 +129,7 @@ def _family(spec: Any, name: str | None = None) -> tuple[_Family, Any, Any]:
         step = integer_step(setting) if setting is not None else 0
         return (_Family(window.LAPLACE if lap else window.GAUSSIAN, float(target),
                         float(spec.sensitivity), None, what,
-                        lattice_exponent(step) if step else None, setting),
+                        lattice_of(step) if step else None, setting),
                 spec.lower, spec.upper)
     if isinstance(spec, (BoundedLaplace, BoundedGaussian)):
         what = type(spec).__name__
@@ -144,7 +144,7 @@ def _family(spec: Any, name: str | None = None) -> tuple[_Family, Any, Any]:
         code = window.LAPLACE if isinstance(spec, BoundedLaplace) else window.GAUSSIAN
         step = int(spec.integer)
         return (_Family(code, float(plan.target), float(spec.sensitivity), plan, what,
-                        lattice_exponent(step) if step else None, step),
+                        lattice_of(step) if step else None, step),
                 plan.lower, plan.upper)
     raise TypeError("`spec_or_mechanism` must be a BoundedLaplace or BoundedGaussian "
                     "mechanism, or a spec column's settings (a mapping with mechanism, "

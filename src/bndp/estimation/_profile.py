@@ -96,14 +96,19 @@ class Profile:
         self.parts = parts
         self.N = float(sum(q.N for q in parts))
 
-    def bound(self, t: np.ndarray, kappa: float, sd: float, sign: float,
-              need: float) -> float:
+    def bound(self, t: np.ndarray | None, kappa: float, sd: float, sign: float,
+              need: float, per_part: list[np.ndarray] | None = None) -> float:
         """The largest (``sign`` 1) or least (``sign`` -1) ``t @ g`` found inside the
         region ``l(g_hat) - l(g) <= kappa`` (nats, whole column), searched only as far as
         it matters: the search stops once the region is seen to end before ``need`` (then
         the value returned is at most ``need`` in the direction ``sign``) or the edge is
-        bracketed to a tenth of ``sd``, the statistic's bootstrap standard deviation."""
-        ts = [sign * (q.T @ t) for q in self.parts]
+        bracketed to a tenth of ``sd``, the statistic's bootstrap standard deviation.
+        ``per_part``: the statistic given over each part's own support instead (one
+        vector a part, in the parts' order; ``t`` is then ignored)."""
+        if per_part is not None:
+            ts = [sign * np.asarray(tp, dtype=np.float64) for tp in per_part]
+        else:
+            ts = [sign * (q.T @ t) for q in self.parts]
         t0 = sum(q.w * float(tq @ q.g) for q, tq in zip(self.parts, ts))
         if not (np.isfinite(sd) and sd > 0):
             return sign * t0

@@ -11,6 +11,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ._smooth import cell_edges
+
 
 #: the mean's likelihood-ratio excess over its normal interval (in its standard
 #: deviations, both sides together) beyond which the data are taken not to identify the
@@ -373,11 +375,54 @@ class Estimate:
             onehot = _hist(self.support, np.eye(self.support.size), e)
             # the bins' masses in the fitted distribution and its replicates
             ub = self.boot @ onehot
+            cells = self._cell_bins(e)
             for k in np.flatnonzero(widen):
                 below, above = self._unidentified(onehot[:, k], float(t0[k]), ub[:, k])
                 lo[k] -= below
                 hi[k] += above
+                if cells is not None:
+                    c_lo, c_hi = self._cell_range(cells, int(k), ub[:, k])
+                    lo[k] = min(lo[k], c_lo)
+                    hi[k] = max(hi[k], c_hi)
         return np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
+
+    def _cell_bins(self, e: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]] | None:
+        """Per part (in the profile's order), which support points' cells lie inside each
+        bin ``[e_k, e_k+1)`` and which meet it (support x bins, 0/1): a support point
+        stands for the true values of its cell (:func:`._smooth.cell_edges`), so where a
+        cell straddles a bin's edge the fit cannot say on which side its mass lies. None
+        where the parts and the profile do not match."""
+        if self.profile is None or len(self.parts) != len(self.profile.parts):
+            return None
+        out = []
+        for p in self.parts:
+            ce = cell_edges(p.law)
+            a, b = ce[:-1, None], ce[1:, None]
+            left, right = e[None, :-1], e[None, 1:]
+            inside = (a >= left) & (b <= right)
+            meets = (b > left) & (a < right)
+            # a point cell (a == b, at a bound) meets the bin that holds its point
+            point = (a == b) & (a >= left) & ((a < right) | (right == e[-1]))
+            out.append((inside.astype(np.float64), (meets | point).astype(np.float64)))
+        return out
+
+    def _cell_range(self, cells: list[tuple[np.ndarray, np.ndarray]], k: int,
+                    ub: np.ndarray) -> tuple[float, float]:
+        r"""The likelihood-ratio range of bin ``k``'s mass with every support cell that
+        straddles its edges taken at its worst: the least mass of the cells inside the bin
+        and the largest of the cells that meet it, over the region (radius :math:`z^2/2`
+        nats, as :meth:`_unidentified`). ``ub``: the bin's mass in the replicates (its
+        spread sets the search's steps)."""
+        assert self.profile is not None
+        z = NormalDist().inv_cdf(0.5 + self.level / 2.0)
+        sd = float(np.std(ub, ddof=1)) if ub.size > 1 else 0.0
+        sd = max(sd, 1e-3)
+        kappa = z * z / 2.0
+        inner = [c[0][:, k] for c in cells]
+        outer = [c[1][:, k] for c in cells]
+        low = self.profile.bound(None, kappa, sd, -1.0, np.inf, per_part=inner)
+        high = self.profile.bound(None, kappa, sd, 1.0, -np.inf, per_part=outer)
+        return low, high
 
     @property
     def _noise_scale(self) -> float | None:

@@ -285,7 +285,7 @@ class GridLawMechanism(LawMechanism):
         kernel for every wide row and one per narrow width; in ``mode='continuous'`` the
         scale calibrated per distinct width). The arguments are those of
         :func:`bndp.sample`, which dispatches array bounds here. ``integer``: the integer
-        law (``True`` or a lattice step ``k``, a power of two) on every row's lattice
+        law (``True`` or a lattice step ``k``, an integer >= 1) on every row's lattice
         :math:`l_i + jk` (integral bounds and sensitivity; see the class's ``integer``);
         ``None``: chosen as :func:`bndp.sample` chooses it (an integer-typed ``value``
         with integer-typed bounds and an integral sensitivity).

@@ -80,10 +80,11 @@ class BoundedGaussian(TruncatedNormalLaw, GridLawMechanism):
         raw doubles are published). ``sigma_rule`` applies to the continuous mode; the
         grid law is always calibrated on its own certificate.
     integer : bool or int, default False
-        ``True`` (or a lattice step ``k``, a power of two): the integer law, the bounded
+        ``True`` (or a lattice step ``k``, an integer >= 1): the integer law, the bounded
         discrete Gaussian on the lattice :math:`l + jk` (:doc:`/integer`; multivariate, on
         the multiples of :math:`k` in each coordinate's interval):
-        the grid law above with the grid's step fixed to :math:`k`, calibrated and
+        the grid law above with the grid's step fixed to :math:`k` (a step that is not a
+        power of two: the law of step 1 on the lattice's indices, mapped exactly), calibrated and
         certified by the same machinery; outputs are integers (an integer NumPy input gives
         an array of its own dtype). Needs integral ``lower`` and ``upper`` (magnitude at
         most :math:`2^{52}`), an integral ``sensitivity`` and the default mode.

@@ -95,9 +95,11 @@ class BoundedLaplace(GridLawMechanism):
         In :math:`[0, 1)`. For ``delta = 0`` the mechanism is :math:`\epsilon`-DP and the
         calibrated scale is the smallest that is.
     integer : bool or int, default False
-        ``True`` (or a lattice step ``k``, a power of two): the integer law, the bounded
+        ``True`` (or a lattice step ``k``, an integer >= 1): the integer law, the bounded
         discrete Laplace on the lattice :math:`l + jk` (:doc:`/integer`): the grid law below
-        with the grid's step fixed to :math:`k` instead of :math:`\le \Delta Q/(16\epsilon)`,
+        with the grid's step fixed to :math:`k` instead of :math:`\le \Delta Q/(16\epsilon)`
+        (a step that is not a power of two: the law of step 1 on the lattice's indices, for
+        the sensitivity :math:`\lceil\Delta/k\rceil` steps, mapped exactly),
         calibrated and certified by the same machinery; outputs are integers (an integer
         NumPy input gives an array of its own dtype). Needs integral ``lower`` and
         ``upper`` (magnitude at most :math:`2^{52}`), an integral ``sensitivity`` and the

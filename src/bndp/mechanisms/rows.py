@@ -22,7 +22,7 @@ from .._validation import (rows_pair, apply_domain, as_float_array, check_bounds
 from ..calibrate.bounded import bounded_gaussian_sigma, bounded_laplace_scale, check_bounded_laplace
 from ..distributions import truncated_normal
 from .._laws import window
-from .._laws.lattice import as_integers, auto_step, check_integral, integer_step
+from .._laws.lattice import Step, as_integers, auto_step, check_integral, integer_step
 from .._laws.whole_range import check_mode
 
 __all__ = ["sample_rows"]
@@ -111,7 +111,7 @@ def sample_rows(mechanism: str, value: Any, lower: Any, upper: Any, *, epsilon: 
 
 
 def _grid_rows(fam: int, target: float, dq: float, flat: list, gen: np.random.Generator,
-               wide: WideValues | None = None, lattice: int | None = None):
+               wide: WideValues | None = None, lattice: "int | Step | None" = None):
     """Per-row bounds, grid law: the rows' kernels planned and drawn
     (:func:`bndp._laws.window.sample_rows`; ``wide``: exact values that are not doubles;
     ``lattice``: the integer law's step exponent)."""
