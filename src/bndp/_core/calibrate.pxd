@@ -1,9 +1,5 @@
 # Declarations of bndp._core.calibrate (cimported by the modules that use them)
 
-from libc.math cimport log1p, exp, expm1, erf, INFINITY
-from libc.stdint cimport int64_t
-from libc.stdint cimport uint64_t
-cimport numpy as _cnp
 from bndp._core.common cimport *
 
 cdef inline double _bl_log_dc(double b, double dq, double w) noexcept nogil:

@@ -8,16 +8,6 @@ power-law steps, then shrunk by the same root finder).
 
 import numpy as _np
 
-from libc.math cimport (log, log1p, exp, expm1, sqrt, erf, fabs, nextafter, isnan, isfinite, fma,
-                        INFINITY, NAN, M_PI)
-from libc.stdlib cimport malloc, free
-from libc.stdint cimport int64_t
-from libc.stdint cimport uint64_t
-from libc.math cimport fmin, fmax
-from libc.math cimport pow
-from libc.stdlib cimport realloc
-from libc.string cimport memcpy
-cimport numpy as _cnp
 from bndp._core.common cimport *
 from bndp._core.special cimport *
 from bndp._core.sample cimport *
@@ -25,14 +15,8 @@ from bndp._core.certify cimport *
 from bndp._core.certify_grid cimport *
 from bndp._core.laws cimport *
 
-_cnp.import_array()
-
 # the Gauss-Legendre nodes and weights of bndp._core.laws
-cdef const double* _GL_X
-cdef const double* _GL_W
-cdef const double* _GLR_X
-cdef const double* _GLR_W
-_gauss_legendre(&_GL_X, &_GL_W, &_GLR_X, &_GLR_W)
+cdef gl_nodes_t GL = gauss_legendre()
 
 # ---------------------------------------------------------------------------------------
 # One bracketing root finder for every calibration.
@@ -192,8 +176,8 @@ cdef double _bg_rho(double c, double w, double s) noexcept nogil:
     d = 0.0
     tt = 0.5 * t * t
     for k in range(GL_R):
-        x = half * (1.0 + _GLR_X[k])
-        d += _GLR_W[k] * exp(-0.5 * x * x) * (-expm1(-(x * t + tt)))
+        x = half * (1.0 + GL.xr[k])
+        d += GL.wr[k] * exp(-0.5 * x * x) * (-expm1(-(x * t + tt)))
     d *= half / SQRT_2PI
     return log1p(d / g0)
 

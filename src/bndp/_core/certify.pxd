@@ -1,6 +1,5 @@
 # Declarations of bndp._core.certify (cimported by the modules that use them)
 
-cimport numpy as _cnp
 from bndp._core.common cimport *
 
 cdef double _vf_concave_max(double w, double s, double lam, double cmax,

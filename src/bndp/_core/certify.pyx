@@ -5,15 +5,10 @@ bounded Gaussian [CH24], the bounded Laplace [HABM20] and the constrained Laplac
 
 import numpy as _np
 
-from libc.math cimport log, exp, expm1, sqrt, fabs, isnan, isfinite, INFINITY, NAN
-from libc.stdlib cimport malloc, free
-cimport numpy as _cnp
 from bndp._core.common cimport *
 from bndp._core.special cimport *
 from bndp._core.sample cimport *
 from bndp._core.calibrate cimport *
-
-_cnp.import_array()
 
 #
 # Exact worst-case privacy loss of the bounded Gaussian mechanism [CH24] and of the bounded

@@ -1,8 +1,5 @@
 # Declarations of bndp._core.certify_grid (cimported by the modules that use them)
 
-from libc.stdint cimport int64_t
-from libc.stdint cimport uint64_t
-cimport numpy as _cnp
 from bndp._core.common cimport *
 
 # The kernel families of the grid laws: the codes of bndp._laws.constants (LAPLACE, GAUSSIAN),

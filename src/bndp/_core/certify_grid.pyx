@@ -6,18 +6,9 @@ shape, table and certificate.
 
 import numpy as _np
 
-from libc.math cimport log, log1p, exp, expm1, sqrt, fabs, nextafter
-from libc.stdint cimport int64_t
-from libc.stdint cimport uint64_t, int32_t
-from libc.math cimport ceil as _ex_ceil
-from libc.math cimport ldexp as _gd_ldexp, nearbyint as _gd_rint
-from libc.math cimport log2 as _gw_log2, floor as _gw_floorf
-cimport numpy as _cnp
 from bndp._core.common cimport *
 from bndp._core.grid cimport *
 from bndp._core.certify_rows cimport *
-
-_cnp.import_array()
 
 # the family codes that `fam` takes (those of bndp._laws.constants)
 FAMILY_CODES = {"laplace": FAM_LAPLACE, "gaussian": FAM_GAUSSIAN}
@@ -66,7 +57,7 @@ def gd_table(int fam, double u, int64_t n, int kexp, uint64_t floor_w):
                 w = exp(-d / u)
             else:
                 w = exp(-0.5 * (d / u) * (d / u))
-            acc += (<uint64_t> _gd_rint(_gd_ldexp(w, kexp))) + floor_w
+            acc += (<uint64_t> nearbyint(ldexp(w, kexp))) + floor_w
             c[k + 1] = acc
     return out
 
@@ -235,7 +226,7 @@ def gd_set_losses(const uint64_t[::1] cum, int64_t N, int64_t L, const int64_t[:
         raise ValueError("gd_set_losses: table total exceeds 2^58 or is not symmetric")
     cdef int64_t X = dmax + 1 if tails else 0
     cdef int64_t E = 2 * (N + X) + 1
-    cdef double lnp = log1p(-_gd_ldexp(1.0, -sbits)) if tails else 0.0
+    cdef double lnp = log1p(-ldexp(1.0, -sbits)) if tails else 0.0
     cdef double lnwn = log(<double> cum[1])
     if tails and not ((<double> X) * (-lnp) <= 64.0):
         raise ValueError("gd_set_losses: tail too long for the rounding bound")
@@ -345,7 +336,7 @@ def gd_set_pair_loss(const uint64_t[::1] cum, int64_t N, const int64_t[::1] sa,
         tailw = 0
     cdef int64_t X = (k - i if k > i else i - k) + 1
     cdef int64_t jlo = (i if i < k else k) - N - X, jhi = (i if i > k else k) + N + X
-    cdef double lnp = log1p(-_gd_ldexp(1.0, -sbits)) if tails else 0.0
+    cdef double lnp = log1p(-ldexp(1.0, -sbits)) if tails else 0.0
     cdef double lnwn = log(<double> cum[1])
     cdef double lsi = log(<double> _gd_near_total(&cum[0], N, &sa[0], &sb[0], m, tailw, i))
     cdef double lsk = log(<double> _gd_near_total(&cum[0], N, &sa[0], &sb[0], m, tailw, k))
@@ -364,7 +355,7 @@ def gd_set_pair_loss(const uint64_t[::1] cum, int64_t N, const int64_t[::1] sa,
             if (lsi - lsk) - v > best:
                 best = (lsi - lsk) - v
     mag = fabs(best) + 64.0 + (<double> (2 * X + N)) * fabs(lnp)
-    return best + GD_ERR + _gd_ldexp(mag, -46)
+    return best + GD_ERR + ldexp(mag, -46)
 
 
 cdef void _gd_slide_max(const double* x, const unsigned char* ok, int64_t n, int64_t D, double* out,
@@ -436,7 +427,7 @@ def gd_set_bound(const uint64_t[::1] cum, int64_t N, int64_t L, const int64_t[::
     for a in range(N + 1):
         if cum[N + a + 1] - cum[N + a] != cum[N - a + 1] - cum[N - a]:
             raise ValueError("gd_set_bound: the table is not symmetric")
-    cdef double lnp = log1p(-_gd_ldexp(1.0, -sbits)) if tails else 0.0
+    cdef double lnp = log1p(-ldexp(1.0, -sbits)) if tails else 0.0
     cdef double tau = 1.0 / u
     tau = nextafter(tau, 1e300)
     if tails and -lnp * (1.0 + 1.8e-15) > tau:
@@ -543,7 +534,7 @@ def gd_set_bound(const uint64_t[::1] cum, int64_t N, int64_t L, const int64_t[::
                 v = Q2[k] - Q2[a]
                 if v > best:
                     best = v
-    cdef double slack = GD_ERR + _gd_ldexp(M, -46)
+    cdef double slack = GD_ERR + ldexp(M, -46)
     kap = (<double> D) * tau * (1.0 + 2.3e-16) + c + slack
     if not any_:
         return -_np.inf, kap
@@ -558,9 +549,9 @@ cdef int _gw_shape(int fam, double t, int64_t n, int tail_bits, gw_law_t* L) noe
     if not (t > 0.0) or t > 1e12 or t != t:
         return -2
     if fam == FAM_LAPLACE:
-        neff = _ex_ceil(tail_bits * GW_LN2 * t)
+        neff = ceil(tail_bits * GW_LN2 * t)
     else:
-        neff = _ex_ceil(t * sqrt(2.0 * tail_bits * GW_LN2))
+        neff = ceil(t * sqrt(2.0 * tail_bits * GW_LN2))
     if neff < 1.0:
         neff = 1.0
     if neff > <double> GW_MAX_N and <double> n > <double> GW_MAX_N:
@@ -592,14 +583,14 @@ cdef int _gw_shape(int fam, double t, int64_t n, int tail_bits, gw_law_t* L) noe
         else:
             slope = (2.0 * N + 1.0) / (2.0 * t * t)
         x = -expm1(-slope)
-        L.sbits = GW_MBITS - <int> _gw_floorf(_gw_log2(x))
+        L.sbits = GW_MBITS - <int> floor(log2(x))
         if L.sbits > 53 or L.sbits < 1:
             return -2
-        L.tm = (<uint64_t> _ex_ceil(_gd_ldexp(x, L.sbits))) + 1
-        L.lnp = log1p(-_gd_ldexp(<double> L.tm, -L.sbits))
-        z += 2.0 * exp(fN) / _gd_ldexp(<double> L.tm, -L.sbits)
+        L.tm = (<uint64_t> ceil(ldexp(x, L.sbits))) + 1
+        L.lnp = log1p(-ldexp(<double> L.tm, -L.sbits))
+        z += 2.0 * exp(fN) / ldexp(<double> L.tm, -L.sbits)
     avail = 18446744073709551616.0 / 64.0 - (2.0 * N + 1.0) - 8.0    # 2^58 - rounding slack
-    L.kexp = <int> _gw_floorf(_gw_log2(avail / (z * (1.0 + 1e-9))))
+    L.kexp = <int> floor(log2(avail / (z * (1.0 + 1e-9))))
     if L.kexp > 62:
         L.kexp = 62
     if L.kexp < 8:
@@ -628,7 +619,7 @@ cdef int _gw_fill_table(gw_law_t* L, uint64_t* cum) noexcept nogil:
     # 0, or -1 if the total exceeds 2^58 or a weight is out of range
     cdef int64_t k, d, N = L.N
     cdef uint64_t acc = 0, w
-    cdef double b, x, two_k = _gd_ldexp(1.0, L.kexp)
+    cdef double b, x, two_k = ldexp(1.0, L.kexp)
     cdef bint direct = 0 <= L.kexp <= 1000
     # the half table goes to cum[N + 1 + d], d = 0..N, first; the cumulative pass below reads
     # position N + 1 + |k - N| before it writes position k + 1 <= that position... except
@@ -639,7 +630,7 @@ cdef int _gw_fill_table(gw_law_t* L, uint64_t* cum) noexcept nogil:
     # the default mode; from 2^52 on x is an integer): the same doubles without the calls
     for d in range(N + 1):
         x = exp(_gw_phi(L, d))
-        x = x * two_k if direct else _gd_ldexp(x, L.kexp)
+        x = x * two_k if direct else ldexp(x, L.kexp)
         if x < 4503599627370496.0:
             x = (x + 4503599627370496.0) - 4503599627370496.0
         cum[N + 1 + d] = <uint64_t> x
@@ -653,8 +644,8 @@ cdef int _gw_fill_table(gw_law_t* L, uint64_t* cum) noexcept nogil:
         acc += w
         cum[k + 1] = acc
     if L.tail:
-        b = _gd_rint(exp(_gw_phi(L, N)) * (1.0 - _gd_ldexp(<double> L.tm, -L.sbits))
-                     * _gd_ldexp(1.0, L.kexp + L.sbits) / (<double> L.tm))
+        b = nearbyint(exp(_gw_phi(L, N)) * (1.0 - ldexp(<double> L.tm, -L.sbits))
+                     * ldexp(1.0, L.kexp + L.sbits) / (<double> L.tm))
         if not (b >= 1.0) or b > 1.0e18:
             return -1
         L.tailw = <uint64_t> b
@@ -706,7 +697,7 @@ cdef double _gw_cert(const gw_law_t* L, const uint64_t* cum, int64_t n, int64_t 
     best = _gw_window_best(qlo, qhi, kmax, imax, dk, work)
     # inputs i >= N: the kernel ratio is dk (-ln p) (model), and S(i + dk) - S(i) is at
     # most dk w(N + 1) while S(i) >= the half table
-    wn1 = B * _gd_ldexp(<double> L.tm, -L.sbits)
+    wn1 = B * ldexp(<double> L.tm, -L.sbits)
     hhalf = <double> (cum[2 * N + 1] - cum[N])
     inter = (<double> dk) * (-L.lnp) * (1.0 + 1e-15) + log1p((<double> dk) * wn1 / hhalf) * (1.0 + 1e-15)
     if inter > best:

@@ -1,9 +1,5 @@
 # Declarations of bndp._core.certify_rows (cimported by the modules that use them)
 
-from libc.math cimport expm1
-from libc.stdint cimport int64_t
-from libc.stdint cimport uint64_t
-cimport numpy as _cnp
 from bndp._core.common cimport *
 
 cdef inline double _gw_tail(const gw_law_t* L, int64_t j) noexcept nogil:

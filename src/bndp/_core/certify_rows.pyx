@@ -6,15 +6,8 @@ grid's wide kernel, see bndp._laws.serving).
 
 import numpy as _np
 
-from libc.math cimport fabs
-from libc.stdlib cimport malloc, free
-from libc.stdint cimport int64_t
-from libc.stdint cimport uint64_t
-cimport numpy as _cnp
 from bndp._core.common cimport *
 from bndp._core.certify_grid cimport *
-
-_cnp.import_array()
 
 cdef void _gw_cert_terms(const gw_law_t* L, int64_t nmax, double* T, double* V,
                          double* VM) noexcept nogil:

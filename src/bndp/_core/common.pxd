@@ -6,12 +6,16 @@
 # uniform, Lemire's bounded integer). Each module's own cdef functions are declared in its
 # .pxd (special.pxd, sample.pxd, ...), which the modules using them cimport.
 
-from libc.math cimport log, sqrt
-from libc.stdlib cimport free
-from libc.stdint cimport int64_t
+# the C library and numpy names every module uses, declared once: a module's
+# `from bndp._core.common cimport *` brings them in with the rest of this file
+from libc.math cimport (INFINITY, M_PI, NAN, ceil, erf, erfc, exp, expm1, fabs, floor, fma,
+                        fmax, fmin, hypot, isfinite, isnan, ldexp, log, log1p, log2,
+                        nearbyint, nextafter, pow, sqrt)
+from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.string cimport memcpy
 from cpython.pycapsule cimport PyCapsule_IsValid, PyCapsule_GetPointer
 from numpy.random cimport bitgen_t
-from libc.stdint cimport uint64_t, uint32_t, int32_t
 cimport numpy as _cnp
 
 
@@ -498,3 +502,10 @@ cdef inline bitgen_t* _borrow(object bit_generator) except NULL:
     if not PyCapsule_IsValid(capsule, b"BitGenerator"):
         raise TypeError("rng must be backed by a NumPy BitGenerator (capsule 'BitGenerator')")
     return <bitgen_t*> PyCapsule_GetPointer(capsule, b"BitGenerator")
+
+
+cdef inline double _nearest_zero(double a, double b) noexcept nogil:
+    # the point of [a, b] nearest to 0
+    if a <= 0.0 and b >= 0.0:
+        return 0.0
+    return b if b < 0.0 else a

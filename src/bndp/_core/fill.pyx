@@ -13,20 +13,11 @@ fill and a loop of one-value draws give the same bits.
 
 import numpy as _np
 
-from libc.math cimport NAN
-from libc.stdlib cimport free
-from libc.stdint cimport int64_t
-from numpy.random cimport bitgen_t
-from libc.stdint cimport uint64_t
-from libc.math cimport ldexp as _gd_ldexp
-cimport numpy as _cnp
 from bndp._core.common cimport *
 from bndp._core.special cimport *
 from bndp._core.sample cimport *
 from bndp._core.grid cimport *
 from bndp._core.window cimport *
-
-_cnp.import_array()
 
 cdef void _fill_loop(bitgen_t* bg, fill_kernel_t kern, void* state, int npar,
                      const double** base, const Py_ssize_t* s0, const Py_ssize_t* s1,
@@ -245,24 +236,20 @@ cdef void _cl_kernel(bitgen_t* bg, void* state, const fill_block_t* b,
         out[r] = _cl_quantile(st.P, _u_open(bg))
 
 
-cdef void _gr_rect_kernel(bitgen_t* bg, void* state, const fill_block_t* b,
-                          double* out) noexcept nogil:
-    # rectified Gaussian clip(theta + sigma Z, lo, hi), Z NumPy's normal kernel
+cdef void _gr_kernel(bitgen_t* bg, void* state, const fill_block_t* b,
+                     double* out) noexcept nogil:
+    # theta + sigma Z (Z NumPy's normal kernel), then rectified to [lo, hi]
+    # (clip(theta + sigma Z, lo, hi)) or, with state pointing at a nonzero int, its sign in
+    # {-1, +1}
     cdef Py_ssize_t r
     cdef double x
+    cdef bint sign = state != NULL and (<int*> state)[0] != 0
     for r in range(b.m):
         x = b.p[0][r * b.s[0]] + b.p[1][r * b.s[1]] * _gr_std_normal(bg)
-        out[r] = _clip(x, b.p[2][r * b.s[2]], b.p[3][r * b.s[3]])
-
-
-cdef void _gr_sign_kernel(bitgen_t* bg, void* state, const fill_block_t* b,
-                          double* out) noexcept nogil:
-    # sign(theta + sigma Z) in {-1, +1}
-    cdef Py_ssize_t r
-    cdef double x
-    for r in range(b.m):
-        x = b.p[0][r * b.s[0]] + b.p[1][r * b.s[1]] * _gr_std_normal(bg)
-        out[r] = 1.0 if x > 0.0 else -1.0
+        if sign:
+            out[r] = 1.0 if x > 0.0 else -1.0
+        else:
+            out[r] = _clip(x, b.p[2][r * b.s[2]], b.p[3][r * b.s[3]])
 
 
 ctypedef struct gw_row_t:
@@ -289,86 +276,67 @@ cdef void _gw_row_kernel(bitgen_t* bg, void* state, const fill_block_t* b,
 # def wrappers (inputs validated and broadcast to (outer, inner) views by the Python layer)
 # ---------------------------------------------------------------------------------------
 
-def tn_one(object gen, double loc, double scale, double lo, double hi):
-    """One truncated-normal draw (scalar parameters), as a Python float."""
-    cdef tn_state_t st
-    cdef double par[4]
-    par[0] = loc; par[1] = scale; par[2] = lo; par[3] = hi
-    return _sample_one(gen, _tn_kernel, &st, 4, par)
+ctypedef union law_state_t:
+    tn_state_t tn
+    bl_state_t bl
 
 
-def tn_fill(object gen, double loc, double scale, double lo, double hi, double[::1] out):
-    """Fill ``out`` with truncated-normal draws sharing one parameter set."""
-    cdef tn_state_t st
-    cdef double par[4]
-    par[0] = loc; par[1] = scale; par[2] = lo; par[3] = hi
-    _fill_1d(gen, _tn_kernel, &st, 4, par, out)
+cdef int _scalars(tuple par, int n, double* p) except -1:
+    cdef int i
+    if len(par) != n:
+        raise TypeError(f"the law takes {n} parameters, got {len(par)}")
+    for i in range(n):
+        p[i] = par[i]
+    return 0
 
 
-def tn_fill_rows(object gen, const double[:, :] loc, const double[:, :] scale,
-                 const double[:, :] lo, const double[:, :] hi, double[:, ::1] out):
-    """Per-element parameters (already broadcast to ``out``'s shape; stride-0 views welcome)."""
-    cdef tn_state_t st
-    _fill_rows(gen, _tn_kernel, &st, 4, loc, scale, lo, hi, out)
+cdef class _Law:
+    """The samplers of a law of two or four numbers per draw, its kernel set by
+    :func:`_law`: ``one(gen, *par)``, a draw as a Python float; ``fill(gen, *par, out)``,
+    ``out`` filled sharing one parameter set; ``fill_rows(gen, *par, out)``, per-element
+    parameters (already broadcast to ``out``'s shape; stride-0 views welcome). The normal
+    and the Laplace take (loc, scale), the truncated normal (loc, scale, lo, hi), the
+    bounded Laplace (q, b, lo, hi)."""
+    cdef fill_kernel_t kernel
+    cdef int npar
+
+    def one(self, object gen, *par):
+        cdef law_state_t st
+        cdef double p[4]
+        _scalars(par, self.npar, p)
+        return _sample_one(gen, self.kernel, &st, self.npar, p)
+
+    def fill(self, object gen, *args):
+        cdef law_state_t st
+        cdef double p[4]
+        cdef Py_ssize_t n = len(args)
+        if n < 1:
+            raise TypeError("fill needs the parameters and out")
+        _scalars(args[:n - 1], self.npar, p)
+        _fill_1d(gen, self.kernel, &st, self.npar, p, args[n - 1])
+
+    def fill_rows(self, object gen, *args):
+        cdef law_state_t st
+        cdef int n = self.npar
+        if len(args) != n + 1:
+            raise TypeError(f"the law takes {n} parameter arrays and out, got {len(args)}")
+        _fill_rows(gen, self.kernel, &st, n, args[0], args[1], args[n - 2], args[n - 1],
+                   args[n])
 
 
-def bl_one(object gen, double q, double b, double lo, double hi):
-    """One bounded-Laplace draw (scalar parameters), as a Python float."""
-    cdef bl_state_t st
-    cdef double par[4]
-    par[0] = q; par[1] = b; par[2] = lo; par[3] = hi
-    return _sample_one(gen, _bl_kernel, &st, 4, par)
+cdef _Law _law(fill_kernel_t kernel, int npar):
+    cdef _Law law = _Law.__new__(_Law)
+    law.kernel = kernel
+    law.npar = npar
+    return law
 
 
-def bl_fill(object gen, double q, double b, double lo, double hi, double[::1] out):
-    """Fill ``out`` with bounded-Laplace draws sharing one parameter set."""
-    cdef bl_state_t st
-    cdef double par[4]
-    par[0] = q; par[1] = b; par[2] = lo; par[3] = hi
-    _fill_1d(gen, _bl_kernel, &st, 4, par, out)
-
-
-def bl_fill_rows(object gen, const double[:, :] q, const double[:, :] b,
-                 const double[:, :] lo, const double[:, :] hi, double[:, ::1] out):
-    """Per-element parameters (broadcast views; stride 0 welcome)."""
-    cdef bl_state_t st
-    _fill_rows(gen, _bl_kernel, &st, 4, q, b, lo, hi, out)
-
-
-def gn_one(object gen, double loc, double scale):
-    """One N(loc, scale^2) draw."""
-    cdef double par[2]
-    par[0] = loc; par[1] = scale
-    return _sample_one(gen, _gn_kernel, NULL, 2, par)
-
-
-def gn_fill(object gen, double loc, double scale, double[::1] out):
-    cdef double par[2]
-    par[0] = loc; par[1] = scale
-    _fill_1d(gen, _gn_kernel, NULL, 2, par, out)
-
-
-def gn_fill_rows(object gen, const double[:, :] loc, const double[:, :] scale,
-                 double[:, ::1] out):
-    _fill_rows(gen, _gn_kernel, NULL, 2, loc, scale, loc, loc, out)
-
-
-def lp_one(object gen, double loc, double scale):
-    """One Laplace(loc, scale) draw."""
-    cdef double par[2]
-    par[0] = loc; par[1] = scale
-    return _sample_one(gen, _lp_kernel, NULL, 2, par)
-
-
-def lp_fill(object gen, double loc, double scale, double[::1] out):
-    cdef double par[2]
-    par[0] = loc; par[1] = scale
-    _fill_1d(gen, _lp_kernel, NULL, 2, par, out)
-
-
-def lp_fill_rows(object gen, const double[:, :] loc, const double[:, :] scale,
-                 double[:, ::1] out):
-    _fill_rows(gen, _lp_kernel, NULL, 2, loc, scale, loc, loc, out)
+_tn, _bl = _law(_tn_kernel, 4), _law(_bl_kernel, 4)
+_gn, _lp = _law(_gn_kernel, 2), _law(_lp_kernel, 2)
+tn_one, tn_fill, tn_fill_rows = _tn.one, _tn.fill, _tn.fill_rows
+bl_one, bl_fill, bl_fill_rows = _bl.one, _bl.fill, _bl.fill_rows
+gn_one, gn_fill, gn_fill_rows = _gn.one, _gn.fill, _gn.fill_rows
+lp_one, lp_fill, lp_fill_rows = _lp.one, _lp.fill, _lp.fill_rows
 
 
 cdef inline void _cl_state(cl_state_t* st, _CLBuf buf, const double[::1] L,
@@ -414,13 +382,14 @@ def gr_sample_rows(int mech, object gen, const double[:, :] theta, double sigma,
     """mech 0: clip(theta + sigma Z, lo, hi); 1: truncated normal on [lo, hi] (inverse CDF);
     2: sign(theta + sigma Z) in {-1, +1}."""
     cdef tn_state_t st
+    cdef int sign = 1
     cdef const double[:, :] sv = _np.broadcast_to(_np.float64(sigma), (out.shape[0], out.shape[1]))
     if mech == 0:
-        _fill_rows(gen, _gr_rect_kernel, NULL, 4, theta, sv, lo, hi, out)
+        _fill_rows(gen, _gr_kernel, NULL, 4, theta, sv, lo, hi, out)
     elif mech == 1:
         _fill_rows(gen, _tn_kernel, &st, 4, theta, sv, lo, hi, out)
     else:
-        _fill_rows(gen, _gr_sign_kernel, NULL, 2, theta, sv, lo, hi, out)
+        _fill_rows(gen, _gr_kernel, &sign, 2, theta, sv, lo, hi, out)
 
 
 def gw_fill_row(object gen, const uint64_t[::1] tree, int levels, int64_t N, uint64_t tailw,
@@ -433,27 +402,15 @@ def gw_fill_row(object gen, const uint64_t[::1] tree, int levels, int64_t N, uin
     output ``lo + j k``: the draws of the unit row ``[0, nrow]`` for those indices, mapped."""
     if q.shape[0] != out.shape[0] or q.shape[1] != out.shape[1]:
         raise ValueError("grid law: the values must have the output's shape (broadcast them)")
-    _gd_check_tree(tree, levels, N)
-    _gd_check_exponent(e)
     if k < 0 or (k > 0 and e != 0):
         raise ValueError("grid law: a lattice step k needs the exponent 0")
-    if tailw > 0 and not (1 <= sbits <= 53 and 0 < tm < ((<uint64_t> 1) << sbits)):
-        raise ValueError("grid law: inconsistent tail")
-    if nrow < 1 or nrow > GW_MAX_ROW or (tailw == 0 and nrow > N) or not (lo < hi):
-        raise ValueError("grid law: a row the table does not serve")
     cdef gw_row_t st
-    st.R.cum = &tree[0]
-    st.R.guide = NULL
-    st.R.levels = levels
-    st.R.N = N
-    st.R.tailw = tailw
-    st.R.sbits = sbits
-    st.R.tm = tm
+    _gw_row_law(&st.R, tree, levels, N, tailw, sbits, tm, e, lo, hi, nrow)
     st.lo = lo
     st.hi = hi
     st.nrow = nrow
-    st.inv_g = _gd_ldexp(1.0, -e)
-    st.gamma = _gd_ldexp(1.0, e) if k == 0 else <double> k
+    st.inv_g = ldexp(1.0, -e)
+    st.gamma = ldexp(1.0, e) if k == 0 else <double> k
     st.k = k
     _gw_guide(&st.R, out.shape[0] * out.shape[1])
     try:

@@ -1,7 +1,5 @@
 # Declarations of bndp._core.gaussian (cimported by the modules that use them)
 
-from libc.math cimport log, sqrt
-cimport numpy as _cnp
 from bndp._core.common cimport *
 
 cdef inline double _gf_c_mech2(double delta) noexcept nogil:

@@ -24,22 +24,13 @@ Numerical rules (each guards a silent under-noising):
 
 import numpy as _np
 
-from libc.math cimport (log, exp, expm1, sqrt, erf, erfc, fabs, nextafter, isnan, isfinite, hypot,
-                        INFINITY, NAN)
-cimport numpy as _cnp
 from bndp._core.common cimport *
 from bndp._core.special cimport *
 from bndp._core.calibrate cimport *
 from bndp._core.laws cimport *
 
-_cnp.import_array()
-
 # the Gauss-Legendre nodes and weights of bndp._core.laws
-cdef const double* _GL_X
-cdef const double* _GL_W
-cdef const double* _GLR_X
-cdef const double* _GLR_W
-_gauss_legendre(&_GL_X, &_GL_W, &_GLR_X, &_GLR_W)
+cdef gl_nodes_t GL = gauss_legendre()
 
 cdef double GF_SQRT2 = 1.41421356237309504880168872420969807857
 cdef double GF_2_SQRTPI = 1.12837916709551257389615890312154517169   # 2/sqrt(pi)
@@ -98,7 +89,7 @@ cdef double _gf_log_r(double a, double eps, double da, double* err) noexcept nog
             # Gauss-Legendre is exact to rounding, and the integrand carries ~10 ulps
             lmv = 0.0
             for k in range(GL_R):
-                lmv += _GLR_W[k] * _gf_erfcx_dneg(a + 0.5 * h * (1.0 + _GLR_X[k]))
+                lmv += GL.wr[k] * _gf_erfcx_dneg(a + 0.5 * h * (1.0 + GL.xr[k]))
             lmv *= 0.5 * h
             if lmv > 0.0:
                 emv = DBL_EPS * 64.0
@@ -462,6 +453,17 @@ cdef double _gf_threshold(int method, double delta) noexcept nogil:
 # def wrappers of the calibrations (inputs validated by bndp.calibrate)
 # ---------------------------------------------------------------------------------------
 
+ctypedef double (*gf3_t)(int code, double a, double b, double c) noexcept nogil
+
+
+cdef void _map3(gf3_t f, int code, const double[:] a, const double[:] b, const double[:] c,
+                double[::1] out) noexcept nogil:
+    # out[i] = f(code, a[i], b[i], c[i]): the array forms of the wrappers below
+    cdef Py_ssize_t i
+    for i in range(out.shape[0]):
+        out[i] = f(code, a[i], b[i], c[i])
+
+
 def gf_sigma(int method, double eps, double delta, double dq):
     """sigma of ``method`` (GF_* code); -1.0 if a classical method fails DP here."""
     return _gf_sigma(method, eps, delta, dq)
@@ -469,10 +471,8 @@ def gf_sigma(int method, double eps, double delta, double dq):
 
 def gf_sigma_array(int method, const double[:] eps, const double[:] delta, const double[:] dq,
                    double[::1] out):
-    cdef Py_ssize_t i, n = out.shape[0]
     with nogil:
-        for i in range(n):
-            out[i] = _gf_sigma(method, eps[i], delta[i], dq[i])
+        _map3(_gf_sigma, method, eps, delta, dq, out)
 
 
 def gf_delta(int notion, double sigma, double eps, double dq):
@@ -481,10 +481,8 @@ def gf_delta(int notion, double sigma, double eps, double dq):
 
 def gf_delta_array(int notion, const double[:] sigma, const double[:] eps, const double[:] dq,
                    double[::1] out):
-    cdef Py_ssize_t i, n = out.shape[0]
     with nogil:
-        for i in range(n):
-            out[i] = _gf_delta(notion, sigma[i], eps[i], dq[i])
+        _map3(_gf_delta, notion, sigma, eps, dq, out)
 
 
 def gf_epsilon(int notion, double sigma, double delta, double dq):
@@ -493,10 +491,8 @@ def gf_epsilon(int notion, double sigma, double delta, double dq):
 
 def gf_epsilon_array(int notion, const double[:] sigma, const double[:] delta,
                      const double[:] dq, double[::1] out):
-    cdef Py_ssize_t i, n = out.shape[0]
     with nogil:
-        for i in range(n):
-            out[i] = _gf_epsilon(notion, sigma[i], delta[i], dq[i])
+        _map3(_gf_epsilon, notion, sigma, delta, dq, out)
 
 
 def gf_threshold(int method, double delta):

@@ -21,22 +21,13 @@ sigma > 0, l < u finite, t and h finite, h > 0).
 
 import numpy as _np
 
-from libc.math cimport log, log1p, exp, erfc, fabs, isnan, INFINITY, NAN
-from libc.math cimport pow
-cimport numpy as _cnp
 from bndp._core.common cimport *
 from bndp._core.special cimport *
 from bndp._core.sample cimport *
 from bndp._core.laws cimport *
 
-_cnp.import_array()
-
 # the Gauss-Legendre nodes and weights of bndp._core.laws
-cdef const double* _GL_X
-cdef const double* _GL_W
-cdef const double* _GLR_X
-cdef const double* _GLR_W
-_gauss_legendre(&_GL_X, &_GL_W, &_GLR_X, &_GLR_W)
+cdef gl_nodes_t GL = gauss_legendre()
 
 cdef double _GR_LOG_MAX_NEG = -745.0      # exp() of anything below is 0 in double
 
@@ -362,20 +353,15 @@ cdef void _gr_tn_cumulants(double t, double l, double u, double* k2, double* k3,
     cdef double s0 = 0.0, s1 = 0.0, m2 = 0.0, m3 = 0.0, m4 = 0.0, d, dd
     cdef double wt[GL_N]
     cdef int k
-    if a <= 0.0 and b >= 0.0:
-        zref = 0.0
-    elif b < 0.0:
-        zref = b
-    else:
-        zref = a
+    zref = _nearest_zero(a, b)
     for k in range(GL_N):
-        z = c + hw * _GL_X[k]
-        wt[k] = _GL_W[k] * exp(-0.5 * (z - zref) * (z + zref))
+        z = c + hw * GL.x[k]
+        wt[k] = GL.w[k] * exp(-0.5 * (z - zref) * (z + zref))
         s0 += wt[k]
         s1 += wt[k] * (z - c)
     m = s1 / s0
     for k in range(GL_N):
-        d = c + hw * _GL_X[k] - c - m
+        d = c + hw * GL.x[k] - c - m
         dd = d * d
         m2 += wt[k] * dd
         m3 += wt[k] * dd * d

@@ -1,9 +1,5 @@
 # Declarations of bndp._core.grid (cimported by the modules that use them)
 
-from libc.stdint cimport int64_t
-from numpy.random cimport bitgen_t
-from libc.stdint cimport uint64_t
-cimport numpy as _cnp
 from bndp._core.common cimport *
 
 cdef inline void _gd_span_window(const int64_t* sa, const int64_t* sb, int64_t s, int64_t i,

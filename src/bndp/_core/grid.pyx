@@ -4,15 +4,7 @@
 
 import numpy as _np
 
-from libc.stdlib cimport free
-from libc.stdint cimport int64_t
-from numpy.random cimport bitgen_t
-from libc.stdint cimport uint64_t, int32_t
-from libc.math cimport ldexp as _gd_ldexp, floor as _gd_floor
-cimport numpy as _cnp
 from bndp._core.common cimport *
-
-_cnp.import_array()
 
 #
 # The law is defined by a table of integer weights W[k], k = 0..2n, one per offset
@@ -84,7 +76,7 @@ def gd_fill_rows(object gen, const uint64_t[::1] tree, int levels, int64_t n, in
     cdef const double* qp
     cdef int r, m
     cdef bint contiguous = q.strides[1] == sizeof(double)
-    cdef double inv_gamma = _gd_ldexp(1.0, -e), gamma = _gd_ldexp(1.0, e)
+    cdef double inv_gamma = ldexp(1.0, -e), gamma = ldexp(1.0, e)
     cdef double lo = <double> kl, hi = <double> (kl + n), kld = <double> kl
     with bit_gen.lock, nogil:
         for a in range(n0):
@@ -111,7 +103,7 @@ def gd_fill(object gen, const uint64_t[::1] tree, int levels, int64_t n, int e, 
     cdef Py_ssize_t a, m = out.shape[0]
     _gd_check_tree(tree, levels, n)
     _gd_check_exponent(e)
-    cdef double inv_gamma = _gd_ldexp(1.0, -e), gamma = _gd_ldexp(1.0, e)
+    cdef double inv_gamma = ldexp(1.0, -e), gamma = ldexp(1.0, e)
     cdef int32_t i = <int32_t> _gd_index(q, inv_gamma, kl, n)
     cdef int32_t idx[GD_LANES]
     cdef int64_t jj[GD_LANES]
@@ -141,7 +133,7 @@ def gd_index(const double[::1] q, int e, int64_t kl, int64_t n):
     cdef int64_t[::1] o = out
     cdef Py_ssize_t a
     for a in range(q.shape[0]):
-        o[a] = _gd_index(q[a], _gd_ldexp(1.0, -e), kl, n)
+        o[a] = _gd_index(q[a], ldexp(1.0, -e), kl, n)
     return out
 
 
@@ -178,8 +170,8 @@ cdef inline uint64_t _gd_bernoulli(bitgen_t* bg, double p) noexcept nogil:
     cdef uint64_t ki, x
     while True:
         x = bg.next_uint64(bg.state)
-        r = _gd_ldexp(r, 64)
-        k = _gd_floor(r)
+        r = ldexp(r, 64)
+        k = floor(r)
         ki = <uint64_t> k
         if x != ki:
             return <uint64_t> (x < ki)
@@ -352,7 +344,7 @@ def gd_set_fill_rows(object gen, const uint64_t[::1] tree, int levels, int64_t N
     cdef int64_t idx[GD_LANES]
     cdef int64_t jj[GD_LANES]
     cdef int r, c
-    cdef double inv_gamma = _gd_ldexp(1.0, -e), gamma = _gd_ldexp(1.0, e)
+    cdef double inv_gamma = ldexp(1.0, -e), gamma = ldexp(1.0, e)
     cdef const double* gh = &gap_hi[0] if L.m > 1 else NULL
     with bit_gen.lock, nogil:
         for a in range(n0):
@@ -380,7 +372,7 @@ def gd_span_index(const double[::1] q, int e, int64_t kl, const int64_t[::1] sa,
     cdef Py_ssize_t a
     cdef const double* gh = &gap_hi[0] if m > 1 else NULL
     for a in range(q.shape[0]):
-        o[a] = _gd_span_index(q[a], _gd_ldexp(1.0, -e), kl, gh, &sa[0], &sb[0], m, 0, NULL)
+        o[a] = _gd_span_index(q[a], ldexp(1.0, -e), kl, gh, &sa[0], &sb[0], m, 0, NULL)
     return out
 
 def gd_search_table_layout(int levels):

@@ -6,17 +6,10 @@ Laplace and the rectified Gaussian, with their per-element def wrappers.
 
 import numpy as _np
 
-from libc.math cimport (log, log1p, exp, expm1, sqrt, erf, erfc, fabs, isnan, isfinite, hypot,
-                        INFINITY, NAN)
-from libc.stdlib cimport free
-from libc.math cimport fmin, fmax
-cimport numpy as _cnp
 from bndp._core.common cimport *
 from bndp._core.special cimport *
 from bndp._core.sample cimport *
 from bndp._core.certify cimport *
-
-_cnp.import_array()
 
 cdef inline double _tn_logpdf(const TNParams* p, double x) noexcept nogil:
     cdef double z
@@ -152,8 +145,10 @@ cdef double _tn_cdf(const TNParams* p, double x) noexcept nogil:
 cdef void _tn_tail_moments(double loc, double scale, double e, double f, double* mean,
                            double* var) noexcept nogil:
     cdef double sgn = 1.0 if f > e else -1.0     # direction from the near end into the support
-    cdef double d = fabs(loc - e), beta, W, L, h, c, t, wgt, s0 = 0.0, s1 = 0.0, s2 = 0.0
+    cdef double d = fabs(loc - e), beta, W, L, h, c, t, s0 = 0.0, s1 = 0.0, s2 = 0.0
     cdef double m, rng, s, y, q, et, vt
+    cdef double tt[9 * GL_N]
+    cdef double ww[9 * GL_N]
     cdef int k, j, npc
     y = (fabs(f - e) / scale) * (d / scale)   # beta W; inf for an infinite far end
     if d > 1e8 * scale and not (y <= 45.0):
@@ -181,20 +176,19 @@ cdef void _tn_tail_moments(double loc, double scale, double e, double f, double*
     if npc > 9:
         npc = 9
     h = L / npc
+    # the nodes and weights of npc Gauss-Legendre panels on [0, L], the mean in a first pass,
+    # the central second moment in a second (no cancellation)
     for j in range(npc):
         c = (j + 0.5) * h
         for k in range(GL_N):
             t = c + 0.5 * h * _GL_X[k]
-            wgt = _GL_W[k] * exp(-t * (beta + 0.5 * t))
-            s0 += wgt
-            s1 += wgt * t
+            tt[j * GL_N + k] = t
+            ww[j * GL_N + k] = _GL_W[k] * exp(-t * (beta + 0.5 * t))
+            s0 += ww[j * GL_N + k]
+            s1 += ww[j * GL_N + k] * t
     m = s1 / s0
-    for j in range(npc):
-        c = (j + 0.5) * h
-        for k in range(GL_N):
-            t = c + 0.5 * h * _GL_X[k]
-            wgt = _GL_W[k] * exp(-t * (beta + 0.5 * t))
-            s2 += wgt * (t - m) * (t - m)
+    for k in range(npc * GL_N):
+        s2 += ww[k] * (tt[k] - m) * (tt[k] - m)
     mean[0] = e + sgn * (scale * m)
     var[0] = (scale * scale) * (s2 / s0)
 
@@ -226,12 +220,7 @@ cdef void _tn_moments(const TNParams* p, double* mean, double* var) noexcept nog
     if big < 1.0:
         big = 1.0
     if width * big <= 2.0:
-        if a <= 0.0 and b >= 0.0:
-            zref = 0.0
-        elif b < 0.0:
-            zref = b
-        else:
-            zref = a
+        zref = _nearest_zero(a, b)
         h = 0.5 * width
         c = 0.5 * (a + b)
         for k in range(GL_N):
@@ -290,13 +279,14 @@ def _init_gauss_legendre():
 _init_gauss_legendre()
 
 
-cdef void _gauss_legendre(const double** x, const double** w, const double** xr,
-                          const double** wr) noexcept:
+cdef gl_nodes_t gauss_legendre() noexcept:
     # the nodes and weights above, for the modules that integrate with them
-    x[0] = _GL_X
-    w[0] = _GL_W
-    xr[0] = _GLR_X
-    wr[0] = _GLR_W
+    cdef gl_nodes_t g
+    g.x = _GL_X
+    g.w = _GL_W
+    g.xr = _GLR_X
+    g.wr = _GLR_W
+    return g
 
 # ppf's offset from the lower end is solved directly where the result is below
 # TN_END_CANCEL times |loc| (loc + scale z then cancels: its absolute error, about ulp(loc),
@@ -346,59 +336,65 @@ cdef double _tn_ppf_eval(const TNParams* p, double u) noexcept nogil:
     return _clip(p.lo + p.scale * d, p.lo, p.hi)
 
 
+ctypedef double (*eval4_t)(int what, double x, double a, double b, double lo,
+                           double hi) noexcept nogil
+
+
+cdef double _tn_eval(int what, double x, double loc, double scale, double lo,
+                     double hi) noexcept nogil:
+    cdef TNParams p
+    cdef double m, v
+    _tn_setup(&p, loc, scale, lo, hi)
+    if what == 0:
+        return _tn_logpdf(&p, x)
+    if what == 1:
+        return _tn_cdf(&p, x)
+    if what == 2 or what == 5:
+        if x <= 0.0 or x >= 1.0:
+            return p.lo if x <= 0.0 else p.hi
+        return _tn_ppf_eval(&p, x) if what == 2 else _tn_ppf(&p, x)
+    _tn_moments(&p, &m, &v)
+    return m if what == 3 else v
+
+
+cdef double _bl_eval(int what, double x, double q, double b, double lo,
+                     double hi) noexcept nogil:
+    cdef BLParams p
+    _bl_setup(&p, q, b, lo, hi)
+    if what == 0:
+        return _bl_logpdf(&p, x)
+    if what == 1:
+        return _bl_cdf(&p, x)
+    if x <= 0.0 or x >= 1.0:
+        return p.lo if x <= 0.0 else p.hi
+    return _bl_quantile(&p, x)
+
+
+cdef void _eval_rows(eval4_t f, int what, const double[:, :] x, const double[:, :] a,
+                     const double[:, :] b, const double[:, :] lo, const double[:, :] hi,
+                     double[:, ::1] out) noexcept nogil:
+    cdef Py_ssize_t i, j
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = f(what, x[i, j], a[i, j], b[i, j], lo[i, j], hi[i, j])
+
+
 def tn_eval_rows(int what, const double[:, :] x, const double[:, :] loc,
                  const double[:, :] scale, const double[:, :] lo, const double[:, :] hi,
                  double[:, ::1] out):
-    """Evaluate per element: what = 0 logpdf, 1 cdf, 2 ppf (x holds probabilities in (0,1)),
-    3 mean, 4 variance, 5 the sampler's quantile (ppf but for the lower end's offset solved
-    directly where loc + scale z cancels: a draw from uniform u is what 5 gives at u, bit
-    for bit)."""
-    cdef TNParams p
-    cdef Py_ssize_t i, j, n0 = out.shape[0], n1 = out.shape[1]
-    cdef double m, v, u
+    """Evaluate the truncated normal per element: what = 0 logpdf, 1 cdf, 2 ppf (x holds
+    probabilities in (0,1)), 3 mean, 4 variance, 5 the sampler's quantile (ppf but for the
+    lower end's offset solved directly where loc + scale z cancels: a draw from uniform u is
+    what 5 gives at u, bit for bit)."""
     with nogil:
-        for i in range(n0):
-            for j in range(n1):
-                _tn_setup(&p, loc[i, j], scale[i, j], lo[i, j], hi[i, j])
-                if what == 0:
-                    out[i, j] = _tn_logpdf(&p, x[i, j])
-                elif what == 1:
-                    out[i, j] = _tn_cdf(&p, x[i, j])
-                elif what == 2 or what == 5:
-                    u = x[i, j]
-                    if u <= 0.0:
-                        out[i, j] = p.lo
-                    elif u >= 1.0:
-                        out[i, j] = p.hi
-                    else:
-                        out[i, j] = _tn_ppf_eval(&p, u) if what == 2 else _tn_ppf(&p, u)
-                else:
-                    _tn_moments(&p, &m, &v)
-                    out[i, j] = m if what == 3 else v
+        _eval_rows(_tn_eval, what, x, loc, scale, lo, hi, out)
 
-def bl_eval_rows(int what, const double[:, :] x, const double[:, :] q,
-                 const double[:, :] b, const double[:, :] lo, const double[:, :] hi,
-                 double[:, ::1] out):
-    """Evaluate per element: what = 0 logpdf, 1 cdf, 2 ppf."""
-    cdef BLParams p
-    cdef Py_ssize_t i, j, n0 = out.shape[0], n1 = out.shape[1]
-    cdef double u
+
+def bl_eval_rows(int what, const double[:, :] x, const double[:, :] q, const double[:, :] b,
+                 const double[:, :] lo, const double[:, :] hi, double[:, ::1] out):
+    """Evaluate the bounded Laplace per element: what = 0 logpdf, 1 cdf, 2 ppf."""
     with nogil:
-        for i in range(n0):
-            for j in range(n1):
-                _bl_setup(&p, q[i, j], b[i, j], lo[i, j], hi[i, j])
-                if what == 0:
-                    out[i, j] = _bl_logpdf(&p, x[i, j])
-                elif what == 1:
-                    out[i, j] = _bl_cdf(&p, x[i, j])
-                else:
-                    u = x[i, j]
-                    if u <= 0.0:
-                        out[i, j] = p.lo
-                    elif u >= 1.0:
-                        out[i, j] = p.hi
-                    else:
-                        out[i, j] = _bl_quantile(&p, u)
+        _eval_rows(_bl_eval, what, x, q, b, lo, hi, out)
 
 cdef double _cl_cdf(const CLPieces* P, double x) noexcept nogil:
     cdef double acc = 0.0

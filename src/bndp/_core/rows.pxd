@@ -1,5 +1,4 @@
 # Declarations of bndp._core.rows (cimported by the modules that use them)
 
-cimport numpy as _cnp
 from bndp._core.common cimport *
 cdef int _search_variant_rows(int v) noexcept

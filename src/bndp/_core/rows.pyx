@@ -14,13 +14,6 @@ pass alone, for every row.)
 
 import numpy as _np
 
-from libc.stdlib cimport malloc, calloc, free
-from libc.stdint cimport int64_t
-from numpy.random cimport bitgen_t
-from libc.stdint cimport uint64_t, int32_t
-from libc.math cimport ldexp as _gd_ldexp
-from libc.stdlib cimport realloc
-from libc.string cimport memcpy
 cimport numpy as _cnp
 from bndp._core.common cimport *
 from bndp._core.grid cimport *
@@ -239,35 +232,6 @@ cdef void _gw_renumber(int32_t[::1] g, const int32_t[::1] rank) noexcept:
             g[a] = rank[g[a]]
 
 
-cdef inline void _gw_idx_chunk(bitgen_t* bg, const gw_rows_t* R, const int64_t* idx,
-                               const int64_t* nrow, int c, int64_t* jout) noexcept nogil:
-    # c <= GD_LANES output indices of rows with their own grid indices and interval counts
-    # (the index and draw steps of _gw_rows_chunk, the index given)
-    cdef int64_t pos[GD_LANES]
-    cdef uint64_t tt[GD_LANES]
-    cdef int where[GD_LANES]
-    cdef int r
-    cdef int64_t j, i, nr
-    for r in range(c):
-        tt[r] = _gw_target(R, idx[r], nrow[r], bg, &where[r])
-        tt[r] = tt[r] if where[r] == 0 else 0
-    for r in range(c, GD_LANES):
-        tt[r] = 0
-    _gw_search(R, tt, pos)
-    for r in range(c):
-        i = idx[r]
-        j = pos[r] - R.N + i
-        if where[r] != 0:          # a tail block: probability about 2^-24 at most
-            nr = nrow[r]
-            if where[r] == 1:
-                j = i - R.N - _gw_geometric(bg, R.sbits, R.tm)
-            else:
-                j = i + R.N + _gw_geometric(bg, R.sbits, R.tm)
-            if j < 0 or j > nr:
-                j = _gw_draw_one(bg, R, i, nr)
-        jout[r] = j
-
-
 ctypedef struct gw_row_in_t:
     int64_t i           # the grid index of the true value; the drawn index once drawn
     int64_t n
@@ -371,7 +335,7 @@ def gw_fill_groups(object gen, list laws, const int32_t[::1] group, const int64_
             tree, lev, N, tailw, sb, tm, e = laws[k]
             keep.append(tree)
             _gw_rows_law(&R[k], tree, lev, N, tailw, sb, tm, e)
-            gam[k] = _gd_ldexp(1.0, e)
+            gam[k] = ldexp(1.0, e)
             if counts[k] < 0:
                 raise ValueError("grid law: inconsistent kernel counts")
             start[k + 1] = start[k] + counts[k]
@@ -550,7 +514,7 @@ def gw_rows_first(object gen, tuple law, int64_t e0, int64_t nmin0, double targe
     if e != e0:
         raise ValueError("gw_rows_first: the kernel's exponent is not e0")
     _gw_rows_law(&R, tree, lev, N, tailw, sb, tm, e)
-    cdef double gm = _gd_ldexp(1.0, e)
+    cdef double gm = ldexp(1.0, e)
     cdef int64_t eb[GW_FIRST_CHUNK]
     cdef int64_t nbk[GW_FIRST_CHUNK]
     cdef int64_t ibk[GW_FIRST_CHUNK]

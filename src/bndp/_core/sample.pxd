@@ -1,10 +1,6 @@
 # Declarations of bndp._core.sample (cimported by the modules that use them)
 
-from libc.math cimport log, log1p, exp, expm1, fabs, NAN
-from libc.stdlib cimport free
-from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport random_standard_normal
-cimport numpy as _cnp
 from bndp._core.common cimport *
 from bndp._core.special cimport *
 

@@ -7,15 +7,9 @@ Laplace across its allowed pieces. The locked fill loop that drives them is _cor
 
 import numpy as _np
 
-from libc.math cimport log, log1p, exp, expm1, erf, INFINITY
-from libc.stdlib cimport malloc, free
-from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport random_standard_normal
-cimport numpy as _cnp
 from bndp._core.common cimport *
 from bndp._core.special cimport *
-
-_cnp.import_array()
 
 # ---------------------------------------------------------------------------------------
 # Truncated normal N(loc, scale^2) restricted to [lo, hi], by inverse CDF.

@@ -1,9 +1,7 @@
 # Declarations of bndp._core.special (cimported by the modules that use them)
 
-from libc.math cimport log, log1p, exp, expm1, erf, erfc, fabs
 from scipy.special.cython_special cimport log_ndtr as _sc_log_ndtr, erfcx as _sc_erfcx
 from scipy.special.cython_special cimport erfcinv as _sc_erfcinv
-cimport numpy as _cnp
 from bndp._core.common cimport *
 
 cdef inline double _log_ndtr(double x) noexcept nogil:

@@ -7,12 +7,8 @@ tested against SciPy/mpmath to a few ulps (tests/test_special.py, tests/test_lam
 
 import numpy as _np
 
-from libc.math cimport log, log1p, exp, sqrt, fabs, isnan, fma, INFINITY, NAN
 from scipy.special.cython_special cimport erfcx as _sc_erfcx
-cimport numpy as _cnp
 from bndp._core.common cimport *
-
-_cnp.import_array()
 
 # ---------------------------------------------------------------------------------------
 # Inverse of the standard normal CDF [W88], split so that callers pass the quantity that

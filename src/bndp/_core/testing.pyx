@@ -7,13 +7,6 @@ calibrations use."""
 
 import numpy as _np
 
-from libc.math cimport log, expm1, INFINITY, NAN
-from libc.stdlib cimport free
-from libc.stdint cimport int64_t
-from numpy.random cimport bitgen_t
-from libc.stdint cimport uint64_t, int32_t
-from libc.math cimport ldexp as _gd_ldexp
-cimport numpy as _cnp
 from bndp._core.common cimport *
 from bndp._core.special cimport *
 from bndp._core.sample cimport *
@@ -24,8 +17,6 @@ from bndp._core.grid cimport *
 cimport bndp._core.grid as _grid
 cimport bndp._core.window as _window
 cimport bndp._core.rows as _rows
-
-_cnp.import_array()
 
 
 def normal_split(double z, bint vectorised=False):
@@ -135,7 +126,7 @@ def gd_index_block(const double[::1] q, int e, int64_t kl, int64_t n):
     out = _np.empty(q.shape[0], dtype=_np.int32)
     cdef int32_t[::1] o = out
     if q.shape[0]:
-        bndp_gd_index_pass(&q[0], q.shape[0], _gd_ldexp(1.0, -e), <double> kl,
+        bndp_gd_index_pass(&q[0], q.shape[0], ldexp(1.0, -e), <double> kl,
                            <double> (kl + n), &o[0])
     return out
 
@@ -216,5 +207,5 @@ def gw_index_pass(const double[::1] q, double lo, double hi, int e, int64_t nrow
     out = _np.empty(q.shape[0])
     cdef double[::1] o = out
     if q.shape[0]:
-        bndp_gw_index_pass(&q[0], q.shape[0], lo, hi, _gd_ldexp(1.0, -e), <double> nrow, &o[0])
+        bndp_gw_index_pass(&q[0], q.shape[0], lo, hi, ldexp(1.0, -e), <double> nrow, &o[0])
     return out.astype(_np.int64)

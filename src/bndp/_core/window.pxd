@@ -1,9 +1,5 @@
 # Declarations of bndp._core.window (cimported by the modules that use them)
 
-from libc.stdint cimport int64_t
-from numpy.random cimport bitgen_t
-from libc.stdint cimport uint64_t
-cimport numpy as _cnp
 from bndp._core.common cimport *
 from bndp._core.grid cimport *
 
@@ -79,6 +75,11 @@ cdef void _gw_block(bitgen_t* bg, const gw_rows_t* R, const double* q, Py_ssize_
                     int c, double lo, double hi, int64_t nr, double inv_g, double gamma,
                     double* out, int64_t k=*) noexcept nogil
 cdef int _gw_guide(gw_rows_t* R, Py_ssize_t draws) except -1
+cdef void _gw_idx_chunk(bitgen_t* bg, const gw_rows_t* R, const int64_t* idx,
+                        const int64_t* nrow, int c, int64_t* jout) noexcept nogil
+cdef int _gw_row_law(gw_rows_t* R, const uint64_t[::1] tree, int levels, int64_t N,
+                     uint64_t tailw, int sbits, uint64_t tm, int e, double lo, double hi,
+                     int64_t nrow) except -1
 cdef int _gw_rows_law(gw_rows_t* R, const uint64_t[::1] tree, int levels, int64_t N,
                       uint64_t tailw, int sbits, uint64_t tm, int e) except -1
 cdef int _search_variant(int v) noexcept

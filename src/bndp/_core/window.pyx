@@ -6,12 +6,6 @@ _core/certify_grid.pyx.
 
 import numpy as _np
 
-from libc.stdlib cimport malloc
-from libc.stdint cimport int64_t
-from numpy.random cimport bitgen_t
-from libc.stdint cimport uint64_t, uint32_t
-from libc.math cimport ldexp as _gd_ldexp
-from libc.string cimport memcpy
 cimport numpy as _cnp
 from bndp._core.common cimport *
 from bndp._core.grid cimport *
@@ -53,23 +47,15 @@ cdef int64_t _gw_draw_one(bitgen_t* bg, const gw_rows_t* R, int64_t i, int64_t n
             return j
 
 
-cdef inline void _gw_rows_chunk(bitgen_t* bg, const gw_rows_t* R, double inv_g, double gamma,
-                                const double* q, const double* lo, const double* hi,
-                                const int64_t* nrow, int c, double* out) noexcept nogil:
-    # c <= GD_LANES draws of rows with their own bounds and interval counts
-    cdef int64_t idx[GD_LANES]
+cdef void _gw_idx_chunk(bitgen_t* bg, const gw_rows_t* R, const int64_t* idx,
+                               const int64_t* nrow, int c, int64_t* jout) noexcept nogil:
+    # c <= GD_LANES output indices of rows with their own grid indices and interval counts
+    # (the draw steps of _gw_rows_chunk, the index given)
     cdef int64_t pos[GD_LANES]
     cdef uint64_t tt[GD_LANES]
     cdef int where[GD_LANES]
-    cdef double nd[GD_LANES]
-    cdef double fi[GD_LANES]
     cdef int r
-    cdef int64_t j, nr
-    for r in range(c):
-        nd[r] = <double> nrow[r]
-    bndp_gw_index_rows(q, lo, hi, nd, c, inv_g, fi)      # vectorised; the integers of _gw_index
-    for r in range(c):
-        idx[r] = <int64_t> fi[r]
+    cdef int64_t j, i, nr
     for r in range(c):
         tt[r] = _gw_target(R, idx[r], nrow[r], bg, &where[r])
         tt[r] = tt[r] if where[r] == 0 else 0
@@ -77,16 +63,36 @@ cdef inline void _gw_rows_chunk(bitgen_t* bg, const gw_rows_t* R, double inv_g, 
         tt[r] = 0
     _gw_search(R, tt, pos)
     for r in range(c):
-        nr = nrow[r]
-        j = pos[r] - R.N + idx[r]
+        i = idx[r]
+        j = pos[r] - R.N + i
         if where[r] != 0:          # a tail block: probability about 2^-24 at most
+            nr = nrow[r]
             if where[r] == 1:
-                j = idx[r] - R.N - _gw_geometric(bg, R.sbits, R.tm)
+                j = i - R.N - _gw_geometric(bg, R.sbits, R.tm)
             else:
-                j = idx[r] + R.N + _gw_geometric(bg, R.sbits, R.tm)
+                j = i + R.N + _gw_geometric(bg, R.sbits, R.tm)
             if j < 0 or j > nr:
-                j = _gw_draw_one(bg, R, idx[r], nr)
-        out[r] = lo[r] + (<double> j) * gamma
+                j = _gw_draw_one(bg, R, i, nr)
+        jout[r] = j
+
+
+cdef inline void _gw_rows_chunk(bitgen_t* bg, const gw_rows_t* R, double inv_g, double gamma,
+                                const double* q, const double* lo, const double* hi,
+                                const int64_t* nrow, int c, double* out) noexcept nogil:
+    # c <= GD_LANES draws of rows with their own bounds and interval counts
+    cdef int64_t idx[GD_LANES]
+    cdef int64_t j[GD_LANES]
+    cdef double nd[GD_LANES]
+    cdef double fi[GD_LANES]
+    cdef int r
+    for r in range(c):
+        nd[r] = <double> nrow[r]
+    bndp_gw_index_rows(q, lo, hi, nd, c, inv_g, fi)      # vectorised; the integers of _gw_index
+    for r in range(c):
+        idx[r] = <int64_t> fi[r]
+    _gw_idx_chunk(bg, R, idx, nrow, c, j)
+    for r in range(c):
+        out[r] = lo[r] + (<double> j[r]) * gamma
 
 
 cdef int _gw_rows_law(gw_rows_t* R, const uint64_t[::1] tree, int levels, int64_t N,
@@ -105,6 +111,16 @@ cdef int _gw_rows_law(gw_rows_t* R, const uint64_t[::1] tree, int levels, int64_
     return 0
 
 
+cdef int _gw_row_law(gw_rows_t* R, const uint64_t[::1] tree, int levels, int64_t N,
+                     uint64_t tailw, int sbits, uint64_t tm, int e, double lo, double hi,
+                     int64_t nrow) except -1:
+    # _gw_rows_law for one row [lo, hi] of nrow intervals, which the table must serve
+    _gw_rows_law(R, tree, levels, N, tailw, sbits, tm, e)
+    if nrow < 1 or nrow > GW_MAX_ROW or (tailw == 0 and nrow > N) or not (lo < hi):
+        raise ValueError("grid law: a row the table does not serve")
+    return 0
+
+
 def gw_fill(object gen, const uint64_t[::1] tree, int levels, int64_t N, uint64_t tailw,
             int sbits, uint64_t tm, int e, const double[::1] q, const double[::1] lo,
             const double[::1] hi, const int64_t[::1] nrow, double[::1] out):
@@ -118,7 +134,7 @@ def gw_fill(object gen, const uint64_t[::1] tree, int levels, int64_t N, uint64_
     cdef gw_rows_t R
     _gw_rows_law(&R, tree, levels, N, tailw, sbits, tm, e)
     cdef int c
-    cdef double inv_g = _gd_ldexp(1.0, -e), gamma = _gd_ldexp(1.0, e)
+    cdef double inv_g = ldexp(1.0, -e), gamma = ldexp(1.0, e)
     for a in range(total):
         if nrow[a] < 1 or nrow[a] > GW_MAX_ROW or (tailw == 0 and nrow[a] > N):
             raise ValueError("grid law: a row the table does not serve")
@@ -139,7 +155,7 @@ def gw_index(const double[::1] q, const double[::1] lo, const double[::1] hi, in
     _gd_check_exponent(e)
     out = _np.empty(m, dtype=_np.int64)
     cdef int64_t[::1] o = out
-    cdef double inv_g = _gd_ldexp(1.0, -e)
+    cdef double inv_g = ldexp(1.0, -e)
     for a in range(m):
         o[a] = _gw_index(q[a], lo[a], hi[a], inv_g, nrow[a])
     return out
@@ -270,7 +286,7 @@ def gw_intervals(const double[::1] lo, const double[::1] hi, int e):
     _gd_check_exponent(e)
     out = _np.empty(m, dtype=_np.int64)
     cdef int64_t[::1] o = out
-    cdef double inv_g = _gd_ldexp(1.0, -e)
+    cdef double inv_g = ldexp(1.0, -e)
     for a in range(m):
         o[a] = _gw_count(lo[a], hi[a], inv_g)
     return out
@@ -386,26 +402,13 @@ cdef class GwRow:
 
     def __cinit__(self, object tree, int levels, int64_t N, uint64_t tailw, int sbits,
                   uint64_t tm, int e, double lo, double hi, int64_t nrow):
-        cdef const uint64_t[::1] t = tree
-        _gd_check_tree(t, levels, N)
-        _gd_check_exponent(e)
-        if tailw > 0 and not (1 <= sbits <= 53 and 0 < tm < ((<uint64_t> 1) << sbits)):
-            raise ValueError("grid law: inconsistent tail")
-        if nrow < 1 or nrow > GW_MAX_ROW or (tailw == 0 and nrow > N) or not (lo < hi):
-            raise ValueError("grid law: a row the table does not serve")
+        _gw_row_law(&self.R, tree, levels, N, tailw, sbits, tm, e, lo, hi, nrow)
         self._tree = tree
-        self.R.cum = &t[0]
-        self.R.guide = NULL
-        self.R.levels = levels
-        self.R.N = N
-        self.R.tailw = tailw
-        self.R.sbits = sbits
-        self.R.tm = tm
         self.lo = lo
         self.hi = hi
         self.nrow = nrow
-        self.inv_g = _gd_ldexp(1.0, -e)
-        self.gamma = _gd_ldexp(1.0, e)
+        self.inv_g = ldexp(1.0, -e)
+        self.gamma = ldexp(1.0, e)
 
     def one(self, object gen, double q):
         """One draw for the true value ``q`` (any double: clipped as by ``gw_fill_row``;
