@@ -131,6 +131,17 @@ cdef object _sample_one(object gen, fill_kernel_t kern, void* state, int npar,
 # Kernels (parameters in the order of the wrappers' arguments)
 # ---------------------------------------------------------------------------------------
 
+cdef inline void _gather4(const fill_block_t* b, double* p0, double* p1, double* p2,
+                         double* p3) noexcept nogil:
+    # the block's four parameters, per element, into contiguous arrays
+    cdef Py_ssize_t k
+    for k in range(b.m):
+        p0[k] = b.p[0][k * b.s[0]]
+        p1[k] = b.p[1][k * b.s[1]]
+        p2[k] = b.p[2][k * b.s[2]]
+        p3[k] = b.p[3][k * b.s[3]]
+
+
 ctypedef struct tn_state_t:
     TNBlock blk
     Py_ssize_t tail         # single-parameter blocks: the row lies in one tail
@@ -148,11 +159,7 @@ cdef void _tn_kernel(bitgen_t* bg, void* state, const fill_block_t* b,
             st.tail = _tn_block_set(blk, 0, b.p[0][0], b.p[1][0], b.p[2][0], b.p[3][0])
         _tn_block_draw(bg, blk, m, out, m if st.tail else 0, 0)
         return
-    for k in range(m):
-        blk.loc[k] = b.p[0][k * b.s[0]]
-        blk.scale[k] = b.p[1][k * b.s[1]]
-        blk.lo[k] = b.p[2][k * b.s[2]]
-        blk.hi[k] = b.p[3][k * b.s[3]]
+    _gather4(b, blk.loc, blk.scale, blk.lo, blk.hi)
     _tn_block_draw(bg, blk, m, out, _tn_block_setup(blk, m), 1)
 
 
@@ -182,11 +189,7 @@ cdef void _bl_kernel(bitgen_t* bg, void* state, const fill_block_t* b,
             _bl_draw_pass_q(blk.u, out, m, b.p[0], b.p[1][0], b.p[2][0], b.p[3][0], blk.mL,
                             blk.C)
         return
-    for k in range(m):
-        blk.q[k] = b.p[0][k * b.s[0]]
-        blk.b[k] = b.p[1][k * b.s[1]]
-        blk.lo[k] = b.p[2][k * b.s[2]]
-        blk.hi[k] = b.p[3][k * b.s[3]]
+    _gather4(b, blk.q, blk.b, blk.lo, blk.hi)
     _bl_setup_pass(blk.q, blk.b, blk.lo, blk.hi, m, blk.mL, blk.C)
     _bl_draw_pass(blk.u, out, m, blk.q, blk.b, blk.lo, blk.hi, blk.mL, blk.C)
 

@@ -456,43 +456,34 @@ cdef double _gf_threshold(int method, double delta) noexcept nogil:
 ctypedef double (*gf3_t)(int code, double a, double b, double c) noexcept nogil
 
 
-cdef void _map3(gf3_t f, int code, const double[:] a, const double[:] b, const double[:] c,
-                double[::1] out) noexcept nogil:
-    # out[i] = f(code, a[i], b[i], c[i]): the array forms of the wrappers below
-    cdef Py_ssize_t i
-    for i in range(out.shape[0]):
-        out[i] = f(code, a[i], b[i], c[i])
+cdef class _Gf3:
+    """A calibration of the Gaussian family f(code, a, b, c), its code the GF_* method or
+    notion: called on scalars, or ``array(code, a, b, c, out)``, out[i] = f(code, a[i],
+    b[i], c[i])."""
+    cdef gf3_t f
+
+    def __call__(self, int code, double a, double b, double c):
+        return self.f(code, a, b, c)
+
+    def array(self, int code, const double[:] a, const double[:] b, const double[:] c,
+              double[::1] out):
+        cdef gf3_t f = self.f
+        cdef Py_ssize_t i
+        with nogil:
+            for i in range(out.shape[0]):
+                out[i] = f(code, a[i], b[i], c[i])
 
 
-def gf_sigma(int method, double eps, double delta, double dq):
-    """sigma of ``method`` (GF_* code); -1.0 if a classical method fails DP here."""
-    return _gf_sigma(method, eps, delta, dq)
+cdef _Gf3 _gf3(gf3_t f):
+    cdef _Gf3 g = _Gf3.__new__(_Gf3)
+    g.f = f
+    return g
 
 
-def gf_sigma_array(int method, const double[:] eps, const double[:] delta, const double[:] dq,
-                   double[::1] out):
-    with nogil:
-        _map3(_gf_sigma, method, eps, delta, dq, out)
-
-
-def gf_delta(int notion, double sigma, double eps, double dq):
-    return _gf_delta(notion, sigma, eps, dq)
-
-
-def gf_delta_array(int notion, const double[:] sigma, const double[:] eps, const double[:] dq,
-                   double[::1] out):
-    with nogil:
-        _map3(_gf_delta, notion, sigma, eps, dq, out)
-
-
-def gf_epsilon(int notion, double sigma, double delta, double dq):
-    return _gf_epsilon(notion, sigma, delta, dq)
-
-
-def gf_epsilon_array(int notion, const double[:] sigma, const double[:] delta,
-                     const double[:] dq, double[::1] out):
-    with nogil:
-        _map3(_gf_epsilon, notion, sigma, delta, dq, out)
+# sigma of a method (GF_* code; -1.0 if a classical method fails DP here), and the delta and
+# the epsilon of a notion
+gf_sigma, gf_delta, gf_epsilon = _gf3(_gf_sigma), _gf3(_gf_delta), _gf3(_gf_epsilon)
+gf_sigma_array, gf_delta_array, gf_epsilon_array = gf_sigma.array, gf_delta.array, gf_epsilon.array
 
 
 def gf_threshold(int method, double delta):

@@ -221,18 +221,11 @@ def gs_index(const double[:] q, const double[:] lo, const double[:] hi, int64_t 
 
 
 def gs_index_row(const double[::1] q, double lo, double hi, int64_t k, int64_t n):
-    """:func:`gs_index` for one row (scalar bounds): the indices as float64 (exact
-    integers), the unit law's true values."""
-    cdef Py_ssize_t a, m = q.shape[0]
-    if k < 1:
-        raise ValueError("gs_index_row: k must be at least 1")
-    out = _np.empty(m, dtype=_np.float64)
-    cdef double[::1] o = out
-    cdef double inv_tk = 0.5 / <double> k
-    with nogil:
-        for a in range(m):
-            o[a] = <double> _gs_nearest(q[a], lo, hi, k, inv_tk, n)
-    return out
+    """:func:`gs_index` for one row (scalar bounds, broadcast): the indices as float64
+    (exact integers), the unit law's true values."""
+    m = (q.shape[0],)
+    return gs_index(q, _np.broadcast_to(lo, m), _np.broadcast_to(hi, m), k,
+                    _np.broadcast_to(_np.int64(n), m)).astype(_np.float64)
 
 
 cdef inline int64_t _gs_floordiv(int64_t d, int64_t k, double inv_k) noexcept nogil:
