@@ -49,9 +49,14 @@ extensions = [
     for name in CORE_MODULES
 ]
 
+# the 14 modules are translated and compiled in parallel, one job per CPU
+JOBS = max(1, min(len(CORE_MODULES), os.cpu_count() or 1))
+
 setup(
+    options={"build_ext": {"parallel": JOBS}},
     ext_modules=cythonize(
         extensions,
+        nthreads=JOBS if os.name != "nt" else 0,
         include_path=["src"],
         compiler_directives={
             "language_level": "3",

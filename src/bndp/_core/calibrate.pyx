@@ -206,6 +206,18 @@ cdef inline void _bg_kkt_bracket(double w, double s, double dq, double mu, doubl
     chi[0] = hi
 
 
+cdef double _bg_ball_norm2(const ball_t* b, double mu) noexcept nogil:
+    # ||c(mu)/dq||^2, c_i(mu) the middle of the bracket of rho_i'(c) = 2 mu c / dq^2
+    cdef Py_ssize_t i
+    cdef double nrm2 = 0.0, clo, chi, x
+    for i in range(b.m):
+        _bg_kkt_bracket(b.w[i], b.s, b.dq, mu, &clo, &chi)
+        b.cstar[i] = 0.5 * (clo + chi)
+        x = b.cstar[i] / b.dq
+        nrm2 += x * x
+    return nrm2
+
+
 cdef double _bg_log_dc_multi(double s, const double* w, Py_ssize_t m, double dq,
                              double* cstar) noexcept nogil:
     # ln dC_m(s, c*) of [CH24, (3.2)]: max sum_i rho_i(c_i) s.t. 0 <= c_i <= w_i/2,
@@ -219,7 +231,7 @@ cdef double _bg_log_dc_multi(double s, const double* w, Py_ssize_t m, double dq,
     # set; equal to it at the optimum), so round-off in c* cannot make sigma too small.
     # Everything is in units of dq, so the result is invariant under rescaling the problem.
     cdef Py_ssize_t i
-    cdef double nrm2 = 0.0, total = 0.0, llo, lhi, lmid, lam, clo, chi, cm, dr, x, wmax = 0.0
+    cdef double nrm2 = 0.0, total = 0.0, llo, lhi, lam, clo, chi, cm, dr, x, wmax = 0.0
     cdef int it
     for i in range(m):
         if w[i] > wmax:
@@ -232,23 +244,10 @@ cdef double _bg_log_dc_multi(double s, const double* w, Py_ssize_t m, double dq,
             cstar[i] = 0.5 * w[i]
             total += _bg_rho(0.5 * w[i], w[i], s)
         return total
+    cdef ball_t ball = ball_t(w=w, m=m, s=s, dq=dq, cstar=cstar)
     llo = -745.0
     lhi = 709.0
-    for it in range(80):
-        lmid = 0.5 * (llo + lhi)
-        lam = exp(lmid)
-        nrm2 = 0.0
-        for i in range(m):
-            _bg_kkt_bracket(w[i], s, dq, lam, &clo, &chi)
-            cstar[i] = 0.5 * (clo + chi)
-            x = cstar[i] / dq
-            nrm2 += x * x
-        if nrm2 > 1.0:
-            llo = lmid
-        else:
-            lhi = lmid
-        if lhi - llo < 1e-13:
-            break
+    _log_lambda_bisect(_bg_ball_norm2, &ball, 1.0, 1e-13, &llo, &lhi)
     lam = exp(lhi)
     total = lam
     for i in range(m):
@@ -528,22 +527,25 @@ cdef double _cl_scale_search(CLCal* c, double top) noexcept nogil:
         return lo
     return _bisect_feasible(_cl_g, c, lo, glo, hi, ghi, 0.0, 0.0, &n)
 
+cdef double _cl_solve(const double[::1] L, const double[::1] R, const double[::1] Lr,
+                      const double[::1] Rr, double eps, double dF, bint metric,
+                      double sigma) except? -1.0:
+    # the constrained Laplace problem on the spans [L[k], R[k]] (Lr, Rr: the reflected
+    # spans): its calibrated scale for eps (sigma 0), else its certified loss at sigma
+    cdef _CLBuf b1 = _CLBuf(L, R)
+    cdef _CLBuf b2 = _CLBuf(Lr, Rr)
+    cdef CLCal c = CLCal(w1=&b1.w, w2=&b2.w, dF=dF, eps=eps, metric=metric)
+    cdef double v
+    with nogil:
+        v = _cl_scale(&c) if sigma == 0.0 else _cl_loss(&c, sigma)
+    return v
+
+
 def cl_scale(const double[::1] L, const double[::1] R, const double[::1] Lr,
              const double[::1] Rr, double eps, double dF, bint metric):
     """Calibrated constant scale of the truncated Laplace on the spans [L[k], R[k]]
     (Lr, Rr: the reflected spans), for validated inputs."""
-    cdef _CLBuf b1 = _CLBuf(L, R)
-    cdef _CLBuf b2 = _CLBuf(Lr, Rr)
-    cdef CLCal c
-    cdef double s
-    c.w1 = &b1.w
-    c.w2 = &b2.w
-    c.dF = dF
-    c.eps = eps
-    c.metric = metric
-    with nogil:
-        s = _cl_scale(&c)
-    return s
+    return _cl_solve(L, R, Lr, Rr, eps, dF, metric, 0.0)
 
 cdef double _gw_try(int fam, double t, int64_t n, int64_t dk, int wide, int tail_bits,
                     gw_law_t* L, uint64_t** cum, int64_t* cap, double** qlo, double** qhi,

@@ -122,13 +122,24 @@ cdef double _vf_concave_max(double w, double s, double lam, double cmax,
     return best
 
 
+cdef double _vf_ball_norm2(const ball_t* b, double lam) noexcept nogil:
+    # ||c(lam)||^2, c_i(lam) the maximiser of h_i(c) - lam c^2 on [0, min(w_i, dq)]
+    cdef Py_ssize_t i
+    cdef double nrm2 = 0.0, mg
+    for i in range(b.m):
+        _vf_concave_max(b.w[i], b.s, lam, b.w[i] if b.w[i] < b.dq else b.dq, &b.cstar[i],
+                        &mg)
+        nrm2 += b.cstar[i] * b.cstar[i]
+    return nrm2
+
+
 cdef double _vf_bg_loss(double s, double dq, const double* w, Py_ssize_t m,
                         double* cstar, double* lower) noexcept nogil:
     # Certified upper bound on the worst-case privacy loss of the bounded Gaussian mechanism
     # with scale s, l2 sensitivity dq and box widths w[0..m-1]; *lower receives the loss of
     # an attained configuration (a lower bound), cstar its shift vector.
     cdef Py_ssize_t i
-    cdef double nrm2 = 0.0, total = 0.0, mag = 0.0, mg, c, llo, lhi, lmid, lam, low
+    cdef double nrm2 = 0.0, total = 0.0, mag = 0.0, mg, c, llo, lhi, lam, low
     cdef double scale_c
     cdef int it
     if m == 1:
@@ -149,21 +160,10 @@ cdef double _vf_bg_loss(double s, double dq, const double* w, Py_ssize_t m,
         return total + 8.0 * DBL_EPS * mag
     # multiplier lam with ||c(lam)|| = dq (||c(lam)|| is non-increasing in lam): bisection
     # in log lam, as lam spans many decades
+    cdef ball_t ball = ball_t(w=w, m=m, s=s, dq=dq, cstar=cstar)
     llo = -700.0
     lhi = 700.0
-    for it in range(80):
-        lmid = 0.5 * (llo + lhi)
-        lam = exp(lmid)
-        nrm2 = 0.0
-        for i in range(m):
-            _vf_concave_max(w[i], s, lam, w[i] if w[i] < dq else dq, &cstar[i], &mg)
-            nrm2 += cstar[i] * cstar[i]
-        if nrm2 > dq * dq:
-            llo = lmid
-        else:
-            lhi = lmid
-        if lhi - llo < 1e-12:
-            break
+    _log_lambda_bisect(_vf_ball_norm2, &ball, dq * dq, 1e-12, &llo, &lhi)
     # weak duality at the two bracket ends: keep the smaller (both are upper bounds)
     total = INFINITY
     for it in range(2):
@@ -449,43 +449,40 @@ def vf_bl_delta(double b, double dq, double w, double eps):
 # ---------------------------------------------------------------------------------------
 
 
+cdef inline void _cl_step(bint open_end, double width, double gap, double s, double lc_in,
+                          double f_in, double* lc_out, double* f_out) noexcept nogil:
+    # one span of the given width (open_end: unbounded), then the gap after it: the masses at
+    # the next span's near end from those at this span's far end
+    cdef double e, lc, f, g
+    if open_end:
+        lc = 0.5
+        f = 0.0
+    else:
+        e = exp(-width / s)
+        lc = -0.5 * expm1(-width / s) + e * lc_in
+        f = e * f_in
+    g = exp(-gap / s)
+    lc_out[0] = g * lc
+    f_out[0] = -0.5 * expm1(-gap / s) + g * f
+
+
 cdef void _cl_recur(CLWork* w) noexcept nogil:
     cdef Py_ssize_t k, m = w.m
     cdef const double* L = w.L
     cdef const double* R = w.R
-    cdef double s = w.s, e, g, lc, f, gm
+    cdef double s = w.s
     w.lcL[0] = 0.0
     w.fL[0] = 0.5
     for k in range(m - 1):
-        if L[k] == -INFINITY:
-            lc = 0.5
-            f = 0.0
-        else:
-            e = exp(-(R[k] - L[k]) / s)
-            lc = -0.5 * expm1(-(R[k] - L[k]) / s) + e * w.lcL[k]
-            f = e * w.fL[k]
-        gm = -(L[k + 1] - R[k]) / s
-        g = exp(gm)
-        w.lcL[k + 1] = g * lc
-        w.fL[k + 1] = -0.5 * expm1(gm) + g * f
+        _cl_step(L[k] == -INFINITY, R[k] - L[k], L[k + 1] - R[k], s, w.lcL[k], w.fL[k],
+                 &w.lcL[k + 1], &w.fL[k + 1])
     w.rcR[m - 1] = 0.0
     w.fR[m - 1] = 0.5
     k = m - 1
     while k > 0:
-        if R[k] == INFINITY:
-            lc = 0.5
-            f = 0.0
-        else:
-            e = exp(-(R[k] - L[k]) / s)
-            lc = -0.5 * expm1(-(R[k] - L[k]) / s) + e * w.rcR[k]
-            f = e * w.fR[k]
-        gm = -(L[k] - R[k - 1]) / s
-        g = exp(gm)
-        w.rcR[k - 1] = g * lc
-        w.fR[k - 1] = -0.5 * expm1(gm) + g * f
+        _cl_step(R[k] == INFINITY, R[k] - L[k], L[k] - R[k - 1], s, w.rcR[k], w.fR[k],
+                 &w.rcR[k - 1], &w.fR[k - 1])
         k -= 1
-
-
 
 
 cdef inline double _cl_lc(const CLWork* w, Py_ssize_t k, double mu) noexcept nogil:
@@ -669,18 +666,9 @@ cdef double _dd_hockey(double l1, double s1, double l2, double s2, double eps) n
 def cl_loss(const double[::1] L, const double[::1] R, const double[::1] Lr,
             const double[::1] Rr, double sigma, double dF, bint metric):
     """Certified worst-case loss at scale sigma (dp or metric form)."""
-    cdef _CLBuf b1 = _CLBuf(L, R)
-    cdef _CLBuf b2 = _CLBuf(Lr, Rr)
-    cdef CLCal c
-    cdef double v
-    c.w1 = &b1.w
-    c.w2 = &b2.w
-    c.dF = dF
-    c.eps = 0.0
-    c.metric = metric
-    with nogil:
-        v = _cl_loss(&c, sigma)
-    return v
+    if not (sigma > 0.0):
+        raise ValueError("cl_loss: sigma must be positive")
+    return _cl_solve(L, R, Lr, Rr, 0.0, dF, metric, sigma)
 
 def dd_hockey_fill(const double[::1] l1, const double[::1] s1, const double[::1] l2,
                    const double[::1] s2, double eps, double[::1] out):

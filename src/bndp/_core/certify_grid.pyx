@@ -189,6 +189,48 @@ cdef double _gd_lnw_ext(const uint64_t* cum, int64_t N, double lnwn, double lnp,
     return lnwn + (<double> (a - N)) * lnp
 
 
+cdef bint _gd_set_spans(str name, int64_t N, int64_t L, const int64_t[::1] sa,
+                       const int64_t[::1] sb, uint64_t tailw, int sbits) except -1:
+    # the spans of a set law's certificate: ordered, disjoint, every finite span end in the
+    # window [i - N, i + N] of every input i in [0, L]; True when the set is unbounded (it
+    # then needs a geometric tail)
+    cdef Py_ssize_t s, m = sa.shape[0]
+    cdef bint tails = (sa[0] == -GD_INF) or (sb[m - 1] == GD_INF)
+    if tails and not (tailw > 0 and 1 <= sbits <= 62):
+        raise ValueError(name + ": an unbounded set needs a geometric tail")
+    for s in range(m):
+        if sb[s] < sa[s] or (s > 0 and sa[s] <= sb[s - 1]):
+            raise ValueError(name + ": inconsistent spans")
+        if (sa[s] > -GD_INF and not (L - N <= sa[s] <= N)) \
+                or (sb[s] < GD_INF and not (L - N <= sb[s] <= N)):
+            raise ValueError(name + ": a finite span end lies outside the inputs' windows")
+    return tails
+
+
+cdef inline void _gd_span_index(const int64_t* sa, const int64_t* sb, Py_ssize_t m, int64_t L,
+                                int64_t* span) noexcept nogil:
+    # span[k] = the span holding input k in [0, L] (entries of no span are left as they are)
+    cdef Py_ssize_t s
+    cdef int64_t k, lo, hi
+    for s in range(m):
+        lo = 0 if sa[s] < 0 else sa[s]
+        hi = L if sb[s] > L else sb[s]
+        for k in range(lo, hi + 1):
+            span[k] = s
+
+
+cdef inline bint _gd_pair_counts(int which, Py_ssize_t m, const int64_t* sa,
+                                 const int64_t* sb, int64_t si, int64_t sk, int64_t i,
+                                 int64_t k) noexcept nogil:
+    # whether the pair of inputs i < k (in spans si, sk) is one the certificate ranges over:
+    # every pair (which 0), pairs across a gap's ends (1), pairs within one span (2)
+    if which == 1:
+        return (si < m - 1 and i == sb[si]) or (sk > 0 and k == sa[sk])
+    if which == 2:
+        return si == sk
+    return True
+
+
 def gd_set_losses(const uint64_t[::1] cum, int64_t N, int64_t L, const int64_t[::1] sa,
                   const int64_t[::1] sb, uint64_t tailw, int sbits, int64_t dmin, int64_t dmax,
                   int which):
@@ -210,18 +252,9 @@ def gd_set_losses(const uint64_t[::1] cum, int64_t N, int64_t L, const int64_t[:
     if cum.shape[0] != 2 * N + 2 or N < 1 or L < 0 or dmin < 1 or dmax < dmin or m < 1 \
             or sb.shape[0] != m or which < 0 or which > 2:
         raise ValueError("gd_set_losses: inconsistent arguments")
-    cdef bint tails = (sa[0] == -GD_INF) or (sb[m - 1] == GD_INF)
-    if tails and not (tailw > 0 and 1 <= sbits <= 62):
-        raise ValueError("gd_set_losses: an unbounded set needs a geometric tail")
+    cdef bint tails = _gd_set_spans("gd_set_losses", N, L, sa, sb, tailw, sbits)
     if not tails:
         tailw = 0
-    for s in range(m):
-        if sb[s] < sa[s] or (s > 0 and sa[s] <= sb[s - 1]):
-            raise ValueError("gd_set_losses: inconsistent spans")
-        # every finite span end lies in the window [i - N, i + N] of every input i in [0, L]
-        if (sa[s] > -GD_INF and not (L - N <= sa[s] <= N)) \
-                or (sb[s] < GD_INF and not (L - N <= sb[s] <= N)):
-            raise ValueError("gd_set_losses: a finite span end lies outside the inputs' windows")
     if cum[2 * N + 1] + 2 * tailw > (<uint64_t> 1) << 58 or cum[2 * N + 1] - cum[2 * N] != cum[1]:
         raise ValueError("gd_set_losses: table total exceeds 2^58 or is not symmetric")
     cdef int64_t X = dmax + 1 if tails else 0
@@ -248,11 +281,7 @@ def gd_set_losses(const uint64_t[::1] cum, int64_t N, int64_t L, const int64_t[:
     with nogil:
         for k in range(E):
             vw[k] = _gd_lnw_ext(&cum[0], N, lnwn, lnp, k - N - X)
-        for s in range(m):
-            lo = 0 if sa[s] < 0 else sa[s]
-            hi = L if sb[s] > L else sb[s]
-            for k in range(lo, hi + 1):
-                vsp[k] = s
+        _gd_span_index(&sa[0], &sb[0], m, L, &vsp[0])
         for i in range(L + 1):
             vs[i] = log(<double> _gd_near_total(&cum[0], N, &sa[0], &sb[0], m, tailw, i))
         for delta in range(dmin, dmax + 1):
@@ -283,9 +312,7 @@ def gd_set_losses(const uint64_t[::1] cum, int64_t N, int64_t L, const int64_t[:
                 sk = vsp[k]
                 if si < 0 or sk < 0:
                     continue
-                if which == 1 and not ((si < m - 1 and i == sb[si]) or (sk > 0 and k == sa[sk])):
-                    continue
-                if which == 2 and si != sk:
+                if not _gd_pair_counts(which, m, &sa[0], &sb[0], si, sk, i, k):
                     continue
                 ok = True
                 v = vmax[i] + (vs[k] - vs[i])
@@ -410,17 +437,9 @@ def gd_set_bound(const uint64_t[::1] cum, int64_t N, int64_t L, const int64_t[::
             or which < 0 or which > 2 or not (u > 0) or (which == 2 and D != 1) \
             or m > 0x7FFFFFFF:
         raise ValueError("gd_set_bound: inconsistent arguments")
-    cdef bint tails = (sa[0] == -GD_INF) or (sb[m - 1] == GD_INF)
-    if tails and not (tailw > 0 and 1 <= sbits <= 62):
-        raise ValueError("gd_set_bound: an unbounded set needs a geometric tail")
+    cdef bint tails = _gd_set_spans("gd_set_bound", N, L, sa, sb, tailw, sbits)
     if not tails:
         tailw = 0
-    for s in range(m):
-        if sb[s] < sa[s] or (s > 0 and sa[s] <= sb[s - 1]):
-            raise ValueError("gd_set_bound: inconsistent spans")
-        if (sa[s] > -GD_INF and not (L - N <= sa[s] <= N)) \
-                or (sb[s] < GD_INF and not (L - N <= sb[s] <= N)):
-            raise ValueError("gd_set_bound: a finite span end lies outside the inputs' windows")
     if cum[2 * N + 1] + 2 * tailw > (<uint64_t> 1) << 58:
         raise ValueError("gd_set_bound: table total exceeds 2^58")
     cdef int64_t a, b, k, X = D + 1 if tails else 0, A = N + X + 1
@@ -438,14 +457,13 @@ def gd_set_bound(const uint64_t[::1] cum, int64_t N, int64_t L, const int64_t[::
     g_ = _np.empty(max(A, L + 1))
     w_ = _np.empty(max(A, L + 1))
     okb = _np.zeros(max(A, L + 1), dtype=_np.uint8)
-    span = _np.full(L + 1, -1, dtype=_np.int32)
+    span = _np.full(L + 1, -1, dtype=_np.int64)
     dqb = _np.empty(max(A, L + 1) + 1, dtype=_np.int64)
     cdef double[::1] E = e_, G = g_, W = w_, Q1 = e_, Q2 = g_
     cdef unsigned char[::1] OK = okb
-    cdef int32_t[::1] SP = span
+    cdef int64_t[::1] SP = span
     cdef int64_t[::1] DQ = dqb
     cdef double c = 0.0, v, lw, M = 64.0, best = -1e300, x
-    cdef int64_t lo_, hi_
     cdef bint any_ = False
     cdef int64_t si, sk
     with nogil:
@@ -458,12 +476,7 @@ def gd_set_bound(const uint64_t[::1] cum, int64_t N, int64_t L, const int64_t[::
             x = (<double> a) * tau
             E[a] = lw + x
             G[a] = lw - x
-            if fabs(E[a]) > M:
-                M = fabs(E[a])
-            if fabs(G[a]) > M:
-                M = fabs(G[a])
-            if fabs(x) > M:
-                M = fabs(x)
+            M = fmax(M, fmax(fabs(x), fmax(fabs(E[a]), fabs(G[a]))))
             OK[a] = 1
         # max over a < b <= a + D of E(a) - E(b): for each b the max of E over [b - D, b - 1]
         _gd_slide_max(&E[0], &OK[0], A, D, &W[0], &DQ[0])
@@ -480,11 +493,7 @@ def gd_set_bound(const uint64_t[::1] cum, int64_t N, int64_t L, const int64_t[::
             if v > c:
                 c = v
         # the normalisers of the inputs 0..L, and their spans
-        for s in range(m):
-            lo_ = 0 if sa[s] < 0 else sa[s]
-            hi_ = L if sb[s] > L else sb[s]
-            for k in range(lo_, hi_ + 1):
-                SP[k] = s
+        _gd_span_index(&sa[0], &sb[0], m, L, &SP[0])
         for k in range(L + 1):
             OK[k] = SP[k] >= 0
             if OK[k]:
@@ -492,10 +501,7 @@ def gd_set_bound(const uint64_t[::1] cum, int64_t N, int64_t L, const int64_t[::
                 x = (<double> k) * tau
                 Q1[k] = lw + x
                 Q2[k] = x - lw
-                if fabs(Q1[k]) > M:
-                    M = fabs(Q1[k])
-                if fabs(Q2[k]) > M:
-                    M = fabs(Q2[k])
+                M = fmax(M, fmax(fabs(Q1[k]), fabs(Q2[k])))
         if which == 0:
             # max over allowed i in [k - D, k - 1] of (-Q1(i)), then + Q1(k)
             for k in range(L + 1):
@@ -523,9 +529,7 @@ def gd_set_bound(const uint64_t[::1] cum, int64_t N, int64_t L, const int64_t[::
                     continue
                 si = SP[a]
                 sk = SP[k]
-                if which == 1 and not ((si < m - 1 and a == sb[si]) or (sk > 0 and k == sa[sk])):
-                    continue
-                if which == 2 and si != sk:
+                if not _gd_pair_counts(which, m, &sa[0], &sb[0], si, sk, a, k):
                     continue
                 any_ = True
                 v = Q1[k] - Q1[a]

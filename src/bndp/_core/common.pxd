@@ -509,3 +509,33 @@ cdef inline double _nearest_zero(double a, double b) noexcept nogil:
     if a <= 0.0 and b >= 0.0:
         return 0.0
     return b if b < 0.0 else a
+
+
+# A shift vector c(lam) on the ball ||c|| <= dq, from a multiplier lam: the norm that the
+# two multivariate worst-case searches (certify: _vf_bg_loss, calibrate: _bg_log_dc_multi)
+# bisect on. The callback fills cstar[0..m-1] for lam and returns the squared norm in the
+# units the caller compares with its limit.
+ctypedef struct ball_t:
+    const double* w
+    Py_ssize_t m
+    double s
+    double dq
+    double* cstar
+
+ctypedef double (*ball_norm2_t)(const ball_t* b, double lam) noexcept nogil
+
+
+cdef inline void _log_lambda_bisect(ball_norm2_t norm2, const ball_t* b, double limit,
+                                    double tol, double* llo, double* lhi) noexcept nogil:
+    # bisection in log lam on [llo, lhi] for norm2(lam) = limit, norm2 non-increasing in
+    # lam (lam spans many decades); at most 80 halvings, stops once lhi - llo < tol
+    cdef double lmid
+    cdef int it
+    for it in range(80):
+        lmid = 0.5 * (llo[0] + lhi[0])
+        if norm2(b, exp(lmid)) > limit:
+            llo[0] = lmid
+        else:
+            lhi[0] = lmid
+        if lhi[0] - llo[0] < tol:
+            break

@@ -10,12 +10,12 @@ import numpy as _np
 from bndp._core.common cimport *
 from bndp._core.special cimport *
 from bndp._core.sample cimport *
+cimport bndp._core.grid as _grid
+cimport bndp._core.window as _window
 from bndp._core.calibrate cimport *
 from bndp._core.certify_grid cimport *
 from bndp._core.gaussian cimport *
 from bndp._core.grid cimport *
-cimport bndp._core.grid as _grid
-cimport bndp._core.window as _window
 cimport bndp._core.rows as _rows
 
 

@@ -101,13 +101,8 @@ cdef int _gw_rows_law(gw_rows_t* R, const uint64_t[::1] tree, int levels, int64_
     _gd_check_exponent(e)
     if tailw > 0 and not (1 <= sbits <= 53 and 0 < tm < ((<uint64_t> 1) << sbits)):
         raise ValueError("grid law: inconsistent tail")
-    R.cum = &tree[0]
-    R.guide = NULL
-    R.levels = levels
-    R.N = N
-    R.tailw = tailw
-    R.sbits = sbits
-    R.tm = tm
+    R[0] = gw_rows_t(cum=&tree[0], levels=levels, N=N, tailw=tailw, sbits=sbits, tm=tm,
+                     guide=NULL, gshift=0)
     return 0
 
 
@@ -146,25 +141,50 @@ def gw_fill(object gen, const uint64_t[::1] tree, int levels, int64_t N, uint64_
             a += c
 
 
-def gw_index(const double[::1] q, const double[::1] lo, const double[::1] hi, int e,
-             const int64_t[::1] nrow):
-    """Grid indices (int64) of true values in their rows, as gw_fill computes them."""
-    cdef Py_ssize_t a, m = q.shape[0]
-    if lo.shape[0] != m or hi.shape[0] != m or nrow.shape[0] != m:
-        raise ValueError("gw_index: arrays of different lengths")
+cdef object _gw_per_row(str name, const double[::1] q, const double[::1] lo,
+                        const double[::1] hi, const int64_t[::1] nrow, int e):
+    # one int64 per row: the grid index of q in the row (nrow given), else the row's count
+    # of intervals (q and nrow None)
+    cdef Py_ssize_t a, m = lo.shape[0]
+    cdef bint index = nrow is not None
+    if hi.shape[0] != m or (index and (q.shape[0] != m or nrow.shape[0] != m)):
+        raise ValueError(name + ": arrays of different lengths")
     _gd_check_exponent(e)
     out = _np.empty(m, dtype=_np.int64)
     cdef int64_t[::1] o = out
     cdef double inv_g = ldexp(1.0, -e)
     for a in range(m):
-        o[a] = _gw_index(q[a], lo[a], hi[a], inv_g, nrow[a])
+        o[a] = _gw_index(q[a], lo[a], hi[a], inv_g, nrow[a]) if index else \
+            _gw_count(lo[a], hi[a], inv_g)
     return out
+
+
+def gw_index(const double[::1] q, const double[::1] lo, const double[::1] hi, int e,
+             const int64_t[::1] nrow not None):
+    """Grid indices (int64) of true values in their rows, as gw_fill computes them."""
+    if q is None:
+        raise TypeError("gw_index: q is None")
+    return _gw_per_row("gw_index", q, lo, hi, nrow, e)
 
 
 # the vectorised pass of a lattice step (bndp_gs_index_pass) serves rows narrower than 2^49
 # and steps below 2^40; others round every value in integers
 cdef int64_t GS_FAST_K = (<int64_t> 1) << 40
 cdef double GS_FAST_WIDTH = 562949953421312.0
+
+
+cdef inline int64_t _gs_floordiv(int64_t d, int64_t k, double inv_k) noexcept nogil:
+    # floor(d / k) exactly (inv_k ~ 1/k): estimated in doubles, corrected in integers (the
+    # loops run only where the estimate's rounding crossed a multiple of k)
+    cdef int64_t a = <int64_t> (<double> d * inv_k)
+    cdef int64_t r = d - a * k
+    while r < 0:
+        r += k
+        a -= 1
+    while r >= k:
+        r -= k
+        a += 1
+    return a
 
 
 cdef inline int64_t _gs_nearest(double q, double lo, double hi, int64_t k, double inv_tk,
@@ -184,17 +204,8 @@ cdef inline int64_t _gs_nearest(double q, double lo, double hi, int64_t k, doubl
         fi -= 1                                  # floor(c), exactly (|c| <= 2^52)
     cdef int64_t num = 2 * (fi - <int64_t> lo) + k
     cdef int64_t tk = 2 * k
-    # (num >= k > 0: num + 1/2 is no multiple of 2k, so the estimate is off only where
-    # the product's rounding crosses an integer, for num beyond 2^50 / k)
-    cdef int64_t a = <int64_t> ((<double> num + 0.5) * inv_tk)
+    cdef int64_t a = _gs_floordiv(num, tk, inv_tk)
     cdef int64_t r = num - a * tk
-    if r < 0 or r >= tk:                        # (rare: loops, not a branch per value)
-        while r < 0:
-            r += tk
-            a -= 1
-        while r >= tk:
-            r -= tk
-            a += 1
     if r == tk - 1 and c - <double> fi >= 0.5:
         a += 1
     return a if a < n else n
@@ -226,19 +237,6 @@ def gs_index_row(const double[::1] q, double lo, double hi, int64_t k, int64_t n
     m = (q.shape[0],)
     return gs_index(q, _np.broadcast_to(lo, m), _np.broadcast_to(hi, m), k,
                     _np.broadcast_to(_np.int64(n), m)).astype(_np.float64)
-
-
-cdef inline int64_t _gs_floordiv(int64_t d, int64_t k, double inv_k) noexcept nogil:
-    # floor(d / k) exactly: estimated in doubles, corrected in integers
-    cdef int64_t a = <int64_t> (<double> d * inv_k)
-    cdef int64_t r = d - a * k
-    while r < 0:
-        r += k
-        a -= 1
-    while r >= k:
-        r -= k
-        a += 1
-    return a
 
 
 def gs_rows(const double[::1] q, const double[::1] lo, const double[::1] hi, int64_t k):
@@ -273,16 +271,7 @@ def gs_rows(const double[::1] q, const double[::1] lo, const double[::1] hi, int
 
 def gw_intervals(const double[::1] lo, const double[::1] hi, int e):
     """n = floor((hi - lo) / 2^e) per row, exactly (int64; -1 where hi < lo)."""
-    cdef Py_ssize_t a, m = lo.shape[0]
-    if hi.shape[0] != m:
-        raise ValueError("gw_intervals: arrays of different lengths")
-    _gd_check_exponent(e)
-    out = _np.empty(m, dtype=_np.int64)
-    cdef int64_t[::1] o = out
-    cdef double inv_g = ldexp(1.0, -e)
-    for a in range(m):
-        o[a] = _gw_count(lo[a], hi[a], inv_g)
-    return out
+    return _gw_per_row("gw_intervals", None, lo, hi, None, e)
 
 
 def gw_search_tree(const uint64_t[::1] cum):
