@@ -159,11 +159,9 @@ cdef object _gw_per_row(str name, const double[::1] q, const double[::1] lo,
     return out
 
 
-def gw_index(const double[::1] q, const double[::1] lo, const double[::1] hi, int e,
+def gw_index(const double[::1] q not None, const double[::1] lo, const double[::1] hi, int e,
              const int64_t[::1] nrow not None):
     """Grid indices (int64) of true values in their rows, as gw_fill computes them."""
-    if q is None:
-        raise TypeError("gw_index: q is None")
     return _gw_per_row("gw_index", q, lo, hi, nrow, e)
 
 
