@@ -368,9 +368,9 @@ def test_fast_certificate_never_below_the_exhaustive_one(seed):
         cum, n, L, sa, sb, tw, sbits, u = _random_set_law(rng)
         if int(cum[-1]) + 2 * tw > 1 << 58:
             continue
-        for which in (0, 1, 2):
-            D = 1 if which == 2 else int(rng.integers(1, 6))
-            lo = D if which == 1 else 1
+        for name, which in _certify_grid.PAIR_SETS.items():
+            D = 1 if name == "span" else int(rng.integers(1, 6))
+            lo = D if name == "gap" else 1
             lam, kap = _certify_grid.gd_set_losses(cum, n, L, sa, sb, tw, sbits, lo, D, which)
             ref = float(np.max(lam))
             bound, kb = _certify_grid.gd_set_bound(cum, n, L, sa, sb, tw, sbits, u, D, which)
@@ -380,6 +380,23 @@ def test_fast_certificate_never_below_the_exhaustive_one(seed):
             assert ref <= bound <= ref + 1e-7, (which, D, ref, bound)
             checked += 1
     assert checked > 250
+
+
+def test_pair_sets_are_named_and_checked():
+    """The certificates' ``which`` takes the three named pair sets and nothing else; the
+    pairs inside one span are adjacent pairs only (D = 1)."""
+    assert sorted(_certify_grid.PAIR_SETS) == ["all", "gap", "span"]
+    assert len(set(_certify_grid.PAIR_SETS.values())) == 3
+    cum, n, L, sa, sb, tw, sbits, u = _random_set_law(np.random.default_rng(3))
+    bad = max(_certify_grid.PAIR_SETS.values()) + 1
+    for f, args in ((_certify_grid.gd_set_bound, (u, 1)), (_certify_grid.gd_set_losses, (1, 1))):
+        with pytest.raises(ValueError, match="inconsistent arguments"):
+            f(cum, n, L, sa, sb, tw, sbits, *args, bad)
+        with pytest.raises(ValueError, match="inconsistent arguments"):
+            f(cum, n, L, sa, sb, tw, sbits, *args, -1)
+    with pytest.raises(ValueError, match="inconsistent arguments"):
+        _certify_grid.gd_set_bound(cum, n, L, sa, sb, tw, sbits, u, 2,
+                                   _certify_grid.PAIR_SETS["span"])
 
 
 def test_fast_certificate_mutations_are_caught():

@@ -8,6 +8,15 @@ cdef enum:
     FAM_LAPLACE = 0
     FAM_GAUSSIAN = 1
 
+# The pairs of allowed inputs a set law's certificates (gd_set_losses, gd_set_bound) range
+# over, their `which`: every pair, the pairs across a gap (a pair's lower input ends a span
+# that is not the last or its upper input starts one that is not the first), the pairs
+# inside one span
+cdef enum:
+    PAIRS_ALL = 0
+    PAIRS_GAP = 1
+    PAIRS_SPAN = 2
+
 cdef void _gd_shift_losses(const uint64_t* cum, int64_t n, int64_t dk, double* lnw,
                            double* lns, int64_t* dq, double* lam) noexcept nogil
 cdef void _gd_window(const double* g, int64_t i_top, int64_t delta, int64_t a, int64_t b,

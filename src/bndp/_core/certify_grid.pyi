@@ -9,6 +9,7 @@ whose BitGenerator exposes a ``bitgen_t`` capsule and a lock.
 from typing import Any
 
 FAMILY_CODES: dict[str, int]
+PAIR_SETS: dict[str, int]
 
 def gd_table(fam: Any, u: Any, n: Any, kexp: Any, floor_w: Any) -> Any: ...
 def gd_shift_losses(cum: Any, n: Any, dk: Any) -> Any: ...

@@ -12,6 +12,8 @@ from bndp._core.certify_rows cimport *
 
 # the family codes that `fam` takes (those of bndp._laws.constants)
 FAMILY_CODES = {"laplace": FAM_LAPLACE, "gaussian": FAM_GAUSSIAN}
+# the pair sets that a set law's certificates take as `which` (certify_grid.pxd)
+PAIR_SETS = {"all": PAIRS_ALL, "gap": PAIRS_GAP, "span": PAIRS_SPAN}
 
 # Kernels of the windowed grid law (bndp/_laws/window.py): the default release of the
 # bounded Laplace and the univariate bounded Gaussian, one table for every row whose width
@@ -223,10 +225,9 @@ cdef inline bint _gd_pair_counts(int which, Py_ssize_t m, const int64_t* sa,
                                  const int64_t* sb, int64_t si, int64_t sk, int64_t i,
                                  int64_t k) noexcept nogil:
     # whether the pair of inputs i < k (in spans si, sk) is one the certificate ranges over:
-    # every pair (which 0), pairs across a gap's ends (1), pairs within one span (2)
-    if which == 1:
+    if which == PAIRS_GAP:
         return (si < m - 1 and i == sb[si]) or (sk > 0 and k == sa[sk])
-    if which == 2:
+    if which == PAIRS_SPAN:
         return si == sk
     return True
 
@@ -236,9 +237,10 @@ def gd_set_losses(const uint64_t[::1] cum, int64_t N, int64_t L, const int64_t[:
                   int which):
     """Certified losses of the set law: (lam, kappa), lam[delta - dmin] bounding
     max |ln P(j | i) - ln P(j | i + delta)| over allowed j and the pairs (i, i + delta) of
-    allowed inputs in [0, L] selected by ``which`` (0 every pair; 1 the pairs whose lower
-    index ends a span that is not the last or whose upper index starts a span that is not
-    the first; 2 the pairs inside one span; -inf where none is), and kappa[delta - dmin]
+    allowed inputs in [0, L] selected by ``which`` (``PAIR_SETS``: "all" every pair; "gap"
+    the pairs whose lower index ends a span that is not the last or whose upper index
+    starts a span that is not the first; "span" the pairs inside one span; -inf where none
+    is), and kappa[delta - dmin]
     bounding max over all offsets d of |ln W(d) - ln W(d - delta)| (tails included).
 
     Both directions are evaluated. With tails, ln W is extended by dmax + 1 tail entries on
@@ -250,7 +252,7 @@ def gd_set_losses(const uint64_t[::1] cum, int64_t N, int64_t L, const int64_t[:
     2^-42 < GD_ERR."""
     cdef Py_ssize_t m = sa.shape[0], s
     if cum.shape[0] != 2 * N + 2 or N < 1 or L < 0 or dmin < 1 or dmax < dmin or m < 1 \
-            or sb.shape[0] != m or which < 0 or which > 2:
+            or sb.shape[0] != m or which < PAIRS_ALL or which > PAIRS_SPAN:
         raise ValueError("gd_set_losses: inconsistent arguments")
     cdef bint tails = _gd_set_spans("gd_set_losses", N, L, sa, sb, tailw, sbits)
     if not tails:
@@ -406,10 +408,10 @@ def gd_set_bound(const uint64_t[::1] cum, int64_t N, int64_t L, const int64_t[::
     """A certified bound of the set law's loss in O(N + L m) (the fast certificate).
 
     Returns (lam, kap): ``lam`` bounds max |ln P(j | i) - ln P(j | i')| over allowed j and
-    the pairs of allowed inputs i < i' in [0, L] selected by ``which`` (0: every pair at
-    most D apart; 1: the pairs exactly D apart whose lower index ends a span that is not
-    the last or whose upper index starts a span that is not the first; 2: adjacent pairs
-    inside one span, D = 1), -inf if there is none; ``kap`` bounds
+    the pairs of allowed inputs i < i' in [0, L] selected by ``which`` (``PAIR_SETS``:
+    "all", every pair at most D apart; "gap", the pairs exactly D apart whose lower index
+    ends a span that is not the last or whose upper index starts a span that is not the
+    first; "span", adjacent pairs inside one span, D = 1), -inf if there is none; ``kap`` bounds
     kappa_delta = max over all offsets d of |ln W(d) - ln W(d - delta)|, tails included, for
     every delta <= D.
 
@@ -434,7 +436,8 @@ def gd_set_bound(const uint64_t[::1] cum, int64_t N, int64_t L, const int64_t[::
     is raised by GD_ERR + 2^-46 M, which exceeds the accumulated error."""
     cdef Py_ssize_t m = sa.shape[0], s
     if cum.shape[0] != 2 * N + 2 or N < 1 or L < 0 or D < 1 or m < 1 or sb.shape[0] != m \
-            or which < 0 or which > 2 or not (u > 0) or (which == 2 and D != 1) \
+            or which < PAIRS_ALL or which > PAIRS_SPAN or not (u > 0) \
+            or (which == PAIRS_SPAN and D != 1) \
             or m > 0x7FFFFFFF:
         raise ValueError("gd_set_bound: inconsistent arguments")
     cdef bint tails = _gd_set_spans("gd_set_bound", N, L, sa, sb, tailw, sbits)
@@ -502,7 +505,7 @@ def gd_set_bound(const uint64_t[::1] cum, int64_t N, int64_t L, const int64_t[::
                 Q1[k] = lw + x
                 Q2[k] = x - lw
                 M = fmax(M, fmax(fabs(Q1[k]), fabs(Q2[k])))
-        if which == 0:
+        if which == PAIRS_ALL:
             # max over allowed i in [k - D, k - 1] of (-Q1(i)), then + Q1(k)
             for k in range(L + 1):
                 Q1[k] = -Q1[k]

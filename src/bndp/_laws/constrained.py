@@ -23,6 +23,9 @@ from .calibration import _choose_grid, _search
 from .constants import (FLOOR_BITS, LAPLACE, MAX_INTERVALS, MAX_PAIRS, MIN_PEAK_BITS, SENS_STEPS,
                         TOTAL_BITS)
 from .ends import set_ends_loss
+
+#: the pair sets of the set law's certificates (their ``which``)
+_PAIRS = _certify_grid.PAIR_SETS
 from .whole_range import ExactPlan, _gceil, _gfloor, _kexp, _law_from
 
 
@@ -563,17 +566,20 @@ def _plan_constrained(target: float, hint: float, dq: float, lo: float, hi: floa
     def _cert(u):
         cum, k, tw, sbits = _set_table(u, n, tails)
         if metric:
-            lam1, kap1 = _certify_grid.gd_set_bound(cum, n, big, sa, sb, tw, sbits, u, 1, 2)
+            lam1, kap1 = _certify_grid.gd_set_bound(cum, n, big, sa, sb, tw, sbits, u, 1,
+                                                     _PAIRS["span"])
             lam1 = max(lam1, far(cum, tw, [kap1], 1))
             jumps = [_certify_grid.gd_set_pair_loss(cum, n, sa, sb, tw, sbits, int(sb[s]),
                                             int(sa[s + 1]))
                      for s in range(len(gaps))]
             c = _metric_bound(lam1, jumps, e, dq, gaps)
             return c, cum, k, tw, sbits, np.array([lam1]), c
-        lam, kap = _certify_grid.gd_set_bound(cum, n, big, sa, sb, tw, sbits, u, dk, 0)
+        lam, kap = _certify_grid.gd_set_bound(cum, n, big, sa, sb, tw, sbits, u, dk,
+                                              _PAIRS["all"])
         c = max(lam, 0.0, far(cum, tw, [kap], dk))
         if gaps and not on_grid:
-            c = max(c, _certify_grid.gd_set_bound(cum, n, big, sa, sb, tw, sbits, u, dk + 1, 1)[0])
+            c = max(c, _certify_grid.gd_set_bound(cum, n, big, sa, sb, tw, sbits, u, dk + 1,
+                                                   _PAIRS["gap"])[0])
         # one bound for every shift up to dk (the fast certificate does not split by shift)
         return c, cum, k, tw, sbits, np.full(dk, c), math.inf
 
