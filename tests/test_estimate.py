@@ -88,6 +88,51 @@ def test_bins_partition_the_grid_and_columns_are_laws():
 
 
 @pytest.mark.parametrize("cls", [bndp.BoundedLaplace, bndp.BoundedGaussian])
+@pytest.mark.parametrize("eps, hi, res", [(4.0, 100.0, 0.5), (0.5, 20.0, 0.5), (1.0, 8.0, 0.0)])
+def test_spread_is_the_per_point_law_bit_for_bit(cls, eps, hi, res):
+    # the spread law built for many support points at once is, bit for bit, the one built
+    # point by point: each interior point's cell values, each one's binned law normalised,
+    # their mean (the bootstrap's draws follow these bits)
+    law = _law._BinnedLaw(cls(eps, sensitivity=1.0, lower=0.0, upper=hi).exact_plan, res, 512)
+    s, D, cpad = law.s, law._D, law._cpad
+    top = 2 * D + 1
+    ref = law.A.copy()
+    for m in range(1, len(s) - 1):
+        h = min(int(s[m] - law.lo[m]), int(law.hi[m] - s[m]))
+        i = s[m] + np.rint(np.linspace(-h, h, min(16, 2 * h + 1))).astype(np.int64)
+        P = np.maximum(cpad[np.clip(law.hi[:, None] - i[None, :] + D + 1, 0, top)]
+                       - cpad[np.clip(law.lo[:, None] - i[None, :] + D, 0, top)], 0.0)
+        P /= P.sum(axis=0, keepdims=True)
+        ref[:, m] = P.mean(axis=1)
+    got = law.spread()
+    np.testing.assert_array_equal(got, ref)
+    assert law.spread() is got and not got.flags.writeable     # computed once, kept
+
+
+def test_em_step_reads_empty_bins_as_the_masked_step():
+    # bins with no released value: the step without masks is the masked one, bit for bit
+    m = _lap(4.0, 0.0, 50.0)
+    law = _law._BinnedLaw(m.exact_plan, 0.5, 512)
+    rng = np.random.default_rng(11)
+    G = rng.random((5, len(law.s)))
+    G[:, ::7] = 0.0
+    G /= G.sum(axis=1, keepdims=True)
+    P = rng.random((5, law.A.shape[0]))
+    P[:, ::3] = 0.0
+    P[2, :] = 0.0
+    P[2, 4] = 1.0
+    P /= P.sum(axis=1, keepdims=True)
+    G1, L, dmax = _em._em(G, P, law)
+    F = np.maximum(law.forward(G), 1e-300)
+    R = np.where(P > 0, P / F, 0.0)
+    Lref = np.sum(np.where(P > 0, P * np.log(F), 0.0), axis=1)
+    d = law.backward(R)
+    np.testing.assert_array_equal(G1, G * d)
+    np.testing.assert_array_equal(L, Lref)
+    np.testing.assert_array_equal(dmax, d.max(axis=1))
+
+
+@pytest.mark.parametrize("cls", [bndp.BoundedLaplace, bndp.BoundedGaussian])
 def test_banded_products_are_the_dense_ones(cls):
     # a narrow noise on a wide range: both EM products are banded, and agree with the dense
     # products to the entries left out (below BAND_DROP times the largest)

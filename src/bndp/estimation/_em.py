@@ -28,9 +28,11 @@ def _em(G: np.ndarray, P: np.ndarray, law: _Law
     log-likelihood per observation; ``max_m d_m - 1`` bounds what is left to gain)."""
     F = law.forward(G)
     np.maximum(F, 1e-300, out=F)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        R = np.where(P > 0, P / F, 0.0)
-        L = np.sum(np.where(P > 0, P * np.log(F), 0.0), axis=1)
+    # F > 0 and finite, so a bin with P_b = 0 gives R_b = 0 and adds a zero to L
+    R = P / F
+    np.log(F, out=F)
+    F *= P
+    L = F.sum(axis=1)
     d = law.backward(R)
     return G * d, L, d.max(axis=1)
 
@@ -94,13 +96,14 @@ def _squarem(G: np.ndarray, P: np.ndarray, law: _Law, act: np.ndarray,
             alpha = np.where(sv > 0, -sr / sv, -1.0)
         alpha = np.minimum(alpha, -1.0)
         gp = g0 - 2.0 * alpha[:, None] * r + (alpha * alpha)[:, None] * v
+        bad = np.flatnonzero((gp < 0).any(axis=1))
         for _ in range(6):   # shorten the step toward -1 (g2) until non-negative
-            bad = (gp < 0).any(axis=1)
-            if not bad.any():
+            if not bad.size:
                 break
-            alpha = np.where(bad, (alpha - 1.0) / 2.0, alpha)
-            gp = g0 - 2.0 * alpha[:, None] * r + (alpha * alpha)[:, None] * v
-        bad = (gp < 0).any(axis=1)
+            a = (alpha[bad] - 1.0) / 2.0
+            alpha[bad] = a
+            gp[bad] = g0[bad] - 2.0 * a[:, None] * r[bad] + (a * a)[:, None] * v[bad]
+            bad = bad[(gp[bad] < 0).any(axis=1)]
         gp[bad] = g2[bad]
         gp /= gp.sum(axis=1, keepdims=True)
         gn, lp, _ = _em(gp, p, law)
@@ -267,9 +270,9 @@ def _qp_step(H: np.ndarray, q: np.ndarray, S: np.ndarray, M: int) -> np.ndarray 
     """The maximiser of the model ``-(1/2 x'Hx + q'x)`` over ``x >= 0`` on the points ``S``,
     normalised, as a distribution on the ``M`` points; None where it is not one."""
     # imported here: scipy.linalg and scipy.optimize would add ~20 MB to every ``import
-    # bndp`` (the command line's streaming memory), for ``gap_tol`` alone
+    # bndp`` (the command line's streaming memory), for ``gap_tol`` alone; scipy.optimize
+    # (0.2 s to import) only where a step needs NNLS
     from scipy.linalg import cho_factor, cho_solve, solve_triangular
-    from scipy.optimize import nnls
     try:
         c = cho_factor(H, lower=False, check_finite=False)
     except np.linalg.LinAlgError:
@@ -283,6 +286,7 @@ def _qp_step(H: np.ndarray, q: np.ndarray, S: np.ndarray, M: int) -> np.ndarray 
         # where pivoting stalls) by NNLS from scratch (cheap for a small support)
         z = _pivot(H, q, x > 0) if neg <= PIVOT_SHARE * len(S) else None
         if z is None:
+            from scipy.optimize import nnls
             U = np.triu(c[0])
             z = nnls(U, -solve_triangular(U, q, trans="T", check_finite=False),
                      maxiter=10 * len(S))[0]

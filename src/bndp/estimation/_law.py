@@ -10,6 +10,10 @@ import numpy as np
 from ..mechanisms import window
 
 
+#: support points whose spread laws are built at once (:meth:`_BinnedLaw.spread`)
+SPREAD_CHUNK = 32
+
+
 class _BinnedLaw:
     """The law of one row class ``[lower, upper]`` on a thinned support: support indices
     ``s`` (fine grid indices), the bin of every fine output index, and ``A`` (bins x
@@ -38,6 +42,7 @@ class _BinnedLaw:
         self.A = np.ascontiguousarray(A)
         self.AT = np.ascontiguousarray(A.T)
         self._cpad, self._D = cpad, D
+        self._spread: dict[int, np.ndarray] = {}
         #: the EM's two products, support -> bins (``G @ AT``) and bins -> support
         #: (``R @ A``), banded where the noise is narrow against the range
         self.forward = _Banded(self.AT)
@@ -47,20 +52,32 @@ class _BinnedLaw:
         """The law of the bins for a true value spread evenly and symmetrically over the cell
         of each interior support point (the fine indices binned to it, at most ``points``
         of them, mean the support point), the end points staying at the bounds: what the bootstrap releases, so that
-        its true columns, like real ones, are not confined to the support."""
+        its true columns, like real ones, are not confined to the support. Computed once
+        per ``points`` (read-only)."""
+        if points in self._spread:
+            return self._spread[points]
         s, D, cpad = self.s, self._D, self._cpad
         M = len(s)
         top = 2 * D + 1
         out = self.A.copy()
-        for m in range(1, M - 1):
-            h = min(int(s[m] - self.lo[m]), int(self.hi[m] - s[m]))
-            q = min(points, 2 * h + 1)
-            i = s[m] + np.rint(np.linspace(-h, h, q)).astype(np.int64)   # symmetric
-            hi_i = np.clip(self.hi[:, None] - i[None, :] + D + 1, 0, top)
-            lo_i = np.clip(self.lo[:, None] - i[None, :] + D, 0, top)
-            P = np.maximum(cpad[hi_i] - cpad[lo_i], 0.0)
-            P /= P.sum(axis=0, keepdims=True)
-            out[:, m] = P.mean(axis=1)
+        m = np.arange(1, M - 1)
+        h = np.minimum(s[m] - self.lo[m], self.hi[m] - s[m])
+        q = np.minimum(points, 2 * h + 1)
+        # the points sharing a cell's half-width and count of true values, a few dozen at
+        # a time: (points x bins x values) laws, each column normalised, averaged
+        for hv, qv in np.unique(np.stack((h, q), axis=1), axis=0):
+            off = np.rint(np.linspace(-int(hv), int(hv), int(qv))).astype(np.int64)
+            ms = m[(h == hv) & (q == qv)]
+            for k in range(0, ms.size, SPREAD_CHUNK):
+                mk = ms[k: k + SPREAD_CHUNK]
+                i = (s[mk][:, None] + off[None, :])[:, None, :]     # symmetric
+                hi_i = np.clip(self.hi[None, :, None] - i + D + 1, 0, top)
+                lo_i = np.clip(self.lo[None, :, None] - i + D, 0, top)
+                P = np.maximum(cpad[hi_i] - cpad[lo_i], 0.0)
+                P /= P.sum(axis=1, keepdims=True)
+                out[:, mk] = P.mean(axis=2).T
+        out.setflags(write=False)          # kept: the fit's and the bandwidth's bootstraps
+        self._spread[points] = out
         return out
 
     @property
