@@ -54,7 +54,16 @@ def _fit(P: np.ndarray, N: float, law: _Law, tol: float, max_iter: int,
     (``sum_m g_m d_m = 1``); a row they do not certify goes on with EM until both the cycle
     rule and the bound of its cycle's start hold (a cycle never lowers the likelihood).
     ``start``: the first iterate of every row (a distribution on the support), where the
-    bins are not the support's (default: :func:`_start`)."""
+    bins are not the support's (default: :func:`_start`). On one BLAS thread
+    (:func:`_one_blas_thread`)."""
+    with _one_blas_thread():
+        return _fit_rows(P, N, law, tol, max_iter, gap_tol, start)
+
+
+def _fit_rows(P: np.ndarray, N: float, law: _Law, tol: float, max_iter: int,
+              gap_tol: float | None, start: np.ndarray | None
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_fit`'s work, on the BLAS threads it is given."""
     G = _start(P) if start is None else np.array(np.broadcast_to(start, (P.shape[0],
                                                                           start.shape[-1])))
     R = P.shape[0]
@@ -65,12 +74,11 @@ def _fit(P: np.ndarray, N: float, law: _Law, tol: float, max_iter: int,
         # every row (stopped by the cycle rule or by max_iter): Newton steps to within
         # gap_tol; those they do not certify go on with EM under both rules (from EM's
         # iterate) for the cycles left
-        with _one_blas_thread():
-            for r in range(R):
-                g, ok = _newton(G[r], P[r], law.A, N, gap_tol)
-                if ok:
-                    G[r] = g
-                done[r] = ok
+        for r in range(R):
+            g, ok = _newton(G[r], P[r], law.A, N, gap_tol)
+            if ok:
+                G[r] = g
+            done[r] = ok
         _squarem(G, P, law, np.flatnonzero(~done), done, thr, gap_tol / max(N, 1.0), left)
     # the log-likelihood of the returned iterate
     L = _em(G, P, law)[1]
@@ -142,10 +150,12 @@ def _gap_for(gap_tol: "float | str | None", noise: float) -> float | None:
 
 
 def _one_blas_thread() -> Any:
-    """The Newton steps' small matrix products and factorisations on one BLAS thread
-    (several threads on matrices of a few hundred rows cost more in wake-ups than they
-    save): ``threadpoolctl`` where installed (``pip install 'bndp[estimate]'``), else the
-    BLAS's own threads (the same fits to rounding, up to twice the time)."""
+    """The fits' matrix products and factorisations (EM's banded products of a few hundred
+    rows, the Newton steps' small factorisations) on one BLAS thread: several threads cost
+    more in wake-ups than they save (EM: the same wall time on two cores at half the CPU
+    time; the Newton steps: up to twice the time), and a fit's last bits would depend on
+    their number. ``threadpoolctl`` where installed (``pip install 'bndp[estimate]'``),
+    else the BLAS's own threads (the same fits to rounding)."""
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:                     # pragma: no cover
