@@ -152,9 +152,9 @@ def _gap_for(gap_tol: "float | str | None", noise: float) -> float | None:
 def _one_blas_thread() -> Any:
     """The fits' matrix products and factorisations (EM's banded products of a few hundred
     rows, the Newton steps' small factorisations) on one BLAS thread: several threads cost
-    more in wake-ups than they save (EM: the same wall time on two cores at half the CPU
-    time; the Newton steps: up to twice the time), and a fit's last bits would depend on
-    their number. ``threadpoolctl`` where installed (``pip install 'bndp[estimate]'``),
+    more in wake-ups than they save (EM: about the same wall time on two cores for a third
+    to a half more CPU time; the Newton steps: up to twice the time), and a fit's last
+    bits would depend on their number. ``threadpoolctl`` where installed (``pip install 'bndp[estimate]'``),
     else the BLAS's own threads (the same fits to rounding)."""
     try:
         from threadpoolctl import threadpool_limits
