@@ -60,7 +60,7 @@ from .._laws import window
 from .._laws.lattice import Step
 from .._laws.step import step_intervals
 from ..exceptions import ScaledModelWarning
-from ._em import _fit, _gap_for, _one_blas_thread
+from ._em import _fit, _gap_for
 from ._law import _Banded, _kernel_vector, _support
 from ._profile import Profile, _ProfilePart
 
@@ -284,8 +284,7 @@ def fit_scaled(y: np.ndarray, lo: np.ndarray, hi: np.ndarray, fam, what: str,
     P = (counts.ravel() / N)[None, :]
     g0 = 0.5 / M + 0.5 * (P[0] @ law.A)
     g0 /= g0.sum()
-    with _one_blas_thread():
-        gh, _, ok = _fit(P, float(N), law, tol, max_iter, gap_tol, start=g0)
+    gh, _, ok = _fit(P, float(N), law, tol, max_iter, gap_tol, start=g0)
     gh = gh[0]
     # the column's values: rows placed by their group, on a value grid
     xs = np.linspace(float(lo.min()), float(hi.max()), X_POINTS)
@@ -318,8 +317,7 @@ def fit_scaled(y: np.ndarray, lo: np.ndarray, hi: np.ndarray, fam, what: str,
             occ = np.flatnonzero(nstar[b])
             draws = gen.multinomial(nstar[b, occ], Ak[occ])
             Pb[b, k * M:(k + 1) * M] = draws.sum(axis=0) / N
-    with _one_blas_thread():
-        gb, _, okb = _fit(Pb, float(N), law, tol, max_iter, gap_tol, start=g0)
+    gb, _, okb = _fit(Pb, float(N), law, tol, max_iter, gap_tol, start=g0)
     boot = gb @ Tall
     if target != "column":
         ref = np.broadcast_to(prob, boot.shape).copy()
