@@ -7,7 +7,7 @@ import numpy as np
 
 from ._em import _fit, _gap_for
 from ._law import _band, _BinnedLaw, _release_counts
-from ._smooth import Part, bandwidth, lr_limit
+from ._smooth import Bandwidth, Part
 
 
 class _Group:
@@ -23,16 +23,17 @@ class _Group:
 def _fit_group(grp: _Group, n_boot: int, target: str, gen: np.random.Generator,
                tol: float, max_iter: int, gap_tol: float | str | None = None) -> tuple:
     """The fit of one group, its bootstrap fits and the replicates' references (all over
-    the group's support), whether every fit converged, the histogram's bandwidth and the
-    bootstrap's released bin counts. ``gap_tol``: nats, None or ``"auto"``
+    the group's support), whether every fit converged, the histogram's bandwidth (a
+    :class:`._smooth.Bandwidth`, calibrated on first use) and the bootstrap's released bin
+    counts. ``gap_tol``: nats, None or ``"auto"``
     (:func:`._em._gap_for`)."""
     law = grp.law
     gap_tol = _gap_for(gap_tol, float(law.plan.kernel.scale_grid) / max(law.n, 1))
     P = (grp.counts / grp.N)[None, :]
     g, _, ok = _fit(P, grp.N, law, tol, max_iter, gap_tol)
     g = g[0]
-    h = bandwidth(law, grp.counts, g, lr_limit(law, g, grp.N, tol, max_iter,
-                                               gap_tol=gap_tol))
+    # the histogram's bandwidth: calibrated when a histogram is first asked for
+    h = Bandwidth(law, grp.counts, g, grp.N, tol, max_iter, gap_tol)
     M = len(law.s)
     if n_boot == 0:
         return g, np.empty((0, M)), np.empty((0, M)), bool(ok[0]), h, np.empty((0, M))

@@ -172,9 +172,39 @@ def release_mass(law, edges: np.ndarray) -> np.ndarray:
     return R / full[:, None]
 
 
+class Bandwidth:
+    """The bandwidth of one group's fit, calibrated (:func:`lr_limit`, :func:`bandwidth`) on
+    first use and then kept: an estimate read only for its mean, quantiles or their
+    intervals never pays for it. The calibration has its own seed, so the value does not
+    depend on when it is computed."""
+
+    __slots__ = ("_args", "_h")
+
+    def __init__(self, law, counts: np.ndarray, g: np.ndarray, N: float, tol: float,
+                 max_iter: int, gap_tol: float | None) -> None:
+        self._args = (law, counts, g, N, tol, max_iter, gap_tol)
+        self._h: float | None = None
+
+    @property
+    def value(self) -> float:
+        if self._h is None:
+            law, counts, g, N, tol, max_iter, gap_tol = self._args
+            self._h = bandwidth(law, counts, g, lr_limit(law, g, N, tol, max_iter,
+                                                         gap_tol=gap_tol))
+            self._args = None
+        return self._h
+
+    def __getstate__(self) -> tuple:
+        return (self._args, self._h)
+
+    def __setstate__(self, state: tuple) -> None:
+        self._args, self._h = state
+
+
 class Part:
-    r"""One row group's share of the histogram: its fit ``g``, bandwidth ``h``, released
-    fine counts and bootstrap (fits, released bin counts).
+    r"""One row group's share of the histogram: its fit ``g``, bandwidth ``h`` (a float, or
+    a :class:`Bandwidth` read on first use), released fine counts and bootstrap (fits,
+    released bin counts).
 
     The histogram of the group in the bins ``k`` is the released share corrected by the
     fitted law's expected migration between bins:
@@ -190,8 +220,15 @@ class Part:
 
     def __init__(self, law, w: float, g: np.ndarray, h: float, fine: np.ndarray,
                  boot: np.ndarray, boot_counts: np.ndarray) -> None:
-        self.law, self.w, self.g, self.h = law, w, g, h
+        self.law, self.w, self.g, self._h = law, w, g, h
         self.fine, self.boot, self.boot_counts = fine, boot, boot_counts
+
+    @property
+    def h(self) -> float:
+        """The smoothing bandwidth (value units; 0: no smoothing)."""
+        if isinstance(self._h, Bandwidth):
+            self._h = self._h.value
+        return self._h
 
     def _parts(self, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         law = self.law
