@@ -155,12 +155,34 @@ def _one_blas_thread() -> Any:
     more in wake-ups than they save (EM: about the same wall time on two cores for a third
     to a half more CPU time; the Newton steps: up to twice the time), and a fit's last
     bits would depend on their number. ``threadpoolctl`` where installed (``pip install 'bndp[estimate]'``),
-    else the BLAS's own threads (the same fits to rounding)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:                     # pragma: no cover
-        return contextlib.nullcontext()
-    return threadpool_limits(1, user_api="blas")
+    else the BLAS's own threads (the same fits to rounding). The libraries are found once
+    (:func:`_blas_controller`), not at every fit."""
+    ctl = _blas_controller()
+    return contextlib.nullcontext() if ctl is None else ctl.limit(limits=1, user_api="blas")
+
+
+#: threadpoolctl's controllers of the BLAS libraries loaded in this process, keyed by
+#: whether ``scipy.linalg`` (the Newton steps', imported on first use) was loaded when
+#: the controller was made: finding the libraries reads the process's memory map (2.4 ms
+#: on the development VM, paid by every fit and every profile bound before 0.13.1: 0.1 s
+#: of a quantile interval's 0.9 s)
+_CONTROLLERS: dict[bool, Any] = {}
+
+
+def _blas_controller() -> Any:
+    """The ``threadpoolctl.ThreadpoolController`` of the BLAS libraries loaded now (made
+    once, and again once ``scipy.linalg`` is imported, which may load scipy's own BLAS), or
+    None without threadpoolctl."""
+    import sys
+    key = "scipy.linalg" in sys.modules
+    ctl = _CONTROLLERS.get(key)
+    if ctl is None:
+        try:
+            from threadpoolctl import ThreadpoolController
+        except ImportError:                 # pragma: no cover
+            return None
+        ctl = _CONTROLLERS.setdefault(key, ThreadpoolController())
+    return ctl
 
 
 #: Newton steps tried per fit before EM goes on; the steps' ridges (relative to the model
