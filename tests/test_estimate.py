@@ -499,6 +499,79 @@ def test_histogram_is_closer_to_the_truth_than_the_released_one(eps, dist):
     assert np.mean(tv_e) < np.mean(tv_n), (tv_e, tv_n)
 
 
+def test_fits_run_on_one_blas_thread_with_libraries_found_once(monkeypatch):
+    # every BLAS loaded (numpy's, and scipy's once scipy.linalg is imported) is held to one
+    # thread inside the fits and given back its threads after; the libraries are looked up
+    # once per state of scipy.linalg, not at every fit
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    import scipy.linalg  # noqa: F401  (the Newton steps' BLAS)
+
+    real = threadpoolctl.ThreadpoolController
+
+    def blas():
+        return {d["filepath"]: d["num_threads"]
+                for d in real().info() if d["user_api"] == "blas"}
+
+    before = blas()
+    assert before
+    made = []
+
+    def counted(*a, **k):
+        made.append(1)
+        return real(*a, **k)
+
+    monkeypatch.setattr(_em, "_CONTROLLERS", {})
+    monkeypatch.setattr(threadpoolctl, "ThreadpoolController", counted)
+    for _ in range(3):
+        with _em._one_blas_thread():
+            inside = blas()
+        assert set(inside) == set(before) and set(inside.values()) == {1}
+        assert blas() == before
+    assert made == [1]
+
+
+def test_histogram_bandwidth_is_calibrated_on_first_use(monkeypatch):
+    # the bandwidth's calibration (a 24-column bootstrap) runs when a histogram is first
+    # asked for, once, and gives what the eager calibration gave; the mean, the quantiles
+    # and their intervals never run it; a pickled estimate calibrates on its own
+    import pickle
+
+    from bndp.estimation import _smooth
+    from bndp.estimation._estimate import MAX_ITER, TOL
+
+    m = bndp.BoundedLaplace(0.5, sensitivity=1.0, lower=0.0, upper=60.0)
+    rng = np.random.default_rng(5)
+    y = m.sample(rng.uniform(0, 60, 20000), rng=rng)
+    calls = []
+    real = _smooth.lr_limit
+
+    def counted(*a, **k):
+        calls.append(1)
+        return real(*a, **k)
+
+    monkeypatch.setattr(_smooth, "lr_limit", counted)
+    est = bndp.estimate(y, m, rng=2, n_boot=20)
+    est.mean_interval
+    est.quantile_interval([0.1, 0.5])
+    est.variance_interval
+    assert calls == []
+    copy = pickle.loads(pickle.dumps(est))
+    part = est.parts[0]
+    law, g = part.law, part.g
+    counts = np.add.reduceat(part.fine.astype(np.float64), law.lo)
+    gap = _em._gap_for("auto", float(law.plan.kernel.scale_grid) / law.n)
+    eager = _smooth.bandwidth(law, counts, g, real(law, g, float(counts.sum()), TOL, MAX_ITER,
+                                                   gap_tol=gap))
+    edges = [0, 15, 30, 45, 60]
+    h = est.histogram(edges)
+    assert calls == [1] and part.h == eager > 0
+    est.histogram_interval(edges)
+    est.histogram([0, 60])
+    assert calls == [1]
+    np.testing.assert_array_equal(copy.histogram(edges), h)
+    assert calls == [1, 1] and copy.parts[0].h == eager
+
+
 def test_histogram_bandwidth_follows_the_data():
     # a smooth column is smoothed at about the noise scale; a point mass is kept sharp
     m = bndp.BoundedLaplace(0.5, sensitivity=1.0, lower=0.0, upper=60.0)
