@@ -183,19 +183,36 @@ class OneValue(_Relative):
         relative(self._sample)
 
 
-class Calibration(_Timed):
+class CalibrationCalls(_Relative):
     """The continuous laws' calibrations, 1000 calls a sample (a few microseconds each:
-    mostly the Python around the compiled root finder)."""
+    mostly the Python around the compiled root finder); timed against the reference loop
+    (:class:`_Relative`), as the one-value calls: timed raw, their processes' fastest
+    samples moved by up to 1.5x between the machine's two states (README, "Benchmarks")."""
 
-    def time_bounded_laplace_scale_1000(self):
+    def setup(self):
+        self._laplace()
+        self._gaussian()
+
+    def _laplace(self):
         f = calibrate.bounded_laplace_scale
         for _ in range(1000):
             f(1.0, 1.0, 0, 10)
 
-    def time_bounded_gaussian_sigma_1000(self):
+    def _gaussian(self):
         f = calibrate.bounded_gaussian_sigma
         for _ in range(1000):
             f(1.0, 1.0, 0, 10)
+
+    def time_bounded_laplace_scale_relative(self):
+        relative(self._laplace)
+
+    def time_bounded_gaussian_sigma_relative(self):
+        relative(self._gaussian)
+
+
+class Calibration(_Timed):
+    """The continuous laws' calibration of 10^4 parameters in one call (the compiled root
+    finder's loop)."""
 
     def time_bounded_laplace_scale_array_1e4(self):
         calibrate.bounded_laplace_scale(np.linspace(0.1, 5.0, 10**4), 1.0, 0.0, 10.0)

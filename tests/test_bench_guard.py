@@ -373,8 +373,10 @@ def test_relative_time_leaves_out_a_triple_a_change_of_state_cuts_through(bench)
 
 
 def test_one_value_benchmarks_are_timed_by_the_relative_clock(bench):
-    assert bench.OneValue.timer is bench.virtual_clock and bench.OneValue.number == 1
+    for cls in (bench.OneValue, bench.CalibrationCalls):
+        assert cls.timer is bench.virtual_clock and cls.number == 1
     assert bench.Kernels.timer is time.process_time
+    assert bench.Calibration.timer is time.process_time
     # the reference calls nothing of bndp: the same work on every commit
     names = bench.reference_loop.__code__.co_names + bench._reference_call.__code__.co_names
     assert "bndp" not in names
@@ -389,8 +391,8 @@ def test_every_core_benchmark_runs(monkeypatch):
     mod = importlib.import_module("benchmarks.bench_guard")
     mod.N = 2000                                 # the same code on fewer rows
     ran = []
-    for cls in (mod.Kernels, mod.DefaultRelease, mod.OneValue, mod.Calibration, mod.Planning,
-                mod.Privatize):
+    for cls in (mod.Kernels, mod.DefaultRelease, mod.OneValue, mod.CalibrationCalls,
+                mod.Calibration, mod.Planning, mod.Privatize):
         for param in getattr(cls, "params", [None]):
             args = () if param is None else (param,)
             obj = cls()
