@@ -4,6 +4,7 @@ over bootstrap replicates, and Newton steps that certify the maximum (``gap_tol`
 from __future__ import annotations
 
 import contextlib
+import sys
 from typing import Any, Protocol
 
 import numpy as np
@@ -173,7 +174,6 @@ def _blas_controller() -> Any:
     """The ``threadpoolctl.ThreadpoolController`` of the BLAS libraries loaded now (made
     once, and again once ``scipy.linalg`` is imported, which may load scipy's own BLAS), or
     None without threadpoolctl."""
-    import sys
     key = "scipy.linalg" in sys.modules
     ctl = _CONTROLLERS.get(key)
     if ctl is None:

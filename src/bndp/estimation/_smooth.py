@@ -182,16 +182,17 @@ class Bandwidth:
 
     def __init__(self, law, counts: np.ndarray, g: np.ndarray, N: float, tol: float,
                  max_iter: int, gap_tol: float | None) -> None:
-        self._args = (law, counts, g, N, tol, max_iter, gap_tol)
+        self._args: tuple | None = (law, counts, g, N, tol, max_iter, gap_tol)
         self._h: float | None = None
 
     @property
     def value(self) -> float:
         if self._h is None:
+            assert self._args is not None
             law, counts, g, N, tol, max_iter, gap_tol = self._args
             self._h = bandwidth(law, counts, g, lr_limit(law, g, N, tol, max_iter,
                                                          gap_tol=gap_tol))
-            self._args = None
+            self._args = None           # the value is kept; the fit's data are not
         return self._h
 
     def __getstate__(self) -> tuple:
@@ -218,8 +219,8 @@ class Part:
     where it is large the released share cancels the fit's own and the estimate is the
     smoothed fit plus the fit's residual."""
 
-    def __init__(self, law, w: float, g: np.ndarray, h: float, fine: np.ndarray,
-                 boot: np.ndarray, boot_counts: np.ndarray) -> None:
+    def __init__(self, law, w: float, g: np.ndarray, h: "float | Bandwidth",
+                 fine: np.ndarray, boot: np.ndarray, boot_counts: np.ndarray) -> None:
         self.law, self.w, self.g, self._h = law, w, g, h
         self.fine, self.boot, self.boot_counts = fine, boot, boot_counts
 
