@@ -148,34 +148,3 @@ def test_scaled_references_hold_the_rows_own_spread():
     # the population target has no row term (its reference is the fit itself)
     e2 = bndp.estimate(y, spec, lower=lo, upper=hi, rng=5, target="population")
     assert np.allclose(e2.boot_truth, e2.probabilities[None, :])
-
-
-def test_scaled_references_of_drawn_rows_are_centred(monkeypatch):
-    # above SPREAD_ROWS rows the row term is read from rows drawn at random; their
-    # deviations sum to zero only over whole groups, so uncentred they moved every
-    # replicate's reference alike by a draw of about sd(bounds) / sqrt(N), and the
-    # replicates' mean error (which widens the intervals) followed which rows were drawn:
-    # the mean's interval of one release of 10^6 rows was 0.024 to 0.123 wide over six
-    # bootstrap seeds. Drawn or all, the replicates' errors agree in mean and spread.
-    from bndp.estimation import _scaled
-
-    rng = np.random.default_rng(21)
-    n = 20000
-    lo = rng.uniform(0, 100, n)
-    hi = lo + rng.uniform(10, 90, n)
-    x = lo + (hi - lo) * rng.beta(0.6, 5.0, n)
-    y = bndp.sample(x, lower=lo, upper=hi, rng=rng, **SPEC)
-    B = 100
-    errs = {}
-    for rows in (n, 1000):
-        monkeypatch.setattr(_scaled, "SPREAD_ROWS", rows)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ScaledModelWarning)
-            e = bndp.estimate(y, SPEC, lower=lo, upper=hi, rng=5, n_boot=B)
-        assert e.bounds_model == "scaled"
-        errs[rows] = (e.boot - e.boot_truth) @ e.support
-    full, drawn = errs[n], errs[1000]
-    sd = full.std(ddof=1)
-    assert 0.8 < drawn.std(ddof=1) / sd < 1.25
-    assert abs(drawn.mean() - full.mean()) < 4 * sd * np.sqrt(2 / B), (
-        drawn.mean(), full.mean(), sd)

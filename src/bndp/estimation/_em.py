@@ -165,7 +165,7 @@ def _one_blas_thread() -> Any:
 #: threadpoolctl's controllers of the BLAS libraries loaded in this process, keyed by
 #: whether ``scipy.linalg`` (the Newton steps', imported on first use) was loaded when
 #: the controller was made: finding the libraries reads the process's memory map (2.4 ms
-#: on the development VM, paid by every fit and every profile bound before 0.14.0: 0.1 s
+#: on the development VM, paid by every fit and every profile bound before 0.13.1: 0.1 s
 #: of a quantile interval's 0.9 s)
 _CONTROLLERS: dict[bool, Any] = {}
 

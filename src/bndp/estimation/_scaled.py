@@ -201,46 +201,17 @@ def _row_spread(g: np.ndarray, u: np.ndarray, lo: np.ndarray, hi: np.ndarray,
     :math:`\mathrm{E}\,d^2 / N`, is read from ``SPREAD_ROWS`` rows drawn at random (every
     row of a smaller column) and scaled by :math:`\sqrt{m / N}`. Without it the
     references were the expected column given the counts, and the histogram's intervals
-    missed the rows' own spread (the scaled Laplace column's bins covered 71 %).
-
-    The drawn rows' deviations are centred: a row's :math:`d_r` has mean zero only summed
-    over its whole group (a row with a high lower bound places every position above its
-    group's mean row), so the sum over drawn rows has a mean of its own,
-    :math:`\sum_{r} \mathrm{E}\,d_r`, the same in every replicate, which is subtracted.
-    Uncentred (before 0.14.0), it moved every replicate's reference alike, by about the
-    standard deviation of the bounds over :math:`\sqrt N`: the replicates' mean error,
-    which widens the intervals (:func:`._result._normal`), then depended on which rows
-    were drawn (10^6 rows, 10^4 pairs of bounds: the mean's interval was 0.024 to 0.123
-    wide over six bootstrap seeds of one release, 0.024 with every row)."""
+    missed the rows' own spread (the scaled Laplace column's bins covered 71 %)."""
     N = lo.shape[0]
     X = xs.shape[0]
     M = u.shape[0]
     m = min(N, SPREAD_ROWS)
     rows = np.arange(N) if m == N else gen.choice(N, size=m, replace=False)
     l, w, kr = lo[rows], (hi - lo)[rows], grp[rows]
-    pg = g / g.sum()
-    cdf = np.cumsum(pg)
+    cdf = np.cumsum(g / g.sum())
     step = (xs[-1] - xs[0]) / (X - 1)
     out = np.empty((n_boot, X))
     G = T.shape[0]
-    if m < N:
-        # the drawn rows' expected placement less their groups' mean rows' (every row of
-        # the column: exactly zero, not computed)
-        ck = np.bincount(kr, minlength=G).astype(np.float64)
-        centre = -np.einsum("k,m,kmx->x", ck, pg, T)
-        # each distinct pair of bounds among the drawn rows once, weighted by its rows
-        lw, nr = np.unique(np.stack((l, w), axis=1), axis=0, return_counts=True)
-        chunk = max(1, 2_000_000 // M)
-        for a in range(0, lw.shape[0], chunk):
-            f = np.clip((lw[a:a + chunk, :1] + u[None, :] * lw[a:a + chunk, 1:] - xs[0])
-                        / step, 0.0, X - 1.0)
-            k0 = np.minimum(np.floor(f).astype(np.int64), X - 2)
-            t = f - k0
-            p = nr[a:a + chunk, None] * pg[None, :]
-            centre += np.bincount(np.ravel(k0), np.ravel(p * (1.0 - t)), minlength=X)
-            centre += np.bincount(np.ravel(k0 + 1), np.ravel(p * t), minlength=X)
-    else:
-        centre = 0.0
     for b in range(n_boot):
         pos = np.minimum(np.searchsorted(cdf, gen.random(m), side="right"), M - 1)
         f = np.clip((l + u[pos] * w - xs[0]) / step, 0.0, X - 1.0)
@@ -250,7 +221,7 @@ def _row_spread(g: np.ndarray, u: np.ndarray, lo: np.ndarray, hi: np.ndarray,
                   + np.bincount(k0 + 1, t, minlength=X))
         c = np.bincount(kr * M + pos, minlength=G * M).reshape(G, M).astype(np.float64)
         mean_row = np.einsum("km,kmx->x", c, T)
-        out[b] = (placed - mean_row - centre) / m
+        out[b] = (placed - mean_row) / m
     return out * np.sqrt(m / N)
 
 
