@@ -42,14 +42,42 @@ def _quantile(x: np.ndarray, g: np.ndarray, q: Any) -> np.ndarray:
     return out
 
 
-def _hist(x: np.ndarray, g: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """Probability per bin ``[e_k, e_k+1)`` (the last bin closed), rows of ``g``."""
+def _hist(x: np.ndarray, g: np.ndarray, edges: np.ndarray, cells: bool = False
+          ) -> np.ndarray:
+    """Probability per bin ``[e_k, e_k+1)`` (the last bin closed), rows of ``g``: the mass
+    of the points ``x`` in each bin, or with ``cells`` (:func:`_cell_shares`) the mass of
+    their cells."""
+    return g @ (_cell_shares(x, edges) if cells else _point_bins(x, edges))
+
+
+def _point_bins(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """``B[m, k]``: 1 where the point ``x[m]`` lies in the bin ``[e_k, e_k+1)`` (the last
+    bin closed), else 0."""
     b = np.searchsorted(edges, x, side="right") - 1
     b[x == edges[-1]] = len(edges) - 2
     ok = (b >= 0) & (b < len(edges) - 1)
     onehot = np.zeros((len(x), len(edges) - 1))
     onehot[np.flatnonzero(ok), b[ok]] = 1.0
-    return g @ onehot
+    return onehot
+
+
+def _cell_shares(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    r"""``B[m, k]``: the share of the cell of the grid value ``x[m]`` (equally spaced) in
+    the bin ``[e_k, e_k+1)``. The scaled model places a value between two grid values by
+    linear interpolation (:func:`._scaled._place`), and the interpolated masses are read
+    as spread evenly over their cells, :math:`[x_m - s/2, x_m + s/2]` (``s`` the grid
+    spacing; half cells at the ends): for a density that is linear over a cell this
+    gives each bin exactly the mass of the values in it, where counting a grid value
+    wholly in the bin holding it moves about half a cell of density across every edge
+    (8 bins over the battery's per-row column at :math:`10^6` rows: -0.0012, +0.0009 and
+    +0.0002 in the first three bins' masses, against a sampling noise of 0.0005 to
+    0.0003)."""
+    x = np.asarray(x, dtype=np.float64)
+    c = np.concatenate(([x[0]], (x[:-1] + x[1:]) / 2.0, [x[-1]]))
+    a, b = c[:-1, None], c[1:, None]
+    left, right = edges[None, :-1], edges[None, 1:]
+    over = np.maximum(np.minimum(b, right) - np.maximum(a, left), 0.0)
+    return over / (b - a)
 
 
 @dataclass(frozen=True, eq=False)
@@ -158,7 +186,7 @@ class Estimate:
         narrower than the noise scale are not resolved."""
         e = _check_edges(edges)
         if not self.parts:
-            return _hist(self.support, self.probabilities, e)
+            return _hist(self.support, self.probabilities, e, self._cells)
         h = sum(p.w * p.histogram(e) for p in self.parts)
         # a bin's correction may overshoot: bins clipped at 0 and the edges' total mass
         # (kept within [0, 1]) shared out again
@@ -364,15 +392,16 @@ class Estimate:
         e = _check_edges(edges)
         t0 = self.histogram(e)
         tb = (sum(p.w * p.boot_histograms(e) for p in self.parts) if self.parts
-              else _hist(self.support, self.boot, e))
-        err = tb - _hist(self.support, self.boot_truth, e)
+              else _hist(self.support, self.boot, e, self._cells))
+        err = tb - _hist(self.support, self.boot_truth, e, self._cells)
         lo, hi = _normal(t0, err, self.level)
         scale = self._noise_scale
         widen = (np.ones(t0.size, dtype=bool) if self._flat
                  else np.diff(e) < scale if scale is not None
                  else np.zeros(t0.size, dtype=bool))
         if self.profile is not None and widen.any():
-            onehot = _hist(self.support, np.eye(self.support.size), e)
+            onehot = (_cell_shares(self.support, e) if self._cells
+                      else _point_bins(self.support, e))
             # the bins' masses in the fitted distribution and its replicates
             ub = self.boot @ onehot
             cells = self._cell_bins(e)
@@ -423,6 +452,12 @@ class Estimate:
         low = self.profile.bound(None, kappa, sd, -1.0, np.inf, per_part=inner)
         high = self.profile.bound(None, kappa, sd, 1.0, -np.inf, per_part=outer)
         return low, high
+
+    @property
+    def _cells(self) -> bool:
+        """Whether the support is the scaled model's value grid, whose masses stand for
+        their cells (:func:`_cell_shares`), not points."""
+        return self.bounds_model == "scaled"
 
     @property
     def _noise_scale(self) -> float | None:
