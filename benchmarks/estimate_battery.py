@@ -7,13 +7,17 @@ column sizes; writes the table of ``docs/estimates.md`` ("Coverage battery")::
     python benchmarks/estimate_battery.py --reps 50 --settings payments-laplace rows-scaled
     python benchmarks/estimate_battery.py --reps 50 --write-docs docs/estimates.md
     python benchmarks/estimate_battery.py --reps 200 --jobs 2 --write-docs docs/estimates.md
+    python benchmarks/estimate_battery.py --reps 400 --settings scaled --update docs/estimates.md
 
 A setting is named ``SHAPE-MECH[-...]`` (``--list`` prints them); ``--settings`` takes
 names or their prefixes. Each setting's repetitions use the seed ``crc32(name) + seed``
 (``--seed``): a rerun with the same arguments repeats every column, release and estimate,
 whatever ``--jobs`` (settings run in that many processes, one setting a process at a time,
 each on one BLAS thread; the table keeps the settings' order).
-``--n`` overrides every setting's column size (a quick run).
+``--n`` overrides every setting's column size (a quick run). ``--update PATH`` reruns
+only the settings chosen: their rows in PATH's table are replaced (or added), the others
+kept as they were written, and the pooled row recomputed; use it where a change touches
+only those settings' estimates, and say which rows were rerun on which commit.
 
 Two settings release real columns bundled with statsmodels (the RAND Health Insurance
 Experiment, ``statsmodels.datasets.randhie``, 20,190 people): ``lpi`` (log of the annual
@@ -120,6 +124,7 @@ def settings() -> list[Setting]:
             Setting("bimodal", mech, 0.5, 1.0, 0.0, 120.0, 10000),
             Setting("near-top", mech, 4.0, 1.0, 0.0, 100.0, 10**6),
             Setting("scaled", mech, 0.5, 1.0, 0.0, 0.0, 20000, rows=True),
+            Setting("scaled", mech, 0.5, 1.0, 0.0, 0.0, 10**6, rows=True),
             Setting("randhie-lpi", mech, 0.25, 0.5, 0.0, 8.0, 20190),
             Setting("randhie-mdvis", mech, 0.25, 1.0, 0.0, 80.0, 20190),
         ]
@@ -194,42 +199,91 @@ def error_checks(r: dict) -> dict:
             "hist": r["l1"] - r["l1_naive"] <= r["l1_noise"]}
 
 
-def table(results: list[dict], n_boot: int, gap_tol: Any = "auto") -> str:
-    """The Markdown table of the results, with the pooled coverage of the mean."""
-    lines = [f"Repetitions per setting and seeds as listed; {n_boot} bootstrap replicates; "
-             f"`gap_tol={gap_tol!r}`; "
-             "seconds of CPU time per estimate (intervals included) on a shared machine. "
-             "Coverage of the 95 % intervals: mean, quantiles, histogram bins. Errors: the "
-             "estimated mean's RMS error over the naive mean's (the released values'), the "
-             "interval's standard error over the naive RMS error, the RMS error over the "
-             "standard error, and the mean L1 distance of the estimated and the released "
-             "histograms to the column's, with the histogram's sampling noise (✓/✗: the "
-             "targets of item 3, see `error_checks`; – where the tenth is not judged).",
-             "",
-             "| setting | n | reps | seed | mean | quantiles | histogram bins | error / naive "
-             "| s.e. / naive | error / s.e. | histogram L1, estimate / released (noise) | s |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+def _header(n_boot: int, gap_tol: Any) -> list[str]:
+    return [f"Repetitions per setting and seeds as listed; {n_boot} bootstrap replicates; "
+            f"`gap_tol={gap_tol!r}`; "
+            "seconds of CPU time per estimate (intervals included) on a shared machine. "
+            "Coverage of the 95 % intervals: mean, quantiles, histogram bins. Errors: the "
+            "estimated mean's RMS error over the naive mean's (the released values'), the "
+            "interval's standard error over the naive RMS error, the RMS error over the "
+            "standard error, and the mean L1 distance of the estimated and the released "
+            "histograms to the column's, with the histogram's sampling noise (✓/✗: the "
+            "targets of item 3, see `error_checks`; – where the tenth is not judged).",
+            "",
+            "| setting | n | reps | seed | mean | quantiles | histogram bins | error / naive "
+            "| s.e. / naive | error / s.e. | histogram L1, estimate / released (noise) | s |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
 
+
+def _row(r: dict) -> str:
     def mark(v):
         return "–" if v is None else ("✓" if v else "✗")
 
-    for r in results:
-        flag = " ✗" if r["mean"] < 0.9 else ""
-        c = error_checks(r)
-        lines.append(f"| {r['name']} | {r['n']} | {r['reps']} | {r['seed']} | "
-                     f"{r['mean']:.3f}{flag} | {r['quantiles']:.3f} | {r['bins']:.3f} | "
-                     f"{r['rmse'] / r['rmse_naive']:.3f} {mark(c['tenth'])} | "
-                     f"{r['se'] / r['rmse_naive']:.3f} | "
-                     f"{r['rmse'] / r['se']:.2f} {mark(c['within'])} | "
-                     f"{r['l1']:.4f} / {r['l1_naive']:.4f} ({r['l1_noise']:.4f}) "
-                     f"{mark(c['hist'])} | "
-                     f"{r['secs']:.2f} |")
-    hits = sum(r["mean_hits"] for r in results)
-    total = sum(r["reps"] for r in results)
-    lines.append(f"| pooled | | {total} | | {hits / max(total, 1):.3f} | "
-                 f"{np.mean([r['quantiles'] for r in results]):.3f} | "
-                 f"{np.mean([r['bins'] for r in results]):.3f} | | | | | |")
+    flag = " ✗" if r["mean"] < 0.9 else ""
+    c = error_checks(r)
+    return (f"| {r['name']} | {r['n']} | {r['reps']} | {r['seed']} | "
+            f"{r['mean']:.3f}{flag} | {r['quantiles']:.3f} | {r['bins']:.3f} | "
+            f"{r['rmse'] / r['rmse_naive']:.3f} {mark(c['tenth'])} | "
+            f"{r['se'] / r['rmse_naive']:.3f} | "
+            f"{r['rmse'] / r['se']:.2f} {mark(c['within'])} | "
+            f"{r['l1']:.4f} / {r['l1_naive']:.4f} ({r['l1_noise']:.4f}) "
+            f"{mark(c['hist'])} | "
+            f"{r['secs']:.2f} |")
+
+
+def _pooled(rows: list[tuple[int, int, float, float]]) -> str:
+    """The pooled row from ``(reps, mean_hits, quantiles, bins)`` per setting: the mean's
+    coverage over every repetition, the quantiles' and the bins' averaged over the
+    settings."""
+    total = sum(r[0] for r in rows)
+    hits = sum(r[1] for r in rows)
+    return (f"| pooled | | {total} | | {hits / max(total, 1):.3f} | "
+            f"{np.mean([r[2] for r in rows]):.3f} | "
+            f"{np.mean([r[3] for r in rows]):.3f} | | | | | |")
+
+
+def table(results: list[dict], n_boot: int, gap_tol: Any = "auto") -> str:
+    """The Markdown table of the results, with the pooled coverage of the mean."""
+    lines = _header(n_boot, gap_tol) + [_row(r) for r in results]
+    lines.append(_pooled([(r["reps"], r["mean_hits"], r["quantiles"], r["bins"])
+                          for r in results]))
     return "\n".join(lines)
+
+
+def update_table(old: str, results: list[dict], n_boot: int, gap_tol: Any = "auto") -> str:
+    """``old`` (a table written by :func:`table`) with the rows of ``results``' settings
+    replaced or added, the rows of the other settings kept, in the order of
+    :func:`settings` (rows of names no longer a setting are dropped), and the pooled row
+    recomputed (a kept row's mean hits are its coverage times its repetitions). Refuses
+    a table written with other bootstrap replicates or ``gap_tol``: its rows would not
+    be comparable."""
+    head = _header(n_boot, gap_tol)
+    lines = old.strip().splitlines()
+    if lines[:len(head)] != head:
+        raise ValueError("the table in the document was written with other --n-boot or "
+                         "--gap-tol; rerun every setting (--write-docs) instead")
+    rows: dict[str, tuple[str, tuple[int, int, float, float]]] = {}
+    for line in lines[len(head):]:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells[0] == "pooled":
+            continue
+        reps, mean = int(cells[2]), float(cells[4].split()[0])
+        rows[cells[0]] = (line, (reps, round(mean * reps), float(cells[5]),
+                                 float(cells[6])))
+    for r in results:
+        rows[r["name"]] = (_row(r), (r["reps"], r["mean_hits"], r["quantiles"], r["bins"]))
+    kept = [rows[s.name] for s in settings() if s.name in rows]
+    return "\n".join(head + [k[0] for k in kept] + [_pooled([k[1] for k in kept])])
+
+
+def read_table(path: str) -> str:
+    """The battery's table in ``path`` (between its two markers)."""
+    with open(path, encoding="utf-8") as f:
+        doc = f.read()
+    m = re.search(re.escape(START) + "\n(.*?)\n" + re.escape(END), doc, flags=re.S)
+    if m is None:
+        raise ValueError(f"{path}: no {START} ... {END} markers around a table")
+    return m.group(1)
 
 
 def write_docs(path: str, text: str) -> None:
@@ -270,6 +324,9 @@ def main(argv=None) -> str:
                     help="names or name prefixes of the settings to run (default: all)")
     ap.add_argument("--list", action="store_true", help="print the settings' names")
     ap.add_argument("--write-docs", metavar="PATH", help="write the table into PATH")
+    ap.add_argument("--update", metavar="PATH",
+                    help="replace or add the rows of the settings run in PATH's table, "
+                         "keeping the others (same --n-boot and --gap-tol)")
     ap.add_argument("--gap-tol", default=None, metavar="auto|off|NATS",
                     help="bndp.estimate's gap_tol (default: its own default, auto)")
     ap.add_argument("--jobs", type=int, default=1,
@@ -317,10 +374,14 @@ def main(argv=None) -> str:
         if pool is not None:
             pool.terminate()
             pool.join()
-    text = table(results, args.n_boot, options.get("gap_tol", "auto"))
+    gap = options.get("gap_tol", "auto")
+    text = table(results, args.n_boot, gap)
     print(text)
     if args.write_docs:
         write_docs(args.write_docs, text)
+    if args.update:
+        write_docs(args.update, update_table(read_table(args.update), results,
+                                             args.n_boot, gap))
     return text
 
 

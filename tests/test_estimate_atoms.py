@@ -92,7 +92,8 @@ def test_battery_command_writes_the_docs_table(tmp_path, monkeypatch):
     doc = tmp_path / "estimates.md"
     doc.write_text(f"before\n{mod.START}\nold table\n{mod.END}\nafter\n", encoding="utf-8")
     text = mod.main(["--reps", "2", "--n", "400", "--n-boot", "4", "--settings",
-                     "payments-laplace", "scaled-gaussian", "--write-docs", str(doc)])
+                     "payments-laplace", "scaled-gaussian-e0.5-s1-rows-n20000",
+                     "--write-docs", str(doc)])
     out = doc.read_text(encoding="utf-8")
     assert "old table" not in out and out.startswith("before\n") and out.endswith("after\n")
     rows = [line for line in out.splitlines() if line.startswith("| ")]
@@ -112,6 +113,25 @@ def test_battery_command_writes_the_docs_table(tmp_path, monkeypatch):
     assert mod.error_checks({**base, "l1": 0.23})["hist"] is False
     assert mod.error_checks({**base, "l1": 0.21})["hist"] is True
     assert "error / naive" in rows[0]
+    # --update: the settings run replace or join their rows, the others stay as written,
+    # in the battery's order, and the pooled row is recomputed
+    mod.main(["--reps", "3", "--n", "300", "--n-boot", "4", "--settings",
+              "counts-gaussian", "payments-laplace", "--update", str(doc)])
+    out2 = doc.read_text(encoding="utf-8")
+    assert out2.startswith("before\n") and out2.endswith("after\n")
+    rows2 = [line for line in out2.splitlines() if line.startswith("| ")]
+    assert len(rows2) == 5 and rows2[0] == rows[0]
+    assert rows2[1].startswith("| payments-laplace-e0.25-s0.5-fixed-n20190 | 300 | 3 | 0 |")
+    assert rows2[2].startswith("| counts-gaussian-e0.5-s1-fixed-n20000 | 300 | 3 | 0 |")
+    assert rows2[3] == rows[2]                               # kept as it was
+    cells = [[c.strip() for c in r.strip("|").split("|")] for r in rows2[1:]]
+    hits = sum(round(float(c[4].split()[0]) * int(c[2])) for c in cells[:3])
+    assert cells[3][2] == "8" and cells[3][4] == f"{hits / 8:.3f}"
+    assert cells[3][5] == f"{np.mean([float(c[5]) for c in cells[:3]]):.3f}"
+    # a table written with other bootstrap replicates is not mixed with new rows
+    with pytest.raises(ValueError, match="n-boot"):
+        mod.main(["--reps", "2", "--n", "300", "--n-boot", "5", "--settings",
+                  "counts-gaussian", "--update", str(doc)])
 
 
 def test_battery_in_several_processes_gives_the_same_table():
@@ -120,7 +140,7 @@ def test_battery_in_several_processes_gives_the_same_table():
     import importlib
     mod = importlib.import_module("benchmarks.estimate_battery")
     args = ["--reps", "2", "--n", "300", "--n-boot", "4", "--settings", "counts-gaussian",
-            "payments-laplace", "scaled-laplace"]
+            "payments-laplace", "scaled-laplace-e0.5-s1-rows-n20000"]
 
     def rows(text):
         return [line.rsplit("|", 2)[0] for line in text.splitlines() if line.startswith("| ")]
