@@ -182,7 +182,9 @@ class Estimate:
         """Estimated probability mass of the true values in each bin ``[e_k, e_{k+1})``
         (the last bin closed, as :func:`numpy.histogram`): the released share of each bin
         corrected by the migration between bins expected under the fit smoothed at a
-        bandwidth the data cannot reject (see :mod:`bndp.estimation._smooth`). Bins
+        bandwidth the data cannot reject (see :mod:`bndp.estimation._smooth`); under the
+        scaled model of per-row bounds, the fitted distribution placed on the rows, each
+        grid value's mass read as spread over its cell (:func:`_cell_shares`). Bins
         narrower than the noise scale are not resolved."""
         e = _check_edges(edges)
         if not self.parts:
