@@ -39,7 +39,7 @@ cdef double _cl_scale(CLCal* c) noexcept nogil
 cdef double _cl_scale_search(CLCal* c, double top) noexcept nogil
 cdef double _cl_solve(const double[::1] L, const double[::1] R, const double[::1] Lr,
                       const double[::1] Rr, double eps, double dF, bint metric,
-                      double sigma) except? -1.0
+                      bint loss, double sigma) except? -1.0
 cdef double _gw_try(int fam, double t, int64_t n, int64_t dk, int wide, int tail_bits,
                     gw_law_t* L, uint64_t** cum, int64_t* cap, double** qlo, double** qhi,
                     double** work, int64_t* qcap) noexcept nogil

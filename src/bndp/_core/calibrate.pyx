@@ -232,7 +232,6 @@ cdef double _bg_log_dc_multi(double s, const double* w, Py_ssize_t m, double dq,
     # Everything is in units of dq, so the result is invariant under rescaling the problem.
     cdef Py_ssize_t i
     cdef double nrm2 = 0.0, total = 0.0, llo, lhi, lam, clo, chi, cm, dr, x, wmax = 0.0
-    cdef int it
     for i in range(m):
         if w[i] > wmax:
             wmax = w[i]
@@ -529,15 +528,16 @@ cdef double _cl_scale_search(CLCal* c, double top) noexcept nogil:
 
 cdef double _cl_solve(const double[::1] L, const double[::1] R, const double[::1] Lr,
                       const double[::1] Rr, double eps, double dF, bint metric,
-                      double sigma) except? -1.0:
+                      bint loss, double sigma) except? -1.0:
     # the constrained Laplace problem on the spans [L[k], R[k]] (Lr, Rr: the reflected
-    # spans): its calibrated scale for eps (sigma 0), else its certified loss at sigma
+    # spans): with loss, its certified loss at the scale sigma (> 0, checked by the
+    # caller), else its calibrated scale for eps (sigma unused)
     cdef _CLBuf b1 = _CLBuf(L, R)
     cdef _CLBuf b2 = _CLBuf(Lr, Rr)
     cdef CLCal c = CLCal(w1=&b1.w, w2=&b2.w, dF=dF, eps=eps, metric=metric)
     cdef double v
     with nogil:
-        v = _cl_scale(&c) if sigma == 0.0 else _cl_loss(&c, sigma)
+        v = _cl_loss(&c, sigma) if loss else _cl_scale(&c)
     return v
 
 
@@ -545,7 +545,7 @@ def cl_scale(const double[::1] L, const double[::1] R, const double[::1] Lr,
              const double[::1] Rr, double eps, double dF, bint metric):
     """Calibrated constant scale of the truncated Laplace on the spans [L[k], R[k]]
     (Lr, Rr: the reflected spans), for validated inputs."""
-    return _cl_solve(L, R, Lr, Rr, eps, dF, metric, 0.0)
+    return _cl_solve(L, R, Lr, Rr, eps, dF, metric, False, 0.0)
 
 cdef double _gw_try(int fam, double t, int64_t n, int64_t dk, int wide, int tail_bits,
                     gw_law_t* L, uint64_t** cum, int64_t* cap, double** qlo, double** qhi,

@@ -668,7 +668,7 @@ def cl_loss(const double[::1] L, const double[::1] R, const double[::1] Lr,
     """Certified worst-case loss at scale sigma (dp or metric form)."""
     if not (sigma > 0.0):
         raise ValueError("cl_loss: sigma must be positive")
-    return _cl_solve(L, R, Lr, Rr, 0.0, dF, metric, sigma)
+    return _cl_solve(L, R, Lr, Rr, 0.0, dF, metric, True, sigma)
 
 def dd_hockey_fill(const double[::1] l1, const double[::1] s1, const double[::1] l2,
                    const double[::1] s2, double eps, double[::1] out):

@@ -47,7 +47,14 @@ def _hist(x: np.ndarray, g: np.ndarray, edges: np.ndarray, cells: bool = False
     """Probability per bin ``[e_k, e_k+1)`` (the last bin closed), rows of ``g``: the mass
     of the points ``x`` in each bin, or with ``cells`` (:func:`_cell_shares`) the mass of
     their cells."""
-    return g @ (_cell_shares(x, edges) if cells else _point_bins(x, edges))
+    return g @ _bin_matrix(x, edges, cells)
+
+
+def _bin_matrix(x: np.ndarray, edges: np.ndarray, cells: bool) -> np.ndarray:
+    """``B[m, k]`` (points x bins): the share of the point ``x[m]``
+    (:func:`_point_bins`) or, with ``cells``, of its cell (:func:`_cell_shares`) in the
+    bin ``[e_k, e_k+1)``."""
+    return _cell_shares(x, edges) if cells else _point_bins(x, edges)
 
 
 def _point_bins(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
@@ -393,17 +400,17 @@ class Estimate:
         self._need_boot()
         e = _check_edges(edges)
         t0 = self.histogram(e)
+        # each support point's (or cell's) share in each bin
+        onehot = _bin_matrix(self.support, e, self._cells)
         tb = (sum(p.w * p.boot_histograms(e) for p in self.parts) if self.parts
-              else _hist(self.support, self.boot, e, self._cells))
-        err = tb - _hist(self.support, self.boot_truth, e, self._cells)
+              else self.boot @ onehot)
+        err = tb - self.boot_truth @ onehot
         lo, hi = _normal(t0, err, self.level)
         scale = self._noise_scale
         widen = (np.ones(t0.size, dtype=bool) if self._flat
                  else np.diff(e) < scale if scale is not None
                  else np.zeros(t0.size, dtype=bool))
         if self.profile is not None and widen.any():
-            onehot = (_cell_shares(self.support, e) if self._cells
-                      else _point_bins(self.support, e))
             # the bins' masses in the fitted distribution and its replicates
             ub = self.boot @ onehot
             cells = self._cell_bins(e)

@@ -240,8 +240,9 @@ def fit_scaled(y: np.ndarray, lo: np.ndarray, hi: np.ndarray, fam, what: str,
     nc = np.array([p.n for p in plans], dtype=np.int64)
     rel = np.array([float(p.kernel.scale_grid) for p in plans]) / nc    # noise / width
     rows_c = np.bincount(cls, minlength=C).astype(np.float64)
-    # the support: resolution times a fine row's relative noise scale (the rows' 10 %
-    # quantile), on a reference grid as fine as the finest row's
+    # the support: resolution times a typical row's relative noise scale (the rows'
+    # SUPPORT_QUANTILE quantile, weighted by rows), on a reference grid as fine as the
+    # finest row's
     order_r = np.argsort(rel)
     cum = np.cumsum(rows_c[order_r]) / N
     t_rel = float(rel[order_r[np.searchsorted(cum, SUPPORT_QUANTILE)]])
