@@ -33,6 +33,7 @@ CORE_MODULES = [
     "certify_grid",   # tables and certificates of the grid laws
     "certify_rows",   # a wide kernel's certificates on narrow rows
     "gradients",      # Renyi and Fisher-information certificates of gradient noise
+    "estimate",       # the estimation layer's placement of positions on rows
     "testing",        # wrappers for the tests (helpers no public code path calls)
 ]
 
@@ -49,7 +50,7 @@ extensions = [
     for name in CORE_MODULES
 ]
 
-# the 14 modules are translated and compiled in parallel, one job per CPU
+# the 15 modules are translated and compiled in parallel, one job per CPU
 JOBS = max(1, min(len(CORE_MODULES), os.cpu_count() or 1))
 
 setup(

@@ -190,3 +190,79 @@ def test_scaled_references_hold_the_rows_own_spread():
     # the population target has no row term (its reference is the fit itself)
     e2 = bndp.estimate(y, spec, lower=lo, upper=hi, rng=5, target="population")
     assert np.allclose(e2.boot_truth, e2.probabilities[None, :])
+
+
+def _place_reference(u, lo, hi, w, xs):
+    """The placement as the NumPy expression the compiled loop replaces."""
+    X = xs.shape[0]
+    step = (xs[-1] - xs[0]) / (X - 1)
+    x = lo[:, None] + u[None, :] * (hi - lo)[:, None]
+    f = np.clip((x - xs[0]) / step, 0.0, X - 1.0)
+    k0 = np.minimum(np.floor(f).astype(np.int64), X - 2)
+    t = f - k0
+    T = np.zeros((u.shape[0], X))
+    m = np.broadcast_to(np.arange(u.shape[0])[None, :], x.shape)
+    ww = np.broadcast_to(w[:, None], x.shape)
+    np.add.at(T, (m, k0), ww * (1.0 - t))
+    np.add.at(T, (m, k0 + 1), ww * t)
+    return T
+
+
+def test_placement_kernels_match_the_numpy_expression():
+    """The compiled placement of positions on rows (bndp._core.estimate) gives what the
+    NumPy expression gives, to the rounding of its sums: rows inside the grid, a row
+    ending exactly at its last value, positions 0 and 1; and one row at a time
+    (``place_rows``) as the references' row term uses it. Mismatched shapes raise."""
+    from bndp._core import estimate as kernels
+    from bndp.estimation._scaled import _place
+
+    rng = np.random.default_rng(3)
+    n, M, X = 3000, 37, 101
+    lo = rng.uniform(0.0, 20.0, n)
+    hi = lo + rng.uniform(10.0, 90.0, n)
+    lo[0], hi[1] = 0.0, 110.0                 # the grid's two ends
+    w = rng.random(n)
+    u = np.sort(np.concatenate(([0.0, 1.0], rng.random(M - 2))))
+    xs = np.linspace(0.0, 110.0, X)
+    want = _place_reference(u, lo, hi, w, xs)
+    got = _place(u, lo, hi, w, xs)
+    assert got.shape == (M, X)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12 * w.sum())
+    assert got.sum() == pytest.approx(M * w.sum(), rel=1e-12)
+    # the mean is kept exactly: each row's value is the weighted mean of its two shares
+    np.testing.assert_allclose(got @ xs, (w[:, None] * (lo[:, None] + u[None, :]
+                                                        * (hi - lo)[:, None])).sum(axis=0),
+                               rtol=1e-12)
+    pos = rng.integers(0, M, n).astype(np.int64)
+    one = np.zeros(X)
+    kernels.place_rows(u, pos, lo, hi - lo, float(xs[0]), float(xs[1] - xs[0]), one)
+    ref = np.zeros(X)
+    for r in range(n):
+        ref += _place_reference(u[pos[r]:pos[r] + 1], lo[r:r + 1], hi[r:r + 1],
+                                np.ones(1), xs)[0]
+    np.testing.assert_allclose(one, ref, rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="inconsistent shapes"):
+        kernels.place_positions(u, lo, hi[:-1], w, 0.0, 1.1, np.zeros((M, X)))
+    with pytest.raises(ValueError, match="inconsistent shapes"):
+        kernels.place_rows(u, pos[:-1], lo, hi - lo, 0.0, 1.1, np.zeros(X))
+
+
+def test_unique_pairs_is_numpys_unique_by_rows():
+    """``unique_pairs`` (one numeric sort) gives ``np.unique(..., axis=0,
+    return_inverse=True)``: float bounds (with -0.0 beside 0.0, which compare equal, and
+    repeated pairs) and the integer (exponent, intervals) pairs of the row classes."""
+    from bndp.estimation._scaled import unique_pairs
+
+    rng = np.random.default_rng(5)
+    lo = np.round(rng.uniform(0.0, 5.0, 4000), 1)
+    hi = lo + np.round(rng.uniform(1.0, 3.0, 4000), 1)
+    lo[:3] = [0.0, -0.0, 0.0]
+    hi[:3] = 1.0
+    for a, b in ((lo, hi), (rng.integers(-3, 3, 4000), rng.integers(10, 10**6, 4000)),
+                 (rng.integers(-3, 3, 4000).astype(np.float64), hi)):
+        pairs, inv = unique_pairs(a, b)
+        want, want_inv = np.unique(np.stack((a, b), axis=1), axis=0, return_inverse=True)
+        np.testing.assert_array_equal(pairs, want)
+        np.testing.assert_array_equal(inv, np.ravel(want_inv))
+    inv = unique_pairs(lo, hi)[1]
+    assert inv[0] == inv[1] == inv[2]             # (0.0, 1), (-0.0, 1), (0.0, 1): one pair

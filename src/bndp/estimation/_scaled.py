@@ -56,6 +56,7 @@ import warnings
 
 import numpy as np
 
+from .._core import estimate as _estimate
 from .._laws import window
 from .._laws.lattice import Step
 from .._laws.step import step_intervals
@@ -77,9 +78,22 @@ CHECK_Z = 3.5
 
 def unique_pairs(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The distinct pairs ``(a[i], b[i])`` (sorted, as rows) and each row's index among
-    them: ``np.unique(..., axis=0)`` by a numeric sort (which is many times faster than
-    the structured one)."""
-    order = np.lexsort((b, a))
+    them: ``np.unique(..., axis=0)`` by one numeric sort (many times faster than the
+    structured one): of one integer key where both are integers whose ranges' product
+    fits, else of the complex numbers ``a + ib`` (which sort by ``a``, then ``b``; finite
+    floats, as bounds are; 3 times faster than ``np.lexsort`` on 10^6 pairs)."""
+    a, b = np.asarray(a), np.asarray(b)
+    key = None
+    if a.dtype.kind in "iu" and b.dtype.kind in "iu" and a.size:
+        a0, b0 = int(a.min()), int(b.min())
+        span = int(b.max()) - b0 + 1
+        if (int(a.max()) - a0 + 1) * span < 2**62:
+            key = (a.astype(np.int64) - a0) * span + (b.astype(np.int64) - b0)
+    if key is None:
+        key = np.empty(a.shape[0], dtype=np.complex128)
+        key.real = a
+        key.imag = b
+    order = np.argsort(key, kind="stable")
     sa, sb = a[order], b[order]
     new = np.ones(a.shape[0], dtype=bool)
     new[1:] = (sa[1:] != sa[:-1]) | (sb[1:] != sb[:-1])
@@ -167,22 +181,18 @@ def _place(u: np.ndarray, lo: np.ndarray, hi: np.ndarray, wts: np.ndarray,
            xs: np.ndarray) -> np.ndarray:
     """``T[m, k]``: the weighted share of the rows ``(lo, hi)`` (weights ``wts``) whose
     position ``u[m]`` falls at grid value ``xs[k]``, by linear interpolation between the
-    two nearest grid values (the mean exactly)."""
-    M, X = u.shape[0], xs.shape[0]
-    T = np.zeros(M * X)
-    step = (xs[-1] - xs[0]) / (X - 1)
-    chunk = max(1, 2_000_000 // M)
-    for a in range(0, lo.shape[0], chunk):
-        l, h, w = lo[a:a + chunk], hi[a:a + chunk], wts[a:a + chunk]
-        x = l[:, None] + u[None, :] * (h - l)[:, None]
-        f = np.clip((x - xs[0]) / step, 0.0, X - 1.0)
-        k0 = np.minimum(np.floor(f).astype(np.int64), X - 2)
-        t = f - k0
-        base = np.arange(M)[None, :] * X
-        ww = np.broadcast_to(w[:, None], x.shape)
-        T += np.bincount(np.ravel(base + k0), np.ravel(ww * (1.0 - t)), minlength=M * X)
-        T += np.bincount(np.ravel(base + k0 + 1), np.ravel(ww * t), minlength=M * X)
-    return T.reshape(M, X)
+    two nearest grid values (the mean exactly; the compiled loop
+    :func:`bndp._core.estimate.place_positions`)."""
+    T = np.zeros((u.shape[0], xs.shape[0]))
+    step = (xs[-1] - xs[0]) / (xs.shape[0] - 1)
+    _estimate.place_positions(_f64(u), _f64(lo), _f64(hi), _f64(wts), float(xs[0]),
+                              float(step), T)
+    return T
+
+
+def _f64(a: np.ndarray) -> np.ndarray:
+    """``a`` as a C-contiguous float64 array (no copy where it is one)."""
+    return np.ascontiguousarray(a, dtype=np.float64)
 
 
 #: rows drawn for the bootstrap references' row term (:func:`_row_spread`)
@@ -207,18 +217,17 @@ def _row_spread(g: np.ndarray, u: np.ndarray, lo: np.ndarray, hi: np.ndarray,
     M = u.shape[0]
     m = min(N, SPREAD_ROWS)
     rows = np.arange(N) if m == N else gen.choice(N, size=m, replace=False)
-    l, w, kr = lo[rows], (hi - lo)[rows], grp[rows]
+    l, w, kr = _f64(lo[rows]), _f64((hi - lo)[rows]), grp[rows]
+    u = _f64(u)
     cdf = np.cumsum(g / g.sum())
-    step = (xs[-1] - xs[0]) / (X - 1)
+    step = float((xs[-1] - xs[0]) / (X - 1))
+    x0 = float(xs[0])
     out = np.empty((n_boot, X))
     G = T.shape[0]
     for b in range(n_boot):
         pos = np.minimum(np.searchsorted(cdf, gen.random(m), side="right"), M - 1)
-        f = np.clip((l + u[pos] * w - xs[0]) / step, 0.0, X - 1.0)
-        k0 = np.minimum(np.floor(f).astype(np.int64), X - 2)
-        t = f - k0
-        placed = (np.bincount(k0, 1.0 - t, minlength=X)
-                  + np.bincount(k0 + 1, t, minlength=X))
+        placed = np.zeros(X)
+        _estimate.place_rows(u, pos, l, w, x0, step, placed)
         c = np.bincount(kr * M + pos, minlength=G * M).reshape(G, M).astype(np.float64)
         mean_row = np.einsum("km,kmx->x", c, T)
         out[b] = (placed - mean_row) / m
