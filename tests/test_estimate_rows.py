@@ -266,3 +266,70 @@ def test_unique_pairs_is_numpys_unique_by_rows():
         np.testing.assert_array_equal(inv, np.ravel(want_inv))
     inv = unique_pairs(lo, hi)[1]
     assert inv[0] == inv[1] == inv[2]             # (0.0, 1), (-0.0, 1), (0.0, 1): one pair
+
+
+def test_scaled_row_term_is_centred_where_rows_are_drawn(monkeypatch):
+    """Above ``SPREAD_ROWS`` rows the references' row term is read from rows drawn once
+    per estimate, whose deviations from their group's mean row have a mean of their own;
+    it is subtracted, so the term's mean over replicates is zero. Uncentred, every
+    replicate moved alike by that mean (here tens of its standard errors), and the
+    intervals' widening by the replicates' mean error depended on the draw."""
+    from bndp.estimation import _scaled
+
+    rng = np.random.default_rng(6)
+    N, m, B = 20000, 400, 2000
+    lo = rng.uniform(0.0, 20.0, N)
+    hi = lo + rng.uniform(10.0, 90.0, N)
+    u = np.linspace(0.0, 1.0, 21)
+    g = rng.random(21)
+    p = g / g.sum()
+    xs = np.linspace(lo.min(), hi.max(), 257)
+    grp = np.zeros(N, dtype=np.int64)
+    T = _scaled._place(u, lo, hi, np.full(N, 1.0 / N), xs)[None]
+    monkeypatch.setattr(_scaled, "SPREAD_ROWS", m)
+    out = _scaled._row_spread(g, u, lo, hi, grp, T, xs, B, np.random.default_rng(1))
+    means = out @ xs                      # each replicate's row term of the mean
+    se = means.std(ddof=1) / np.sqrt(B)
+    assert abs(means.mean()) < 4 * se, (means.mean(), se)
+    # what the drawn rows' deviations average to (the mean of a placement is exact): the
+    # term would sit there without the centring
+    rows = np.random.default_rng(1).choice(N, size=m, replace=False)
+    w = hi - lo
+    dev = ((lo[rows][:, None] + u[None, :] * w[rows][:, None])
+           - (lo.mean() + u[None, :] * w.mean())) @ p
+    offset = dev.sum() / m * np.sqrt(m / N)
+    assert abs(offset) > 10 * se, (offset, se)
+
+
+def test_scaled_estimate_is_fitted_finer_above_fine_rows(monkeypatch):
+    """Above ``FINE_ROWS`` rows the estimate is fitted on a support ``FINE`` times the
+    default spacing, while the bootstrap keeps the default support: its replicates and
+    references are those of the default fit (the same bits for a seed), its truth (the
+    population target's reference) is the default fit, not the finer estimate."""
+    from bndp.estimation import _scaled
+
+    rng = np.random.default_rng(8)
+    n = 6000
+    lo = rng.uniform(0.0, 20.0, n)
+    hi = lo + rng.uniform(10.0, 90.0, n)
+    x = lo + (hi - lo) * rng.beta(0.6, 5.0, n)
+    spec = {"mechanism": "laplace", "epsilon": 0.5, "sensitivity": 1.0}
+    y = bndp.sample(x, lower=lo, upper=hi, rng=rng, **spec)
+    kw = dict(lower=lo, upper=hi, rng=3, n_boot=20, bounds_model="scaled")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ScaledModelWarning)
+        base = bndp.estimate(y, spec, **kw)
+        pop = bndp.estimate(y, spec, target="population", **kw)
+        monkeypatch.setattr(_scaled, "FINE_ROWS", 1000)
+        fine = bndp.estimate(y, spec, **kw)
+        fine_pop = bndp.estimate(y, spec, target="population", **kw)
+    assert not np.array_equal(fine.probabilities, base.probabilities)
+    assert abs(fine.mean - base.mean) < 0.5 * (base.mean_interval[1] - base.mean_interval[0])
+    np.testing.assert_array_equal(fine.boot, base.boot)
+    np.testing.assert_array_equal(fine.boot_truth, base.boot_truth)
+    m_base = base.profile.parts[0].A.shape[1]
+    m_fine = fine.profile.parts[0].A.shape[1]
+    assert m_fine > 1.5 * m_base, (m_fine, m_base)
+    np.testing.assert_array_equal(pop.boot_truth[0], base.probabilities)
+    np.testing.assert_array_equal(fine_pop.boot_truth[0], base.probabilities)
+    assert not np.array_equal(fine_pop.boot_truth[0], fine.probabilities)
