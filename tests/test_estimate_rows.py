@@ -245,6 +245,15 @@ def test_placement_kernels_match_the_numpy_expression():
         kernels.place_positions(u, lo, hi[:-1], w, 0.0, 1.1, np.zeros((M, X)))
     with pytest.raises(ValueError, match="inconsistent shapes"):
         kernels.place_rows(u, pos[:-1], lo, hi - lo, 0.0, 1.1, np.zeros(X))
+    with pytest.raises(ValueError, match="outside u"):
+        kernels.place_rows(u, np.full(n, M, dtype=np.int64), lo, hi - lo, 0.0, 1.1,
+                           np.zeros(X))
+    # a value that is not a number (which no validated input gives) lands at the grid's
+    # first value, never outside it
+    nan = np.zeros((M, X))
+    kernels.place_positions(u, np.full(2, np.nan), hi[:2], w[:2], float(xs[0]),
+                            float(xs[1] - xs[0]), nan)
+    assert nan[:, 0].sum() == pytest.approx(M * w[:2].sum()) and nan[:, 1:].sum() == 0.0
 
 
 def test_unique_pairs_is_numpys_unique_by_rows():

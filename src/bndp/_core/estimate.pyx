@@ -28,7 +28,7 @@ cdef inline void _share(double x, double x0, double step, double top, Py_ssize_t
     cdef double f = (x - x0) / step
     cdef Py_ssize_t k
     cdef double t
-    if f < 0.0:
+    if not f >= 0.0:             # (a NaN too: never an index outside the grid)
         f = 0.0
     elif f > top:
         f = top
@@ -71,10 +71,17 @@ def place_rows(const double[::1] u, const int64_t[::1] pos, const double[::1] lo
     """``out[k] +=`` one unit for each row ``r``, whose value ``lower[r] + u[pos[r]]
     width[r]`` is shared between its two nearest grid values ``x0 + k step`` by linear
     interpolation (``out``: the grid, at least 2 values; ``pos`` indices into ``u``)."""
-    cdef Py_ssize_t X = out.shape[0], n = lower.shape[0], r
+    cdef Py_ssize_t X = out.shape[0], n = lower.shape[0], M = u.shape[0], r
     cdef double top = <double>(X - 1)
+    cdef bint bad = False
     if pos.shape[0] != n or width.shape[0] != n or X < 2:
         raise ValueError("place_rows: inconsistent shapes")
+    with nogil:
+        for r in range(n):
+            if pos[r] < 0 or pos[r] >= M:
+                bad = True
+    if bad:
+        raise ValueError("place_rows: a position index outside u")
     with nogil:
         for r in range(n):
             _share(lower[r] + u[pos[r]] * width[r], x0, step, top, X, 1.0, &out[0])
