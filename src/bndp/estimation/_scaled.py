@@ -314,12 +314,11 @@ def fit_scaled(y: np.ndarray, lo: np.ndarray, hi: np.ndarray, fam, what: str,
     # fitted again on a support FINE times as fine (where max_support or resolution=0
     # leave it finer than the default one; see FINE)
     s_boot = _support(n_ref, t_rel * n_ref, resolution, max_support)
-    bs = fit_on(s_boot)
-    est = bs
-    if N > FINE_ROWS:
-        s_est = _support(n_ref, t_rel * n_ref, resolution * FINE, max_support)
-        if not np.array_equal(s_est, s_boot):
-            est = fit_on(s_est)
+    s_est = (_support(n_ref, t_rel * n_ref, resolution * FINE, max_support)
+             if N > FINE_ROWS else s_boot)
+    est = fit_on(s_est)
+    # (without intervals the default support's fit is not needed)
+    bs = est if np.array_equal(s_est, s_boot) or n_boot == 0 else fit_on(s_boot)
     # the column's values: rows placed by their group, on a value grid
     xs = np.linspace(float(lo.min()), float(hi.max()), X_POINTS)
     # each distinct pair of bounds once, weighted by its rows (a pair's rows share a class)
@@ -329,7 +328,7 @@ def fit_scaled(y: np.ndarray, lo: np.ndarray, hi: np.ndarray, fam, what: str,
     first[inv[::-1]] = np.arange(N - 1, -1, -1)
     pw = np.bincount(inv, minlength=len(pairs)).astype(np.float64)
     pg = gidx[cls[first]]
-    Ng, share = bs.Ng, bs.Ng / N
+    Ng, share = est.Ng, est.Ng / N           # (rows per group: the same on any support)
 
     def placed(u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         # per group, its mean row's placement of every position (T[k]); their mix
@@ -337,14 +336,14 @@ def fit_scaled(y: np.ndarray, lo: np.ndarray, hi: np.ndarray, fam, what: str,
                              xs) for k in range(Gs)])
         return T, np.tensordot(share, T, axes=1)
 
-    T, Tall = placed(bs.u)
-    Tall_e = Tall if est is bs else placed(est.u)[1]
+    T_e, Tall_e = placed(est.u)
     prob = est.g @ Tall_e
     out = {"support": xs, "probabilities": prob, "converged": est.ok, "classes": C,
            "check": _check(est.g, cls, est.bin_row, est.u, est.pred, est.pred2, rel, lo)}
     if n_boot == 0:
         out.update(boot=np.empty((0, X_POINTS)), boot_truth=np.empty((0, X_POINTS)))
         return out
+    T, Tall = (T_e, Tall_e) if bs is est else placed(bs.u)
     u, M, gh = bs.u, bs.u.shape[0], bs.g
     Pb = np.empty((n_boot, Gs * M))
     ref = np.zeros((n_boot, X_POINTS))
