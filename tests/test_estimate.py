@@ -109,9 +109,18 @@ def test_spread_is_the_per_point_law_bit_for_bit(cls, eps, hi, res):
     assert law.spread() is got and not got.flags.writeable     # computed once, kept
 
 
-def test_em_step_reads_empty_bins_as_the_masked_step():
-    # bins with no released value: the step without masks is the masked one, bit for bit
-    m = _lap(4.0, 0.0, 50.0)
+class _NumpyLaw:
+    """A law's products alone: ``_em._em`` and ``_em._squarem`` take their NumPy branch."""
+
+    def __init__(self, law):
+        self.A, self.forward, self.backward = law.A, law.forward, law.backward
+
+
+@pytest.mark.parametrize("cls", [bndp.BoundedLaplace, bndp.BoundedGaussian])
+def test_em_step_reads_empty_bins_as_the_masked_step(cls):
+    # bins with no released value: the step without masks is the masked one (bit for bit
+    # in NumPy; the Laplace law's compiled step to the rounding of its sums)
+    m = cls(4.0, sensitivity=1.0, lower=0.0, upper=50.0)
     law = _law._BinnedLaw(m.exact_plan, 0.5, 512)
     rng = np.random.default_rng(11)
     G = rng.random((5, len(law.s)))
@@ -122,23 +131,34 @@ def test_em_step_reads_empty_bins_as_the_masked_step():
     P[2, :] = 0.0
     P[2, 4] = 1.0
     P /= P.sum(axis=1, keepdims=True)
-    G1, L, dmax = _em._em(G, P, law)
     F = np.maximum(law.forward(G), 1e-300)
     R = np.where(P > 0, P / F, 0.0)
     Lref = np.sum(np.where(P > 0, P * np.log(F), 0.0), axis=1)
     d = law.backward(R)
-    np.testing.assert_array_equal(G1, G * d)
-    np.testing.assert_array_equal(L, Lref)
-    np.testing.assert_array_equal(dmax, d.max(axis=1))
+    for step in (_law_of(law), _NumpyLaw(law)):
+        G1, L, dmax = _em._em(G, P, step)
+        if hasattr(step, "em"):
+            np.testing.assert_allclose(G1, G * d, rtol=1e-13, atol=0)
+            np.testing.assert_allclose(L, Lref, rtol=1e-14, atol=0)
+            np.testing.assert_allclose(dmax, d.max(axis=1), rtol=1e-13, atol=0)
+        else:
+            np.testing.assert_array_equal(G1, G * d)
+            np.testing.assert_array_equal(L, Lref)
+            np.testing.assert_array_equal(dmax, d.max(axis=1))
+    assert hasattr(law, "em") == (cls is bndp.BoundedLaplace)
 
 
-@pytest.mark.parametrize("cls", [bndp.BoundedLaplace, bndp.BoundedGaussian])
-def test_banded_products_are_the_dense_ones(cls):
+def _law_of(law):
+    return law
+
+
+def test_banded_products_are_the_dense_ones():
     # a narrow noise on a wide range: both EM products are banded, and agree with the dense
     # products to the entries left out (below BAND_DROP times the largest)
-    m = cls(4.0, sensitivity=1.0, lower=0.0, upper=120.0)
+    m = bndp.BoundedGaussian(4.0, sensitivity=1.0, lower=0.0, upper=120.0)
     law = _law._BinnedLaw(m.exact_plan, 0.5, 512)
     assert law.forward.blocks is not None and law.backward.blocks is not None
+    assert not hasattr(law, "em") and not hasattr(law, "squarem")
     work = sum((r1 - r0) * (j1 - j0) for j0, j1, r0, r1, _ in law.forward.blocks)
     assert work < 0.5 * law.A.size
     rng = np.random.default_rng(3)
@@ -158,8 +178,110 @@ def test_banded_products_are_the_dense_ones(cls):
     g, _, _ = _em._fit(P[None, :], y.size, dense, 1e-3, 2000)
     assert est.mean == pytest.approx(float(g[0] @ dense.values), abs=1e-9)
     # a wide noise: the plain product
-    wide = _law._BinnedLaw(_lap(0.5).exact_plan, 0.5, 512)
+    wide = _law._BinnedLaw(bndp.BoundedGaussian(0.5, sensitivity=1.0, lower=0.0,
+                                                upper=10.0).exact_plan, 0.5, 512)
     assert wide.forward.blocks is None and wide.backward.blocks is None
+
+
+@pytest.mark.parametrize("eps, hi, res, cap", [(4.0, 120.0, 0.5, 512), (0.5, 20.0, 0.5, 512),
+                                               (0.1, 120.0, 0.5, 512), (1.0, 1.0, 0.5, 512),
+                                               (1.0, 8.0, 0.0, 10**4), (4.0, 100.0, 0.5, 40)])
+def test_laplace_law_products_are_the_dense_ones(eps, hi, res, cap):
+    # the Laplace kernel is two-sided geometric: the EM's products run by running sums
+    # (_law._Geometric) and agree with the dense products of the law built from the
+    # release's own kernel (A: its bins' masses, columns normalised) to 1e-11 of the mass
+    # they carry (the kernel's table and its tail have ratios 6e-8 apart: far out, where
+    # a weight is below 1e-7 of the centre's, they differ by up to 5e-5 of it), on every
+    # support (edges four times finer, every grid point, a coarse cap)
+    m = bndp.BoundedLaplace(eps, sensitivity=1.0, lower=0.0, upper=hi)
+    law = _law._BinnedLaw(m.exact_plan, res, cap)
+    assert hasattr(law, "em") and hasattr(law, "squarem")
+    rng = np.random.default_rng(5)
+    M = len(law.s)
+    G = rng.random((5, M)) * (rng.random((5, M)) < 0.7)
+    R = rng.random((5, M)) * 5
+    F, D = law.forward(G), law.backward(R)
+    np.testing.assert_allclose(F, G @ law.AT, rtol=1e-12, atol=1e-11 * G.sum(axis=1).max())
+    np.testing.assert_allclose(D, R @ law.A, rtol=1e-12, atol=1e-11 * R.max())
+    # a unit vector's product is its column: the columns sum to 1
+    np.testing.assert_allclose(law.forward(np.eye(M)).sum(axis=1), 1.0, rtol=0, atol=1e-13)
+
+
+def test_a_kernel_off_the_geometric_one_keeps_the_banded_products():
+    # _Geometric.of reads the ratio from the kernel and checks every weight: a kernel a
+    # hair (1e-8 of its centre) off the geometric one, or a Gaussian's, is refused
+    m = bndp.BoundedLaplace(4.0, sensitivity=1.0, lower=0.0, upper=120.0)
+    law = _law._BinnedLaw(m.exact_plan, 0.5, 512)
+    w, D = _law._kernel_vector(m.exact_plan.kernel, law.n)
+    args = (D, law.s, law.lo, law.hi, law.n)
+    assert _law._Geometric.of(w, *args) is not None
+    off = w.copy()
+    off[D + 3] *= 1 + 1e-7
+    off[D - 3] *= 1 + 1e-7
+    assert _law._Geometric.of(off, *args) is None
+    flat = np.full_like(w, w[D])
+    assert _law._Geometric.of(flat, *args) is None
+    g = bndp.BoundedGaussian(4.0, sensitivity=1.0, lower=0.0, upper=120.0)
+    wg, Dg = _law._kernel_vector(g.exact_plan.kernel, law.n)
+    assert _law._Geometric.of(wg, Dg, law.s, law.lo, law.hi, law.n) is None
+
+
+@pytest.mark.parametrize("gap", [None, 0.1])
+def test_compiled_squarem_is_the_numpy_one(gap):
+    # the Laplace law's compiled SQUAREM runs the NumPy cycles row by row: from the same
+    # start, the same iterates (to the rounding of their sums), the same rows stopped and
+    # the same cycles left
+    m = bndp.BoundedLaplace(1.0, sensitivity=1.0, lower=0.0, upper=30.0)
+    law = _law._BinnedLaw(m.exact_plan, 0.5, 512)
+    rng = np.random.default_rng(8)
+    x = np.where(rng.random(3000) < 0.4, 2.0, rng.uniform(10, 25, 3000))
+    idx = np.rint((m.sample(x, rng=9) - law.lower) / law.gamma).astype(np.int64)
+    P0 = law.bin_counts(idx) / x.size
+    P = np.stack([P0, np.roll(P0, 3), 0.5 * (P0 + P0[::-1]), P0])
+    P /= P.sum(axis=1, keepdims=True)
+    start = _em._start(P)
+    thr = 1e-3 / x.size
+    gthr = None if gap is None else gap / x.size
+    act = np.array([0, 1, 3])
+    # a few cycles with no rule met: the iterates agree
+    out = []
+    for step in (law, _NumpyLaw(law)):
+        G, done = start.copy(), np.zeros(4, dtype=bool)
+        left = _em._squarem(G, P, step, act, done, -1.0, gthr, 6)
+        out.append((G, done, left))
+    np.testing.assert_allclose(out[0][0], out[1][0], rtol=1e-9, atol=1e-15)
+    np.testing.assert_array_equal(out[0][0][2], start[2])     # not in act: untouched
+    assert out[0][2] == out[1][2] == 0 and not out[0][1].any() and not out[1][1].any()
+    # to their rules: the same rows stopped, with cycles to spare, and fits of the same
+    # likelihood and mean (the rules stop each within a tolerance of where the likelihood
+    # is flat: the last bits of a sum move where along it, not how high)
+    out = []
+    for step in (law, _NumpyLaw(law)):
+        G, done = start.copy(), np.zeros(4, dtype=bool)
+        left = _em._squarem(G, P, step, act, done, thr, gthr, 5000)
+        out.append((G, done, left))
+    np.testing.assert_array_equal(out[0][1], [True, True, False, True])
+    np.testing.assert_array_equal(out[0][1], out[1][1])
+    assert out[0][2] > 0 and out[1][2] > 0
+    L = [_em._em(o[0], P, _NumpyLaw(law))[1] * x.size for o in out]
+    np.testing.assert_allclose(L[0], L[1], rtol=0, atol=5e-3)      # tol: 1e-3 nats
+    np.testing.assert_allclose(out[0][0] @ law.values, out[1][0] @ law.values, atol=2e-3)
+    # kernel input errors: shapes, a row outside G, a G the kernel cannot write in place
+    from bndp._core import estimate as k
+
+    c = law.forward.__self__.c
+    G = start.copy()
+    done = np.zeros(4, dtype=np.uint8)
+    with pytest.raises(ValueError, match="row index outside"):
+        k.geometric_squarem(G, P, c, np.array([0, 4]), done, thr, 0.0, False, 5)
+    with pytest.raises(ValueError, match="inconsistent shapes"):
+        k.geometric_squarem(G, P[:3], c, np.array([0]), done, thr, 0.0, False, 5)
+    with pytest.raises(ValueError, match="inconsistent shapes"):
+        k.geometric_em(G, P, np.ascontiguousarray(c[:, :-1]), np.empty_like(G), np.empty(4),
+                       np.empty(4))
+    with pytest.raises(TypeError, match="C-contiguous"):
+        law.squarem(np.asfortranarray(G), P, act, np.zeros(4, dtype=bool), thr, None, 5)
+    np.testing.assert_array_equal(G, start)
 
 
 @pytest.mark.parametrize("h", [0.01, 0.3, 2.0, 50.0])

@@ -26,7 +26,11 @@ def _em(G: np.ndarray, P: np.ndarray, law: _Law
     """One EM step for every row of ``G`` (distributions) against the bin proportions
     ``P``: the next iterate, the log-likelihood per observation of ``G`` and the largest
     EM multiplier ``max_m d_m`` of ``G``, ``d = A^T (P / AG)`` (the gradient of the
-    log-likelihood per observation; ``max_m d_m - 1`` bounds what is left to gain)."""
+    log-likelihood per observation; ``max_m d_m - 1`` bounds what is left to gain). A law
+    with a fused step of its own (``law.em``: :class:`._law._Geometric`'s) takes it."""
+    fused = getattr(law, "em", None)
+    if fused is not None:
+        return fused(G, P)
     F = law.forward(G)
     np.maximum(F, 1e-300, out=F)
     # F > 0 and finite, so a bin with P_b = 0 gives R_b = 0 and adds a zero to L
@@ -91,7 +95,11 @@ def _squarem(G: np.ndarray, P: np.ndarray, law: _Law, act: np.ndarray,
     """SQUAREM cycles on the rows ``act`` of ``G`` in place, each until one cycle gains
     less than ``thr`` per observation (and, with ``gthr``, its start's bound ``max_m d_m -
     1`` is below ``gthr``), marking them in ``done``; at most ``cycles``. Returns the
-    cycles left."""
+    cycles left. A law with compiled cycles of its own (``law.squarem``:
+    :class:`._law._Geometric`'s, the same steps row by row) takes them."""
+    fused = getattr(law, "squarem", None)
+    if fused is not None:
+        return int(fused(G, P, act, done, thr, gthr, cycles))
     while cycles > 0 and act.size:
         cycles -= 1
         g0, p = G[act], P[act]
