@@ -157,22 +157,23 @@ cdef inline double _em1(const double* g, const double* p, const double[:, ::1] c
     # *dmax <- max_m d_m; returns the log-likelihood sum_b p_b log max((Ag)_b, 1e-300) (a
     # bin with p_b = 0 adds nothing: its term is 0 x a finite log)
     cdef Py_ssize_t b, m
-    cdef double F, L = 0.0, x
+    cdef double L = 0.0, x
     _fwd(g, c, f, t, M)
+    # three loops, the first and the last free of branches and calls (vectorised)
     for b in range(M):
-        F = f[b]
-        if not F >= 1e-300:
-            F = 1e-300
+        f[b] = f[b] if f[b] >= 1e-300 else 1e-300
+    for b in range(M):
         if p[b] != 0.0:
-            L += p[b] * log(F)
-        f[b] = p[b] / F
+            L += p[b] * log(f[b])
+    for b in range(M):
+        f[b] = p[b] / f[b]
     _bwd(f, c, out, t, M)
     x = out[0]
     for m in range(M):
-        if out[m] > x:
-            x = out[m]
-        out[m] = g[m] * out[m]
+        x = out[m] if out[m] > x else x
     dmax[0] = x
+    for m in range(M):
+        out[m] = g[m] * out[m]
     return L
 
 
