@@ -118,8 +118,10 @@ class _NumpyLaw:
 
 @pytest.mark.parametrize("cls", [bndp.BoundedLaplace, bndp.BoundedGaussian])
 def test_em_step_reads_empty_bins_as_the_masked_step(cls):
-    # bins with no released value: the step without masks is the masked one (bit for bit
-    # in NumPy; the Laplace law's compiled step to the rounding of its sums)
+    # bins with no released value: the step without masks is the masked one (the next
+    # iterate and the multipliers bit for bit with the law's products; the compiled step of
+    # the Laplace law to the rounding of its sums; the log-likelihood, summed in order, to
+    # the rounding of its sum)
     m = cls(4.0, sensitivity=1.0, lower=0.0, upper=50.0)
     law = _law._BinnedLaw(m.exact_plan, 0.5, 512)
     rng = np.random.default_rng(11)
@@ -143,7 +145,7 @@ def test_em_step_reads_empty_bins_as_the_masked_step(cls):
             np.testing.assert_allclose(dmax, d.max(axis=1), rtol=1e-13, atol=0)
         else:
             np.testing.assert_array_equal(G1, G * d)
-            np.testing.assert_array_equal(L, Lref)
+            np.testing.assert_allclose(L, Lref, rtol=1e-14, atol=0)
             np.testing.assert_array_equal(dmax, d.max(axis=1))
     assert hasattr(law, "em") == (cls is bndp.BoundedLaplace)
 
@@ -224,6 +226,68 @@ def test_a_kernel_off_the_geometric_one_keeps_the_banded_products():
     g = bndp.BoundedGaussian(4.0, sensitivity=1.0, lower=0.0, upper=120.0)
     wg, Dg = _law._kernel_vector(g.exact_plan.kernel, law.n)
     assert _law._Geometric.of(wg, Dg, law.s, law.lo, law.hi, law.n) is None
+
+
+def _extrapolate_reference(g0, g1, g2):
+    # SQUAREM's extrapolation as NumPy expressions, row by row
+    r = g1 - g0
+    v = g2 - g1 - r
+    sr = np.sqrt(np.einsum("ij,ij->i", r, r))
+    sv = np.sqrt(np.einsum("ij,ij->i", v, v))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        alpha = np.minimum(np.where(sv > 0, -sr / sv, -1.0), -1.0)
+    gp = g0 - 2.0 * alpha[:, None] * r + (alpha * alpha)[:, None] * v
+    for i in range(len(gp)):
+        for _ in range(6):
+            if not (gp[i] < 0).any():
+                break
+            alpha[i] = (alpha[i] - 1.0) / 2.0
+            gp[i] = g0[i] - 2.0 * alpha[i] * r[i] + alpha[i] ** 2 * v[i]
+        if (gp[i] < 0).any():
+            gp[i] = g2[i]
+    return gp / gp.sum(axis=1, keepdims=True)
+
+
+def test_squarem_extrapolation_and_em_ratio_are_the_numpy_expressions():
+    from bndp._core import estimate as k
+
+    rng = np.random.default_rng(12)
+    M = 40
+    g0 = rng.dirichlet(np.ones(M), size=6)
+    g1 = 0.7 * g0 + 0.3 * rng.dirichlet(np.ones(M), size=6)
+    g2 = 0.7 * g1 + 0.3 * rng.dirichlet(np.ones(M), size=6)
+    g1[1] = g0[1]                      # r = 0: a = -1, the step is g2
+    g1[2], g2[2] = g0[2], g0[2]        # r = v = 0: |v| = 0
+    g2[3] = g1[3] + (g1[3] - g0[3]) * 1.0001   # a = -10^4: negative at every shortening
+    g2[5] = g1[5] + (g1[5] - g0[5]) * 0.9      # a = -10: non-negative after 4 shortenings
+    out = np.empty_like(g0)
+    k.squarem_extrapolate(g0, g1, g2, out)
+    ref = _extrapolate_reference(g0, g1, g2)
+    np.testing.assert_allclose(out, ref, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(out[3], g2[3] / g2[3].sum(), rtol=1e-14)   # the fallback
+    a = (((-10.0 - 1) / 2 - 1) / 2 - 1) / 2
+    a = (a - 1) / 2                                                         # four times
+    r, v = g1[5] - g0[5], g2[5] - 2 * g1[5] + g0[5]
+    step = g0[5] - 2 * a * r + a * a * v
+    np.testing.assert_allclose(out[5], step / step.sum(), rtol=1e-9)
+    assert (out >= 0).all()
+    np.testing.assert_allclose(out.sum(axis=1), 1.0, rtol=1e-14)
+    # the ratio and log-likelihood: empty bins add nothing; F floored at 1e-300
+    F = rng.random((3, M))
+    F[0, :5] = 0.0
+    F[1, 7] = np.nan
+    P = rng.random((3, M))
+    P[:, ::4] = 0.0
+    R, L = np.empty_like(F), np.empty(3)
+    k.em_ratio(F, P, R, L)
+    Ff = np.where(F >= 1e-300, F, 1e-300)
+    np.testing.assert_array_equal(R, P / Ff)
+    np.testing.assert_allclose(L, np.sum(np.where(P > 0, P * np.log(Ff), 0.0), axis=1),
+                               rtol=1e-14)
+    with pytest.raises(ValueError, match="inconsistent shapes"):
+        k.squarem_extrapolate(g0, g1[:3], g2, out)
+    with pytest.raises(ValueError, match="inconsistent shapes"):
+        k.em_ratio(F, P[:2], R, L)
 
 
 @pytest.mark.parametrize("gap", [None, 0.1])

@@ -243,6 +243,88 @@ def geometric_em(const double[:, ::1] G, const double[:, ::1] P, const double[:,
     free(buf)
 
 
+cdef void _extrapolate(const double* g0, const double* g1, const double* g2, double* r,
+                       double* v, double* gp, Py_ssize_t M) noexcept nogil:
+    # SQUAREM's extrapolation of one row (r, v: scratch of M): gp = g0 - 2 a r + a^2 v,
+    # r = g1 - g0, v = g2 - g1 - r, a = min(-|r| / |v|, -1) (-1 where |v| = 0 or a is
+    # NaN), shortened toward -1 (g2) up to 6 times until non-negative, else g2; normalised
+    cdef double sr = 0.0, sv = 0.0, alpha, total = 0.0
+    cdef Py_ssize_t m
+    cdef int k = 0
+    cdef bint neg = False
+    for m in range(M):
+        r[m] = g1[m] - g0[m]
+        v[m] = g2[m] - g1[m] - r[m]
+        sr += r[m] * r[m]
+        sv += v[m] * v[m]
+    sr = sqrt(sr)
+    sv = sqrt(sv)
+    alpha = -sr / sv if sv > 0.0 else -1.0
+    if not alpha <= -1.0:
+        alpha = -1.0
+    for m in range(M):
+        gp[m] = g0[m] - 2.0 * alpha * r[m] + (alpha * alpha) * v[m]
+        neg = neg or gp[m] < 0.0
+    while neg and k < 6:
+        k += 1
+        alpha = (alpha - 1.0) / 2.0
+        neg = False
+        for m in range(M):
+            gp[m] = g0[m] - 2.0 * alpha * r[m] + (alpha * alpha) * v[m]
+            neg = neg or gp[m] < 0.0
+    if neg:
+        for m in range(M):
+            gp[m] = g2[m]
+    for m in range(M):
+        total += gp[m]
+    for m in range(M):
+        gp[m] /= total
+
+
+def squarem_extrapolate(const double[:, ::1] G0, const double[:, ::1] G1,
+                        const double[:, ::1] G2, double[:, ::1] out):
+    """SQUAREM's extrapolation (``bndp.estimation._em._squarem``) of every row, from its
+    iterate ``G0`` and two EM steps ``G1``, ``G2``: ``out = G0 - 2 a r + a^2 v`` with
+    ``r = G1 - G0``, ``v = G2 - G1 - r``, ``a = min(-|r| / |v|, -1)`` (-1 where ``|v| =
+    0``), shortened toward -1 (``G2``) up to six times until non-negative, else ``G2``;
+    normalised. One pass per row, without NumPy's temporaries."""
+    cdef Py_ssize_t R = G0.shape[0], M = G0.shape[1], i
+    cdef double* w
+    if not (G1.shape[0] == R and G2.shape[0] == R and out.shape[0] == R
+            and G1.shape[1] == M and G2.shape[1] == M and out.shape[1] == M):
+        raise ValueError("squarem_extrapolate: inconsistent shapes")
+    if R == 0 or M == 0:
+        return
+    w = <double*>malloc(2 * M * sizeof(double))
+    if w == NULL:
+        raise MemoryError()
+    with nogil:
+        for i in range(R):
+            _extrapolate(&G0[i, 0], &G1[i, 0], &G2[i, 0], w, w + M, &out[i, 0], M)
+    free(w)
+
+
+def em_ratio(const double[:, ::1] F, const double[:, ::1] P, double[:, ::1] out,
+             double[::1] L):
+    """The EM step's middle (``bndp.estimation._em._em``) for every row: ``out = P /
+    max(F, 1e-300)`` and ``L = sum_b P_b log max(F_b, 1e-300)`` (a bin with ``P_b = 0``
+    adds nothing: its term is 0 x a finite log), in one pass per row."""
+    cdef Py_ssize_t R = F.shape[0], M = F.shape[1], i, b
+    cdef double x, l
+    if not (P.shape[0] == R and P.shape[1] == M and out.shape[0] == R
+            and out.shape[1] == M and L.shape[0] == R):
+        raise ValueError("em_ratio: inconsistent shapes")
+    with nogil:
+        for i in range(R):
+            l = 0.0
+            for b in range(M):
+                x = F[i, b] if F[i, b] >= 1e-300 else 1e-300
+                if P[i, b] != 0.0:
+                    l += P[i, b] * log(x)
+                out[i, b] = P[i, b] / x
+            L[i] = l
+
+
 cdef int _squarem1(double* g0, const double* p, const double[:, ::1] c, Py_ssize_t M,
                    double thr, double gthr, bint use_gthr, int cycles, double* w,
                    bint* stopped) noexcept nogil:
@@ -256,50 +338,14 @@ cdef int _squarem1(double* g0, const double* p, const double[:, ::1] c, Py_ssize
     cdef double* gp = w + 4 * M
     cdef double* f = w + 5 * M
     cdef double* t = w + 6 * M
-    cdef double l0, l1, lp, d0, dm, sr, sv, alpha, a, total
-    cdef Py_ssize_t m
-    cdef int used = 0, k
-    cdef bint neg
+    cdef double l0, l1, lp, d0, dm
+    cdef int used = 0
     stopped[0] = False
     while used < cycles:
         used += 1
         l0 = _em1(g0, p, c, M, f, t, g1, &d0)
         l1 = _em1(g1, p, c, M, f, t, g2, &dm)
-        sr = 0.0
-        sv = 0.0
-        for m in range(M):
-            r[m] = g1[m] - g0[m]
-            v[m] = g2[m] - g1[m] - r[m]
-            sr += r[m] * r[m]
-            sv += v[m] * v[m]
-        sr = sqrt(sr)
-        sv = sqrt(sv)
-        alpha = -sr / sv if sv > 0.0 else -1.0
-        if not alpha <= -1.0:           # (a NaN too, as NumPy's minimum would not: -1)
-            alpha = -1.0
-        neg = False
-        for m in range(M):
-            gp[m] = g0[m] - 2.0 * alpha * r[m] + (alpha * alpha) * v[m]
-            if gp[m] < 0.0:
-                neg = True
-        k = 0
-        while neg and k < 6:            # shorten the step toward -1 (g2) until non-negative
-            k += 1
-            a = (alpha - 1.0) / 2.0
-            alpha = a
-            neg = False
-            for m in range(M):
-                gp[m] = g0[m] - 2.0 * a * r[m] + (a * a) * v[m]
-                if gp[m] < 0.0:
-                    neg = True
-        if neg:
-            for m in range(M):
-                gp[m] = g2[m]
-        total = 0.0
-        for m in range(M):
-            total += gp[m]
-        for m in range(M):
-            gp[m] /= total
+        _extrapolate(g0, g1, g2, r, v, gp, M)
         lp = _em1(gp, p, c, M, f, t, g0, &dm)
         if lp < l1:                     # the extrapolation lost likelihood: the double step
             _em1(g2, p, c, M, f, t, g0, &dm)

@@ -9,6 +9,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from .._core import estimate
+
 
 class _Law(Protocol):
     """What the EM reads of a law (:class:`._law._BinnedLaw`, or the scaled model's
@@ -31,15 +33,18 @@ def _em(G: np.ndarray, P: np.ndarray, law: _Law
     fused = getattr(law, "em", None)
     if fused is not None:
         return fused(G, P)
-    F = law.forward(G)
-    np.maximum(F, 1e-300, out=F)
-    # F > 0 and finite, so a bin with P_b = 0 gives R_b = 0 and adds a zero to L
-    R = P / F
-    np.log(F, out=F)
-    F *= P
-    L = F.sum(axis=1)
-    d = law.backward(R)
+    F = _c64(law.forward(G))
+    # R = P / max(F, 1e-300) and L = sum_b P_b log max(F_b, 1e-300), in one compiled pass
+    # (a bin with P_b = 0 gives R_b = 0 and adds nothing to L)
+    P = _c64(np.broadcast_to(P, F.shape))
+    L = np.empty(F.shape[0])
+    estimate.em_ratio(F, P, F, L)
+    d = law.backward(F)
     return G * d, L, d.max(axis=1)
+
+
+def _c64(x: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(x, dtype=np.float64)
 
 
 def _start(P: np.ndarray) -> np.ndarray:
@@ -105,24 +110,10 @@ def _squarem(G: np.ndarray, P: np.ndarray, law: _Law, act: np.ndarray,
         g0, p = G[act], P[act]
         g1, l0, d0 = _em(g0, p, law)
         g2, l1, _ = _em(g1, p, law)
-        r = g1 - g0
-        v = g2 - g1 - r
-        sr = np.sqrt(np.einsum("ij,ij->i", r, r))
-        sv = np.sqrt(np.einsum("ij,ij->i", v, v))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            alpha = np.where(sv > 0, -sr / sv, -1.0)
-        alpha = np.minimum(alpha, -1.0)
-        gp = g0 - 2.0 * alpha[:, None] * r + (alpha * alpha)[:, None] * v
-        bad = np.flatnonzero((gp < 0).any(axis=1))
-        for _ in range(6):   # shorten the step toward -1 (g2) until non-negative
-            if not bad.size:
-                break
-            a = (alpha[bad] - 1.0) / 2.0
-            alpha[bad] = a
-            gp[bad] = g0[bad] - 2.0 * a[:, None] * r[bad] + (a * a)[:, None] * v[bad]
-            bad = bad[(gp[bad] < 0).any(axis=1)]
-        gp[bad] = g2[bad]
-        gp /= gp.sum(axis=1, keepdims=True)
+        # gp = g0 - 2 a r + a^2 v (r = g1 - g0, v = g2 - g1 - r, a = min(-|r|/|v|, -1)),
+        # shortened toward -1 (g2) until non-negative, normalised: one compiled pass
+        gp = np.empty_like(g0)
+        estimate.squarem_extrapolate(_c64(g0), _c64(g1), _c64(g2), gp)
         gn, lp, _ = _em(gp, p, law)
         worse = lp < l1
         if worse.any():   # the extrapolation lost likelihood: keep the double EM step
