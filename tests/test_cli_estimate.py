@@ -125,3 +125,20 @@ def test_bins_out_of_range_is_a_one_line_usage_error(released, capsys, bad):
     out, err = capsys.readouterr()
     assert e.value.code == 2 and out == ""
     assert err == f"bndp: error: --bins: expected an integer from 2 to 10000; got {bad!r}\n"
+
+
+def test_workers_give_the_same_output(released, capsys):
+    # --workers: threads for the Laplace law's bootstrap fits; the same numbers for any
+    # number of them
+    path, spec, y, m = released
+    outs = []
+    for w in ("1", "2", "-1"):
+        code, out, err = run(capsys, "estimate", path, "--spec", spec, "--json",
+                             "--n-boot", "40", "--seed", "3", "--workers", w)
+        assert code == 0 and err == ""
+        outs.append(json.loads(out)["columns"]["v"])
+    assert outs[0] == outs[1] == outs[2]
+    for bad in ("0", "-2", "x"):
+        with pytest.raises(SystemExit):
+            cli.main(["estimate", path, "--spec", spec, "--workers", bad])
+        assert "--workers" in capsys.readouterr().err

@@ -5,6 +5,7 @@ import dataclasses
 import json
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -226,6 +227,41 @@ def test_a_kernel_off_the_geometric_one_keeps_the_banded_products():
     g = bndp.BoundedGaussian(4.0, sensitivity=1.0, lower=0.0, upper=120.0)
     wg, Dg = _law._kernel_vector(g.exact_plan.kernel, law.n)
     assert _law._Geometric.of(wg, Dg, law.s, law.lo, law.hi, law.n) is None
+
+
+def test_workers_fit_the_bootstrap_on_threads_with_the_same_values(monkeypatch):
+    # workers=: the Laplace law's compiled cycles split over threads, row by row: every
+    # replicate's fit, and so every interval, is the same bits as on one thread
+    calls = []
+    real = _law._Geometric.squarem
+
+    def spy(self, G, P, act, done, thr, gthr, cycles):
+        calls.append((threading.get_ident(), act.size))
+        return real(self, G, P, act, done, thr, gthr, cycles)
+
+    monkeypatch.setattr(_law._Geometric, "squarem", spy)
+    m = bndp.BoundedLaplace(2.0, sensitivity=1.0, lower=0.0, upper=40.0)
+    rng = np.random.default_rng(2)
+    y = m.sample(np.where(rng.random(5000) < 0.3, 0.0, rng.gamma(2.0, 4.0, 5000)).clip(0, 40),
+                 rng=3)
+    out = []
+    for w in (1, 2, 3):
+        calls.clear()
+        est = bndp.estimate(y, m, n_boot=60, rng=4, workers=w)
+        threads = {t for t, n in calls if n > 1}
+        # the bootstrap's 60 rows dealt to w threads (the single fit on the caller's)
+        assert len(threads) == w
+        assert sorted(n for _, n in calls if n > 1) == sorted(
+            len(range(i, 60, w)) for i in range(w))
+        out.append((est.mean, est.mean_interval, est.quantile_interval(0.5),
+                    est.histogram_interval([0, 10, 40])))
+    for o in out[1:]:
+        assert o[0] == out[0][0] and o[1] == out[0][1]
+        np.testing.assert_array_equal(o[2], out[0][2])
+        np.testing.assert_array_equal(o[3], out[0][3])
+    for bad in (0, -2, 1.5, True):
+        with pytest.raises((TypeError, ValueError), match="workers"):
+            bndp.estimate(y, m, n_boot=0, workers=bad)
 
 
 def _extrapolate_reference(g0, g1, g2):

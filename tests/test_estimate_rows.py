@@ -172,11 +172,8 @@ def test_scaled_references_hold_the_rows_own_spread():
     from bndp.estimation._result import _hist
 
     rng = np.random.default_rng(4)
-    n = 20000
-    lo = rng.uniform(0, 20, n)
-    hi = lo + rng.uniform(10, 90, n)
-    x = lo + (hi - lo) * rng.beta(0.6, 5.0, n)
-    spec = {"mechanism": "laplace", "epsilon": 0.5, "sensitivity": 1.0}
+    x, lo, hi = _bound_dependent(rng, 20000)
+    spec = SPEC
     y = bndp.sample(x, lower=lo, upper=hi, rng=rng, **spec)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ScaledModelWarning)
@@ -184,7 +181,7 @@ def test_scaled_references_hold_the_rows_own_spread():
     edges = np.linspace(lo.min(), hi.max(), 9)
     p = e.histogram(edges)[:4]
     sd = _hist(e.support, e.boot_truth, edges, cells=True).std(axis=0, ddof=1)[:4]
-    ratio = sd / np.sqrt(p * (1 - p) / n)
+    ratio = sd / np.sqrt(p * (1 - p) / x.size)
     assert np.all(ratio > 0.6) and np.all(ratio < 1.15), ratio
     assert np.all(ratio[p < 0.1] > 0.85), ratio
     # the population target has no row term (its reference is the fit itself)
@@ -318,11 +315,8 @@ def test_scaled_estimate_is_fitted_finer_above_fine_rows(monkeypatch):
     from bndp.estimation import _scaled
 
     rng = np.random.default_rng(8)
-    n = 6000
-    lo = rng.uniform(0.0, 20.0, n)
-    hi = lo + rng.uniform(10.0, 90.0, n)
-    x = lo + (hi - lo) * rng.beta(0.6, 5.0, n)
-    spec = {"mechanism": "laplace", "epsilon": 0.5, "sensitivity": 1.0}
+    x, lo, hi = _bound_dependent(rng, 6000)
+    spec = SPEC
     y = bndp.sample(x, lower=lo, upper=hi, rng=rng, **spec)
     kw = dict(lower=lo, upper=hi, rng=3, n_boot=20, bounds_model="scaled")
     with warnings.catch_warnings():

@@ -46,7 +46,8 @@ from .. import __version__
 from ..exceptions import BudgetError, ReleaseRecorded
 from ..mechanisms.registry import SAMPLE_MECHANISMS, mechanism_key
 from ._errors import (CLIError, EXIT_BUDGET, EXIT_PIPE, EXIT_RECORDED, EXIT_USAGE, _EXIT_CODES,
-                      Parser, _Terminated, _one_line, _stdout_to_devnull, int_at_least)
+                      Parser, _Terminated, _one_line, _stdout_to_devnull, int_at_least,
+                      workers_arg)
 from .budget import _add_budget_command
 from .calibrate import _cmd_calibrate, _cmd_plot
 from .demo import _cmd_demo
@@ -156,14 +157,7 @@ def _add_value_args(p: argparse.ArgumentParser, verb: str, half_line: str,
 _positive_int = int_at_least(1, "a positive integer")
 
 
-def _workers(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer or -1; got {text!r}") from None
-    if v < 1 and v != -1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer or -1; got {v}")
-    return v
+_workers = workers_arg
 
 
 def _delimiter(text: str) -> str:

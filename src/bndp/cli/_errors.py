@@ -224,3 +224,14 @@ def _stdout_to_devnull() -> None:
         os.dup2(devnull, fd)
     finally:
         os.close(devnull)
+
+
+def workers_arg(text: str) -> int:
+    """``--workers``: a positive integer, or -1 for every CPU."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or -1; got {text!r}") from None
+    if v < 1 and v != -1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or -1; got {v}")
+    return v

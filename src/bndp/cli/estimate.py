@@ -13,7 +13,7 @@ import numpy as np
 
 from .._release.spec import _parse_column
 from ..estimation import estimate
-from ._errors import CLIError, DataError, FileError, _need, int_at_least
+from ._errors import CLIError, DataError, FileError, _need, int_at_least, workers_arg
 from ._io import _guess_format, _read_header, _save_figure, arrow_without_cells
 from .privatize import _load_spec_file
 
@@ -96,7 +96,7 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
         try:
             est = estimate(data[c], entry, lower=lo, upper=hi, level=args.level,
                            n_boot=args.n_boot, rng=rng, target=args.target, nulls="omit",
-                           gap_tol=args.gap_tol)
+                           gap_tol=args.gap_tol, workers=args.workers)
         except ValueError as exc:
             raise DataError(f"column {c!r}: {' '.join(str(exc).split())}") from None
         results[c] = est.summary(q)
@@ -240,6 +240,9 @@ def add_parser(sub: Any, delimiter: Any) -> None:
                         "likelihood (bndp.estimate's gap_tol): auto (the default: 0.1 where "
                         "a law's noise is at least a third of its range), off (the cycle rule "
                         "alone) or a number")
+    p.add_argument("--workers", type=workers_arg, default=1,
+                   help="threads for the bootstrap's fits of a Laplace release (default 1; "
+                        "-1: every CPU; the same results for any number)")
     p.add_argument("--bins", type=_bins, default=None, metavar="N",
                    help="also estimate the histogram of the true values: the probability of "
                         "each of N equal bins over the column's bounds (per-row bounds: the "

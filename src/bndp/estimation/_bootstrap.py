@@ -11,7 +11,7 @@ from ._smooth import Bandwidth, Part
 
 
 class _Group:
-    __slots__ = ("law", "counts", "N", "fine")
+    __slots__ = ("N", "counts", "fine", "law")
 
     def __init__(self, law: _BinnedLaw, counts: np.ndarray, fine: np.ndarray) -> None:
         self.law = law

@@ -4,7 +4,9 @@ over bootstrap replicates, and Newton steps that certify the maximum (``gap_tol`
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
 import numpy as np
@@ -104,7 +106,16 @@ def _squarem(G: np.ndarray, P: np.ndarray, law: _Law, act: np.ndarray,
     :class:`._law._Geometric`'s, the same steps row by row) takes them."""
     fused = getattr(law, "squarem", None)
     if fused is not None:
-        return int(fused(G, P, act, done, thr, gthr, cycles))
+        w = min(_WORKERS.get(), act.size // MIN_ROWS_PER_WORKER)
+        if w <= 1:
+            return int(fused(G, P, act, done, thr, gthr, cycles))
+        # the rows dealt out in turn (slow rows spread evenly); each thread's kernel runs
+        # without the GIL on its own rows of G and done. The same bits as one thread: the
+        # rows are independent, and the cycles left are the fewest any part left
+        with ThreadPoolExecutor(w) as ex:
+            parts = [ex.submit(fused, G, P, act[i::w], done, thr, gthr, cycles)
+                     for i in range(w)]
+            return min(int(f.result()) for f in parts)
     while cycles > 0 and act.size:
         cycles -= 1
         g0, p = G[act], P[act]
@@ -126,6 +137,23 @@ def _squarem(G: np.ndarray, P: np.ndarray, law: _Law, act: np.ndarray,
         done[act[stop]] = True
         act = act[~stop]
     return cycles
+
+
+#: threads for the compiled SQUAREM cycles (``bndp.estimate``'s ``workers``; set for the
+#: duration of a call by :func:`_workers`), and the fewest rows worth a thread
+_WORKERS: contextvars.ContextVar[int] = contextvars.ContextVar("bndp_estimate_workers",
+                                                               default=1)
+MIN_ROWS_PER_WORKER = 8
+
+
+@contextlib.contextmanager
+def _workers(n: int) -> Any:
+    """Fit on up to ``n`` threads (:data:`_WORKERS`) within the block."""
+    token = _WORKERS.set(n)
+    try:
+        yield
+    finally:
+        _WORKERS.reset(token)
 
 
 #: ``gap_tol="auto"`` (``bndp.estimate``'s default): a law's fits are certified within

@@ -7,8 +7,10 @@ from typing import Any, Mapping, Protocol, overload
 
 import numpy as np
 
+from .._parallel import check_workers
 from .._random import RNGLike, as_generator
 from ..mechanisms import window
+from . import _em
 from ._bootstrap import _combine, _fit_group, _Group
 from ._inputs import (_bounds_array, _family, _grid_index, _is_frame, _values, released_name,
                       resolve_integer)
@@ -43,7 +45,8 @@ def estimate(released: _Frame, spec_or_mechanism: Mapping[str, Any], *, lower: A
              upper: Any = None, level: float = ..., n_boot: int = ..., rng: RNGLike = ...,
              target: str = ..., nulls: str = ..., resolution: float = ...,
              max_support: int = ..., tol: float = ..., max_iter: int = ...,
-             gap_tol: float | str | None = ...) -> dict[str, Estimate]: ...
+             gap_tol: float | str | None = ..., workers: int = ...
+             ) -> dict[str, Estimate]: ...
 
 
 @overload
@@ -51,7 +54,7 @@ def estimate(released: Any, spec_or_mechanism: Any, *, lower: Any = None, upper:
              level: float = ..., n_boot: int = ..., rng: RNGLike = ..., target: str = ...,
              nulls: str = ..., resolution: float = ..., max_support: int = ...,
              tol: float = ..., max_iter: int = ..., gap_tol: float | str | None = ...,
-             bounds_model: str = ...) -> Estimate: ...
+             bounds_model: str = ..., workers: int = ...) -> Estimate: ...
 
 
 def estimate(released: Any, spec_or_mechanism: Any, *, lower: Any = None, upper: Any = None,
@@ -59,7 +62,7 @@ def estimate(released: Any, spec_or_mechanism: Any, *, lower: Any = None, upper:
              target: str = "column", nulls: str = "raise", resolution: float = RESOLUTION,
              max_support: int = MAX_SUPPORT, tol: float = TOL,
              max_iter: int = MAX_ITER, gap_tol: float | str | None = "auto",
-             bounds_model: str = "auto") -> Estimate | dict[str, Estimate]:
+             bounds_model: str = "auto", workers: int = 1) -> Estimate | dict[str, Estimate]:
     r"""Estimate the distribution of the true values behind a released column, and its
     mean, variance, quantiles and histogram with confidence intervals.
 
@@ -137,6 +140,12 @@ def estimate(released: Any, spec_or_mechanism: Any, *, lower: Any = None, upper:
         noise is narrower (there the certified fit's histogram, spikier, was further from
         the column's than the released values' in two settings of the coverage battery,
         at up to twice the time). Up to 0.10.x the default was ``None``.
+    workers : int, default 1
+        Threads for the bootstrap's fits where they run compiled (a Laplace mechanism's
+        law, whose kernel is two-sided geometric: ``bndp.estimation._law._Geometric``);
+        -1 for every CPU. The same values for every number of threads (the replicates are
+        fitted independently); the other laws' fits, the draws and the histogram's
+        bandwidth run on one thread.
 
     Returns
     -------
@@ -206,11 +215,23 @@ def estimate(released: Any, spec_or_mechanism: Any, *, lower: Any = None, upper:
     if bounds_model not in ("auto", "strata", "scaled"):
         raise ValueError("`bounds_model` must be 'auto', 'strata' or 'scaled'; got "
                          f"{bounds_model!r}")
+    workers = check_workers(workers)
     if _is_frame(released):
         return _estimate_frame(released, spec_or_mechanism, level=level, n_boot=n_boot,
                                rng=rng, target=target, nulls=nulls, resolution=resolution,
                                max_support=max_support, tol=tol, max_iter=max_iter,
-                               gap_tol=gap_tol, bounds_model=bounds_model)
+                               gap_tol=gap_tol, bounds_model=bounds_model, workers=workers)
+    with _em._workers(workers):
+        return _estimate_column(released, spec_or_mechanism, lower, upper, level, n_boot,
+                                rng, target, nulls, resolution, max_support, tol,
+                                max_iter, gap_tol, bounds_model)
+
+
+def _estimate_column(released: Any, spec_or_mechanism: Any, lower: Any, upper: Any,
+                     level: float, n_boot: int, rng: RNGLike, target: str, nulls: str,
+                     resolution: float, max_support: int, tol: float, max_iter: int,
+                     gap_tol: float | str | None, bounds_model: str) -> Estimate:
+    """:func:`estimate` of one released column, its arguments checked."""
     if isinstance(spec_or_mechanism, Mapping):
         spec_or_mechanism = dict(spec_or_mechanism)
         for k, b in (("lower", lower), ("upper", upper)):

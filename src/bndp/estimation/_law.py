@@ -115,7 +115,7 @@ class _Banded:
     times ``x``'s row sums; both EM products leave out the same ones, so the EM is that
     of the banded law."""
 
-    __slots__ = ("mat", "blocks")
+    __slots__ = ("blocks", "mat")
 
     def __init__(self, mat: np.ndarray) -> None:
         self.mat = mat

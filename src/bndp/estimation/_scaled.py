@@ -310,9 +310,10 @@ def fit_scaled(y: np.ndarray, lo: np.ndarray, hi: np.ndarray, fam, what: str,
         sf.g, sf.ok = g[0], bool(ok[0])
         return sf
 
-    # the bootstrap's fit, on the default support; above FINE_ROWS rows the estimate is
-    # fitted again on a support FINE times as fine (where max_support or resolution=0
-    # leave it finer than the default one; see FINE)
+    # the estimate's fit: above FINE_ROWS rows on a support FINE times as fine as the
+    # default one (where max_support or resolution=0 leave it finer; see FINE), else on
+    # the default support; the bootstrap's fit is on the default support (the estimate's
+    # own where that is the same support, none without replicates)
     s_boot = _support(n_ref, t_rel * n_ref, resolution, max_support)
     s_est = (_support(n_ref, t_rel * n_ref, resolution * FINE, max_support)
              if N > FINE_ROWS else s_boot)
@@ -375,7 +376,7 @@ class _Classes:
     grid index, the rows by class (``byc``, cut at ``ends``), each class's mean width in
     grid steps and group, and the number of groups."""
 
-    __slots__ = ("plans", "cls", "j", "byc", "ends", "steps", "gidx", "Gs")
+    __slots__ = ("Gs", "byc", "cls", "ends", "gidx", "j", "plans", "steps")
 
     def __init__(self, plans, cls, j, byc, ends, steps, gidx, Gs) -> None:
         self.plans, self.cls, self.j, self.byc, self.ends = plans, cls, j, byc, ends
@@ -388,7 +389,7 @@ class _ScaledFit:
     each row's bin, the classes' expected binned positions (``pred``, ``pred2``: first and
     second moments, per support point), and once fitted, ``g`` and ``ok``."""
 
-    __slots__ = ("u", "Abar", "Ng", "law", "P", "g0", "bin_row", "pred", "pred2", "g", "ok")
+    __slots__ = ("Abar", "Ng", "P", "bin_row", "g", "g0", "law", "ok", "pred", "pred2", "u")
 
     def __init__(self, u, Abar, Ng, law, P, g0, bin_row, pred, pred2) -> None:
         self.u, self.Abar, self.Ng, self.law, self.P = u, Abar, Ng, law, P
