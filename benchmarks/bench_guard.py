@@ -259,3 +259,28 @@ class Privatize(_Timed):
 
     def time_privatize_1e6_rows(self):
         bndp.privatize(self.frame, self.spec, rng=1)
+
+
+class Estimation(_Timed):
+    """``bndp.estimate`` with its bootstrap (40 replicates) and the mean's interval, 10^5
+    released values with fixed bounds [0, 120], a skewed column: the Laplace law (its fits
+    by running sums and compiled cycles) and the Gaussian's (banded products)."""
+
+    def setup(self):
+        x = np.clip(np.random.default_rng(0).exponential(10.0, 10**5), 0.0, 120.0)
+        self.laws = {}
+        for name, cls in (("laplace", bndp.BoundedLaplace), ("gaussian", bndp.BoundedGaussian)):
+            m = cls(1.0, sensitivity=1.0, lower=0.0, upper=120.0)
+            y = m.sample(x, rng=1)
+            bndp.estimate(y[:1000], m, n_boot=2)    # the law, planned once
+            self.laws[name] = (m, y)
+
+    def _estimate(self, name):
+        m, y = self.laws[name]
+        bndp.estimate(y, m, n_boot=40, rng=2).mean_interval
+
+    def time_estimate_laplace(self):
+        self._estimate("laplace")
+
+    def time_estimate_gaussian(self):
+        self._estimate("gaussian")
