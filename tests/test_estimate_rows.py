@@ -78,9 +78,11 @@ def test_scaled_model_check_warns_where_position_follows_the_width():
     u = np.where(w < 50.0, rng.beta(5.0, 1.0, n), rng.beta(1.0, 5.0, n))
     x = lo + w * u
     y = _release(x, lo, hi, 32)
-    with pytest.warns(ScaledModelWarning, match="narrow and wide rows"):
+    with pytest.warns(ScaledModelWarning, match="narrow and wide rows") as rec:
         est = bndp.estimate(y, SPEC, lower=lo, upper=hi, n_boot=0)
     assert abs(est.model_check["width"]) > 3.5
+    # the warning names the caller's line, not one of bndp's
+    assert [w.filename for w in rec] == [__file__]
 
 
 def test_bounds_model_choice_and_errors():

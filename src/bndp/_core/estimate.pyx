@@ -177,44 +177,40 @@ cdef inline double _em1(const double* g, const double* p, const double[:, ::1] c
     return L
 
 
+cdef _products(const double[:, ::1] X, const double[:, ::1] c, double[:, ::1] out,
+               bint forward, str name):
+    # geometric_forward / geometric_backward: each row of X through _fwd or _bwd
+    cdef Py_ssize_t R = X.shape[0], M = X.shape[1], r
+    cdef double* t
+    if not (c.shape[0] == C_ROWS and c.shape[1] == M and out.shape[0] == R
+            and out.shape[1] == M):
+        raise ValueError(f"{name}: inconsistent shapes")
+    if R == 0 or M == 0:
+        return
+    t = <double*>malloc(M * sizeof(double))
+    if t == NULL:
+        raise MemoryError()
+    with nogil:
+        for r in range(R):
+            if forward:
+                _fwd(&X[r, 0], c, &out[r, 0], t, M)
+            else:
+                _bwd(&X[r, 0], c, &out[r, 0], t, M)
+    free(t)
+
+
 def geometric_forward(const double[:, ::1] G, const double[:, ::1] c, double[:, ::1] out):
     """``out = G @ A.T`` (rows x bins) for the binned law ``A`` of a two-sided geometric
     kernel, from its coefficients ``c`` (``C_ROWS`` x support; ``_law._Geometric``): two
     running sums per row (every factor a power ``q^k``, ``k >= 0``, of ``q < 1``: nothing
     overflows)."""
-    cdef Py_ssize_t R = G.shape[0], M = G.shape[1], r
-    cdef double* t
-    if not (c.shape[0] == C_ROWS and c.shape[1] == M and out.shape[0] == R
-            and out.shape[1] == M):
-        raise ValueError("geometric_forward: inconsistent shapes")
-    if R == 0 or M == 0:
-        return
-    t = <double*>malloc(M * sizeof(double))
-    if t == NULL:
-        raise MemoryError()
-    with nogil:
-        for r in range(R):
-            _fwd(&G[r, 0], c, &out[r, 0], t, M)
-    free(t)
+    _products(G, c, out, True, "geometric_forward")
 
 
 def geometric_backward(const double[:, ::1] R_, const double[:, ::1] c, double[:, ::1] out):
     """``out = R @ A`` (rows x support) for the binned law ``A`` of a two-sided geometric
     kernel (coefficients ``c`` as :func:`geometric_forward`'s): two running sums per row."""
-    cdef Py_ssize_t R = R_.shape[0], M = R_.shape[1], r
-    cdef double* t
-    if not (c.shape[0] == C_ROWS and c.shape[1] == M and out.shape[0] == R
-            and out.shape[1] == M):
-        raise ValueError("geometric_backward: inconsistent shapes")
-    if R == 0 or M == 0:
-        return
-    t = <double*>malloc(M * sizeof(double))
-    if t == NULL:
-        raise MemoryError()
-    with nogil:
-        for r in range(R):
-            _bwd(&R_[r, 0], c, &out[r, 0], t, M)
-    free(t)
+    _products(R_, c, out, False, "geometric_backward")
 
 
 def geometric_em(const double[:, ::1] G, const double[:, ::1] P, const double[:, ::1] c,

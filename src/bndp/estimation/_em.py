@@ -12,6 +12,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from .._core import estimate
+from ._law import _c64
 
 
 class _Law(Protocol):
@@ -43,10 +44,6 @@ def _em(G: np.ndarray, P: np.ndarray, law: _Law
     estimate.em_ratio(F, P, F, L)
     d = law.backward(F)
     return G * d, L, d.max(axis=1)
-
-
-def _c64(x: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(x, dtype=np.float64)
 
 
 def _start(P: np.ndarray) -> np.ndarray:

@@ -4,7 +4,6 @@ releases drawn through it (the bootstrap's)."""
 from __future__ import annotations
 
 import math
-
 from typing import Any
 
 import numpy as np
@@ -169,8 +168,9 @@ class _Geometric:
         ``s`` with bins ``lo..hi`` of the row ``0..n``, or None where ``w`` is not within
         ``GEO_TOL`` of a two-sided geometric kernel (its ratio read from the weights at 0
         and at the farthest offset of at least a thousandth of the centre's weight, where
-        the release's tables are exact to the last bits: the ratio read further out, in a
-        table's geometric tail, differs by a few 1e-8 and the kernels by a few 1e-7)."""
+        the release's tables follow a geometric law to a few 1e-9, their integer rounding:
+        the ratio read further out, in a table's geometric tail, differs by a few 1e-8 and
+        the kernels by a few 1e-7)."""
         if D < 1 or not (w[D] > 0):
             return None
         far = np.flatnonzero(w[D:] >= 1e-3 * w[D])

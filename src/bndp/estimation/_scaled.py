@@ -464,5 +464,5 @@ def _check(g: np.ndarray, cls: np.ndarray, bin_row: np.ndarray, u: np.ndarray,
             "the values' position in their row does not have one distribution for all "
             "rows, as the scaled model assumes; the estimate may be biased (estimate the "
             "kinds of rows apart, or with bounds_model='strata' where each distinct pair "
-            "of bounds has many rows)", ScaledModelWarning, stacklevel=4)
+            "of bounds has many rows)", ScaledModelWarning, stacklevel=5)
     return out
