@@ -3,6 +3,7 @@ command line and its errors."""
 
 import dataclasses
 import json
+import math
 import subprocess
 import sys
 import threading
@@ -324,6 +325,69 @@ def test_squarem_extrapolation_and_em_ratio_are_the_numpy_expressions():
         k.squarem_extrapolate(g0, g1[:3], g2, out)
     with pytest.raises(ValueError, match="inconsistent shapes"):
         k.em_ratio(F, P[:2], R, L)
+
+
+def test_release_counts_bin_the_draws_as_the_numpy_expression():
+    # the bootstrap's bin counts: each occupied support point's multinomial over the
+    # offsets -K..K added into its bins (those past either end dropped), as np.bincount
+    # of the draws does, to the bit (integer counts)
+    from bndp._core import estimate as k
+
+    m = bndp.BoundedLaplace(2.0, sensitivity=1.0, lower=0.0, upper=100.0)
+    law = _law._BinnedLaw(m.exact_plan, 0.5, 512)
+    M = len(law.s)
+    P, K = band = _law._band(law.spread(), 1e-6)
+    assert 0 < K < M // 2
+    rng = np.random.default_rng(3)
+    nstar = rng.multinomial(5000, np.ones(M) / M)
+    nstar[[0, M - 1]] = [300, 400]                   # both ends: offsets past them
+    nstar[5] = 0
+    got = _law._release_counts(law, band, nstar, np.random.default_rng(9))
+    occ = np.flatnonzero(nstar)
+    draws = np.random.default_rng(9).multinomial(nstar[occ], P[occ])
+    cols = occ[:, None] + np.arange(-K, K + 1)[None, :]
+    ok = (cols >= 0) & (cols < M)
+    np.testing.assert_array_equal(got, np.bincount(cols[ok], weights=draws[ok],
+                                                   minlength=M))
+    assert got.sum() == nstar.sum()            # the padding past the ends draws nothing
+    out = np.zeros(M)
+    with pytest.raises(ValueError, match="inconsistent shapes"):
+        k.band_counts(np.ascontiguousarray(draws[:, 1:]), occ, K, out)
+    with pytest.raises(ValueError, match="inconsistent shapes"):
+        k.band_counts(draws, occ[1:], K, out)
+    with pytest.raises(ValueError, match="outside out"):
+        k.band_counts(draws, occ + M - occ[-1], K, out)
+    assert not out.any()
+
+
+def test_em_ratio_logs_within_an_ulp_at_every_length_and_in_place():
+    # the EM step's middle runs bndp's branch-free logarithm in blocks of four with four
+    # partial sums: every tail length, the floor, empty bins; the ratio is the exact
+    # quotient, the log-likelihood the correctly rounded sum's to a few ulps per term
+    from bndp._core import estimate as k
+
+    rng = np.random.default_rng(5)
+    for M in [1, 2, 3, 4, 5, 6, 7, 9, 41, 491]:
+        F = rng.random((3, M)) * rng.random((3, M))
+        F[0, ::3] = 1e-310                       # subnormal: floored
+        F[2, -1] = 0.0
+        P = rng.random((3, M))
+        P[1, ::2] = 0.0
+        P[2] = 0.0 if M == 1 else P[2]
+        R, L = np.empty_like(F), np.empty(3)
+        k.em_ratio(F, P, R, L)
+        Ff = np.where(F >= 1e-300, F, 1e-300)
+        np.testing.assert_array_equal(R, P / Ff)
+        for i in range(3):
+            terms = [float(p) * math.log(float(f)) for p, f in zip(P[i], Ff[i]) if p != 0]
+            ref = math.fsum(terms)
+            bound = 4 * M * np.finfo(float).eps * sum(abs(t) for t in terms)
+            assert abs(L[i] - ref) <= bound, (M, i, L[i], ref)
+        Fi = F.copy()                            # out may be F
+        Li = np.empty(3)
+        k.em_ratio(Fi, P, Fi, Li)
+        np.testing.assert_array_equal(Fi, R)
+        np.testing.assert_array_equal(Li, L)
 
 
 @pytest.mark.parametrize("gap", [None, 0.1])

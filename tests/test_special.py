@@ -335,6 +335,18 @@ int main(void) {
         res[0] = bndp_any_width(T, V, n + 1, 150.0 + 200.0 * rnd());
         fwrite(res, sizeof(double), 1, stdout);
     }
+    /* the EM step's middle (bndp._core.estimate): every length's tail, empty bins, bin
+     * masses floored at 1e-300 */
+    for (int rep = 0; rep < 300; rep++) {
+        int n = 1 + rep % 600;
+        for (int k = 0; k < n; k++) {
+            T[k] = rnd() < 0.1 ? 0.0 : rnd();
+            V[k] = rnd() < 0.05 ? 1e-310 * rnd() : rnd() * rnd();
+        }
+        res[0] = bndp_em_ratio_pass(T, V, n);
+        fwrite(V, sizeof(double), (size_t)n, stdout);
+        fwrite(res, sizeof(double), 1, stdout);
+    }
     return 0;
 }
 '''

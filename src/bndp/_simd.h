@@ -613,4 +613,31 @@ static BNDP_CLONES void bndp_gd_out_pass(const int64_t *BNDP_RESTRICT pos,
     }
 }
 
+/* The middle of one EM step of one row (bndp._core.estimate): f <- max(f, 1e-300) (a NaN
+ * also becomes 1e-300) and then f <- p / f; returns sum_b p_b log f_b over the bins with
+ * p_b != 0 (bndp_log: the values are positive normal numbers, bin masses of at most 1 plus
+ * rounding), summed in four interleaved parts (b mod 4) added at the end. Branch-free:
+ * vectorised. */
+static BNDP_CLONES double bndp_em_ratio_pass(const double *BNDP_RESTRICT p,
+                                             double *BNDP_RESTRICT f, ptrdiff_t n)
+{
+    double acc[4] = {0.0, 0.0, 0.0, 0.0};
+    ptrdiff_t b = 0;
+    for (; b + 4 <= n; b += 4) {
+        for (int j = 0; j < 4; j++) {
+            double x = f[b + j] >= 1e-300 ? f[b + j] : 1e-300;
+            double t = p[b + j] * bndp_log(x);
+            acc[j] += p[b + j] != 0.0 ? t : 0.0;
+            f[b + j] = p[b + j] / x;
+        }
+    }
+    for (int j = 0; b < n; b++, j++) {
+        double x = f[b] >= 1e-300 ? f[b] : 1e-300;
+        double t = p[b] * bndp_log(x);
+        acc[j] += p[b] != 0.0 ? t : 0.0;
+        f[b] = p[b] / x;
+    }
+    return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+}
+
 #endif /* BNDP_SIMD_H */

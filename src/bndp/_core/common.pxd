@@ -214,6 +214,13 @@ cdef extern from "_simd.h":
     void bndp_gd_out_pass(const int64_t* pos, const int32_t* idx, Py_ssize_t m, int64_t n,
                           double kl, double gamma, double* out) nogil
 
+cdef extern from "_simd.h":
+    # the middle of an EM step of one row (bndp._core.estimate): f <- p / max(f, 1e-300);
+    # returns sum_b p_b log max(f_b, 1e-300) over p_b != 0 (bndp_log, four partial sums);
+    # vectorised
+    double _em_ratio_pass "bndp_em_ratio_pass"(const double* p, double* f,
+                                               Py_ssize_t n) noexcept nogil
+
 cdef extern from "_window.h":
     void bndp_gw_index_pass(const double* q, Py_ssize_t m, double lo, double hi,
                             double inv_g, double n, double* idx) nogil

@@ -19,9 +19,13 @@ mechanism's, ``bndp.estimation._law._Geometric``) run in O(support) per row inst
 O(support x band): the law is semiseparable (its entries off the diagonal are a product of
 a factor of the bin and one of the support point), so each product is two running sums."""
 
-from libc.math cimport log, sqrt
+from libc.math cimport sqrt
 from libc.stdint cimport int64_t
 from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
+
+
+from bndp._core.common cimport _em_ratio_pass
 
 cdef enum:
     # rows placed per block (their bounds and weights stay in cache while every position
@@ -94,6 +98,33 @@ def place_rows(const double[::1] u, const int64_t[::1] pos, const double[::1] lo
             _share(lower[r] + u[pos[r]] * width[r], x0, step, top, X, 1.0, &out[0])
 
 
+def band_counts(const int64_t[:, ::1] draws, const int64_t[::1] rows, Py_ssize_t K,
+                double[::1] out):
+    """Adds ``draws[i, j]`` into ``out[rows[i] + j - K]`` wherever that index lies in
+    ``out`` (``draws``: one row of counts over the offsets ``-K..K`` per entry of ``rows``):
+    the bootstrap's bin counts of a column from each support point's released values
+    (``bndp.estimation._law._release_counts``). Counts below 2^53: every sum is exact, in
+    any order."""
+    cdef Py_ssize_t n = draws.shape[0], W = draws.shape[1], M = out.shape[0], i, j, lo, hi
+    cdef int64_t r
+    cdef bint bad = False
+    if not (rows.shape[0] == n and K >= 0 and W == 2 * K + 1):
+        raise ValueError("band_counts: inconsistent shapes")
+    with nogil:
+        for i in range(n):
+            if rows[i] < 0 or rows[i] >= M:
+                bad = True
+    if bad:
+        raise ValueError("band_counts: a row index outside out")
+    with nogil:
+        for i in range(n):
+            r = rows[i] - K
+            lo = -r if r < 0 else 0
+            hi = M - r if M - r < W else W
+            for j in range(lo, hi):
+                out[r + j] += <double>draws[i, j]
+
+
 #: rows of the coefficient matrix of the geometric products (``_law._Geometric``): with
 #: ``q^k`` the kernel's weight at offset ``k``, ``lo``/``hi`` the bins' first and last fine
 #: indices and ``s`` the support's
@@ -156,17 +187,10 @@ cdef inline double _em1(const double* g, const double* p, const double[:, ::1] c
     # one EM step of one row (f, t: scratch of M): out <- g d, d = A^T (p / max(Ag, 1e-300)),
     # *dmax <- max_m d_m; returns the log-likelihood sum_b p_b log max((Ag)_b, 1e-300) (a
     # bin with p_b = 0 adds nothing: its term is 0 x a finite log)
-    cdef Py_ssize_t b, m
-    cdef double L = 0.0, x
+    cdef Py_ssize_t m
+    cdef double L, x
     _fwd(g, c, f, t, M)
-    # three loops, the first and the last free of branches and calls (vectorised)
-    for b in range(M):
-        f[b] = f[b] if f[b] >= 1e-300 else 1e-300
-    for b in range(M):
-        if p[b] != 0.0:
-            L += p[b] * log(f[b])
-    for b in range(M):
-        f[b] = p[b] / f[b]
+    L = _em_ratio_pass(p, f, M)       # the floor, the logarithms, the ratio: vectorised
     _bwd(f, c, out, t, M)
     x = out[0]
     for m in range(M):
@@ -304,21 +328,21 @@ def em_ratio(const double[:, ::1] F, const double[:, ::1] P, double[:, ::1] out,
              double[::1] L):
     """The EM step's middle (``bndp.estimation._em._em``) for every row: ``out = P /
     max(F, 1e-300)`` and ``L = sum_b P_b log max(F_b, 1e-300)`` (a bin with ``P_b = 0``
-    adds nothing: its term is 0 x a finite log), in one pass per row."""
-    cdef Py_ssize_t R = F.shape[0], M = F.shape[1], i, b
-    cdef double x, l
+    adds nothing: its term is 0 x a finite log), one vectorised pass per row: the
+    logarithm bndp's branch-free one (within an ulp of libm's), the sum in four
+    interleaved parts. ``out`` may be ``F``."""
+    cdef Py_ssize_t R = F.shape[0], M = F.shape[1], i
     if not (P.shape[0] == R and P.shape[1] == M and out.shape[0] == R
             and out.shape[1] == M and L.shape[0] == R):
         raise ValueError("em_ratio: inconsistent shapes")
+    if R == 0 or M == 0:
+        L[:] = 0.0
+        return
     with nogil:
         for i in range(R):
-            l = 0.0
-            for b in range(M):
-                x = F[i, b] if F[i, b] >= 1e-300 else 1e-300
-                if P[i, b] != 0.0:
-                    l += P[i, b] * log(x)
-                out[i, b] = P[i, b] / x
-            L[i] = l
+            if &out[i, 0] != &F[i, 0]:
+                memcpy(&out[i, 0], &F[i, 0], M * sizeof(double))
+            L[i] = _em_ratio_pass(&P[i, 0], &out[i, 0], M)
 
 
 cdef int _squarem1(double* g0, const double* p, const double[:, ::1] c, Py_ssize_t M,

@@ -324,7 +324,7 @@ def _release_counts(law: _BinnedLaw, band: tuple[np.ndarray, int], nstar: np.nda
     M = P.shape[0]
     occ = np.flatnonzero(nstar)
     draws = gen.multinomial(nstar[occ], P[occ])
-    cols = occ[:, None] + np.arange(-K, K + 1)[None, :]
-    ok = (cols >= 0) & (cols < M)
-    return np.bincount(cols[ok], weights=draws[ok], minlength=M)
+    out = np.zeros(M)
+    estimate.band_counts(np.ascontiguousarray(draws, dtype=np.int64), occ, K, out)
+    return out
 
