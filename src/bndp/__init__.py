@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # checkers see the function: the documented use is bndp.verif
 else:  # the module itself, callable: bndp.verify(m) is bndp.verify.verify(m)
     from . import verify
 
-__version__ = "0.16.0"
+__version__ = "0.17.0"
 
 
 def __getattr__(name: str):
